@@ -1,0 +1,17 @@
+# tunefleet_embed_text(<out_var> <namespace> <symbol> <input_file>)
+# Generates a .cc file defining `absl::string_view <namespace>::<symbol>()` that
+# returns the contents of <input_file>, so OpenCL sources and headers ship
+# inside the binaries. The generated file is regenerated when the input changes.
+function(tunefleet_embed_text out_var ns symbol input)
+  get_filename_component(abs_input "${input}" ABSOLUTE)
+  set(output "${CMAKE_CURRENT_BINARY_DIR}/embedded_${symbol}.cc")
+  add_custom_command(
+    OUTPUT "${output}"
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${abs_input} -DOUTPUT=${output}
+            -DNAMESPACE=${ns} -DSYMBOL=${symbol}
+            -P "${CMAKE_SOURCE_DIR}/cmake/EmbedTextScript.cmake"
+    DEPENDS "${abs_input}" "${CMAKE_SOURCE_DIR}/cmake/EmbedTextScript.cmake"
+    COMMENT "Embedding ${input}"
+    VERBATIM)
+  set(${out_var} "${output}" PARENT_SCOPE)
+endfunction()

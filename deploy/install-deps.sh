@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs tunefleet's build and test dependencies from Debian 12 packages.
+# Idempotent: packages already present are skipped, and apt-get update runs
+# only when something is missing. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git ca-certificates
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libxgboost-dev xgboost
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libsqlite3-dev sqlite3
+  libabsl-dev libgtest-dev libgmock-dev
+  libclblast-dev clblast-utils
+  libcli11-dev nlohmann-json3-dev
+  libbenchmark-dev
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "install-deps.sh: run as root or install sudo" >&2; exit 1
+  fi
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps.sh: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

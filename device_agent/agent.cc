@@ -1,0 +1,191 @@
+#include "device_agent/agent.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+
+namespace tunefleet::agent {
+
+using tunefleet::v1::AgentMessage;
+using tunefleet::v1::Measurement;
+using tunefleet::v1::ServerMessage;
+
+std::string DefaultAgentName() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, "-", getpid());
+}
+
+Agent::Agent(AgentOptions options, std::unique_ptr<Measurer> measurer)
+    : options_(std::move(options)), measurer_(std::move(measurer)) {
+  key_ = options_.device_key.empty()
+             ? DefaultDeviceKey(measurer_->device_info())
+             : options_.device_key;
+  if (options_.agent_name.empty()) options_.agent_name = DefaultAgentName();
+}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::Log(const std::string& line) const {
+  if (options_.verbose) {
+    std::fprintf(stderr, "[agent %s] %s\n", key_.c_str(), line.c_str());
+  }
+}
+
+void Agent::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopping_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+void Agent::Run() {
+  auto channel =
+      grpc::CreateChannel(options_.server, grpc::InsecureChannelCredentials());
+  auto stub = tunefleet::v1::AgentService::NewStub(channel);
+  std::mt19937_64 rng(std::random_device{}());
+  absl::Duration backoff = options_.min_backoff;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+    }
+    if (Serve(*stub)) backoff = options_.min_backoff;
+    // Exponential backoff with jitter in [backoff/2, backoff].
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    const absl::Duration wait = backoff * jitter(rng);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    absl::MutexLock lock(&mu_);
+    auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
+    if (stopping_) return;
+  }
+}
+
+bool Agent::Write(Stream* stream, const AgentMessage& message) {
+  absl::MutexLock lock(&write_mu_);
+  return stream->Write(message);
+}
+
+bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
+  grpc::ClientContext context;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return false;
+    context_ = &context;
+    queue_.clear();
+  }
+  std::unique_ptr<Stream> stream = stub.Connect(&context);
+  AgentMessage hello;
+  auto* h = hello.mutable_hello();
+  h->set_device_key(key_);
+  *h->mutable_device() = measurer_->device_info();
+  h->set_agent_name(options_.agent_name);
+  h->set_token(options_.token);
+  h->set_max_in_flight(options_.max_in_flight);
+  h->set_agent_version("0.1.0");
+
+  bool welcomed = false;
+  std::thread measure_thread, heartbeat_thread;
+  if (Write(stream.get(), hello)) {
+    ServerMessage msg;
+    while (stream->Read(&msg)) {
+      if (msg.has_welcome() && !welcomed) {
+        welcomed = true;
+        Log(absl::StrCat("connected to ", options_.server, " as ",
+                         msg.welcome().agent_id()));
+        {
+          absl::MutexLock lock(&mu_);
+          connected_ = true;
+        }
+        measure_thread = std::thread([&] { MeasureLoop(stream.get()); });
+        heartbeat_thread = std::thread([&] { HeartbeatLoop(stream.get()); });
+      } else if (msg.has_batch()) {
+        absl::MutexLock lock(&mu_);
+        for (auto& r : *msg.mutable_batch()->mutable_requests()) {
+          queue_.push_back(std::move(r));
+        }
+      } else if (msg.has_cancel()) {
+        absl::MutexLock lock(&mu_);
+        for (int64_t id : msg.cancel().trial_ids()) {
+          std::erase_if(queue_, [id](const tunefleet::v1::MeasureRequest& r) {
+            return r.trial_id() == id;
+          });
+        }
+      }
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    connected_ = false;
+    queue_.clear();
+  }
+  if (measure_thread.joinable()) measure_thread.join();
+  if (heartbeat_thread.joinable()) heartbeat_thread.join();
+  const grpc::Status status = stream->Finish();
+  {
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
+    if (stopping_) return welcomed;
+  }
+  Log(absl::StrCat("disconnected from ", options_.server, ": ",
+                   status.error_message().empty() ? "stream closed"
+                                                  : status.error_message()));
+  return welcomed;
+}
+
+void Agent::MeasureLoop(Stream* stream) {
+  while (true) {
+    tunefleet::v1::MeasureRequest request;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !connected_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (!connected_) return;
+      request = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    AgentMessage out;
+    auto* result = out.mutable_result();
+    result->set_trial_id(request.trial_id());
+    result->set_attempt(request.attempt());
+    *result->mutable_measurement() = measurer_->Measure(request);
+    trials_measured_.fetch_add(1);
+    const Measurement& m = result->measurement();
+    Log(absl::StrCat("trial ", request.trial_id(), ": ",
+                     Measurement::Error_Name(m.error()),
+                     m.times_ns_size()
+                         ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")
+                         : ""));
+    if (!Write(stream, out)) return;
+  }
+}
+
+void Agent::HeartbeatLoop(Stream* stream) {
+  while (true) {
+    AgentMessage beat;
+    {
+      absl::MutexLock lock(&mu_);
+      auto disconnected = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !connected_;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&disconnected), options_.heartbeat);
+      if (!connected_) return;
+      beat.mutable_heartbeat()->set_queued(queue_.size());
+    }
+    beat.mutable_heartbeat()->set_unix_ms(absl::ToUnixMillis(absl::Now()));
+    if (!Write(stream, beat)) return;
+  }
+}
+
+}  // namespace tunefleet::agent

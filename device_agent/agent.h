@@ -1,0 +1,74 @@
+// The device agent's connection to the server (DESIGN.md, Process model):
+// dials out, sends Hello, then heartbeats; measures what the server sends and
+// streams the results back; reconnects with exponential backoff.
+#ifndef TUNEFLEET_DEVICE_AGENT_AGENT_H_
+#define TUNEFLEET_DEVICE_AGENT_AGENT_H_
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "device_agent/measurer.h"
+#include "proto/agent.grpc.pb.h"
+
+namespace tunefleet::agent {
+
+struct AgentOptions {
+  std::string server;      // HOST:PORT of tunefleet-server
+  std::string device_key;  // empty: DefaultDeviceKey() of the device
+  std::string agent_name;  // empty: "<hostname>-<pid>"
+  std::string token;       // sent in Hello
+  uint32_t max_in_flight = 2;
+  absl::Duration heartbeat = absl::Seconds(5);
+  absl::Duration min_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(30);
+  bool verbose = true;  // log connections and trials to stderr
+};
+
+// Serves one device. Run() blocks until Stop(); Stop() and the accessors are
+// thread-safe.
+class Agent {
+ public:
+  Agent(AgentOptions options, std::unique_ptr<Measurer> measurer);
+  ~Agent();
+
+  // Connects, serves and reconnects until Stop().
+  void Run();
+  // Ends Run(): cancels the open stream; the trial being measured finishes.
+  void Stop();
+
+  const std::string& device_key() const { return key_; }
+  int64_t trials_measured() const { return trials_measured_.load(); }
+
+ private:
+  using Stream = grpc::ClientReaderWriter<tunefleet::v1::AgentMessage,
+                                          tunefleet::v1::ServerMessage>;
+  // One connection's lifetime; returns true when Hello was accepted.
+  bool Serve(tunefleet::v1::AgentService::Stub& stub);
+  void MeasureLoop(Stream* stream);
+  void HeartbeatLoop(Stream* stream);
+  bool Write(Stream* stream, const tunefleet::v1::AgentMessage& message);
+  void Log(const std::string& line) const;
+
+  AgentOptions options_;
+  std::unique_ptr<Measurer> measurer_;
+  std::string key_;
+  std::atomic<int64_t> trials_measured_{0};
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::deque<tunefleet::v1::MeasureRequest> queue_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex write_mu_;  // one writer at a time on the stream
+};
+
+// "<hostname>-<pid>".
+std::string DefaultAgentName();
+
+}  // namespace tunefleet::agent
+
+#endif  // TUNEFLEET_DEVICE_AGENT_AGENT_H_

@@ -1,0 +1,91 @@
+// tunefleet-agent: serves one OpenCL device of this machine to a
+// tunefleet-server. Usage: tunefleet-agent --server HOST:PORT [--key KEY]
+// [--platform I] [--device J].
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "device_agent/agent.h"
+#include "device_agent/opencl.h"
+#include "google/protobuf/util/json_util.h"
+
+int main(int argc, char** argv) {
+  // SIGINT/SIGTERM are taken by a sigwait thread (below), so they must be
+  // blocked before any thread (gRPC's included) starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  CLI::App app{
+      "tunefleet-agent: measures kernel configurations on one OpenCL device "
+      "for a tunefleet-server. It dials out to the server, so boards behind "
+      "NAT work, and reconnects with backoff."};
+  tunefleet::agent::AgentOptions options;
+  int platform = 0, device = 0;
+  bool info_only = false;
+  app.add_option("--server", options.server, "tunefleet-server address HOST:PORT")
+      ->required();
+  app.add_option("--key", options.device_key,
+                 "device key (default: derived from the device name)");
+  app.add_option("--platform", platform, "OpenCL platform index (clinfo -l)")
+      ->capture_default_str();
+  app.add_option("--device", device, "OpenCL device index on the platform")
+      ->capture_default_str();
+  app.add_option("--name", options.agent_name,
+                 "agent name in records (default: HOSTNAME-PID)");
+  app.add_option("--token", options.token, "access token for the server");
+  app.add_option("--max-in-flight", options.max_in_flight,
+                 "measure requests queued on this agent")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--info", info_only,
+               "print the device info as JSON and exit (no --server needed)");
+  app.get_option("--server")->required(false);
+  CLI11_PARSE(app, argc, argv);
+
+  absl::StatusOr<tunefleet::agent::ClDevice> opened =
+      tunefleet::agent::OpenDevice(platform, device);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "tunefleet-agent: %s\n",
+                 std::string(opened.status().message()).c_str());
+    return 2;
+  }
+  if (info_only) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions print;
+    print.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(
+        tunefleet::agent::QueryDeviceInfo(opened->platform, opened->device),
+        &json, print);
+    std::cout << json;
+    return 0;
+  }
+  if (options.server.empty()) {
+    std::fprintf(stderr, "tunefleet-agent: --server HOST:PORT is required\n");
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<tunefleet::agent::Measurer>> measurer =
+      tunefleet::agent::Measurer::Create(*std::move(opened));
+  if (!measurer.ok()) {
+    std::fprintf(stderr, "tunefleet-agent: %s\n",
+                 std::string(measurer.status().message()).c_str());
+    return 1;
+  }
+  const std::string name = (*measurer)->device_info().device_name();
+  tunefleet::agent::Agent agent(options, *std::move(measurer));
+  std::thread([&agent, stop_signals] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    agent.Stop();
+  }).detach();
+  std::fprintf(stderr, "tunefleet-agent: device '%s', key '%s', server %s\n",
+               name.c_str(), agent.device_key().c_str(), options.server.c_str());
+  agent.Run();
+  return 0;
+}

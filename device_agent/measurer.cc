@@ -1,0 +1,398 @@
+#include "device_agent/measurer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "device_agent/verify.h"
+
+namespace tunefleet::agent {
+
+absl::string_view FillSource();  // embedded fill.cl
+
+namespace {
+
+using tunefleet::v1::KernelLaunch;
+using tunefleet::v1::MeasureRequest;
+using tunefleet::v1::Measurement;
+using tunefleet::v1::TimingPolicy;
+
+constexpr size_t kProgramCacheCapacity = 256;
+constexpr size_t kMaxWorkloads = 4;
+
+// A trial's failure: the error code it is recorded with and why.
+struct TrialFailure {
+  Measurement::Error code;
+  std::string message;
+};
+
+Measurement Failed(Measurement::Error code, absl::string_view message) {
+  Measurement m;
+  m.set_error(code);
+  m.set_error_message(std::string(message));
+  return m;
+}
+
+// Checks the NDRange of a launch against OpenCL 1.2 rules and the device.
+absl::Status CheckGeometry(const KernelLaunch& launch,
+                           const tunefleet::v1::DeviceInfo& info) {
+  const int dims = launch.global_size_size();
+  if (dims < 1 || dims > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("global size has ", dims, " dimensions; expected 1..3"));
+  }
+  if (launch.local_size_size() != 0 && launch.local_size_size() != dims) {
+    return absl::InvalidArgumentError(
+        "local size and global size have different dimensions");
+  }
+  uint64_t group = 1;
+  for (int d = 0; d < dims; ++d) {
+    if (launch.global_size(d) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("global size[", d, "] is 0"));
+    }
+    if (launch.local_size_size() == 0) continue;
+    const uint64_t local = launch.local_size(d);
+    if (local == 0 || launch.global_size(d) % local != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "local size[", d, "]=", local, " does not divide global size ",
+          launch.global_size(d)));
+    }
+    if (d < info.max_work_item_sizes_size() &&
+        local > info.max_work_item_sizes(d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("local size[", d, "]=", local, " exceeds the device's ",
+                       info.max_work_item_sizes(d)));
+    }
+    group *= local;
+  }
+  if (group > info.max_work_group_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("work-group of ", group, " work-items exceeds the device's ",
+                     info.max_work_group_size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
+                     WorkloadState& state) {
+  for (int i = 0; i < launch.args_size(); ++i) {
+    const tunefleet::v1::KernelArg& arg = launch.args(i);
+    cl_int err = CL_SUCCESS;
+    switch (arg.value_case()) {
+      case tunefleet::v1::KernelArg::kBuffer: {
+        auto it = state.buffers.find(arg.buffer());
+        if (it == state.buffers.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("argument ", i, " names unknown buffer '",
+                           arg.buffer(), "'"));
+        }
+        cl_mem mem = it->second.get();
+        err = clSetKernelArg(kernel, i, sizeof(cl_mem), &mem);
+        break;
+      }
+      case tunefleet::v1::KernelArg::kI32: {
+        const cl_int v = arg.i32();
+        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+        break;
+      }
+      case tunefleet::v1::KernelArg::kU32: {
+        const cl_uint v = arg.u32();
+        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+        break;
+      }
+      case tunefleet::v1::KernelArg::kF32: {
+        const cl_float v = arg.f32();
+        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+        break;
+      }
+      case tunefleet::v1::KernelArg::kLocalBytes:
+        err = clSetKernelArg(kernel, i, arg.local_bytes(), nullptr);
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("argument ", i, " has no value"));
+    }
+    if (err != CL_SUCCESS) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("clSetKernelArg(", i, "): ", ClErrorName(err)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> EventNs(cl_event event) {
+  cl_ulong start = 0, end = 0;
+  cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START,
+                                       sizeof(start), &start, nullptr);
+  err |= clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end),
+                                 &end, nullptr);
+  if (err != CL_SUCCESS) return ClError("clGetEventProfilingInfo", err);
+  return static_cast<double>(end - start);
+}
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(ClDevice device) {
+  cl_int err = CL_SUCCESS;
+  const std::string source(FillSource());
+  const char* text = source.c_str();
+  const size_t length = source.size();
+  ClProgram program(clCreateProgramWithSource(device.context.get(), 1, &text,
+                                              &length, &err));
+  if (err != CL_SUCCESS) return ClError("fill program", err);
+  err = clBuildProgram(program.get(), 1, &device.device, "", nullptr, nullptr);
+  if (err != CL_SUCCESS) return ClError("building the fill kernel", err);
+  ClKernel kernel(clCreateKernel(program.get(), "tunefleet_fill_uniform", &err));
+  if (err != CL_SUCCESS) return ClError("fill kernel", err);
+  return std::make_unique<Measurer>(PrivateTag{}, std::move(device),
+                                    std::move(program), std::move(kernel));
+}
+
+Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
+                   ClKernel fill_kernel)
+    : device_(std::move(device)),
+      info_(QueryDeviceInfo(device_.platform, device_.device)),
+      fill_program_(std::move(fill_program)),
+      fill_kernel_(std::move(fill_kernel)),
+      programs_(device_.context.get(), device_.device, kProgramCacheCapacity),
+      workloads_(device_.context.get(), device_.queue.get(), fill_kernel_.get(),
+                 std::min<uint64_t>(info_.global_mem_bytes() / 2,
+                                    uint64_t{8} << 30),
+                 kMaxWorkloads) {}
+
+absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
+                                          const KernelLaunch& launch) {
+  size_t global[3], local[3];
+  for (int d = 0; d < launch.global_size_size(); ++d) {
+    global[d] = launch.global_size(d);
+    if (launch.local_size_size()) local[d] = launch.local_size(d);
+  }
+  cl_event raw = nullptr;
+  cl_int err = clEnqueueNDRangeKernel(
+      device_.queue.get(), kernel, launch.global_size_size(), nullptr, global,
+      launch.local_size_size() ? local : nullptr, 0, nullptr, &raw);
+  if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err);
+  return ClEvent(raw);
+}
+
+absl::StatusOr<double> Measurer::LaunchOnce(cl_kernel kernel,
+                                            const KernelLaunch& launch) {
+  absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
+  if (!event.ok()) return event.status();
+  cl_event raw = event->get();
+  cl_int err = clWaitForEvents(1, &raw);
+  if (err != CL_SUCCESS) return ClError("kernel execution", err);
+  return EventNs(raw);
+}
+
+absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
+                                              WorkloadState& state,
+                                              double* compile_ms) {
+  absl::StatusOr<ProgramCache::Built> built =
+      programs_.Get(launch.source(), launch.build_options());
+  if (!built.ok()) return built.status();
+  if (compile_ms != nullptr) *compile_ms = built->compile_ms;
+  cl_int err = CL_SUCCESS;
+  ClKernel kernel(
+      clCreateKernel(built->program, launch.kernel_name().c_str(), &err));
+  if (err != CL_SUCCESS) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "clCreateKernel(", launch.kernel_name(), "): ", ClErrorName(err)));
+  }
+  if (absl::Status s = SetArgs(kernel.get(), launch, state); !s.ok()) {
+    return absl::FailedPreconditionError(s.message());
+  }
+  return kernel;
+}
+
+absl::Status Measurer::EnsureReference(WorkloadState& state,
+                                       const MeasureRequest& request) {
+  const tunefleet::v1::Verification& v = request.verification();
+  if (state.reference_key == v.reference_key() && !v.reference_key().empty()) {
+    return absl::OkStatus();
+  }
+  state.reference_key.clear();
+  state.reference_outputs.clear();
+  if (absl::Status s = CheckGeometry(v.reference(), info_); !s.ok()) return s;
+  absl::StatusOr<ClKernel> kernel = MakeKernel(v.reference(), state, nullptr);
+  if (!kernel.ok()) return kernel.status();
+  if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
+  if (absl::StatusOr<double> t = LaunchOnce(kernel->get(), v.reference());
+      !t.ok()) {
+    return t.status();
+  }
+  for (const tunefleet::v1::BufferSpec& spec : state.specs) {
+    if (!spec.output()) continue;
+    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, spec.name());
+    if (!out.ok()) return out.status();
+    state.reference_outputs[spec.name()] = *std::move(out);
+  }
+  state.reference_key = v.reference_key();
+  return absl::OkStatus();
+}
+
+Measurement Measurer::Measure(const MeasureRequest& request) {
+  const auto start = std::chrono::steady_clock::now();
+  if (absl::Status s = CheckGeometry(request.kernel(), info_); !s.ok()) {
+    return Failed(Measurement::INVALID_CONFIG, s.message());
+  }
+  absl::StatusOr<WorkloadState*> state =
+      workloads_.Get(request.workload_key(), request.buffers());
+  if (!state.ok()) {
+    return Failed(absl::IsInvalidArgument(state.status())
+                      ? Measurement::INVALID_CONFIG
+                      : Measurement::RUNTIME_ERROR,
+                  state.status().message());
+  }
+  if (absl::Status s = EnsureReference(**state, request); !s.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR,
+                  absl::StrCat("reference kernel: ", s.message()));
+  }
+  Measurement m = MeasureInState(**state, request);
+  if (m.error() != Measurement::OK) {
+    // A failed kernel may have written anywhere in its buffers.
+    if (absl::Status s = workloads_.Refill(**state); !s.ok()) {
+      m.set_error_message(absl::StrCat(m.error_message(),
+                                       "; refilling inputs: ", s.message()));
+    }
+  }
+  const double cooldown = request.timing().cooldown_ms();
+  if (cooldown > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(static_cast<int64_t>(cooldown * 1000)));
+  }
+  m.set_wall_ms(MsSince(start));
+  return m;
+}
+
+Measurement Measurer::MeasureInState(WorkloadState& state,
+                                     const MeasureRequest& request) {
+  const KernelLaunch& launch = request.kernel();
+  double compile_ms = 0;
+  absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &compile_ms);
+  if (!kernel.ok()) {
+    return Failed(absl::IsFailedPrecondition(kernel.status())
+                      ? Measurement::INVALID_CONFIG
+                      : Measurement::COMPILE_ERROR,
+                  kernel.status().message());
+  }
+  size_t kernel_wg = 0;
+  cl_ulong kernel_local = 0;
+  clGetKernelWorkGroupInfo(kernel->get(), device_.device,
+                           CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_wg),
+                           &kernel_wg, nullptr);
+  clGetKernelWorkGroupInfo(kernel->get(), device_.device,
+                           CL_KERNEL_LOCAL_MEM_SIZE, sizeof(kernel_local),
+                           &kernel_local, nullptr);
+  uint64_t group = 1;
+  for (uint64_t l : launch.local_size()) group *= l;
+  if (kernel_wg != 0 && group > kernel_wg) {
+    return Failed(Measurement::INVALID_CONFIG,
+                  absl::StrCat("work-group of ", group,
+                               " exceeds this kernel's maximum of ", kernel_wg,
+                               " (CL_KERNEL_WORK_GROUP_SIZE)"));
+  }
+  if (kernel_local > info_.local_mem_bytes()) {
+    return Failed(Measurement::INVALID_CONFIG,
+                  absl::StrCat("kernel uses ", kernel_local,
+                               " bytes of local memory; the device has ",
+                               info_.local_mem_bytes()));
+  }
+
+  // Verification run (also the first warm-up launch).
+  if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR, s.message());
+  }
+  absl::StatusOr<double> first_ns = LaunchOnce(kernel->get(), launch);
+  if (!first_ns.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR, first_ns.status().message());
+  }
+  double worst = 0;
+  for (const auto& [name, reference] : state.reference_outputs) {
+    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
+    if (!out.ok()) return Failed(Measurement::RUNTIME_ERROR, out.status().message());
+    worst = std::max(worst, MaxRelativeError(*out, reference));
+  }
+  Measurement m;
+  m.set_compile_ms(compile_ms);
+  m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
+  const double rtol = request.verification().rtol() > 0
+                          ? request.verification().rtol()
+                          : 1e-4;
+  if (!(worst <= rtol)) {
+    m.set_error(Measurement::WRONG_ANSWER);
+    m.set_error_message(absl::StrFormat(
+        "output differs from the reference: max relative error %g > %g",
+        worst, rtol));
+    return m;
+  }
+  if (absl::Status s =
+          Time(kernel->get(), launch, request.timing(), *first_ns, &m);
+      !s.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR, s.message());
+  }
+  m.set_error(Measurement::OK);
+  return m;
+}
+
+absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
+                            const TimingPolicy& policy, double first_launch_ns,
+                            Measurement* result) {
+  const uint32_t repeat = policy.repeat() ? policy.repeat() : kDefaultRepeat;
+  const uint32_t max_launches =
+      policy.max_launches() ? policy.max_launches() : kDefaultMaxLaunches;
+  const double max_total_ns =
+      (policy.max_total_ms() > 0 ? policy.max_total_ms() : kDefaultMaxTotalMs) *
+      1e6;
+  const double first = std::max(first_launch_ns, 1.0);
+
+  // number: at least policy.number, raised until a round lasts min_repeat_ms,
+  // then capped so that all rounds stay within both hard caps.
+  double number = std::max<uint32_t>(policy.number(), 1);
+  if (policy.min_repeat_ms() > 0) {
+    number = std::max(number, std::ceil(policy.min_repeat_ms() * 1e6 / first));
+  }
+  number = std::min(number, std::floor(double(max_launches) / repeat));
+  number = std::min(number, std::floor(max_total_ns / (first * repeat)));
+  const uint32_t n = static_cast<uint32_t>(std::max(number, 1.0));
+  result->set_number(n);
+
+  for (uint32_t w = 0; w < policy.warmup(); ++w) {
+    if (absl::StatusOr<double> t = LaunchOnce(kernel, launch); !t.ok()) {
+      return t.status();
+    }
+  }
+  double total_ns = 0;
+  for (uint32_t r = 0; r < repeat; ++r) {
+    if (r > 0 && total_ns > max_total_ns) break;  // hard cap on total time
+    std::vector<ClEvent> events;
+    events.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
+      if (!event.ok()) return event.status();
+      events.push_back(*std::move(event));
+    }
+    cl_int err = clFinish(device_.queue.get());
+    if (err != CL_SUCCESS) return ClError("clFinish", err);
+    double round_ns = 0;
+    for (const ClEvent& e : events) {
+      absl::StatusOr<double> t = EventNs(e.get());
+      if (!t.ok()) return t.status();
+      round_ns += *t;
+    }
+    total_ns += round_ns;
+    result->add_times_ns(round_ns / n);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tunefleet::agent

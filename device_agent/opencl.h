@@ -1,0 +1,85 @@
+// Thin RAII layer over the OpenCL 1.2 C API for the device agent: owning
+// handles, error names, device selection and the device properties that the
+// agent reports in Hello (DESIGN.md, Process model and protocol).
+#ifndef TUNEFLEET_DEVICE_AGENT_OPENCL_H_
+#define TUNEFLEET_DEVICE_AGENT_OPENCL_H_
+
+#include <CL/cl.h>
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "proto/common.pb.h"
+
+namespace tunefleet::agent {
+
+// Owns one OpenCL object and releases it on destruction. Move-only.
+template <typename T, cl_int (*Release)(T)>
+class ClHandle {
+ public:
+  ClHandle() = default;
+  explicit ClHandle(T handle) : handle_(handle) {}
+  ClHandle(ClHandle&& other) noexcept : handle_(other.handle_) {
+    other.handle_ = nullptr;
+  }
+  ClHandle& operator=(ClHandle&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ClHandle(const ClHandle&) = delete;
+  ClHandle& operator=(const ClHandle&) = delete;
+  ~ClHandle() { Reset(); }
+
+  T get() const { return handle_; }
+  explicit operator bool() const { return handle_ != nullptr; }
+  void Reset() {
+    if (handle_ != nullptr) Release(handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  T handle_ = nullptr;
+};
+
+using ClContext = ClHandle<cl_context, clReleaseContext>;
+using ClQueue = ClHandle<cl_command_queue, clReleaseCommandQueue>;
+using ClProgram = ClHandle<cl_program, clReleaseProgram>;
+using ClKernel = ClHandle<cl_kernel, clReleaseKernel>;
+using ClMem = ClHandle<cl_mem, clReleaseMemObject>;
+using ClEvent = ClHandle<cl_event, clReleaseEvent>;
+
+// "CL_OUT_OF_RESOURCES" for -5, and so on; "CL_ERROR(<n>)" when unknown.
+std::string ClErrorName(cl_int code);
+
+// An error status "<what>: <CL error name>" for a failed OpenCL call.
+absl::Status ClError(absl::string_view what, cl_int code);
+
+// One opened device: its context and a profiling-enabled in-order queue.
+struct ClDevice {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  ClContext context;
+  ClQueue queue;
+};
+
+// Opens device `device_index` of platform `platform_index` (as clinfo lists
+// them). Errors: NOT_FOUND when there is no such platform or device,
+// UNAVAILABLE when the context or queue cannot be created.
+absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index);
+
+// The device properties of DESIGN.md, read with clGetDeviceInfo.
+tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
+                                          cl_device_id device);
+
+// The default device key: the device name lowercased, runs of other
+// characters than [a-z0-9] turned into one '-', e.g. "mali-g610-r0p0".
+std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info);
+
+}  // namespace tunefleet::agent
+
+#endif  // TUNEFLEET_DEVICE_AGENT_OPENCL_H_

@@ -1,0 +1,71 @@
+// Device buffers of the workloads an agent is measuring, generated on the
+// device from seeds, and the cached reference output of each. Trials of the
+// same workload reuse both.
+#ifndef TUNEFLEET_DEVICE_AGENT_WORKLOAD_BUFFERS_H_
+#define TUNEFLEET_DEVICE_AGENT_WORKLOAD_BUFFERS_H_
+
+#include <list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "device_agent/opencl.h"
+#include "proto/common.pb.h"
+
+namespace tunefleet::agent {
+
+// The buffers of one workload and its reference outputs (host copies).
+struct WorkloadState {
+  std::string key;
+  std::vector<tunefleet::v1::BufferSpec> specs;
+  std::map<std::string, ClMem> buffers;
+  uint64_t bytes = 0;
+  std::string reference_key;  // empty until the reference has run
+  std::map<std::string, std::vector<float>> reference_outputs;
+};
+
+// Keeps the few most recently used workloads within a byte budget. Not
+// thread-safe: owned by one measurement thread.
+class WorkloadBuffers {
+ public:
+  // `fill_kernel` is tunefleet_fill_uniform of fill.cl, owned by the caller.
+  WorkloadBuffers(cl_context context, cl_command_queue queue,
+                  cl_kernel fill_kernel, uint64_t byte_budget,
+                  size_t max_workloads);
+
+  // The state for `key` with these buffer specs: reused when present with
+  // the same specs, else allocated and filled. Errors: INVALID_ARGUMENT for
+  // bad specs (zero elements, unknown dtype, duplicate names, over budget),
+  // RESOURCE_EXHAUSTED / INTERNAL when allocation or filling fails.
+  absl::StatusOr<WorkloadState*> Get(
+      const std::string& key,
+      const google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>&
+          specs);
+
+  // Regenerates the inputs of `state` from their seeds (after a kernel that
+  // may have scribbled on them). Errors: INTERNAL on a CL failure.
+  absl::Status Refill(WorkloadState& state);
+
+  // Fills every output buffer with quiet NaNs, so a kernel that skips an
+  // element cannot pass verification with a stale value.
+  absl::Status PoisonOutputs(WorkloadState& state);
+
+  // Copies an output buffer to the host. Errors: INTERNAL on a CL failure.
+  absl::StatusOr<std::vector<float>> Read(WorkloadState& state,
+                                          const std::string& name);
+
+ private:
+  absl::Status FillUniform(cl_mem mem, uint64_t elements, uint32_t seed);
+
+  cl_context context_;
+  cl_command_queue queue_;
+  cl_kernel fill_kernel_;
+  uint64_t byte_budget_;
+  size_t max_workloads_;
+  std::list<WorkloadState> states_;  // most recently used first
+};
+
+}  // namespace tunefleet::agent
+
+#endif  // TUNEFLEET_DEVICE_AGENT_WORKLOAD_BUFFERS_H_

@@ -1,0 +1,212 @@
+// Tunable single-precision GEMM: C = A * B, all row-major.
+//   A is M x K, B is K x N, C is M x N; any M, N, K >= 1.
+//
+// Knobs (build-time defines, see gemm_geometry.h):
+//   MWG, NWG   rows / columns of C per work-group
+//   KWG        depth of one K tile (local memory tile, loop blocking)
+//   MWI, NWI   rows / columns of C per work-item (register tile)
+//   VW         vector width of B loads and C stores along N
+//   SA, SB     1: stage A / B tiles in local memory, 0: read global memory
+//   KUNROLL    unroll factor of the loop over one K tile
+// Shape class defines (computed by the host from the workload):
+//   EDGE_M, EDGE_N  1 when M % MWG != 0 / N % NWG != 0: out-of-range rows
+//                   and columns read clamped indices and are never stored.
+// Partial K tiles run in a separate tail loop, so K needs no divisibility.
+//
+// Work-item (tx, ty) of a work-group owns rows  m = m0 + i*MDIMC + ty
+// and column vectors n = n0 + (j*NDIMC + tx)*VW .. +VW-1, a strided layout
+// as in CLBlast's Xgemm (coalesced along N on GPUs).
+
+#define MDIMC (MWG / MWI)
+#define NDIMC (NWG / NWI)
+#define WGS (MDIMC * NDIMC)
+#define NVEC (NWI / VW)
+
+#if VW == 1
+typedef float floatv;
+#define VLOAD(p) (*(p))
+#define VSTORE(v, p) (*(p) = (v))
+#elif VW == 2
+typedef float2 floatv;
+#define VLOAD(p) vload2(0, (p))
+#define VSTORE(v, p) vstore2((v), 0, (p))
+#elif VW == 4
+typedef float4 floatv;
+#define VLOAD(p) vload4(0, (p))
+#define VSTORE(v, p) vstore4((v), 0, (p))
+#elif VW == 8
+typedef float8 floatv;
+#define VLOAD(p) vload8(0, (p))
+#define VSTORE(v, p) vstore8((v), 0, (p))
+#else
+#error "VW must be 1, 2, 4 or 8"
+#endif
+
+inline float element(floatv v, int i) {
+#if VW == 1
+  return v;
+#else
+  return ((float*)&v)[i];
+#endif
+}
+
+// Loads VW consecutive values of row `row` of a matrix with `cols` columns,
+// starting at column n; columns past the end read the last column (their
+// results are never stored).
+inline floatv load_row_vector(const __global float* restrict p, int row,
+                              int cols, int n) {
+  const __global float* r = p + (size_t)row * cols;
+#if EDGE_N
+  if (n + VW > cols) {
+#if VW == 1
+    return r[min(n, cols - 1)];
+#else
+    float t[VW];
+    for (int v = 0; v < VW; ++v) t[v] = r[min(n + v, cols - 1)];
+    return VLOAD(t);
+#endif
+  }
+#endif
+  return VLOAD(r + n);
+}
+
+// Stages a K tile of A (MWG x kcount) into As[k][m] and of B (kcount x NWG)
+// into Bs[k][n]; rows of the tile past kcount are zero.
+inline void stage_tiles(const __global float* restrict A,
+                        const __global float* restrict B, __local float* As,
+                        __local float* Bs, int M, int N, int K, int m0, int n0,
+                        int k0, int kcount, int lid) {
+#if SA
+  for (int idx = lid; idx < MWG * KWG; idx += WGS) {
+    const int k = idx % KWG;
+    int m = m0 + idx / KWG;
+#if EDGE_M
+    m = min(m, M - 1);
+#endif
+    As[k * MWG + idx / KWG] = k < kcount ? A[(size_t)m * K + k0 + k] : 0.0f;
+  }
+#endif
+#if SB
+  for (int idx = lid; idx < KWG * NWG; idx += WGS) {
+    const int k = idx / NWG;
+    int n = n0 + idx % NWG;
+#if EDGE_N
+    n = min(n, N - 1);
+#endif
+    Bs[idx] = k < kcount ? B[(size_t)(k0 + k) * N + n] : 0.0f;
+  }
+#endif
+}
+
+// One step of the K loop: acc += a(:, k) * b(k, :) over the register tile.
+// k is the offset inside the current tile starting at k0.
+inline void multiply_step(const __global float* restrict A,
+                          const __global float* restrict B,
+                          const __local float* As, const __local float* Bs,
+                          const int* arow, const int* bcol, int N, int K,
+                          int k0, int k, int tx, int ty,
+                          floatv acc[MWI][NVEC]) {
+  float a[MWI];
+  floatv b[NVEC];
+  for (int i = 0; i < MWI; ++i) {
+#if SA
+    a[i] = As[k * MWG + i * MDIMC + ty];
+#else
+    a[i] = A[(size_t)arow[i] * K + k0 + k];
+#endif
+  }
+  for (int j = 0; j < NVEC; ++j) {
+#if SB
+    b[j] = VLOAD(Bs + k * NWG + (j * NDIMC + tx) * VW);
+#else
+    b[j] = load_row_vector(B, k0 + k, N, bcol[j]);
+#endif
+  }
+  for (int i = 0; i < MWI; ++i) {
+    for (int j = 0; j < NVEC; ++j) {
+      acc[i][j] = mad((floatv)(a[i]), b[j], acc[i][j]);
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm(const int M, const int N, const int K,
+          const __global float* restrict A, const __global float* restrict B,
+          __global float* restrict C) {
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+  const int lid = ty * NDIMC + tx;
+  const int m0 = get_group_id(1) * MWG;
+  const int n0 = get_group_id(0) * NWG;
+
+#if SA
+  __local float As[KWG * MWG];
+#else
+  __local float* As = 0;
+#endif
+#if SB
+  __local float Bs[KWG * NWG];
+#else
+  __local float* Bs = 0;
+#endif
+
+  int arow[MWI];  // rows of A this work-item reads (clamped)
+  int bcol[NVEC];  // first column of each B vector this work-item reads
+  for (int i = 0; i < MWI; ++i) {
+    arow[i] = m0 + i * MDIMC + ty;
+#if EDGE_M
+    arow[i] = min(arow[i], M - 1);
+#endif
+  }
+  for (int j = 0; j < NVEC; ++j) bcol[j] = n0 + (j * NDIMC + tx) * VW;
+
+  floatv acc[MWI][NVEC];
+  for (int i = 0; i < MWI; ++i)
+    for (int j = 0; j < NVEC; ++j) acc[i][j] = (floatv)(0.0f);
+
+  const int full_tiles = K / KWG;
+  for (int t = 0; t < full_tiles; ++t) {
+    const int k0 = t * KWG;
+#if SA || SB
+    stage_tiles(A, B, As, Bs, M, N, K, m0, n0, k0, KWG, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    for (int k = 0; k < KWG; k += KUNROLL) {
+#pragma unroll
+      for (int u = 0; u < KUNROLL; ++u) {
+        multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k + u, tx, ty, acc);
+      }
+    }
+#if SA || SB
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  }
+
+  const int k0 = full_tiles * KWG;
+  const int tail = K - k0;
+  if (tail > 0) {
+#if SA || SB
+    stage_tiles(A, B, As, Bs, M, N, K, m0, n0, k0, tail, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    for (int k = 0; k < tail; ++k) {
+      multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k, tx, ty, acc);
+    }
+  }
+
+  for (int i = 0; i < MWI; ++i) {
+    const int m = m0 + i * MDIMC + ty;
+    if (m >= M) continue;
+    __global float* crow = C + (size_t)m * N;
+    for (int j = 0; j < NVEC; ++j) {
+      const int n = bcol[j];
+      if (n + VW <= N) {
+        VSTORE(acc[i][j], crow + n);
+      } else {
+        for (int v = 0; v < VW; ++v) {
+          if (n + v < N) crow[n + v] = element(acc[i][j], v);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+#include "kernels_templates/kernel_template.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace tunefleet::templates {
+
+int KernelTemplate::KnobIndex(absl::string_view knob_name) const {
+  const std::vector<Knob>& all = knobs();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name == knob_name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::StatusOr<KnobValues> KernelTemplate::ConfigFromPairs(
+    const std::vector<std::pair<std::string, int64_t>>& pairs) const {
+  const std::vector<Knob>& all = knobs();
+  KnobValues config(all.size());
+  std::vector<bool> seen(all.size(), false);
+  for (const auto& [knob_name, value] : pairs) {
+    const int i = KnobIndex(knob_name);
+    if (i < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("template ", name(), " has no knob '", knob_name, "'"));
+    }
+    const std::vector<int64_t>& values = all[i].values;
+    if (std::find(values.begin(), values.end(), value) == values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "knob ", knob_name, "=", value, " is outside its values {",
+          absl::StrJoin(values, ","), "}"));
+    }
+    config[i] = value;
+    seen[i] = true;
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!seen[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config is missing knob ", all[i].name));
+    }
+  }
+  return config;
+}
+
+absl::StatusOr<KnobValues> KernelTemplate::ParseConfig(
+    absl::string_view text) const {
+  std::vector<std::pair<std::string, int64_t>> pairs;
+  for (absl::string_view token :
+       absl::StrSplit(text, absl::ByAnyChar(", ;"), absl::SkipWhitespace())) {
+    std::vector<absl::string_view> kv = absl::StrSplit(token, '=');
+    int64_t value = 0;
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad config token '", token, "': expected KNOB=INTEGER"));
+    }
+    pairs.emplace_back(std::string(kv[0]), value);
+  }
+  return ConfigFromPairs(pairs);
+}
+
+std::string KernelTemplate::ConfigString(const KnobValues& config) const {
+  const std::vector<Knob>& all = knobs();
+  std::string s;
+  for (size_t i = 0; i < all.size() && i < config.size(); ++i) {
+    absl::StrAppend(&s, i ? "," : "", all[i].name, "=", config[i]);
+  }
+  return s;
+}
+
+std::string KernelTemplate::SourceHash() const {
+  return Fnv1aHex(absl::StrCat(name(), "\n", version(), "\n", source()));
+}
+
+}  // namespace tunefleet::templates

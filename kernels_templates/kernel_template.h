@@ -1,0 +1,135 @@
+// The descriptor of a tunable kernel (DESIGN.md "template"): its knobs and
+// constraints, how to launch it for a workload, its naive reference kernel
+// and its FLOP count. One template = one OpenCL source + one descriptor, as in
+// CLBlast's tuner layout; the generic tuning engine lives in search/ and
+// server/.
+#ifndef TUNEFLEET_KERNELS_TEMPLATES_KERNEL_TEMPLATE_H_
+#define TUNEFLEET_KERNELS_TEMPLATES_KERNEL_TEMPLATE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "kernels_templates/workload.h"
+
+namespace tunefleet::templates {
+
+// One tunable parameter and the values it may take, smallest first.
+struct Knob {
+  std::string name;
+  std::vector<int64_t> values;
+  // Sizes and factors are compared on a log2 scale by the cost model (as
+  // AutoTVM does for split factors); flags and enums are not.
+  bool size_like = true;
+};
+
+// A config: values[i] is the value of knobs()[i].
+using KnobValues = std::vector<int64_t>;
+
+// The device limits that template constraints read (clGetDeviceInfo).
+struct DeviceLimits {
+  uint64_t max_work_group_size = 0;
+  std::array<uint64_t, 3> max_work_item_sizes{};
+  uint64_t local_mem_bytes = 0;
+  uint64_t max_mem_alloc_bytes = 0;
+  uint32_t compute_units = 0;
+};
+
+// A buffer of the workload's inputs and outputs, generated on the device.
+struct BufferDesc {
+  std::string name;
+  uint64_t elements = 0;  // fp32 elements
+  bool output = false;    // outputs start zeroed and are verified
+  uint32_t seed = 0;      // inputs: uniform [-1, 1) values from this seed
+};
+
+// One kernel argument: a buffer by name, or a 32-bit integer scalar.
+struct ArgDesc {
+  enum class Kind { kBuffer, kInt };
+  Kind kind = Kind::kInt;
+  std::string buffer;
+  int32_t value = 0;
+
+  static ArgDesc Buffer(std::string name) {
+    return ArgDesc{Kind::kBuffer, std::move(name), 0};
+  }
+  static ArgDesc Int(int64_t v) {
+    return ArgDesc{Kind::kInt, {}, static_cast<int32_t>(v)};
+  }
+};
+
+// A ready-to-run kernel: source, entry point, build options, NDRange and
+// arguments. `local` empty means the runtime chooses.
+struct LaunchDesc {
+  absl::string_view source;
+  std::string kernel_name;
+  std::string build_options;
+  std::vector<uint64_t> global;
+  std::vector<uint64_t> local;
+  std::vector<ArgDesc> args;
+};
+
+// A tunable kernel template. Implementations are immutable after
+// construction and safe to use from several threads.
+class KernelTemplate {
+ public:
+  virtual ~KernelTemplate() = default;
+
+  virtual absl::string_view name() const = 0;
+  // Bumped whenever source or descriptor change what a config means.
+  virtual int version() const = 0;
+  virtual absl::string_view op() const = 0;
+  virtual const std::vector<Knob>& knobs() const = 0;
+  // The OpenCL source of the tunable kernel (for hashing and emitting).
+  virtual absl::string_view source() const = 0;
+
+  // OK when this template can run the workload on a device with these
+  // limits (buffer sizes against max allocation, say).
+  // Errors: INVALID_ARGUMENT naming the limit.
+  virtual absl::Status CheckWorkload(const Workload& workload,
+                                     const DeviceLimits& limits) const = 0;
+
+  // OK when the config satisfies every constraint for this workload and
+  // device; else INVALID_ARGUMENT naming the constraint. `config` must have
+  // one value per knob.
+  virtual absl::Status CheckConfig(const KnobValues& config,
+                                   const Workload& workload,
+                                   const DeviceLimits& limits) const = 0;
+
+  // Buffers of the workload, shared by the candidate and the reference.
+  virtual std::vector<BufferDesc> Buffers(const Workload& workload) const = 0;
+
+  // The launch of one config (which must pass CheckConfig).
+  virtual LaunchDesc Launch(const KnobValues& config,
+                            const Workload& workload) const = 0;
+
+  // The naive reference kernel: verification and the speed baseline.
+  virtual LaunchDesc ReferenceLaunch(const Workload& workload) const = 0;
+
+  // Floating-point operations of one run of the workload.
+  virtual double Flops(const Workload& workload) const = 0;
+
+  // Verification tolerance: largest max|out-ref| / max|ref| accepted.
+  virtual double rtol() const { return 1e-4; }
+
+  // Returns the index of a knob by name, or -1.
+  int KnobIndex(absl::string_view knob_name) const;
+  // Maps name=value pairs onto knob order. Errors: INVALID_ARGUMENT for an
+  // unknown or missing knob or a value outside the knob's values.
+  absl::StatusOr<KnobValues> ConfigFromPairs(
+      const std::vector<std::pair<std::string, int64_t>>& pairs) const;
+  // Parses "MWG=64,NWG=64,..." into a config (ConfigFromPairs' errors).
+  absl::StatusOr<KnobValues> ParseConfig(absl::string_view text) const;
+  // "MWG=64,NWG=64,...": the inverse of ParseConfig.
+  std::string ConfigString(const KnobValues& config) const;
+  // 16 hex digits identifying name, version and source.
+  std::string SourceHash() const;
+};
+
+}  // namespace tunefleet::templates
+
+#endif  // TUNEFLEET_KERNELS_TEMPLATES_KERNEL_TEMPLATE_H_

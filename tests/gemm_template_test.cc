@@ -1,0 +1,169 @@
+// The tunable GEMM against its naive reference on the OpenCL device (PoCL in
+// CI), for odd shapes and configs spread over the knobs.
+#include <random>
+
+#include "device_agent/measurer.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/gemm/gemm_template.h"
+#include "server/trial_request.h"
+
+namespace tunefleet {
+namespace {
+
+using templates::GemmTemplate;
+using templates::KnobValues;
+using templates::Workload;
+using tunefleet::v1::Measurement;
+
+class GemmOnDevice : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto device = agent::OpenDevice(0, 0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    auto m = agent::Measurer::Create(*std::move(device));
+    ASSERT_TRUE(m.ok()) << m.status();
+    measurer_ = *std::move(m);
+  }
+  static void TearDownTestSuite() { measurer_.reset(); }
+
+  Measurement Run(const Workload& w, const KnobValues& config) {
+    v1::TimingPolicy quick;
+    quick.set_repeat(1);
+    quick.set_number(1);
+    return measurer_->Measure(
+        server::BuildMeasureRequest(gemm_, w, config, 1, quick));
+  }
+
+  GemmTemplate gemm_;
+  static std::unique_ptr<agent::Measurer> measurer_;
+};
+
+std::unique_ptr<agent::Measurer> GemmOnDevice::measurer_;
+
+Workload Gemm(int64_t m, int64_t n, int64_t k) {
+  return *Workload::Create("gemm", {{"M", m}, {"N", n}, {"K", k}});
+}
+
+TEST_F(GemmOnDevice, OddShapesMatchReference) {
+  const templates::DeviceLimits limits =
+      server::LimitsFromDeviceInfo(measurer_->device_info());
+  // Configs covering local memory on/off, vector widths and unrolling.
+  const std::vector<std::string> configs = {
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1",
+      "MWG=32,NWG=64,KWG=16,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=4",
+      "MWG=64,NWG=32,KWG=32,MWI=8,NWI=4,VW=2,SA=1,SB=0,KUNROLL=8",
+      "MWG=16,NWG=128,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=1,KUNROLL=2",
+      "MWG=128,NWG=16,KWG=16,MWI=8,NWI=2,VW=2,SA=0,SB=0,KUNROLL=16",
+  };
+  const std::vector<Workload> shapes = {Gemm(1, 1, 1),   Gemm(3, 7, 13),
+                                        Gemm(13, 1, 7),  Gemm(33, 65, 17),
+                                        Gemm(64, 64, 64), Gemm(100, 37, 129)};
+  for (const std::string& text : configs) {
+    auto config = gemm_.ParseConfig(text);
+    if (!config.ok()) continue;  // KUNROLL=16 is outside the knob's values
+    ASSERT_TRUE(gemm_.CheckConfig(*config, shapes[0], limits).ok()) << text;
+    for (const Workload& w : shapes) {
+      Measurement m = Run(w, *config);
+      EXPECT_EQ(m.error(), Measurement::OK)
+          << text << " on " << w.Canonical() << ": " << m.error_message();
+      EXPECT_LT(m.max_rel_error(), 1e-5) << text << " on " << w.Canonical();
+    }
+  }
+}
+
+TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
+  const templates::DeviceLimits limits =
+      server::LimitsFromDeviceInfo(measurer_->device_info());
+  std::mt19937 rng(7);
+  const Workload w = Gemm(45, 71, 39);
+  int tried = 0;
+  while (tried < 12) {
+    KnobValues config;
+    for (const auto& knob : gemm_.knobs()) {
+      config.push_back(knob.values[rng() % knob.values.size()]);
+    }
+    if (!gemm_.CheckConfig(config, w, limits).ok()) continue;
+    ++tried;
+    Measurement m = Run(w, config);
+    EXPECT_EQ(m.error(), Measurement::OK)
+        << gemm_.ConfigString(config) << ": " << m.error_message();
+  }
+}
+
+TEST_F(GemmOnDevice, BrokenSourceIsACompileError) {
+  const Workload w = Gemm(8, 8, 8);
+  auto config = gemm_.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
+  ASSERT_TRUE(config.ok());
+  v1::MeasureRequest r = server::BuildMeasureRequest(
+      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  r.mutable_kernel()->set_source("__kernel void gemm( { this is not C }");
+  Measurement m = measurer_->Measure(r);
+  EXPECT_EQ(m.error(), Measurement::COMPILE_ERROR);
+  EXPECT_NE(m.error_message().find("clBuildProgram"), std::string::npos)
+      << m.error_message();
+}
+
+TEST_F(GemmOnDevice, WrongResultIsAWrongAnswerAndDoesNotPoisonLaterTrials) {
+  const Workload w = Gemm(17, 9, 5);
+  auto config = gemm_.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
+  ASSERT_TRUE(config.ok());
+  v1::MeasureRequest r = server::BuildMeasureRequest(
+      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  // Skips the last column and scribbles on input A.
+  r.mutable_kernel()->set_source(R"(
+    __kernel void gemm(int M, int N, int K, __global float* A,
+                       __global const float* B, __global float* C) {
+      int n = get_global_id(0), m = get_global_id(1);
+      if (m >= M || n >= N - 1) return;
+      float s = 0;
+      for (int k = 0; k < K; ++k) s += A[m * K + k] * B[k * N + n];
+      C[m * N + n] = s;
+      A[0] = 42.0f;
+    })");
+  Measurement bad = measurer_->Measure(r);
+  EXPECT_EQ(bad.error(), Measurement::WRONG_ANSWER) << bad.error_message();
+  // The inputs were regenerated: a correct kernel still verifies.
+  Measurement good = Run(w, *config);
+  EXPECT_EQ(good.error(), Measurement::OK) << good.error_message();
+}
+
+TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
+  const Workload w = Gemm(8, 8, 8);
+  auto config = gemm_.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
+  ASSERT_TRUE(config.ok());
+  v1::MeasureRequest r = server::BuildMeasureRequest(
+      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  r.mutable_kernel()->set_local_size(0, 1 << 20);
+  r.mutable_kernel()->set_global_size(0, 1 << 20);
+  Measurement m = measurer_->Measure(r);
+  EXPECT_EQ(m.error(), Measurement::INVALID_CONFIG) << m.error_message();
+}
+
+TEST_F(GemmOnDevice, TimingHonoursPolicy) {
+  const Workload w = Gemm(64, 64, 64);
+  auto config = gemm_.ParseConfig(
+      "MWG=32,NWG=32,KWG=16,MWI=2,NWI=4,VW=4,SA=1,SB=1,KUNROLL=2");
+  ASSERT_TRUE(config.ok());
+  v1::TimingPolicy t;
+  t.set_repeat(4);
+  t.set_number(3);
+  t.set_max_launches(1000);
+  Measurement m = measurer_->Measure(
+      server::BuildMeasureRequest(gemm_, w, *config, 1, t));
+  ASSERT_EQ(m.error(), Measurement::OK) << m.error_message();
+  EXPECT_EQ(m.times_ns_size(), 4);
+  EXPECT_EQ(m.number(), 3u);
+  for (double ns : m.times_ns()) EXPECT_GT(ns, 0);
+  // The launch cap bounds number: 4 rounds within 8 launches -> 2 each.
+  t.set_number(100);
+  t.set_max_launches(8);
+  m = measurer_->Measure(server::BuildMeasureRequest(gemm_, w, *config, 2, t));
+  ASSERT_EQ(m.error(), Measurement::OK);
+  EXPECT_EQ(m.number(), 2u);
+}
+
+}  // namespace
+}  // namespace tunefleet
