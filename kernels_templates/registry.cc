@@ -2,20 +2,50 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "kernels_templates/gemm/gemm_template.h"
 
 namespace tunefleet::templates {
+namespace {
 
-const std::vector<const KernelTemplate*>& BuiltinTemplates() {
-  static const GemmTemplate gemm;
-  static const std::vector<const KernelTemplate*> all = {&gemm};
-  return all;
+struct Registry {
+  Registry() { templates.push_back(std::make_unique<GemmTemplate>()); }
+  absl::Mutex mu;
+  std::vector<std::unique_ptr<KernelTemplate>> templates ABSL_GUARDED_BY(mu);
+};
+
+Registry& TheRegistry() {
+  static Registry registry;
+  return registry;
+}
+
+}  // namespace
+
+std::vector<const KernelTemplate*> AllTemplates() {
+  Registry& r = TheRegistry();
+  absl::MutexLock lock(&r.mu);
+  std::vector<const KernelTemplate*> out;
+  for (const auto& t : r.templates) out.push_back(t.get());
+  return out;
+}
+
+absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl) {
+  Registry& r = TheRegistry();
+  absl::MutexLock lock(&r.mu);
+  for (const auto& t : r.templates) {
+    if (t->name() == tmpl->name()) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("a template named ", tmpl->name(), " exists"));
+    }
+  }
+  r.templates.push_back(std::move(tmpl));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,
                                                    absl::string_view name) {
   std::vector<std::string> names;
-  for (const KernelTemplate* t : BuiltinTemplates()) {
+  for (const KernelTemplate* t : AllTemplates()) {
     if (name.empty() ? t->op() == op : t->name() == name) return t;
     names.push_back(absl::StrCat(t->name(), " (", t->op(), ")"));
   }

@@ -1,20 +1,27 @@
-// The built-in kernel templates, looked up by name or by op.
+// The kernel templates a process knows: the built-in ones and any
+// registered at run time (a user's template spec, a test's template).
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_REGISTRY_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_REGISTRY_H_
 
+#include <memory>
 #include <vector>
 
-#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels_templates/kernel_template.h"
 
 namespace tunefleet::templates {
 
-// All built-in templates; they live for the whole program.
-const std::vector<const KernelTemplate*>& BuiltinTemplates();
+// All known templates, built-in first. Templates live until the process
+// ends. Thread-safe.
+std::vector<const KernelTemplate*> AllTemplates();
 
-// The template called `name`, or, when `name` is empty, the default
-// template of `op`. Errors: NOT_FOUND listing what exists.
+// Adds a template. Errors: ALREADY_EXISTS when its name is taken.
+absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl);
+
+// The template called `name`, or, when `name` is empty, the first template
+// of `op`. Errors: NOT_FOUND listing what exists.
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,
                                                    absl::string_view name);
 

@@ -24,6 +24,35 @@ void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out) {
   }
 }
 
+void AddBuffers(const templates::KernelTemplate& tmpl,
+                const templates::Workload& workload,
+                tunefleet::v1::MeasureRequest* r) {
+  for (const templates::BufferDesc& b : tmpl.Buffers(workload)) {
+    tunefleet::v1::BufferSpec* spec = r->add_buffers();
+    spec->set_name(b.name);
+    spec->set_elements(b.elements);
+    spec->set_dtype(workload.dtype());
+    spec->set_output(b.output);
+    spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
+                            : tunefleet::v1::BufferSpec::UNIFORM);
+    spec->set_seed(b.seed);
+  }
+}
+
+// The reference runs once per (workload, reference source, options) on an
+// agent; its output is cached under that key.
+void SetVerification(const templates::KernelTemplate& tmpl,
+                     const templates::Workload& workload,
+                     const LaunchDesc& reference,
+                     tunefleet::v1::MeasureRequest* r) {
+  tunefleet::v1::Verification* v = r->mutable_verification();
+  ToKernelLaunch(reference, v->mutable_reference());
+  v->set_reference_key(absl::StrCat(workload.Canonical(), "|",
+                                    templates::Fnv1aHex(reference.source), "|",
+                                    reference.build_options));
+  v->set_rtol(tmpl.rtol());
+}
+
 }  // namespace
 
 tunefleet::v1::TimingPolicy DefaultTimingPolicy() {
@@ -45,24 +74,23 @@ tunefleet::v1::MeasureRequest BuildMeasureRequest(
   tunefleet::v1::MeasureRequest r;
   r.set_trial_id(trial_id);
   r.set_workload_key(workload.Canonical());
-  for (const templates::BufferDesc& b : tmpl.Buffers(workload)) {
-    tunefleet::v1::BufferSpec* spec = r.add_buffers();
-    spec->set_name(b.name);
-    spec->set_elements(b.elements);
-    spec->set_dtype(workload.dtype());
-    spec->set_output(b.output);
-    spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
-                            : tunefleet::v1::BufferSpec::UNIFORM);
-    spec->set_seed(b.seed);
-  }
+  AddBuffers(tmpl, workload, &r);
   ToKernelLaunch(tmpl.Launch(config, workload), r.mutable_kernel());
+  SetVerification(tmpl, workload, tmpl.ReferenceLaunch(workload), &r);
+  *r.mutable_timing() = timing;
+  return r;
+}
+
+tunefleet::v1::MeasureRequest BuildReferenceRequest(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    int64_t trial_id, const tunefleet::v1::TimingPolicy& timing) {
+  tunefleet::v1::MeasureRequest r;
+  r.set_trial_id(trial_id);
+  r.set_workload_key(workload.Canonical());
+  AddBuffers(tmpl, workload, &r);
   const LaunchDesc reference = tmpl.ReferenceLaunch(workload);
-  tunefleet::v1::Verification* v = r.mutable_verification();
-  ToKernelLaunch(reference, v->mutable_reference());
-  v->set_reference_key(absl::StrCat(
-      workload.Canonical(), "|", templates::Fnv1aHex(reference.source), "|",
-      reference.build_options));
-  v->set_rtol(tmpl.rtol());
+  ToKernelLaunch(reference, r.mutable_kernel());
+  SetVerification(tmpl, workload, reference, &r);
   *r.mutable_timing() = timing;
   return r;
 }

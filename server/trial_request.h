@@ -24,6 +24,12 @@ tunefleet::v1::MeasureRequest BuildMeasureRequest(
     const templates::KnobValues& config, int64_t trial_id,
     const tunefleet::v1::TimingPolicy& timing);
 
+// A request that times the template's naive reference kernel itself (the
+// speed baseline); it verifies against itself.
+tunefleet::v1::MeasureRequest BuildReferenceRequest(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    int64_t trial_id, const tunefleet::v1::TimingPolicy& timing);
+
 // The limits templates check, read from an agent's DeviceInfo.
 templates::DeviceLimits LimitsFromDeviceInfo(
     const tunefleet::v1::DeviceInfo& info);

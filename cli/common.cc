@@ -1,0 +1,69 @@
+#include "cli/common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+
+namespace tunefleet::cli {
+
+int ReportError(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "tunefleet %s: %s\n", command.c_str(),
+               std::string(status.message()).c_str());
+  return absl::IsInvalidArgument(status) || absl::IsNotFound(status)
+             ? kExitBadInput
+             : kExitFailed;
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& k : config.knobs()) j[k.name()] = k.value();
+  return j;
+}
+
+std::string ConfigText(const tunefleet::v1::Config& config) {
+  std::string s;
+  for (const auto& k : config.knobs()) {
+    absl::StrAppend(&s, s.empty() ? "" : ",", k.name(), "=", k.value());
+  }
+  return s;
+}
+
+nlohmann::json RecordJson(const tunefleet::v1::Record& r) {
+  return {
+      {"device_key", r.device_key()},
+      {"workload", r.workload_key()},
+      {"template", r.template_name()},
+      {"template_version", r.template_version()},
+      {"config", ConfigJson(r.config())},
+      {"error", tunefleet::v1::Measurement::Error_Name(r.error())},
+      {"time_ms", r.time_ns() / 1e6},
+      {"gflops", r.gflops()},
+      {"trial_id", r.trial_id()},
+      {"job_id", r.job_id()},
+  };
+}
+
+absl::Status CheckDatabaseExists(const std::string& path) {
+  if (access(path.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat(
+        "no database at ", path, " (run `tunefleet tune` first, or pass --db)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,43 @@
+// Pieces the tunefleet subcommands share: exit codes, error reporting,
+// dialing the server, and turning records into JSON and text.
+#ifndef TUNEFLEET_CLI_COMMON_H_
+#define TUNEFLEET_CLI_COMMON_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "proto/tuning.pb.h"
+
+namespace tunefleet::cli {
+
+// Exit codes of every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;    // the work failed (job, device, I/O)
+inline constexpr int kExitBadInput = 2;  // the request was wrong
+
+// Prints "tunefleet <command>: <message>" to stderr and returns the exit
+// code for the status (kExitBadInput for INVALID_ARGUMENT and NOT_FOUND).
+int ReportError(const std::string& command, const absl::Status& status);
+
+absl::Status FromGrpc(const grpc::Status& status);
+
+// A channel to HOST:PORT (plain TCP; loopback for the embedded default).
+std::shared_ptr<grpc::Channel> Dial(const std::string& address);
+
+// Knob values as {"MWG": 64, ...}.
+nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
+// "MWG=64,NWG=64,..."
+std::string ConfigText(const tunefleet::v1::Config& config);
+// A record as {device_key, workload, template, config, time_ms, gflops, ...}.
+nlohmann::json RecordJson(const tunefleet::v1::Record& record);
+
+// Opens the database file for reading commands; refuses to create one.
+// Errors: NOT_FOUND when the file does not exist.
+absl::Status CheckDatabaseExists(const std::string& path);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_COMMON_H_

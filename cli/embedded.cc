@@ -1,0 +1,48 @@
+#include "cli/embedded.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/status_macros.h"
+
+namespace tunefleet::cli {
+
+absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
+    const EmbeddedOptions& options) {
+  TF_ASSIGN_OR_RETURN(agent::ClDevice device,
+                      agent::OpenDevice(options.platform, options.device));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<agent::Measurer> measurer,
+                      agent::Measurer::Create(std::move(device)));
+  auto fleet = std::make_unique<EmbeddedFleet>(PrivateTag{});
+  server::ServerOptions server_options;
+  server_options.listen = "127.0.0.1:0";
+  server_options.db_path = options.db_path;
+  server_options.verbose = options.verbose;
+  TF_ASSIGN_OR_RETURN(fleet->server_, server::Server::Start(server_options));
+
+  agent::AgentOptions agent_options;
+  agent_options.server = fleet->server_->address();
+  agent_options.device_key = options.device_key;
+  agent_options.verbose = options.verbose;
+  agent_options.agent_name = "embedded";
+  fleet->agent_ =
+      std::make_unique<agent::Agent>(agent_options, std::move(measurer));
+  fleet->agent_thread_ = std::thread([a = fleet->agent_.get()] { a->Run(); });
+
+  const absl::Time deadline = absl::Now() + options.connect_timeout;
+  while (fleet->server_->scheduler().Capacity(fleet->device_key()) == 0) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          "the embedded agent did not connect to the embedded server");
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return fleet;
+}
+
+EmbeddedFleet::~EmbeddedFleet() {
+  if (server_) server_->Shutdown();
+  if (agent_) agent_->Stop();
+  if (agent_thread_.joinable()) agent_thread_.join();
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,57 @@
+#include "cli/emit_command.h"
+
+#include <iostream>
+
+#include "cli/common.h"
+#include "server/emitter.h"
+#include "server/store.h"
+
+namespace tunefleet::cli {
+
+CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "emit",
+      "write a C++ library of the best kernels for device keys: sources, "
+      "lookup by device and shape, a header, and a CMake package");
+  cmd->add_option("--db", o.db, "database file")->capture_default_str();
+  cmd->add_option("--device-key", o.device_keys,
+                  "device key to include (repeat for several)")
+      ->required();
+  cmd->add_option("--out", o.out, "output directory")->required();
+  cmd->add_flag("--json", o.json, "print a JSON summary on stdout");
+  return cmd;
+}
+
+int RunEmit(const EmitOptions& o) {
+  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
+    return ReportError("emit", s);
+  }
+  auto store = server::Store::Open(o.db);
+  if (!store.ok()) return ReportError("emit", store.status());
+  server::EmitOptions options{o.device_keys, o.out};
+  absl::StatusOr<server::EmitSummary> summary =
+      server::EmitLibrary(**store, options);
+  if (!summary.ok()) return ReportError("emit", summary.status());
+  if (o.json) {
+    std::cout << nlohmann::json{{"out", o.out},
+                                {"device_keys", o.device_keys},
+                                {"entries", summary->entries},
+                                {"files", summary->files},
+                                {"skipped", summary->skipped}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "wrote " << o.out << ": " << summary->entries
+            << " tuned entries\n";
+  for (const std::string& f : summary->files) std::cout << "  " << f << "\n";
+  for (const std::string& s : summary->skipped) {
+    std::cout << "  skipped " << s << "\n";
+  }
+  std::cout << "use it with add_subdirectory(" << o.out
+            << ") or cmake --install, then find_package(tunefleet_tuned) and "
+               "link tunefleet::tuned\n";
+  return kExitOk;
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,46 @@
+// tunefleet: the command-line client. `tunefleet tune` with no --server runs
+// the embedded default (local server and agent, database ./tunefleet.db).
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "cli/common.h"
+#include "cli/emit_command.h"
+#include "cli/query_command.h"
+#include "cli/tune_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tunefleet: tunes OpenCL kernels on a fleet of devices and keeps every "
+      "measurement in one database.\n"
+      "  tunefleet tune --op gemm --shape M=512,N=512,K=512 --trials 100\n"
+      "  tunefleet query --db tunefleet.db\n"
+      "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/"};
+  app.require_subcommand(1);
+  tunefleet::cli::TuneOptions tune;
+  tunefleet::cli::QueryOptions query;
+  tunefleet::cli::DevicesOptions devices;
+  tunefleet::cli::EmitOptions emit;
+  CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
+  CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
+  CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
+  CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : tunefleet::cli::kExitBadInput;
+  }
+  if (*tune_cmd) {
+    // Ctrl-C ends the process promptly; an embedded job is cancelled with
+    // it (its finished trials stay in the database).
+    return tunefleet::cli::RunTune(tune);
+  }
+  if (*query_cmd) return tunefleet::cli::RunQuery(query);
+  if (*devices_cmd) return tunefleet::cli::RunDevices(devices);
+  if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
+  return tunefleet::cli::kExitBadInput;
+}

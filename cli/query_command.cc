@@ -1,0 +1,137 @@
+#include "cli/query_command.h"
+
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "cli/common.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/store.h"
+
+namespace tunefleet::cli {
+namespace {
+
+absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
+    const QueryOptions& o) {
+  if (!o.server.empty()) {
+    auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
+    tunefleet::v1::QueryRecordsRequest request;
+    request.set_op(o.op);
+    request.set_device_key(o.device_key);
+    request.set_job_id(o.job_id);
+    request.set_best_only(!o.all);
+    tunefleet::v1::QueryRecordsResponse response;
+    grpc::ClientContext context;
+    absl::Status s = FromGrpc(stub->QueryRecords(&context, request, &response));
+    if (!s.ok()) return s;
+    return std::vector<tunefleet::v1::Record>(response.records().begin(),
+                                              response.records().end());
+  }
+  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<server::Store>> store =
+      server::Store::Open(o.db);
+  if (!store.ok()) return store.status();
+  server::RecordFilter filter;
+  filter.op = o.op;
+  filter.device_key = o.device_key;
+  filter.job_id = o.job_id;
+  filter.best_only = !o.all;
+  return (*store)->QueryRecords(filter);
+}
+
+}  // namespace
+
+CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "query", "best tuning records per device key and workload");
+  cmd->add_option("--db", o.db, "database file")->capture_default_str();
+  cmd->add_option("--server", o.server, "ask a tunefleet-server instead");
+  cmd->add_option("--op", o.op, "only this op");
+  cmd->add_option("--device-key", o.device_key, "only this device key");
+  cmd->add_option("--job", o.job_id, "only this job's records");
+  cmd->add_flag("--all", o.all, "every record, not only the best");
+  cmd->add_flag("--json", o.json, "print a JSON list on stdout");
+  return cmd;
+}
+
+int RunQuery(const QueryOptions& o) {
+  absl::StatusOr<std::vector<tunefleet::v1::Record>> records = FetchRecords(o);
+  if (!records.ok()) return ReportError("query", records.status());
+  if (o.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& r : *records) list.push_back(RecordJson(r));
+    std::cout << list.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (records->empty()) {
+    std::cout << "no records\n";
+    return kExitOk;
+  }
+  std::cout << absl::StrFormat("%-32s %-30s %-14s %11s %10s  %s\n",
+                               "DEVICE KEY", "WORKLOAD", "RESULT", "TIME (ms)",
+                               "GFLOP/s", "CONFIG");
+  for (const auto& r : *records) {
+    std::cout << absl::StrFormat(
+        "%-32s %-30s %-14s %11.4f %10.2f  %s\n", r.device_key(),
+        r.workload_key(), tunefleet::v1::Measurement::Error_Name(r.error()),
+        r.time_ns() / 1e6, r.gflops(), ConfigText(r.config()));
+  }
+  return kExitOk;
+}
+
+CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "devices", "device keys known to a server (or a database) and the "
+                 "agents connected now");
+  cmd->add_option("--server", o.server, "tunefleet-server HOST:PORT");
+  cmd->add_option("--db", o.db, "database file, when no --server")
+      ->capture_default_str();
+  cmd->add_flag("--json", o.json, "print a JSON list on stdout");
+  return cmd;
+}
+
+int RunDevices(const DevicesOptions& o) {
+  tunefleet::v1::ListDevicesResponse response;
+  if (!o.server.empty()) {
+    auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
+    grpc::ClientContext context;
+    absl::Status s = FromGrpc(
+        stub->ListDevices(&context, tunefleet::v1::ListDevicesRequest(), &response));
+    if (!s.ok()) return ReportError("devices", s);
+  } else {
+    if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
+      return ReportError("devices", s);
+    }
+    auto store = server::Store::Open(o.db);
+    if (!store.ok()) return ReportError("devices", store.status());
+    auto devices = (*store)->ListDevices();
+    if (!devices.ok()) return ReportError("devices", devices.status());
+    for (auto& [key, info] : *devices) {
+      auto* d = response.add_devices();
+      d->set_device_key(key);
+      *d->mutable_device() = info;
+    }
+  }
+  if (o.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : response.devices()) {
+      list.push_back({{"device_key", d.device_key()},
+                      {"device_name", d.device().device_name()},
+                      {"vendor", d.device().vendor()},
+                      {"driver_version", d.device().driver_version()},
+                      {"compute_units", d.device().compute_units()},
+                      {"connected_agents", d.connected_agents()}});
+    }
+    std::cout << list.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << absl::StrFormat("%-32s %-40s %6s %s\n", "DEVICE KEY", "DEVICE",
+                               "AGENTS", "DRIVER");
+  for (const auto& d : response.devices()) {
+    std::cout << absl::StrFormat("%-32s %-40s %6d %s\n", d.device_key(),
+                                 d.device().device_name(), d.connected_agents(),
+                                 d.device().driver_version());
+  }
+  return kExitOk;
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,254 @@
+#include "cli/tune_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/common.h"
+#include "cli/embedded.h"
+#include "kernels_templates/workload.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/trial_request.h"
+
+namespace tunefleet::cli {
+namespace {
+
+using tunefleet::v1::JobProgress;
+
+std::string ErrorsText(const JobProgress& p) {
+  std::vector<std::string> parts;
+  for (const auto& [code, count] : p.errors()) {
+    if (code != "OK") parts.push_back(absl::StrCat(code, " ", count));
+  }
+  return parts.empty() ? "" : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
+}
+
+// Progress on stderr: one rewritten line on a terminal; otherwise a line
+// per new best and per tenth of the budget, so logs stay short.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(2)) {}
+
+  void Update(const JobProgress& p) {
+    if (quiet_) return;
+    const double best = p.has_best() ? p.best().gflops() : 0;
+    const uint32_t step = std::max(1u, p.trials_total() / 10);
+    const bool milestone = p.trials_done() / step != last_done_ / step;
+    if (!tty_ && !milestone && best == last_best_) return;
+    std::string line = absl::StrFormat(
+        "[%4u/%u] best %s", p.trials_done(), p.trials_total(),
+        p.has_best() ? absl::StrFormat("%.2f GFLOP/s (%.3f ms)", best,
+                                       p.best().time_ns() / 1e6)
+                     : std::string("-"));
+    line += ErrorsText(p);
+    if (tty_) {
+      std::fprintf(stderr, "\r%-100s", line.c_str());
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+    last_done_ = p.trials_done();
+    last_best_ = best;
+  }
+  void End() {
+    if (!quiet_ && tty_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool quiet_;
+  bool tty_;
+  uint32_t last_done_ = 0;
+  double last_best_ = 0;
+};
+
+nlohmann::json SummaryJson(const TuneOptions& o,
+                           const tunefleet::v1::SubmitJobResponse& submitted,
+                           const std::string& workload, const JobProgress& p,
+                           double elapsed_s) {
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [code, count] : p.errors()) errors[code] = count;
+  nlohmann::json j = {
+      {"job_id", submitted.job_id()},
+      {"device_key", submitted.device_key()},
+      {"workload", workload},
+      {"strategy", o.strategy},
+      {"state", p.state()},
+      {"trials", p.trials_done()},
+      {"trials_requested", p.trials_total()},
+      {"space_size", submitted.space_size()},
+      {"errors", errors},
+      {"best", nullptr},
+      {"elapsed_s", elapsed_s},
+  };
+  if (o.server.empty()) j["database"] = o.db;
+  if (!p.message().empty()) j["message"] = p.message();
+  if (p.has_best()) {
+    j["best"] = {{"config", ConfigJson(p.best().config())},
+                 {"config_string", ConfigText(p.best().config())},
+                 {"template", p.best().template_name()},
+                 {"trial_id", p.best().trial_id()},
+                 {"time_ms", p.best().time_ns() / 1e6},
+                 {"gflops", p.best().gflops()}};
+  }
+  if (p.reference_time_ns() > 0) {
+    const double flops = p.has_best() ? p.best().gflops() * p.best().time_ns()
+                                      : 0;
+    j["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
+                      {"gflops", flops / p.reference_time_ns()}};
+    if (p.has_best()) {
+      j["speedup_vs_reference"] = p.reference_time_ns() / p.best().time_ns();
+    }
+  }
+  return j;
+}
+
+void PrintSummary(const nlohmann::json& j) {
+  std::cout << "job " << j["job_id"] << " " << j["state"].get<std::string>()
+            << ": " << j["workload"].get<std::string>() << " on "
+            << j["device_key"].get<std::string>() << ", "
+            << j["trials"] << " trials (" << j["strategy"].get<std::string>()
+            << "), search space " << j["space_size"] << " configs\n";
+  if (j.contains("message")) {
+    std::cout << "  " << j["message"].get<std::string>() << "\n";
+  }
+  std::vector<std::string> errors;
+  for (const auto& [code, count] : j["errors"].items()) {
+    errors.push_back(absl::StrCat(code, " ", count.get<int>()));
+  }
+  std::cout << "  results: " << absl::StrJoin(errors, ", ") << "\n";
+  if (j["best"].is_null()) {
+    std::cout << "  no config ran correctly\n";
+    return;
+  }
+  const auto& b = j["best"];
+  std::cout << absl::StrFormat("  best: %s\n  kernel time %.4f ms, %.2f GFLOP/s\n",
+                               b["config_string"].get<std::string>(),
+                               b["time_ms"].get<double>(),
+                               b["gflops"].get<double>());
+  if (j.contains("speedup_vs_reference")) {
+    std::cout << absl::StrFormat(
+        "  naive reference %.4f ms, %.2f GFLOP/s: tuned is %.1fx faster\n",
+        j["reference"]["time_ms"].get<double>(),
+        j["reference"]["gflops"].get<double>(),
+        j["speedup_vs_reference"].get<double>());
+  }
+  if (j.contains("database")) {
+    std::cout << "  records in " << j["database"].get<std::string>() << "\n";
+  }
+}
+
+}  // namespace
+
+CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "tune",
+      "tune one workload: without --server, a local server and agent on "
+      "this machine's OpenCL device are started, with records in --db");
+  cmd->add_option("--op", o.op, "op to tune (gemm)")->capture_default_str();
+  cmd->add_option("--shape", o.shape, "shape, e.g. M=512,N=512,K=512")
+      ->required();
+  cmd->add_option("--template", o.template_name,
+                  "template name (default: the op's default template)");
+  cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
+  cmd->add_option("--strategy", o.strategy, "search strategy: random, xgb")
+      ->capture_default_str();
+  cmd->add_option("--server", o.server,
+                  "tunefleet-server HOST:PORT (default: embedded server)");
+  cmd->add_option("--device-key", o.device_key,
+                  "device key to tune for (default: the only connected one)");
+  cmd->add_option("--db", o.db, "database of the embedded server")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
+  cmd->add_option("--priority", o.priority, "job priority (higher first)");
+  cmd->add_option("--platform", o.platform,
+                  "embedded agent: OpenCL platform index");
+  cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
+  cmd->add_flag("--skip-reference", o.skip_reference,
+                "do not time the naive reference kernel");
+  cmd->add_flag("--json", o.json, "print one JSON object on stdout");
+  cmd->add_flag("--verbose", o.verbose, "log server and agent events");
+  return cmd;
+}
+
+int RunTune(const TuneOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<templates::Workload> workload =
+      templates::Workload::Parse(o.op, o.shape);
+  if (!workload.ok()) return ReportError("tune", workload.status());
+
+  std::unique_ptr<EmbeddedFleet> fleet;
+  std::string address = o.server;
+  if (address.empty()) {
+    EmbeddedOptions e;
+    e.db_path = o.db;
+    e.platform = o.platform;
+    e.device = o.device;
+    e.device_key = o.device_key;
+    e.verbose = o.verbose;
+    absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
+        EmbeddedFleet::Start(e);
+    if (!started.ok()) return ReportError("tune", started.status());
+    fleet = *std::move(started);
+    address = fleet->address();
+  }
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
+
+  tunefleet::v1::SubmitJobRequest request;
+  *request.mutable_workload() = server::WorkloadToProto(*workload);
+  request.set_template_name(o.template_name);
+  request.set_device_key(o.device_key);
+  request.set_strategy(o.strategy);
+  request.set_trials(o.trials);
+  request.set_seed(o.seed);
+  request.set_priority(o.priority);
+  request.set_skip_reference(o.skip_reference);
+  tunefleet::v1::SubmitJobResponse submitted;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    absl::Status s = FromGrpc(stub->SubmitJob(&context, request, &submitted));
+    if (!s.ok()) return ReportError("tune", s);
+  }
+  if (!o.json) {
+    std::fprintf(stderr, "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
+                 "%llu configs in the search space\n",
+                 static_cast<long long>(submitted.job_id()),
+                 workload->Canonical().c_str(), submitted.device_key().c_str(),
+                 o.trials, o.strategy.c_str(),
+                 static_cast<unsigned long long>(submitted.space_size()));
+  }
+
+  grpc::ClientContext watch_context;
+  tunefleet::v1::WatchJobRequest watch;
+  watch.set_job_id(submitted.job_id());
+  auto reader = stub->WatchJob(&watch_context, watch);
+  JobProgress progress, last;
+  ProgressPrinter printer(o.json);
+  while (reader->Read(&progress)) {
+    printer.Update(progress);
+    last = progress;
+  }
+  printer.End();
+  absl::Status s = FromGrpc(reader->Finish());
+  if (!s.ok()) return ReportError("tune", s);
+
+  const double elapsed = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  nlohmann::json summary =
+      SummaryJson(o, submitted, workload->Canonical(), last, elapsed);
+  if (o.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    PrintSummary(summary);
+  }
+  return last.state() == "done" ? kExitOk : kExitFailed;
+}
+
+}  // namespace tunefleet::cli

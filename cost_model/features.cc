@@ -1,0 +1,28 @@
+#include "cost_model/features.h"
+
+#include <cmath>
+
+namespace tunefleet::cost_model {
+
+void FeatureMatrix::AddRow(std::span<const float> row) {
+  if (rows == 0 && cols == 0) cols = row.size();
+  data.insert(data.end(), row.begin(), row.end());
+  ++rows;
+}
+
+std::vector<float> KnobFeatures(std::span<const int64_t> values,
+                                const std::vector<bool>& size_like) {
+  std::vector<float> f(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const bool size = i < size_like.size() && size_like[i];
+    if (!size) {
+      f[i] = static_cast<float>(values[i]);
+    } else {
+      f[i] = values[i] > 0 ? static_cast<float>(std::log2(double(values[i])))
+                           : -1.0f;
+    }
+  }
+  return f;
+}
+
+}  // namespace tunefleet::cost_model

@@ -1,0 +1,55 @@
+#include "search/strategy.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "search/random_search.h"
+#include "search/xgb_search.h"
+
+namespace tunefleet::search {
+
+ProposalSet::ProposalSet(const SearchSpace& space, uint64_t seed)
+    : space_(space), rng_(seed) {
+  if (space_.enumerable()) shuffled_ = space_.valid_indices();
+}
+
+std::optional<uint64_t> ProposalSet::DrawRandom() {
+  if (space_.enumerable()) {
+    while (next_ < shuffled_.size()) {
+      std::uniform_int_distribution<size_t> pick(next_, shuffled_.size() - 1);
+      std::swap(shuffled_[next_], shuffled_[pick(rng_)]);
+      const uint64_t index = shuffled_[next_++];
+      if (proposed_.insert(index).second) return index;
+    }
+    return std::nullopt;
+  }
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const uint64_t index = space_.RandomValid(rng_);
+    if (index == std::numeric_limits<uint64_t>::max()) return std::nullopt;
+    if (proposed_.insert(index).second) return index;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> StrategyNames() { return {"random", "xgb"}; }
+
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
+    absl::string_view name, const SearchSpace& space, StrategyOptions options) {
+  if (!options.features) {
+    std::vector<bool> size_like;
+    for (const KnobSpec& k : space.knobs()) size_like.push_back(k.size_like);
+    options.features = [&space, size_like](uint64_t index) {
+      return cost_model::KnobFeatures(space.Config(index), size_like);
+    };
+  }
+  if (name == "random") {
+    return std::make_unique<RandomSearch>(space, options.seed);
+  }
+  if (name == "xgb") return std::make_unique<XgbSearch>(space, options);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown strategy '", name, "'; known: ",
+                   absl::StrJoin(StrategyNames(), ", ")));
+}
+
+}  // namespace tunefleet::search

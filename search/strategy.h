@@ -1,0 +1,90 @@
+// Search strategies share one interface (DESIGN.md, Search): propose the
+// next configs, take measured results. A job runner alternates the two; a
+// simulator does the same against a recorded table.
+#ifndef TUNEFLEET_SEARCH_STRATEGY_H_
+#define TUNEFLEET_SEARCH_STRATEGY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cost_model/xgb_ranker.h"
+#include "search/space.h"
+
+namespace tunefleet::search {
+
+// The measured result of one proposed config.
+struct Observation {
+  uint64_t index = 0;
+  bool ok = false;       // false: any error; counts as the worst config
+  double time_ns = 0.0;  // kernel time when ok
+};
+
+struct StrategyOptions {
+  uint64_t seed = 0;
+  // xgb: share of each batch picked at random (exploration).
+  double epsilon = 0.1;
+  // xgb: random picks until this many results are in.
+  size_t min_train = 8;
+  // xgb: refit once this many new results arrived since the last fit.
+  size_t refit_every = 4;
+  // xgb: score every unproposed config when there are at most this many,
+  // else this many random ones.
+  size_t pool_limit = 20000;
+  // Features of a config; default: cost_model::KnobFeatures of its values.
+  std::function<std::vector<float>(uint64_t index)> features;
+  cost_model::XgbOptions xgb;
+};
+
+// Not thread-safe; one job (or simulation) drives it. The space must
+// outlive the strategy.
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual absl::string_view name() const = 0;
+  // Up to `max_count` valid configs never proposed before; fewer once the
+  // space is exhausted.
+  virtual std::vector<uint64_t> Propose(size_t max_count) = 0;
+  // Results of earlier proposals, in any order and grouping.
+  virtual void Observe(const std::vector<Observation>& results) = 0;
+};
+
+// "random" or "xgb". Errors: INVALID_ARGUMENT naming the known strategies.
+absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
+    absl::string_view name, const SearchSpace& space, StrategyOptions options);
+
+// Names MakeStrategy() accepts.
+std::vector<std::string> StrategyNames();
+
+// The configs a strategy has proposed, and random draws among the rest:
+// sampling without replacement over the valid configs.
+class ProposalSet {
+ public:
+  ProposalSet(const SearchSpace& space, uint64_t seed);
+
+  bool proposed(uint64_t index) const { return proposed_.contains(index); }
+  void Mark(uint64_t index) { proposed_.insert(index); }
+  size_t size() const { return proposed_.size(); }
+  // A uniformly random valid config not proposed yet, now marked; nullopt
+  // once none is left (or none found, for spaces too big to enumerate).
+  std::optional<uint64_t> DrawRandom();
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  const SearchSpace& space_;
+  std::mt19937_64 rng_;
+  absl::flat_hash_set<uint64_t> proposed_;
+  std::vector<uint64_t> shuffled_;  // enumerable spaces: lazy Fisher-Yates
+  size_t next_ = 0;
+};
+
+}  // namespace tunefleet::search
+
+#endif  // TUNEFLEET_SEARCH_STRATEGY_H_

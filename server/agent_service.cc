@@ -1,0 +1,78 @@
+#include "server/agent_service.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+
+namespace tunefleet::server {
+
+absl::Status ValidateDeviceKey(const std::string& key) {
+  if (key.empty() || key.size() > kMaxDeviceKeyLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device_key: must be 1..", kMaxDeviceKeyLength,
+                     " characters, got ", key.size()));
+  }
+  for (char c : key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device_key: '", key,
+                       "' may hold only letters, digits, '.', '_' and '-'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
+                                       AgentStream* stream) {
+  tunefleet::v1::AgentMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  if (!first.has_hello()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first message on the stream must be Hello");
+  }
+  const tunefleet::v1::Hello& hello = first.hello();
+  if (absl::Status s = ValidateDeviceKey(hello.device_key()); !s.ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        std::string(s.message()));
+  }
+  if (hello.device().max_work_group_size() == 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "hello.device: max_work_group_size must be > 0");
+  }
+  if (absl::Status s = store_->UpsertDevice(hello.device_key(), hello.device());
+      !s.ok()) {
+    return grpc::Status(grpc::StatusCode::INTERNAL, std::string(s.message()));
+  }
+  const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
+  auto session = std::make_shared<AgentSession>(id, hello, stream);
+  tunefleet::v1::ServerMessage welcome;
+  welcome.mutable_welcome()->set_agent_id(id);
+  welcome.mutable_welcome()->set_heartbeat_interval_ms(5000);
+  if (!session->Send(welcome)) return grpc::Status::OK;
+  if (verbose_) {
+    std::fprintf(stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
+                 hello.device_key().c_str(), hello.agent_name().c_str(),
+                 hello.device().device_name().c_str());
+  }
+  scheduler_->AddAgent(session);
+
+  tunefleet::v1::AgentMessage message;
+  while (stream->Read(&message)) {
+    if (!message.has_result()) continue;  // heartbeats only prove liveness
+    const tunefleet::v1::MeasureResult& result = message.result();
+    std::optional<Lease> lease = scheduler_->EndLease(result.trial_id());
+    if (!lease) continue;  // stale or repeated: already requeued or done
+    jobs_->OnResult(lease->trial.job_id, result.trial_id(),
+                    result.measurement());
+  }
+  const int requeued = scheduler_->RemoveAgent(id);
+  if (verbose_) {
+    std::fprintf(stderr, "[server] %s disconnected; %d trial(s) requeued\n",
+                 id.c_str(), requeued);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace tunefleet::server

@@ -1,0 +1,42 @@
+// AgentService: the server end of the agent stream (proto/agent.proto).
+#ifndef TUNEFLEET_SERVER_AGENT_SERVICE_H_
+#define TUNEFLEET_SERVER_AGENT_SERVICE_H_
+
+#include <atomic>
+
+#include "proto/agent.grpc.pb.h"
+#include "server/job_manager.h"
+#include "server/scheduler.h"
+#include "server/store.h"
+
+namespace tunefleet::server {
+
+// Longest device key accepted in Hello.
+inline constexpr size_t kMaxDeviceKeyLength = 128;
+
+// Thread-safe: gRPC runs one Connect() per agent on its own thread.
+class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
+ public:
+  AgentServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs,
+                   bool verbose)
+      : store_(store), scheduler_(scheduler), jobs_(jobs), verbose_(verbose) {}
+
+  // Expects Hello first (else INVALID_ARGUMENT), registers the agent, then
+  // routes its results until the stream ends; its leases are requeued then.
+  grpc::Status Connect(grpc::ServerContext* context,
+                       AgentStream* stream) override;
+
+ private:
+  Store* store_;
+  Scheduler* scheduler_;
+  JobManager* jobs_;
+  bool verbose_;
+  std::atomic<int64_t> next_agent_{1};
+};
+
+// OK when a device key is 1..128 characters of [A-Za-z0-9._-].
+absl::Status ValidateDeviceKey(const std::string& key);
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_SERVER_AGENT_SERVICE_H_

@@ -1,0 +1,264 @@
+#include "server/job.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "server/status_macros.h"
+#include "server/trial_request.h"
+
+namespace tunefleet::server {
+
+using tunefleet::v1::Measurement;
+
+std::unique_ptr<search::SearchSpace> BuildSpace(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    const templates::DeviceLimits& limits) {
+  std::vector<search::KnobSpec> knobs;
+  for (const templates::Knob& k : tmpl.knobs()) {
+    knobs.push_back({k.name, k.values, k.size_like});
+  }
+  return std::make_unique<search::SearchSpace>(
+      std::move(knobs), [&tmpl, workload, limits](const std::vector<int64_t>& c) {
+        return tmpl.CheckConfig(c, workload, limits).ok();
+      });
+}
+
+Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
+         std::unique_ptr<search::SearchSpace> space, Store* store,
+         Scheduler* scheduler)
+    : id_(id),
+      spec_(std::move(spec)),
+      device_(std::move(device)),
+      space_(std::move(space)),
+      store_(store),
+      scheduler_(scheduler) {
+  progress_.set_job_id(id_);
+  progress_.set_state("queued");
+  progress_.set_trials_total(static_cast<uint32_t>(spec_.budget));
+  progress_.set_space_size(space_->valid_size());
+}
+
+Job::~Job() {
+  Cancel();
+  Join();
+}
+
+void Job::Start() { thread_ = std::thread([this] { Run(); }); }
+
+void Job::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Job::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+}
+
+bool Job::Final() const {
+  const std::string& s = progress_.state();
+  return s == "done" || s == "failed" || s == "cancelled";
+}
+
+void Job::OnReference(const Measurement& m) {
+  const double ns = m.error() == Measurement::OK ? MedianNs(m.times_ns()) : 0;
+  if (ns <= 0) {
+    std::fprintf(stderr, "[server] job %lld: reference kernel: %s %s\n",
+                 static_cast<long long>(id_),
+                 Measurement::Error_Name(m.error()).c_str(),
+                 m.error_message().c_str());
+    return;
+  }
+  (void)store_->SetJobReference(id_, ns);
+  absl::MutexLock lock(&mu_);
+  progress_.set_reference_time_ns(ns);
+  ++version_;
+}
+
+void Job::OnResult(int64_t trial_id, const Measurement& m) {
+  if (trial_id == reference_trial_id()) {
+    OnReference(m);
+    return;
+  }
+  double time_ns = 0, gflops = 0;
+  if (m.error() == Measurement::OK) {
+    time_ns = MedianNs(m.times_ns());
+    // FLOPs per ns is GFLOP/s.
+    gflops = time_ns > 0 ? spec_.tmpl->Flops(spec_.workload) / time_ns : 0;
+  }
+  Measurement stored = m;
+  if (m.error() == Measurement::OK && time_ns <= 0) {
+    stored.set_error(Measurement::RUNTIME_ERROR);
+    stored.set_error_message("agent reported OK without kernel times");
+  }
+  absl::StatusOr<bool> fresh =
+      store_->CompleteTrial(trial_id, stored, time_ns, gflops);
+  if (!fresh.ok()) {
+    std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
+                 static_cast<long long>(id_), static_cast<long long>(trial_id),
+                 std::string(fresh.status().message()).c_str());
+  }
+  if (!fresh.ok() || !*fresh) return;  // a repeated result counts once
+  absl::MutexLock lock(&mu_);
+  inbox_.push_back(Result{trial_id, std::move(stored)});
+}
+
+tunefleet::v1::JobProgress Job::Progress() {
+  absl::MutexLock lock(&mu_);
+  return progress_;
+}
+
+bool Job::WaitForUpdate(uint64_t* version, absl::Duration timeout,
+                        tunefleet::v1::JobProgress* out) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t seen = *version;
+  auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return version_ != seen;
+  };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) return false;
+  *version = version_;
+  *out = progress_;
+  return true;
+}
+
+void Job::Run() {
+  absl::Status status = Loop();
+  bool cancelled;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled = cancelled_;
+  }
+  scheduler_->CancelJob(id_);
+  if (!status.ok()) {
+    Finish("failed", std::string(status.message()));
+  } else {
+    Finish(cancelled ? "cancelled" : "done", "");
+  }
+}
+
+void Job::Finish(const std::string& state, const std::string& message) {
+  absl::Status s = store_->SetJobState(id_, state, message);
+  absl::MutexLock lock(&mu_);
+  progress_.set_state(state);
+  progress_.set_message(s.ok() ? message
+                               : absl::StrCat(message, "; store: ", s.message()));
+  ++version_;
+}
+
+absl::Status Job::Loop() {
+  TF_RETURN_IF_ERROR(store_->SetJobState(id_, "running", ""));
+  search::StrategyOptions options;
+  options.seed = spec_.seed;
+  options.xgb.seed = spec_.seed;
+  TF_ASSIGN_OR_RETURN(
+      std::unique_ptr<search::SearchStrategy> strategy,
+      search::MakeStrategy(spec_.strategy, *space_, std::move(options)));
+  {
+    absl::MutexLock lock(&mu_);
+    progress_.set_state("running");
+    ++version_;
+  }
+  if (spec_.measure_reference) {
+    // First in line: the baseline the tuned kernels are compared with.
+    auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+        BuildReferenceRequest(*spec_.tmpl, spec_.workload,
+                              reference_trial_id(), DefaultTimingPolicy()));
+    scheduler_->Enqueue({QueuedTrial{reference_trial_id(), id_,
+                                     spec_.priority + 1, spec_.device_key,
+                                     std::move(request)}});
+  }
+  bool exhausted = false;
+  while (true) {
+    std::vector<search::Observation> observations;
+    size_t outstanding = 0;
+    if (!Collect(&observations, &outstanding)) return absl::OkStatus();
+    strategy->Observe(observations);
+    const int64_t done = Done();
+    if (done >= spec_.budget) return absl::OkStatus();
+    if (exhausted && outstanding == 0) return absl::OkStatus();
+    const int64_t capacity = scheduler_->Capacity(spec_.device_key);
+    const int64_t in_flight = static_cast<int64_t>(outstanding);
+    const int64_t want = std::min(spec_.budget - done - in_flight,
+                                  capacity - in_flight);
+    if (want <= 0 || exhausted) continue;
+    std::vector<uint64_t> indices = strategy->Propose(static_cast<size_t>(want));
+    if (indices.empty()) {
+      exhausted = true;  // every valid config has been proposed
+      continue;
+    }
+    TF_RETURN_IF_ERROR(Dispatch(indices));
+  }
+}
+
+int64_t Job::Done() {
+  absl::MutexLock lock(&mu_);
+  return progress_.trials_done();
+}
+
+bool Job::Collect(std::vector<search::Observation>* observations,
+                  size_t* outstanding) {
+  absl::MutexLock lock(&mu_);
+  auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancelled_ || !inbox_.empty();
+  };
+  // The timeout re-reads capacity, so agents that connect later get work.
+  mu_.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(200));
+  if (cancelled_) return false;
+  std::vector<Result> results;
+  results.swap(inbox_);
+  for (const Result& r : results) {
+    auto it = outstanding_.find(r.trial_id);
+    if (it == outstanding_.end()) continue;
+    const Measurement& m = r.measurement;
+    const bool ok = m.error() == Measurement::OK;
+    const double time_ns = ok ? MedianNs(m.times_ns()) : 0;
+    observations->push_back({it->second, ok, time_ns});
+    (*progress_.mutable_errors())[Measurement::Error_Name(m.error())]++;
+    progress_.set_trials_done(progress_.trials_done() + 1);
+    if (ok && (!progress_.has_best() || time_ns < progress_.best().time_ns())) {
+      SetBest(r.trial_id, it->second, time_ns);
+    }
+    outstanding_.erase(it);
+  }
+  if (!results.empty()) ++version_;
+  *outstanding = outstanding_.size();
+  return true;
+}
+
+void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {
+  tunefleet::v1::Record* best = progress_.mutable_best();
+  best->set_trial_id(trial_id);
+  best->set_job_id(id_);
+  best->set_device_key(spec_.device_key);
+  *best->mutable_workload() = WorkloadToProto(spec_.workload);
+  best->set_workload_key(spec_.workload.Canonical());
+  best->set_template_name(std::string(spec_.tmpl->name()));
+  best->set_template_version(spec_.tmpl->version());
+  *best->mutable_config() = ConfigToProto(*spec_.tmpl, space_->Config(index));
+  best->set_error(Measurement::OK);
+  best->set_time_ns(time_ns);
+  best->set_gflops(spec_.tmpl->Flops(spec_.workload) / time_ns);
+}
+
+absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
+  std::vector<NewTrial> rows;
+  for (uint64_t i : indices) rows.push_back({i, space_->ConfigString(i)});
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                      store_->InsertTrials(id_, rows));
+  std::vector<QueuedTrial> queued;
+  {
+    absl::MutexLock lock(&mu_);
+    for (size_t t = 0; t < ids.size(); ++t) {
+      outstanding_[ids[t]] = indices[t];
+      auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+          BuildMeasureRequest(*spec_.tmpl, spec_.workload,
+                              space_->Config(indices[t]), ids[t],
+                              DefaultTimingPolicy()));
+      queued.push_back(QueuedTrial{ids[t], id_, spec_.priority,
+                                   spec_.device_key, std::move(request)});
+    }
+  }
+  scheduler_->Enqueue(std::move(queued));
+  return absl::OkStatus();
+}
+
+}  // namespace tunefleet::server

@@ -1,0 +1,100 @@
+// One tuning job: a search strategy over the task's space, driven in its own
+// thread. It proposes configs, writes their trial rows, queues them on the
+// scheduler, takes results as they arrive (writing each in one transaction)
+// and publishes progress until the trial budget is spent, the space runs
+// out, or it is cancelled.
+#ifndef TUNEFLEET_SERVER_JOB_H_
+#define TUNEFLEET_SERVER_JOB_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/tuning.pb.h"
+#include "search/space.h"
+#include "search/strategy.h"
+#include "server/scheduler.h"
+#include "server/store.h"
+
+namespace tunefleet::server {
+
+// Builds the search space of a task: the template's knobs under its
+// constraints for this workload and these device limits.
+std::unique_ptr<search::SearchSpace> BuildSpace(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    const templates::DeviceLimits& limits);
+
+// Thread-safe: OnResult() comes from agent streams, Progress() and
+// WaitForUpdate() from watchers, Cancel() from anyone.
+class Job {
+ public:
+  Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
+      std::unique_ptr<search::SearchSpace> space, Store* store,
+      Scheduler* scheduler);
+  ~Job();
+
+  int64_t id() const { return id_; }
+  // The id under which the job's naive reference kernel is measured; never
+  // a trial row (those ids are positive).
+  int64_t reference_trial_id() const { return -id_; }
+  const JobSpec& spec() const { return spec_; }
+  uint64_t space_size() const { return space_->valid_size(); }
+
+  void Start();
+  // Stops proposing, drops queued trials, ends the job as cancelled.
+  void Cancel();
+  // Blocks until the job thread has finished.
+  void Join();
+
+  // A result for one of this job's trials (written to the store here).
+  void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m);
+
+  tunefleet::v1::JobProgress Progress();
+  // Waits up to `timeout` for progress newer than `*version`; updates
+  // `*version` and returns true with the new progress in `*out`.
+  bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
+                     tunefleet::v1::JobProgress* out);
+
+ private:
+  struct Result {
+    int64_t trial_id;
+    tunefleet::v1::Measurement measurement;
+  };
+  void Run();
+  absl::Status Loop();
+  // Waits for results or cancellation; turns new results into
+  // observations and progress. False once cancelled.
+  bool Collect(std::vector<search::Observation>* observations,
+               size_t* outstanding);
+  void SetBest(int64_t trial_id, uint64_t index, double time_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t Done();
+  void OnReference(const tunefleet::v1::Measurement& m);
+  // Writes trial rows for these configs and queues them.
+  absl::Status Dispatch(const std::vector<uint64_t>& indices);
+  void Finish(const std::string& state, const std::string& message);
+  bool Final() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const int64_t id_;
+  const JobSpec spec_;
+  const tunefleet::v1::DeviceInfo device_;
+  const std::unique_ptr<search::SearchSpace> space_;
+  Store* const store_;
+  Scheduler* const scheduler_;
+  std::thread thread_;
+
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, uint64_t> outstanding_ ABSL_GUARDED_BY(mu_);  // trial -> index
+  tunefleet::v1::JobProgress progress_ ABSL_GUARDED_BY(mu_);
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_SERVER_JOB_H_

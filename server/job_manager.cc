@@ -1,0 +1,113 @@
+#include "server/job_manager.h"
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels_templates/registry.h"
+#include "search/strategy.h"
+#include "server/status_macros.h"
+#include "server/trial_request.h"
+
+namespace tunefleet::server {
+namespace {
+
+absl::Status AsInvalid(const absl::Status& s, absl::string_view field) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
+    const std::string& requested) {
+  if (!requested.empty()) return requested;
+  std::set<std::string> keys;
+  for (const auto& agent : scheduler_->Agents()) keys.insert(agent->key());
+  if (keys.size() == 1) return *keys.begin();
+  if (keys.empty()) {
+    return absl::FailedPreconditionError(
+        "device_key: none given and no agent is connected; start "
+        "tunefleet-agent --server HOST:PORT on a device first");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("device_key: none given and several keys are connected (",
+                   absl::StrJoin(keys, ", "), "); choose one"));
+}
+
+absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
+    const tunefleet::v1::SubmitJobRequest& request) {
+  absl::StatusOr<templates::Workload> workload =
+      WorkloadFromProto(request.workload());
+  if (!workload.ok()) return AsInvalid(workload.status(), "workload");
+  if (request.trials() < 1 || request.trials() > kMaxTrialsPerJob) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trials: must be between 1 and ", kMaxTrialsPerJob,
+                     ", got ", request.trials()));
+  }
+  const std::string strategy =
+      request.strategy().empty() ? "xgb" : request.strategy();
+  const std::vector<std::string> names = search::StrategyNames();
+  if (std::find(names.begin(), names.end(), strategy) == names.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("strategy: unknown '", strategy, "'; known: ",
+                     absl::StrJoin(names, ", ")));
+  }
+  absl::StatusOr<const templates::KernelTemplate*> tmpl =
+      templates::FindTemplate(workload->op(), request.template_name());
+  if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
+  if ((*tmpl)->op() != workload->op()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("template_name: ", (*tmpl)->name(), " runs ",
+                     (*tmpl)->op(), ", not ", workload->op()));
+  }
+  TF_ASSIGN_OR_RETURN(std::string key, ChooseDeviceKey(request.device_key()));
+  TF_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device, store_->GetDevice(key));
+  const templates::DeviceLimits limits = LimitsFromDeviceInfo(device);
+  if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
+    return AsInvalid(s, "workload");
+  }
+  std::unique_ptr<search::SearchSpace> space =
+      BuildSpace(**tmpl, *workload, limits);
+  if (space->valid_size() == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
+                     workload->Canonical(), " on device key ", key));
+  }
+  JobSpec spec{*workload, *tmpl, key, strategy,
+               static_cast<int64_t>(request.trials()), request.seed(),
+               request.priority(), !request.skip_reference()};
+  TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(spec));
+  auto job = std::make_shared<Job>(id, std::move(spec), std::move(device),
+                                   std::move(space), store_, scheduler_);
+  {
+    absl::MutexLock lock(&mu_);
+    jobs_[id] = job;
+  }
+  job->Start();
+  return job;
+}
+
+std::shared_ptr<Job> JobManager::Find(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+void JobManager::OnResult(int64_t job_id, int64_t trial_id,
+                          const tunefleet::v1::Measurement& measurement) {
+  if (std::shared_ptr<Job> job = Find(job_id)) {
+    job->OnResult(trial_id, measurement);
+  }
+}
+
+void JobManager::Shutdown() {
+  std::map<int64_t, std::shared_ptr<Job>> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    jobs.swap(jobs_);
+  }
+  for (auto& [id, job] : jobs) job->Cancel();
+  for (auto& [id, job] : jobs) job->Join();
+}
+
+}  // namespace tunefleet::server

@@ -1,0 +1,156 @@
+#include "server/scheduler.h"
+
+#include <algorithm>
+
+namespace tunefleet::server {
+
+void Scheduler::AddAgent(std::shared_ptr<AgentSession> agent) {
+  std::vector<Dispatch> out;
+  {
+    absl::MutexLock lock(&mu_);
+    const std::string key = agent->key();
+    const std::string id = agent->id();
+    agents_[id] = AgentSlot{std::move(agent), 0};
+    out = Assign(key);
+  }
+  Send(std::move(out));
+}
+
+int Scheduler::RemoveAgent(const std::string& agent_id) {
+  std::vector<Dispatch> out;
+  std::vector<int64_t> requeued;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = agents_.find(agent_id);
+    if (it == agents_.end()) return 0;
+    it->second.session->Close();
+    const std::string key = it->second.session->key();
+    agents_.erase(it);
+    std::deque<QueuedTrial>& queue = queues_[key];
+    for (auto l = leases_.begin(); l != leases_.end();) {
+      if (l->second.agent_id == agent_id) {
+        requeued.push_back(l->first);
+        queue.push_front(std::move(l->second.trial));
+        l = leases_.erase(l);
+      } else {
+        ++l;
+      }
+    }
+    out = Assign(key);
+  }
+  for (int64_t id : requeued) {
+    if (id > 0) (void)store_->RequeueTrial(id);
+  }
+  Send(std::move(out));
+  return static_cast<int>(requeued.size());
+}
+
+void Scheduler::Enqueue(std::vector<QueuedTrial> trials) {
+  std::vector<Dispatch> out;
+  {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> keys;
+    for (QueuedTrial& t : trials) {
+      keys.push_back(t.device_key);
+      queues_[t.device_key].push_back(std::move(t));
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (const std::string& key : keys) {
+      std::vector<Dispatch> d = Assign(key);
+      std::move(d.begin(), d.end(), std::back_inserter(out));
+    }
+  }
+  Send(std::move(out));
+}
+
+std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
+  std::optional<Lease> lease;
+  std::vector<Dispatch> out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = leases_.find(trial_id);
+    if (it == leases_.end()) return std::nullopt;
+    lease = std::move(it->second);
+    leases_.erase(it);
+    if (auto a = agents_.find(lease->agent_id); a != agents_.end()) {
+      --a->second.leased;
+    }
+    out = Assign(lease->trial.device_key);
+  }
+  Send(std::move(out));
+  return lease;
+}
+
+void Scheduler::CancelJob(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  for (auto& [key, queue] : queues_) {
+    std::erase_if(queue,
+                  [job_id](const QueuedTrial& t) { return t.job_id == job_id; });
+  }
+}
+
+uint32_t Scheduler::Capacity(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  uint32_t total = 0;
+  for (const auto& [id, slot] : agents_) {
+    if (slot.session->key() == key) total += slot.session->capacity();
+  }
+  return total;
+}
+
+std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<AgentSession>> out;
+  for (const auto& [id, slot] : agents_) out.push_back(slot.session);
+  return out;
+}
+
+size_t Scheduler::Queued(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = queues_.find(key);
+  return it == queues_.end() ? 0 : it->second.size();
+}
+
+std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
+  std::vector<Dispatch> out;
+  std::deque<QueuedTrial>& queue = queues_[key];
+  while (!queue.empty()) {
+    // The least loaded agent of the key with a free slot.
+    AgentSlot* free = nullptr;
+    for (auto& [id, slot] : agents_) {
+      if (slot.session->key() != key ||
+          slot.leased >= slot.session->capacity()) {
+        continue;
+      }
+      if (free == nullptr || slot.leased < free->leased) free = &slot;
+    }
+    if (free == nullptr) break;
+    // The oldest trial of the highest priority.
+    auto next = std::max_element(
+        queue.begin(), queue.end(),
+        [](const QueuedTrial& a, const QueuedTrial& b) {
+          return a.priority < b.priority;
+        });
+    ++free->leased;
+    leases_[next->trial_id] = Lease{*next, free->session->id()};
+    out.push_back(Dispatch{free->session, std::move(*next)});
+    queue.erase(next);
+  }
+  return out;
+}
+
+void Scheduler::Send(std::vector<Dispatch> dispatches) {
+  for (Dispatch& d : dispatches) {
+    if (d.trial.trial_id > 0) {
+      (void)store_->LeaseTrial(d.trial.trial_id, d.session->name());
+    }
+    tunefleet::v1::ServerMessage message;
+    *message.mutable_batch()->add_requests() = *d.trial.request;
+    // A failed send means the agent is going away: its call will
+    // RemoveAgent() and requeue this lease.
+    d.session->Send(message);
+  }
+}
+
+}  // namespace tunefleet::server

@@ -1,0 +1,98 @@
+#include "server/tuning_service.h"
+
+#include <map>
+
+namespace tunefleet::server {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+grpc::Status TuningServiceImpl::SubmitJob(
+    grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
+    tunefleet::v1::SubmitJobResponse* response) {
+  absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(*request);
+  if (!job.ok()) return ToGrpc(job.status());
+  response->set_job_id((*job)->id());
+  response->set_device_key((*job)->spec().device_key);
+  response->set_space_size((*job)->space_size());
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::WatchJob(
+    grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
+    grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
+  std::shared_ptr<Job> job = jobs_->Find(request->job_id());
+  if (job == nullptr) {
+    absl::StatusOr<JobRow> row = store_->GetJob(request->job_id());
+    if (!row.ok()) return ToGrpc(row.status());
+    absl::StatusOr<JobTally> tally = store_->TallyJob(row->id);
+    if (!tally.ok()) return ToGrpc(tally.status());
+    tunefleet::v1::JobProgress progress;
+    progress.set_job_id(row->id);
+    progress.set_state(row->state);
+    progress.set_message(row->message);
+    progress.set_trials_total(static_cast<uint32_t>(row->budget));
+    progress.set_reference_time_ns(row->reference_ns);
+    progress.set_trials_done(static_cast<uint32_t>(tally->done));
+    for (const auto& [code, count] : tally->errors) {
+      (*progress.mutable_errors())[code] = count;
+    }
+    if (tally->best) *progress.mutable_best() = *tally->best;
+    writer->Write(progress);
+    return grpc::Status::OK;
+  }
+  uint64_t version = 0;
+  tunefleet::v1::JobProgress progress = job->Progress();
+  if (!writer->Write(progress)) return grpc::Status::OK;
+  auto final = [](const tunefleet::v1::JobProgress& p) {
+    return p.state() == "done" || p.state() == "failed" ||
+           p.state() == "cancelled";
+  };
+  while (!final(progress) && !context->IsCancelled() && !stopping_) {
+    if (job->WaitForUpdate(&version, absl::Milliseconds(500), &progress) &&
+        !writer->Write(progress)) {
+      break;
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListDevices(
+    grpc::ServerContext*, const tunefleet::v1::ListDevicesRequest*,
+    tunefleet::v1::ListDevicesResponse* response) {
+  auto known = store_->ListDevices();
+  if (!known.ok()) return ToGrpc(known.status());
+  std::map<std::string, tunefleet::v1::DeviceStatus> by_key;
+  for (auto& [key, info] : *known) {
+    by_key[key].set_device_key(key);
+    *by_key[key].mutable_device() = info;
+  }
+  for (const auto& agent : scheduler_->Agents()) {
+    tunefleet::v1::DeviceStatus& s = by_key[agent->key()];
+    s.set_device_key(agent->key());
+    if (!s.has_device()) *s.mutable_device() = agent->device();
+    s.set_connected_agents(s.connected_agents() + 1);
+    s.add_agent_names(agent->name());
+  }
+  for (auto& [key, status] : by_key) *response->add_devices() = status;
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::QueryRecords(
+    grpc::ServerContext*, const tunefleet::v1::QueryRecordsRequest* request,
+    tunefleet::v1::QueryRecordsResponse* response) {
+  RecordFilter filter;
+  filter.op = request->op();
+  filter.device_key = request->device_key();
+  filter.job_id = request->job_id();
+  filter.best_only = request->best_only();
+  auto records = store_->QueryRecords(filter);
+  if (!records.ok()) return ToGrpc(records.status());
+  for (auto& r : *records) *response->add_records() = std::move(r);
+  return grpc::Status::OK;
+}
+
+}  // namespace tunefleet::server

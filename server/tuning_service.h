@@ -1,0 +1,53 @@
+// TuningService: the client API (proto/tuning.proto).
+#ifndef TUNEFLEET_SERVER_TUNING_SERVICE_H_
+#define TUNEFLEET_SERVER_TUNING_SERVICE_H_
+
+#include <atomic>
+
+#include "proto/tuning.grpc.pb.h"
+#include "server/job_manager.h"
+#include "server/scheduler.h"
+#include "server/store.h"
+
+namespace tunefleet::server {
+
+// Maps an absl::Status onto the gRPC status of the same code.
+grpc::Status ToGrpc(const absl::Status& status);
+
+// Thread-safe.
+class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
+ public:
+  TuningServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs)
+      : store_(store), scheduler_(scheduler), jobs_(jobs) {}
+
+  grpc::Status SubmitJob(grpc::ServerContext* context,
+                         const tunefleet::v1::SubmitJobRequest* request,
+                         tunefleet::v1::SubmitJobResponse* response) override;
+  // Streams progress on every change until the job ends; for a job of an
+  // earlier server run, sends its stored state once. NOT_FOUND if unknown.
+  grpc::Status WatchJob(
+      grpc::ServerContext* context,
+      const tunefleet::v1::WatchJobRequest* request,
+      grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) override;
+  grpc::Status ListDevices(
+      grpc::ServerContext* context,
+      const tunefleet::v1::ListDevicesRequest* request,
+      tunefleet::v1::ListDevicesResponse* response) override;
+  grpc::Status QueryRecords(
+      grpc::ServerContext* context,
+      const tunefleet::v1::QueryRecordsRequest* request,
+      tunefleet::v1::QueryRecordsResponse* response) override;
+
+  // Makes WatchJob calls return (server shutdown).
+  void Stop() { stopping_ = true; }
+
+ private:
+  Store* store_;
+  Scheduler* scheduler_;
+  JobManager* jobs_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_SERVER_TUNING_SERVICE_H_

@@ -1,0 +1,159 @@
+#include "server/store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
+
+namespace tunefleet::server {
+namespace {
+
+using tunefleet::v1::Measurement;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/store_test_" +
+            std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            ".db";
+    std::filesystem::remove(path_);
+    auto store = Store::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    tunefleet::v1::DeviceInfo info;
+    info.set_device_name("Test GPU");
+    info.set_vendor("Acme");
+    ASSERT_TRUE(store_->UpsertDevice("test-gpu", info).ok());
+  }
+
+  int64_t MakeJob(int64_t budget = 10) {
+    JobSpec spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                 *templates::FindTemplate("gemm", ""),
+                 "test-gpu",
+                 "random",
+                 budget,
+                 1,
+                 0};
+    auto id = store_->CreateJob(spec);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return *id;
+  }
+
+  static Measurement Ok(double ns) {
+    Measurement m;
+    m.set_error(Measurement::OK);
+    m.add_times_ns(ns);
+    return m;
+  }
+
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, CreatesFileWithOwnerOnlyModeAndWal) {
+  struct stat st;
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  auto device = store_->GetDevice("test-gpu");
+  ASSERT_TRUE(device.ok());
+  EXPECT_EQ(device->vendor(), "Acme");
+  EXPECT_EQ(store_->GetDevice("nope").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
+  const int64_t job = MakeJob();
+  auto ids = store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}});
+  ASSERT_TRUE(ids.ok());
+  ASSERT_EQ(ids->size(), 2u);
+  ASSERT_TRUE(store_->LeaseTrial((*ids)[0], "agent-1").ok());
+  auto first = store_->CompleteTrial((*ids)[0], Ok(100), 100, 1.0);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(*first);
+  // A repeated (or late) result changes nothing.
+  auto again = store_->CompleteTrial((*ids)[0], Ok(5), 5, 9.0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  auto tally = store_->TallyJob(job);
+  ASSERT_TRUE(tally.ok());
+  EXPECT_EQ(tally->done, 1);
+  ASSERT_TRUE(tally->best.has_value());
+  EXPECT_DOUBLE_EQ(tally->best->time_ns(), 100);
+  // The same config twice in one job is refused, and nothing is written.
+  EXPECT_FALSE(store_->InsertTrials(job, {{3, "a=3"}, {1, "a=1"}}).ok());
+  auto states = store_->TrialStates(job);
+  ASSERT_TRUE(states.ok());
+  EXPECT_EQ((*states)["done"], 1);
+  EXPECT_EQ((*states)["pending"], 1);
+}
+
+TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
+  const int64_t job = MakeJob();
+  auto ids = *store_->InsertTrials(job, {{1, "MWG=16"}, {2, "MWG=32"}, {3, "MWG=64"}});
+  Measurement wrong;
+  wrong.set_error(Measurement::WRONG_ANSWER);
+  wrong.add_times_ns(1);  // fast but wrong: never the best
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], wrong, 0, 0).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[1], Ok(300), 300, 3).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[2], Ok(200), 200, 4).ok());
+  RecordFilter best;
+  best.best_only = true;
+  auto records = store_->QueryRecords(best);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].trial_id(), ids[2]);
+  EXPECT_EQ((*records)[0].workload_key(), "gemm M=8 N=8 K=8 fp32");
+  EXPECT_EQ((*records)[0].config().knobs(0).name(), "MWG");
+  EXPECT_EQ((*records)[0].config().knobs(0).value(), 64);
+  RecordFilter all;
+  auto every = store_->QueryRecords(all);
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->size(), 3u);
+  all.op = "conv2d";
+  EXPECT_TRUE(store_->QueryRecords(all)->empty());
+}
+
+TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
+  const int64_t job = MakeJob();
+  auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}, {3, "a=3"}});
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
+  ASSERT_TRUE(store_->SetJobState(job, "cancelled", "stopped").ok());
+  RecordFilter filter;
+  filter.job_id = job;
+  auto records = *store_->QueryRecords(filter);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].error(), Measurement::OK);
+  EXPECT_EQ(records[1].error(), Measurement::CANCELLED);
+  EXPECT_EQ(records[2].error(), Measurement::CANCELLED);
+  auto row = store_->GetJob(job);
+  ASSERT_TRUE(row.ok());
+  EXPECT_EQ(row->state, "cancelled");
+  EXPECT_EQ(row->message, "stopped");
+}
+
+TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
+  const int64_t job = MakeJob();
+  auto ids = *store_->InsertTrials(job, {{1, "a=1"}});
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  store_.reset();
+  auto reopened = Store::Open(path_);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->TallyJob(job)->done, 1);
+  reopened->reset();
+  {
+    auto db = Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("PRAGMA user_version = 99").ok());
+  }
+  auto newer = Store::Open(path_);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tunefleet::server

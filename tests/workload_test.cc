@@ -1,0 +1,122 @@
+#include "kernels_templates/workload.h"
+
+#include "gtest/gtest.h"
+#include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/registry.h"
+
+namespace tunefleet::templates {
+namespace {
+
+TEST(Workload, ParsesAndCanonicalises) {
+  auto w = Workload::Parse("gemm", "K=7, N=5,M=3");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->Canonical(), "gemm M=3 N=5 K=7 fp32");
+  EXPECT_EQ(w->ShapeString(), "M=3,N=5,K=7");
+  EXPECT_EQ(w->dim("K"), 7);
+  EXPECT_EQ(w->dim("X"), 0);
+  EXPECT_EQ(w->Hash().size(), 16u);
+  EXPECT_EQ(w->Hash(), Workload::Parse("gemm", "M=3 N=5 K=7")->Hash());
+  EXPECT_NE(w->Hash(), Workload::Parse("gemm", "M=3,N=5,K=8")->Hash());
+}
+
+TEST(Workload, RejectsBadShapesNamingTheField) {
+  struct Case {
+    const char* op;
+    const char* shape;
+    const char* expect;
+  };
+  for (const Case& c : {
+           Case{"gemm", "M=0,N=5,K=7", "dim M must be between 1"},
+           Case{"gemm", "M=3,N=-5,K=7", "dim N must be between 1"},
+           Case{"gemm", "M=3,N=5,K=4294967296", "dim K must be between 1"},
+           Case{"gemm", "M=3,N=5", "missing dim K"},
+           Case{"gemm", "M=3,N=5,K=7,Q=1", "no dim 'Q'"},
+           Case{"gemm", "M=3,M=4,N=5,K=7", "given more than once"},
+           Case{"gemm", "M=3,N=five,K=7", "non-integer value 'five'"},
+           Case{"gemm", "M3,N=5,K=7", "bad shape token 'M3'"},
+           Case{"gemm", "", "empty shape"},
+           Case{"conv9d", "M=1", "unknown op 'conv9d'"},
+       }) {
+    auto w = Workload::Parse(c.op, c.shape);
+    ASSERT_FALSE(w.ok()) << c.shape;
+    EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().message().find(c.expect), absl::string_view::npos)
+        << c.shape << " -> " << w.status();
+  }
+}
+
+TEST(Fnv1a, MatchesPublishedVectors) {
+  // Test vectors of the FNV-1a 64-bit hash (Fowler/Noll/Vo reference).
+  EXPECT_EQ(Fnv1aHex(""), "cbf29ce484222325");
+  EXPECT_EQ(Fnv1aHex("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(Fnv1aHex("foobar"), "85944171f73967e8");
+}
+
+TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
+  GemmTemplate gemm;
+  auto c = gemm.ParseConfig(
+      "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(gemm.ConfigString(*c),
+            "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+  EXPECT_FALSE(gemm.ParseConfig("MWG=64").ok());  // missing knobs
+  auto bad = gemm.ParseConfig(
+      "MWG=48,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("MWG=48 is outside"),
+            absl::string_view::npos);
+}
+
+TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
+  GemmTemplate gemm;
+  const Workload w = *Workload::Parse("gemm", "M=64,N=64,K=64");
+  DeviceLimits small{64, {64, 64, 64}, 4096, 1 << 30, 1};
+  // 16x16 work-items: too many for a 64-item device.
+  auto big_group = *gemm.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
+  auto s = gemm.CheckConfig(big_group, w, small);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("work-group size"), absl::string_view::npos);
+  // 2 tiles of 32x64 floats = 16 KiB of local memory: over 4 KiB.
+  auto big_local = *gemm.ParseConfig(
+      "MWG=64,NWG=64,KWG=32,MWI=8,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1");
+  s = gemm.CheckConfig(big_local, w, small);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("local memory"), absl::string_view::npos);
+  auto vw = *gemm.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1");
+  EXPECT_FALSE(gemm.CheckConfig(vw, w, small).ok());  // VW must divide NWI
+  auto ok = *gemm.ParseConfig(
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2");
+  EXPECT_TRUE(gemm.CheckConfig(ok, w, small).ok());
+}
+
+TEST(GemmTemplate, GeometryCoversEveryElement) {
+  GemmTemplate gemm;
+  auto c = *gemm.ParseConfig(
+      "MWG=32,NWG=64,KWG=8,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1");
+  const Workload w = *Workload::Parse("gemm", "M=33,N=65,K=9");
+  LaunchDesc l = gemm.Launch(c, w);
+  // Work-groups of 8 (N) x 8 (M) work-items; ceil(65/64)=2 by ceil(33/32)=2.
+  EXPECT_EQ(l.local, (std::vector<uint64_t>{8, 8}));
+  EXPECT_EQ(l.global, (std::vector<uint64_t>{16, 16}));
+  EXPECT_NE(l.build_options.find("-DEDGE_M=1"), std::string::npos);
+  EXPECT_NE(l.build_options.find("-DEDGE_N=1"), std::string::npos);
+  EXPECT_EQ(gemm.Flops(w), 2.0 * 33 * 65 * 9);
+}
+
+TEST(Registry, FindsByOpAndNameAndRejectsDuplicates) {
+  auto by_op = FindTemplate("gemm", "");
+  ASSERT_TRUE(by_op.ok());
+  EXPECT_EQ((*by_op)->name(), "gemm_tiled");
+  EXPECT_TRUE(FindTemplate("", "gemm_tiled").ok());
+  auto missing = FindTemplate("gemm", "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("gemm_tiled"),
+            absl::string_view::npos);
+  EXPECT_EQ(RegisterTemplate(std::make_unique<GemmTemplate>()).code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace tunefleet::templates
