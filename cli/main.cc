@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "cli/common.h"
 #include "cli/emit_command.h"
+#include "cli/measure_command.h"
 #include "cli/query_command.h"
 #include "cli/tune_command.h"
 
@@ -18,16 +19,19 @@ int main(int argc, char** argv) {
       "measurement in one database.\n"
       "  tunefleet tune --op gemm --shape M=512,N=512,K=512 --trials 100\n"
       "  tunefleet query --db tunefleet.db\n"
-      "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/"};
+      "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/\n"
+      "  tunefleet measure --shape M=64,N=64,K=64 --config reference"};
   app.require_subcommand(1);
   tunefleet::cli::TuneOptions tune;
   tunefleet::cli::QueryOptions query;
   tunefleet::cli::DevicesOptions devices;
   tunefleet::cli::EmitOptions emit;
+  tunefleet::cli::MeasureOptions measure;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
   CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
+  CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app, measure);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -42,5 +46,6 @@ int main(int argc, char** argv) {
   if (*query_cmd) return tunefleet::cli::RunQuery(query);
   if (*devices_cmd) return tunefleet::cli::RunDevices(devices);
   if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
+  if (*measure_cmd) return tunefleet::cli::RunMeasure(measure);
   return tunefleet::cli::kExitBadInput;
 }

@@ -13,6 +13,7 @@
 #include "cli/embedded.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
+#include "search/strategy.h"
 #include "server/trial_request.h"
 
 namespace tunefleet::cli {
@@ -170,7 +171,9 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
   cmd->add_flag("--skip-reference", o.skip_reference,
                 "do not time the naive reference kernel");
-  cmd->add_flag("--json", o.json, "print one JSON object on stdout");
+  cmd->add_flag("--json", o.json,
+                "print one JSON object on stdout (progress stays on stderr)");
+  cmd->add_flag("--quiet", o.quiet, "no progress on stderr");
   cmd->add_flag("--verbose", o.verbose, "log server and agent events");
   return cmd;
 }
@@ -180,6 +183,14 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<templates::Workload> workload =
       templates::Workload::Parse(o.op, o.shape);
   if (!workload.ok()) return ReportError("tune", workload.status());
+  const std::vector<std::string> strategies = search::StrategyNames();
+  if (std::find(strategies.begin(), strategies.end(), o.strategy) ==
+      strategies.end()) {
+    return ReportError(
+        "tune", absl::InvalidArgumentError(absl::StrCat(
+                    "unknown strategy '", o.strategy,
+                    "'; known: ", absl::StrJoin(strategies, ", "))));
+  }
 
   std::unique_ptr<EmbeddedFleet> fleet;
   std::string address = o.server;
@@ -215,7 +226,7 @@ int RunTune(const TuneOptions& o) {
     absl::Status s = FromGrpc(stub->SubmitJob(&context, request, &submitted));
     if (!s.ok()) return ReportError("tune", s);
   }
-  if (!o.json) {
+  if (!o.quiet) {
     std::fprintf(stderr, "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
                  "%llu configs in the search space\n",
                  static_cast<long long>(submitted.job_id()),
@@ -229,7 +240,7 @@ int RunTune(const TuneOptions& o) {
   watch.set_job_id(submitted.job_id());
   auto reader = stub->WatchJob(&watch_context, watch);
   JobProgress progress, last;
-  ProgressPrinter printer(o.json);
+  ProgressPrinter printer(o.quiet);
   while (reader->Read(&progress)) {
     printer.Update(progress);
     last = progress;

@@ -24,6 +24,7 @@ struct TuneOptions {
   int device = 0;
   bool skip_reference = false;
   bool json = false;
+  bool quiet = false;  // no progress lines on stderr
   bool verbose = false;
 };
 

@@ -11,7 +11,7 @@
 // Shape class defines (computed by the host from the workload):
 //   EDGE_M, EDGE_N  1 when M % MWG != 0 / N % NWG != 0: out-of-range rows
 //                   and columns read clamped indices and are never stored.
-// Partial K tiles run in a separate tail loop, so K needs no divisibility.
+// The last K tile may be partial, so K needs no divisibility.
 //
 // Work-item (tx, ty) of a work-group owns rows  m = m0 + i*MDIMC + ty
 // and column vectors n = n0 + (j*NDIMC + tx)*VW .. +VW-1, a strided layout
@@ -42,11 +42,19 @@ typedef float8 floatv;
 #error "VW must be 1, 2, 4 or 8"
 #endif
 
+// Lane i of a vector, without taking its address (private arrays of
+// vectors trip some compilers when work-groups are large).
 inline float element(floatv v, int i) {
 #if VW == 1
   return v;
+#elif VW == 2
+  return i == 0 ? v.s0 : v.s1;
+#elif VW == 4
+  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
 #else
-  return ((float*)&v)[i];
+  const float4 quad = i < 4 ? v.lo : v.hi;
+  const int j = i & 3;
+  return j < 2 ? (j == 0 ? quad.s0 : quad.s1) : (j == 2 ? quad.s2 : quad.s3);
 #endif
 }
 
@@ -58,12 +66,19 @@ inline floatv load_row_vector(const __global float* restrict p, int row,
   const __global float* r = p + (size_t)row * cols;
 #if EDGE_N
   if (n + VW > cols) {
+    const int last = cols - 1;
 #if VW == 1
-    return r[min(n, cols - 1)];
+    return r[min(n, last)];
+#elif VW == 2
+    return (float2)(r[min(n, last)], r[min(n + 1, last)]);
+#elif VW == 4
+    return (float4)(r[min(n, last)], r[min(n + 1, last)], r[min(n + 2, last)],
+                    r[min(n + 3, last)]);
 #else
-    float t[VW];
-    for (int v = 0; v < VW; ++v) t[v] = r[min(n + v, cols - 1)];
-    return VLOAD(t);
+    return (float8)(r[min(n, last)], r[min(n + 1, last)], r[min(n + 2, last)],
+                    r[min(n + 3, last)], r[min(n + 4, last)],
+                    r[min(n + 5, last)], r[min(n + 6, last)],
+                    r[min(n + 7, last)]);
 #endif
   }
 #endif
@@ -164,34 +179,32 @@ void gemm(const int M, const int N, const int K,
   for (int i = 0; i < MWI; ++i)
     for (int j = 0; j < NVEC; ++j) acc[i][j] = (floatv)(0.0f);
 
-  const int full_tiles = K / KWG;
-  for (int t = 0; t < full_tiles; ++t) {
+  // One loop over K tiles; the last may be partial. Barriers stay at loop
+  // level (never inside a conditional), which every OpenCL compiler
+  // handles, PoCL's work-item loops included.
+  const int tiles = (K + KWG - 1) / KWG;
+  for (int t = 0; t < tiles; ++t) {
     const int k0 = t * KWG;
+    const int kcount = min(KWG, K - k0);
 #if SA || SB
-    stage_tiles(A, B, As, Bs, M, N, K, m0, n0, k0, KWG, lid);
+    stage_tiles(A, B, As, Bs, M, N, K, m0, n0, k0, kcount, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-    for (int k = 0; k < KWG; k += KUNROLL) {
+    if (kcount == KWG) {
+      for (int k = 0; k < KWG; k += KUNROLL) {
 #pragma unroll
-      for (int u = 0; u < KUNROLL; ++u) {
-        multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k + u, tx, ty, acc);
+        for (int u = 0; u < KUNROLL; ++u) {
+          multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k + u, tx, ty, acc);
+        }
+      }
+    } else {
+      for (int k = 0; k < kcount; ++k) {
+        multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k, tx, ty, acc);
       }
     }
 #if SA || SB
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-  }
-
-  const int k0 = full_tiles * KWG;
-  const int tail = K - k0;
-  if (tail > 0) {
-#if SA || SB
-    stage_tiles(A, B, As, Bs, M, N, K, m0, n0, k0, tail, lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-    for (int k = 0; k < tail; ++k) {
-      multiply_step(A, B, As, Bs, arow, bcol, N, K, k0, k, tx, ty, acc);
-    }
   }
 
   for (int i = 0; i < MWI; ++i) {

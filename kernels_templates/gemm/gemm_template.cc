@@ -68,9 +68,9 @@ absl::Status GemmTemplate::CheckWorkload(const Workload& w,
 absl::Status GemmTemplate::CheckConfig(const KnobValues& config,
                                        const Workload& w,
                                        const DeviceLimits& limits) const {
-  if (config.size() != knobs_.size()) {
+  if (config.size() != knobs().size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "config has ", config.size(), " values, template has ", knobs_.size(),
+        "config has ", config.size(), " values, template has ", knobs().size(),
         " knobs"));
   }
   const char* why = tunefleet_gemm::GemmCheck(ToGemmKnobs(config),

@@ -1,0 +1,28 @@
+// `tunefleet measure`: runs one config of a template on this machine's
+// OpenCL device (no server, no database) and prints the measurement: for
+// checking a config by hand or reproducing a trial's error.
+#ifndef TUNEFLEET_CLI_MEASURE_COMMAND_H_
+#define TUNEFLEET_CLI_MEASURE_COMMAND_H_
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace tunefleet::cli {
+
+struct MeasureOptions {
+  std::string op = "gemm";
+  std::string shape;
+  std::string template_name;
+  std::string config;  // "MWG=64,..."; "reference" times the naive kernel
+  int platform = 0;
+  int device = 0;
+  bool json = false;
+};
+
+CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& options);
+int RunMeasure(const MeasureOptions& options);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_MEASURE_COMMAND_H_

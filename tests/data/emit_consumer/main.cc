@@ -1,0 +1,68 @@
+// Runs tunefleet_tuned::Gemm on the first OpenCL device for the shapes on
+// the command line (MxNxK ...) and checks each result against a host
+// reference computed in double precision. Prints one line per shape:
+//   <M>x<N>x<K> <shape_match> <device_match> <max_rel_error> <config>
+// Exit code 0 when every result matches.
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "tunefleet_tuned.h"
+
+int main(int argc, char** argv) {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
+  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  if (err != CL_SUCCESS) return 3;
+  int failures = 0;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int i = 1; i < argc; ++i) {
+    int m, n, k;
+    if (std::sscanf(argv[i], "%dx%dx%d", &m, &n, &k) != 3) return 2;
+    std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n);
+    for (float& x : a) x = dist(rng);
+    for (float& x : b) x = dist(rng);
+    cl_mem da = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR | CL_MEM_READ_ONLY,
+                               a.size() * 4, a.data(), &err);
+    cl_mem db = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR | CL_MEM_READ_ONLY,
+                               b.size() * 4, b.data(), &err);
+    cl_mem dc = clCreateBuffer(context, CL_MEM_WRITE_ONLY, c.size() * 4,
+                               nullptr, &err);
+    err = tunefleet_tuned::Gemm(queue, m, n, k, da, db, dc);
+    if (err == CL_SUCCESS) {
+      err = clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, c.size() * 4, c.data(),
+                                0, nullptr, nullptr);
+    }
+    double worst = 0, scale = 1e-30;
+    for (int r = 0; r < m; ++r) {
+      for (int col = 0; col < n; ++col) {
+        double sum = 0;
+        for (int q = 0; q < k; ++q) sum += double(a[size_t(r) * k + q]) * b[size_t(q) * n + col];
+        scale = std::fmax(scale, std::fabs(sum));
+        worst = std::fmax(worst, std::fabs(sum - c[size_t(r) * n + col]));
+      }
+    }
+    const double rel = err == CL_SUCCESS ? worst / scale : INFINITY;
+    const tunefleet_tuned::GemmChoice choice =
+        tunefleet_tuned::DescribeGemm(device, m, n, k);
+    std::printf("%dx%dx%d %s %s %g %s\n", m, n, k, choice.shape_match.c_str(),
+                choice.device_match.c_str(), rel, choice.config.c_str());
+    if (!(rel < 1e-4)) ++failures;
+    clReleaseMemObject(da);
+    clReleaseMemObject(db);
+    clReleaseMemObject(dc);
+  }
+  if (tunefleet_tuned::Gemm(queue, 0, 4, 4, nullptr, nullptr, nullptr) !=
+      CL_INVALID_VALUE) {
+    ++failures;
+  }
+  tunefleet_tuned::ReleaseCachedPrograms();
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return failures == 0 ? 0 : 1;
+}

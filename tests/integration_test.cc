@@ -1,0 +1,275 @@
+// A real tunefleet-server and a real agent on PoCL, talking gRPC on
+// loopback, with a real SQLite file.
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "device_agent/agent.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/registry.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/server.h"
+#include "server/trial_request.h"
+
+namespace tunefleet {
+namespace {
+
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::Measurement;
+
+// The GEMM template plus a FAULT knob: 1 breaks compilation, 2 makes every
+// result wrong by one. For tests of error handling through the whole path.
+class FaultyGemm : public templates::GemmTemplate {
+ public:
+  FaultyGemm() : knobs_(GemmTemplate::knobs()) {
+    // Narrow the space so the faults come up within a few trials.
+    for (auto& k : knobs_) {
+      if (k.name == "MWG" || k.name == "NWG") k.values = {16, 32};
+      if (k.name == "KWG") k.values = {8};
+    }
+    knobs_.push_back({"FAULT", {0, 1, 2}, false});
+    source_ = absl::StrCat(
+        "#if FAULT == 1\n#error deliberate compile error\n#endif\n"
+        "#if FAULT == 2\n#define mad(a, b, c) ((a) * (b) + (c) + 1.0f)\n"
+        "#endif\n",
+        templates::GemmSource());
+  }
+  absl::string_view name() const override { return "gemm_faulty"; }
+  const std::vector<templates::Knob>& knobs() const override { return knobs_; }
+  absl::string_view source() const override { return source_; }
+  templates::LaunchDesc Launch(const templates::KnobValues& config,
+                               const templates::Workload& w) const override {
+    templates::LaunchDesc l = GemmTemplate::Launch(config, w);
+    l.source = source_;
+    l.build_options += absl::StrCat(" -DFAULT=", config.back());
+    return l;
+  }
+
+ private:
+  std::vector<templates::Knob> knobs_;
+  std::string source_;
+};
+
+class Fleet : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    (void)templates::RegisterTemplate(std::make_unique<FaultyGemm>());
+    db_path_ = ::testing::TempDir() + "/integration_" +
+               std::to_string(getpid()) + ".db";
+    std::filesystem::remove(db_path_);
+    server::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.db_path = db_path_;
+    options.verbose = false;
+    auto server = server::Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+
+    auto device = agent::OpenDevice(0, 0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    auto measurer = agent::Measurer::Create(*std::move(device));
+    ASSERT_TRUE(measurer.ok()) << measurer.status();
+    agent::AgentOptions agent_options;
+    agent_options.server = server_->address();
+    agent_options.device_key = "pocl-test";
+    agent_options.verbose = false;
+    agent_ = std::make_unique<agent::Agent>(agent_options,
+                                            *std::move(measurer));
+    agent_thread_ = std::thread([] { agent_->Run(); });
+    for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(server_->scheduler().Capacity("pocl-test"), 0u);
+    stub_ = tunefleet::v1::TuningService::NewStub(cli::Dial(server_->address()));
+  }
+
+  static void TearDownTestSuite() {
+    stub_.reset();
+    server_->Shutdown();
+    agent_->Stop();
+    agent_thread_.join();
+    agent_.reset();
+    server_.reset();
+  }
+
+  static tunefleet::v1::SubmitJobRequest Request(const std::string& shape,
+                                                 uint32_t trials) {
+    tunefleet::v1::SubmitJobRequest r;
+    *r.mutable_workload() =
+        server::WorkloadToProto(*templates::Workload::Parse("gemm", shape));
+    r.set_trials(trials);
+    r.set_strategy("xgb");
+    r.set_seed(5);
+    return r;
+  }
+
+  static grpc::Status Submit(const tunefleet::v1::SubmitJobRequest& r,
+                             tunefleet::v1::SubmitJobResponse* out) {
+    grpc::ClientContext context;
+    return stub_->SubmitJob(&context, r, out);
+  }
+
+  // Watches a job to its end; returns the last progress.
+  static JobProgress Watch(int64_t job_id) {
+    grpc::ClientContext context;
+    tunefleet::v1::WatchJobRequest w;
+    w.set_job_id(job_id);
+    auto reader = stub_->WatchJob(&context, w);
+    JobProgress p, last;
+    while (reader->Read(&p)) last = p;
+    EXPECT_TRUE(reader->Finish().ok());
+    return last;
+  }
+
+  static std::vector<tunefleet::v1::Record> Records(int64_t job_id,
+                                                    bool best_only) {
+    server::RecordFilter f;
+    f.job_id = job_id;
+    f.best_only = best_only;
+    auto records = server_->store().QueryRecords(f);
+    EXPECT_TRUE(records.ok()) << records.status();
+    return records.ok() ? *records : std::vector<tunefleet::v1::Record>{};
+  }
+
+  static std::string db_path_;
+  static std::unique_ptr<server::Server> server_;
+  static std::unique_ptr<agent::Agent> agent_;
+  static std::thread agent_thread_;
+  static std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
+};
+
+std::string Fleet::db_path_;
+std::unique_ptr<server::Server> Fleet::server_;
+std::unique_ptr<agent::Agent> Fleet::agent_;
+std::thread Fleet::agent_thread_;
+std::unique_ptr<tunefleet::v1::TuningService::Stub> Fleet::stub_;
+
+TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
+  tunefleet::v1::SubmitJobResponse submitted;
+  ASSERT_TRUE(Submit(Request("M=96,N=80,K=72", 40), &submitted).ok());
+  EXPECT_EQ(submitted.device_key(), "pocl-test");
+  EXPECT_GT(submitted.space_size(), 40u);
+  JobProgress last = Watch(submitted.job_id());
+  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.trials_done(), 40u);
+  ASSERT_TRUE(last.has_best());
+  EXPECT_GT(last.best().gflops(), 0);
+  EXPECT_GT(last.reference_time_ns(), 0);
+
+  std::vector<tunefleet::v1::Record> all = Records(submitted.job_id(), false);
+  ASSERT_EQ(all.size(), 40u);
+  std::set<std::string> configs;
+  for (const auto& r : all) {
+    EXPECT_NE(r.error(), Measurement::ERROR_UNSPECIFIED);
+    configs.insert(cli::ConfigText(r.config()));
+  }
+  EXPECT_EQ(configs.size(), 40u) << "a config was measured twice";
+  std::vector<tunefleet::v1::Record> best = Records(submitted.job_id(), true);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].error(), Measurement::OK);  // OK means it verified
+  EXPECT_EQ(best[0].trial_id(), last.best().trial_id());
+  EXPECT_DOUBLE_EQ(best[0].time_ns(), last.best().time_ns());
+  for (const auto& r : all) {
+    if (r.error() == Measurement::OK) EXPECT_GE(r.time_ns(), best[0].time_ns());
+  }
+  auto job = server_->store().GetJob(submitted.job_id());
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, "done");
+  EXPECT_GT(job->reference_ns, best[0].time_ns())
+      << "the tuned kernel should beat the naive reference";
+}
+
+TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
+  auto jobs_before = server_->store().QueryRecords({});
+  ASSERT_TRUE(jobs_before.ok());
+  struct Case {
+    std::function<void(tunefleet::v1::SubmitJobRequest&)> edit;
+    grpc::StatusCode code;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& r) { r.mutable_workload()->mutable_dims(0)->set_value(0); },
+       grpc::StatusCode::INVALID_ARGUMENT, "dim M must be between 1"},
+      {[](auto& r) { r.mutable_workload()->mutable_dims(2)->set_value(-4); },
+       grpc::StatusCode::INVALID_ARGUMENT, "dim K must be between 1"},
+      {[](auto& r) { r.set_trials(0); }, grpc::StatusCode::INVALID_ARGUMENT,
+       "trials: must be between 1"},
+      {[](auto& r) { r.set_strategy("guess"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "strategy: unknown 'guess'"},
+      {[](auto& r) { r.set_template_name("nope"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "template_name"},
+      {[](auto& r) { r.set_device_key("never-seen"); },
+       grpc::StatusCode::NOT_FOUND, "never-seen"},
+      {[](auto& r) { r.mutable_workload()->set_op("conv9d"); },
+       grpc::StatusCode::INVALID_ARGUMENT, "unknown op 'conv9d'"},
+  };
+  for (const Case& c : cases) {
+    tunefleet::v1::SubmitJobRequest r = Request("M=8,N=8,K=8", 5);
+    c.edit(r);
+    tunefleet::v1::SubmitJobResponse out;
+    grpc::Status s = Submit(r, &out);
+    EXPECT_EQ(s.error_code(), c.code) << c.message << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message), std::string::npos)
+        << s.error_message();
+  }
+  // No job row was created by any refused request.
+  tunefleet::v1::SubmitJobResponse probe;
+  ASSERT_TRUE(Submit(Request("M=8,N=8,K=8", 1), &probe).ok());
+  Watch(probe.job_id());
+  for (int64_t id = 1; id < probe.job_id(); ++id) {
+    auto job = server_->store().GetJob(id);
+    ASSERT_TRUE(job.ok()) << "job ids have gaps: " << id;
+    EXPECT_NE(job->workload, "gemm M=0 N=8 K=8 fp32");
+  }
+}
+
+TEST_F(Fleet, CompileErrorsAndWrongAnswersAreRecordedNotFatal) {
+  tunefleet::v1::SubmitJobRequest r = Request("M=33,N=17,K=9", 24);
+  r.set_template_name("gemm_faulty");
+  r.set_strategy("random");
+  tunefleet::v1::SubmitJobResponse submitted;
+  grpc::Status submit = Submit(r, &submitted);
+  ASSERT_TRUE(submit.ok()) << submit.error_message();
+  JobProgress last = Watch(submitted.job_id());
+  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.trials_done(), 24u);
+  EXPECT_GT(last.errors().at("COMPILE_ERROR"), 0u);
+  EXPECT_GT(last.errors().at("WRONG_ANSWER"), 0u);
+  EXPECT_GT(last.errors().at("OK"), 0u);
+  for (const auto& rec : Records(submitted.job_id(), false)) {
+    const int64_t fault = rec.config().knobs(9).value();
+    const Measurement::Error expect =
+        fault == 0 ? Measurement::OK
+                   : (fault == 1 ? Measurement::COMPILE_ERROR
+                                 : Measurement::WRONG_ANSWER);
+    EXPECT_EQ(rec.error(), expect) << cli::ConfigText(rec.config());
+  }
+  // The best can only be a correct config.
+  auto best = Records(submitted.job_id(), true);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config().knobs(9).value(), 0);
+  // And the agent still serves: a normal job right after runs cleanly.
+  tunefleet::v1::SubmitJobResponse after;
+  ASSERT_TRUE(Submit(Request("M=16,N=16,K=16", 3), &after).ok());
+  JobProgress next = Watch(after.job_id());
+  EXPECT_EQ(next.state(), "done");
+  EXPECT_EQ(next.errors().at("OK"), 3u);
+}
+
+TEST_F(Fleet, ListDevicesShowsTheConnectedAgent) {
+  grpc::ClientContext context;
+  tunefleet::v1::ListDevicesResponse devices;
+  ASSERT_TRUE(stub_->ListDevices(&context, {}, &devices).ok());
+  ASSERT_EQ(devices.devices_size(), 1);
+  EXPECT_EQ(devices.devices(0).device_key(), "pocl-test");
+  EXPECT_EQ(devices.devices(0).connected_agents(), 1u);
+  EXPECT_GT(devices.devices(0).device().max_work_group_size(), 0u);
+}
+
+}  // namespace
+}  // namespace tunefleet
