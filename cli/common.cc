@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "proto/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 
@@ -58,10 +59,41 @@ nlohmann::json RecordJson(const tunefleet::v1::Record& r) {
   };
 }
 
+absl::StatusOr<JobOutcome> RunJob(
+    const std::string& address, const tunefleet::v1::SubmitJobRequest& request,
+    const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
+        on_submitted,
+    const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
+  JobOutcome outcome;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(60));
+    absl::Status s =
+        FromGrpc(stub->SubmitJob(&context, request, &outcome.submitted));
+    if (!s.ok()) return s;
+  }
+  if (on_submitted) on_submitted(outcome.submitted);
+  grpc::ClientContext context;
+  tunefleet::v1::WatchJobRequest watch;
+  watch.set_job_id(outcome.submitted.job_id());
+  auto reader = stub->WatchJob(&context, watch);
+  tunefleet::v1::JobProgress progress;
+  while (reader->Read(&progress)) {
+    if (on_progress) on_progress(progress);
+    outcome.last = progress;
+  }
+  absl::Status s = FromGrpc(reader->Finish());
+  if (!s.ok()) return s;
+  return outcome;
+}
+
 absl::Status CheckDatabaseExists(const std::string& path) {
   if (access(path.c_str(), R_OK) != 0) {
-    return absl::NotFoundError(absl::StrCat(
-        "no database at ", path, " (run `tunefleet tune` first, or pass --db)"));
+    return absl::NotFoundError(
+        absl::StrCat("no database at ", path,
+                     " (run `tunefleet tune` first, or pass --db)"));
   }
   return absl::OkStatus();
 }

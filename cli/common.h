@@ -3,10 +3,12 @@
 #ifndef TUNEFLEET_CLI_COMMON_H_
 #define TUNEFLEET_CLI_COMMON_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/tuning.pb.h"
@@ -33,6 +35,22 @@ nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
 std::string ConfigText(const tunefleet::v1::Config& config);
 // A record as {device_key, workload, template, config, time_ms, gflops, ...}.
 nlohmann::json RecordJson(const tunefleet::v1::Record& record);
+
+// A submitted job and its final progress.
+struct JobOutcome {
+  tunefleet::v1::SubmitJobResponse submitted;
+  tunefleet::v1::JobProgress last;
+};
+
+// Submits a job to the server at `address` and watches it to its end,
+// calling `on_progress` for every update (and `on_submitted` once, when the
+// job is accepted). Errors: the server's refusal of the request, or the
+// watch stream's failure.
+absl::StatusOr<JobOutcome> RunJob(
+    const std::string& address, const tunefleet::v1::SubmitJobRequest& request,
+    const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
+        on_submitted,
+    const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
 // Opens the database file for reading commands; refuses to create one.
 // Errors: NOT_FOUND when the file does not exist.

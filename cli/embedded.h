@@ -18,8 +18,8 @@ namespace tunefleet::cli {
 
 struct EmbeddedOptions {
   std::string db_path = "tunefleet.db";
-  int platform = 0;  // OpenCL platform index
-  int device = 0;    // OpenCL device index
+  int platform = 0;        // OpenCL platform index
+  int device = 0;          // OpenCL device index
   std::string device_key;  // empty: derived from the device name
   bool verbose = false;    // server and agent logs on stderr
   absl::Duration connect_timeout = absl::Seconds(60);

@@ -15,8 +15,8 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
       "lookup by device and shape, a header, and a CMake package");
   cmd->add_option("--db", o.db, "database file")->capture_default_str();
   cmd->add_option("--device-key", o.device_keys,
-                  "device key to include (repeat for several)")
-      ->required();
+                  "device key to include (repeat for several; default: the "
+                  "database's only device key)");
   cmd->add_option("--out", o.out, "output directory")->required();
   cmd->add_flag("--json", o.json, "print a JSON summary on stdout");
   return cmd;
@@ -29,6 +29,20 @@ int RunEmit(const EmitOptions& o) {
   auto store = server::Store::Open(o.db);
   if (!store.ok()) return ReportError("emit", store.status());
   server::EmitOptions options{o.device_keys, o.out};
+  if (options.device_keys.empty()) {
+    auto devices = (*store)->ListDevices();
+    if (!devices.ok()) return ReportError("emit", devices.status());
+    if (devices->size() != 1) {
+      std::string keys;
+      for (const auto& [key, info] : *devices) keys += " " + key;
+      return ReportError(
+          "emit",
+          absl::InvalidArgumentError(
+              "--device-key is needed: the database has " +
+              std::to_string(devices->size()) + " device keys:" + keys));
+    }
+    options.device_keys.push_back(devices->front().first);
+  }
   absl::StatusOr<server::EmitSummary> summary =
       server::EmitLibrary(**store, options);
   if (!summary.ok()) return ReportError("emit", summary.status());

@@ -80,8 +80,9 @@ int RunQuery(const QueryOptions& o) {
 
 CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "devices", "device keys known to a server (or a database) and the "
-                 "agents connected now");
+      "devices",
+      "device keys known to a server (or a database) and the "
+      "agents connected now");
   cmd->add_option("--server", o.server, "tunefleet-server HOST:PORT");
   cmd->add_option("--db", o.db, "database file, when no --server")
       ->capture_default_str();
@@ -94,8 +95,8 @@ int RunDevices(const DevicesOptions& o) {
   if (!o.server.empty()) {
     auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
     grpc::ClientContext context;
-    absl::Status s = FromGrpc(
-        stub->ListDevices(&context, tunefleet::v1::ListDevicesRequest(), &response));
+    absl::Status s = FromGrpc(stub->ListDevices(
+        &context, tunefleet::v1::ListDevicesRequest(), &response));
     if (!s.ok()) return ReportError("devices", s);
   } else {
     if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {

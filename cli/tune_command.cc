@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/embedded.h"
+#include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
 #include "search/strategy.h"
@@ -26,7 +27,8 @@ std::string ErrorsText(const JobProgress& p) {
   for (const auto& [code, count] : p.errors()) {
     if (code != "OK") parts.push_back(absl::StrCat(code, " ", count));
   }
-  return parts.empty() ? "" : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
+  return parts.empty() ? ""
+                       : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
 }
 
 // Progress on stderr: one rewritten line on a terminal; otherwise a line
@@ -97,8 +99,8 @@ nlohmann::json SummaryJson(const TuneOptions& o,
                  {"gflops", p.best().gflops()}};
   }
   if (p.reference_time_ns() > 0) {
-    const double flops = p.has_best() ? p.best().gflops() * p.best().time_ns()
-                                      : 0;
+    const double flops =
+        p.has_best() ? p.best().gflops() * p.best().time_ns() : 0;
     j["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
                       {"gflops", flops / p.reference_time_ns()}};
     if (p.has_best()) {
@@ -111,8 +113,8 @@ nlohmann::json SummaryJson(const TuneOptions& o,
 void PrintSummary(const nlohmann::json& j) {
   std::cout << "job " << j["job_id"] << " " << j["state"].get<std::string>()
             << ": " << j["workload"].get<std::string>() << " on "
-            << j["device_key"].get<std::string>() << ", "
-            << j["trials"] << " trials (" << j["strategy"].get<std::string>()
+            << j["device_key"].get<std::string>() << ", " << j["trials"]
+            << " trials (" << j["strategy"].get<std::string>()
             << "), search space " << j["space_size"] << " configs\n";
   if (j.contains("message")) {
     std::cout << "  " << j["message"].get<std::string>() << "\n";
@@ -127,10 +129,10 @@ void PrintSummary(const nlohmann::json& j) {
     return;
   }
   const auto& b = j["best"];
-  std::cout << absl::StrFormat("  best: %s\n  kernel time %.4f ms, %.2f GFLOP/s\n",
-                               b["config_string"].get<std::string>(),
-                               b["time_ms"].get<double>(),
-                               b["gflops"].get<double>());
+  std::cout << absl::StrFormat(
+      "  best: %s\n  kernel time %.4f ms, %.2f GFLOP/s\n",
+      b["config_string"].get<std::string>(), b["time_ms"].get<double>(),
+      b["gflops"].get<double>());
   if (j.contains("speedup_vs_reference")) {
     std::cout << absl::StrFormat(
         "  naive reference %.4f ms, %.2f GFLOP/s: tuned is %.1fx faster\n",
@@ -186,12 +188,15 @@ int RunTune(const TuneOptions& o) {
   const std::vector<std::string> strategies = search::StrategyNames();
   if (std::find(strategies.begin(), strategies.end(), o.strategy) ==
       strategies.end()) {
-    return ReportError(
-        "tune", absl::InvalidArgumentError(absl::StrCat(
-                    "unknown strategy '", o.strategy,
-                    "'; known: ", absl::StrJoin(strategies, ", "))));
+    return ReportError("tune",
+                       absl::InvalidArgumentError(absl::StrCat(
+                           "unknown strategy '", o.strategy,
+                           "'; known: ", absl::StrJoin(strategies, ", "))));
   }
 
+  // Ctrl-C cancels an embedded job cleanly: its finished trials stay, the
+  // rest are recorded as CANCELLED. A remote job goes on on its server.
+  StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
   std::string address = o.server;
   if (address.empty()) {
@@ -206,9 +211,15 @@ int RunTune(const TuneOptions& o) {
     if (!started.ok()) return ReportError("tune", started.status());
     fleet = *std::move(started);
     address = fleet->address();
+    stop.Set([f = fleet.get()] { f->server().jobs().Shutdown(); });
+  } else {
+    stop.Set([] {
+      std::fprintf(stderr,
+                   "\ntunefleet tune: interrupted; the job goes on on the "
+                   "server (tunefleet query --server ...)\n");
+      std::_Exit(130);
+    });
   }
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
-
   tunefleet::v1::SubmitJobRequest request;
   *request.mutable_workload() = server::WorkloadToProto(*workload);
   request.set_template_name(o.template_name);
@@ -218,47 +229,36 @@ int RunTune(const TuneOptions& o) {
   request.set_seed(o.seed);
   request.set_priority(o.priority);
   request.set_skip_reference(o.skip_reference);
-  tunefleet::v1::SubmitJobResponse submitted;
-  {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(60));
-    absl::Status s = FromGrpc(stub->SubmitJob(&context, request, &submitted));
-    if (!s.ok()) return ReportError("tune", s);
-  }
-  if (!o.quiet) {
-    std::fprintf(stderr, "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
-                 "%llu configs in the search space\n",
-                 static_cast<long long>(submitted.job_id()),
-                 workload->Canonical().c_str(), submitted.device_key().c_str(),
-                 o.trials, o.strategy.c_str(),
-                 static_cast<unsigned long long>(submitted.space_size()));
-  }
-
-  grpc::ClientContext watch_context;
-  tunefleet::v1::WatchJobRequest watch;
-  watch.set_job_id(submitted.job_id());
-  auto reader = stub->WatchJob(&watch_context, watch);
-  JobProgress progress, last;
   ProgressPrinter printer(o.quiet);
-  while (reader->Read(&progress)) {
-    printer.Update(progress);
-    last = progress;
-  }
+  absl::StatusOr<JobOutcome> outcome = RunJob(
+      address, request,
+      [&](const tunefleet::v1::SubmitJobResponse& submitted) {
+        if (o.quiet) return;
+        std::fprintf(stderr,
+                     "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
+                     "%llu configs in the search space\n",
+                     static_cast<long long>(submitted.job_id()),
+                     workload->Canonical().c_str(),
+                     submitted.device_key().c_str(), o.trials,
+                     o.strategy.c_str(),
+                     static_cast<unsigned long long>(submitted.space_size()));
+      },
+      [&](const JobProgress& p) { printer.Update(p); });
   printer.End();
-  absl::Status s = FromGrpc(reader->Finish());
-  if (!s.ok()) return ReportError("tune", s);
+  if (!outcome.ok()) return ReportError("tune", outcome.status());
+  const JobProgress& last = outcome->last;
 
-  const double elapsed = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   nlohmann::json summary =
-      SummaryJson(o, submitted, workload->Canonical(), last, elapsed);
+      SummaryJson(o, outcome->submitted, workload->Canonical(), last, elapsed);
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
   } else {
     PrintSummary(summary);
   }
+  if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
   return last.state() == "done" ? kExitOk : kExitFailed;
 }
 

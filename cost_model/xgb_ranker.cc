@@ -46,9 +46,8 @@ absl::Status XgbRanker::Fit(const FeatureMatrix& x,
     return absl::InvalidArgumentError("cannot fit on an empty feature matrix");
   }
   if (labels.size() != x.rows || x.data.size() != x.rows * x.cols) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("feature matrix has ", x.rows, " rows but ",
-                     labels.size(), " labels"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feature matrix has ", x.rows, " rows but ", labels.size(), " labels"));
   }
   absl::StatusOr<DMatrix> train = MakeDMatrix(x);
   if (!train.ok()) return train.status();

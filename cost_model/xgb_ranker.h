@@ -17,9 +17,9 @@ namespace tunefleet::cost_model {
 
 struct XgbOptions {
   std::string objective = "rank:pairwise";
-  int rounds = 40;       // boosting rounds per fit
-  int max_depth = 4;     // AutoTVM uses 3; 4 suits our 9+ knobs
-  double eta = 0.3;      // learning rate
+  int rounds = 40;    // boosting rounds per fit
+  int max_depth = 4;  // AutoTVM uses 3; 4 suits our 9+ knobs
+  double eta = 0.3;   // learning rate
   double min_child_weight = 1.0;
   double subsample = 1.0;
   uint64_t seed = 0;

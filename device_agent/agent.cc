@@ -162,11 +162,10 @@ void Agent::MeasureLoop(Stream* stream) {
     *result->mutable_measurement() = measurer_->Measure(request);
     trials_measured_.fetch_add(1);
     const Measurement& m = result->measurement();
-    Log(absl::StrCat("trial ", request.trial_id(), ": ",
-                     Measurement::Error_Name(m.error()),
-                     m.times_ns_size()
-                         ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")
-                         : ""));
+    Log(absl::StrCat(
+        "trial ", request.trial_id(), ": ", Measurement::Error_Name(m.error()),
+        m.times_ns_size() ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")
+                          : ""));
     if (!Write(stream, out)) return;
   }
 }

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   tunefleet::agent::AgentOptions options;
   int platform = 0, device = 0;
   bool info_only = false;
-  app.add_option("--server", options.server, "tunefleet-server address HOST:PORT")
+  app.add_option("--server", options.server,
+                 "tunefleet-server address HOST:PORT")
       ->required();
   app.add_option("--key", options.device_key,
                  "device key (default: derived from the device name)");
@@ -85,7 +86,8 @@ int main(int argc, char** argv) {
     agent.Stop();
   }).detach();
   std::fprintf(stderr, "tunefleet-agent: device '%s', key '%s', server %s\n",
-               name.c_str(), agent.device_key().c_str(), options.server.c_str());
+               name.c_str(), agent.device_key().c_str(),
+               options.server.c_str());
   agent.Run();
   return 0;
 }

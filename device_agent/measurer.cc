@@ -16,8 +16,8 @@ absl::string_view FillSource();  // embedded fill.cl
 namespace {
 
 using tunefleet::v1::KernelLaunch;
-using tunefleet::v1::MeasureRequest;
 using tunefleet::v1::Measurement;
+using tunefleet::v1::MeasureRequest;
 using tunefleet::v1::TimingPolicy;
 
 constexpr size_t kProgramCacheCapacity = 256;
@@ -51,14 +51,15 @@ absl::Status CheckGeometry(const KernelLaunch& launch,
   uint64_t group = 1;
   for (int d = 0; d < dims; ++d) {
     if (launch.global_size(d) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("global size[", d, "] is 0"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("global size[", d, "] is 0"));
     }
     if (launch.local_size_size() == 0) continue;
     const uint64_t local = launch.local_size(d);
     if (local == 0 || launch.global_size(d) % local != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "local size[", d, "]=", local, " does not divide global size ",
-          launch.global_size(d)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("local size[", d, "]=", local,
+                       " does not divide global size ", launch.global_size(d)));
     }
     if (d < info.max_work_item_sizes_size() &&
         local > info.max_work_item_sizes(d)) {
@@ -69,9 +70,9 @@ absl::Status CheckGeometry(const KernelLaunch& launch,
     group *= local;
   }
   if (group > info.max_work_group_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("work-group of ", group, " work-items exceeds the device's ",
-                     info.max_work_group_size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "work-group of ", group, " work-items exceeds the device's ",
+        info.max_work_group_size()));
   }
   return absl::OkStatus();
 }
@@ -85,9 +86,8 @@ absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
       case tunefleet::v1::KernelArg::kBuffer: {
         auto it = state.buffers.find(arg.buffer());
         if (it == state.buffers.end()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("argument ", i, " names unknown buffer '",
-                           arg.buffer(), "'"));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "argument ", i, " names unknown buffer '", arg.buffer(), "'"));
         }
         cl_mem mem = it->second.get();
         err = clSetKernelArg(kernel, i, sizeof(cl_mem), &mem);
@@ -146,12 +146,13 @@ absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(ClDevice device) {
   const std::string source(FillSource());
   const char* text = source.c_str();
   const size_t length = source.size();
-  ClProgram program(clCreateProgramWithSource(device.context.get(), 1, &text,
-                                              &length, &err));
+  ClProgram program(
+      clCreateProgramWithSource(device.context.get(), 1, &text, &length, &err));
   if (err != CL_SUCCESS) return ClError("fill program", err);
   err = clBuildProgram(program.get(), 1, &device.device, "", nullptr, nullptr);
   if (err != CL_SUCCESS) return ClError("building the fill kernel", err);
-  ClKernel kernel(clCreateKernel(program.get(), "tunefleet_fill_uniform", &err));
+  ClKernel kernel(
+      clCreateKernel(program.get(), "tunefleet_fill_uniform", &err));
   if (err != CL_SUCCESS) return ClError("fill kernel", err);
   return std::make_unique<Measurer>(PrivateTag{}, std::move(device),
                                     std::move(program), std::move(kernel));
@@ -164,10 +165,10 @@ Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
       fill_program_(std::move(fill_program)),
       fill_kernel_(std::move(fill_kernel)),
       programs_(device_.context.get(), device_.device, kProgramCacheCapacity),
-      workloads_(device_.context.get(), device_.queue.get(), fill_kernel_.get(),
-                 std::min<uint64_t>(info_.global_mem_bytes() / 2,
-                                    uint64_t{8} << 30),
-                 kMaxWorkloads) {}
+      workloads_(
+          device_.context.get(), device_.queue.get(), fill_kernel_.get(),
+          std::min<uint64_t>(info_.global_mem_bytes() / 2, uint64_t{8} << 30),
+          kMaxWorkloads) {}
 
 absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
                                           const KernelLaunch& launch) {
@@ -232,7 +233,8 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
   }
   for (const tunefleet::v1::BufferSpec& spec : state.specs) {
     if (!spec.output()) continue;
-    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, spec.name());
+    absl::StatusOr<std::vector<float>> out =
+        workloads_.Read(state, spec.name());
     if (!out.ok()) return out.status();
     state.reference_outputs[spec.name()] = *std::move(out);
   }
@@ -261,8 +263,8 @@ Measurement Measurer::Measure(const MeasureRequest& request) {
   if (m.error() != Measurement::OK) {
     // A failed kernel may have written anywhere in its buffers.
     if (absl::Status s = workloads_.Refill(**state); !s.ok()) {
-      m.set_error_message(absl::StrCat(m.error_message(),
-                                       "; refilling inputs: ", s.message()));
+      m.set_error_message(
+          absl::StrCat(m.error_message(), "; refilling inputs: ", s.message()));
     }
   }
   const double cooldown = request.timing().cooldown_ms();
@@ -319,20 +321,20 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   double worst = 0;
   for (const auto& [name, reference] : state.reference_outputs) {
     absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
-    if (!out.ok()) return Failed(Measurement::RUNTIME_ERROR, out.status().message());
+    if (!out.ok())
+      return Failed(Measurement::RUNTIME_ERROR, out.status().message());
     worst = std::max(worst, MaxRelativeError(*out, reference));
   }
   Measurement m;
   m.set_compile_ms(compile_ms);
   m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
-  const double rtol = request.verification().rtol() > 0
-                          ? request.verification().rtol()
-                          : 1e-4;
+  const double rtol =
+      request.verification().rtol() > 0 ? request.verification().rtol() : 1e-4;
   if (!(worst <= rtol)) {
     m.set_error(Measurement::WRONG_ANSWER);
     m.set_error_message(absl::StrFormat(
-        "output differs from the reference: max relative error %g > %g",
-        worst, rtol));
+        "output differs from the reference: max relative error %g > %g", worst,
+        rtol));
     return m;
   }
   if (absl::Status s =

@@ -49,7 +49,6 @@ class Measurer {
            ClKernel fill_kernel);
 
  private:
-
   // Enqueues one launch with a profiling event.
   absl::StatusOr<ClEvent> Enqueue(cl_kernel kernel,
                                   const tunefleet::v1::KernelLaunch& launch);
@@ -60,13 +59,11 @@ class Measurer {
                                const tunefleet::v1::MeasureRequest& request);
   tunefleet::v1::Measurement MeasureInState(
       WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
-  absl::StatusOr<ClKernel> MakeKernel(
-      const tunefleet::v1::KernelLaunch& launch, WorkloadState& state,
-      double* compile_ms);
+  absl::StatusOr<ClKernel> MakeKernel(const tunefleet::v1::KernelLaunch& launch,
+                                      WorkloadState& state, double* compile_ms);
   absl::Status Time(cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch,
                     const tunefleet::v1::TimingPolicy& policy,
-                    double first_launch_ns,
-                    tunefleet::v1::Measurement* result);
+                    double first_launch_ns, tunefleet::v1::Measurement* result);
 
   ClDevice device_;
   tunefleet::v1::DeviceInfo info_;

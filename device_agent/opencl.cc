@@ -12,7 +12,8 @@ namespace {
 
 std::string DeviceString(cl_device_id device, cl_device_info param) {
   size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) return "";
+  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS)
+    return "";
   std::string value(size, '\0');
   clGetDeviceInfo(device, param, size, value.data(), nullptr);
   while (!value.empty() && (value.back() == '\0' || value.back() == ' ')) {
@@ -127,9 +128,9 @@ absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index) {
   clGetPlatformIDs(0, nullptr, &num_platforms);
   if (platform_index < 0 ||
       static_cast<cl_uint>(platform_index) >= num_platforms) {
-    return absl::NotFoundError(absl::StrCat(
-        "OpenCL platform ", platform_index, " not found (", num_platforms,
-        " platform(s); see clinfo)"));
+    return absl::NotFoundError(absl::StrCat("OpenCL platform ", platform_index,
+                                            " not found (", num_platforms,
+                                            " platform(s); see clinfo)"));
   }
   std::vector<cl_platform_id> platforms(num_platforms);
   clGetPlatformIDs(num_platforms, platforms.data(), nullptr);
@@ -138,9 +139,9 @@ absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index) {
   cl_uint num_devices = 0;
   clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices);
   if (device_index < 0 || static_cast<cl_uint>(device_index) >= num_devices) {
-    return absl::NotFoundError(absl::StrCat(
-        "OpenCL device ", device_index, " not found on platform ",
-        platform_index, " (", num_devices, " device(s))"));
+    return absl::NotFoundError(
+        absl::StrCat("OpenCL device ", device_index, " not found on platform ",
+                     platform_index, " (", num_devices, " device(s))"));
   }
   std::vector<cl_device_id> devices(num_devices);
   clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, num_devices, devices.data(),
@@ -156,8 +157,8 @@ absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index) {
     return absl::UnavailableError(
         absl::StrCat("clCreateContext: ", ClErrorName(err)));
   }
-  out.queue = ClQueue(clCreateCommandQueue(
-      out.context.get(), out.device, CL_QUEUE_PROFILING_ENABLE, &err));
+  out.queue = ClQueue(clCreateCommandQueue(out.context.get(), out.device,
+                                           CL_QUEUE_PROFILING_ENABLE, &err));
   if (err != CL_SUCCESS) {
     return absl::UnavailableError(
         absl::StrCat("clCreateCommandQueue: ", ClErrorName(err)));
@@ -178,7 +179,8 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   info.set_opencl_c_version(DeviceString(device, CL_DEVICE_OPENCL_C_VERSION));
   info.set_device_type(
       DeviceTypeName(DeviceValue<cl_device_type>(device, CL_DEVICE_TYPE)));
-  info.set_compute_units(DeviceValue<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
+  info.set_compute_units(
+      DeviceValue<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
   info.set_max_clock_mhz(
       DeviceValue<cl_uint>(device, CL_DEVICE_MAX_CLOCK_FREQUENCY));
   info.set_max_work_group_size(
@@ -189,9 +191,11 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                   sizes.size() * sizeof(size_t), sizes.data(), nullptr);
   for (size_t s : sizes) info.add_max_work_item_sizes(s);
-  info.set_local_mem_bytes(DeviceValue<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE));
-  info.set_local_mem_is_global(DeviceValue<cl_device_local_mem_type>(
-                                   device, CL_DEVICE_LOCAL_MEM_TYPE) == CL_GLOBAL);
+  info.set_local_mem_bytes(
+      DeviceValue<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE));
+  info.set_local_mem_is_global(
+      DeviceValue<cl_device_local_mem_type>(device, CL_DEVICE_LOCAL_MEM_TYPE) ==
+      CL_GLOBAL);
   info.set_global_mem_bytes(
       DeviceValue<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE));
   info.set_max_mem_alloc_bytes(

@@ -14,8 +14,8 @@ std::string BuildLog(cl_program program, cl_device_id device) {
   clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
                         &size);
   std::string log(size, '\0');
-  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size,
-                        log.data(), nullptr);
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
+                        nullptr);
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) {
     log.pop_back();
   }

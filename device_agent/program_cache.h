@@ -19,8 +19,8 @@ class ProgramCache {
   ProgramCache(cl_context context, cl_device_id device, size_t capacity);
 
   struct Built {
-    cl_program program;   // owned by the cache, valid until evicted
-    double compile_ms;    // 0 on a cache hit
+    cl_program program;  // owned by the cache, valid until evicted
+    double compile_ms;   // 0 on a cache hit
     bool cache_hit;
   };
 

@@ -39,9 +39,9 @@ absl::Status CheckSpecs(
     }
     if (s.elements() == 0 ||
         s.elements() > std::numeric_limits<uint32_t>::max()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", s.name(), " has ", s.elements(),
-          " elements; expected 1 .. 2^32-1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer ", s.name(), " has ", s.elements(),
+                       " elements; expected 1 .. 2^32-1"));
     }
     total += s.elements() * sizeof(float);
   }
@@ -132,10 +132,9 @@ absl::Status WorkloadBuffers::Refill(WorkloadState& state) {
     if (spec.output() || spec.fill() == BufferSpec::ZERO ||
         spec.fill() == BufferSpec::FILL_UNSPECIFIED) {
       const float zero = 0.0f;
-      cl_int err =
-          clEnqueueFillBuffer(queue_, mem, &zero, sizeof(zero), 0,
-                              spec.elements() * sizeof(float), 0, nullptr,
-                              nullptr);
+      cl_int err = clEnqueueFillBuffer(queue_, mem, &zero, sizeof(zero), 0,
+                                       spec.elements() * sizeof(float), 0,
+                                       nullptr, nullptr);
       if (err != CL_SUCCESS) return ClError("clEnqueueFillBuffer", err);
     } else if (absl::Status s = FillUniform(mem, spec.elements(), spec.seed());
                !s.ok()) {

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "kernels_templates/workload.h"
 
 namespace tunefleet::templates {

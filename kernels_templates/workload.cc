@@ -102,9 +102,8 @@ absl::StatusOr<Workload> Workload::Parse(absl::string_view op,
     dims.push_back(Dim{std::string(kv[0]), value});
   }
   if (dims.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("empty shape for op ", op, "; expected e.g. ",
-                     "M=512,N=512,K=512"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "empty shape for op ", op, "; expected e.g. ", "M=512,N=512,K=512"));
   }
   return Create(op, std::move(dims), dtype);
 }
@@ -138,7 +137,8 @@ std::string Fnv1aHex(absl::string_view bytes) {
     h *= 0x100000001b3ULL;  // FNV prime
   }
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(h));
   return buf;
 }
 

@@ -27,8 +27,8 @@ SearchSpace::SearchSpace(std::vector<KnobSpec> knobs, Validity valid)
     constexpr int kSamples = 4096;
     int hits = 0;
     for (int s = 0; s < kSamples; ++s) hits += IsValid(pick(rng));
-    valid_size_ = static_cast<uint64_t>(static_cast<double>(raw_size_) *
-                                        hits / kSamples);
+    valid_size_ =
+        static_cast<uint64_t>(static_cast<double>(raw_size_) * hits / kSamples);
   }
 }
 
@@ -85,8 +85,8 @@ std::vector<uint64_t> SearchSpace::Neighbours(uint64_t index) const {
 uint64_t SearchSpace::RandomValid(std::mt19937_64& rng, int attempts) const {
   if (enumerable()) {
     if (valid_.empty()) return std::numeric_limits<uint64_t>::max();
-    return valid_[std::uniform_int_distribution<size_t>(0, valid_.size() - 1)(
-        rng)];
+    return valid_[std::uniform_int_distribution<size_t>(
+        0, valid_.size() - 1)(rng)];
   }
   std::uniform_int_distribution<uint64_t> pick(0, raw_size_ - 1);
   for (int a = 0; a < attempts; ++a) {

@@ -48,8 +48,8 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
   }
   if (name == "xgb") return std::make_unique<XgbSearch>(space, options);
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown strategy '", name, "'; known: ",
-                   absl::StrJoin(StrategyNames(), ", ")));
+      absl::StrCat("unknown strategy '", name,
+                   "'; known: ", absl::StrJoin(StrategyNames(), ", ")));
 }
 
 }  // namespace tunefleet::search

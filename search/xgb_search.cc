@@ -50,8 +50,8 @@ std::vector<uint64_t> XgbSearch::CandidatePool() {
     }
     return pool;
   }
-  for (size_t tries = 0; pool.size() < options_.pool_limit &&
-                         tries < options_.pool_limit * 4;
+  for (size_t tries = 0;
+       pool.size() < options_.pool_limit && tries < options_.pool_limit * 4;
        ++tries) {
     const uint64_t i = space_.RandomValid(proposals_.rng());
     if (i != UINT64_MAX && !proposals_.proposed(i)) pool.push_back(i);

@@ -28,7 +28,8 @@ namespace {
 std::string CxxLiteral(absl::string_view text) {
   std::string out;
   for (size_t pos = 0; pos < text.size() || pos == 0; pos += 4000) {
-    absl::StrAppend(&out, "    R\"tfsrc(", text.substr(pos, 4000), ")tfsrc\"\n");
+    absl::StrAppend(&out, "    R\"tfsrc(", text.substr(pos, 4000),
+                    ")tfsrc\"\n");
     if (text.empty()) break;
   }
   return out;
@@ -38,13 +39,14 @@ std::string CxxLiteral(absl::string_view text) {
 class TableWriter {
  public:
   int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
-    devices_ += absl::StrFormat("    {\"%s\", \"%s\", \"%s\"},\n",
-                                absl::CEscape(key), absl::CEscape(info.vendor()),
-                                absl::CEscape(info.device_name()));
+    devices_ += absl::StrFormat(
+        "    {\"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
+        absl::CEscape(info.vendor()), absl::CEscape(info.device_name()));
     return num_devices_++;
   }
   int AddSource(const std::string& source) {
-    auto [it, fresh] = sources_.emplace(source, static_cast<int>(sources_.size()));
+    auto [it, fresh] =
+        sources_.emplace(source, static_cast<int>(sources_.size()));
     if (fresh) source_order_.push_back(source);
     return it->second;
   }
@@ -54,9 +56,8 @@ class TableWriter {
     gemm_ += absl::StrFormat(
         "    {%d, %d, %d, %d, {%d, %d, %d, %d, %d, %d, %d, %d, %d}, %d, %.1f, "
         "%.3f},\n",
-        device, w.dim("M"), w.dim("N"), w.dim("K"), k.mwg, k.nwg, k.kwg,
-        k.mwi, k.nwi, k.vw, k.sa, k.sb, k.kunroll, source, r.time_ns(),
-        r.gflops());
+        device, w.dim("M"), w.dim("N"), w.dim("K"), k.mwg, k.nwg, k.kwg, k.mwi,
+        k.nwi, k.vw, k.sa, k.sb, k.kunroll, source, r.time_ns(), r.gflops());
     ++num_gemm_;
   }
   int entries() const { return num_gemm_; }
@@ -93,8 +94,7 @@ absl::Status WriteFile(const std::filesystem::path& path,
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
   if (!out) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write ", path.string()));
+    return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
   }
   return absl::OkStatus();
 }
@@ -125,16 +125,19 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
       continue;
     }
     std::vector<std::pair<std::string, int64_t>> pairs;
-    for (const auto& k : r.config().knobs()) pairs.emplace_back(k.name(), k.value());
+    for (const auto& k : r.config().knobs())
+      pairs.emplace_back(k.name(), k.value());
     auto config = (*tmpl)->ConfigFromPairs(pairs);
     auto source = store.TemplateSource(r.template_name(), r.template_version());
     if (!config.ok() || !source.ok()) {
-      summary.skipped.push_back(absl::StrCat(
-          key, ": ", r.workload_key(), ": ",
-          !config.ok() ? config.status().message() : source.status().message()));
+      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), ": ",
+                                             !config.ok()
+                                                 ? config.status().message()
+                                                 : source.status().message()));
       continue;
     }
-    table.AddGemm(device, *workload, templates::GemmTemplate::ToGemmKnobs(*config),
+    table.AddGemm(device, *workload,
+                  templates::GemmTemplate::ToGemmKnobs(*config),
                   table.AddSource(*source), r);
     ++added;
   }
@@ -154,7 +157,8 @@ absl::StatusOr<EmitSummary> EmitLibrary(Store& store,
   EmitSummary summary;
   TableWriter table;
   for (const std::string& key : options.device_keys) {
-    TF_ASSIGN_OR_RETURN(int added, AddDeviceRecords(store, key, table, summary));
+    TF_ASSIGN_OR_RETURN(int added,
+                        AddDeviceRecords(store, key, table, summary));
     if (added == 0) {
       return absl::NotFoundError(absl::StrCat(
           "device key ", key, " has no valid tuning record to emit"));

@@ -20,8 +20,8 @@ struct EmitOptions {
 };
 
 struct EmitSummary {
-  std::vector<std::string> files;  // written, relative to out_dir
-  int entries = 0;                 // tuned (device, workload) entries
+  std::vector<std::string> files;    // written, relative to out_dir
+  int entries = 0;                   // tuned (device, workload) entries
   std::vector<std::string> skipped;  // records no emitted op can run
 };
 

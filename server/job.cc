@@ -18,7 +18,8 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
     knobs.push_back({k.name, k.values, k.size_like});
   }
   return std::make_unique<search::SearchSpace>(
-      std::move(knobs), [&tmpl, workload, limits](const std::vector<int64_t>& c) {
+      std::move(knobs),
+      [&tmpl, workload, limits](const std::vector<int64_t>& c) {
         return tmpl.CheckConfig(c, workload, limits).ok();
       });
 }
@@ -43,7 +44,9 @@ Job::~Job() {
   Join();
 }
 
-void Job::Start() { thread_ = std::thread([this] { Run(); }); }
+void Job::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Job::Join() {
   if (thread_.joinable()) thread_.join();
@@ -139,8 +142,8 @@ void Job::Finish(const std::string& state, const std::string& message) {
   absl::Status s = store_->SetJobState(id_, state, message);
   absl::MutexLock lock(&mu_);
   progress_.set_state(state);
-  progress_.set_message(s.ok() ? message
-                               : absl::StrCat(message, "; store: ", s.message()));
+  progress_.set_message(
+      s.ok() ? message : absl::StrCat(message, "; store: ", s.message()));
   ++version_;
 }
 
@@ -160,11 +163,11 @@ absl::Status Job::Loop() {
   if (spec_.measure_reference) {
     // First in line: the baseline the tuned kernels are compared with.
     auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-        BuildReferenceRequest(*spec_.tmpl, spec_.workload,
-                              reference_trial_id(), DefaultTimingPolicy()));
-    scheduler_->Enqueue({QueuedTrial{reference_trial_id(), id_,
-                                     spec_.priority + 1, spec_.device_key,
-                                     std::move(request)}});
+        BuildReferenceRequest(*spec_.tmpl, spec_.workload, reference_trial_id(),
+                              DefaultTimingPolicy()));
+    scheduler_->Enqueue(
+        {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
+                     spec_.device_key, std::move(request)}});
   }
   bool exhausted = false;
   while (true) {
@@ -177,10 +180,11 @@ absl::Status Job::Loop() {
     if (exhausted && outstanding == 0) return absl::OkStatus();
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);
     const int64_t in_flight = static_cast<int64_t>(outstanding);
-    const int64_t want = std::min(spec_.budget - done - in_flight,
-                                  capacity - in_flight);
+    const int64_t want =
+        std::min(spec_.budget - done - in_flight, capacity - in_flight);
     if (want <= 0 || exhausted) continue;
-    std::vector<uint64_t> indices = strategy->Propose(static_cast<size_t>(want));
+    std::vector<uint64_t> indices =
+        strategy->Propose(static_cast<size_t>(want));
     if (indices.empty()) {
       exhausted = true;  // every valid config has been proposed
       continue;
@@ -249,10 +253,10 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
     absl::MutexLock lock(&mu_);
     for (size_t t = 0; t < ids.size(); ++t) {
       outstanding_[ids[t]] = indices[t];
-      auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-          BuildMeasureRequest(*spec_.tmpl, spec_.workload,
-                              space_->Config(indices[t]), ids[t],
-                              DefaultTimingPolicy()));
+      auto request =
+          std::make_shared<tunefleet::v1::MeasureRequest>(BuildMeasureRequest(
+              *spec_.tmpl, spec_.workload, space_->Config(indices[t]), ids[t],
+              DefaultTimingPolicy()));
       queued.push_back(QueuedTrial{ids[t], id_, spec_.priority,
                                    spec_.device_key, std::move(request)});
     }

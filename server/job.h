@@ -90,7 +90,8 @@ class Job {
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
-  std::map<int64_t, uint64_t> outstanding_ ABSL_GUARDED_BY(mu_);  // trial -> index
+  std::map<int64_t, uint64_t> outstanding_
+      ABSL_GUARDED_BY(mu_);  // trial -> index
   tunefleet::v1::JobProgress progress_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 };

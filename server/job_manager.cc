@@ -49,8 +49,8 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   const std::vector<std::string> names = search::StrategyNames();
   if (std::find(names.begin(), names.end(), strategy) == names.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("strategy: unknown '", strategy, "'; known: ",
-                     absl::StrJoin(names, ", ")));
+        absl::StrCat("strategy: unknown '", strategy,
+                     "'; known: ", absl::StrJoin(names, ", ")));
   }
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
       templates::FindTemplate(workload->op(), request.template_name());
@@ -73,9 +73,14 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
         absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
                      workload->Canonical(), " on device key ", key));
   }
-  JobSpec spec{*workload, *tmpl, key, strategy,
-               static_cast<int64_t>(request.trials()), request.seed(),
-               request.priority(), !request.skip_reference()};
+  JobSpec spec{*workload,
+               *tmpl,
+               key,
+               strategy,
+               static_cast<int64_t>(request.trials()),
+               request.seed(),
+               request.priority(),
+               !request.skip_reference()};
   TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(spec));
   auto job = std::make_shared<Job>(id, std::move(spec), std::move(device),
                                    std::move(space), store_, scheduler_);

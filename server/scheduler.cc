@@ -85,8 +85,8 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
 void Scheduler::CancelJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   for (auto& [key, queue] : queues_) {
-    std::erase_if(queue,
-                  [job_id](const QueuedTrial& t) { return t.job_id == job_id; });
+    std::erase_if(
+        queue, [job_id](const QueuedTrial& t) { return t.job_id == job_id; });
   }
 }
 
@@ -127,11 +127,11 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
     }
     if (free == nullptr) break;
     // The oldest trial of the highest priority.
-    auto next = std::max_element(
-        queue.begin(), queue.end(),
-        [](const QueuedTrial& a, const QueuedTrial& b) {
-          return a.priority < b.priority;
-        });
+    auto next =
+        std::max_element(queue.begin(), queue.end(),
+                         [](const QueuedTrial& a, const QueuedTrial& b) {
+                           return a.priority < b.priority;
+                         });
     ++free->leased;
     leases_[next->trial_id] = Lease{*next, free->session->id()};
     out.push_back(Dispatch{free->session, std::move(*next)});

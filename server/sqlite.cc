@@ -22,9 +22,9 @@ Statement& Statement::Bind(int index, double value) {
 }
 
 Statement& Statement::Bind(int index, absl::string_view value) {
-  const int rc = sqlite3_bind_text(stmt_.get(), index, value.data(),
-                                   static_cast<int>(value.size()),
-                                   SQLITE_TRANSIENT);
+  const int rc =
+      sqlite3_bind_text(stmt_.get(), index, value.data(),
+                        static_cast<int>(value.size()), SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) bind_error_ = rc;
   return *this;
 }
@@ -91,9 +91,9 @@ absl::StatusOr<Database> Database::Open(const std::string& path) {
   Database db;
   db.db_.reset(raw);
   if (rc != SQLITE_OK) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot open database ", path, ": ",
-        raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    return absl::UnavailableError(
+        absl::StrCat("cannot open database ", path, ": ",
+                     raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_busy_timeout(raw, 5000);
   return db;
@@ -101,8 +101,8 @@ absl::StatusOr<Database> Database::Open(const std::string& path) {
 
 absl::StatusOr<Statement> Database::Prepare(absl::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v2(db_.get(), sql.data(),
-                                    static_cast<int>(sql.size()), &stmt, nullptr);
+  const int rc = sqlite3_prepare_v2(
+      db_.get(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
     std::string first_line(*absl::StrSplit(sql, '\n').begin());
     return absl::InternalError(absl::StrCat("preparing '", first_line,

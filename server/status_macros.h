@@ -5,11 +5,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define TF_RETURN_IF_ERROR(expr)                   \
-  do {                                             \
+#define TF_RETURN_IF_ERROR(expr)                    \
+  do {                                              \
     if (absl::Status _tf_s = (expr); !_tf_s.ok()) { \
-      return _tf_s;                                \
-    }                                              \
+      return _tf_s;                                 \
+    }                                               \
   } while (0)
 
 #define TF_CONCAT_INNER(a, b) a##b

@@ -156,9 +156,9 @@ double MedianNs(const google::protobuf::RepeatedField<double>& times_ns) {
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   TF_ASSIGN_OR_RETURN(Database db, Database::Open(path));
-  TF_RETURN_IF_ERROR(db.Exec(
-      "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-      "PRAGMA foreign_keys = ON;"));
+  TF_RETURN_IF_ERROR(
+      db.Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+              "PRAGMA foreign_keys = ON;"));
   auto store = std::make_unique<Store>(PrivateTag{}, std::move(db));
   absl::MutexLock lock(&store->mu_);
   TF_RETURN_IF_ERROR(store->Migrate());
@@ -245,7 +245,8 @@ absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
   insert.Bind(4, w.Canonical()).Bind(5, w.Hash());
   TF_RETURN_IF_ERROR(insert.Run());
   TF_ASSIGN_OR_RETURN(
-      Statement q, db_.Prepare("SELECT id FROM workloads WHERE canonical = ?1"));
+      Statement q,
+      db_.Prepare("SELECT id FROM workloads WHERE canonical = ?1"));
   q.Bind(1, w.Canonical());
   TF_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::InternalError("workload row vanished");
@@ -297,11 +298,12 @@ absl::StatusOr<JobRow> Store::GetJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   TF_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare("SELECT j.id, w.canonical, tp.name, tp.version, "
-                  "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
-                  "j.state, j.message, j.reference_ns FROM jobs j "
-                  "JOIN workloads w ON j.workload_id = w.id "
-                  "JOIN templates tp ON j.template_id = tp.id WHERE j.id = ?1"));
+      db_.Prepare(
+          "SELECT j.id, w.canonical, tp.name, tp.version, "
+          "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
+          "j.state, j.message, j.reference_ns FROM jobs j "
+          "JOIN workloads w ON j.workload_id = w.id "
+          "JOIN templates tp ON j.template_id = tp.id WHERE j.id = ?1"));
   s.Bind(1, job_id);
   TF_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
@@ -332,8 +334,8 @@ absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
 
 absl::Status Store::SetJobState(int64_t job_id, const std::string& state,
                                 const std::string& message) {
-  const bool final = state == "done" || state == "failed" ||
-                     state == "cancelled";
+  const bool final =
+      state == "done" || state == "failed" || state == "cancelled";
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TF_RETURN_IF_ERROR(txn.status());
@@ -394,8 +396,9 @@ absl::Status Store::LeaseTrial(int64_t trial_id, const std::string& agent) {
 absl::Status Store::RequeueTrial(int64_t trial_id) {
   absl::MutexLock lock(&mu_);
   TF_ASSIGN_OR_RETURN(
-      Statement s, db_.Prepare("UPDATE trials SET state = 'pending', "
-                               "agent = NULL WHERE id = ?1 AND state = 'leased'"));
+      Statement s,
+      db_.Prepare("UPDATE trials SET state = 'pending', "
+                  "agent = NULL WHERE id = ?1 AND state = 'leased'"));
   s.Bind(1, trial_id);
   return s.Run();
 }
@@ -404,10 +407,10 @@ absl::StatusOr<bool> Store::CompleteTrial(int64_t trial_id,
                                           const Measurement& m, double time_ns,
                                           double gflops) {
   const std::string times = absl::StrCat(
-      "[", absl::StrJoin(m.times_ns(), ",",
-                         [](std::string* out, double t) {
-                           absl::StrAppend(out, t);
-                         }),
+      "[",
+      absl::StrJoin(
+          m.times_ns(), ",",
+          [](std::string* out, double t) { absl::StrAppend(out, t); }),
       "]");
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
@@ -469,8 +472,8 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
                 "tp.name ORDER BY t.time_ns, t.id) AS rank ",
                 kRecordJoins, "WHERE ", kRecordFilter,
                 " AND t.error = 'OK') WHERE rank = 1 ORDER BY 3, 4, 5")
-          : absl::StrCat("SELECT ", kRecordColumns, " ", kRecordJoins,
-                         "WHERE ", kRecordFilter, " ORDER BY t.id");
+          : absl::StrCat("SELECT ", kRecordColumns, " ", kRecordJoins, "WHERE ",
+                         kRecordFilter, " ORDER BY t.id");
   absl::MutexLock lock(&mu_);
   TF_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
   s.Bind(1, filter.op).Bind(2, filter.device_key).Bind(3, filter.job_id);
@@ -502,9 +505,9 @@ absl::StatusOr<std::string> Store::TemplateSource(const std::string& name,
 absl::StatusOr<std::map<std::string, int64_t>> Store::TrialStates(
     int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  TF_ASSIGN_OR_RETURN(
-      Statement s, db_.Prepare("SELECT state, COUNT(*) FROM trials WHERE "
-                               "job_id = ?1 GROUP BY state"));
+  TF_ASSIGN_OR_RETURN(Statement s,
+                      db_.Prepare("SELECT state, COUNT(*) FROM trials WHERE "
+                                  "job_id = ?1 GROUP BY state"));
   s.Bind(1, job_id);
   std::map<std::string, int64_t> out;
   while (true) {

@@ -10,8 +10,8 @@ namespace tunefleet {
 namespace {
 
 using testing::BinaryDir;
-using testing::SourceDir;
 using testing::RunCommand;
+using testing::SourceDir;
 
 class Cli : public ::testing::Test {
  protected:
@@ -38,7 +38,8 @@ TEST_F(Cli, BadShapesFailCleanlyAndCreateNoDatabase) {
 }
 
 TEST_F(Cli, UnknownStrategyAndOpAreRefusedBeforeAnythingRuns) {
-  auto r = RunCommand(bin_ + " tune --shape M=4,N=4,K=4 --strategy guess --db " + db_);
+  auto r = RunCommand(bin_ +
+                      " tune --shape M=4,N=4,K=4 --strategy guess --db " + db_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown strategy 'guess'"), std::string::npos) << r.err;
   r = RunCommand(bin_ + " tune --op conv9d --shape M=4 --db " + db_);
@@ -60,12 +61,14 @@ TEST_F(Cli, MissingDatabaseIsNotCreatedByReaders) {
 }
 
 TEST_F(Cli, MeasureClassifiesConfigs) {
-  auto bad = RunCommand(bin_ + " measure --shape M=8,N=8,K=8 --config " +
-                        "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1");
+  auto bad =
+      RunCommand(bin_ + " measure --shape M=8,N=8,K=8 --config " +
+                 "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("VW must divide NWI"), std::string::npos) << bad.err;
-  auto ok = RunCommand(bin_ + " measure --json --shape M=9,N=7,K=5 --config " +
-                       "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2");
+  auto ok =
+      RunCommand(bin_ + " measure --json --shape M=9,N=7,K=5 --config " +
+                 "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   auto j = nlohmann::json::parse(ok.out);
   EXPECT_EQ(j["error"], "OK");

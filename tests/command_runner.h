@@ -2,13 +2,13 @@
 #ifndef TUNEFLEET_TESTS_COMMAND_RUNNER_H_
 #define TUNEFLEET_TESTS_COMMAND_RUNNER_H_
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace tunefleet::testing {
 
@@ -28,13 +28,14 @@ inline std::string ReadAll(const std::string& path) {
 // Runs `command` with /bin/sh; stdout and stderr are captured separately.
 inline CommandResult RunCommand(const std::string& command) {
   static int counter = 0;
-  const std::string base = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
-                           "/tf_cmd_" + std::to_string(getpid()) + "_" +
-                           std::to_string(counter++);
-  const int status = std::system(
-      (command + " >" + base + ".out 2>" + base + ".err").c_str());
+  const std::string base =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+      "/tf_cmd_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  const int status =
+      std::system((command + " >" + base + ".out 2>" + base + ".err").c_str());
   CommandResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = ReadAll(base + ".out");
   r.err = ReadAll(base + ".err");
   std::remove((base + ".out").c_str());

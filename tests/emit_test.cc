@@ -11,14 +11,14 @@ namespace tunefleet {
 namespace {
 
 using testing::BinaryDir;
-using testing::SourceDir;
 using testing::RunCommand;
+using testing::SourceDir;
 
 TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
   const std::string src = SourceDir();
-  const std::string work = ::testing::TempDir() + "/emit_test_" +
-                           std::to_string(getpid());
+  const std::string work =
+      ::testing::TempDir() + "/emit_test_" + std::to_string(getpid());
   std::filesystem::remove_all(work);
   std::filesystem::create_directories(work);
   const std::string db = work + "/t.db";
@@ -35,15 +35,16 @@ TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 1);
 
-  auto build = RunCommand(
-      "cmake -S " + work + "/lib -B " + work + "/lib-build -DCMAKE_INSTALL_PREFIX=" +
-      work + "/prefix && cmake --build " + work + "/lib-build -j2 && cmake --install " +
-      work + "/lib-build");
+  auto build =
+      RunCommand("cmake -S " + work + "/lib -B " + work +
+                 "/lib-build -DCMAKE_INSTALL_PREFIX=" + work +
+                 "/prefix && cmake --build " + work +
+                 "/lib-build -j2 && cmake --install " + work + "/lib-build");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  auto consumer = RunCommand(
-      "cmake -S " + src + "/tests/data/emit_consumer -B " + work +
-      "/consumer -DCMAKE_PREFIX_PATH=" + work + "/prefix && cmake --build " +
-      work + "/consumer -j2");
+  auto consumer =
+      RunCommand("cmake -S " + src + "/tests/data/emit_consumer -B " + work +
+                 "/consumer -DCMAKE_PREFIX_PATH=" + work +
+                 "/prefix && cmake --build " + work + "/consumer -j2");
   ASSERT_EQ(consumer.exit_code, 0) << consumer.out << consumer.err;
 
   // The tuned shape, a nearby one, odd ones and a tiny one.
@@ -61,8 +62,8 @@ TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
 
 TEST(EmittedLibrary, RefusesUnknownDeviceKeys) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work = ::testing::TempDir() + "/emit_refuse_" +
-                           std::to_string(getpid());
+  const std::string work =
+      ::testing::TempDir() + "/emit_refuse_" + std::to_string(getpid());
   std::filesystem::create_directories(work);
   auto tune = RunCommand(bin + " tune --shape M=8,N=8,K=8 --trials 1 " +
                          "--skip-reference --db " + work + "/t.db");

@@ -1,10 +1,11 @@
 // The tunable GEMM against its naive reference on the OpenCL device (PoCL in
 // CI), for odd shapes and configs spread over the knobs.
+#include "kernels_templates/gemm/gemm_template.h"
+
 #include <random>
 
 #include "device_agent/measurer.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/gemm/gemm_template.h"
 #include "server/trial_request.h"
 
 namespace tunefleet {
@@ -55,8 +56,8 @@ TEST_F(GemmOnDevice, OddShapesMatchReference) {
       "MWG=16,NWG=128,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=1,KUNROLL=2",
       "MWG=128,NWG=16,KWG=16,MWI=8,NWI=2,VW=2,SA=0,SB=0,KUNROLL=16",
   };
-  const std::vector<Workload> shapes = {Gemm(1, 1, 1),   Gemm(3, 7, 13),
-                                        Gemm(13, 1, 7),  Gemm(33, 65, 17),
+  const std::vector<Workload> shapes = {Gemm(1, 1, 1),    Gemm(3, 7, 13),
+                                        Gemm(13, 1, 7),   Gemm(33, 65, 17),
                                         Gemm(64, 64, 64), Gemm(100, 37, 129)};
   for (const std::string& text : configs) {
     auto config = gemm_.ParseConfig(text);
@@ -151,8 +152,8 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   t.set_repeat(4);
   t.set_number(3);
   t.set_max_launches(1000);
-  Measurement m = measurer_->Measure(
-      server::BuildMeasureRequest(gemm_, w, *config, 1, t));
+  Measurement m =
+      measurer_->Measure(server::BuildMeasureRequest(gemm_, w, *config, 1, t));
   ASSERT_EQ(m.error(), Measurement::OK) << m.error_message();
   EXPECT_EQ(m.times_ns_size(), 4);
   EXPECT_EQ(m.number(), 3u);

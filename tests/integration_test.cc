@@ -77,15 +77,16 @@ class Fleet : public ::testing::Test {
     agent_options.server = server_->address();
     agent_options.device_key = "pocl-test";
     agent_options.verbose = false;
-    agent_ = std::make_unique<agent::Agent>(agent_options,
-                                            *std::move(measurer));
+    agent_ =
+        std::make_unique<agent::Agent>(agent_options, *std::move(measurer));
     agent_thread_ = std::thread([] { agent_->Run(); });
     for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ASSERT_GT(server_->scheduler().Capacity("pocl-test"), 0u);
-    stub_ = tunefleet::v1::TuningService::NewStub(cli::Dial(server_->address()));
+    stub_ =
+        tunefleet::v1::TuningService::NewStub(cli::Dial(server_->address()));
   }
 
   static void TearDownTestSuite() {
@@ -175,8 +176,11 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
   EXPECT_EQ(best[0].trial_id(), last.best().trial_id());
   EXPECT_DOUBLE_EQ(best[0].time_ns(), last.best().time_ns());
   for (const auto& r : all) {
-    if (r.error() == Measurement::OK) EXPECT_GE(r.time_ns(), best[0].time_ns());
+    if (r.error() == Measurement::OK) {
+      EXPECT_GE(r.time_ns(), best[0].time_ns());
+    }
   }
+
   auto job = server_->store().GetJob(submitted.job_id());
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, "done");

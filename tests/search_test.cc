@@ -13,10 +13,11 @@ namespace {
 
 // 4 x 4 x 4 knobs, valid when a * b <= 32.
 SearchSpace SmallSpace() {
-  return SearchSpace({{"a", {1, 2, 4, 8}, true},
-                      {"b", {1, 2, 4, 8}, true},
-                      {"c", {0, 1, 2, 3}, false}},
-                     [](const std::vector<int64_t>& v) { return v[0] * v[1] <= 32; });
+  return SearchSpace(
+      {{"a", {1, 2, 4, 8}, true},
+       {"b", {1, 2, 4, 8}, true},
+       {"c", {0, 1, 2, 3}, false}},
+      [](const std::vector<int64_t>& v) { return v[0] * v[1] <= 32; });
 }
 
 TEST(SearchSpace, IndexRoundTripsAndCountsValidConfigs) {
@@ -47,15 +48,18 @@ TEST(SearchSpace, NeighboursStepOneKnobAndStayValid) {
 
 TEST(SearchSpace, HugeSpacesAreSampledNotEnumerated) {
   std::vector<KnobSpec> knobs;
-  for (int k = 0; k < 12; ++k) knobs.push_back({"k" + std::to_string(k), {1, 2, 3, 4, 5, 6, 7, 8}, true});
-  SearchSpace space(knobs, [](const std::vector<int64_t>& v) { return v[0] <= 4; });
+  for (int k = 0; k < 12; ++k)
+    knobs.push_back({"k" + std::to_string(k), {1, 2, 3, 4, 5, 6, 7, 8}, true});
+  SearchSpace space(knobs,
+                    [](const std::vector<int64_t>& v) { return v[0] <= 4; });
   EXPECT_FALSE(space.enumerable());
   EXPECT_TRUE(space.valid_indices().empty());
   // About half of 8^12 configs are valid.
   const double expected = std::pow(8.0, 12) / 2;
   EXPECT_NEAR(static_cast<double>(space.valid_size()) / expected, 1.0, 0.1);
   std::mt19937_64 rng(3);
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(space.IsValid(space.RandomValid(rng)));
+  for (int i = 0; i < 100; ++i)
+    EXPECT_TRUE(space.IsValid(space.RandomValid(rng)));
 }
 
 TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
@@ -111,7 +115,8 @@ TEST(XgbRanker, LearnsAnOrdering) {
   wrong.AddRow(std::vector<float>{1, 2, 3});
   EXPECT_EQ(model.Predict(wrong).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(model.Fit(train, {1.0f}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model.Fit(train, {1.0f}).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Trials a strategy needs to measure the space's best config (a synthetic
@@ -158,7 +163,8 @@ TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
   std::sort(xgb.begin(), xgb.end());
   std::sort(random.begin(), random.end());
   // Medians over 7 seeds; the space has 640 configs.
-  EXPECT_LT(xgb[3] * 2, random[3]) << "xgb " << xgb[3] << " random " << random[3];
+  EXPECT_LT(xgb[3] * 2, random[3])
+      << "xgb " << xgb[3] << " random " << random[3];
 }
 
 TEST(XgbSearch, TreatsFailuresAsWorst) {

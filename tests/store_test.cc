@@ -16,10 +16,9 @@ using tunefleet::v1::Measurement;
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/store_test_" +
-            std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-            ".db";
+    path_ =
+        ::testing::TempDir() + "/store_test_" + std::to_string(getpid()) + "_" +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
     std::filesystem::remove(path_);
     auto store = Store::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status();
@@ -93,7 +92,8 @@ TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
 
 TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
   const int64_t job = MakeJob();
-  auto ids = *store_->InsertTrials(job, {{1, "MWG=16"}, {2, "MWG=32"}, {3, "MWG=64"}});
+  auto ids =
+      *store_->InsertTrials(job, {{1, "MWG=16"}, {2, "MWG=32"}, {3, "MWG=64"}});
   Measurement wrong;
   wrong.set_error(Measurement::WRONG_ANSWER);
   wrong.add_times_ns(1);  // fast but wrong: never the best

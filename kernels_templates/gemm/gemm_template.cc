@@ -8,10 +8,14 @@ namespace {
 // Knob order is the order of GemmKnobs' fields.
 std::vector<Knob> GemmKnobList() {
   return {
-      {"MWG", {16, 32, 64, 128}, true}, {"NWG", {16, 32, 64, 128}, true},
-      {"KWG", {8, 16, 32}, true},       {"MWI", {1, 2, 4, 8}, true},
-      {"NWI", {1, 2, 4, 8}, true},      {"VW", {1, 2, 4, 8}, true},
-      {"SA", {0, 1}, false},            {"SB", {0, 1}, false},
+      {"MWG", {16, 32, 64, 128}, true},
+      {"NWG", {16, 32, 64, 128}, true},
+      {"KWG", {8, 16, 32}, true},
+      {"MWI", {1, 2, 4, 8}, true},
+      {"NWI", {1, 2, 4, 8}, true},
+      {"VW", {1, 2, 4, 8}, true},
+      {"SA", {0, 1}, false},
+      {"SB", {0, 1}, false},
       {"KUNROLL", {1, 2, 4, 8}, true},
   };
 }
@@ -56,10 +60,10 @@ absl::Status GemmTemplate::CheckWorkload(const Workload& w,
   for (const BufferDesc& b : Buffers(w)) {
     const uint64_t bytes = b.elements * sizeof(float);
     if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", b.name, " of ", w.Canonical(), " needs ", bytes,
-          " bytes, over the device's max allocation of ",
-          limits.max_mem_alloc_bytes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
+                       bytes, " bytes, over the device's max allocation of ",
+                       limits.max_mem_alloc_bytes));
     }
   }
   return absl::OkStatus();
@@ -69,12 +73,12 @@ absl::Status GemmTemplate::CheckConfig(const KnobValues& config,
                                        const Workload& w,
                                        const DeviceLimits& limits) const {
   if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "config has ", config.size(), " values, template has ", knobs().size(),
-        " knobs"));
+    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
+                                                   " values, template has ",
+                                                   knobs().size(), " knobs"));
   }
-  const char* why = tunefleet_gemm::GemmCheck(ToGemmKnobs(config),
-                                              ToGemmLimits(limits));
+  const char* why =
+      tunefleet_gemm::GemmCheck(ToGemmKnobs(config), ToGemmLimits(limits));
   if (why != nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(ConfigString(config), ": ", why));
@@ -84,7 +88,8 @@ absl::Status GemmTemplate::CheckConfig(const KnobValues& config,
 
 std::vector<BufferDesc> GemmTemplate::Buffers(const Workload& w) const {
   const uint64_t m = w.dim("M"), n = w.dim("N"), k = w.dim("K");
-  return {{"A", m * k, false, 1}, {"B", k * n, false, 2}, {"C", m * n, true, 0}};
+  return {
+      {"A", m * k, false, 1}, {"B", k * n, false, 2}, {"C", m * n, true, 0}};
 }
 
 LaunchDesc GemmTemplate::Launch(const KnobValues& config,
@@ -100,13 +105,13 @@ LaunchDesc GemmTemplate::Launch(const KnobValues& config,
 }
 
 LaunchDesc GemmTemplate::ReferenceLaunch(const Workload& w) const {
-  return LaunchDesc{GemmReferenceSource(),
-                    "gemm_reference",
-                    "",
-                    {static_cast<uint64_t>(w.dim("N")),
-                     static_cast<uint64_t>(w.dim("M"))},
-                    {},
-                    GemmArgs(w)};
+  return LaunchDesc{
+      GemmReferenceSource(),
+      "gemm_reference",
+      "",
+      {static_cast<uint64_t>(w.dim("N")), static_cast<uint64_t>(w.dim("M"))},
+      {},
+      GemmArgs(w)};
 }
 
 double GemmTemplate::Flops(const Workload& w) const {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gemm_geometry.h"
-#include "tunefleet_tuned.h"
 #include "tuned_table.h"
+#include "tunefleet_tuned.h"
 
 namespace tunefleet_tuned {
 namespace {
@@ -18,7 +18,8 @@ using tunefleet_gemm::GemmKnobs;
 
 std::string DeviceString(cl_device_id device, cl_device_info param) {
   size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) return "";
+  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS)
+    return "";
   std::string s(size, '\0');
   clGetDeviceInfo(device, param, size, &s[0], nullptr);
   while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
@@ -28,7 +29,8 @@ std::string DeviceString(cl_device_id device, cl_device_info param) {
 tunefleet_gemm::GemmDeviceLimits Limits(cl_device_id device) {
   size_t wg = 0, items[3] = {0, 0, 0};
   cl_ulong local = 0;
-  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, nullptr);
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg,
+                  nullptr);
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items,
                   nullptr);
   clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(local), &local,
@@ -81,7 +83,9 @@ Pick FindGemm(cl_device_id device, int m, int n, int k) {
   const tunefleet_gemm::GemmDeviceLimits limits = Limits(device);
   Pick pick;
   auto same_name = [&](const internal::Device& d) { return name == d.name; };
-  auto same_vendor = [&](const internal::Device& d) { return vendor == d.vendor; };
+  auto same_vendor = [&](const internal::Device& d) {
+    return vendor == d.vendor;
+  };
   auto any = [](const internal::Device&) { return true; };
   if ((pick.entry = NearestIn(same_name, m, n, k, limits))) {
     pick.device_match = "name";

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   cl_device_id device;
   cl_int err = clGetPlatformIDs(1, &platform, nullptr);
   err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  cl_context context =
+      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
   if (err != CL_SUCCESS) return 3;
   int failures = 0;
@@ -31,8 +32,8 @@ int main(int argc, char** argv) {
                                a.size() * 4, a.data(), &err);
     cl_mem db = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR | CL_MEM_READ_ONLY,
                                b.size() * 4, b.data(), &err);
-    cl_mem dc = clCreateBuffer(context, CL_MEM_WRITE_ONLY, c.size() * 4,
-                               nullptr, &err);
+    cl_mem dc =
+        clCreateBuffer(context, CL_MEM_WRITE_ONLY, c.size() * 4, nullptr, &err);
     err = tunefleet_tuned::Gemm(queue, m, n, k, da, db, dc);
     if (err == CL_SUCCESS) {
       err = clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, c.size() * 4, c.data(),
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < m; ++r) {
       for (int col = 0; col < n; ++col) {
         double sum = 0;
-        for (int q = 0; q < k; ++q) sum += double(a[size_t(r) * k + q]) * b[size_t(q) * n + col];
+        for (int q = 0; q < k; ++q)
+          sum += double(a[size_t(r) * k + q]) * b[size_t(q) * n + col];
         scale = std::fmax(scale, std::fabs(sum));
         worst = std::fmax(worst, std::fabs(sum - c[size_t(r) * n + col]));
       }
