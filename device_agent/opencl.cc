@@ -10,27 +10,27 @@
 namespace tunefleet::agent {
 namespace {
 
-std::string DeviceString(cl_device_id device, cl_device_info param) {
+// A string property from clGetDeviceInfo or clGetPlatformInfo, without
+// its terminating NUL and trailing blanks; "" when the query fails.
+template <typename Id, typename Param>
+std::string InfoString(cl_int (*query)(Id, Param, size_t, void*, size_t*),
+                       Id id, Param param) {
   size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS)
-    return "";
+  if (query(id, param, 0, nullptr, &size) != CL_SUCCESS) return "";
   std::string value(size, '\0');
-  clGetDeviceInfo(device, param, size, value.data(), nullptr);
+  query(id, param, size, value.data(), nullptr);
   while (!value.empty() && (value.back() == '\0' || value.back() == ' ')) {
     value.pop_back();
   }
   return value;
 }
 
+std::string DeviceString(cl_device_id device, cl_device_info param) {
+  return InfoString(&clGetDeviceInfo, device, param);
+}
+
 std::string PlatformString(cl_platform_id platform, cl_platform_info param) {
-  size_t size = 0;
-  if (clGetPlatformInfo(platform, param, 0, nullptr, &size) != CL_SUCCESS) {
-    return "";
-  }
-  std::string value(size, '\0');
-  clGetPlatformInfo(platform, param, size, value.data(), nullptr);
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
+  return InfoString(&clGetPlatformInfo, platform, param);
 }
 
 template <typename T>

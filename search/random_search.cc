@@ -4,11 +4,7 @@ namespace tunefleet::search {
 
 std::vector<uint64_t> RandomSearch::Propose(size_t max_count) {
   std::vector<uint64_t> out;
-  while (out.size() < max_count) {
-    std::optional<uint64_t> next = proposals_.DrawRandom();
-    if (!next) break;
-    out.push_back(*next);
-  }
+  proposals_.FillRandom(max_count, &out);
   return out;
 }
 

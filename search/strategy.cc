@@ -32,6 +32,14 @@ std::optional<uint64_t> ProposalSet::DrawRandom() {
   return std::nullopt;
 }
 
+void ProposalSet::FillRandom(size_t max_count, std::vector<uint64_t>* out) {
+  while (out->size() < max_count) {
+    std::optional<uint64_t> next = DrawRandom();
+    if (!next) return;
+    out->push_back(*next);
+  }
+}
+
 std::vector<std::string> StrategyNames() { return {"random", "xgb"}; }
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(

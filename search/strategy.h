@@ -75,6 +75,9 @@ class ProposalSet {
   // A uniformly random valid config not proposed yet, now marked; nullopt
   // once none is left (or none found, for spaces too big to enumerate).
   std::optional<uint64_t> DrawRandom();
+  // Appends random draws to `out` until it holds `max_count` or the space
+  // runs out.
+  void FillRandom(size_t max_count, std::vector<uint64_t>* out);
   std::mt19937_64& rng() { return rng_; }
 
  private:

@@ -90,11 +90,7 @@ std::vector<uint64_t> XgbSearch::Propose(size_t max_count) {
       }
     }
   }
-  while (out.size() < max_count) {
-    std::optional<uint64_t> next = proposals_.DrawRandom();
-    if (!next) break;
-    out.push_back(*next);
-  }
+  proposals_.FillRandom(max_count, &out);
   return out;
 }
 

@@ -57,11 +57,6 @@ void Job::Cancel() {
   cancelled_ = true;
 }
 
-bool Job::Final() const {
-  const std::string& s = progress_.state();
-  return s == "done" || s == "failed" || s == "cancelled";
-}
-
 void Job::OnReference(const Measurement& m) {
   const double ns = m.error() == Measurement::OK ? MedianNs(m.times_ns()) : 0;
   if (ns <= 0) {

@@ -77,7 +77,6 @@ class Job {
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
   void Finish(const std::string& state, const std::string& message);
-  bool Final() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const int64_t id_;
   const JobSpec spec_;

@@ -54,6 +54,16 @@ absl::Status Statement::Run() {
   }
 }
 
+absl::Status Statement::ForEachRow(
+    const std::function<void(const Statement&)>& row) {
+  while (true) {
+    absl::StatusOr<bool> more = Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    row(*this);
+  }
+}
+
 int64_t Statement::Int(int column) const {
   return sqlite3_column_int64(stmt_.get(), column);
 }

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,8 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Runs to completion, ignoring rows.
   absl::Status Run();
+  // Steps through every row, calling `row` on each.
+  absl::Status ForEachRow(const std::function<void(const Statement&)>& row);
 
   int64_t Int(int column) const;
   double Double(int column) const;

@@ -140,6 +140,10 @@ tunefleet::v1::Record RecordFromRow(const Statement& s) {
 
 }  // namespace
 
+bool IsFinalJobState(absl::string_view state) {
+  return state == "done" || state == "failed" || state == "cancelled";
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -226,13 +230,11 @@ Store::ListDevices() {
       Statement s,
       db_.Prepare("SELECT device_key, info_json FROM devices ORDER BY 1"));
   std::vector<std::pair<std::string, tunefleet::v1::DeviceInfo>> out;
-  while (true) {
-    TF_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
+  TF_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
     tunefleet::v1::DeviceInfo info;
-    (void)google::protobuf::util::JsonStringToMessage(s.Text(1), &info);
-    out.emplace_back(s.Text(0), std::move(info));
-  }
+    (void)google::protobuf::util::JsonStringToMessage(row.Text(1), &info);
+    out.emplace_back(row.Text(0), std::move(info));
+  }));
   return out;
 }
 
@@ -334,8 +336,7 @@ absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
 
 absl::Status Store::SetJobState(int64_t job_id, const std::string& state,
                                 const std::string& message) {
-  const bool final =
-      state == "done" || state == "failed" || state == "cancelled";
+  const bool final = IsFinalJobState(state);
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TF_RETURN_IF_ERROR(txn.status());
@@ -446,12 +447,10 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
         db_.Prepare("SELECT error, COUNT(*) FROM trials WHERE job_id = ?1 "
                     "AND state = 'done' GROUP BY error"));
     s.Bind(1, job_id);
-    while (true) {
-      TF_ASSIGN_OR_RETURN(bool row, s.Step());
-      if (!row) break;
-      tally.errors[s.Text(0)] = static_cast<uint32_t>(s.Int(1));
-      tally.done += s.Int(1);
-    }
+    TF_RETURN_IF_ERROR(s.ForEachRow([&tally](const Statement& row) {
+      tally.errors[row.Text(0)] = static_cast<uint32_t>(row.Int(1));
+      tally.done += row.Int(1);
+    }));
   }
   RecordFilter filter;
   filter.job_id = job_id;
@@ -478,11 +477,8 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
   TF_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
   s.Bind(1, filter.op).Bind(2, filter.device_key).Bind(3, filter.job_id);
   std::vector<tunefleet::v1::Record> out;
-  while (true) {
-    TF_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back(RecordFromRow(s));
-  }
+  TF_RETURN_IF_ERROR(s.ForEachRow(
+      [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));
   return out;
 }
 
@@ -510,11 +506,8 @@ absl::StatusOr<std::map<std::string, int64_t>> Store::TrialStates(
                                   "job_id = ?1 GROUP BY state"));
   s.Bind(1, job_id);
   std::map<std::string, int64_t> out;
-  while (true) {
-    TF_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out[s.Text(0)] = s.Int(1);
-  }
+  TF_RETURN_IF_ERROR(s.ForEachRow(
+      [&out](const Statement& row) { out[row.Text(0)] = row.Int(1); }));
   return out;
 }
 

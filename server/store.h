@@ -139,6 +139,9 @@ class Store {
   Database db_ ABSL_GUARDED_BY(mu_);
 };
 
+// Whether a job state is final: done, failed or cancelled.
+bool IsFinalJobState(absl::string_view state);
+
 // Milliseconds since the Unix epoch.
 int64_t NowMs();
 

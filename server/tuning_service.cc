@@ -47,11 +47,8 @@ grpc::Status TuningServiceImpl::WatchJob(
   uint64_t version = 0;
   tunefleet::v1::JobProgress progress = job->Progress();
   if (!writer->Write(progress)) return grpc::Status::OK;
-  auto final = [](const tunefleet::v1::JobProgress& p) {
-    return p.state() == "done" || p.state() == "failed" ||
-           p.state() == "cancelled";
-  };
-  while (!final(progress) && !context->IsCancelled() && !stopping_) {
+  while (!IsFinalJobState(progress.state()) && !context->IsCancelled() &&
+         !stopping_) {
     if (job->WaitForUpdate(&version, absl::Milliseconds(500), &progress) &&
         !writer->Write(progress)) {
       break;

@@ -27,6 +27,14 @@ class GemmOnDevice : public ::testing::Test {
   }
   static void TearDownTestSuite() { measurer_.reset(); }
 
+  // A request for a config given as text, with the default timing policy.
+  v1::MeasureRequest Request(const Workload& w, absl::string_view config) {
+    auto values = gemm_.ParseConfig(config);
+    EXPECT_TRUE(values.ok()) << values.status();
+    return server::BuildMeasureRequest(gemm_, w, *values, 1,
+                                       server::DefaultTimingPolicy());
+  }
+
   Measurement Run(const Workload& w, const KnobValues& config) {
     v1::TimingPolicy quick;
     quick.set_repeat(1);
@@ -40,6 +48,10 @@ class GemmOnDevice : public ::testing::Test {
 };
 
 std::unique_ptr<agent::Measurer> GemmOnDevice::measurer_;
+
+// A config valid on every device: 8x8 work-items, no local memory.
+constexpr char kSmallConfig[] =
+    "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1";
 
 Workload Gemm(int64_t m, int64_t n, int64_t k) {
   return *Workload::Create("gemm", {{"M", m}, {"N", n}, {"K", k}});
@@ -93,11 +105,7 @@ TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
 
 TEST_F(GemmOnDevice, BrokenSourceIsACompileError) {
   const Workload w = Gemm(8, 8, 8);
-  auto config = gemm_.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
-  ASSERT_TRUE(config.ok());
-  v1::MeasureRequest r = server::BuildMeasureRequest(
-      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  v1::MeasureRequest r = Request(w, kSmallConfig);
   r.mutable_kernel()->set_source("__kernel void gemm( { this is not C }");
   Measurement m = measurer_->Measure(r);
   EXPECT_EQ(m.error(), Measurement::COMPILE_ERROR);
@@ -107,11 +115,7 @@ TEST_F(GemmOnDevice, BrokenSourceIsACompileError) {
 
 TEST_F(GemmOnDevice, WrongResultIsAWrongAnswerAndDoesNotPoisonLaterTrials) {
   const Workload w = Gemm(17, 9, 5);
-  auto config = gemm_.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
-  ASSERT_TRUE(config.ok());
-  v1::MeasureRequest r = server::BuildMeasureRequest(
-      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  v1::MeasureRequest r = Request(w, kSmallConfig);
   // Skips the last column and scribbles on input A.
   r.mutable_kernel()->set_source(R"(
     __kernel void gemm(int M, int N, int K, __global float* A,
@@ -126,17 +130,13 @@ TEST_F(GemmOnDevice, WrongResultIsAWrongAnswerAndDoesNotPoisonLaterTrials) {
   Measurement bad = measurer_->Measure(r);
   EXPECT_EQ(bad.error(), Measurement::WRONG_ANSWER) << bad.error_message();
   // The inputs were regenerated: a correct kernel still verifies.
-  Measurement good = Run(w, *config);
+  Measurement good = measurer_->Measure(Request(w, kSmallConfig));
   EXPECT_EQ(good.error(), Measurement::OK) << good.error_message();
 }
 
 TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
   const Workload w = Gemm(8, 8, 8);
-  auto config = gemm_.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
-  ASSERT_TRUE(config.ok());
-  v1::MeasureRequest r = server::BuildMeasureRequest(
-      gemm_, w, *config, 1, server::DefaultTimingPolicy());
+  v1::MeasureRequest r = Request(w, kSmallConfig);
   r.mutable_kernel()->set_local_size(0, 1 << 20);
   r.mutable_kernel()->set_global_size(0, 1 << 20);
   Measurement m = measurer_->Measure(r);
