@@ -150,10 +150,11 @@ int Main(int argc, char** argv) {
     }
     auto config = *gemm.ConfigFromPairs(pairs);
 
-    const size_t elems = size_t(size) * size;
+    const size_t elems = static_cast<size_t>(size) * size;
     std::vector<float> host(elems);
-    for (size_t i = 0; i < elems; ++i)
-      host[i] = float((i * 7919) % 2001) / 1000 - 1;
+    for (size_t i = 0; i < elems; ++i) {
+      host[i] = static_cast<float>((i * 7919) % 2001) / 1000 - 1;
+    }
     Buffers buf;
     cl_int err = CL_SUCCESS;
     buf.a =

@@ -18,7 +18,7 @@ std::vector<float> KnobFeatures(std::span<const int64_t> values,
     if (!size) {
       f[i] = static_cast<float>(values[i]);
     } else {
-      f[i] = values[i] > 0 ? static_cast<float>(std::log2(double(values[i])))
+      f[i] = values[i] > 0 ? static_cast<float>(std::log2(static_cast<double>(values[i])))
                            : -1.0f;
     }
   }

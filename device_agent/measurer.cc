@@ -321,8 +321,9 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   double worst = 0;
   for (const auto& [name, reference] : state.reference_outputs) {
     absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
-    if (!out.ok())
+    if (!out.ok()) {
       return Failed(Measurement::RUNTIME_ERROR, out.status().message());
+    }
     worst = std::max(worst, MaxRelativeError(*out, reference));
   }
   Measurement m;
@@ -363,7 +364,7 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
   if (policy.min_repeat_ms() > 0) {
     number = std::max(number, std::ceil(policy.min_repeat_ms() * 1e6 / first));
   }
-  number = std::min(number, std::floor(double(max_launches) / repeat));
+  number = std::min(number, std::floor(static_cast<double>(max_launches) / repeat));
   number = std::min(number, std::floor(max_total_ns / (first * repeat)));
   const uint32_t n = static_cast<uint32_t>(std::max(number, 1.0));
   result->set_number(n);

@@ -33,7 +33,7 @@ bool XgbSearch::MaybeRefit() {
   for (const Observation& o : observations_) {
     x.AddRow(options_.features(o.index));
     // Relative throughput in (0, 1]; failures rank below every success.
-    labels.push_back(o.ok && o.time_ns > 0 ? float(best / o.time_ns) : 0.0f);
+    labels.push_back(o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
   }
   if (!model_.Fit(x, labels).ok()) return model_.trained();
   observed_at_fit_ = n;

@@ -125,8 +125,9 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
       continue;
     }
     std::vector<std::pair<std::string, int64_t>> pairs;
-    for (const auto& k : r.config().knobs())
+    for (const auto& k : r.config().knobs()) {
       pairs.emplace_back(k.name(), k.value());
+    }
     auto config = (*tmpl)->ConfigFromPairs(pairs);
     auto source = store.TemplateSource(r.template_name(), r.template_version());
     if (!config.ok() || !source.ok()) {

@@ -240,6 +240,7 @@ void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {
 
 absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
   std::vector<NewTrial> rows;
+  rows.reserve(indices.size());
   for (uint64_t i : indices) rows.push_back({i, space_->ConfigString(i)});
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
                       store_->InsertTrials(id_, rows));

@@ -11,7 +11,6 @@ namespace {
 
 using testing::BinaryDir;
 using testing::RunCommand;
-using testing::SourceDir;
 
 class Cli : public ::testing::Test {
  protected:

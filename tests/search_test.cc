@@ -48,8 +48,10 @@ TEST(SearchSpace, NeighboursStepOneKnobAndStayValid) {
 
 TEST(SearchSpace, HugeSpacesAreSampledNotEnumerated) {
   std::vector<KnobSpec> knobs;
-  for (int k = 0; k < 12; ++k)
+  knobs.reserve(12);
+  for (int k = 0; k < 12; ++k) {
     knobs.push_back({"k" + std::to_string(k), {1, 2, 3, 4, 5, 6, 7, 8}, true});
+  }
   SearchSpace space(knobs,
                     [](const std::vector<int64_t>& v) { return v[0] <= 4; });
   EXPECT_FALSE(space.enumerable());
@@ -58,8 +60,9 @@ TEST(SearchSpace, HugeSpacesAreSampledNotEnumerated) {
   const double expected = std::pow(8.0, 12) / 2;
   EXPECT_NEAR(static_cast<double>(space.valid_size()) / expected, 1.0, 0.1);
   std::mt19937_64 rng(3);
-  for (int i = 0; i < 100; ++i)
+  for (int i = 0; i < 100; ++i) {
     EXPECT_TRUE(space.IsValid(space.RandomValid(rng)));
+  }
 }
 
 TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
@@ -96,9 +99,10 @@ TEST(XgbRanker, LearnsAnOrdering) {
   std::vector<float> labels;
   for (int x0 = 0; x0 < 8; ++x0) {
     for (int x1 = 0; x1 < 4; ++x1) {
-      const std::vector<float> row = {float(x0), float(x1)};
+      const std::vector<float> row = {static_cast<float>(x0),
+                                      static_cast<float>(x1)};
       train.AddRow(row);
-      labels.push_back(-float((x0 - 3) * (x0 - 3)) - x1);
+      labels.push_back(-static_cast<float>((x0 - 3) * (x0 - 3) + x1));
     }
   }
   cost_model::XgbRanker model({.rounds = 30, .max_depth = 3});
