@@ -158,7 +158,7 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--template", o.template_name,
                   "template name (default: the op's default template)");
   cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
-  cmd->add_option("--strategy", o.strategy, "search strategy: random, xgb")
+  cmd->add_option("--strategy", o.strategy, "search strategy: grid, random, xgb")
       ->capture_default_str();
   cmd->add_option("--server", o.server,
                   "tunefleet-server HOST:PORT (default: embedded server)");

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/grid_search.h"
 #include "search/random_search.h"
 #include "search/xgb_search.h"
 
@@ -40,7 +41,7 @@ void ProposalSet::FillRandom(size_t max_count, std::vector<uint64_t>* out) {
   }
 }
 
-std::vector<std::string> StrategyNames() { return {"random", "xgb"}; }
+std::vector<std::string> StrategyNames() { return {"grid", "random", "xgb"}; }
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
     absl::string_view name, const SearchSpace& space, StrategyOptions options) {
@@ -51,6 +52,7 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
       return cost_model::KnobFeatures(space.Config(index), size_like);
     };
   }
+  if (name == "grid") return std::make_unique<GridSearch>(space);
   if (name == "random") {
     return std::make_unique<RandomSearch>(space, options.seed);
   }

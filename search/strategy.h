@@ -56,7 +56,7 @@ class SearchStrategy {
   virtual void Observe(const std::vector<Observation>& results) = 0;
 };
 
-// "random" or "xgb". Errors: INVALID_ARGUMENT naming the known strategies.
+// "grid", "random" or "xgb". Errors: INVALID_ARGUMENT naming the known strategies.
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
     absl::string_view name, const SearchSpace& space, StrategyOptions options);
 

@@ -79,6 +79,18 @@ TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
   EXPECT_TRUE(random.Propose(5).empty());
 }
 
+TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
+  SearchSpace space = SmallSpace();
+  auto grid = MakeStrategy("grid", space, {});
+  ASSERT_TRUE(grid.ok());
+  std::vector<uint64_t> all;
+  for (int round = 0; round < 10; ++round) {
+    std::vector<uint64_t> batch = (*grid)->Propose(8);
+    all.insert(all.end(), batch.begin(), batch.end());
+  }
+  EXPECT_EQ(all, space.valid_indices());
+}
+
 TEST(Strategies, SameSeedSameProposals) {
   SearchSpace space = SmallSpace();
   for (const std::string& name : StrategyNames()) {
@@ -89,7 +101,7 @@ TEST(Strategies, SameSeedSameProposals) {
   }
   auto unknown = MakeStrategy("anneal", space, {});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("random, xgb"),
+  EXPECT_NE(unknown.status().message().find("grid, random, xgb"),
             absl::string_view::npos);
 }
 
