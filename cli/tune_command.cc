@@ -171,6 +171,13 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--platform", o.platform,
                   "embedded agent: OpenCL platform index");
   cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
+  cmd->add_option("--repeat", o.repeat,
+                  "timing: rounds per trial (default 3)");
+  cmd->add_option("--number", o.number,
+                  "timing: launches per round, at least (default 1)");
+  cmd->add_option("--min-repeat-ms", o.min_repeat_ms,
+                  "timing: raise --number until a round lasts this long "
+                  "(default 10)");
   cmd->add_flag("--skip-reference", o.skip_reference,
                 "do not time the naive reference kernel");
   cmd->add_flag("--json", o.json,
@@ -229,6 +236,14 @@ int RunTune(const TuneOptions& o) {
   request.set_seed(o.seed);
   request.set_priority(o.priority);
   request.set_skip_reference(o.skip_reference);
+  if (o.repeat >= 0 || o.number >= 0 || o.min_repeat_ms >= 0) {
+    tunefleet::v1::TimingPolicy* t = request.mutable_timing();
+    if (o.repeat >= 0) t->set_repeat(o.repeat);
+    if (o.number >= 0) t->set_number(o.number);
+    t->set_min_repeat_ms(o.min_repeat_ms >= 0 ? o.min_repeat_ms
+                                              : server::DefaultTimingPolicy()
+                                                    .min_repeat_ms());
+  }
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobOutcome> outcome = RunJob(
       address, request,

@@ -23,6 +23,10 @@ struct TuneOptions {
   int platform = 0;
   int device = 0;
   bool skip_reference = false;
+  // Timing policy; negative: the server's default.
+  int repeat = -1;
+  int number = -1;
+  double min_repeat_ms = -1;
   bool json = false;
   bool quiet = false;  // no progress lines on stderr
   bool verbose = false;

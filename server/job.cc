@@ -159,7 +159,7 @@ absl::Status Job::Loop() {
     // First in line: the baseline the tuned kernels are compared with.
     auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
         BuildReferenceRequest(*spec_.tmpl, spec_.workload, reference_trial_id(),
-                              DefaultTimingPolicy()));
+                              spec_.timing));
     scheduler_->Enqueue(
         {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
                      spec_.device_key, std::move(request)}});
@@ -252,7 +252,7 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
       auto request =
           std::make_shared<tunefleet::v1::MeasureRequest>(BuildMeasureRequest(
               *spec_.tmpl, spec_.workload, space_->Config(indices[t]), ids[t],
-              DefaultTimingPolicy()));
+              spec_.timing));
       queued.push_back(QueuedTrial{ids[t], id_, spec_.priority,
                                    spec_.device_key, std::move(request)});
     }

@@ -16,6 +16,38 @@ absl::Status AsInvalid(const absl::Status& s, absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.message()));
 }
 
+// The request's timing policy with unset fields taken from the default,
+// checked against the caps. Errors: INVALID_ARGUMENT naming the field.
+absl::StatusOr<tunefleet::v1::TimingPolicy> TimingPolicyFor(
+    const tunefleet::v1::SubmitJobRequest& request) {
+  tunefleet::v1::TimingPolicy t = DefaultTimingPolicy();
+  if (!request.has_timing()) return t;
+  const tunefleet::v1::TimingPolicy& r = request.timing();
+  if (r.repeat() > kMaxRepeat || r.number() > kMaxLaunchesPerTrial ||
+      r.max_launches() > kMaxLaunchesPerTrial ||
+      r.warmup() > kMaxLaunchesPerTrial) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timing: repeat must be <= ", kMaxRepeat,
+        " and number, warmup, max_launches <= ", kMaxLaunchesPerTrial));
+  }
+  if (!(r.min_repeat_ms() >= 0 && r.min_repeat_ms() <= 60000) ||
+      !(r.max_total_ms() >= 0 && r.max_total_ms() <= 600000) ||
+      !(r.cooldown_ms() >= 0 && r.cooldown_ms() <= 60000)) {
+    return absl::InvalidArgumentError(
+        "timing: min_repeat_ms, max_total_ms and cooldown_ms must be within "
+        "0..60000, 0..600000 and 0..60000 ms");
+  }
+  if (r.repeat()) t.set_repeat(r.repeat());
+  if (r.number()) t.set_number(r.number());
+  if (r.warmup()) t.set_warmup(r.warmup());
+  if (r.max_launches()) t.set_max_launches(r.max_launches());
+  if (r.max_total_ms() > 0) t.set_max_total_ms(r.max_total_ms());
+  // 0 means something for these two: no minimum round time, no cooldown.
+  t.set_min_repeat_ms(r.min_repeat_ms());
+  t.set_cooldown_ms(r.cooldown_ms());
+  return t;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
@@ -73,6 +105,8 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
         absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
                      workload->Canonical(), " on device key ", key));
   }
+  TF_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
+                      TimingPolicyFor(request));
   JobSpec spec{*workload,
                *tmpl,
                key,
@@ -80,7 +114,8 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
                static_cast<int64_t>(request.trials()),
                request.seed(),
                request.priority(),
-               !request.skip_reference()};
+               !request.skip_reference(),
+               timing};
   TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(spec));
   auto job = std::make_shared<Job>(id, std::move(spec), std::move(device),
                                    std::move(space), store_, scheduler_);

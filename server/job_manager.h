@@ -16,6 +16,9 @@ namespace tunefleet::server {
 
 // Largest trial budget one job may ask for.
 inline constexpr uint32_t kMaxTrialsPerJob = 1000000;
+// Caps on a job's timing policy.
+inline constexpr uint32_t kMaxRepeat = 100;
+inline constexpr uint32_t kMaxLaunchesPerTrial = 10000;
 
 // Thread-safe.
 class JobManager {

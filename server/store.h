@@ -35,6 +35,7 @@ struct JobSpec {
   uint64_t seed = 0;
   int priority = 0;
   bool measure_reference = true;  // also time the naive reference once
+  tunefleet::v1::TimingPolicy timing;  // how each trial is timed
 };
 
 // A job as stored.

@@ -211,6 +211,10 @@ TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
        grpc::StatusCode::NOT_FOUND, "never-seen"},
       {[](auto& r) { r.mutable_workload()->set_op("conv9d"); },
        grpc::StatusCode::INVALID_ARGUMENT, "unknown op 'conv9d'"},
+      {[](auto& r) { r.mutable_timing()->set_repeat(100000); },
+       grpc::StatusCode::INVALID_ARGUMENT, "timing: repeat must be"},
+      {[](auto& r) { r.mutable_timing()->set_min_repeat_ms(-1); },
+       grpc::StatusCode::INVALID_ARGUMENT, "timing: min_repeat_ms"},
   };
   for (const Case& c : cases) {
     tunefleet::v1::SubmitJobRequest r = Request("M=8,N=8,K=8", 5);
