@@ -11,6 +11,7 @@
 #include "cli/emit_command.h"
 #include "cli/measure_command.h"
 #include "cli/query_command.h"
+#include "cli/simulate_command.h"
 #include "cli/tune_command.h"
 
 int main(int argc, char** argv) {
@@ -27,11 +28,15 @@ int main(int argc, char** argv) {
   tunefleet::cli::DevicesOptions devices;
   tunefleet::cli::EmitOptions emit;
   tunefleet::cli::MeasureOptions measure;
+  tunefleet::cli::SimulateOptions simulate;
+  tunefleet::cli::ExportOptions export_table;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
   CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
   CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app, measure);
+  CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
+  CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -47,5 +52,7 @@ int main(int argc, char** argv) {
   if (*devices_cmd) return tunefleet::cli::RunDevices(devices);
   if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
   if (*measure_cmd) return tunefleet::cli::RunMeasure(measure);
+  if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
+  if (*export_cmd) return tunefleet::cli::RunExport(export_table);
   return tunefleet::cli::kExitBadInput;
 }

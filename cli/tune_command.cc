@@ -84,6 +84,7 @@ nlohmann::json SummaryJson(const TuneOptions& o,
       {"trials", p.trials_done()},
       {"trials_requested", p.trials_total()},
       {"space_size", submitted.space_size()},
+      {"history_rows", p.history_rows()},
       {"errors", errors},
       {"best", nullptr},
       {"elapsed_s", elapsed_s},
@@ -118,6 +119,10 @@ void PrintSummary(const nlohmann::json& j) {
             << "), search space " << j["space_size"] << " configs\n";
   if (j.contains("message")) {
     std::cout << "  " << j["message"].get<std::string>() << "\n";
+  }
+  if (j["history_rows"].get<int>() > 0) {
+    std::cout << "  the model started from " << j["history_rows"]
+              << " earlier records (transfer learning)\n";
   }
   std::vector<std::string> errors;
   for (const auto& [code, count] : j["errors"].items()) {
@@ -158,7 +163,8 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--template", o.template_name,
                   "template name (default: the op's default template)");
   cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
-  cmd->add_option("--strategy", o.strategy, "search strategy: grid, random, xgb")
+  cmd->add_option("--strategy", o.strategy,
+                  "search strategy: grid, random, xgb")
       ->capture_default_str();
   cmd->add_option("--server", o.server,
                   "tunefleet-server HOST:PORT (default: embedded server)");
@@ -171,13 +177,16 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--platform", o.platform,
                   "embedded agent: OpenCL platform index");
   cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
-  cmd->add_option("--repeat", o.repeat,
-                  "timing: rounds per trial (default 3)");
+  cmd->add_option("--repeat", o.repeat, "timing: rounds per trial (default 3)");
   cmd->add_option("--number", o.number,
                   "timing: launches per round, at least (default 1)");
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms,
                   "timing: raise --number until a round lasts this long "
                   "(default 10)");
+  cmd->add_option("--early-stop", o.early_stop,
+                  "stop after this many trials without improvement (0: off)");
+  cmd->add_flag("--no-transfer", o.no_transfer,
+                "xgb: do not start the model from earlier records");
   cmd->add_flag("--skip-reference", o.skip_reference,
                 "do not time the naive reference kernel");
   cmd->add_flag("--json", o.json,
@@ -236,13 +245,15 @@ int RunTune(const TuneOptions& o) {
   request.set_seed(o.seed);
   request.set_priority(o.priority);
   request.set_skip_reference(o.skip_reference);
+  request.set_early_stop(o.early_stop);
+  request.set_no_transfer(o.no_transfer);
   if (o.repeat >= 0 || o.number >= 0 || o.min_repeat_ms >= 0) {
     tunefleet::v1::TimingPolicy* t = request.mutable_timing();
     if (o.repeat >= 0) t->set_repeat(o.repeat);
     if (o.number >= 0) t->set_number(o.number);
-    t->set_min_repeat_ms(o.min_repeat_ms >= 0 ? o.min_repeat_ms
-                                              : server::DefaultTimingPolicy()
-                                                    .min_repeat_ms());
+    t->set_min_repeat_ms(o.min_repeat_ms >= 0
+                             ? o.min_repeat_ms
+                             : server::DefaultTimingPolicy().min_repeat_ms());
   }
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobOutcome> outcome = RunJob(

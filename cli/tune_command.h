@@ -23,6 +23,8 @@ struct TuneOptions {
   int platform = 0;
   int device = 0;
   bool skip_reference = false;
+  uint32_t early_stop = 0;
+  bool no_transfer = false;
   // Timing policy; negative: the server's default.
   int repeat = -1;
   int number = -1;

@@ -41,7 +41,8 @@ XgbRanker::XgbRanker(XgbRanker&&) noexcept = default;
 XgbRanker& XgbRanker::operator=(XgbRanker&&) noexcept = default;
 
 absl::Status XgbRanker::Fit(const FeatureMatrix& x,
-                            const std::vector<float>& labels) {
+                            const std::vector<float>& labels,
+                            const std::vector<unsigned>& group_sizes) {
   if (x.rows == 0 || x.cols == 0) {
     return absl::InvalidArgumentError("cannot fit on an empty feature matrix");
   }
@@ -55,9 +56,17 @@ absl::Status XgbRanker::Fit(const FeatureMatrix& x,
                             labels.size()) != 0) {
     return XgbError("setting labels");
   }
-  const unsigned group = static_cast<unsigned>(x.rows);
-  if (XGDMatrixSetUIntInfo(train->get(), "group", &group, 1) != 0) {
-    return XgbError("setting the query group");
+  std::vector<unsigned> groups = group_sizes;
+  if (groups.empty()) groups.push_back(static_cast<unsigned>(x.rows));
+  size_t grouped = 0;
+  for (unsigned g : groups) grouped += g;
+  if (grouped != x.rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("query groups cover ", grouped, " rows of ", x.rows));
+  }
+  if (XGDMatrixSetUIntInfo(train->get(), "group", groups.data(),
+                           groups.size()) != 0) {
+    return XgbError("setting the query groups");
   }
   DMatrixHandle dmats[] = {train->get()};
   BoosterHandle raw = nullptr;

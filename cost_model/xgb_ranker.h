@@ -34,10 +34,13 @@ class XgbRanker {
   XgbRanker(XgbRanker&&) noexcept;
   XgbRanker& operator=(XgbRanker&&) noexcept;
 
-  // Trains a fresh model on `x` with `labels` (higher is better), all rows
-  // in one query group. Errors: INVALID_ARGUMENT for mismatched sizes or no
-  // rows, INTERNAL with XGBoost's message when training fails.
-  absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels);
+  // Trains a fresh model on `x` with `labels` (higher is better). Rows
+  // form consecutive query groups of `group_sizes` rows (pairs are only
+  // compared within a group: one group per task); empty: one group.
+  // Errors: INVALID_ARGUMENT for mismatched sizes or no rows, INTERNAL with
+  // XGBoost's message when training fails.
+  absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels,
+                   const std::vector<unsigned>& group_sizes = {});
 
   // Scores rows of `x` (higher: predicted faster). Errors:
   // FAILED_PRECONDITION before Fit(), INVALID_ARGUMENT when the column count

@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libxgboost-dev xgboost
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  libsqlite3-dev sqlite3
+  libsqlite3-dev sqlite3 zlib1g-dev
   libabsl-dev libgtest-dev libgmock-dev
   libclblast-dev clblast-utils
   libcli11-dev nlohmann-json3-dev

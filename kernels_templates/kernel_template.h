@@ -30,13 +30,23 @@ struct Knob {
 // A config: values[i] is the value of knobs()[i].
 using KnobValues = std::vector<int64_t>;
 
-// The device limits that template constraints read (clGetDeviceInfo).
+// The device properties that template constraints and cost-model features
+// read (clGetDeviceInfo values).
 struct DeviceLimits {
   uint64_t max_work_group_size = 0;
   std::array<uint64_t, 3> max_work_item_sizes{};
   uint64_t local_mem_bytes = 0;
   uint64_t max_mem_alloc_bytes = 0;
   uint32_t compute_units = 0;
+  uint32_t max_clock_mhz = 0;
+  uint32_t preferred_vector_width_float = 0;
+  bool local_mem_is_global = false;  // "local" memory emulated in global
+};
+
+// A number describing a config for the cost model, with its name.
+struct Feature {
+  std::string name;
+  double value = 0;
 };
 
 // A buffer of the workload's inputs and outputs, generated on the device.
@@ -115,6 +125,16 @@ class KernelTemplate {
 
   // Verification tolerance: largest max|out-ref| / max|ref| accepted.
   virtual double rtol() const { return 1e-4; }
+
+  // Features the template derives from a config, its workload and device
+  // (work-group size, register tile, local memory bytes, arithmetic
+  // intensity, occupancy, ...), beyond the knob values themselves. Same
+  // names in the same order for every config. Default: none.
+  virtual std::vector<Feature> DerivedFeatures(
+      const KnobValues& config, const Workload& workload,
+      const DeviceLimits& limits) const {
+    return {};
+  }
 
   // Returns the index of a knob by name, or -1.
   int KnobIndex(absl::string_view knob_name) const;

@@ -108,6 +108,23 @@ absl::StatusOr<Workload> Workload::Parse(absl::string_view op,
   return Create(op, std::move(dims), dtype);
 }
 
+absl::StatusOr<Workload> Workload::ParseCanonical(absl::string_view text) {
+  std::vector<absl::string_view> tokens =
+      absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  if (tokens.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad workload '", text, "': expected e.g. 'gemm M=8 N=8 K=8 fp32'"));
+  }
+  absl::string_view dtype = "fp32";
+  if (tokens.back().find('=') == absl::string_view::npos) {
+    dtype = tokens.back();
+    tokens.pop_back();
+  }
+  const absl::string_view op = tokens.front();
+  tokens.erase(tokens.begin());
+  return Parse(op, absl::StrJoin(tokens, ","), dtype);
+}
+
 int64_t Workload::dim(absl::string_view name) const {
   for (const Dim& d : dims_) {
     if (d.name == name) return d.value;

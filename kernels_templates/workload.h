@@ -43,6 +43,10 @@ class Workload {
                                          std::vector<Dim> dims,
                                          absl::string_view dtype = "fp32");
 
+  // Parses a canonical string "gemm M=512 N=512 K=512 fp32".
+  // Errors: as Parse().
+  static absl::StatusOr<Workload> ParseCanonical(absl::string_view text);
+
   // Parses a shape string "M=512,N=512,K=512" (also ' ' or ';' separated).
   // Errors: INVALID_ARGUMENT naming the bad token or value.
   static absl::StatusOr<Workload> Parse(absl::string_view op,

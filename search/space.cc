@@ -1,22 +1,45 @@
 #include "search/space.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tunefleet::search {
 
-SearchSpace::SearchSpace(std::vector<KnobSpec> knobs, Validity valid)
-    : knobs_(std::move(knobs)), valid_fn_(std::move(valid)) {
-  for (const KnobSpec& k : knobs_) {
+namespace {
+
+// Product of the knobs' value counts, saturating at UINT64_MAX.
+uint64_t RawSize(const std::vector<KnobSpec>& knobs) {
+  uint64_t size = 1;
+  for (const KnobSpec& k : knobs) {
     const uint64_t n = k.values.size();
-    if (n == 0) {
-      raw_size_ = 0;
-      break;
-    }
-    raw_size_ = raw_size_ > std::numeric_limits<uint64_t>::max() / n
-                    ? std::numeric_limits<uint64_t>::max()
-                    : raw_size_ * n;
+    if (n == 0) return 0;
+    size = size > std::numeric_limits<uint64_t>::max() / n
+               ? std::numeric_limits<uint64_t>::max()
+               : size * n;
   }
-  if (enumerable()) {
+  return size;
+}
+
+}  // namespace
+
+SearchSpace::SearchSpace(std::vector<KnobSpec> knobs,
+                         std::vector<uint64_t> valid)
+    : knobs_(std::move(knobs)),
+      raw_size_(RawSize(knobs_)),
+      enumerable_(true),
+      listed_(true),
+      valid_(std::move(valid)) {
+  std::sort(valid_.begin(), valid_.end());
+  valid_.erase(std::unique(valid_.begin(), valid_.end()), valid_.end());
+  valid_size_ = valid_.size();
+}
+
+SearchSpace::SearchSpace(std::vector<KnobSpec> knobs, Validity valid)
+    : knobs_(std::move(knobs)),
+      valid_fn_(std::move(valid)),
+      raw_size_(RawSize(knobs_)),
+      enumerable_(raw_size_ <= kMaxEnumerable) {
+  if (enumerable_) {
     for (uint64_t i = 0; i < raw_size_; ++i) {
       if (IsValid(i)) valid_.push_back(i);
     }
@@ -60,7 +83,9 @@ std::vector<int64_t> SearchSpace::Config(uint64_t index) const {
 }
 
 bool SearchSpace::IsValid(uint64_t index) const {
-  return index < raw_size_ && (!valid_fn_ || valid_fn_(Config(index)));
+  if (index >= raw_size_) return false;
+  if (listed_) return std::binary_search(valid_.begin(), valid_.end(), index);
+  return !valid_fn_ || valid_fn_(Config(index));
 }
 
 std::vector<uint64_t> SearchSpace::Neighbours(uint64_t index) const {

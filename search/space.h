@@ -31,11 +31,14 @@ class SearchSpace {
   static constexpr uint64_t kMaxEnumerable = uint64_t{1} << 22;
 
   SearchSpace(std::vector<KnobSpec> knobs, Validity valid);
+  // A space whose valid configs are listed (a recorded table): `valid`
+  // holds their indices. Enumerable whatever the raw size.
+  SearchSpace(std::vector<KnobSpec> knobs, std::vector<uint64_t> valid);
 
   const std::vector<KnobSpec>& knobs() const { return knobs_; }
   // Product of the knobs' value counts (saturates at UINT64_MAX).
   uint64_t raw_size() const { return raw_size_; }
-  bool enumerable() const { return raw_size_ <= kMaxEnumerable; }
+  bool enumerable() const { return enumerable_; }
   // Exact count of valid configs when enumerable(); else an estimate from
   // 4096 random samples.
   uint64_t valid_size() const { return valid_size_; }
@@ -63,6 +66,8 @@ class SearchSpace {
   std::vector<KnobSpec> knobs_;
   Validity valid_fn_;
   uint64_t raw_size_ = 1;
+  bool enumerable_ = false;
+  bool listed_ = false;  // valid_ is the definition of validity
   uint64_t valid_size_ = 0;
   std::vector<uint64_t> valid_;
 };

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/annealing_search.h"
+#include "search/genetic_search.h"
 #include "search/grid_search.h"
 #include "search/random_search.h"
 #include "search/xgb_search.h"
@@ -41,7 +43,28 @@ void ProposalSet::FillRandom(size_t max_count, std::vector<uint64_t>* out) {
   }
 }
 
-std::vector<std::string> StrategyNames() { return {"grid", "random", "xgb"}; }
+std::optional<uint64_t> ProposalSet::RandomNeighbour(uint64_t index,
+                                                     int tries) {
+  const std::vector<KnobSpec>& knobs = space_.knobs();
+  for (int t = 0; t < tries; ++t) {
+    std::vector<uint32_t> digits = space_.Digits(index);
+    const size_t k =
+        std::uniform_int_distribution<size_t>(0, knobs.size() - 1)(rng_);
+    const uint32_t n = static_cast<uint32_t>(knobs[k].values.size());
+    if (n < 2) continue;
+    // Any other value of the knob: a uniform draw among the n - 1 others.
+    const uint32_t step =
+        std::uniform_int_distribution<uint32_t>(1, n - 1)(rng_);
+    digits[k] = (digits[k] + step) % n;
+    const uint64_t next = space_.IndexOf(digits);
+    if (!proposed(next) && space_.IsValid(next)) return next;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> StrategyNames() {
+  return {"grid", "random", "sa", "ga", "xgb"};
+}
 
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
     absl::string_view name, const SearchSpace& space, StrategyOptions options) {
@@ -56,6 +79,8 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
   if (name == "random") {
     return std::make_unique<RandomSearch>(space, options.seed);
   }
+  if (name == "sa") return std::make_unique<AnnealingSearch>(space, options);
+  if (name == "ga") return std::make_unique<GeneticSearch>(space, options);
   if (name == "xgb") return std::make_unique<XgbSearch>(space, options);
   return absl::InvalidArgumentError(
       absl::StrCat("unknown strategy '", name,

@@ -27,17 +27,34 @@ struct Observation {
   double time_ns = 0.0;  // kernel time when ok
 };
 
+// Results of an earlier task, for transfer learning: feature rows (from the
+// same feature function as the new task's) and their labels (relative
+// throughput within that task, 0 for failures).
+struct HistoryGroup {
+  cost_model::FeatureMatrix features;
+  std::vector<float> labels;
+};
+
 struct StrategyOptions {
   uint64_t seed = 0;
+  // Trials the caller expects to run (sa: length of the temperature
+  // schedule).
+  size_t budget_hint = 1000;
   // xgb: share of each batch picked at random (exploration).
   double epsilon = 0.1;
-  // xgb: random picks until this many results are in.
+  // xgb: random picks until this many results are in (unless history
+  // trains the model before the first result).
   size_t min_train = 8;
   // xgb: refit once this many new results arrived since the last fit.
   size_t refit_every = 4;
-  // xgb: score every unproposed config when there are at most this many,
-  // else this many random ones.
+  // xgb: score every unproposed config when there are at most this many;
+  // in bigger spaces, candidates come from annealing walks over the model.
   size_t pool_limit = 20000;
+  // xgb: weight of novelty (knob values not yet in the batch) against
+  // predicted rank when a batch is chosen; 0 picks by rank alone.
+  double diversity = 0.5;
+  // xgb: earlier tasks' results (transfer learning).
+  std::vector<HistoryGroup> history;
   // Features of a config; default: cost_model::KnobFeatures of its values.
   std::function<std::vector<float>(uint64_t index)> features;
   cost_model::XgbOptions xgb;
@@ -56,7 +73,8 @@ class SearchStrategy {
   virtual void Observe(const std::vector<Observation>& results) = 0;
 };
 
-// "grid", "random" or "xgb". Errors: INVALID_ARGUMENT naming the known strategies.
+// "grid", "random", "sa", "ga" or "xgb". Errors: INVALID_ARGUMENT naming
+// the known strategies.
 absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
     absl::string_view name, const SearchSpace& space, StrategyOptions options);
 
@@ -75,6 +93,9 @@ class ProposalSet {
   // A uniformly random valid config not proposed yet, now marked; nullopt
   // once none is left (or none found, for spaces too big to enumerate).
   std::optional<uint64_t> DrawRandom();
+  // A random valid config differing from `index` in one knob (any other
+  // value of it), not proposed yet; nullopt when `tries` draws found none.
+  std::optional<uint64_t> RandomNeighbour(uint64_t index, int tries = 32);
   // Appends random draws to `out` until it holds `max_count` or the space
   // runs out.
   void FillRandom(size_t max_count, std::vector<uint64_t>* out);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/status_macros.h"
+#include "server/task_features.h"
 #include "server/trial_request.h"
 
 namespace tunefleet::server {
@@ -37,6 +38,9 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
   progress_.set_state("queued");
   progress_.set_trials_total(static_cast<uint32_t>(spec_.budget));
   progress_.set_space_size(space_->valid_size());
+  size_t history_rows = 0;
+  for (const auto& g : spec_.history) history_rows += g.labels.size();
+  progress_.set_history_rows(static_cast<uint32_t>(history_rows));
 }
 
 Job::~Job() {
@@ -133,7 +137,12 @@ void Job::Run() {
   }
 }
 
-void Job::Finish(const std::string& state, const std::string& message) {
+void Job::Finish(const std::string& state, const std::string& reason) {
+  std::string message = reason;
+  {
+    absl::MutexLock lock(&mu_);
+    if (message.empty()) message = progress_.message();  // an early stop
+  }
   absl::Status s = store_->SetJobState(id_, state, message);
   absl::MutexLock lock(&mu_);
   progress_.set_state(state);
@@ -147,6 +156,12 @@ absl::Status Job::Loop() {
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
+  options.budget_hint = static_cast<size_t>(spec_.budget);
+  options.history = spec_.history;
+  TF_ASSIGN_OR_RETURN(
+      options.features,
+      SpaceFeatures(*space_, TaskFeatures(*spec_.tmpl, spec_.workload,
+                                          LimitsFromDeviceInfo(device_))));
   TF_ASSIGN_OR_RETURN(
       std::unique_ptr<search::SearchStrategy> strategy,
       search::MakeStrategy(spec_.strategy, *space_, std::move(options)));
@@ -157,9 +172,9 @@ absl::Status Job::Loop() {
   }
   if (spec_.measure_reference) {
     // First in line: the baseline the tuned kernels are compared with.
-    auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-        BuildReferenceRequest(*spec_.tmpl, spec_.workload, reference_trial_id(),
-                              spec_.timing));
+    auto request =
+        std::make_shared<tunefleet::v1::MeasureRequest>(BuildReferenceRequest(
+            *spec_.tmpl, spec_.workload, reference_trial_id(), spec_.timing));
     scheduler_->Enqueue(
         {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
                      spec_.device_key, std::move(request)}});
@@ -172,6 +187,7 @@ absl::Status Job::Loop() {
     strategy->Observe(observations);
     const int64_t done = Done();
     if (done >= spec_.budget) return absl::OkStatus();
+    if (StoppedEarly(done)) return absl::OkStatus();
     if (exhausted && outstanding == 0) return absl::OkStatus();
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);
     const int64_t in_flight = static_cast<int64_t>(outstanding);
@@ -191,6 +207,16 @@ absl::Status Job::Loop() {
 int64_t Job::Done() {
   absl::MutexLock lock(&mu_);
   return progress_.trials_done();
+}
+
+bool Job::StoppedEarly(int64_t done) {
+  if (spec_.early_stop <= 0) return false;
+  absl::MutexLock lock(&mu_);
+  if (done - improved_at_ < spec_.early_stop) return false;
+  progress_.set_message(absl::StrCat("stopped early: no improvement in the ",
+                                     spec_.early_stop, " trials after trial ",
+                                     improved_at_));
+  return true;
 }
 
 bool Job::Collect(std::vector<search::Observation>* observations,
@@ -215,6 +241,7 @@ bool Job::Collect(std::vector<search::Observation>* observations,
     progress_.set_trials_done(progress_.trials_done() + 1);
     if (ok && (!progress_.has_best() || time_ns < progress_.best().time_ns())) {
       SetBest(r.trial_id, it->second, time_ns);
+      improved_at_ = progress_.trials_done();
     }
     outstanding_.erase(it);
   }

@@ -73,6 +73,9 @@ class Job {
   void SetBest(int64_t trial_id, uint64_t index, double time_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Done();
+  // True (and the reason in the progress message) once early_stop trials
+  // passed without improvement.
+  bool StoppedEarly(int64_t done);
   void OnReference(const tunefleet::v1::Measurement& m);
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
@@ -93,6 +96,7 @@ class Job {
       ABSL_GUARDED_BY(mu_);  // trial -> index
   tunefleet::v1::JobProgress progress_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t improved_at_ ABSL_GUARDED_BY(mu_) = 0;  // trials when best last fell
 };
 
 }  // namespace tunefleet::server

@@ -7,6 +7,7 @@
 #include "kernels_templates/registry.h"
 #include "search/strategy.h"
 #include "server/status_macros.h"
+#include "server/transfer.h"
 #include "server/trial_request.h"
 
 namespace tunefleet::server {
@@ -115,7 +116,14 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
                request.seed(),
                request.priority(),
                !request.skip_reference(),
-               timing};
+               timing,
+               request.early_stop(),
+               {}};
+  if (!request.no_transfer() && strategy == "xgb") {
+    absl::StatusOr<std::vector<search::HistoryGroup>> history =
+        TransferHistory(*store_, **tmpl, kMaxHistoryRows);
+    if (history.ok()) spec.history = *std::move(history);
+  }
   TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(spec));
   auto job = std::make_shared<Job>(id, std::move(spec), std::move(device),
                                    std::move(space), store_, scheduler_);

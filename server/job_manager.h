@@ -19,6 +19,8 @@ inline constexpr uint32_t kMaxTrialsPerJob = 1000000;
 // Caps on a job's timing policy.
 inline constexpr uint32_t kMaxRepeat = 100;
 inline constexpr uint32_t kMaxLaunchesPerTrial = 10000;
+// Earlier records a new job's model starts from, at most (about).
+inline constexpr size_t kMaxHistoryRows = 3000;
 
 // Thread-safe.
 class JobManager {

@@ -94,7 +94,8 @@ constexpr absl::string_view kRecordJoins =
     "JOIN templates tp ON j.template_id = tp.id ";
 constexpr absl::string_view kRecordFilter =
     "t.state = 'done' AND (?1 = '' OR w.op = ?1) AND "
-    "(?2 = '' OR j.device_key = ?2) AND (?3 = 0 OR t.job_id = ?3)";
+    "(?2 = '' OR j.device_key = ?2) AND (?3 = 0 OR t.job_id = ?3) AND "
+    "(?4 = '' OR tp.name = ?4)";
 
 tunefleet::v1::Config ParseConfigText(const std::string& text) {
   tunefleet::v1::Config config;
@@ -476,6 +477,7 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
   absl::MutexLock lock(&mu_);
   TF_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
   s.Bind(1, filter.op).Bind(2, filter.device_key).Bind(3, filter.job_id);
+  s.Bind(4, filter.template_name);
   std::vector<tunefleet::v1::Record> out;
   TF_RETURN_IF_ERROR(s.ForEachRow(
       [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));

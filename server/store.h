@@ -18,6 +18,7 @@
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.pb.h"
+#include "search/strategy.h"
 #include "server/sqlite.h"
 
 namespace tunefleet::server {
@@ -34,8 +35,11 @@ struct JobSpec {
   int64_t budget = 0;  // trials
   uint64_t seed = 0;
   int priority = 0;
-  bool measure_reference = true;  // also time the naive reference once
+  bool measure_reference = true;       // also time the naive reference once
   tunefleet::v1::TimingPolicy timing;  // how each trial is timed
+  int64_t early_stop = 0;  // trials without improvement before stopping
+  // Earlier tasks' results the model starts from (transfer learning).
+  std::vector<search::HistoryGroup> history;
 };
 
 // A job as stored.
@@ -68,9 +72,10 @@ struct JobTally {
 };
 
 struct RecordFilter {
-  std::string op;          // empty: any
-  std::string device_key;  // empty: any
-  int64_t job_id = 0;      // 0: any
+  std::string op;             // empty: any
+  std::string device_key;     // empty: any
+  int64_t job_id = 0;         // 0: any
+  std::string template_name;  // empty: any
   bool best_only = false;  // best record per (device key, workload, template)
 };
 

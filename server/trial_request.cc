@@ -105,6 +105,9 @@ templates::DeviceLimits LimitsFromDeviceInfo(
   l.local_mem_bytes = info.local_mem_bytes();
   l.max_mem_alloc_bytes = info.max_mem_alloc_bytes();
   l.compute_units = info.compute_units();
+  l.max_clock_mhz = info.max_clock_mhz();
+  l.preferred_vector_width_float = info.preferred_vector_width_float();
+  l.local_mem_is_global = info.local_mem_is_global();
   return l;
 }
 

@@ -12,7 +12,10 @@
 #include "kernels_templates/gemm/gemm_template.h"
 #include "kernels_templates/registry.h"
 #include "proto/tuning.grpc.pb.h"
+#include "search/table.h"
 #include "server/server.h"
+#include "server/table_export.h"
+#include "server/task_features.h"
 #include "server/trial_request.h"
 
 namespace tunefleet {
@@ -267,6 +270,65 @@ TEST_F(Fleet, CompileErrorsAndWrongAnswersAreRecordedNotFatal) {
   JobProgress next = Watch(after.job_id());
   EXPECT_EQ(next.state(), "done");
   EXPECT_EQ(next.errors().at("OK"), 3u);
+}
+
+TEST_F(Fleet, EarlyStopEndsAJobThatStopsImproving) {
+  tunefleet::v1::SubmitJobRequest r = Request("M=24,N=24,K=24", 200);
+  r.set_early_stop(6);
+  r.set_strategy("random");
+  r.set_skip_reference(true);
+  tunefleet::v1::SubmitJobResponse submitted;
+  ASSERT_TRUE(Submit(r, &submitted).ok());
+  JobProgress last = Watch(submitted.job_id());
+  EXPECT_EQ(last.state(), "done");
+  EXPECT_LT(last.trials_done(), 200u);
+  EXPECT_NE(last.message().find("stopped early"), std::string::npos)
+      << last.message();
+  auto job = server_->store().GetJob(submitted.job_id());
+  ASSERT_TRUE(job.ok());
+  EXPECT_NE(job->message.find("stopped early"), std::string::npos);
+  // Every trial written is accounted for, none left pending.
+  auto states = server_->store().TrialStates(submitted.job_id());
+  ASSERT_TRUE(states.ok());
+  EXPECT_EQ(states->count("pending"), 0u);
+  EXPECT_EQ(states->count("leased"), 0u);
+}
+
+TEST_F(Fleet, XgbJobsStartFromEarlierRecordsUnlessTold) {
+  // Earlier records of the template exist once any job ran.
+  tunefleet::v1::SubmitJobResponse first;
+  ASSERT_TRUE(Submit(Request("M=20,N=36,K=12", 6), &first).ok());
+  Watch(first.job_id());
+  tunefleet::v1::SubmitJobResponse warm;
+  ASSERT_TRUE(Submit(Request("M=28,N=20,K=16", 4), &warm).ok());
+  JobProgress warm_last = Watch(warm.job_id());
+  EXPECT_GE(warm_last.history_rows(), 6u);
+  tunefleet::v1::SubmitJobRequest cold_request = Request("M=28,N=20,K=16", 2);
+  cold_request.set_no_transfer(true);
+  tunefleet::v1::SubmitJobResponse cold;
+  ASSERT_TRUE(Submit(cold_request, &cold).ok());
+  EXPECT_EQ(Watch(cold.job_id()).history_rows(), 0u);
+}
+
+TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
+  tunefleet::v1::SubmitJobRequest r = Request("M=40,N=24,K=8", 8);
+  r.set_strategy("random");
+  tunefleet::v1::SubmitJobResponse submitted;
+  ASSERT_TRUE(Submit(r, &submitted).ok());
+  Watch(submitted.job_id());
+  auto csv = server::ExportJobTable(server_->store(), submitted.job_id());
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  auto table = search::ParseTable(*csv, "export");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->rows.size(), 8u);
+  EXPECT_EQ(table->metadata.at("template"), "gemm_tiled");
+  EXPECT_EQ(table->metadata.at("workload"), "gemm M=40 N=24 K=8 fp32");
+  // It names its task, so simulations compute the task's features.
+  auto task = server::TableTaskFeatures(*table);
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_GT(task->Names().size(), table->knobs.size());
+  EXPECT_EQ(server::ExportJobTable(server_->store(), 99999).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(Fleet, ListDevicesShowsTheConnectedAgent) {

@@ -1,5 +1,8 @@
 #include "kernels_templates/gemm/gemm_template.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 
 namespace tunefleet::templates {
@@ -112,6 +115,44 @@ LaunchDesc GemmTemplate::ReferenceLaunch(const Workload& w) const {
       {static_cast<uint64_t>(w.dim("N")), static_cast<uint64_t>(w.dim("M"))},
       {},
       GemmArgs(w)};
+}
+
+std::vector<Feature> GemmTemplate::DerivedFeatures(
+    const KnobValues& config, const Workload& w,
+    const DeviceLimits& limits) const {
+  const tunefleet_gemm::GemmKnobs k = ToGemmKnobs(config);
+  const double m = w.dim("M"), n = w.dim("N");
+  const double groups_m = std::ceil(m / k.mwg), groups_n = std::ceil(n / k.nwg);
+  const double groups = groups_m * groups_n;
+  const double wg = static_cast<double>(tunefleet_gemm::GemmWorkGroupSize(k));
+  const double cus = std::max<double>(limits.compute_units, 1);
+  // Fraction of the last wave of work-groups that has work: 1 when the
+  // groups fill every compute unit in every wave.
+  const double waves = std::ceil(groups / cus);
+  const double wave_efficiency = groups / (waves * cus);
+  // FLOPs per byte a work-group loads from global memory per K step: an
+  // MWG x NWG tile of C reads MWG + NWG floats for 2*MWG*NWG FLOPs (the
+  // classic tiling bound; Volkov & Demmel, SC'08).
+  const double intensity = 2.0 * k.mwg * k.nwg / (4.0 * (k.mwg + k.nwg));
+  // Work done on padding: computed elements over useful ones.
+  const double padding =
+      groups_m * k.mwg * groups_n * k.nwg / std::max(m * n, 1.0);
+  const double local_bytes =
+      static_cast<double>(tunefleet_gemm::GemmLocalMemBytes(k));
+  return {
+      {"log2_work_group_size", std::log2(wg)},
+      {"log2_work_groups", std::log2(groups)},
+      {"log2_work_items", std::log2(groups * wg)},
+      {"log2_register_tile", std::log2(static_cast<double>(k.mwi * k.nwi))},
+      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
+      {"local_mem_fraction",
+       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
+      {"arithmetic_intensity", intensity},
+      {"vector_width", static_cast<double>(k.vw)},
+      {"groups_per_compute_unit", groups / cus},
+      {"wave_efficiency", wave_efficiency},
+      {"padding_factor", padding},
+  };
 }
 
 double GemmTemplate::Flops(const Workload& w) const {

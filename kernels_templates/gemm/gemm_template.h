@@ -28,6 +28,10 @@ class GemmTemplate : public KernelTemplate {
   LaunchDesc ReferenceLaunch(const Workload& workload) const override;
   // 2*M*N*K: one multiply and one add per term.
   double Flops(const Workload& workload) const override;
+  // See DerivedFeatures() in gemm_template.cc for the list and formulas.
+  std::vector<Feature> DerivedFeatures(
+      const KnobValues& config, const Workload& workload,
+      const DeviceLimits& limits) const override;
 
   // The knob struct of gemm_geometry.h for a config in knobs() order.
   static tunefleet_gemm::GemmKnobs ToGemmKnobs(const KnobValues& config);

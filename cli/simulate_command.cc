@@ -1,0 +1,211 @@
+#include "cli/simulate_command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/common.h"
+#include "cost_model/features.h"
+#include "server/status_macros.h"
+#include "server/table_export.h"
+#include "server/task_features.h"
+
+namespace tunefleet::cli {
+namespace {
+
+using search::Table;
+
+// Feature rows of a history table in the main table's feature layout:
+// the task's features when both tables name their task, else knob values
+// matched by knob name.
+absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
+                                                      const Table& history,
+                                                      bool task_features) {
+  search::HistoryGroup group;
+  std::unique_ptr<search::SearchSpace> space = history.MakeSpace();
+  std::function<std::vector<float>(uint64_t)> features;
+  if (task_features) {
+    absl::StatusOr<server::TaskFeatures> task =
+        server::TableTaskFeatures(history);
+    if (!task.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "history table: ", task.status().message(),
+          " (the simulated table names its task, so must its history)"));
+    }
+    TF_ASSIGN_OR_RETURN(features, server::SpaceFeatures(*space, *task));
+  } else {
+    std::vector<size_t> where;  // main knob i -> history knob position
+    std::vector<bool> size_like;
+    for (const search::KnobSpec& k : main.knobs) {
+      size_t pos = 0;
+      while (pos < history.knobs.size() && history.knobs[pos].name != k.name) {
+        ++pos;
+      }
+      if (pos == history.knobs.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("history table has no knob ", k.name));
+      }
+      where.push_back(pos);
+      size_like.push_back(k.size_like);
+    }
+    features = [&space, where, size_like](uint64_t index) {
+      const std::vector<int64_t> values = space->Config(index);
+      std::vector<int64_t> ordered;
+      for (size_t pos : where) ordered.push_back(values[pos]);
+      return cost_model::KnobFeatures(ordered, size_like);
+    };
+  }
+  for (const auto& [index, row] : history.RowsByIndex()) {
+    group.features.AddRow(features(index));
+    group.labels.push_back(
+        row->ok ? static_cast<float>(history.best_time_ms / row->time_ms)
+                : 0.0f);
+  }
+  return group;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
+    const Table& table, const std::vector<Table>& history,
+    const std::vector<std::string>& strategies,
+    search::SimulationOptions options) {
+  std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
+  absl::StatusOr<server::TaskFeatures> task = server::TableTaskFeatures(table);
+  const bool task_features = task.ok();
+  if (!task.ok() && !absl::IsNotFound(task.status())) return task.status();
+  if (task_features) {
+    TF_ASSIGN_OR_RETURN(options.features, server::SpaceFeatures(*space, *task));
+  }
+  for (const Table& h : history) {
+    TF_ASSIGN_OR_RETURN(search::HistoryGroup group,
+                        HistoryFromTable(table, h, task_features));
+    options.history.push_back(std::move(group));
+  }
+  std::vector<search::SimulationResult> results;
+  for (const std::string& s : strategies) {
+    options.strategy = s;
+    TF_ASSIGN_OR_RETURN(search::SimulationResult r,
+                        search::Simulate(table, options));
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+nlohmann::json SimulationJson(const search::SimulationResult& r) {
+  return {{"strategy", r.strategy},
+          {"seeds", r.seeds},
+          {"trials", r.trials},
+          {"trials_to_95", {{"median", r.to_95.median}, {"p90", r.to_95.p90}}},
+          {"trials_to_99", {{"median", r.to_99.median}, {"p90", r.to_99.p90}}},
+          {"wall_s", r.wall_s}};
+}
+
+CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "simulate",
+      "replay a fully measured table in place of a device: trials each "
+      "strategy needs to reach 95% and 99% of the table's best");
+  cmd->add_option("--table", o.table,
+                  "table: tunefleet CSV/JSON, Kernel Tuner cache, or CLBlast "
+                  "tuner JSON")
+      ->required();
+  cmd->add_option("--strategy", o.strategies,
+                  "strategies (grid, random, sa, ga, xgb; comma-separated "
+                  "or 'all')")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--trials", o.trials, "trial budget per seed")
+      ->capture_default_str();
+  cmd->add_option("--seeds", o.seeds, "seeds to run")->capture_default_str();
+  cmd->add_option("--batch", o.batch, "configs measured per round")
+      ->capture_default_str();
+  cmd->add_option("--history", o.history,
+                  "tables of earlier tasks the xgb model starts from");
+  cmd->add_option("--threads", o.threads, "worker threads (0: all cores)");
+  cmd->add_flag("--json", o.json,
+                "JSON: one object for one strategy, a list for several");
+  return cmd;
+}
+
+int RunSimulate(const SimulateOptions& o) {
+  absl::StatusOr<Table> table = search::LoadTable(o.table);
+  if (!table.ok()) return ReportError("simulate", table.status());
+  std::vector<Table> history;
+  for (const std::string& path : o.history) {
+    absl::StatusOr<Table> h = search::LoadTable(path);
+    if (!h.ok()) return ReportError("simulate", h.status());
+    history.push_back(*std::move(h));
+  }
+  std::vector<std::string> strategies = o.strategies;
+  if (strategies.size() == 1 && strategies[0] == "all") {
+    strategies = search::StrategyNames();
+  }
+  search::SimulationOptions options;
+  options.trials = o.trials;
+  options.seeds = o.seeds;
+  options.batch = o.batch;
+  options.threads = o.threads;
+  auto results = SimulateTable(*table, history, strategies, options);
+  if (!results.ok()) return ReportError("simulate", results.status());
+  if (o.json) {
+    if (results->size() == 1) {
+      std::cout << SimulationJson(results->front()).dump(2) << "\n";
+    } else {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& r : *results) list.push_back(SimulationJson(r));
+      std::cout << list.dump(2) << "\n";
+    }
+    return kExitOk;
+  }
+  std::cout << absl::StrFormat(
+      "%s: %zu configs (%s), best %.4g ms; %d seeds x %zu trials, batch %zu\n",
+      o.table, table->rows.size(), table->format, table->best_time_ms, o.seeds,
+      o.trials, o.batch);
+  std::cout << absl::StrFormat("%-8s %12s %9s %12s %9s %8s\n", "strategy",
+                               "to 95% med", "p90", "to 99% med", "p90",
+                               "wall s");
+  for (const auto& r : *results) {
+    std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %8.2f\n",
+                                 r.strategy, r.to_95.median, r.to_95.p90,
+                                 r.to_99.median, r.to_99.p90, r.wall_s);
+  }
+  std::cout << "(a seed that never reaches the target counts " << o.trials + 1
+            << ")\n";
+  return kExitOk;
+}
+
+CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "write a job's trials as a table for `tunefleet simulate`");
+  cmd->add_option("--db", o.db, "database file")->capture_default_str();
+  cmd->add_option("--job", o.job, "job id")->required();
+  cmd->add_option("--out", o.out, "output file (default: stdout)");
+  return cmd;
+}
+
+int RunExport(const ExportOptions& o) {
+  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
+    return ReportError("export", s);
+  }
+  auto store = server::Store::Open(o.db);
+  if (!store.ok()) return ReportError("export", store.status());
+  absl::StatusOr<std::string> csv = server::ExportJobTable(**store, o.job);
+  if (!csv.ok()) return ReportError("export", csv.status());
+  if (o.out.empty()) {
+    std::cout << *csv;
+    return kExitOk;
+  }
+  std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
+  out << *csv;
+  out.close();
+  if (!out) {
+    return ReportError("export",
+                       absl::UnavailableError("cannot write " + o.out));
+  }
+  return kExitOk;
+}
+
+}  // namespace tunefleet::cli
