@@ -101,7 +101,7 @@ TEST(Strategies, SameSeedSameProposals) {
   }
   auto unknown = MakeStrategy("anneal", space, {});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("grid, random, xgb"),
+  EXPECT_NE(unknown.status().message().find("grid, random, sa, ga, xgb"),
             absl::string_view::npos);
 }
 

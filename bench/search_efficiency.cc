@@ -1,0 +1,107 @@
+// Benchmark (not a test): simulates every strategy on recorded tables and
+// prints, per table, each strategy's trials to reach 95% (and 99%) of the
+// table's best as median / p90 over the seeds, and the median's ratio to
+// random search's. With two or more tunefleet tables of one template it
+// also compares xgb started cold with xgb started from the other tables'
+// records (transfer learning).
+//
+//   search_efficiency [--trials 300] [--seeds 50] [TABLE ...]
+// Default tables: tests/data/tables/*.
+#include <filesystem>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "cli/simulate_command.h"
+#include "search/strategy.h"
+
+namespace tunefleet::bench {
+namespace {
+
+int Main(int argc, char** argv) {
+  CLI::App app{"search strategies compared on recorded tables"};
+  size_t trials = 300;
+  int seeds = 50;
+  size_t batch = 8;
+  std::vector<std::string> tables;
+  app.add_option("--trials", trials, "trial budget per seed")
+      ->capture_default_str();
+  app.add_option("--seeds", seeds, "seeds per strategy")->capture_default_str();
+  app.add_option("--batch", batch, "configs per round")->capture_default_str();
+  app.add_option("tables", tables, "table files (default: tests/data/tables)");
+  CLI11_PARSE(app, argc, argv);
+  if (tables.empty()) {
+    for (const auto& e : std::filesystem::directory_iterator(
+             std::string(TUNEFLEET_SOURCE_DIR) + "/tests/data/tables")) {
+      tables.push_back(e.path().string());
+    }
+    std::sort(tables.begin(), tables.end());
+  }
+  search::SimulationOptions options;
+  options.trials = trials;
+  options.seeds = seeds;
+  options.batch = batch;
+  std::vector<search::Table> loaded;
+  for (const std::string& path : tables) {
+    auto table = search::LoadTable(path);
+    if (!table.ok()) {
+      std::cerr << table.status().message() << "\n";
+      return 1;
+    }
+    loaded.push_back(*std::move(table));
+    const search::Table& t = loaded.back();
+    auto results = cli::SimulateTable(t, {}, search::StrategyNames(), options);
+    if (!results.ok()) {
+      std::cerr << results.status().message() << "\n";
+      return 1;
+    }
+    double random = 0;
+    for (const auto& r : *results) {
+      if (r.strategy == "random") random = r.to_95.median;
+    }
+    std::cout << absl::StrFormat(
+        "\n%s\n  %zu configs (%s), best %.4g ms; %d seeds x %zu trials, "
+        "batch %zu (never reached counts %zu)\n",
+        std::filesystem::path(path).filename().string(), t.rows.size(),
+        t.format, t.best_time_ms, seeds, trials, batch, trials + 1);
+    std::cout << absl::StrFormat("  %-8s %15s %15s %16s %8s\n", "strategy",
+                                 "to 95% med/p90", "to 99% med/p90",
+                                 "95% vs random", "wall s");
+    for (const auto& r : *results) {
+      std::cout << absl::StrFormat(
+          "  %-8s %9.1f /%4.0f %9.1f /%4.0f %15.3fx %8.2f\n", r.strategy,
+          r.to_95.median, r.to_95.p90, r.to_99.median, r.to_99.p90,
+          random > 0 ? r.to_95.median / random : 0.0, r.wall_s);
+    }
+  }
+  // Transfer: each tunefleet table of a template, warmed by the others.
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const auto it = loaded[i].metadata.find("template");
+    if (it == loaded[i].metadata.end()) continue;
+    std::vector<search::Table> others;
+    for (size_t j = 0; j < loaded.size(); ++j) {
+      const auto other = loaded[j].metadata.find("template");
+      if (j != i && other != loaded[j].metadata.end() &&
+          other->second == it->second) {
+        others.push_back(loaded[j]);
+      }
+    }
+    if (others.empty()) continue;
+    auto cold = cli::SimulateTable(loaded[i], {}, {"xgb"}, options);
+    auto warm = cli::SimulateTable(loaded[i], others, {"xgb"}, options);
+    if (!cold.ok() || !warm.ok()) continue;
+    std::cout << absl::StrFormat(
+        "\ntransfer to %s (from %zu other table(s) of %s):\n"
+        "  xgb cold: to 95%% %.1f, to 99%% %.1f; from history: to 95%% %.1f, "
+        "to 99%% %.1f (medians)\n",
+        std::filesystem::path(tables[i]).filename().string(), others.size(),
+        it->second, (*cold)[0].to_95.median, (*cold)[0].to_99.median,
+        (*warm)[0].to_95.median, (*warm)[0].to_99.median);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tunefleet::bench
+
+int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }
