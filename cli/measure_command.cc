@@ -31,7 +31,7 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
 int RunMeasure(const MeasureOptions& o) {
   auto workload = templates::Workload::Parse(o.op, o.shape);
   if (!workload.ok()) return ReportError("measure", workload.status());
-  auto tmpl = templates::FindTemplate(o.op, o.template_name);
+  auto tmpl = templates::FindTemplateFor(*workload, o.template_name);
   if (!tmpl.ok()) return ReportError("measure", tmpl.status());
   auto device = agent::OpenDevice(o.platform, o.device);
   if (!device.ok()) return ReportError("measure", device.status());

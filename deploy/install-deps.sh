@@ -12,7 +12,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev
   libabsl-dev libgtest-dev libgmock-dev
   libclblast-dev clblast-utils
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libonnx-dev
   libbenchmark-dev
 )
 

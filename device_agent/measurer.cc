@@ -151,22 +151,28 @@ absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(ClDevice device) {
   if (err != CL_SUCCESS) return ClError("fill program", err);
   err = clBuildProgram(program.get(), 1, &device.device, "", nullptr, nullptr);
   if (err != CL_SUCCESS) return ClError("building the fill kernel", err);
-  ClKernel kernel(
+  ClKernel fill_float(
       clCreateKernel(program.get(), "tunefleet_fill_uniform", &err));
   if (err != CL_SUCCESS) return ClError("fill kernel", err);
+  ClKernel fill_half(
+      clCreateKernel(program.get(), "tunefleet_fill_uniform_half", &err));
+  if (err != CL_SUCCESS) return ClError("fp16 fill kernel", err);
   return std::make_unique<Measurer>(PrivateTag{}, std::move(device),
-                                    std::move(program), std::move(kernel));
+                                    std::move(program), std::move(fill_float),
+                                    std::move(fill_half));
 }
 
 Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-                   ClKernel fill_kernel)
+                   ClKernel fill_float, ClKernel fill_half)
     : device_(std::move(device)),
       info_(QueryDeviceInfo(device_.platform, device_.device)),
       fill_program_(std::move(fill_program)),
-      fill_kernel_(std::move(fill_kernel)),
+      fill_float_(std::move(fill_float)),
+      fill_half_(std::move(fill_half)),
       programs_(device_.context.get(), device_.device, kProgramCacheCapacity),
       workloads_(
-          device_.context.get(), device_.queue.get(), fill_kernel_.get(),
+          device_.context.get(), device_.queue.get(), fill_float_.get(),
+          fill_half_.get(),
           std::min<uint64_t>(info_.global_mem_bytes() / 2, uint64_t{8} << 30),
           kMaxWorkloads) {}
 
@@ -364,7 +370,8 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
   if (policy.min_repeat_ms() > 0) {
     number = std::max(number, std::ceil(policy.min_repeat_ms() * 1e6 / first));
   }
-  number = std::min(number, std::floor(static_cast<double>(max_launches) / repeat));
+  number =
+      std::min(number, std::floor(static_cast<double>(max_launches) / repeat));
   number = std::min(number, std::floor(max_total_ns / (first * repeat)));
   const uint32_t n = static_cast<uint32_t>(std::max(number, 1.0));
   result->set_number(n);

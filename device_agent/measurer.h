@@ -46,7 +46,7 @@ class Measurer {
  public:
   // Use Create().
   Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-           ClKernel fill_kernel);
+           ClKernel fill_float, ClKernel fill_half);
 
  private:
   // Enqueues one launch with a profiling event.
@@ -68,7 +68,8 @@ class Measurer {
   ClDevice device_;
   tunefleet::v1::DeviceInfo info_;
   ClProgram fill_program_;
-  ClKernel fill_kernel_;
+  ClKernel fill_float_;
+  ClKernel fill_half_;
   ProgramCache programs_;
   WorkloadBuffers workloads_;
 };

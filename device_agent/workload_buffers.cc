@@ -33,7 +33,7 @@ absl::Status CheckSpecs(
       return absl::InvalidArgumentError(
           absl::StrCat("buffer name '", s.name(), "' is empty or repeated"));
     }
-    if (s.dtype() != "fp32") {
+    if (ElementBytes(s.dtype()) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "buffer ", s.name(), " has unsupported dtype '", s.dtype(), "'"));
     }
@@ -43,7 +43,7 @@ absl::Status CheckSpecs(
           absl::StrCat("buffer ", s.name(), " has ", s.elements(),
                        " elements; expected 1 .. 2^32-1"));
     }
-    total += s.elements() * sizeof(float);
+    total += s.elements() * ElementBytes(s.dtype());
   }
   if (total > budget) {
     return absl::InvalidArgumentError(
@@ -54,14 +54,58 @@ absl::Status CheckSpecs(
   return absl::OkStatus();
 }
 
+// An element of value `value` in the buffer's dtype, as fill pattern bytes.
+std::vector<unsigned char> Pattern(const std::string& dtype, uint32_t f32_bits,
+                                   uint16_t f16_bits) {
+  std::vector<unsigned char> p(ElementBytes(dtype));
+  if (p.size() == 2) {
+    std::memcpy(p.data(), &f16_bits, 2);
+  } else {
+    std::memcpy(p.data(), &f32_bits, 4);
+  }
+  return p;
+}
+
 }  // namespace
 
+size_t ElementBytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "fp16") return 2;
+  return 0;
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // inf or NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;  // signed zero
+  } else {
+    // Subnormal: normalise the mantissa.
+    int e = -1;
+    do {
+      ++e;
+      mantissa <<= 1;
+    } while ((mantissa & 0x400u) == 0);
+    bits = sign | ((112 - e) << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
 WorkloadBuffers::WorkloadBuffers(cl_context context, cl_command_queue queue,
-                                 cl_kernel fill_kernel, uint64_t byte_budget,
-                                 size_t max_workloads)
+                                 cl_kernel fill_float, cl_kernel fill_half,
+                                 uint64_t byte_budget, size_t max_workloads)
     : context_(context),
       queue_(queue),
-      fill_kernel_(fill_kernel),
+      fill_float_(fill_float),
+      fill_half_(fill_half),
       byte_budget_(byte_budget),
       max_workloads_(max_workloads) {}
 
@@ -95,12 +139,13 @@ absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
   state.bytes = bytes;
   for (const BufferSpec& spec : specs) {
     cl_int err = CL_SUCCESS;
-    ClMem mem(clCreateBuffer(context_, CL_MEM_READ_WRITE,
-                             spec.elements() * sizeof(float), nullptr, &err));
+    const size_t bytes = spec.elements() * ElementBytes(spec.dtype());
+    ClMem mem(
+        clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err));
     if (err != CL_SUCCESS) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "clCreateBuffer(", spec.name(), ", ", spec.elements() * sizeof(float),
-          " bytes): ", ClErrorName(err)));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("clCreateBuffer(", spec.name(), ", ", bytes,
+                       " bytes): ", ClErrorName(err)));
     }
     state.buffers.emplace(spec.name(), std::move(mem));
   }
@@ -112,34 +157,41 @@ absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
   return &states_.front();
 }
 
-absl::Status WorkloadBuffers::FillUniform(cl_mem mem, uint64_t elements,
-                                          uint32_t seed) {
-  const cl_uint n = static_cast<cl_uint>(elements);
-  cl_int err = clSetKernelArg(fill_kernel_, 0, sizeof(cl_mem), &mem);
-  err |= clSetKernelArg(fill_kernel_, 1, sizeof(cl_uint), &n);
-  err |= clSetKernelArg(fill_kernel_, 2, sizeof(cl_uint), &seed);
+absl::Status WorkloadBuffers::FillUniform(cl_mem mem, const BufferSpec& spec) {
+  cl_kernel kernel = spec.dtype() == "fp16" ? fill_half_ : fill_float_;
+  const cl_uint n = static_cast<cl_uint>(spec.elements());
+  const cl_uint seed = spec.seed();
+  cl_int err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &mem);
+  err |= clSetKernelArg(kernel, 1, sizeof(cl_uint), &n);
+  err |= clSetKernelArg(kernel, 2, sizeof(cl_uint), &seed);
   if (err != CL_SUCCESS) return ClError("fill kernel arguments", err);
-  const size_t global = elements;
-  err = clEnqueueNDRangeKernel(queue_, fill_kernel_, 1, nullptr, &global,
-                               nullptr, 0, nullptr, nullptr);
+  const size_t global = spec.elements();
+  err = clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, nullptr, 0,
+                               nullptr, nullptr);
   if (err != CL_SUCCESS) return ClError("fill kernel launch", err);
+  return absl::OkStatus();
+}
+
+absl::Status WorkloadBuffers::FillPattern(cl_mem mem, const BufferSpec& spec,
+                                          uint32_t f32_bits,
+                                          uint16_t f16_bits) {
+  const std::vector<unsigned char> pattern =
+      Pattern(spec.dtype(), f32_bits, f16_bits);
+  const cl_int err = clEnqueueFillBuffer(
+      queue_, mem, pattern.data(), pattern.size(), 0,
+      spec.elements() * pattern.size(), 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return ClError("clEnqueueFillBuffer", err);
   return absl::OkStatus();
 }
 
 absl::Status WorkloadBuffers::Refill(WorkloadState& state) {
   for (const BufferSpec& spec : state.specs) {
     cl_mem mem = state.buffers.at(spec.name()).get();
-    if (spec.output() || spec.fill() == BufferSpec::ZERO ||
-        spec.fill() == BufferSpec::FILL_UNSPECIFIED) {
-      const float zero = 0.0f;
-      cl_int err = clEnqueueFillBuffer(queue_, mem, &zero, sizeof(zero), 0,
-                                       spec.elements() * sizeof(float), 0,
-                                       nullptr, nullptr);
-      if (err != CL_SUCCESS) return ClError("clEnqueueFillBuffer", err);
-    } else if (absl::Status s = FillUniform(mem, spec.elements(), spec.seed());
-               !s.ok()) {
-      return s;
-    }
+    const bool zero = spec.output() || spec.fill() == BufferSpec::ZERO ||
+                      spec.fill() == BufferSpec::FILL_UNSPECIFIED;
+    absl::Status s =
+        zero ? FillPattern(mem, spec, 0, 0) : FillUniform(mem, spec);
+    if (!s.ok()) return s;
   }
   cl_int err = clFinish(queue_);
   if (err != CL_SUCCESS) return ClError("clFinish after filling inputs", err);
@@ -147,15 +199,12 @@ absl::Status WorkloadBuffers::Refill(WorkloadState& state) {
 }
 
 absl::Status WorkloadBuffers::PoisonOutputs(WorkloadState& state) {
-  const uint32_t nan_bits = 0x7fc00000u;  // quiet NaN
-  float nan;
-  std::memcpy(&nan, &nan_bits, sizeof(nan));
   for (const BufferSpec& spec : state.specs) {
     if (!spec.output()) continue;
-    cl_int err = clEnqueueFillBuffer(
-        queue_, state.buffers.at(spec.name()).get(), &nan, sizeof(nan), 0,
-        spec.elements() * sizeof(float), 0, nullptr, nullptr);
-    if (err != CL_SUCCESS) return ClError("poisoning outputs", err);
+    // Quiet NaNs of fp32 and fp16.
+    absl::Status s = FillPattern(state.buffers.at(spec.name()).get(), spec,
+                                 0x7fc00000u, 0x7e00u);
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -163,18 +212,28 @@ absl::Status WorkloadBuffers::PoisonOutputs(WorkloadState& state) {
 absl::StatusOr<std::vector<float>> WorkloadBuffers::Read(
     WorkloadState& state, const std::string& name) {
   auto it = state.buffers.find(name);
-  if (it == state.buffers.end()) {
+  const BufferSpec* spec = nullptr;
+  for (const BufferSpec& s : state.specs) {
+    if (s.name() == name) spec = &s;
+  }
+  if (it == state.buffers.end() || spec == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("no buffer ", name));
   }
-  uint64_t elements = 0;
-  for (const BufferSpec& spec : state.specs) {
-    if (spec.name() == name) elements = spec.elements();
-  }
-  std::vector<float> host(elements);
+  const size_t bytes = ElementBytes(spec->dtype());
+  std::vector<unsigned char> raw(spec->elements() * bytes);
   cl_int err = clEnqueueReadBuffer(queue_, it->second.get(), CL_TRUE, 0,
-                                   elements * sizeof(float), host.data(), 0,
-                                   nullptr, nullptr);
+                                   raw.size(), raw.data(), 0, nullptr, nullptr);
   if (err != CL_SUCCESS) return ClError("clEnqueueReadBuffer", err);
+  std::vector<float> host(spec->elements());
+  if (bytes == 2) {
+    for (size_t i = 0; i < host.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, raw.data() + 2 * i, 2);
+      host[i] = HalfToFloat(h);
+    }
+  } else {
+    std::memcpy(host.data(), raw.data(), raw.size());
+  }
   return host;
 }
 

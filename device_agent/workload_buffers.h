@@ -15,6 +15,12 @@
 
 namespace tunefleet::agent {
 
+// Bytes per element of a buffer dtype ("fp32": 4, "fp16": 2); 0 if unknown.
+size_t ElementBytes(const std::string& dtype);
+
+// IEEE 754 binary16 to binary32, exactly (subnormals, infinities, NaNs).
+float HalfToFloat(uint16_t half);
+
 // The buffers of one workload and its reference outputs (host copies).
 struct WorkloadState {
   std::string key;
@@ -29,10 +35,11 @@ struct WorkloadState {
 // thread-safe: owned by one measurement thread.
 class WorkloadBuffers {
  public:
-  // `fill_kernel` is tunefleet_fill_uniform of fill.cl, owned by the caller.
+  // `fill_float` and `fill_half` are tunefleet_fill_uniform and
+  // tunefleet_fill_uniform_half of fill.cl, owned by the caller.
   WorkloadBuffers(cl_context context, cl_command_queue queue,
-                  cl_kernel fill_kernel, uint64_t byte_budget,
-                  size_t max_workloads);
+                  cl_kernel fill_float, cl_kernel fill_half,
+                  uint64_t byte_budget, size_t max_workloads);
 
   // The state for `key` with these buffer specs: reused when present with
   // the same specs, else allocated and filled. Errors: INVALID_ARGUMENT for
@@ -51,16 +58,21 @@ class WorkloadBuffers {
   // element cannot pass verification with a stale value.
   absl::Status PoisonOutputs(WorkloadState& state);
 
-  // Copies an output buffer to the host. Errors: INTERNAL on a CL failure.
+  // Copies an output buffer to the host as floats (fp16 buffers are
+  // converted). Errors: INTERNAL on a CL failure.
   absl::StatusOr<std::vector<float>> Read(WorkloadState& state,
                                           const std::string& name);
 
  private:
-  absl::Status FillUniform(cl_mem mem, uint64_t elements, uint32_t seed);
+  absl::Status FillUniform(cl_mem mem, const tunefleet::v1::BufferSpec& spec);
+  // Fills with one value, given as its fp32 and fp16 bit patterns.
+  absl::Status FillPattern(cl_mem mem, const tunefleet::v1::BufferSpec& spec,
+                           uint32_t f32_bits, uint16_t f16_bits);
 
   cl_context context_;
   cl_command_queue queue_;
-  cl_kernel fill_kernel_;
+  cl_kernel fill_float_;
+  cl_kernel fill_half_;
   uint64_t byte_budget_;
   size_t max_workloads_;
   std::list<WorkloadState> states_;  // most recently used first

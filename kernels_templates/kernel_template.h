@@ -52,24 +52,27 @@ struct Feature {
 // A buffer of the workload's inputs and outputs, generated on the device.
 struct BufferDesc {
   std::string name;
-  uint64_t elements = 0;  // fp32 elements
-  bool output = false;    // outputs start zeroed and are verified
-  uint32_t seed = 0;      // inputs: uniform [-1, 1) values from this seed
+  uint64_t elements = 0;
+  bool output = false;         // outputs start zeroed and are verified
+  uint32_t seed = 0;           // inputs: uniform [-1, 1) values from this seed
+  std::string dtype = "fp32";  // "fp32" or "fp16" (stored as IEEE half)
 };
 
-// One kernel argument: a buffer by name, or a 32-bit integer scalar.
+// One kernel argument: a buffer by name, a 32-bit integer or a float.
 struct ArgDesc {
-  enum class Kind { kBuffer, kInt };
+  enum class Kind { kBuffer, kInt, kFloat };
   Kind kind = Kind::kInt;
   std::string buffer;
   int32_t value = 0;
+  float real = 0;
 
   static ArgDesc Buffer(std::string name) {
-    return ArgDesc{Kind::kBuffer, std::move(name), 0};
+    return ArgDesc{Kind::kBuffer, std::move(name), 0, 0};
   }
   static ArgDesc Int(int64_t v) {
-    return ArgDesc{Kind::kInt, {}, static_cast<int32_t>(v)};
+    return ArgDesc{Kind::kInt, {}, static_cast<int32_t>(v), 0};
   }
+  static ArgDesc Float(float v) { return ArgDesc{Kind::kFloat, {}, 0, v}; }
 };
 
 // A ready-to-run kernel: source, entry point, build options, NDRange and
@@ -125,6 +128,14 @@ class KernelTemplate {
 
   // Verification tolerance: largest max|out-ref| / max|ref| accepted.
   virtual double rtol() const { return 1e-4; }
+  // The tolerance for a workload (its dtype may widen it). Default: rtol().
+  virtual double Tolerance(const Workload& workload) const { return rtol(); }
+
+  // Whether the template can run the workload at all (its op and, for
+  // templates of special cases, its shape), whatever the device.
+  virtual bool Accepts(const Workload& workload) const {
+    return workload.op() == op();
+  }
 
   // Features the template derives from a config, its workload and device
   // (work-group size, register tile, local memory bytes, arithmetic

@@ -9,7 +9,12 @@ namespace tunefleet::templates {
 namespace {
 
 struct Registry {
-  Registry() { templates.push_back(std::make_unique<GemmTemplate>()); }
+  Registry() {
+    using Variant = GemmTemplate::Variant;
+    for (Variant v : {Variant::kGemm, Variant::kDense, Variant::kConv1x1}) {
+      templates.push_back(std::make_unique<GemmTemplate>(v));
+    }
+  }
   absl::Mutex mu;
   std::vector<std::unique_ptr<KernelTemplate>> templates ABSL_GUARDED_BY(mu);
 };
@@ -53,6 +58,21 @@ absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,
       name.empty() ? absl::StrCat("no template for op '", op, "'")
                    : absl::StrCat("no template named '", name, "'"),
       "; templates: ", absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<const KernelTemplate*> FindTemplateFor(const Workload& workload,
+                                                      absl::string_view name) {
+  std::vector<std::string> names;
+  for (const KernelTemplate* t : AllTemplates()) {
+    if (t->op() != workload.op()) continue;
+    const bool named = name.empty() || t->name() == name;
+    if (named && t->Accepts(workload)) return t;
+    names.push_back(std::string(t->name()));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      name.empty() ? "no template" : absl::StrCat("template '", name, "'"),
+      " runs ", workload.Canonical(), "; templates of ", workload.op(), ": ",
+      names.empty() ? "none" : absl::StrJoin(names, ", ")));
 }
 
 }  // namespace tunefleet::templates

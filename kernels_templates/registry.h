@@ -25,6 +25,13 @@ absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl);
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,
                                                    absl::string_view name);
 
+// The template called `name` if it accepts the workload, or, when `name`
+// is empty, the first template that does (special cases such as 1x1
+// convolutions through GEMM come before general ones). Errors: NOT_FOUND
+// listing the templates of the op.
+absl::StatusOr<const KernelTemplate*> FindTemplateFor(const Workload& workload,
+                                                      absl::string_view name);
+
 }  // namespace tunefleet::templates
 
 #endif  // TUNEFLEET_KERNELS_TEMPLATES_REGISTRY_H_

@@ -13,10 +13,59 @@
 namespace tunefleet::templates {
 namespace {
 
-const std::vector<OpSpec>& Ops() {
-  static const std::vector<OpSpec> ops = {
-      {"gemm", {"M", "N", "K"}, {"fp32"}},
+// Epilogue of conv and dense (kernels_templates/common/epilogue.cl):
+// affine = per-channel bias ("shift") or batch normalisation folded into a
+// scale and shift; act = the activation after it.
+const AttrSpec kAffine{"affine", {"none", "shift", "scale_shift"}};
+const AttrSpec kAct{"act",
+                    {"none", "relu", "clip", "hardsigmoid", "hardswish"}};
+const AttrSpec kPoolMode{"mode", {"max", "avg"}};
+
+// Convolution window dims shared by conv2d, depthwise_conv2d and pool2d:
+// kernel R x S, strides, symmetric zero padding.
+std::vector<DimSpec> WindowDims(bool dilation) {
+  std::vector<DimSpec> d = {{"R", {}}, {"S", {}},    {"SH", 1},
+                            {"SW", 1}, {"PH", 0, 0}, {"PW", 0, 0}};
+  if (dilation) {
+    d.push_back({"DH", 1});
+    d.push_back({"DW", 1});
+  }
+  return d;
+}
+
+std::vector<OpSpec> MakeOps() {
+  auto concat = [](std::vector<DimSpec> a, const std::vector<DimSpec>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
   };
+  const std::vector<absl::string_view> dtypes = {"fp32", "fp16"};
+  std::vector<DimSpec> conv = concat(
+      {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"K", {}}}, WindowDims(true));
+  conv.push_back({"G", 1});
+  return {
+      {"gemm", {{"M", {}}, {"N", {}}, {"K", {}}}, {}, {"fp32", "fp16"}},
+      // Fully connected: M rows (batch), N outputs, K inputs.
+      {"dense", {{"M", 1}, {"N", {}}, {"K", {}}}, {kAffine, kAct}, dtypes},
+      {"conv2d", conv, {kAffine, kAct}, dtypes},
+      {"depthwise_conv2d",
+       concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}}, WindowDims(true)),
+       {kAffine, kAct},
+       dtypes},
+      {"pool2d",
+       concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}}, WindowDims(false)),
+       {kPoolMode},
+       dtypes},
+      {"global_pool",
+       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}},
+       {kPoolMode},
+       dtypes},
+      // Softmax over the last axis of an N x D tensor.
+      {"softmax", {{"N", 1}, {"D", {}}}, {}, dtypes},
+  };
+}
+
+const std::vector<OpSpec>& Ops() {
+  static const std::vector<OpSpec> ops = MakeOps();
   return ops;
 }
 
@@ -37,7 +86,8 @@ std::vector<absl::string_view> KnownOps() {
 
 absl::StatusOr<Workload> Workload::Create(absl::string_view op,
                                           std::vector<Dim> dims,
-                                          absl::string_view dtype) {
+                                          absl::string_view dtype,
+                                          std::vector<Attr> attrs) {
   const OpSpec* spec = FindOp(op);
   if (spec == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -49,36 +99,64 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
         absl::StrCat("dtype '", dtype, "' is not supported by op ", op,
                      "; supported: ", absl::StrJoin(spec->dtypes, ", ")));
   }
-  Workload w;
-  w.op_ = std::string(op);
-  w.dtype_ = std::string(dtype);
-  for (absl::string_view name : spec->dims) {
-    auto it = std::find_if(dims.begin(), dims.end(),
-                           [&](const Dim& d) { return d.name == name; });
-    if (it == dims.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape of ", op, " is missing dim ", name, " (", op,
-                       " takes ", absl::StrJoin(spec->dims, ","), ")"));
-    }
-    if (it->value < 1 || it->value > kMaxDim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape dim ", name, " must be between 1 and ", kMaxDim,
-                       ", got ", it->value));
-    }
-    w.dims_.push_back(*it);
-  }
+  auto dim_names = [spec] {
+    return absl::StrJoin(
+        spec->dims, ",", [](std::string* out, const DimSpec& d) {
+          absl::StrAppend(out, d.name, d.default_value ? "?" : "");
+        });
+  };
   for (const Dim& d : dims) {
     if (std::count_if(dims.begin(), dims.end(),
                       [&](const Dim& o) { return o.name == d.name; }) > 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("shape dim ", d.name, " is given more than once"));
     }
-    if (std::find(spec->dims.begin(), spec->dims.end(), d.name) ==
-        spec->dims.end()) {
+    if (std::none_of(spec->dims.begin(), spec->dims.end(),
+                     [&](const DimSpec& s) { return s.name == d.name; })) {
       return absl::InvalidArgumentError(
           absl::StrCat("op ", op, " has no dim '", d.name, "' (it takes ",
-                       absl::StrJoin(spec->dims, ","), ")"));
+                       dim_names(), "; ? marks optional dims)"));
     }
+  }
+  Workload w;
+  w.op_ = std::string(op);
+  w.dtype_ = std::string(dtype);
+  for (const DimSpec& s : spec->dims) {
+    auto it = std::find_if(dims.begin(), dims.end(),
+                           [&](const Dim& d) { return d.name == s.name; });
+    if (it == dims.end() && !s.default_value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape of ", op, " is missing dim ", s.name, " (", op,
+                       " takes ", dim_names(), "; ? marks optional dims)"));
+    }
+    const int64_t value = it == dims.end() ? *s.default_value : it->value;
+    if (value < s.min_value || value > kMaxDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape dim ", s.name, " must be between ", s.min_value,
+                       " and ", kMaxDim, ", got ", value));
+    }
+    w.dims_.push_back(Dim{std::string(s.name), value});
+  }
+  for (const Attr& a : attrs) {
+    auto s = std::find_if(spec->attrs.begin(), spec->attrs.end(),
+                          [&](const AttrSpec& x) { return x.name == a.name; });
+    if (s == spec->attrs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op ", op, " has no attribute '", a.name, "'"));
+    }
+    if (std::find(s->values.begin(), s->values.end(), a.value) ==
+        s->values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute ", a.name, "=", a.value, " of ", op,
+                       " is not one of ", absl::StrJoin(s->values, ", ")));
+    }
+  }
+  for (const AttrSpec& s : spec->attrs) {
+    auto it = std::find_if(attrs.begin(), attrs.end(),
+                           [&](const Attr& a) { return a.name == s.name; });
+    w.attrs_.push_back(
+        Attr{std::string(s.name),
+             std::string(it == attrs.end() ? s.values[0] : it->value)});
   }
   return w;
 }
@@ -86,13 +164,23 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
 absl::StatusOr<Workload> Workload::Parse(absl::string_view op,
                                          absl::string_view shape,
                                          absl::string_view dtype) {
+  const OpSpec* spec = FindOp(op);
   std::vector<Dim> dims;
+  std::vector<Attr> attrs;
   for (absl::string_view token :
        absl::StrSplit(shape, absl::ByAnyChar(", ;"), absl::SkipWhitespace())) {
     std::vector<absl::string_view> kv = absl::StrSplit(token, '=');
     if (kv.size() != 2 || kv[0].empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "bad shape token '", token, "': expected NAME=VALUE, e.g. M=512"));
+    }
+    const bool is_attr =
+        spec != nullptr &&
+        std::any_of(spec->attrs.begin(), spec->attrs.end(),
+                    [&](const AttrSpec& a) { return a.name == kv[0]; });
+    if (is_attr) {
+      attrs.push_back(Attr{std::string(kv[0]), std::string(kv[1])});
+      continue;
     }
     int64_t value = 0;
     if (!absl::SimpleAtoi(kv[1], &value)) {
@@ -105,7 +193,7 @@ absl::StatusOr<Workload> Workload::Parse(absl::string_view op,
     return absl::InvalidArgumentError(absl::StrCat(
         "empty shape for op ", op, "; expected e.g. ", "M=512,N=512,K=512"));
   }
-  return Create(op, std::move(dims), dtype);
+  return Create(op, std::move(dims), dtype, std::move(attrs));
 }
 
 absl::StatusOr<Workload> Workload::ParseCanonical(absl::string_view text) {
@@ -116,13 +204,15 @@ absl::StatusOr<Workload> Workload::ParseCanonical(absl::string_view text) {
         "bad workload '", text, "': expected e.g. 'gemm M=8 N=8 K=8 fp32'"));
   }
   absl::string_view dtype = "fp32";
-  if (tokens.back().find('=') == absl::string_view::npos) {
-    dtype = tokens.back();
-    tokens.pop_back();
+  std::vector<absl::string_view> shape;
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    if (tokens[i].find('=') == absl::string_view::npos) {
+      dtype = tokens[i];
+    } else {
+      shape.push_back(tokens[i]);
+    }
   }
-  const absl::string_view op = tokens.front();
-  tokens.erase(tokens.begin());
-  return Parse(op, absl::StrJoin(tokens, ","), dtype);
+  return Parse(tokens.front(), absl::StrJoin(shape, ","), dtype);
 }
 
 int64_t Workload::dim(absl::string_view name) const {
@@ -132,16 +222,40 @@ int64_t Workload::dim(absl::string_view name) const {
   return 0;
 }
 
+const std::string& Workload::attr(absl::string_view name) const {
+  static const std::string kNone;
+  for (const Attr& a : attrs_) {
+    if (a.name == name) return a.value;
+  }
+  return kNone;
+}
+
+std::vector<const Attr*> Workload::NonDefaultAttrs() const {
+  std::vector<const Attr*> out;
+  const OpSpec* spec = FindOp(op_);
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    if (attrs_[i].value != spec->attrs[i].values[0]) out.push_back(&attrs_[i]);
+  }
+  return out;
+}
+
 std::string Workload::ShapeString() const {
-  return absl::StrJoin(dims_, ",", [](std::string* out, const Dim& d) {
+  std::string s = absl::StrJoin(dims_, ",", [](std::string* out, const Dim& d) {
     absl::StrAppend(out, d.name, "=", d.value);
   });
+  for (const Attr* a : NonDefaultAttrs()) {
+    absl::StrAppend(&s, ",", a->name, "=", a->value);
+  }
+  return s;
 }
 
 std::string Workload::Canonical() const {
   std::string s = op_;
   for (const Dim& d : dims_) absl::StrAppend(&s, " ", d.name, "=", d.value);
   absl::StrAppend(&s, " ", dtype_);
+  for (const Attr* a : NonDefaultAttrs()) {
+    absl::StrAppend(&s, " ", a->name, "=", a->value);
+  }
   return s;
 }
 

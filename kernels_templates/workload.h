@@ -1,9 +1,11 @@
-// Workloads: an op with concrete shapes and a dtype, e.g.
-// "gemm M=512 N=512 K=512 fp32" (DESIGN.md, Vocabulary).
+// Workloads: an op with concrete shapes, attributes and a dtype, e.g.
+// "gemm M=512 N=512 K=512 fp32" or "conv2d N=1 C=16 ... G=1 fp32
+// act=hardswish affine=scale_shift" (DESIGN.md, Vocabulary).
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,10 +17,25 @@ namespace tunefleet::templates {
 // The largest value of one dim: kernels take dims as 32-bit ints.
 inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
 
-// What an op is: its dims in canonical order and the dtypes it supports.
+// One dim of an op: its name, and a default when it may be left out.
+struct DimSpec {
+  absl::string_view name;
+  std::optional<int64_t> default_value;  // required when unset
+  int64_t min_value = 1;
+};
+
+// One string attribute of an op, its values and the default (left out of
+// canonical strings).
+struct AttrSpec {
+  absl::string_view name;
+  std::vector<absl::string_view> values;  // values[0] is the default
+};
+
+// What an op is: its dims in canonical order, attributes and dtypes.
 struct OpSpec {
   absl::string_view name;
-  std::vector<absl::string_view> dims;
+  std::vector<DimSpec> dims;
+  std::vector<AttrSpec> attrs;
   std::vector<absl::string_view> dtypes;
 };
 
@@ -33,36 +50,48 @@ struct Dim {
   int64_t value = 0;
 };
 
+struct Attr {
+  std::string name;
+  std::string value;
+};
+
 // An immutable, validated workload. Copyable value type.
 class Workload {
  public:
-  // Validates op, dims (each of the op's dims exactly once, 1 <= value <=
-  // kMaxDim) and dtype; dims are put in the op's canonical order.
-  // Errors: INVALID_ARGUMENT naming the offending op, dim or dtype.
+  // Validates op, dims (each required dim exactly once, optional ones
+  // defaulted, min <= value <= kMaxDim), attrs and dtype; puts dims and
+  // attrs in the op's canonical order. Errors: INVALID_ARGUMENT naming the
+  // offending op, dim, attr or dtype.
   static absl::StatusOr<Workload> Create(absl::string_view op,
                                          std::vector<Dim> dims,
-                                         absl::string_view dtype = "fp32");
+                                         absl::string_view dtype = "fp32",
+                                         std::vector<Attr> attrs = {});
 
-  // Parses a canonical string "gemm M=512 N=512 K=512 fp32".
-  // Errors: as Parse().
-  static absl::StatusOr<Workload> ParseCanonical(absl::string_view text);
-
-  // Parses a shape string "M=512,N=512,K=512" (also ' ' or ';' separated).
-  // Errors: INVALID_ARGUMENT naming the bad token or value.
+  // Parses a shape string "M=512,N=512,K=512" (also ' ' or ';' separated);
+  // tokens naming an attribute ("act=relu") set it. Errors: as Create, and
+  // INVALID_ARGUMENT naming a malformed token or non-integer dim.
   static absl::StatusOr<Workload> Parse(absl::string_view op,
                                         absl::string_view shape,
                                         absl::string_view dtype = "fp32");
 
+  // Parses a canonical string "gemm M=512 N=512 K=512 fp32 [attr=v ...]".
+  static absl::StatusOr<Workload> ParseCanonical(absl::string_view text);
+
   const std::string& op() const { return op_; }
   const std::vector<Dim>& dims() const { return dims_; }
+  // Every attribute of the op, defaults included, in canonical order.
+  const std::vector<Attr>& attrs() const { return attrs_; }
   const std::string& dtype() const { return dtype_; }
 
   // Value of a dim the op defines; 0 for a name the op does not have.
   int64_t dim(absl::string_view name) const;
+  // Value of an attribute; "" for a name the op does not have.
+  const std::string& attr(absl::string_view name) const;
 
-  // "gemm M=512 N=512 K=512 fp32": the workload's identity.
+  // "conv2d N=1 ... G=1 fp32 act=relu": the workload's identity. Attributes
+  // at their default are left out.
   std::string Canonical() const;
-  // "M=512,N=512,K=512": the form Parse() reads.
+  // "M=512,N=512,K=512[,act=relu]": the form Parse() reads.
   std::string ShapeString() const;
   // 16 hex digits of the 64-bit FNV-1a hash of Canonical(); stable across
   // builds and machines.
@@ -74,8 +103,12 @@ class Workload {
 
  private:
   Workload() = default;
+  // Attributes away from their default, in canonical order.
+  std::vector<const Attr*> NonDefaultAttrs() const;
+
   std::string op_;
   std::vector<Dim> dims_;
+  std::vector<Attr> attrs_;
   std::string dtype_;
 };
 

@@ -11,6 +11,7 @@
 #include "kernels_templates/gemm/gemm_template.h"
 #include "kernels_templates/registry.h"
 #include "server/status_macros.h"
+#include "server/trial_request.h"
 
 namespace tunefleet::server {
 
@@ -112,12 +113,7 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
   int added = 0;
   for (const tunefleet::v1::Record& r : records) {
     auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
-    auto workload = templates::Workload::Parse(
-        r.workload().op(), absl::StrJoin(r.workload().dims(), ",",
-                                         [](std::string* out, const auto& d) {
-                                           absl::StrAppend(out, d.name(), "=",
-                                                           d.value());
-                                         }));
+    auto workload = WorkloadFromProto(r.workload());
     if (!tmpl.ok() || !workload.ok() || (*tmpl)->op() != "gemm") {
       summary.skipped.push_back(
           absl::StrCat(key, ": ", r.workload_key(), " (", r.template_name(),

@@ -86,13 +86,8 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
                      "'; known: ", absl::StrJoin(names, ", ")));
   }
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
-      templates::FindTemplate(workload->op(), request.template_name());
+      templates::FindTemplateFor(*workload, request.template_name());
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
-  if ((*tmpl)->op() != workload->op()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("template_name: ", (*tmpl)->name(), " runs ",
-                     (*tmpl)->op(), ", not ", workload->op()));
-  }
   TF_ASSIGN_OR_RETURN(std::string key, ChooseDeviceKey(request.device_key()));
   TF_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device, store_->GetDevice(key));
   const templates::DeviceLimits limits = LimitsFromDeviceInfo(device);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/status_macros.h"
+#include "server/trial_request.h"
 
 namespace tunefleet::server {
 namespace {
@@ -118,14 +119,7 @@ tunefleet::v1::Record RecordFromRow(const Statement& s) {
   r.set_device_key(s.Text(2));
   auto workload = templates::Workload::Parse(s.Text(3), s.Text(4), s.Text(5));
   if (workload.ok()) {
-    tunefleet::v1::Workload* w = r.mutable_workload();
-    w->set_op(workload->op());
-    w->set_dtype(workload->dtype());
-    for (const templates::Dim& d : workload->dims()) {
-      auto* dim = w->add_dims();
-      dim->set_name(d.name);
-      dim->set_value(d.value);
-    }
+    *r.mutable_workload() = WorkloadToProto(*workload);
     r.set_workload_key(workload->Canonical());
   }
   r.set_template_name(s.Text(6));

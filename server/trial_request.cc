@@ -16,10 +16,16 @@ void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out) {
   for (uint64_t l : in.local) out->add_local_size(l);
   for (const ArgDesc& a : in.args) {
     tunefleet::v1::KernelArg* arg = out->add_args();
-    if (a.kind == ArgDesc::Kind::kBuffer) {
-      arg->set_buffer(a.buffer);
-    } else {
-      arg->set_i32(a.value);
+    switch (a.kind) {
+      case ArgDesc::Kind::kBuffer:
+        arg->set_buffer(a.buffer);
+        break;
+      case ArgDesc::Kind::kInt:
+        arg->set_i32(a.value);
+        break;
+      case ArgDesc::Kind::kFloat:
+        arg->set_f32(a.real);
+        break;
     }
   }
 }
@@ -31,7 +37,7 @@ void AddBuffers(const templates::KernelTemplate& tmpl,
     tunefleet::v1::BufferSpec* spec = r->add_buffers();
     spec->set_name(b.name);
     spec->set_elements(b.elements);
-    spec->set_dtype(workload.dtype());
+    spec->set_dtype(b.dtype);
     spec->set_output(b.output);
     spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
                             : tunefleet::v1::BufferSpec::UNIFORM);
@@ -50,7 +56,7 @@ void SetVerification(const templates::KernelTemplate& tmpl,
   v->set_reference_key(absl::StrCat(workload.Canonical(), "|",
                                     templates::Fnv1aHex(reference.source), "|",
                                     reference.build_options));
-  v->set_rtol(tmpl.rtol());
+  v->set_rtol(tmpl.Tolerance(workload));
 }
 
 }  // namespace
@@ -120,6 +126,11 @@ tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload) {
     dim->set_name(d.name);
     dim->set_value(d.value);
   }
+  for (const templates::Attr& a : workload.attrs()) {
+    auto* attr = w.add_attrs();
+    attr->set_name(a.name);
+    attr->set_value(a.value);
+  }
   return w;
 }
 
@@ -127,9 +138,11 @@ absl::StatusOr<templates::Workload> WorkloadFromProto(
     const tunefleet::v1::Workload& workload) {
   std::vector<templates::Dim> dims;
   for (const auto& d : workload.dims()) dims.push_back({d.name(), d.value()});
+  std::vector<templates::Attr> attrs;
+  for (const auto& a : workload.attrs()) attrs.push_back({a.name(), a.value()});
   return templates::Workload::Create(
       workload.op(), std::move(dims),
-      workload.dtype().empty() ? "fp32" : workload.dtype());
+      workload.dtype().empty() ? "fp32" : workload.dtype(), std::move(attrs));
 }
 
 tunefleet::v1::Config ConfigToProto(const templates::KernelTemplate& tmpl,

@@ -4,9 +4,13 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "device_agent/measurer.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
 #include "server/trial_request.h"
+#include "tests/template_harness.h"
 
 namespace tunefleet {
 namespace {
@@ -164,6 +168,68 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   m = measurer_->Measure(server::BuildMeasureRequest(gemm_, w, *config, 2, t));
   ASSERT_EQ(m.error(), Measurement::OK);
   EXPECT_EQ(m.number(), 2u);
+}
+
+}  // namespace
+}  // namespace tunefleet
+
+namespace tunefleet {
+namespace {
+
+using templates::GemmTemplate;
+using templates::Workload;
+
+Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
+  auto w = Workload::Parse(op, shape, dtype);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
+  GemmTemplate dense(GemmTemplate::Variant::kDense);
+  std::vector<Workload> shapes;
+  for (const char* epilogue :
+       {"", ",affine=shift,act=relu", ",affine=scale_shift,act=clip",
+        ",affine=scale_shift,act=hardsigmoid", ",affine=shift,act=hardswish"}) {
+    shapes.push_back(
+        Parse("dense", absl::StrCat("M=3,N=37,K=29", epilogue).c_str()));
+  }
+  shapes.push_back(Parse("dense", "M=1,N=2,K=200,affine=shift"));
+  EXPECT_THAT(testing::CheckRandomConfigs(dense, shapes, 3, 11),
+              ::testing::IsEmpty());
+}
+
+TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
+  GemmTemplate conv(GemmTemplate::Variant::kConv1x1);
+  const Workload ok = Parse(
+      "conv2d", "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu");
+  EXPECT_TRUE(conv.Accepts(ok));
+  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=3,S=3")));
+  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,SH=2")));
+  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,G=2")));
+  EXPECT_EQ(conv.Flops(ok), 2.0 * 19 * 35 * 13 * 2);
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          conv, {ok, Parse("conv2d", "C=3,H=1,W=1,K=1,R=1,S=1,act=hardswish")},
+          4, 21),
+      ::testing::IsEmpty());
+  auto chosen = templates::FindTemplateFor(ok, "");
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ((*chosen)->name(), "conv2d_1x1_gemm");
+}
+
+TEST(GemmVariants, HalfStorageMatchesReference) {
+  GemmTemplate gemm;
+  GemmTemplate dense(GemmTemplate::Variant::kDense);
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  gemm, {Parse("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
+              ::testing::IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          dense,
+          {Parse("dense", "M=5,N=24,K=40,affine=shift,act=relu", "fp16")}, 3,
+          41),
+      ::testing::IsEmpty());
 }
 
 }  // namespace

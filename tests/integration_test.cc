@@ -39,7 +39,7 @@ class FaultyGemm : public templates::GemmTemplate {
         "#if FAULT == 1\n#error deliberate compile error\n#endif\n"
         "#if FAULT == 2\n#define mad(a, b, c) ((a) * (b) + (c) + 1.0f)\n"
         "#endif\n",
-        templates::GemmSource());
+        GemmTemplate::source());
   }
   absl::string_view name() const override { return "gemm_faulty"; }
   const std::vector<templates::Knob>& knobs() const override { return knobs_; }

@@ -12,6 +12,13 @@
 //   EDGE_M, EDGE_N  1 when M % MWG != 0 / N % NWG != 0: out-of-range rows
 //                   and columns read clamped indices and are never stored.
 // The last K tile may be partial, so K needs no divisibility.
+// Variant defines: DTYPE_FP16 (A, B, C stored as half; common/dtype.cl),
+//   EPILOGUE_AXIS 0: none, 1: epilogue channel = row (1x1 convolution,
+//   rows are output channels), 2: channel = column (dense layers), with
+//   AFFINE and ACT of common/epilogue.cl.
+// Entry points: gemm(M, N, K, A, B, C) and gemm_fused(..., scale, shift,
+// act_a, act_b), which also takes a batch along NDRange dimension 2 (B and
+// C advance by K*N and M*N per batch; A is shared).
 //
 // Work-item (tx, ty) of a work-group owns rows  m = m0 + i*MDIMC + ty
 // and column vectors n = n0 + (j*NDIMC + tx)*VW .. +VW-1, a strided layout
@@ -22,25 +29,39 @@
 #define WGS (MDIMC * NDIMC)
 #define NVEC (NWI / VW)
 
+#ifndef EPILOGUE_AXIS
+#define EPILOGUE_AXIS 0
+#endif
+
+// Vector loads: VLOAD_L from local (float) memory, VLOAD_G and VSTORE_G on
+// global tensors of the storage type.
 #if VW == 1
 typedef float floatv;
-#define VLOAD(p) (*(p))
-#define VSTORE(v, p) (*(p) = (v))
+#define VLOAD_L(p) (*(p))
 #elif VW == 2
 typedef float2 floatv;
-#define VLOAD(p) vload2(0, (p))
-#define VSTORE(v, p) vstore2((v), 0, (p))
+#define VLOAD_L(p) vload2(0, (p))
 #elif VW == 4
 typedef float4 floatv;
-#define VLOAD(p) vload4(0, (p))
-#define VSTORE(v, p) vstore4((v), 0, (p))
+#define VLOAD_L(p) vload4(0, (p))
 #elif VW == 8
 typedef float8 floatv;
-#define VLOAD(p) vload8(0, (p))
-#define VSTORE(v, p) vstore8((v), 0, (p))
+#define VLOAD_L(p) vload8(0, (p))
 #else
 #error "VW must be 1, 2, 4 or 8"
 #endif
+#if VW == 1
+#define VLOAD_G(p) LOADF((p), 0)
+#define VSTORE_G(v, p) STOREF((v), (p), 0)
+#elif DTYPE_FP16
+#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
+#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
+#else
+#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
+#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
+#endif
+#define TF_CAT(a, b) TF_CAT_(a, b)
+#define TF_CAT_(a, b) a##b
 
 // Lane i of a vector, without taking its address (private arrays of
 // vectors trip some compilers when work-groups are large).
@@ -61,34 +82,32 @@ inline float element(floatv v, int i) {
 // Loads VW consecutive values of row `row` of a matrix with `cols` columns,
 // starting at column n; columns past the end read the last column (their
 // results are never stored).
-inline floatv load_row_vector(const __global float* restrict p, int row,
+inline floatv load_row_vector(const __global real_t* restrict p, int row,
                               int cols, int n) {
-  const __global float* r = p + (size_t)row * cols;
+  const __global real_t* r = p + (size_t)row * cols;
 #if EDGE_N
   if (n + VW > cols) {
     const int last = cols - 1;
+#define AT(i) LOADF(r, min(n + (i), last))
 #if VW == 1
-    return r[min(n, last)];
+    return AT(0);
 #elif VW == 2
-    return (float2)(r[min(n, last)], r[min(n + 1, last)]);
+    return (float2)(AT(0), AT(1));
 #elif VW == 4
-    return (float4)(r[min(n, last)], r[min(n + 1, last)], r[min(n + 2, last)],
-                    r[min(n + 3, last)]);
+    return (float4)(AT(0), AT(1), AT(2), AT(3));
 #else
-    return (float8)(r[min(n, last)], r[min(n + 1, last)], r[min(n + 2, last)],
-                    r[min(n + 3, last)], r[min(n + 4, last)],
-                    r[min(n + 5, last)], r[min(n + 6, last)],
-                    r[min(n + 7, last)]);
+    return (float8)(AT(0), AT(1), AT(2), AT(3), AT(4), AT(5), AT(6), AT(7));
 #endif
+#undef AT
   }
 #endif
-  return VLOAD(r + n);
+  return VLOAD_G(r + n);
 }
 
 // Stages a K tile of A (MWG x kcount) into As[k][m] and of B (kcount x NWG)
 // into Bs[k][n]; rows of the tile past kcount are zero.
-inline void stage_tiles(const __global float* restrict A,
-                        const __global float* restrict B, __local float* As,
+inline void stage_tiles(const __global real_t* restrict A,
+                        const __global real_t* restrict B, __local float* As,
                         __local float* Bs, int M, int N, int K, int m0, int n0,
                         int k0, int kcount, int lid) {
 #if SA
@@ -98,7 +117,8 @@ inline void stage_tiles(const __global float* restrict A,
 #if EDGE_M
     m = min(m, M - 1);
 #endif
-    As[k * MWG + idx / KWG] = k < kcount ? A[(size_t)m * K + k0 + k] : 0.0f;
+    As[k * MWG + idx / KWG] =
+        k < kcount ? LOADF(A, (size_t)m * K + k0 + k) : 0.0f;
   }
 #endif
 #if SB
@@ -108,15 +128,15 @@ inline void stage_tiles(const __global float* restrict A,
 #if EDGE_N
     n = min(n, N - 1);
 #endif
-    Bs[idx] = k < kcount ? B[(size_t)(k0 + k) * N + n] : 0.0f;
+    Bs[idx] = k < kcount ? LOADF(B, (size_t)(k0 + k) * N + n) : 0.0f;
   }
 #endif
 }
 
 // One step of the K loop: acc += a(:, k) * b(k, :) over the register tile.
 // k is the offset inside the current tile starting at k0.
-inline void multiply_step(const __global float* restrict A,
-                          const __global float* restrict B,
+inline void multiply_step(const __global real_t* restrict A,
+                          const __global real_t* restrict B,
                           const __local float* As, const __local float* Bs,
                           const int* arow, const int* bcol, int N, int K,
                           int k0, int k, int tx, int ty,
@@ -127,12 +147,12 @@ inline void multiply_step(const __global float* restrict A,
 #if SA
     a[i] = As[k * MWG + i * MDIMC + ty];
 #else
-    a[i] = A[(size_t)arow[i] * K + k0 + k];
+    a[i] = LOADF(A, (size_t)arow[i] * K + k0 + k);
 #endif
   }
   for (int j = 0; j < NVEC; ++j) {
 #if SB
-    b[j] = VLOAD(Bs + k * NWG + (j * NDIMC + tx) * VW);
+    b[j] = VLOAD_L(Bs + k * NWG + (j * NDIMC + tx) * VW);
 #else
     b[j] = load_row_vector(B, k0 + k, N, bcol[j]);
 #endif
@@ -144,26 +164,20 @@ inline void multiply_step(const __global float* restrict A,
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-void gemm(const int M, const int N, const int K,
-          const __global float* restrict A, const __global float* restrict B,
-          __global float* restrict C) {
+// The work of one work-group; As and Bs are its local tiles (declared by
+// the kernels, as OpenCL 1.2 allows __local variables only there).
+inline void gemm_tile(const int M, const int N, const int K,
+                      const __global real_t* restrict A,
+                      const __global real_t* restrict B,
+                      __global real_t* restrict C, __local float* As,
+                      __local float* Bs, const __global float* scale,
+                      const __global float* shift, float act_a,
+                      float act_b) {
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int lid = ty * NDIMC + tx;
   const int m0 = get_group_id(1) * MWG;
   const int n0 = get_group_id(0) * NWG;
-
-#if SA
-  __local float As[KWG * MWG];
-#else
-  __local float* As = 0;
-#endif
-#if SB
-  __local float Bs[KWG * NWG];
-#else
-  __local float* Bs = 0;
-#endif
 
   int arow[MWI];  // rows of A this work-item reads (clamped)
   int bcol[NVEC];  // first column of each B vector this work-item reads
@@ -210,16 +224,58 @@ void gemm(const int M, const int N, const int K,
   for (int i = 0; i < MWI; ++i) {
     const int m = m0 + i * MDIMC + ty;
     if (m >= M) continue;
-    __global float* crow = C + (size_t)m * N;
+    __global real_t* crow = C + (size_t)m * N;
     for (int j = 0; j < NVEC; ++j) {
       const int n = bcol[j];
+#if EPILOGUE_AXIS == 0
       if (n + VW <= N) {
-        VSTORE(acc[i][j], crow + n);
-      } else {
-        for (int v = 0; v < VW; ++v) {
-          if (n + v < N) crow[n + v] = element(acc[i][j], v);
-        }
+        VSTORE_G(acc[i][j], crow + n);
+        continue;
+      }
+#endif
+      for (int v = 0; v < VW; ++v) {
+        if (n + v >= N) break;
+        float x = element(acc[i][j], v);
+#if EPILOGUE_AXIS == 1
+        x = epilogue(x, m, scale, shift, act_a, act_b);
+#elif EPILOGUE_AXIS == 2
+        x = epilogue(x, n + v, scale, shift, act_a, act_b);
+#endif
+        STOREF(x, crow, n + v);
       }
     }
   }
+}
+
+#if SA
+#define DECLARE_TILE_A __local float As[KWG * MWG];
+#else
+#define DECLARE_TILE_A __local float* As = 0;
+#endif
+#if SB
+#define DECLARE_TILE_B __local float Bs[KWG * NWG];
+#else
+#define DECLARE_TILE_B __local float* Bs = 0;
+#endif
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm(const int M, const int N, const int K,
+          const __global real_t* restrict A, const __global real_t* restrict B,
+          __global real_t* restrict C) {
+  DECLARE_TILE_A
+  DECLARE_TILE_B
+  gemm_tile(M, N, K, A, B, C, As, Bs, 0, 0, 0.0f, 0.0f);
+}
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_fused(const int M, const int N, const int K,
+                const __global real_t* restrict A,
+                const __global real_t* restrict B, __global real_t* restrict C,
+                const __global float* scale, const __global float* shift,
+                const float act_a, const float act_b) {
+  DECLARE_TILE_A
+  DECLARE_TILE_B
+  const size_t batch = get_group_id(2);
+  gemm_tile(M, N, K, A, B + batch * K * N, C + batch * M * N, As, Bs, scale,
+            shift, act_a, act_b);
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "kernels_templates/common/template_support.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -28,17 +29,45 @@ tunefleet_gemm::GemmDeviceLimits ToGemmLimits(const DeviceLimits& d) {
           d.max_work_item_sizes[1], d.local_mem_bytes};
 }
 
-std::vector<ArgDesc> GemmArgs(const Workload& w) {
-  return {ArgDesc::Int(w.dim("M")), ArgDesc::Int(w.dim("N")),
-          ArgDesc::Int(w.dim("K")), ArgDesc::Buffer("A"),
-          ArgDesc::Buffer("B"),     ArgDesc::Buffer("C")};
-}
-
 }  // namespace
 
-GemmTemplate::GemmTemplate() : knobs_(GemmKnobList()) {}
+GemmTemplate::GemmTemplate(Variant variant)
+    : variant_(variant),
+      knobs_(GemmKnobList()),
+      source_(absl::StrCat(KernelPreamble(), GemmSource())),
+      reference_source_(absl::StrCat(KernelPreamble(), GemmReferenceSource())) {
+}
 
-absl::string_view GemmTemplate::source() const { return GemmSource(); }
+absl::string_view GemmTemplate::name() const {
+  switch (variant_) {
+    case Variant::kDense:
+      return "dense_gemm";
+    case Variant::kConv1x1:
+      return "conv2d_1x1_gemm";
+    default:
+      return "gemm_tiled";
+  }
+}
+
+absl::string_view GemmTemplate::op() const {
+  switch (variant_) {
+    case Variant::kDense:
+      return "dense";
+    case Variant::kConv1x1:
+      return "conv2d";
+    default:
+      return "gemm";
+  }
+}
+
+bool GemmTemplate::Accepts(const Workload& w) const {
+  if (w.op() != op()) return false;
+  if (variant_ != Variant::kConv1x1) return true;
+  for (const char* one : {"R", "S", "SH", "SW", "DH", "DW", "G"}) {
+    if (w.dim(one) != 1) return false;
+  }
+  return w.dim("PH") == 0 && w.dim("PW") == 0;
+}
 
 tunefleet_gemm::GemmKnobs GemmTemplate::ToGemmKnobs(const KnobValues& c) {
   tunefleet_gemm::GemmKnobs k;
@@ -54,14 +83,29 @@ tunefleet_gemm::GemmKnobs GemmTemplate::ToGemmKnobs(const KnobValues& c) {
   return k;
 }
 
+GemmTemplate::Problem GemmTemplate::ProblemOf(const Workload& w) const {
+  if (variant_ == Variant::kConv1x1) {
+    return {w.dim("K"), w.dim("H") * w.dim("W"), w.dim("C"), w.dim("N")};
+  }
+  return {w.dim("M"), w.dim("N"), w.dim("K"), 1};
+}
+
 absl::Status GemmTemplate::CheckWorkload(const Workload& w,
                                          const DeviceLimits& limits) const {
-  if (w.op() != "gemm") {
+  if (!Accepts(w)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "template ", name(), " does not run ", w.Canonical(),
+        variant_ == Variant::kConv1x1
+            ? " (it takes 1x1 kernels, stride 1, no padding, groups 1)"
+            : ""));
+  }
+  const Problem p = ProblemOf(w);
+  if (p.n > kMaxDim || p.m * p.n > int64_t{1} << 40) {
     return absl::InvalidArgumentError(
-        absl::StrCat("template ", name(), " runs gemm, not ", w.op()));
+        absl::StrCat(w.Canonical(), " is too large for template ", name()));
   }
   for (const BufferDesc& b : Buffers(w)) {
-    const uint64_t bytes = b.elements * sizeof(float);
+    const uint64_t bytes = b.elements * (b.dtype == "fp16" ? 2 : 4);
     if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
@@ -90,40 +134,109 @@ absl::Status GemmTemplate::CheckConfig(const KnobValues& config,
 }
 
 std::vector<BufferDesc> GemmTemplate::Buffers(const Workload& w) const {
-  const uint64_t m = w.dim("M"), n = w.dim("N"), k = w.dim("K");
-  return {
-      {"A", m * k, false, 1}, {"B", k * n, false, 2}, {"C", m * n, true, 0}};
+  const std::string& dtype = w.dtype();
+  const Problem p = ProblemOf(w);
+  const uint64_t m = p.m, n = p.n, k = p.k, batch = p.batch;
+  switch (variant_) {
+    case Variant::kGemm:
+      return {{"A", m * k, false, 1, dtype},
+              {"B", k * n, false, 2, dtype},
+              {"C", m * n, true, 0, dtype}};
+    case Variant::kDense: {
+      std::vector<BufferDesc> b = {{"input", m * k, false, 1, dtype},
+                                   {"weight", k * n, false, 2, dtype},
+                                   {"output", m * n, true, 0, dtype}};
+      AddEpilogueBuffers(p.n, &b);
+      return b;
+    }
+    case Variant::kConv1x1: {
+      std::vector<BufferDesc> b = {{"input", batch * k * n, false, 1, dtype},
+                                   {"weight", m * k, false, 2, dtype},
+                                   {"output", batch * m * n, true, 0, dtype}};
+      AddEpilogueBuffers(p.m, &b);
+      return b;
+    }
+  }
+  return {};
+}
+
+std::vector<ArgDesc> GemmTemplate::Args(const Workload& w) const {
+  const Problem p = ProblemOf(w);
+  std::vector<ArgDesc> args = {ArgDesc::Int(p.m), ArgDesc::Int(p.n),
+                               ArgDesc::Int(p.k)};
+  switch (variant_) {
+    case Variant::kGemm:
+      for (const char* b : {"A", "B", "C"}) args.push_back(ArgDesc::Buffer(b));
+      return args;
+    case Variant::kDense:
+      for (const char* b : {"input", "weight", "output"}) {
+        args.push_back(ArgDesc::Buffer(b));
+      }
+      break;
+    case Variant::kConv1x1:
+      for (const char* b : {"weight", "input", "output"}) {
+        args.push_back(ArgDesc::Buffer(b));
+      }
+      break;
+  }
+  AddEpilogueArgs(w, &args);
+  return args;
 }
 
 LaunchDesc GemmTemplate::Launch(const KnobValues& config,
                                 const Workload& w) const {
+  const Problem p = ProblemOf(w);
   const tunefleet_gemm::GemmLaunch g =
-      tunefleet_gemm::GemmGeometry(ToGemmKnobs(config), w.dim("M"), w.dim("N"));
-  return LaunchDesc{GemmSource(),
-                    "gemm",
-                    g.build_options,
-                    {g.global[0], g.global[1]},
-                    {g.local[0], g.local[1]},
-                    GemmArgs(w)};
+      tunefleet_gemm::GemmGeometry(ToGemmKnobs(config), p.m, p.n);
+  std::string options = absl::StrCat(g.build_options, PreambleDefines(w));
+  if (variant_ == Variant::kGemm) {
+    return LaunchDesc{source_,
+                      "gemm",
+                      options,
+                      {g.global[0], g.global[1]},
+                      {g.local[0], g.local[1]},
+                      Args(w)};
+  }
+  absl::StrAppend(&options,
+                  " -DEPILOGUE_AXIS=", variant_ == Variant::kConv1x1 ? 1 : 2);
+  return LaunchDesc{source_,
+                    "gemm_fused",
+                    options,
+                    {g.global[0], g.global[1], static_cast<uint64_t>(p.batch)},
+                    {g.local[0], g.local[1], 1},
+                    Args(w)};
 }
 
 LaunchDesc GemmTemplate::ReferenceLaunch(const Workload& w) const {
-  return LaunchDesc{
-      GemmReferenceSource(),
-      "gemm_reference",
-      "",
-      {static_cast<uint64_t>(w.dim("N")), static_cast<uint64_t>(w.dim("M"))},
-      {},
-      GemmArgs(w)};
+  const Problem p = ProblemOf(w);
+  const uint64_t n = p.n, m = p.m;
+  std::string options = PreambleDefines(w);
+  if (variant_ == Variant::kGemm) {
+    return LaunchDesc{
+        reference_source_, "gemm_reference", options, {n, m}, {}, Args(w)};
+  }
+  absl::StrAppend(&options,
+                  " -DEPILOGUE_AXIS=", variant_ == Variant::kConv1x1 ? 1 : 2);
+  return LaunchDesc{reference_source_,
+                    "gemm_reference_fused",
+                    options,
+                    {n, m, static_cast<uint64_t>(p.batch)},
+                    {},
+                    Args(w)};
+}
+
+double GemmTemplate::Tolerance(const Workload& w) const {
+  return ToleranceFor(w);
 }
 
 std::vector<Feature> GemmTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {
   const tunefleet_gemm::GemmKnobs k = ToGemmKnobs(config);
-  const double m = w.dim("M"), n = w.dim("N");
+  const Problem p = ProblemOf(w);
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n);
   const double groups_m = std::ceil(m / k.mwg), groups_n = std::ceil(n / k.nwg);
-  const double groups = groups_m * groups_n;
+  const double groups = groups_m * groups_n * static_cast<double>(p.batch);
   const double wg = static_cast<double>(tunefleet_gemm::GemmWorkGroupSize(k));
   const double cus = std::max<double>(limits.compute_units, 1);
   // Fraction of the last wave of work-groups that has work: 1 when the
@@ -133,7 +246,8 @@ std::vector<Feature> GemmTemplate::DerivedFeatures(
   // FLOPs per byte a work-group loads from global memory per K step: an
   // MWG x NWG tile of C reads MWG + NWG floats for 2*MWG*NWG FLOPs (the
   // classic tiling bound; Volkov & Demmel, SC'08).
-  const double intensity = 2.0 * k.mwg * k.nwg / (4.0 * (k.mwg + k.nwg));
+  const double intensity =
+      2.0 * k.mwg * k.nwg / (ElementBytes(w) * (k.mwg + k.nwg));
   // Work done on padding: computed elements over useful ones.
   const double padding =
       groups_m * k.mwg * groups_n * k.nwg / std::max(m * n, 1.0);
@@ -156,8 +270,9 @@ std::vector<Feature> GemmTemplate::DerivedFeatures(
 }
 
 double GemmTemplate::Flops(const Workload& w) const {
-  return 2.0 * static_cast<double>(w.dim("M")) *
-         static_cast<double>(w.dim("N")) * static_cast<double>(w.dim("K"));
+  const Problem p = ProblemOf(w);
+  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) *
+         static_cast<double>(p.k) * static_cast<double>(p.batch);
 }
 
 }  // namespace tunefleet::templates
