@@ -125,6 +125,9 @@ class KernelTemplate {
 
   // Floating-point operations of one run of the workload.
   virtual double Flops(const Workload& workload) const = 0;
+  // Bytes a run must move at least: every input, weight and output once
+  // (the roofline denominator; GB/s of memory-bound ops). Default 0.
+  virtual double Bytes(const Workload& workload) const { return 0; }
 
   // Verification tolerance: largest max|out-ref| / max|ref| accepted.
   virtual double rtol() const { return 1e-4; }

@@ -269,6 +269,12 @@ std::vector<Feature> GemmTemplate::DerivedFeatures(
   };
 }
 
+double GemmTemplate::Bytes(const Workload& w) const {
+  const Problem p = ProblemOf(w);
+  const double m = p.m, n = p.n, k = p.k, batch = p.batch;
+  return (m * k + batch * (k * n + m * n)) * ElementBytes(w);
+}
+
 double GemmTemplate::Flops(const Workload& w) const {
   const Problem p = ProblemOf(w);
   return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) *

@@ -41,6 +41,8 @@ class GemmTemplate : public KernelTemplate {
   LaunchDesc ReferenceLaunch(const Workload& workload) const override;
   // 2*M*N*K per batch: one multiply and one add per term.
   double Flops(const Workload& workload) const override;
+  // (M*K + K*N + M*N) elements per batch, A counted once.
+  double Bytes(const Workload& workload) const override;
   double rtol() const override { return 1e-4; }
   double Tolerance(const Workload& workload) const override;
   // See gemm_template.cc for the list and formulas.
