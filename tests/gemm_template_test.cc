@@ -224,6 +224,14 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
   EXPECT_THAT(testing::CheckRandomConfigs(
                   gemm, {Parse("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
               ::testing::IsEmpty());
+  // Eight halves at 2-byte aligned addresses (N % 8 != 0), which PoCL's
+  // vload_half8 faults on.
+  auto wide = gemm.ParseConfig(
+      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=0,KUNROLL=1");
+  ASSERT_TRUE(wide.ok());
+  const auto m =
+      testing::RunConfig(gemm, Parse("gemm", "M=9,N=21,K=11", "fp16"), *wide);
+  EXPECT_EQ(m.error(), tunefleet::v1::Measurement::OK) << m.error_message();
   EXPECT_THAT(
       testing::CheckRandomConfigs(
           dense,

@@ -53,6 +53,13 @@ typedef float8 floatv;
 #if VW == 1
 #define VLOAD_G(p) LOADF((p), 0)
 #define VSTORE_G(v, p) STOREF((v), (p), 0)
+#elif DTYPE_FP16 && VW == 8
+// PoCL 3.1 compiles vload_half8 / vstore_half8 into 16-byte aligned
+// moves, which fault on the 2-byte aligned addresses OpenCL allows: use
+// two halves of four.
+#define VLOAD_G(p) (float8)(vload_half4(0, (p)), vload_half4(0, (p) + 4))
+#define VSTORE_G(v, p) \
+  (vstore_half4((v).lo, 0, (p)), vstore_half4((v).hi, 0, (p) + 4))
 #elif DTYPE_FP16
 #define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
 #define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))

@@ -1,0 +1,298 @@
+// Tunable direct 2D convolution, NCHW, with groups and a fused epilogue.
+//   input  N x C x H x W, weight K x C/G x R x S (OIHW), output N x K x P x Q
+//   with P = (H + 2*PH - DH*(R-1) - 1) / SH + 1 and Q likewise (W, S, SW, PW,
+//   DW); zero padding. With Cg = C/G, Kg = K/G and g = k / Kg:
+//     output[n][k][p][q] = epilogue(sum over c < Cg, r < R, s < S of
+//         input[n][g*Cg + c][p*SH - PH + r*DH][q*SW - PW + s*DW] *
+//         weight[k][c][r][s], channel k)
+//
+// Knobs (build-time defines, see conv2d_template.cc):
+//   KWI, KWG   output channels per work-item / per work-group (KWI | KWG)
+//   PWI, QWI   output rows / columns per work-item (register tile)
+//   WGP, WGQ   work-items per work-group along P / along Q
+//   VW         vector width along Q of accumulators, loads and stores
+//   CB         input channels per step of the channel loop (local tiles)
+//   LI         1: stage each step's input tile, halo included, in __local
+//   LW         1: stage each step's weights (KWG x CB x R x S) in __local
+//   UNROLL     unroll factor of the loop over the R*S window taps
+// Window defines (the workload's, compiled in so that the tap loop unrolls
+// and local tiles have static sizes): WR, WS, WSH, WSW, WPH, WPW, WDH, WDW.
+// The kernel also takes them as arguments, for a signature identical to
+// conv2d_reference's; it reads the defines.
+// Needs common/dtype.cl and common/epilogue.cl before it.
+//
+// NDRange: (ceil(Q/TQ)*WGQ, ceil(P/TP)*WGP, N*G*ceil(Kg/KWG)*KDIM) with
+// work-group (WGQ, WGP, KDIM). Work-group (x, y, z) computes output channels
+// k0 .. k0+KWG-1 of group g of image n, rows p0 .. p0+TP-1 and columns
+// q0 .. q0+TQ-1. Its work-item (tx, ty, tz) owns, strided as in CLBlast's
+// Xgemm (neighbouring work-items touch neighbouring memory):
+//   channels k = k0 + i*KDIM + tz          (i < KWI)
+//   rows     p = p0 + pi*WGP + ty          (pi < PWI)
+//   columns  q = q0 + (j*WGQ + tx)*VW + v  (j < QWI/VW, v < VW).
+// Edge tiles: channels past Kg read clamped weights, rows and columns past
+// P and Q read zero padding; none of them is stored.
+
+#define KDIM (KWG / KWI)
+#define WGS (WGQ * WGP * KDIM)
+#define NVEC (QWI / VW)
+#define TP (WGP * PWI)
+#define TQ (WGQ * QWI)
+#define RS (WR * WS)
+// Input rows and columns one work-group reads per channel.
+#define TH ((TP - 1) * WSH + (WR - 1) * WDH + 1)
+#define TW ((TQ - 1) * WSW + (WS - 1) * WDW + 1)
+
+#define TF_CAT(a, b) TF_CAT_(a, b)
+#define TF_CAT_(a, b) a##b
+
+#if VW == 1
+typedef float floatv;
+#elif VW == 2
+typedef float2 floatv;
+#elif VW == 4
+typedef float4 floatv;
+#else
+#error "VW must be 1, 2 or 4"
+#endif
+#if VW == 1
+#define VSTORE_G(v, p) STOREF((v), (p), 0)
+#elif DTYPE_FP16
+#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
+#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
+#else
+#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
+#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
+#endif
+
+// Lane i of a vector, without taking its address.
+inline float element(floatv v, int i) {
+#if VW == 1
+  return v;
+#elif VW == 2
+  return i == 0 ? v.s0 : v.s1;
+#else
+  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
+#endif
+}
+
+// The epilogue of common/epilogue.cl on every lane, for channel c.
+inline floatv epilogue_vector(floatv x, int c, const __global float* scale,
+                              const __global float* shift, float act_a,
+                              float act_b) {
+#define EPI(lane) epilogue((lane), c, scale, shift, act_a, act_b)
+#if VW == 1
+  return EPI(x);
+#elif VW == 2
+  return (float2)(EPI(x.s0), EPI(x.s1));
+#else
+  return (float4)(EPI(x.s0), EPI(x.s1), EPI(x.s2), EPI(x.s3));
+#endif
+#undef EPI
+}
+
+// Pixel iw of an image row; zero (padding) outside 0 .. W-1. The load itself
+// is clamped, so it never leaves the row.
+inline float load_pixel(const __global real_t* restrict row, int iw, int W) {
+  const float x = LOADF(row, clamp(iw, 0, W - 1));
+  return iw >= 0 && iw < W ? x : 0.0f;
+}
+
+// Pixels (ih, iw0 + v*WSW), v < VW, of one channel plane (H x W); zero
+// outside the image.
+inline floatv load_input(const __global real_t* restrict plane, int ih, int iw0,
+                         int H, int W) {
+  if (ih < 0 || ih >= H) return (floatv)(0.0f);
+  const __global real_t* row = plane + (size_t)ih * W;
+#if VW > 1 && WSW == 1
+  if (iw0 >= 0 && iw0 + VW <= W) return VLOAD_G(row + iw0);
+#endif
+#define AT(v) load_pixel(row, iw0 + (v)*WSW, W)
+#if VW == 1
+  return AT(0);
+#elif VW == 2
+  return (float2)(AT(0), AT(1));
+#else
+  return (float4)(AT(0), AT(1), AT(2), AT(3));
+#endif
+#undef AT
+}
+
+// Values t[v*WSW], v < VW, of a local input tile row.
+inline floatv load_tile(const __local float* t) {
+#if VW == 1
+  return t[0];
+#elif WSW == 1
+  return TF_CAT(vload, VW)(0, t);
+#elif VW == 2
+  return (float2)(t[0], t[WSW]);
+#else
+  return (float4)(t[0], t[WSW], t[2 * WSW], t[3 * WSW]);
+#endif
+}
+
+// Stages channels c0 .. c0+CB-1 of group plane `in_g` (Cg channels of H x W)
+// into tile[cb][y][x] (CB x TH x TW), the pixels (ih0 + y, iw0 + x); zero
+// outside the image and for channels past Cg.
+inline void stage_input(const __global real_t* restrict in_g,
+                        __local float* tile, int Cg, int H, int W, int c0,
+                        int ih0, int iw0, int lid) {
+  for (int idx = lid; idx < CB * TH * TW; idx += WGS) {
+    const int cb = idx / (TH * TW);
+    const int rem = idx - cb * (TH * TW);
+    const int y = rem / TW;
+    const int ih = ih0 + y;
+    const int iw = iw0 + rem - y * TW;
+    const int c = min(c0 + cb, Cg - 1);
+    const float x = LOADF(
+        in_g, ((size_t)c * H + clamp(ih, 0, H - 1)) * W + clamp(iw, 0, W - 1));
+    const bool inside = c0 + cb < Cg && ih >= 0 && ih < H && iw >= 0 && iw < W;
+    tile[idx] = inside ? x : 0.0f;
+  }
+}
+
+// Stages the weights of channels k0 .. k0+KWG-1 (of Kg) and c0 .. c0+CB-1
+// (of Cg) of group weights `w_g` into wt[kl][cb][rs] (KWG x CB x RS); zero
+// past Kg or Cg.
+inline void stage_weights(const __global real_t* restrict w_g,
+                          __local float* wt, int Kg, int Cg, int k0, int c0,
+                          int lid) {
+  for (int idx = lid; idx < KWG * CB * RS; idx += WGS) {
+    const int kl = idx / (CB * RS);
+    const int rem = idx - kl * (CB * RS);
+    const int cb = rem / RS;
+    const int rs = rem - cb * RS;
+    const int k = min(k0 + kl, Kg - 1);
+    const int c = min(c0 + cb, Cg - 1);
+    const float x = LOADF(w_g, ((size_t)k * Cg + c) * RS + rs);
+    wt[idx] = k0 + kl < Kg && c0 + cb < Cg ? x : 0.0f;
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
+    const int N, const int C, const int H, const int W, const int K,
+    const int R, const int S, const int SH, const int SW, const int PH,
+    const int PW, const int DH, const int DW, const int G, const int P,
+    const int Q, const __global real_t* restrict input,
+    const __global real_t* restrict weight, __global real_t* restrict output,
+    const __global float* scale, const __global float* shift, const float act_a,
+    const float act_b) {
+#if LI
+  __local float tile[CB * TH * TW];
+#endif
+#if LW
+  __local float wt[KWG * CB * RS];
+#endif
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+  const int tz = get_local_id(2);
+  const int lid = (tz * WGP + ty) * WGQ + tx;
+  const int Cg = C / G;
+  const int Kg = K / G;
+  const int ktiles = (Kg + KWG - 1) / KWG;
+  const int gz = get_group_id(2);
+  const int k0 = (gz % ktiles) * KWG;  // first channel of the tile, in group
+  const int g = (gz / ktiles) % G;
+  const int n = gz / (ktiles * G);
+  const int p0 = get_group_id(1) * TP;
+  const int q0 = get_group_id(0) * TQ;
+  const __global real_t* in_g =
+      input + ((size_t)n * C + (size_t)g * Cg) * H * W;
+  const __global real_t* w_g = weight + (size_t)g * Kg * Cg * RS;
+
+#if !LW
+  int krow[KWI];  // this work-item's channels, clamped to Kg - 1
+  for (int i = 0; i < KWI; ++i) krow[i] = min(k0 + i * KDIM + tz, Kg - 1);
+#endif
+
+  floatv acc[KWI][PWI][NVEC];
+  for (int i = 0; i < KWI; ++i)
+    for (int pi = 0; pi < PWI; ++pi)
+      for (int j = 0; j < NVEC; ++j) acc[i][pi][j] = (floatv)(0.0f);
+
+  // The channel loop; its trip count is the same for the whole work-group
+  // and its barriers sit at loop level, never inside a conditional.
+  const int steps = (Cg + CB - 1) / CB;
+  for (int t = 0; t < steps; ++t) {
+    const int c0 = t * CB;
+    const int ccount = min(CB, Cg - c0);
+#if LI
+    stage_input(in_g, tile, Cg, H, W, c0, p0 * WSH - WPH, q0 * WSW - WPW, lid);
+#endif
+#if LW
+    stage_weights(w_g, wt, Kg, Cg, k0, c0, lid);
+#endif
+#if LI || LW
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    for (int cb = 0; cb < ccount; ++cb) {
+#if !LI
+      const __global real_t* plane = in_g + (size_t)(c0 + cb) * H * W;
+#endif
+      for (int rs0 = 0; rs0 < RS; rs0 += UNROLL) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+          const int rs = rs0 + u;
+          if (RS % UNROLL == 0 || rs < RS) {
+            const int r = rs / WS;
+            const int s = rs - r * WS;
+            float wv[KWI];
+            for (int i = 0; i < KWI; ++i) {
+#if LW
+              wv[i] = wt[((i * KDIM + tz) * CB + cb) * RS + rs];
+#else
+              wv[i] = LOADF(w_g, ((size_t)krow[i] * Cg + c0 + cb) * RS + rs);
+#endif
+            }
+            for (int pi = 0; pi < PWI; ++pi) {
+#if LI
+              const __local float* trow =
+                  tile + (cb * TH + (pi * WGP + ty) * WSH + r * WDH) * TW +
+                  s * WDW;
+#else
+              const int ih = (p0 + pi * WGP + ty) * WSH - WPH + r * WDH;
+#endif
+              for (int j = 0; j < NVEC; ++j) {
+                const int ql = (j * WGQ + tx) * VW;
+#if LI
+                const floatv x = load_tile(trow + ql * WSW);
+#else
+                const floatv x = load_input(
+                    plane, ih, (q0 + ql) * WSW - WPW + s * WDW, H, W);
+#endif
+                for (int i = 0; i < KWI; ++i) {
+                  acc[i][pi][j] = mad((floatv)(wv[i]), x, acc[i][pi][j]);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+#if LI || LW
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  }
+
+  for (int i = 0; i < KWI; ++i) {
+    const int k = k0 + i * KDIM + tz;
+    if (k >= Kg) continue;
+    const int channel = g * Kg + k;
+    for (int pi = 0; pi < PWI; ++pi) {
+      const int p = p0 + pi * WGP + ty;
+      if (p >= P) continue;
+      __global real_t* orow = output + (((size_t)n * K + channel) * P + p) * Q;
+      for (int j = 0; j < NVEC; ++j) {
+        const int q = q0 + (j * WGQ + tx) * VW;
+        const floatv y =
+            epilogue_vector(acc[i][pi][j], channel, scale, shift, act_a, act_b);
+        if (q + VW <= Q) {
+          VSTORE_G(y, orow + q);
+        } else {
+          for (int v = 0; v < VW; ++v) {
+            if (q + v < Q) STOREF(element(y, v), orow, q + v);
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,418 @@
+// The direct convolution templates (conv2d_direct, depthwise_direct): shape
+// arithmetic, workload and config checks, template selection, and random
+// valid configs against the naive reference kernels on the OpenCL device
+// (PoCL in CI) for odd shapes, every epilogue and fp16 storage.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/common/template_support.h"
+#include "kernels_templates/conv/conv2d_template.h"
+#include "kernels_templates/conv/depthwise_template.h"
+#include "kernels_templates/registry.h"
+#include "server/trial_request.h"
+#include "tests/template_harness.h"
+
+namespace tunefleet {
+namespace {
+
+using templates::Conv2dTemplate;
+using templates::ConvOutputSize;
+using templates::ConvWindow;
+using templates::DepthwiseTemplate;
+using templates::DeviceLimits;
+using templates::KnobValues;
+using templates::Workload;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Workload Parse(const char* op, const std::string& shape,
+               const char* dtype = "fp32") {
+  auto w = Workload::Parse(op, shape, dtype);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+Workload Conv(const std::string& shape, const char* dtype = "fp32") {
+  return Parse("conv2d", shape, dtype);
+}
+
+Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
+  return Parse("depthwise_conv2d", shape, dtype);
+}
+
+// Limits of a small GPU-like device, for constraint checks off the device.
+DeviceLimits SmallDevice() {
+  DeviceLimits d;
+  d.max_work_group_size = 256;
+  d.max_work_item_sizes = {256, 256, 16};
+  d.local_mem_bytes = 32 * 1024;
+  d.max_mem_alloc_bytes = uint64_t{1} << 30;
+  d.compute_units = 8;
+  return d;
+}
+
+TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
+  EXPECT_EQ(ConvOutputSize(7, 3, 1, 1, 1), 7);   // "same" 3x3
+  EXPECT_EQ(ConvOutputSize(13, 5, 2, 2, 1), 7);  // (13+4-4-1)/2+1
+  EXPECT_EQ(ConvOutputSize(14, 3, 2, 1, 1), 7);  // (14+2-2-1)/2+1, floor
+  EXPECT_EQ(ConvOutputSize(9, 3, 1, 2, 2), 9);   // dilation 2, pad 2
+  EXPECT_EQ(ConvOutputSize(1, 3, 1, 1, 1), 1);   // 1x1 image, pad 1
+  EXPECT_EQ(ConvOutputSize(4, 3, 2, 0, 1), 1);   // (4-2-1)/2+1
+  EXPECT_EQ(ConvOutputSize(5, 3, 1, 0, 3), 0);   // window 7 > 5: empty
+  const ConvWindow w =
+      ConvWindow::Of(Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2"));
+  EXPECT_EQ(w.p, 7);
+  EXPECT_EQ(w.q, 5);  // (7+2-4-1)/1+1
+  EXPECT_EQ(w.TileRows(4), 3 * 2 + 4 + 1);
+  EXPECT_EQ(w.TileCols(4), 3 + 2 * 2 + 1);
+}
+
+TEST(ConvShapes, FlopsAndBytes) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  // P = 7, Q = 4, C/G = 2.
+  const Workload c =
+      Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2");
+  EXPECT_EQ(conv.Flops(c), 2.0 * 2 * 8 * 7 * 4 * 2 * 25);
+  EXPECT_EQ(conv.Bytes(c), 4.0 * (2 * 4 * 13 * 7 + 8 * 2 * 25 + 2 * 8 * 7 * 4));
+  const Workload d =
+      Depthwise("N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2", "fp16");
+  EXPECT_EQ(dw.Flops(d), 2.0 * 2 * 5 * 7 * 4 * 25);
+  EXPECT_EQ(dw.Bytes(d), 2.0 * (2 * 5 * 13 * 7 + 5 * 25 + 2 * 5 * 7 * 4));
+  EXPECT_EQ(dw.Tolerance(d), 1e-2);
+  EXPECT_EQ(conv.Tolerance(c), 1e-4);
+}
+
+TEST(ConvChecks, WorkloadRefusals) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  const DeviceLimits limits = SmallDevice();
+  const Workload bad_c = Conv("C=6,H=8,W=8,K=8,R=3,S=3,G=4");
+  const Workload bad_k = Conv("C=8,H=8,W=8,K=6,R=3,S=3,G=4");
+  for (const Workload& w : {bad_c, bad_k}) {
+    EXPECT_TRUE(conv.Accepts(w));  // the op is ours; the shape is refused
+    const absl::Status s = conv.CheckWorkload(w, limits);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("G=4 must divide"));
+  }
+  EXPECT_TRUE(
+      conv.CheckWorkload(Conv("C=8,H=8,W=8,K=4,R=3,S=3,G=4"), limits).ok());
+  // The dilated window does not fit in the padded input.
+  const absl::Status empty =
+      conv.CheckWorkload(Conv("C=2,H=4,W=9,K=2,R=3,S=3,DH=2"), limits);
+  EXPECT_THAT(empty.message(), HasSubstr("output is empty"));
+  EXPECT_FALSE(dw.CheckWorkload(Depthwise("C=2,H=9,W=2,R=3,S=3"), limits).ok());
+  // Buffers over the max allocation.
+  DeviceLimits tiny = limits;
+  tiny.max_mem_alloc_bytes = 1024;
+  EXPECT_THAT(
+      conv.CheckWorkload(Conv("C=8,H=16,W=16,K=8,R=3,S=3"), tiny).message(),
+      HasSubstr("max allocation"));
+  // Ops of the other template.
+  EXPECT_FALSE(conv.Accepts(Depthwise("C=2,H=5,W=5,R=3,S=3")));
+  EXPECT_FALSE(dw.Accepts(Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
+  EXPECT_FALSE(dw.CheckWorkload(Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
+}
+
+TEST(ConvChecks, ConfigConstraints) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  const DeviceLimits limits = SmallDevice();
+  const Workload c = Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
+  auto check = [&](const templates::KernelTemplate& t, const Workload& w,
+                   const char* text) {
+    auto config = t.ParseConfig(text);
+    EXPECT_TRUE(config.ok()) << config.status();
+    return t.CheckConfig(*config, w, limits);
+  };
+  EXPECT_TRUE(check(conv, c,
+                    "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
+                    "LW=1,UNROLL=2")
+                  .ok());
+  EXPECT_THAT(check(conv, c,
+                    "KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("KWI must divide KWG"));
+  EXPECT_THAT(check(conv, c,
+                    "KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("VW must divide QWI"));
+  EXPECT_THAT(check(conv, c,
+                    "KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("register tile"));
+  EXPECT_THAT(check(conv, c,
+                    "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("CB > 1"));
+  // 32 x 8 x 2 = 512 work-items > 256.
+  EXPECT_THAT(check(conv, c,
+                    "KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("work-group size"));
+  // 32 work-items along dim 2 (channels), over the device's 16.
+  EXPECT_THAT(check(conv, c,
+                    "KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("work-item sizes"));
+  // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
+  EXPECT_THAT(check(conv, c,
+                    "KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,"
+                    "LW=0,UNROLL=1")
+                  .message(),
+              HasSubstr("local memory"));
+  // UNROLL beyond the taps of a 1x1 (stride 2) convolution.
+  EXPECT_THAT(check(conv, Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"),
+                    "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
+                    "LW=0,UNROLL=2")
+                  .message(),
+              HasSubstr("UNROLL"));
+
+  const Workload d = Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
+  EXPECT_TRUE(
+      check(dw, d, "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4").ok());
+  EXPECT_THAT(check(dw, d, "PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1")
+                  .message(),
+              HasSubstr("VW must divide QWI"));
+  EXPECT_THAT(check(dw, d, "PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1")
+                  .message(),
+              HasSubstr("work-group size"));
+  EXPECT_THAT(check(dw, d, "PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1")
+                  .message(),
+              HasSubstr("local memory"));
+}
+
+TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  const DeviceLimits limits = SmallDevice();
+  const Workload c = Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
+  const KnobValues a = *conv.ParseConfig(
+      "KWI=4,KWG=8,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=1,LI=0,LW=0,UNROLL=1");
+  const KnobValues b = *conv.ParseConfig(
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=4,LI=1,LW=1,UNROLL=8");
+  const auto fa = conv.DerivedFeatures(a, c, limits);
+  const auto fb = conv.DerivedFeatures(b, c, limits);
+  ASSERT_EQ(fa.size(), fb.size());
+  for (size_t i = 0; i < fa.size(); ++i) EXPECT_EQ(fa[i].name, fb[i].name);
+  // Config a: 8 x 4 x 2 = 64 work-items per group, tiles of 8 channels x 8
+  // rows x 32 columns: 4 x 3 x 3 = 36 groups, no padding work.
+  EXPECT_DOUBLE_EQ(fa[0].value, 6.0);            // log2_work_group_size
+  EXPECT_DOUBLE_EQ(fa[1].value, std::log2(36));  // log2_work_groups
+  EXPECT_DOUBLE_EQ(fa[3].value, 5.0);            // log2_register_tile
+  EXPECT_DOUBLE_EQ(fa[10].value, 1.0);           // padding_factor
+  EXPECT_GT(fa[6].value, fb[6].value);           // arithmetic intensity
+  EXPECT_GT(fb[4].value, 0.0);                   // local memory in use
+  const auto fd = dw.DerivedFeatures(
+      *dw.ParseConfig("PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4"),
+      Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
+  EXPECT_EQ(fd.size(), fa.size());
+  EXPECT_DOUBLE_EQ(fd[10].value, 1.0);
+}
+
+TEST(ConvChecks, RegistryPicksTheSpecialisedTemplateFirst) {
+  auto pick = [](const Workload& w) {
+    auto t = templates::FindTemplateFor(w, "");
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? std::string((*t)->name()) : std::string();
+  };
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1")), "conv2d_1x1_gemm");
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=3,S=3,PH=1,PW=1")), "conv2d_direct");
+  // 1x1 convolutions the GEMM does not take.
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,SH=2,SW=2")), "conv2d_direct");
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,G=2")), "conv2d_direct");
+  EXPECT_EQ(pick(Depthwise("C=16,H=8,W=8,R=3,S=3,PH=1,PW=1")),
+            "depthwise_direct");
+  auto named = templates::FindTemplateFor(Conv("C=4,H=8,W=8,K=4,R=1,S=1"),
+                                          "conv2d_direct");
+  ASSERT_TRUE(named.ok()) << named.status();
+}
+
+// The convolution written from the input side: output (p, q) takes input
+// pixel (ih, iw) through tap (r, s) when ih + PH - p*SH = r*DH and likewise
+// for columns. Independent of conv2d_reference's window arithmetic, with the
+// same arguments.
+constexpr char kInputSideConv[] = R"(
+__kernel void conv2d_input_side(
+    const int N, const int C, const int H, const int W, const int K,
+    const int R, const int S, const int SH, const int SW, const int PH,
+    const int PW, const int DH, const int DW, const int G, const int P,
+    const int Q, const __global real_t* input, const __global real_t* weight,
+    __global real_t* output, const __global float* scale,
+    const __global float* shift, const float act_a, const float act_b) {
+  const int q = get_global_id(0), p = get_global_id(1);
+  const int n = get_global_id(2) / K, k = get_global_id(2) % K;
+  const int Cg = C / G, g = k / (K / G);
+  float sum = 0.0f;
+  for (int c = 0; c < Cg; ++c) {
+    for (int ih = 0; ih < H; ++ih) {
+      for (int iw = 0; iw < W; ++iw) {
+        const int dy = ih + PH - p * SH, dx = iw + PW - q * SW;
+        if (dy < 0 || dx < 0 || dy % DH != 0 || dx % DW != 0) continue;
+        if (dy / DH >= R || dx / DW >= S) continue;
+        sum += LOADF(input, ((n * C + g * Cg + c) * H + ih) * W + iw) *
+               LOADF(weight, ((k * Cg + c) * R + dy / DH) * S + dx / DW);
+      }
+    }
+  }
+  STOREF(epilogue(sum, k, scale, shift, act_a, act_b), output,
+         ((n * K + k) * P + p) * Q + q);
+})";
+
+// The reference kernels are the ground truth of every other test, so they
+// are checked against independent formulations: conv2d_reference against
+// the input-side kernel above, depthwise_reference against
+// conv2d_reference with G = K = C (the same buffers and seeds).
+TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  const std::string source =
+      absl::StrCat(templates::KernelPreamble(), kInputSideConv);
+  v1::TimingPolicy quick;
+  quick.set_repeat(1);
+  quick.set_number(1);
+  for (const char* shape :
+       {"N=2,C=4,H=9,W=7,K=6,R=3,S=3,SH=2,SW=1,PH=1,PW=2,DH=1,DW=2,G=2,"
+        "affine=scale_shift,act=hardswish",
+        "C=3,H=6,W=11,K=2,R=5,S=3,SH=1,SW=3,PH=2,PW=1,DH=2,DW=1,act=relu",
+        "C=2,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,affine=shift"}) {
+    const Workload w = Conv(shape);
+    v1::MeasureRequest r = server::BuildReferenceRequest(conv, w, 1, quick);
+    v1::KernelLaunch* ref = r.mutable_verification()->mutable_reference();
+    ref->set_source(source);
+    ref->set_kernel_name("conv2d_input_side");
+    r.mutable_verification()->set_reference_key(
+        absl::StrCat(w.Canonical(), "|input_side"));
+    const v1::Measurement m = testing::Device().Measure(r);
+    EXPECT_EQ(m.error(), v1::Measurement::OK)
+        << shape << ": " << m.error_message();
+  }
+  for (const char* shape :
+       {"N=2,C=3,H=9,W=7,R=3,S=3,SH=2,SW=1,PH=1,PW=2,DH=1,DW=2,"
+        "affine=scale_shift,act=clip",
+        "C=4,H=6,W=11,R=5,S=3,SW=3,PH=2,PW=1,DH=2,act=hardsigmoid"}) {
+    const Workload d = Depthwise(shape);
+    const Workload as_conv = Conv(
+        absl::StrCat(d.ShapeString(), ",K=", d.dim("C"), ",G=", d.dim("C")));
+    v1::MeasureRequest r = server::BuildReferenceRequest(dw, d, 1, quick);
+    const v1::MeasureRequest c =
+        server::BuildReferenceRequest(conv, as_conv, 1, quick);
+    *r.mutable_verification() = c.verification();
+    const v1::Measurement m = testing::Device().Measure(r);
+    EXPECT_EQ(m.error(), v1::Measurement::OK)
+        << shape << ": " << m.error_message();
+  }
+}
+
+// Odd shapes over the features of a direct convolution: spatial sizes 1, 3,
+// 7 and 13, H != W, stride 2, padding 1 and 2, dilation 2, kernels 1x1,
+// 3x3, 5x5 and 3x1, groups, a batch of 2, and every epilogue.
+TEST(ConvOnDevice, Conv2dRandomConfigsMatchReference) {
+  Conv2dTemplate conv;
+  const std::vector<Workload> shapes = {
+      Conv("C=3,H=7,W=13,K=5,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+           "act=hardswish"),
+      Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2,"
+           "affine=shift,act=relu"),
+      Conv("C=8,H=9,W=11,K=8,R=3,S=3,PH=2,PW=2,DH=2,DW=2,G=4,act=clip"),
+      Conv("C=5,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
+      Conv("C=6,H=7,W=3,K=7,R=3,S=1,PH=1,affine=scale_shift"),
+      Conv("N=2,C=4,H=3,W=5,K=6,R=1,S=1,SH=2,SW=2,affine=shift"),
+  };
+  EXPECT_THAT(testing::CheckRandomConfigs(conv, shapes, 4, 101), IsEmpty());
+}
+
+// Hand-picked configs for the paths random ones may miss: both local tiles
+// with a partial last channel step, vector loads from local and global
+// memory at image edges, strided gathers, and partial unrolling.
+TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
+  Conv2dTemplate conv;
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+       "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
+      {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
+       "KWI=1,KWG=2,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,CB=1,LI=0,LW=0,UNROLL=8"},
+      {"C=3,H=7,W=9,K=4,R=5,S=5,PH=2,PW=2,DH=1,DW=1",
+       "KWI=4,KWG=4,PWI=4,QWI=4,WGP=1,WGQ=4,VW=4,CB=2,LI=1,LW=0,UNROLL=2"},
+      {"C=4,H=9,W=10,K=3,R=3,S=3,PH=2,PW=2,DH=2,DW=2,affine=shift",
+       "KWI=1,KWG=4,PWI=2,QWI=2,WGP=4,WGQ=4,VW=2,CB=8,LI=0,LW=1,UNROLL=4"},
+  };
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const auto& [shape, text] : cases) {
+    const Workload w = Conv(shape);
+    auto config = conv.ParseConfig(text);
+    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_TRUE(conv.CheckConfig(*config, w, limits).ok()) << text;
+    const auto m = testing::RunConfig(conv, w, *config);
+    EXPECT_EQ(m.error(), v1::Measurement::OK)
+        << shape << " " << text << ": " << m.error_message();
+  }
+}
+
+TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
+  DepthwiseTemplate dw;
+  const std::vector<Workload> shapes = {
+      Depthwise("C=3,H=7,W=13,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+                "act=hardswish"),
+      Depthwise("N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2,affine=shift,"
+                "act=relu"),
+      Depthwise("C=4,H=9,W=11,R=3,S=3,PH=2,PW=2,DH=2,DW=2,act=clip"),
+      Depthwise("C=2,H=1,W=1,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
+      Depthwise("C=6,H=7,W=3,R=3,S=1,PH=1,affine=scale_shift"),
+      Depthwise("N=2,C=3,H=3,W=5,R=1,S=1"),
+  };
+  EXPECT_THAT(testing::CheckRandomConfigs(dw, shapes, 4, 201), IsEmpty());
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+       "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4"},
+      {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
+       "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8"},
+      {"C=3,H=9,W=10,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
+       "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2"},
+  };
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const auto& [shape, text] : cases) {
+    const Workload w = Depthwise(shape);
+    auto config = dw.ParseConfig(text);
+    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_TRUE(dw.CheckConfig(*config, w, limits).ok()) << text;
+    const auto m = testing::RunConfig(dw, w, *config);
+    EXPECT_EQ(m.error(), v1::Measurement::OK)
+        << shape << " " << text << ": " << m.error_message();
+  }
+}
+
+TEST(ConvOnDevice, HalfStorageMatchesReference) {
+  Conv2dTemplate conv;
+  DepthwiseTemplate dw;
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  conv,
+                  {Conv("C=4,H=7,W=9,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+                        "act=relu",
+                        "fp16"),
+                   Conv("N=2,C=4,H=13,W=13,K=4,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=2,"
+                        "act=hardswish",
+                        "fp16")},
+                  3, 301),
+              IsEmpty());
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  dw,
+                  {Depthwise("C=8,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,"
+                             "affine=scale_shift,act=relu",
+                             "fp16"),
+                   Depthwise("C=3,H=7,W=12,R=5,S=5,PH=2,PW=2", "fp16")},
+                  3, 401),
+              IsEmpty());
+}
+
+}  // namespace
+}  // namespace tunefleet

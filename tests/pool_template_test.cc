@@ -1,0 +1,430 @@
+// The pooling and softmax templates (pool2d_direct, global_pool_reduce,
+// softmax_rows): shape, FLOP and constraint checks, and configs against
+// each template's naive reference on the OpenCL device (PoCL in CI) for
+// odd shapes.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/pool/global_pool_template.h"
+#include "kernels_templates/pool/pool2d_template.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/softmax/softmax_template.h"
+#include "tests/template_harness.h"
+
+namespace tunefleet {
+namespace {
+
+using templates::DeviceLimits;
+using templates::Feature;
+using templates::GlobalPoolTemplate;
+using templates::KernelTemplate;
+using templates::KnobValues;
+using templates::Pool2dTemplate;
+using templates::SoftmaxTemplate;
+using templates::Workload;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
+  auto w = Workload::Parse(op, shape, dtype);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+// A GPU-like device: 1024 work-items a group, 48 KiB local memory.
+DeviceLimits GpuLimits() {
+  DeviceLimits d;
+  d.max_work_group_size = 1024;
+  d.max_work_item_sizes = {1024, 1024, 64};
+  d.local_mem_bytes = 48 * 1024;
+  d.max_mem_alloc_bytes = uint64_t{1} << 30;
+  d.compute_units = 16;
+  return d;
+}
+
+// Runs each config (as text) on each workload; returns a line per failure,
+// including configs the template refuses.
+std::vector<std::string> CheckConfigs(const KernelTemplate& tmpl,
+                                      const std::vector<Workload>& workloads,
+                                      const std::vector<std::string>& configs) {
+  std::vector<std::string> failures;
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const std::string& text : configs) {
+    auto config = tmpl.ParseConfig(text);
+    if (!config.ok()) {
+      failures.push_back(std::string(config.status().message()));
+      continue;
+    }
+    for (const Workload& w : workloads) {
+      if (absl::Status s = tmpl.CheckConfig(*config, w, limits); !s.ok()) {
+        failures.push_back(absl::StrCat(w.Canonical(), ": ", s.message()));
+        continue;
+      }
+      const v1::Measurement m = testing::RunConfig(tmpl, w, *config);
+      if (m.error() != v1::Measurement::OK) {
+        failures.push_back(absl::StrCat(w.Canonical(), " ", text, ": ",
+                                        v1::Measurement::Error_Name(m.error()),
+                                        " ", m.error_message().substr(0, 300)));
+      }
+    }
+  }
+  return failures;
+}
+
+std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
+  std::vector<std::string> names;
+  for (const Feature& f : features) names.push_back(f.name);
+  return names;
+}
+
+// ---------------------------------------------------------------- pool2d
+
+TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
+  // MobileNet's stem MaxPool: 3x3, stride 2, pad 1 on 112x112 -> 56x56.
+  const Workload stem =
+      Parse("pool2d", "C=64,H=112,W=112,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  EXPECT_EQ(Pool2dTemplate::OutputRows(stem), 56);
+  EXPECT_EQ(Pool2dTemplate::OutputCols(stem), 56);
+  // 2x2 stride 2 on 13x7: floor(11/2)+1 = 6 rows, floor(5/2)+1 = 3 cols.
+  const Workload odd = Parse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2");
+  EXPECT_EQ(Pool2dTemplate::OutputRows(odd), 6);
+  EXPECT_EQ(Pool2dTemplate::OutputCols(odd), 3);
+  // Stride 1, pad 1 keeps the size.
+  const Workload same = Parse("pool2d", "C=1,H=5,W=9,R=3,S=3,PH=1,PW=1");
+  EXPECT_EQ(Pool2dTemplate::OutputRows(same), 5);
+  EXPECT_EQ(Pool2dTemplate::OutputCols(same), 9);
+  Pool2dTemplate pool;
+  const std::vector<templates::BufferDesc> b = pool.Buffers(odd);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].name, "input");
+  EXPECT_EQ(b[0].elements, 3u * 13 * 7);
+  EXPECT_EQ(b[1].name, "output");
+  EXPECT_TRUE(b[1].output);
+  EXPECT_EQ(b[1].elements, 3u * 6 * 3);
+}
+
+TEST(Pool2dTemplate, FlopsAndBytes) {
+  Pool2dTemplate pool;
+  const Workload w =
+      Parse("pool2d", "N=2,C=3,H=13,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  // P = 7, Q = 4: N*C*P*Q*R*S.
+  EXPECT_EQ(pool.Flops(w), 2.0 * 3 * 7 * 4 * 9);
+  EXPECT_EQ(pool.Bytes(w), (2.0 * 3 * 13 * 7 + 2.0 * 3 * 7 * 4) * 4);
+  const Workload half =
+      Parse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2,mode=avg", "fp16");
+  EXPECT_EQ(pool.Bytes(half), (3.0 * 13 * 7 + 3.0 * 6 * 3) * 2);
+  EXPECT_EQ(pool.Tolerance(half), 1e-2);
+  EXPECT_EQ(pool.Tolerance(w), 1e-4);
+}
+
+TEST(Pool2dTemplate, RefusesBadShapes) {
+  Pool2dTemplate pool;
+  const DeviceLimits limits = GpuLimits();
+  EXPECT_TRUE(
+      pool.CheckWorkload(Parse("pool2d", "C=1,H=1,W=1,R=1,S=1"), limits).ok());
+  absl::Status big =
+      pool.CheckWorkload(Parse("pool2d", "C=1,H=2,W=5,R=3,S=3"), limits);
+  EXPECT_FALSE(big.ok());
+  EXPECT_THAT(big.message(), HasSubstr("larger than the padded input"));
+  // 3x3 on 1x1 with padding 1 fits the padded input.
+  EXPECT_TRUE(pool.CheckWorkload(
+                      Parse("pool2d", "C=1,H=1,W=1,R=3,S=3,PH=1,PW=1"), limits)
+                  .ok());
+  absl::Status pad = pool.CheckWorkload(
+      Parse("pool2d", "C=1,H=8,W=8,R=2,S=2,PH=0,PW=2"), limits);
+  EXPECT_FALSE(pad.ok());
+  EXPECT_THAT(pad.message(), HasSubstr("half the window"));
+  EXPECT_FALSE(pool.CheckWorkload(Parse("softmax", "D=4"), limits).ok());
+  DeviceLimits tiny = limits;
+  tiny.max_mem_alloc_bytes = 1000;
+  EXPECT_THAT(pool.CheckWorkload(Parse("pool2d", "C=8,H=9,W=9,R=3,S=3"), tiny)
+                  .message(),
+              HasSubstr("max allocation"));
+}
+
+TEST(Pool2dTemplate, ConfigConstraints) {
+  Pool2dTemplate pool;
+  const DeviceLimits limits = GpuLimits();
+  const Workload w =
+      Parse("pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  auto check = [&](const char* text) {
+    auto c = pool.ParseConfig(text);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return pool.CheckConfig(*c, w, limits);
+  };
+  EXPECT_TRUE(
+      check("PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1").ok());
+  EXPECT_THAT(
+      check("PWI=2,QWI=2,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=0,UNR=0").message(),
+      HasSubstr("VW must divide QWI"));
+  EXPECT_THAT(
+      check("PWI=1,QWI=1,VW=1,WGQ=8,WGP=4,WGC=4,CWG=2,LT=0,UNR=0").message(),
+      HasSubstr("WGC must divide CWG"));
+  EXPECT_THAT(
+      check("PWI=1,QWI=1,VW=1,WGQ=32,WGP=16,WGC=8,CWG=8,LT=0,UNR=0").message(),
+      HasSubstr("work-group size"));
+  EXPECT_THAT(
+      check("PWI=4,QWI=8,VW=4,WGQ=4,WGP=4,WGC=1,CWG=16,LT=1,UNR=0").message(),
+      HasSubstr("local memory"));
+  // Q = 28 rounds up to 32: a 64-column work-group tile only idles.
+  EXPECT_THAT(
+      check("PWI=1,QWI=2,VW=2,WGQ=32,WGP=1,WGC=1,CWG=1,LT=0,UNR=0").message(),
+      HasSubstr("Q rounded up"));
+  EXPECT_FALSE(pool.CheckConfig({1, 1, 1}, w, limits).ok());
+  // Derived features: same names for every config.
+  auto a =
+      pool.ParseConfig("PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1");
+  auto b =
+      pool.ParseConfig("PWI=1,QWI=1,VW=1,WGQ=1,WGP=1,WGC=1,CWG=1,LT=0,UNR=0");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(FeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+}
+
+std::vector<Workload> PoolShapes(const char* mode, const char* dtype) {
+  std::vector<Workload> shapes;
+  for (const char* shape : {
+           "C=1,H=1,W=1,R=1,S=1",
+           "C=2,H=3,W=3,R=3,S=3,PH=1,PW=1",
+           "N=2,C=3,H=7,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+           "C=3,H=13,W=13,R=2,S=2,SH=2,SW=2",
+           "C=5,H=13,W=7,R=3,S=3,PH=1,PW=1",
+           "C=2,H=9,W=20,R=3,S=2,SH=3,SW=3,PH=1,PW=1",
+       }) {
+    shapes.push_back(
+        Parse("pool2d", absl::StrCat(shape, ",mode=", mode).c_str(), dtype));
+  }
+  return shapes;
+}
+
+TEST(Pool2dOnDevice, MaxPoolRandomConfigsMatchReference) {
+  Pool2dTemplate pool;
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(pool, PoolShapes("max", "fp32"), 4, 1),
+      IsEmpty());
+}
+
+TEST(Pool2dOnDevice, AvgPoolRandomConfigsMatchReference) {
+  Pool2dTemplate pool;
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(pool, PoolShapes("avg", "fp32"), 4, 101),
+      IsEmpty());
+}
+
+TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
+  // Local tiles with stride 1, 2 (even-lane loads) and 3 (gathers), vector
+  // widths 2 and 4, unrolled windows, several planes per work-item.
+  Pool2dTemplate pool;
+  const std::vector<Workload> shapes = {
+      Parse("pool2d", "N=2,C=5,H=17,W=23,R=3,S=3,SH=2,SW=2,PH=1,PW=1"),
+      Parse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg"),
+      Parse("pool2d", "C=3,H=14,W=22,R=2,S=2,SH=2,SW=2,mode=avg"),
+      Parse("pool2d", "C=4,H=11,W=25,R=3,S=3,SH=3,SW=3,PH=1,PW=1"),
+  };
+  EXPECT_THAT(
+      CheckConfigs(pool, shapes,
+                   {"PWI=2,QWI=4,VW=4,WGQ=2,WGP=2,WGC=2,CWG=4,LT=1,UNR=1",
+                    "PWI=1,QWI=2,VW=2,WGQ=4,WGP=4,WGC=1,CWG=2,LT=1,UNR=0",
+                    "PWI=4,QWI=4,VW=2,WGQ=2,WGP=1,WGC=1,CWG=1,LT=0,UNR=1",
+                    "PWI=1,QWI=8,VW=4,WGQ=1,WGP=4,WGC=2,CWG=2,LT=0,UNR=0"}),
+      IsEmpty());
+}
+
+TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
+  Pool2dTemplate pool;
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          pool,
+          {Parse("pool2d", "N=2,C=3,H=7,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+                 "fp16"),
+           Parse("pool2d", "C=5,H=13,W=9,R=3,S=3,PH=1,PW=1,mode=avg", "fp16")},
+          4, 201),
+      IsEmpty());  // Stride 2 with four lanes: eight-half loads at odd columns.
+  EXPECT_THAT(
+      CheckConfigs(
+          pool,
+          {Parse("pool2d", "C=3,H=9,W=21,R=3,S=3,SH=2,SW=2,PH=1,PW=1", "fp16")},
+          {"PWI=1,QWI=4,VW=4,WGQ=2,WGP=2,WGC=1,CWG=1,LT=0,UNR=0",
+           "PWI=2,QWI=4,VW=4,WGQ=2,WGP=2,WGC=1,CWG=2,LT=1,UNR=1"}),
+      IsEmpty());
+}
+
+// ----------------------------------------------------------- global_pool
+
+TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
+  GlobalPoolTemplate pool;
+  const DeviceLimits limits = GpuLimits();
+  const Workload w = Parse("global_pool", "N=2,C=3,H=13,W=9,mode=avg");
+  EXPECT_EQ(pool.Flops(w), 2.0 * 3 * 13 * 9);
+  EXPECT_EQ(pool.Bytes(w), (2.0 * 3 * 13 * 9 + 2.0 * 3) * 4);
+  EXPECT_EQ(pool.Buffers(w)[1].elements, 6u);
+  EXPECT_TRUE(pool.CheckWorkload(w, limits).ok());
+  EXPECT_FALSE(pool.CheckWorkload(Parse("softmax", "D=4"), limits).ok());
+  auto check = [&](const Workload& x, const char* text) {
+    auto c = pool.ParseConfig(text);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return pool.CheckConfig(*c, x, limits);
+  };
+  EXPECT_TRUE(check(w, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
+  EXPECT_THAT(check(w, "WPC=256,CPG=8,VW=1,UNROLL=1").message(),
+              HasSubstr("work-group size"));
+  // 117 elements round up to 128: 64*4 elements a step only idle.
+  EXPECT_THAT(check(w, "WPC=64,CPG=1,VW=4,UNROLL=1").message(),
+              HasSubstr("H*W rounded up"));
+  EXPECT_THAT(check(w, "WPC=1,CPG=16,VW=1,UNROLL=1").message(),
+              HasSubstr("N*C rounded up"));
+  // 1x1 planes: only one element per work-item per step.
+  const Workload one = Parse("global_pool", "C=7,H=1,W=1");
+  EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
+  EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
+  auto a = pool.ParseConfig("WPC=32,CPG=4,VW=2,UNROLL=2");
+  auto b = pool.ParseConfig("WPC=1,CPG=1,VW=1,UNROLL=1");
+  EXPECT_EQ(FeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+}
+
+TEST(GlobalPoolOnDevice, RandomConfigsMatchReference) {
+  GlobalPoolTemplate pool;
+  const std::vector<Workload> shapes = {
+      Parse("global_pool", "C=3,H=1,W=1"),
+      Parse("global_pool", "N=2,C=5,H=7,W=7,mode=avg"),
+      Parse("global_pool", "C=4,H=13,W=9"),
+      Parse("global_pool", "C=3,H=13,W=9,mode=avg"),
+      Parse("global_pool", "C=2,H=48,W=191,mode=avg"),
+      Parse("global_pool", "C=3,H=47,W=192"),
+  };
+  EXPECT_THAT(testing::CheckRandomConfigs(pool, shapes, 5, 301), IsEmpty());
+}
+
+TEST(GlobalPoolOnDevice, ChosenConfigsMatchReference) {
+  // The widest reduction tree, unrolled vector loads with a scalar tail,
+  // and many planes per work-group with a partial last group.
+  GlobalPoolTemplate pool;
+  EXPECT_THAT(
+      CheckConfigs(pool,
+                   {Parse("global_pool", "N=2,C=3,H=48,W=191,mode=avg"),
+                    Parse("global_pool", "N=2,C=3,H=47,W=192")},
+                   {"WPC=256,CPG=1,VW=8,UNROLL=4", "WPC=64,CPG=4,VW=4,UNROLL=2",
+                    "WPC=1,CPG=8,VW=8,UNROLL=4", "WPC=8,CPG=2,VW=2,UNROLL=1"}),
+      IsEmpty());
+}
+
+TEST(GlobalPoolOnDevice, HalfStorageMatchesReference) {
+  GlobalPoolTemplate pool;
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  pool,
+                  {Parse("global_pool", "N=2,C=3,H=7,W=7,mode=avg", "fp16"),
+                   Parse("global_pool", "C=2,H=13,W=9", "fp16")},
+                  4, 401),
+              IsEmpty());  // Eight-lane half loads at planes that are not
+                           // 16-byte aligned.
+  EXPECT_THAT(
+      CheckConfigs(pool,
+                   {Parse("global_pool", "N=2,C=3,H=7,W=7", "fp16"),
+                    Parse("global_pool", "C=3,H=13,W=9,mode=avg", "fp16")},
+                   {"WPC=1,CPG=4,VW=8,UNROLL=1", "WPC=4,CPG=1,VW=8,UNROLL=2"}),
+      IsEmpty());
+}
+
+// --------------------------------------------------------------- softmax
+
+TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
+  SoftmaxTemplate softmax;
+  const DeviceLimits limits = GpuLimits();
+  const Workload w = Parse("softmax", "N=5,D=1000");
+  // Subtract, exp, add and divide per element.
+  EXPECT_EQ(softmax.Flops(w), 4.0 * 5 * 1000);
+  EXPECT_EQ(softmax.Bytes(w), 2.0 * 5 * 1000 * 4);
+  EXPECT_EQ(softmax.Bytes(Parse("softmax", "N=5,D=1000", "fp16")),
+            2.0 * 5 * 1000 * 2);
+  EXPECT_TRUE(softmax.CheckWorkload(w, limits).ok());
+  EXPECT_FALSE(
+      softmax.CheckWorkload(Parse("global_pool", "C=1,H=1,W=1"), limits).ok());
+  auto check = [&](const Workload& x, const char* text) {
+    auto c = softmax.ParseConfig(text);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return softmax.CheckConfig(*c, x, limits);
+  };
+  EXPECT_TRUE(check(w, "WPR=64,RPG=4,VW=4,EPW=4").ok());
+  EXPECT_THAT(check(w, "WPR=1,RPG=1,VW=8,EPW=8").message(),
+              HasSubstr("VW*EPW"));
+  EXPECT_THAT(check(w, "WPR=256,RPG=8,VW=1,EPW=1").message(),
+              HasSubstr("work-group size"));
+  EXPECT_THAT(check(w, "WPR=256,RPG=1,VW=4,EPW=2").message(),
+              HasSubstr("D rounded up"));
+  EXPECT_THAT(check(w, "WPR=1,RPG=16,VW=1,EPW=1").message(),
+              HasSubstr("N rounded up"));
+  // A row of one element: one work-item, one lane.
+  const Workload one = Parse("softmax", "N=5,D=1");
+  EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
+  EXPECT_FALSE(check(one, "WPR=2,RPG=8,VW=1,EPW=1").ok());
+  // Rows that fit one pass are read once.
+  auto single = softmax.ParseConfig("WPR=64,RPG=4,VW=4,EPW=4");
+  auto multi = softmax.ParseConfig("WPR=16,RPG=1,VW=2,EPW=1");
+  EXPECT_THAT(softmax.Launch(*single, w).build_options,
+              HasSubstr("-DSINGLE_PASS=1"));
+  EXPECT_THAT(softmax.Launch(*multi, w).build_options,
+              HasSubstr("-DSINGLE_PASS=0"));
+  EXPECT_EQ(FeatureNames(softmax.DerivedFeatures(*single, w, limits)),
+            FeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
+}
+
+TEST(SoftmaxOnDevice, RandomConfigsMatchReference) {
+  SoftmaxTemplate softmax;
+  std::vector<Workload> shapes;
+  for (const char* shape :
+       {"N=1,D=1", "N=5,D=1", "N=5,D=2", "N=1,D=3", "N=5,D=3", "N=1,D=1000",
+        "N=5,D=1000", "N=1,D=1027", "N=5,D=1027"}) {
+    shapes.push_back(Parse("softmax", shape));
+  }
+  EXPECT_THAT(testing::CheckRandomConfigs(softmax, shapes, 4, 501), IsEmpty());
+}
+
+TEST(SoftmaxOnDevice, ChosenConfigsMatchReference) {
+  // One pass in registers, many passes (online max and sum) with partial
+  // last passes, and partial last work-groups of rows.
+  SoftmaxTemplate softmax;
+  EXPECT_THAT(
+      CheckConfigs(
+          softmax,
+          {Parse("softmax", "N=5,D=1027"), Parse("softmax", "N=3,D=1000")},
+          {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
+           "WPR=1,RPG=4,VW=8,EPW=4", "WPR=128,RPG=4,VW=1,EPW=8",
+           "WPR=32,RPG=1,VW=8,EPW=4"}),
+      IsEmpty());
+}
+
+TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
+  SoftmaxTemplate softmax;
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(softmax,
+                                  {Parse("softmax", "N=5,D=1027", "fp16"),
+                                   Parse("softmax", "N=1,D=3", "fp16")},
+                                  4, 601),
+      IsEmpty());  // Eight-lane half loads and stores at rows that are not
+                   // 16-byte aligned.
+  EXPECT_THAT(
+      CheckConfigs(softmax, {Parse("softmax", "N=5,D=1027", "fp16")},
+                   {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
+      IsEmpty());
+}
+
+// -------------------------------------------------------------- registry
+
+TEST(PoolTemplates, RegisteredForTheirOps) {
+  for (const auto& [op, shape, name] :
+       std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"pool2d", "C=1,H=4,W=4,R=2,S=2,SH=2,SW=2", "pool2d_direct"},
+           {"global_pool", "C=1,H=4,W=4", "global_pool_reduce"},
+           {"softmax", "D=10", "softmax_rows"}}) {
+    auto t = templates::FindTemplateFor(Parse(op, shape), "");
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ((*t)->name(), name);
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet
