@@ -4,7 +4,10 @@
 
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
 #include "proto/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
@@ -87,6 +90,37 @@ absl::StatusOr<JobOutcome> RunJob(
   absl::Status s = FromGrpc(reader->Finish());
   if (!s.ok()) return s;
   return outcome;
+}
+
+absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> LoadTemplateSpec(
+    const std::string& template_arg) {
+  if (!absl::EndsWith(template_arg, ".toml") &&
+      !absl::EndsWith(template_arg, ".json")) {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::unique_ptr<templates::SpecTemplate>> loaded =
+      templates::SpecTemplate::Load(template_arg);
+  if (!loaded.ok()) return loaded.status();
+  tunefleet::v1::TemplateSpec spec;
+  spec.set_spec((*loaded)->spec_text());
+  spec.set_format((*loaded)->spec_format());
+  spec.set_source(std::string((*loaded)->source()));
+  absl::StatusOr<const templates::KernelTemplate*> registered =
+      templates::RegisterSpecTemplate(spec.spec(), spec.format(),
+                                      spec.source());
+  if (!registered.ok()) return registered.status();
+  return spec;
+}
+
+std::string ResolveOp(const std::string& op_flag,
+                      const std::optional<tunefleet::v1::TemplateSpec>& spec) {
+  if (!op_flag.empty()) return op_flag;
+  if (spec) {
+    auto t = templates::SpecTemplate::Parse(spec->spec(), spec->format(),
+                                            spec->source());
+    if (t.ok()) return std::string((*t)->op());
+  }
+  return "gemm";
 }
 
 absl::Status CheckDatabaseExists(const std::string& path) {

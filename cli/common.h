@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -51,6 +52,18 @@ absl::StatusOr<JobOutcome> RunJob(
     const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
+
+// When `template_arg` is a spec file (.toml or .json), loads it and the
+// OpenCL source it names, registers its op and template in this process
+// and returns what a job request carries; nullopt for a template name.
+// Errors: the spec's (NOT_FOUND, INVALID_ARGUMENT naming the field).
+absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> LoadTemplateSpec(
+    const std::string& template_arg);
+
+// The op a command runs: --op when given, else the spec template's op,
+// else gemm.
+std::string ResolveOp(const std::string& op_flag,
+                      const std::optional<tunefleet::v1::TemplateSpec>& spec);
 
 // Opens the database file for reading commands; refuses to create one.
 // Errors: NOT_FOUND when the file does not exist.

@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "cli/emit_command.h"
 #include "cli/measure_command.h"
+#include "cli/model_command.h"
 #include "cli/query_command.h"
 #include "cli/simulate_command.h"
 #include "cli/tune_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   tunefleet::cli::EmitOptions emit;
   tunefleet::cli::MeasureOptions measure;
   tunefleet::cli::SimulateOptions simulate;
+  tunefleet::cli::TasksOptions tasks;
   tunefleet::cli::ExportOptions export_table;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
   CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
   CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app, measure);
   CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
+  CLI::App* tasks_cmd = tunefleet::cli::AddTasksCommand(app, tasks);
   CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
   try {
     app.parse(argc, argv);
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
   if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
   if (*measure_cmd) return tunefleet::cli::RunMeasure(measure);
   if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
+  if (*tasks_cmd) return tunefleet::cli::RunTasks(tasks);
   if (*export_cmd) return tunefleet::cli::RunExport(export_table);
   return tunefleet::cli::kExitBadInput;
 }

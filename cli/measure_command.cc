@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "device_agent/measurer.h"
 #include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
 #include "server/store.h"
 #include "server/trial_request.h"
 
@@ -15,10 +16,11 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "measure",
       "build, verify and time one config on this machine's OpenCL device");
-  cmd->add_option("--op", o.op, "op (gemm)")->capture_default_str();
+  cmd->add_option("--op", o.op, "op (default: gemm, or a spec template's)");
   cmd->add_option("--shape", o.shape, "shape, e.g. M=512,N=512,K=512")
       ->required();
-  cmd->add_option("--template", o.template_name, "template name");
+  cmd->add_option("--template", o.template_name,
+                  "template name, or a template spec file (.toml/.json)");
   cmd->add_option("--config", o.config,
                   "knob values KNOB=V,...; 'reference' for the naive kernel")
       ->required();
@@ -29,9 +31,17 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
 }
 
 int RunMeasure(const MeasureOptions& o) {
-  auto workload = templates::Workload::Parse(o.op, o.shape);
+  auto spec = LoadTemplateSpec(o.template_name);
+  if (!spec.ok()) return ReportError("measure", spec.status());
+  auto workload = templates::Workload::Parse(ResolveOp(o.op, *spec), o.shape);
   if (!workload.ok()) return ReportError("measure", workload.status());
-  auto tmpl = templates::FindTemplateFor(*workload, o.template_name);
+  std::string name = o.template_name;
+  if (*spec) {
+    auto t = templates::SpecTemplate::Parse((*spec)->spec(), (*spec)->format(),
+                                            (*spec)->source());
+    if (t.ok()) name = std::string((*t)->name());
+  }
+  auto tmpl = templates::FindTemplateFor(*workload, name);
   if (!tmpl.ok()) return ReportError("measure", tmpl.status());
   auto device = agent::OpenDevice(o.platform, o.device);
   if (!device.ok()) return ReportError("measure", device.status());

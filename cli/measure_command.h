@@ -11,7 +11,7 @@
 namespace tunefleet::cli {
 
 struct MeasureOptions {
-  std::string op = "gemm";
+  std::string op;  // empty: the spec template's op, else gemm
   std::string shape;
   std::string template_name;
   std::string config;  // "MWG=64,..."; "reference" times the naive kernel

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/embedded.h"
+#include "cli/model_command.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
@@ -157,11 +158,22 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
       "tune",
       "tune one workload: without --server, a local server and agent on "
       "this machine's OpenCL device are started, with records in --db");
-  cmd->add_option("--op", o.op, "op to tune (gemm)")->capture_default_str();
-  cmd->add_option("--shape", o.shape, "shape, e.g. M=512,N=512,K=512")
-      ->required();
+  cmd->add_option("--op", o.op,
+                  "op to tune: gemm, dense, conv2d, depthwise_conv2d, pool2d, "
+                  "global_pool, softmax (default: gemm, or a spec template's)");
+  cmd->add_option("--shape", o.shape,
+                  "shape, e.g. M=512,N=512,K=512 (attributes too: act=relu)");
+  cmd->add_option("--dtype", o.dtype, "fp32 or fp16")->capture_default_str();
+  cmd->add_option("--onnx", o.onnx,
+                  "tune every task of this ONNX model instead of one shape");
+  cmd->add_option("--input-shape", o.input_shapes,
+                  "with --onnx: dims of an input, NAME=D1,D2,... (repeat)");
+  cmd->add_option("--trials-per-task", o.trials_per_task,
+                  "with --onnx: trial budget of each task")
+      ->capture_default_str();
   cmd->add_option("--template", o.template_name,
-                  "template name (default: the op's default template)");
+                  "template name, or a template spec file (.toml/.json) "
+                  "(default: the first template that runs the workload)");
   cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
   cmd->add_option("--strategy", o.strategy,
                   "search strategy: grid, random, xgb")
@@ -196,52 +208,42 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   return cmd;
 }
 
-int RunTune(const TuneOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<templates::Workload> workload =
-      templates::Workload::Parse(o.op, o.shape);
-  if (!workload.ok()) return ReportError("tune", workload.status());
+absl::Status CheckStrategy(const std::string& strategy) {
   const std::vector<std::string> strategies = search::StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), o.strategy) ==
+  if (std::find(strategies.begin(), strategies.end(), strategy) !=
       strategies.end()) {
-    return ReportError("tune",
-                       absl::InvalidArgumentError(absl::StrCat(
-                           "unknown strategy '", o.strategy,
-                           "'; known: ", absl::StrJoin(strategies, ", "))));
+    return absl::OkStatus();
   }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown strategy '", strategy,
+                   "'; known: ", absl::StrJoin(strategies, ", ")));
+}
 
-  // Ctrl-C cancels an embedded job cleanly: its finished trials stay, the
-  // rest are recorded as CANCELLED. A remote job goes on on its server.
-  StopSignal stop(nullptr);
-  std::unique_ptr<EmbeddedFleet> fleet;
-  std::string address = o.server;
-  if (address.empty()) {
-    EmbeddedOptions e;
-    e.db_path = o.db;
-    e.platform = o.platform;
-    e.device = o.device;
-    e.device_key = o.device_key;
-    e.verbose = o.verbose;
-    absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
-        EmbeddedFleet::Start(e);
-    if (!started.ok()) return ReportError("tune", started.status());
-    fleet = *std::move(started);
-    address = fleet->address();
-    stop.Set([f = fleet.get()] { f->server().jobs().Shutdown(); });
-  } else {
-    stop.Set([] {
-      std::fprintf(stderr,
-                   "\ntunefleet tune: interrupted; the job goes on on the "
-                   "server (tunefleet query --server ...)\n");
-      std::_Exit(130);
-    });
-  }
+absl::StatusOr<std::string> ServerFor(const TuneOptions& o,
+                                      std::unique_ptr<EmbeddedFleet>* fleet) {
+  if (!o.server.empty()) return o.server;
+  EmbeddedOptions e;
+  e.db_path = o.db;
+  e.platform = o.platform;
+  e.device = o.device;
+  e.device_key = o.device_key;
+  e.verbose = o.verbose;
+  absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
+      EmbeddedFleet::Start(e);
+  if (!started.ok()) return started.status();
+  *fleet = *std::move(started);
+  return (*fleet)->address();
+}
+
+tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
+                                           const templates::Workload& workload,
+                                           uint32_t trials) {
   tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = server::WorkloadToProto(*workload);
+  *request.mutable_workload() = server::WorkloadToProto(workload);
   request.set_template_name(o.template_name);
   request.set_device_key(o.device_key);
   request.set_strategy(o.strategy);
-  request.set_trials(o.trials);
+  request.set_trials(trials);
   request.set_seed(o.seed);
   request.set_priority(o.priority);
   request.set_skip_reference(o.skip_reference);
@@ -255,9 +257,51 @@ int RunTune(const TuneOptions& o) {
                              ? o.min_repeat_ms
                              : server::DefaultTimingPolicy().min_repeat_ms());
   }
+  return request;
+}
+
+void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet) {
+  if (fleet != nullptr) {
+    // Ctrl-C cancels an embedded job cleanly: its finished trials stay,
+    // the rest are recorded as CANCELLED.
+    stop.Set([fleet] { fleet->server().jobs().Shutdown(); });
+    return;
+  }
+  stop.Set([] {
+    std::fprintf(stderr,
+                 "\ntunefleet tune: interrupted; the job goes on on the "
+                 "server (tunefleet query --server ...)\n");
+    std::_Exit(130);
+  });
+}
+
+int RunTune(const TuneOptions& o) {
+  if (!o.onnx.empty()) return RunModelTune(o);
+  const auto start = std::chrono::steady_clock::now();
+  if (o.shape.empty()) {
+    return ReportError("tune", absl::InvalidArgumentError(
+                                   "give --shape (one workload) or --onnx "
+                                   "(a model)"));
+  }
+  absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> spec =
+      LoadTemplateSpec(o.template_name);
+  if (!spec.ok()) return ReportError("tune", spec.status());
+  absl::StatusOr<templates::Workload> workload =
+      templates::Workload::Parse(ResolveOp(o.op, *spec), o.shape, o.dtype);
+  if (!workload.ok()) return ReportError("tune", workload.status());
+  if (absl::Status s = CheckStrategy(o.strategy); !s.ok()) {
+    return ReportError("tune", s);
+  }
+  StopSignal stop(nullptr);
+  std::unique_ptr<EmbeddedFleet> fleet;
+  absl::StatusOr<std::string> address = ServerFor(o, &fleet);
+  if (!address.ok()) return ReportError("tune", address.status());
+  StopOnSignal(stop, fleet.get());
+  tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);
+  if (*spec) *request.mutable_template_spec() = **spec;
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobOutcome> outcome = RunJob(
-      address, request,
+      *address, request,
       [&](const tunefleet::v1::SubmitJobResponse& submitted) {
         if (o.quiet) return;
         std::fprintf(stderr,

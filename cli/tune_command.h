@@ -3,15 +3,27 @@
 #ifndef TUNEFLEET_CLI_TUNE_COMMAND_H_
 #define TUNEFLEET_CLI_TUNE_COMMAND_H_
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "cli/embedded.h"
+#include "cli/stop_signal.h"
+#include "kernels_templates/workload.h"
+#include "proto/tuning.pb.h"
 
 namespace tunefleet::cli {
 
 struct TuneOptions {
-  std::string op = "gemm";
-  std::string shape;          // "M=512,N=512,K=512"
+  std::string op;     // empty: the spec template's op, else gemm
+  std::string shape;  // "M=512,N=512,K=512"
+  std::string dtype = "fp32";
+  // A whole ONNX model instead of one workload (cli/model_command.h).
+  std::string onnx;
+  std::vector<std::string> input_shapes;
+  uint32_t trials_per_task = 40;
   std::string template_name;  // empty: the op's default
   uint32_t trials = 100;
   std::string strategy = "xgb";
@@ -39,6 +51,24 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& options);
 
 // Runs it; returns the process exit code (common.h).
 int RunTune(const TuneOptions& options);
+
+// The server to talk to: --server, or an embedded fleet started here
+// (`fleet` keeps it alive). Errors: the fleet's start errors.
+absl::StatusOr<std::string> ServerFor(const TuneOptions& options,
+                                      std::unique_ptr<EmbeddedFleet>* fleet);
+
+// OK when `strategy` is one of search::StrategyNames(); else
+// INVALID_ARGUMENT listing them.
+absl::Status CheckStrategy(const std::string& strategy);
+
+// Makes Ctrl-C cancel the embedded fleet's jobs cleanly, or, with a remote
+// server (fleet null), end this process and leave the job running there.
+void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet);
+
+// A SubmitJobRequest with the options' strategy, seed, timing and flags.
+tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& options,
+                                           const templates::Workload& workload,
+                                           uint32_t trials);
 
 }  // namespace tunefleet::cli
 

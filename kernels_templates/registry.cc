@@ -3,7 +3,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "kernels_templates/conv/conv2d_template.h"
+#include "kernels_templates/conv/depthwise_template.h"
 #include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/pool/global_pool_template.h"
+#include "kernels_templates/pool/pool2d_template.h"
+#include "kernels_templates/softmax/softmax_template.h"
+#include "kernels_templates/spec/spec_template.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -14,6 +20,12 @@ struct Registry {
     for (Variant v : {Variant::kGemm, Variant::kDense, Variant::kConv1x1}) {
       templates.push_back(std::make_unique<GemmTemplate>(v));
     }
+    // After conv2d_1x1_gemm, so 1x1 convolutions still go to the GEMM.
+    templates.push_back(std::make_unique<Conv2dTemplate>());
+    templates.push_back(std::make_unique<DepthwiseTemplate>());
+    templates.push_back(std::make_unique<Pool2dTemplate>());
+    templates.push_back(std::make_unique<GlobalPoolTemplate>());
+    templates.push_back(std::make_unique<SoftmaxTemplate>());
   }
   absl::Mutex mu;
   std::vector<std::unique_ptr<KernelTemplate>> templates ABSL_GUARDED_BY(mu);
@@ -45,6 +57,25 @@ absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl) {
   }
   r.templates.push_back(std::move(tmpl));
   return absl::OkStatus();
+}
+
+absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
+    const std::string& spec, const std::string& format,
+    const std::string& source) {
+  absl::StatusOr<std::unique_ptr<SpecTemplate>> parsed =
+      SpecTemplate::Parse(spec, format, source);
+  if (!parsed.ok()) return parsed.status();
+  const std::string name((*parsed)->name());
+  for (const KernelTemplate* t : AllTemplates()) {
+    if (t->name() != name) continue;
+    if (t->SourceHash() == (*parsed)->SourceHash()) return t;
+    return absl::AlreadyExistsError(
+        absl::StrCat("a different template named ", name, " is registered"));
+  }
+  if (absl::Status s = RegisterOp((*parsed)->Op()); !s.ok()) return s;
+  const KernelTemplate* raw = parsed->get();
+  if (absl::Status s = RegisterTemplate(*std::move(parsed)); !s.ok()) return s;
+  return raw;
 }
 
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,

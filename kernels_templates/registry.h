@@ -20,6 +20,14 @@ std::vector<const KernelTemplate*> AllTemplates();
 // Adds a template. Errors: ALREADY_EXISTS when its name is taken.
 absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl);
 
+// Parses a user's template spec (spec/spec_template.h), registers its op
+// when new and the template, and returns it. The same template (name and
+// source hash) registered again returns the first. Errors: the spec's
+// errors; ALREADY_EXISTS when another template has the name.
+absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
+    const std::string& spec, const std::string& format,
+    const std::string& source);
+
 // The template called `name`, or, when `name` is empty, the first template
 // of `op`. Errors: NOT_FOUND listing what exists.
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,

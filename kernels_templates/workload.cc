@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -9,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -64,24 +67,79 @@ std::vector<OpSpec> MakeOps() {
   };
 }
 
-const std::vector<OpSpec>& Ops() {
-  static const std::vector<OpSpec> ops = MakeOps();
-  return ops;
+// The built-in ops and those registered at run time. Specs are never
+// removed, so pointers to them stay valid; names of registered ops are
+// interned in `strings`.
+struct OpTable {
+  absl::Mutex mu;
+  std::deque<OpSpec> ops ABSL_GUARDED_BY(mu);
+  std::deque<std::string> strings ABSL_GUARDED_BY(mu);
+
+  absl::string_view Intern(absl::string_view s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    strings.emplace_back(s);
+    return strings.back();
+  }
+};
+
+OpTable& Ops() {
+  static OpTable* table = [] {
+    auto t = std::make_unique<OpTable>();
+    absl::MutexLock lock(&t->mu);
+    for (OpSpec& spec : MakeOps()) t->ops.push_back(std::move(spec));
+    return t.release();  // lives for the whole program
+  }();
+  return *table;
 }
 
 }  // namespace
 
 const OpSpec* FindOp(absl::string_view op) {
-  for (const OpSpec& spec : Ops()) {
+  OpTable& t = Ops();
+  absl::MutexLock lock(&t.mu);
+  for (const OpSpec& spec : t.ops) {
     if (spec.name == op) return &spec;
   }
   return nullptr;
 }
 
 std::vector<absl::string_view> KnownOps() {
+  OpTable& t = Ops();
+  absl::MutexLock lock(&t.mu);
   std::vector<absl::string_view> names;
-  for (const OpSpec& spec : Ops()) names.push_back(spec.name);
+  for (const OpSpec& spec : t.ops) names.push_back(spec.name);
   return names;
+}
+
+absl::Status RegisterOp(const OpSpec& spec) {
+  if (spec.name.empty() || spec.dims.empty()) {
+    return absl::InvalidArgumentError("an op needs a name and dims");
+  }
+  if (const OpSpec* existing = FindOp(spec.name)) {
+    bool same = existing->dims.size() == spec.dims.size();
+    for (size_t i = 0; same && i < spec.dims.size(); ++i) {
+      same = existing->dims[i].name == spec.dims[i].name;
+    }
+    if (same) return absl::OkStatus();
+    return absl::AlreadyExistsError(
+        absl::StrCat("op ", spec.name, " exists with other dims"));
+  }
+  OpTable& t = Ops();
+  absl::MutexLock lock(&t.mu);
+  OpSpec copy;
+  copy.name = t.Intern(spec.name);
+  for (const DimSpec& d : spec.dims) {
+    copy.dims.push_back({t.Intern(d.name), d.default_value, d.min_value});
+  }
+  for (const AttrSpec& a : spec.attrs) {
+    AttrSpec attr{t.Intern(a.name), {}};
+    for (absl::string_view v : a.values) attr.values.push_back(t.Intern(v));
+    copy.attrs.push_back(std::move(attr));
+  }
+  for (absl::string_view d : spec.dtypes) copy.dtypes.push_back(t.Intern(d));
+  if (copy.dtypes.empty()) copy.dtypes.push_back(t.Intern("fp32"));
+  t.ops.push_back(std::move(copy));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Workload> Workload::Create(absl::string_view op,

@@ -39,8 +39,14 @@ struct OpSpec {
   std::vector<absl::string_view> dtypes;
 };
 
-// Returns the spec of a known op, or nullptr.
+// Returns the spec of a known op, or nullptr. Thread-safe.
 const OpSpec* FindOp(absl::string_view op);
+
+// Adds an op (a user template's). Its names are copied. Errors:
+// ALREADY_EXISTS when an op of that name exists with other dims;
+// INVALID_ARGUMENT for an empty name or no dims. Registering the same op
+// again is OK.
+absl::Status RegisterOp(const OpSpec& spec);
 
 // Names of all known ops, for messages and --help.
 std::vector<absl::string_view> KnownOps();

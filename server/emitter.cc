@@ -61,7 +61,45 @@ class TableWriter {
         k.nwi, k.vw, k.sa, k.sb, k.kunroll, source, r.time_ns(), r.gflops());
     ++num_gemm_;
   }
-  int entries() const { return num_gemm_; }
+  // A generic entry: the exact launch of a record's config.
+  void AddKernel(int device, const templates::Workload& w,
+                 const templates::KernelTemplate& tmpl,
+                 const templates::LaunchDesc& l, int source,
+                 const tunefleet::v1::Record& r) {
+    const std::vector<std::string> order = BufferOrder(tmpl, w);
+    const int first_arg = num_args_;
+    int floats = 0;
+    for (const templates::ArgDesc& a : l.args) {
+      switch (a.kind) {
+        case templates::ArgDesc::Kind::kInt:
+          absl::StrAppend(&args_, "    {'i', ", a.value, "},\n");
+          break;
+        case templates::ArgDesc::Kind::kBuffer: {
+          const auto slot = std::find(order.begin(), order.end(), a.buffer);
+          absl::StrAppend(&args_, "    {'b', ", slot - order.begin(), "},\n");
+          break;
+        }
+        case templates::ArgDesc::Kind::kFloat:
+          absl::StrAppend(&args_, "    {'f', ", floats++, "},\n");
+          break;
+      }
+      ++num_args_;
+    }
+    size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
+    for (size_t d = 0; d < l.global.size() && d < 3; ++d) global[d] = l.global[d];
+    for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
+    kernels_ += absl::StrFormat(
+        "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
+        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f},\n",
+        device, w.op(), w.Canonical(), source, l.kernel_name,
+        absl::CEscape(l.build_options), static_cast<int>(l.global.size()),
+        global[0], global[1], global[2], local[0], local[1], local[2],
+        first_arg, num_args_ - first_arg, static_cast<int>(order.size()),
+        floats, r.time_ns(), r.gflops());
+    ++num_kernels_;
+  }
+
+  int entries() const { return num_gemm_ + num_kernels_; }
 
   std::string Render(int default_gemm_source) const {
     std::string s =
@@ -78,13 +116,36 @@ class TableWriter {
                     num_gemm_ == 0 ? "    {0, 1, 1, 1, {}, 0, 0, 0},\n" : "",
                     "};\nconst size_t kNumGemmEntries = ", num_gemm_, ";\n",
                     "const int kDefaultGemmSource = ", default_gemm_source,
+                    ";\n\nconst Arg kArgs[] = {\n", args_,
+                    num_args_ == 0 ? "    {'i', 0},\n" : "",
+                    "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
+                    num_kernels_ == 0
+                        ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
+                          "{0, 0, 0}, 0, 0, 0, 0, 0, 0},\n"
+                        : "",
+                    "};\nconst size_t kNumKernelEntries = ", num_kernels_,
                     ";\n\n}  // namespace tunefleet_tuned::internal\n");
     return s;
   }
 
  private:
-  std::string devices_, gemm_;
-  int num_devices_ = 0, num_gemm_ = 0;
+  // Buffers in the order callers pass them (tunefleet_tuned.h, Run()).
+  static std::vector<std::string> BufferOrder(
+      const templates::KernelTemplate& tmpl, const templates::Workload& w) {
+    const std::string& op = w.op();
+    if (op == "conv2d" || op == "depthwise_conv2d" || op == "dense") {
+      return {"input", "weight", "output", "scale", "shift"};
+    }
+    if (op == "pool2d" || op == "global_pool" || op == "softmax") {
+      return {"input", "output"};
+    }
+    std::vector<std::string> order;
+    for (const templates::BufferDesc& b : tmpl.Buffers(w)) order.push_back(b.name);
+    return order;
+  }
+
+  std::string devices_, gemm_, args_, kernels_;
+  int num_devices_ = 0, num_gemm_ = 0, num_args_ = 0, num_kernels_ = 0;
   std::map<std::string, int> sources_;
   std::vector<std::string> source_order_;
 };
@@ -114,10 +175,18 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
   for (const tunefleet::v1::Record& r : records) {
     auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
     auto workload = WorkloadFromProto(r.workload());
-    if (!tmpl.ok() || !workload.ok() || (*tmpl)->op() != "gemm") {
-      summary.skipped.push_back(
-          absl::StrCat(key, ": ", r.workload_key(), " (", r.template_name(),
-                       "): no emitter for this op or template"));
+    if (!tmpl.ok() || !workload.ok()) {
+      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), " (",
+                                             r.template_name(),
+                                             "): template unknown to this "
+                                             "build"));
+      continue;
+    }
+    if ((*tmpl)->version() != r.template_version()) {
+      summary.skipped.push_back(absl::StrCat(
+          key, ": ", r.workload_key(), ": tuned with ", r.template_name(),
+          " v", r.template_version(), ", this build has v",
+          (*tmpl)->version(), "; tune again"));
       continue;
     }
     std::vector<std::pair<std::string, int64_t>> pairs;
@@ -133,9 +202,15 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
                                                  : source.status().message()));
       continue;
     }
-    table.AddGemm(device, *workload,
-                  templates::GemmTemplate::ToGemmKnobs(*config),
-                  table.AddSource(*source), r);
+    if ((*tmpl)->name() == "gemm_tiled") {
+      table.AddGemm(device, *workload,
+                    templates::GemmTemplate::ToGemmKnobs(*config),
+                    table.AddSource(*source), r);
+    } else {
+      table.AddKernel(device, *workload, **tmpl,
+                      (*tmpl)->Launch(*config, *workload),
+                      table.AddSource(*source), r);
+    }
     ++added;
   }
   return added;

@@ -69,6 +69,23 @@ absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
 
 absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
     const tunefleet::v1::SubmitJobRequest& request) {
+  // A user's template first: it may define the workload's op.
+  std::string template_name = request.template_name();
+  if (request.has_template_spec()) {
+    const tunefleet::v1::TemplateSpec& spec = request.template_spec();
+    if (spec.spec().size() > kMaxSpecBytes ||
+        spec.source().size() > kMaxSourceBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("template_spec: spec or source over ", kMaxSpecBytes,
+                       " / ", kMaxSourceBytes, " bytes"));
+    }
+    absl::StatusOr<const templates::KernelTemplate*> registered =
+        templates::RegisterSpecTemplate(spec.spec(), spec.format(),
+                                        spec.source());
+    if (!registered.ok())
+      return AsInvalid(registered.status(), "template_spec");
+    template_name = std::string((*registered)->name());
+  }
   absl::StatusOr<templates::Workload> workload =
       WorkloadFromProto(request.workload());
   if (!workload.ok()) return AsInvalid(workload.status(), "workload");
@@ -86,7 +103,7 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
                      "'; known: ", absl::StrJoin(names, ", ")));
   }
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
-      templates::FindTemplateFor(*workload, request.template_name());
+      templates::FindTemplateFor(*workload, template_name);
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
   TF_ASSIGN_OR_RETURN(std::string key, ChooseDeviceKey(request.device_key()));
   TF_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device, store_->GetDevice(key));

@@ -19,6 +19,9 @@ inline constexpr uint32_t kMaxTrialsPerJob = 1000000;
 // Caps on a job's timing policy.
 inline constexpr uint32_t kMaxRepeat = 100;
 inline constexpr uint32_t kMaxLaunchesPerTrial = 10000;
+// Sizes of a user's template spec and source a job may carry.
+inline constexpr size_t kMaxSpecBytes = 64 << 10;
+inline constexpr size_t kMaxSourceBytes = 1 << 20;
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 

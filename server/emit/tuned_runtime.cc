@@ -138,7 +138,73 @@ cl_int GetProgram(cl_context context, cl_device_id device, const char* source,
   return CL_SUCCESS;
 }
 
+// The entry for an exact workload on `device`: same device name, else same
+// vendor, else any tuned device.
+const internal::KernelEntry* FindEntry(cl_device_id device,
+                                       const char* workload) {
+  const std::string name = DeviceString(device, CL_DEVICE_NAME);
+  const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
+  const internal::KernelEntry* by_vendor = nullptr;
+  const internal::KernelEntry* any = nullptr;
+  for (size_t i = 0; i < internal::kNumKernelEntries; ++i) {
+    const internal::KernelEntry& e = internal::kKernelEntries[i];
+    if (std::string(e.workload) != workload) continue;
+    const internal::Device& d = internal::kDevices[e.device];
+    if (name == d.name) return &e;
+    if (by_vendor == nullptr && vendor == d.vendor) by_vendor = &e;
+    if (any == nullptr) any = &e;
+  }
+  return by_vendor != nullptr ? by_vendor : any;
+}
+
 }  // namespace
+
+std::string DescribeRun(cl_device_id device, const char* workload) {
+  const internal::KernelEntry* e = FindEntry(device, workload);
+  return e == nullptr ? "" : internal::kDevices[e->device].key;
+}
+
+cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
+           size_t num_buffers, const float* floats, size_t num_floats,
+           cl_event* event) {
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device),
+                                     &device, nullptr);
+  if (err != CL_SUCCESS) return err;
+  err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
+                              &context, nullptr);
+  if (err != CL_SUCCESS) return err;
+  const internal::KernelEntry* e = FindEntry(device, workload);
+  if (e == nullptr || num_buffers != static_cast<size_t>(e->num_buffers) ||
+      num_floats != static_cast<size_t>(e->num_floats)) {
+    return CL_INVALID_VALUE;
+  }
+  cl_program program = nullptr;
+  err = GetProgram(context, device, internal::kSources[e->source], e->options,
+                   &program);
+  if (err != CL_SUCCESS) return err;
+  cl_kernel kernel = clCreateKernel(program, e->kernel, &err);
+  if (err != CL_SUCCESS) return err;
+  for (int a = 0; a < e->num_args && err == CL_SUCCESS; ++a) {
+    const internal::Arg& arg = internal::kArgs[e->first_arg + a];
+    if (arg.kind == 'i') {
+      const cl_int v = static_cast<cl_int>(arg.value);
+      err = clSetKernelArg(kernel, a, sizeof(v), &v);
+    } else if (arg.kind == 'b') {
+      err = clSetKernelArg(kernel, a, sizeof(cl_mem), &buffers[arg.value]);
+    } else {
+      err = clSetKernelArg(kernel, a, sizeof(float), &floats[arg.value]);
+    }
+  }
+  if (err == CL_SUCCESS) {
+    const bool local = e->local[0] != 0;
+    err = clEnqueueNDRangeKernel(queue, kernel, e->dims, nullptr, e->global,
+                                 local ? e->local : nullptr, 0, nullptr, event);
+  }
+  clReleaseKernel(kernel);
+  return err;
+}
 
 GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
   const Pick pick = FindGemm(device, m, n, k);
@@ -207,6 +273,20 @@ void ReleaseCachedPrograms() {
   cache.programs.clear();
 }
 
-int NumTunedEntries() { return static_cast<int>(internal::kNumGemmEntries); }
+int NumTunedEntries() {
+  return static_cast<int>(internal::kNumGemmEntries +
+                          internal::kNumKernelEntries);
+}
+
+int NumTunedEntries(const char* op) {
+  if (std::string(op) == "gemm") {
+    return static_cast<int>(internal::kNumGemmEntries);
+  }
+  int n = 0;
+  for (size_t i = 0; i < internal::kNumKernelEntries; ++i) {
+    n += std::string(internal::kKernelEntries[i].op) == op;
+  }
+  return n;
+}
 
 }  // namespace tunefleet_tuned

@@ -26,7 +26,38 @@ struct GemmEntry {
   double gflops;
 };
 
+// One argument of a generic entry's kernel: a dim baked in at tuning
+// time, the caller's buffer number `value`, or the caller's float number
+// `value`.
+struct Arg {
+  char kind;  // 'i' int, 'b' buffer, 'f' float
+  long long value;
+};
+
+// The best kernel of one device and exact workload, for ops other than
+// GEMM (and GEMM's fused variants).
+struct KernelEntry {
+  int device;            // index into kDevices
+  const char* op;
+  const char* workload;  // canonical workload string
+  int source;            // index into kSources
+  const char* kernel;    // entry point
+  const char* options;   // build options
+  int dims;              // NDRange dimensions
+  size_t global[3];
+  size_t local[3];       // all 0: let the runtime choose
+  int first_arg;         // into kArgs
+  int num_args;
+  int num_buffers;       // buffers the caller passes
+  int num_floats;        // floats the caller passes
+  double time_ns;
+  double gflops;
+};
+
 extern const char* const kSources[];
+extern const Arg kArgs[];
+extern const KernelEntry kKernelEntries[];
+extern const size_t kNumKernelEntries;
 extern const Device kDevices[];
 extern const size_t kNumDevices;
 extern const GemmEntry kGemmEntries[];

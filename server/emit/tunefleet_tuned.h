@@ -46,11 +46,35 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
             cl_mem c, cl_uint num_wait_events = 0,
             const cl_event* wait_events = nullptr, cl_event* event = nullptr);
 
+// Enqueues the tuned kernel of an exact workload of any op, e.g.
+//   "conv2d N=1 C=16 H=24 W=96 K=32 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 DW=1
+//    G=1 fp32 affine=scale_shift act=relu"
+// as `tunefleet tasks` prints it. Buffers, in the op's order:
+//   conv2d, depthwise_conv2d, dense: input, weight, output, scale, shift
+//     (NCHW input and output, OIHW weight, dense weight K x N; scale and
+//     shift per output channel: batch norm folded, or scale 1 and the bias)
+//   pool2d, global_pool, softmax: input, output
+//   gemm: A, B, C
+// Floats: act_a, act_b of the activation (see KernelPreamble in
+// tuned_table.cc: clip bounds, hardsigmoid alpha and beta). Returns
+// CL_INVALID_VALUE when the library has no entry for the workload on this
+// device's vendor or any device, or the counts do not match.
+cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
+           size_t num_buffers, const float* floats, size_t num_floats,
+           cl_event* event = nullptr);
+
+// The tuned device key Run() would use for `workload` on `device`, or ""
+// when there is no entry.
+std::string DescribeRun(cl_device_id device, const char* workload);
+
 // Releases every cached program (call before destroying their contexts).
 void ReleaseCachedPrograms();
 
 // Tuned entries in this library, for all ops and devices.
 int NumTunedEntries();
+
+// Entries of one op (e.g. "conv2d"); "gemm" counts GEMM's own table.
+int NumTunedEntries(const char* op);
 
 }  // namespace tunefleet_tuned
 

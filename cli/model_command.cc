@@ -1,0 +1,237 @@
+#include "cli/model_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/common.h"
+#include "cli/stop_signal.h"
+
+namespace tunefleet::cli {
+namespace {
+
+using server::ModelTask;
+using server::ModelTasks;
+
+nlohmann::json TasksJson(const std::string& onnx, const ModelTasks& m) {
+  nlohmann::json tasks = nlohmann::json::array();
+  double total = 0;
+  for (const ModelTask& t : m.tasks) {
+    tasks.push_back({{"op", t.workload.op()},
+                     {"workload", t.workload.Canonical()},
+                     {"shape", t.workload.ShapeString()},
+                     {"count", t.count},
+                     {"flops", t.flops},
+                     {"template", t.template_name}});
+    total += t.flops * t.count;
+  }
+  nlohmann::json unsupported = nlohmann::json::array();
+  for (const auto& u : m.unsupported) {
+    unsupported.push_back(
+        {{"op_type", u.op_type}, {"count", u.count}, {"reason", u.reason}});
+  }
+  nlohmann::json inputs = nlohmann::json::object();
+  for (const auto& [name, dims] : m.input_shapes) inputs[name] = dims;
+  return {{"model", onnx},          {"nodes", m.nodes},
+          {"input_shapes", inputs}, {"tasks", tasks},
+          {"total_flops", total},   {"unsupported", unsupported}};
+}
+
+void PrintTasks(const std::string& onnx, const ModelTasks& m) {
+  double total = 0;
+  for (const ModelTask& t : m.tasks) total += t.flops * t.count;
+  std::cout << absl::StrFormat(
+      "%s: %d nodes, %zu distinct tasks, %.1f MFLOP per inference\n", onnx,
+      m.nodes, m.tasks.size(), total / 1e6);
+  std::cout << absl::StrFormat("%3s %-17s %5s %9s %9s  %s\n", "#", "OP",
+                               "COUNT", "MFLOP", "TOTAL", "SHAPE");
+  int i = 0;
+  for (const ModelTask& t : m.tasks) {
+    std::cout << absl::StrFormat(
+        "%3d %-17s %5d %9.3f %9.3f  %s\n", ++i, t.workload.op(), t.count,
+        t.flops / 1e6, t.flops * t.count / 1e6, t.workload.ShapeString());
+  }
+  if (!m.unsupported.empty()) {
+    std::cout << "not tuned:\n";
+    for (const auto& u : m.unsupported) {
+      std::cout << absl::StrFormat("    %-18s %4d  (%s)\n", u.op_type, u.count,
+                                   u.reason);
+    }
+  }
+}
+
+// One tuned task of a model run.
+struct TaskOutcome {
+  const ModelTask* task = nullptr;
+  tunefleet::v1::JobProgress last;
+  double seconds = 0;
+};
+
+nlohmann::json ModelTuneJson(const TuneOptions& o,
+                             const std::vector<TaskOutcome>& outcomes,
+                             double elapsed_s) {
+  nlohmann::json tasks = nlohmann::json::array();
+  double before = 0, after = 0;
+  bool complete = true;
+  for (const TaskOutcome& r : outcomes) {
+    const auto& p = r.last;
+    const double ref_ms = p.reference_time_ns() / 1e6;
+    const double best_ms = p.has_best() ? p.best().time_ns() / 1e6 : 0;
+    nlohmann::json t = {{"workload", r.task->workload.Canonical()},
+                        {"count", r.task->count},
+                        {"flops", r.task->flops},
+                        {"job_id", p.job_id()},
+                        {"state", p.state()},
+                        {"trials", p.trials_done()},
+                        {"tune_s", r.seconds}};
+    if (p.has_best()) {
+      t["best"] = {{"config", ConfigJson(p.best().config())},
+                   {"time_ms", best_ms},
+                   {"gflops", p.best().gflops()}};
+    }
+    if (ref_ms > 0) {
+      t["reference"] = {{"time_ms", ref_ms},
+                        {"gflops", r.task->flops / (ref_ms * 1e6)}};
+    }
+    if (p.has_best() && ref_ms > 0) {
+      t["speedup_vs_reference"] = ref_ms / best_ms;
+      before += ref_ms * r.task->count;
+      after += best_ms * r.task->count;
+    } else {
+      complete = false;
+    }
+    tasks.push_back(t);
+  }
+  nlohmann::json j = {{"model", o.onnx},
+                      {"tasks", tasks},
+                      {"trials_per_task", o.trials_per_task},
+                      {"elapsed_s", elapsed_s},
+                      {"latency_ms", {{"naive", before}, {"tuned", after}}},
+                      {"latency_complete", complete}};
+  if (o.server.empty()) j["database"] = o.db;
+  return j;
+}
+
+}  // namespace
+
+absl::StatusOr<ModelTasks> LoadModelTasks(
+    const std::string& onnx, const std::vector<std::string>& input_shapes) {
+  server::InputShapes shapes;
+  for (const std::string& s : input_shapes) {
+    if (absl::Status st = server::ParseInputShape(s, &shapes); !st.ok()) {
+      return st;
+    }
+  }
+  return server::ImportOnnx(onnx, shapes);
+}
+
+CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "tasks", "list the distinct tuning tasks of an ONNX model");
+  cmd->add_option("--onnx", o.onnx, "ONNX model file")->required();
+  cmd->add_option("--input-shape", o.input_shapes,
+                  "dims of an input, NAME=D1,D2,... (repeat for several; "
+                  "needed for inputs with dynamic dims)");
+  cmd->add_flag("--json", o.json, "print a JSON object on stdout");
+  return cmd;
+}
+
+int RunTasks(const TasksOptions& o) {
+  absl::StatusOr<ModelTasks> m = LoadModelTasks(o.onnx, o.input_shapes);
+  if (!m.ok()) return ReportError("tasks", m.status());
+  if (o.json) {
+    std::cout << TasksJson(o.onnx, *m).dump(2) << "\n";
+  } else {
+    PrintTasks(o.onnx, *m);
+  }
+  return kExitOk;
+}
+
+int RunModelTune(const TuneOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ModelTasks> m = LoadModelTasks(o.onnx, o.input_shapes);
+  if (!m.ok()) return ReportError("tune", m.status());
+  if (absl::Status s = CheckStrategy(o.strategy); !s.ok()) {
+    return ReportError("tune", s);
+  }
+  StopSignal stop(nullptr);
+  std::unique_ptr<EmbeddedFleet> fleet;
+  absl::StatusOr<std::string> address = ServerFor(o, &fleet);
+  if (!address.ok()) return ReportError("tune", address.status());
+  StopOnSignal(stop, fleet.get());
+  if (!o.quiet) {
+    std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
+                 o.onnx.c_str(), m->tasks.size(), o.trials_per_task);
+  }
+  std::vector<TaskOutcome> outcomes;
+  int index = 0;
+  for (const ModelTask& task : m->tasks) {
+    ++index;
+    if (stop.fired()) break;
+    const auto task_start = std::chrono::steady_clock::now();
+    absl::StatusOr<JobOutcome> outcome =
+        RunJob(*address, JobRequest(o, task.workload, o.trials_per_task),
+               nullptr, nullptr);
+    if (!outcome.ok()) return ReportError("tune", outcome.status());
+    TaskOutcome r{&task, outcome->last,
+                  std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - task_start)
+                      .count()};
+    outcomes.push_back(r);
+    if (o.quiet) continue;
+    const auto& p = r.last;
+    std::string line =
+        absl::StrFormat("[%2d/%zu] %-48s x%-2d ", index, m->tasks.size(),
+                        task.workload.ShapeString().substr(0, 48), task.count);
+    if (p.has_best()) {
+      absl::StrAppendFormat(&line, "%7.2f GFLOP/s %8.4f ms", p.best().gflops(),
+                            p.best().time_ns() / 1e6);
+      if (p.reference_time_ns() > 0) {
+        absl::StrAppendFormat(&line, "  naive %7.2f GFLOP/s  %5.1fx",
+                              task.flops / p.reference_time_ns(),
+                              p.reference_time_ns() / p.best().time_ns());
+      }
+    } else {
+      absl::StrAppend(&line, p.state(), " ", p.message());
+    }
+    absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
+                          r.seconds);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const nlohmann::json j = ModelTuneJson(o, outcomes, elapsed);
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << absl::StrFormat(
+        "%s: %zu of %zu tasks tuned in %.0f s\n"
+        "  estimated latency (sum of kernel time x count): naive %.3f ms, "
+        "tuned %.3f ms (%.1fx)%s\n",
+        o.onnx, outcomes.size(), m->tasks.size(), elapsed,
+        j["latency_ms"]["naive"].get<double>(),
+        j["latency_ms"]["tuned"].get<double>(),
+        j["latency_ms"]["tuned"].get<double>() > 0
+            ? j["latency_ms"]["naive"].get<double>() /
+                  j["latency_ms"]["tuned"].get<double>()
+            : 0.0,
+        j["latency_complete"].get<bool>() ? ""
+                                          : " (some tasks have no figure)");
+    if (!m->unsupported.empty()) {
+      std::vector<std::string> ops;
+      for (const auto& u : m->unsupported) {
+        ops.push_back(absl::StrCat(u.op_type, " x", u.count));
+      }
+      std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
+    }
+    if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
+  }
+  if (stop.fired()) return 130;
+  return kExitOk;
+}
+
+}  // namespace tunefleet::cli

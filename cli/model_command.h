@@ -1,0 +1,41 @@
+// ONNX models on the command line:
+//   tunefleet tasks --onnx FILE --input-shape NAME=1,3,48,192 [--json]
+//     lists the model's distinct tuning tasks (op, shape, count, FLOPs) and
+//     the ops it cannot tune;
+//   tunefleet tune --onnx FILE --input-shape ... --trials-per-task N
+//     tunes every task, heaviest first, one progress line per task, and
+//     reports the model's estimated latency (sum over tasks of kernel time
+//     x count) before (naive reference kernels) and after tuning.
+#ifndef TUNEFLEET_CLI_MODEL_COMMAND_H_
+#define TUNEFLEET_CLI_MODEL_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "cli/tune_command.h"
+#include "server/onnx_import.h"
+
+namespace tunefleet::cli {
+
+struct TasksOptions {
+  std::string onnx;
+  std::vector<std::string> input_shapes;  // NAME=D1,D2,...
+  bool json = false;
+};
+
+CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& options);
+int RunTasks(const TasksOptions& options);
+
+// Imports the model named by --onnx with the --input-shape values.
+absl::StatusOr<server::ModelTasks> LoadModelTasks(
+    const std::string& onnx, const std::vector<std::string>& input_shapes);
+
+// `tunefleet tune --onnx ...` (options from TuneOptions: onnx,
+// input_shapes, trials_per_task and the usual tune flags).
+int RunModelTune(const TuneOptions& options);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_MODEL_COMMAND_H_

@@ -1,0 +1,106 @@
+// ONNX import on small graphs built here with ONNX's protobuf classes.
+#include "server/onnx_import.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+#include "tests/onnx_test_models.h"
+
+namespace tunefleet::server {
+namespace {
+
+using testing::SmallNet;
+
+using ::testing::HasSubstr;
+
+const ModelTask* Find(const ModelTasks& m, const std::string& canonical) {
+  for (const ModelTask& t : m.tasks) {
+    if (t.workload.Canonical() == canonical) return &t;
+  }
+  return nullptr;
+}
+
+TEST(OnnxImport, FindsTasksAndFoldsEpilogues) {
+  auto m =
+      ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 3, 17, 23}}});
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::vector<std::string> names;
+  for (const ModelTask& t : m->tasks) names.push_back(t.workload.Canonical());
+  const std::string conv =
+      "conv2d N=1 C=3 H=17 W=23 K=8 R=3 S=3 SH=2 SW=2 PH=1 PW=1 DH=1 DW=1 "
+      "G=1 fp32 affine=scale_shift act=relu";
+  const std::string depthwise =
+      "depthwise_conv2d N=1 C=8 H=9 W=12 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 "
+      "DW=1 fp32 affine=scale_shift act=hardswish";
+  const std::string pointwise =
+      "conv2d N=1 C=8 H=9 W=12 K=16 R=1 S=1 SH=1 SW=1 PH=0 PW=0 DH=1 DW=1 "
+      "G=1 fp32 affine=shift act=hardsigmoid";
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         conv, depthwise, pointwise,
+                         "pool2d N=1 C=16 H=9 W=12 R=3 S=3 SH=2 SW=2 PH=1 "
+                         "PW=1 fp32",
+                         "global_pool N=1 C=16 H=5 W=6 fp32 mode=avg",
+                         "dense M=1 N=5 K=16 fp32 affine=shift",
+                         "softmax N=1 D=5 fp32"));
+  ASSERT_NE(Find(*m, pointwise), nullptr);
+  EXPECT_EQ(Find(*m, pointwise)->count, 2);
+  EXPECT_EQ(Find(*m, pointwise)->template_name, "conv2d_1x1_gemm");
+  EXPECT_DOUBLE_EQ(Find(*m, pointwise)->flops, 2.0 * 16 * 9 * 12 * 8);
+  // Heaviest first (FLOPs x count).
+  for (size_t i = 1; i < m->tasks.size(); ++i) {
+    EXPECT_GE(m->tasks[i - 1].flops * m->tasks[i - 1].count,
+              m->tasks[i].flops * m->tasks[i].count);
+  }
+  // The residual Add and the Reshape are listed, not fatal; the Adds,
+  // Clips, Muls and Divs folded into epilogues are not.
+  std::map<std::string, int> unsupported;
+  for (const auto& u : m->unsupported) unsupported[u.op_type] = u.count;
+  EXPECT_EQ(unsupported,
+            (std::map<std::string, int>{{"Add", 1}, {"Reshape", 1}}));
+}
+
+TEST(OnnxImport, ClearErrors) {
+  auto malformed = ImportOnnxBytes("not a model at all", "bad.onnx", {});
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(malformed.status().message()),
+              HasSubstr("bad.onnx is not an ONNX model"));
+
+  auto unknown =
+      ImportOnnxBytes(SmallNet(), "small.onnx", {{"images", {1, 3, 8, 8}}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(std::string(unknown.status().message()),
+              HasSubstr("has no input 'images'; its inputs: image (?x3x?x?)"));
+
+  auto missing = ImportOnnxBytes(SmallNet(), "small.onnx", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("has dynamic dims: give --input-shape image="));
+
+  auto rank = ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 3}}});
+  ASSERT_FALSE(rank.ok());
+  EXPECT_THAT(std::string(rank.status().message()), HasSubstr("has 2 dims"));
+
+  auto fixed =
+      ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 4, 8, 8}}});
+  ASSERT_FALSE(fixed.ok());
+  EXPECT_THAT(std::string(fixed.status().message()),
+              HasSubstr("dim 1 is 4 but the model fixes it to 3"));
+
+  EXPECT_EQ(ImportOnnx("/nonexistent.onnx", {}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(OnnxImport, ParsesInputShapes) {
+  InputShapes shapes;
+  ASSERT_TRUE(ParseInputShape("x=1,3,48,192", &shapes).ok());
+  ASSERT_TRUE(ParseInputShape("y=2x5", &shapes).ok());
+  EXPECT_EQ(shapes["x"], (std::vector<int64_t>{1, 3, 48, 192}));
+  EXPECT_EQ(shapes["y"], (std::vector<int64_t>{2, 5}));
+  for (const char* bad : {"x", "x=", "=1,2", "x=1,0", "x=1,a"}) {
+    EXPECT_FALSE(ParseInputShape(bad, &shapes).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet::server
