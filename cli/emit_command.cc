@@ -50,6 +50,8 @@ int RunEmit(const EmitOptions& o) {
     std::cout << nlohmann::json{{"out", o.out},
                                 {"device_keys", o.device_keys},
                                 {"entries", summary->entries},
+                                {"reference_entries",
+                                 summary->reference_entries},
                                 {"files", summary->files},
                                 {"skipped", summary->skipped}}
                      .dump(2)
@@ -57,7 +59,13 @@ int RunEmit(const EmitOptions& o) {
     return kExitOk;
   }
   std::cout << "wrote " << o.out << ": " << summary->entries
-            << " tuned entries\n";
+            << " tuned entries";
+  if (summary->reference_entries > 0) {
+    std::cout << " (" << summary->reference_entries
+              << " use the naive reference kernel, faster than every tuned "
+                 "config measured)";
+  }
+  std::cout << "\n";
   for (const std::string& f : summary->files) std::cout << "  " << f << "\n";
   for (const std::string& s : summary->skipped) {
     std::cout << "  skipped " << s << "\n";

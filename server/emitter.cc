@@ -86,7 +86,8 @@ class TableWriter {
       ++num_args_;
     }
     size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
-    for (size_t d = 0; d < l.global.size() && d < 3; ++d) global[d] = l.global[d];
+    for (size_t d = 0; d < l.global.size() && d < 3; ++d)
+      global[d] = l.global[d];
     for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
@@ -140,7 +141,8 @@ class TableWriter {
       return {"input", "output"};
     }
     std::vector<std::string> order;
-    for (const templates::BufferDesc& b : tmpl.Buffers(w)) order.push_back(b.name);
+    for (const templates::BufferDesc& b : tmpl.Buffers(w))
+      order.push_back(b.name);
     return order;
   }
 
@@ -184,9 +186,9 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
     }
     if ((*tmpl)->version() != r.template_version()) {
       summary.skipped.push_back(absl::StrCat(
-          key, ": ", r.workload_key(), ": tuned with ", r.template_name(),
-          " v", r.template_version(), ", this build has v",
-          (*tmpl)->version(), "; tune again"));
+          key, ": ", r.workload_key(), ": tuned with ", r.template_name(), " v",
+          r.template_version(), ", this build has v", (*tmpl)->version(),
+          "; tune again"));
       continue;
     }
     std::vector<std::pair<std::string, int64_t>> pairs;
@@ -202,7 +204,19 @@ absl::StatusOr<int> AddDeviceRecords(Store& store, const std::string& key,
                                                  : source.status().message()));
       continue;
     }
-    if ((*tmpl)->name() == "gemm_tiled") {
+    // Ship the naive reference when it measured faster than every tuned
+    // config (tiny tasks, where launch overhead dominates).
+    absl::StatusOr<std::optional<double>> reference =
+        store.ReferenceTime(key, workload->Canonical(), r.template_name());
+    if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
+      const templates::LaunchDesc l = (*tmpl)->ReferenceLaunch(*workload);
+      tunefleet::v1::Record fallback = r;
+      fallback.set_time_ns(**reference);
+      fallback.set_gflops((*tmpl)->Flops(*workload) / **reference);
+      table.AddKernel(device, *workload, **tmpl, l,
+                      table.AddSource(std::string(l.source)), fallback);
+      ++summary.reference_entries;
+    } else if ((*tmpl)->name() == "gemm_tiled") {
       table.AddGemm(device, *workload,
                     templates::GemmTemplate::ToGemmKnobs(*config),
                     table.AddSource(*source), r);

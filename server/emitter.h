@@ -23,6 +23,9 @@ struct EmitSummary {
   std::vector<std::string> files;    // written, relative to out_dir
   int entries = 0;                   // tuned (device, workload) entries
   std::vector<std::string> skipped;  // records no emitted op can run
+  // Entries that ship the naive reference kernel: it measured faster than
+  // every tuned config of its task.
+  int reference_entries = 0;
 };
 
 // Writes the library into options.out_dir (created if needed; files there

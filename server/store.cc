@@ -478,6 +478,23 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
   return out;
 }
 
+absl::StatusOr<std::optional<double>> Store::ReferenceTime(
+    const std::string& device_key, const std::string& workload,
+    const std::string& template_name) {
+  absl::MutexLock lock(&mu_);
+  TF_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare("SELECT MIN(j.reference_ns) FROM jobs j "
+                  "JOIN workloads w ON j.workload_id = w.id "
+                  "JOIN templates tp ON j.template_id = tp.id "
+                  "WHERE j.device_key = ?1 AND w.canonical = ?2 AND "
+                  "tp.name = ?3 AND j.reference_ns > 0"));
+  s.Bind(1, device_key).Bind(2, workload).Bind(3, template_name);
+  TF_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row || s.IsNull(0)) return std::optional<double>();
+  return std::optional<double>(s.Double(0));
+}
+
 absl::StatusOr<std::string> Store::TemplateSource(const std::string& name,
                                                   int version) {
   absl::MutexLock lock(&mu_);

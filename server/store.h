@@ -119,6 +119,12 @@ class Store {
   absl::StatusOr<JobTally> TallyJob(int64_t job_id);
   absl::StatusOr<std::vector<tunefleet::v1::Record>> QueryRecords(
       const RecordFilter& filter);
+  // The fastest time (ns) of the naive reference kernel measured for a
+  // task (device key, canonical workload, template name); nullopt when
+  // never measured.
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& device_key, const std::string& workload,
+      const std::string& template_name);
   // The stored OpenCL source of a template version. NOT_FOUND if absent.
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version);
