@@ -117,78 +117,72 @@ TEST(ConvChecks, WorkloadRefusals) {
   EXPECT_FALSE(dw.CheckWorkload(Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
 }
 
+// CheckConfig of a config given as text, which must parse.
+absl::Status CheckText(const templates::KernelTemplate& tmpl, const Workload& w,
+                       const DeviceLimits& limits, const char* text) {
+  auto config = tmpl.ParseConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return config.status();
+  return tmpl.CheckConfig(*config, w, limits);
+}
+
+// Expects every config of `refusals` ({config text, part of the reason})
+// to be refused for `w` with that reason.
+void ExpectRefusals(
+    const templates::KernelTemplate& tmpl, const Workload& w,
+    const DeviceLimits& limits,
+    const std::vector<std::pair<const char*, const char*>>& refusals) {
+  for (const auto& [text, reason] : refusals) {
+    EXPECT_THAT(CheckText(tmpl, w, limits, text).message(), HasSubstr(reason))
+        << text;
+  }
+}
+
 TEST(ConvChecks, ConfigConstraints) {
   Conv2dTemplate conv;
   DepthwiseTemplate dw;
   const DeviceLimits limits = SmallDevice();
   const Workload c = Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
-  auto check = [&](const templates::KernelTemplate& t, const Workload& w,
-                   const char* text) {
-    auto config = t.ParseConfig(text);
-    EXPECT_TRUE(config.ok()) << config.status();
-    return t.CheckConfig(*config, w, limits);
-  };
-  EXPECT_TRUE(check(conv, c,
-                    "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
-                    "LW=1,UNROLL=2")
+  EXPECT_TRUE(CheckText(conv, c, limits,
+                        "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
+                        "LW=1,UNROLL=2")
                   .ok());
-  EXPECT_THAT(check(conv, c,
-                    "KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("KWI must divide KWG"));
-  EXPECT_THAT(check(conv, c,
-                    "KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("VW must divide QWI"));
-  EXPECT_THAT(check(conv, c,
-                    "KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("register tile"));
-  EXPECT_THAT(check(conv, c,
-                    "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("CB > 1"));
-  // 32 x 8 x 2 = 512 work-items > 256.
-  EXPECT_THAT(check(conv, c,
-                    "KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("work-group size"));
-  // 32 work-items along dim 2 (channels), over the device's 16.
-  EXPECT_THAT(check(conv, c,
-                    "KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("work-item sizes"));
-  // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
-  EXPECT_THAT(check(conv, c,
-                    "KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,"
-                    "LW=0,UNROLL=1")
-                  .message(),
-              HasSubstr("local memory"));
+  ExpectRefusals(
+      conv, c, limits,
+      {{"KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "KWI must divide KWG"},
+       {"KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,LW=0,UNROLL=1",
+        "VW must divide QWI"},
+       {"KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "register tile"},
+       {"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,LW=0,UNROLL=1",
+        "CB > 1"},
+       // 32 x 8 x 2 = 512 work-items > 256.
+       {"KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "work-group size"},
+       // 32 work-items along dim 2 (channels), over the device's 16.
+       {"KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "work-item sizes"},
+       // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
+       {"KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,LW=0,UNROLL=1",
+        "local memory"}});
   // UNROLL beyond the taps of a 1x1 (stride 2) convolution.
-  EXPECT_THAT(check(conv, Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"),
-                    "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,"
-                    "LW=0,UNROLL=2")
-                  .message(),
-              HasSubstr("UNROLL"));
+  ExpectRefusals(
+      conv, Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"), limits,
+      {{"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=2",
+        "UNROLL"}});
 
   const Workload d = Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
-  EXPECT_TRUE(
-      check(dw, d, "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4").ok());
-  EXPECT_THAT(check(dw, d, "PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1")
-                  .message(),
-              HasSubstr("VW must divide QWI"));
-  EXPECT_THAT(check(dw, d, "PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1")
-                  .message(),
-              HasSubstr("work-group size"));
-  EXPECT_THAT(check(dw, d, "PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1")
-                  .message(),
-              HasSubstr("local memory"));
+  EXPECT_TRUE(CheckText(dw, d, limits,
+                        "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4")
+                  .ok());
+  ExpectRefusals(
+      dw, d, limits,
+      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1",
+        "VW must divide QWI"},
+       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1",
+        "work-group size"},
+       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1", "local memory"}});
 }
 
 TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
@@ -331,31 +325,39 @@ TEST(ConvOnDevice, Conv2dRandomConfigsMatchReference) {
   EXPECT_THAT(testing::CheckRandomConfigs(conv, shapes, 4, 101), IsEmpty());
 }
 
+// Runs each hand-picked {shape, config} case (the shape parsed by `parse`)
+// on the device; expects every config to be valid and to match the
+// reference.
+void ExpectChosenConfigsMatch(
+    const templates::KernelTemplate& tmpl,
+    Workload (*parse)(const std::string&, const char*),
+    const std::vector<std::pair<const char*, const char*>>& cases) {
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const auto& [shape, text] : cases) {
+    const Workload w = parse(shape, "fp32");
+    auto config = tmpl.ParseConfig(text);
+    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_TRUE(tmpl.CheckConfig(*config, w, limits).ok()) << text;
+    const auto m = testing::RunConfig(tmpl, w, *config);
+    EXPECT_EQ(m.error(), v1::Measurement::OK)
+        << shape << " " << text << ": " << m.error_message();
+  }
+}
+
 // Hand-picked configs for the paths random ones may miss: both local tiles
 // with a partial last channel step, vector loads from local and global
 // memory at image edges, strided gathers, and partial unrolling.
 TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
-  Conv2dTemplate conv;
-  const std::vector<std::pair<const char*, const char*>> cases = {
-      {"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
-       "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
-      {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
-       "KWI=1,KWG=2,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,CB=1,LI=0,LW=0,UNROLL=8"},
-      {"C=3,H=7,W=9,K=4,R=5,S=5,PH=2,PW=2,DH=1,DW=1",
-       "KWI=4,KWG=4,PWI=4,QWI=4,WGP=1,WGQ=4,VW=4,CB=2,LI=1,LW=0,UNROLL=2"},
-      {"C=4,H=9,W=10,K=3,R=3,S=3,PH=2,PW=2,DH=2,DW=2,affine=shift",
-       "KWI=1,KWG=4,PWI=2,QWI=2,WGP=4,WGQ=4,VW=2,CB=8,LI=0,LW=1,UNROLL=4"},
-  };
-  const DeviceLimits limits = testing::DeviceLimits();
-  for (const auto& [shape, text] : cases) {
-    const Workload w = Conv(shape);
-    auto config = conv.ParseConfig(text);
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(conv.CheckConfig(*config, w, limits).ok()) << text;
-    const auto m = testing::RunConfig(conv, w, *config);
-    EXPECT_EQ(m.error(), v1::Measurement::OK)
-        << shape << " " << text << ": " << m.error_message();
-  }
+  ExpectChosenConfigsMatch(
+      Conv2dTemplate(), Conv,
+      {{"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+        "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
+       {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
+        "KWI=1,KWG=2,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,CB=1,LI=0,LW=0,UNROLL=8"},
+       {"C=3,H=7,W=9,K=4,R=5,S=5,PH=2,PW=2,DH=1,DW=1",
+        "KWI=4,KWG=4,PWI=4,QWI=4,WGP=1,WGQ=4,VW=4,CB=2,LI=1,LW=0,UNROLL=2"},
+       {"C=4,H=9,W=10,K=3,R=3,S=3,PH=2,PW=2,DH=2,DW=2,affine=shift",
+        "KWI=1,KWG=4,PWI=2,QWI=2,WGP=4,WGQ=4,VW=2,CB=8,LI=0,LW=1,UNROLL=4"}});
 }
 
 TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
@@ -371,24 +373,14 @@ TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
       Depthwise("N=2,C=3,H=3,W=5,R=1,S=1"),
   };
   EXPECT_THAT(testing::CheckRandomConfigs(dw, shapes, 4, 201), IsEmpty());
-  const std::vector<std::pair<const char*, const char*>> cases = {
-      {"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
-       "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4"},
-      {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
-       "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8"},
-      {"C=3,H=9,W=10,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
-       "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2"},
-  };
-  const DeviceLimits limits = testing::DeviceLimits();
-  for (const auto& [shape, text] : cases) {
-    const Workload w = Depthwise(shape);
-    auto config = dw.ParseConfig(text);
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(dw.CheckConfig(*config, w, limits).ok()) << text;
-    const auto m = testing::RunConfig(dw, w, *config);
-    EXPECT_EQ(m.error(), v1::Measurement::OK)
-        << shape << " " << text << ": " << m.error_message();
-  }
+  ExpectChosenConfigsMatch(
+      dw, Depthwise,
+      {{"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+        "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4"},
+       {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
+        "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8"},
+       {"C=3,H=9,W=10,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
+        "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2"}});
 }
 
 TEST(ConvOnDevice, HalfStorageMatchesReference) {

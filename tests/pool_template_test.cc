@@ -45,6 +45,15 @@ DeviceLimits GpuLimits() {
   return d;
 }
 
+// CheckConfig of a config given as text, which must parse.
+absl::Status CheckText(const KernelTemplate& tmpl, const Workload& w,
+                       const DeviceLimits& limits, const char* text) {
+  auto config = tmpl.ParseConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return config.status();
+  return tmpl.CheckConfig(*config, w, limits);
+}
+
 // Runs each config (as text) on each workload; returns a line per failure,
 // including configs the template refuses.
 std::vector<std::string> CheckConfigs(const KernelTemplate& tmpl,
@@ -151,9 +160,7 @@ TEST(Pool2dTemplate, ConfigConstraints) {
   const Workload w =
       Parse("pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
   auto check = [&](const char* text) {
-    auto c = pool.ParseConfig(text);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return pool.CheckConfig(*c, w, limits);
+    return CheckText(pool, w, limits, text);
   };
   EXPECT_TRUE(
       check("PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1").ok());
@@ -264,9 +271,7 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   EXPECT_TRUE(pool.CheckWorkload(w, limits).ok());
   EXPECT_FALSE(pool.CheckWorkload(Parse("softmax", "D=4"), limits).ok());
   auto check = [&](const Workload& x, const char* text) {
-    auto c = pool.ParseConfig(text);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return pool.CheckConfig(*c, x, limits);
+    return CheckText(pool, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
   EXPECT_THAT(check(w, "WPC=256,CPG=8,VW=1,UNROLL=1").message(),
@@ -344,9 +349,7 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
   EXPECT_FALSE(
       softmax.CheckWorkload(Parse("global_pool", "C=1,H=1,W=1"), limits).ok());
   auto check = [&](const Workload& x, const char* text) {
-    auto c = softmax.ParseConfig(text);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return softmax.CheckConfig(*c, x, limits);
+    return CheckText(softmax, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPR=64,RPG=4,VW=4,EPW=4").ok());
   EXPECT_THAT(check(w, "WPR=1,RPG=1,VW=8,EPW=8").message(),

@@ -24,8 +24,6 @@ std::vector<Knob> Conv2dKnobList() {
 // Largest register tile (accumulators per work-item), as for the GEMM.
 constexpr int64_t kMaxRegisterTile = 64;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 int64_t ConvOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
@@ -84,16 +82,17 @@ absl::Status CheckConvWorkload(const KernelTemplate& tmpl, const Workload& w,
         w.Canonical(), " is too large for template ", tmpl.name(),
         " (N*channels, padded sizes and H*W must stay below 2^31)"));
   }
+  return CheckBuffersFit(tmpl, w, limits);
+}
+
+double ConvTensorBytes(const KernelTemplate& tmpl, const Workload& w) {
+  double elements = 0;
   for (const BufferDesc& b : tmpl.Buffers(w)) {
-    const uint64_t bytes = b.elements * (b.dtype == "fp16" ? 2 : 4);
-    if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
-                       bytes, " bytes, over the device's max allocation of ",
-                       limits.max_mem_alloc_bytes));
+    if (b.name == "input" || b.name == "weight" || b.name == "output") {
+      elements += static_cast<double>(b.elements);
     }
   }
-  return absl::OkStatus();
+  return elements * ElementBytes(w);
 }
 
 uint64_t Conv2dTemplate::Knobs::LocalMemBytes(const ConvWindow& win) const {
@@ -105,7 +104,8 @@ uint64_t Conv2dTemplate::Knobs::LocalMemBytes(const ConvWindow& win) const {
 
 Conv2dTemplate::Conv2dTemplate()
     : knobs_(Conv2dKnobList()),
-      source_(absl::StrCat(KernelPreamble(), Conv2dSource())),
+      source_(absl::StrCat(VectorKernelPreamble(), DirectConvSource(),
+                           Conv2dSource())),
       reference_source_(
           absl::StrCat(KernelPreamble(), Conv2dReferenceSource())) {}
 
@@ -143,11 +143,7 @@ absl::Status Conv2dTemplate::CheckWorkload(const Workload& w,
 absl::Status Conv2dTemplate::CheckConfig(const KnobValues& config,
                                          const Workload& w,
                                          const DeviceLimits& limits) const {
-  if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs().size(), " knobs"));
-  }
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
   const Knobs k = ToKnobs(config);
   const ConvWindow win = ConvWindow::Of(w);
   const char* why = nullptr;
@@ -161,22 +157,15 @@ absl::Status Conv2dTemplate::CheckConfig(const KnobValues& config,
     why = "CB > 1 needs a local tile (LI=1 or LW=1)";
   } else if (k.unroll > win.r * win.s) {
     why = "UNROLL exceeds the R*S window taps";
-  } else if (static_cast<uint64_t>(k.WorkGroupSize()) >
-             limits.max_work_group_size) {
-    why = "work-group size exceeds the device's maximum";
-  } else if (static_cast<uint64_t>(k.wgq) > limits.max_work_item_sizes[0] ||
-             static_cast<uint64_t>(k.wgp) > limits.max_work_item_sizes[1] ||
-             static_cast<uint64_t>(k.kwg / k.kwi) >
-                 limits.max_work_item_sizes[2]) {
-    why = "work-group dimension exceeds the device's work-item sizes";
-  } else if (k.LocalMemBytes(win) > limits.local_mem_bytes) {
-    why = "local memory tiles exceed the device's local memory";
   }
-  if (why != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ConfigString(config), ": ", why));
-  }
-  return absl::OkStatus();
+  if (why != nullptr) return ConfigStatus(*this, config, why);
+  return CheckWorkGroup(
+      *this, config,
+      {.local = {k.wgq, k.wgp, k.kwg / k.kwi},
+       .local_mem_bytes = k.LocalMemBytes(win),
+       .local_mem_reason =
+           "local memory tiles exceed the device's local memory"},
+      limits);
 }
 
 std::vector<BufferDesc> Conv2dTemplate::Buffers(const Workload& w) const {
@@ -261,13 +250,7 @@ double Conv2dTemplate::Flops(const Workload& w) const {
 }
 
 double Conv2dTemplate::Bytes(const Workload& w) const {
-  double elements = 0;
-  for (const BufferDesc& b : Buffers(w)) {
-    if (b.name == "input" || b.name == "weight" || b.name == "output") {
-      elements += static_cast<double>(b.elements);
-    }
-  }
-  return elements * ElementBytes(w);
+  return ConvTensorBytes(*this, w);
 }
 
 double Conv2dTemplate::Tolerance(const Workload& w) const {
@@ -292,11 +275,6 @@ std::vector<Feature> Conv2dTemplate::DerivedFeatures(
   const double groups =
       static_cast<double>(w.dim("N")) * g * groups_k * groups_p * groups_q;
   const double wg = static_cast<double>(k.WorkGroupSize());
-  const double cus = std::max<double>(limits.compute_units, 1);
-  // Fraction of the last wave of work-groups that has work: 1 when the
-  // groups fill every compute unit in every wave.
-  const double waves = std::ceil(groups / cus);
-  const double wave_efficiency = groups / (waves * cus);
   // FLOPs per byte a work-group reads from global memory per input
   // channel: 2*KWG*TP*TQ*R*S FLOPs over its input tile TH x TW and its
   // weights KWG x R x S (the tiling bound of direct convolution, as for
@@ -311,21 +289,15 @@ std::vector<Feature> Conv2dTemplate::DerivedFeatures(
   const double padding = groups_k * tile_k * groups_p * tile_p * groups_q *
                          tile_q / std::max(kg * p * q, 1.0);
   const double local_bytes = static_cast<double>(k.LocalMemBytes(win));
-  return {
-      {"log2_work_group_size", std::log2(wg)},
-      {"log2_work_groups", std::log2(groups)},
-      {"log2_work_items", std::log2(groups * wg)},
-      {"log2_register_tile",
-       std::log2(static_cast<double>(k.kwi * k.pwi * k.qwi))},
-      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
-      {"local_mem_fraction",
-       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
-      {"arithmetic_intensity", intensity},
-      {"vector_width", static_cast<double>(k.vw)},
-      {"groups_per_compute_unit", groups / cus},
-      {"wave_efficiency", wave_efficiency},
-      {"padding_factor", padding},
-  };
+  return LaunchFeatures({.work_group_size = wg,
+                         .work_groups = groups,
+                         .local_mem_bytes = local_bytes},
+                        limits,
+                        {"log2_register_tile",
+                         std::log2(static_cast<double>(k.kwi * k.pwi * k.qwi))},
+                        {{"arithmetic_intensity", intensity},
+                         {"vector_width", static_cast<double>(k.vw)}},
+                        {{"padding_factor", padding}});
 }
 
 }  // namespace tunefleet::templates

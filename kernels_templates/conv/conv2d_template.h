@@ -46,6 +46,11 @@ absl::Status CheckConvWorkload(const KernelTemplate& tmpl,
                                const Workload& workload,
                                const DeviceLimits& limits);
 
+// Bytes a run of a direct convolution template moves at least: its input,
+// weight and output buffers (tmpl.Buffers(workload); the epilogue's scale
+// and shift left out), each once, at the workload's element size.
+double ConvTensorBytes(const KernelTemplate& tmpl, const Workload& workload);
+
 // conv2d_direct (op conv2d, version 1): conv2d.cl with register tiles over
 // output channels, rows and columns, optional __local input and weight
 // tiles, and the naive conv2d_reference.cl as verifier and baseline.
@@ -110,6 +115,9 @@ class Conv2dTemplate : public KernelTemplate {
 };
 
 // Embedded sources (generated at build time from the .cl files).
+// DirectConvSource() is direct_conv.cl, what conv2d.cl and depthwise.cl
+// share; it comes between common/vector.cl and either.
+absl::string_view DirectConvSource();
 absl::string_view Conv2dSource();
 absl::string_view Conv2dReferenceSource();
 

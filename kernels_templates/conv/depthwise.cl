@@ -19,7 +19,8 @@
 // and the local tile has a static size): WR, WS, WSH, WSW, WPH, WPW, WDH,
 // WDW. The kernel also takes them as arguments, for a signature identical
 // to depthwise_reference's; it reads the defines.
-// Needs common/dtype.cl and common/epilogue.cl before it.
+// Needs common/dtype.cl, common/epilogue.cl, common/vector.cl and
+// conv/direct_conv.cl (tiles, loads, the epilogue on vectors) before it.
 //
 // NDRange: (ceil(Q/TQ)*WGQ, ceil(P/TP)*WGP, N*ceil(C/CWG)*CWG) with
 // work-group (WGQ, WGP, CWG). Work-item (tx, ty, tz) of work-group (x, y, z)
@@ -30,121 +31,6 @@
 // P and Q read zero padding; none of them is stored.
 
 #define WGS (WGQ * WGP * CWG)
-#define NVEC (QWI / VW)
-#define TP (WGP * PWI)
-#define TQ (WGQ * QWI)
-#define RS (WR * WS)
-// Input rows and columns one work-group reads per channel.
-#define TH ((TP - 1) * WSH + (WR - 1) * WDH + 1)
-#define TW ((TQ - 1) * WSW + (WS - 1) * WDW + 1)
-
-#define TF_CAT(a, b) TF_CAT_(a, b)
-#define TF_CAT_(a, b) a##b
-
-#if VW == 1
-typedef float floatv;
-#elif VW == 2
-typedef float2 floatv;
-#elif VW == 4
-typedef float4 floatv;
-#else
-#error "VW must be 1, 2 or 4"
-#endif
-#if VW == 1
-#define VSTORE_G(v, p) STOREF((v), (p), 0)
-#elif DTYPE_FP16
-#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
-#else
-#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
-#endif
-
-// Lane i of a vector, without taking its address.
-inline float element(floatv v, int i) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return i == 0 ? v.s0 : v.s1;
-#else
-  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
-#endif
-}
-
-// The epilogue of common/epilogue.cl on every lane, for channel c.
-inline floatv epilogue_vector(floatv x, int c, const __global float* scale,
-                              const __global float* shift, float act_a,
-                              float act_b) {
-#define EPI(lane) epilogue((lane), c, scale, shift, act_a, act_b)
-#if VW == 1
-  return EPI(x);
-#elif VW == 2
-  return (float2)(EPI(x.s0), EPI(x.s1));
-#else
-  return (float4)(EPI(x.s0), EPI(x.s1), EPI(x.s2), EPI(x.s3));
-#endif
-#undef EPI
-}
-
-// Pixel iw of an image row; zero (padding) outside 0 .. W-1. The load itself
-// is clamped, so it never leaves the row.
-inline float load_pixel(const __global real_t* restrict row, int iw, int W) {
-  const float x = LOADF(row, clamp(iw, 0, W - 1));
-  return iw >= 0 && iw < W ? x : 0.0f;
-}
-
-// Pixels (ih, iw0 + v*WSW), v < VW, of one channel plane (H x W); zero
-// outside the image.
-inline floatv load_input(const __global real_t* restrict plane, int ih, int iw0,
-                         int H, int W) {
-  if (ih < 0 || ih >= H) return (floatv)(0.0f);
-  const __global real_t* row = plane + (size_t)ih * W;
-#if VW > 1 && WSW == 1
-  if (iw0 >= 0 && iw0 + VW <= W) return VLOAD_G(row + iw0);
-#endif
-#define AT(v) load_pixel(row, iw0 + (v)*WSW, W)
-#if VW == 1
-  return AT(0);
-#elif VW == 2
-  return (float2)(AT(0), AT(1));
-#else
-  return (float4)(AT(0), AT(1), AT(2), AT(3));
-#endif
-#undef AT
-}
-
-// Values t[v*WSW], v < VW, of a local input tile row.
-inline floatv load_tile(const __local float* t) {
-#if VW == 1
-  return t[0];
-#elif WSW == 1
-  return TF_CAT(vload, VW)(0, t);
-#elif VW == 2
-  return (float2)(t[0], t[WSW]);
-#else
-  return (float4)(t[0], t[WSW], t[2 * WSW], t[3 * WSW]);
-#endif
-}
-
-// Stages channels c0 .. c0+CWG-1 of image `in_n` (C channels of H x W) into
-// tile[z][y][x] (CWG x TH x TW), the pixels (ih0 + y, iw0 + x); zero outside
-// the image and for channels past C.
-inline void stage_input(const __global real_t* restrict in_n,
-                        __local float* tile, int C, int H, int W, int c0,
-                        int ih0, int iw0, int lid) {
-  for (int idx = lid; idx < CWG * TH * TW; idx += WGS) {
-    const int z = idx / (TH * TW);
-    const int rem = idx - z * (TH * TW);
-    const int y = rem / TW;
-    const int ih = ih0 + y;
-    const int iw = iw0 + rem - y * TW;
-    const int c = min(c0 + z, C - 1);
-    const float x = LOADF(
-        in_n, ((size_t)c * H + clamp(ih, 0, H - 1)) * W + clamp(iw, 0, W - 1));
-    const bool inside = c0 + z < C && ih >= 0 && ih < H && iw >= 0 && iw < W;
-    tile[idx] = inside ? x : 0.0f;
-  }
-}
 
 __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     const int N, const int C, const int H, const int W, const int R,
@@ -172,8 +58,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
 
 #if LI
   // Not in a conditional and reached by every work-item of the group.
-  stage_input(in_n, tile, C, H, W, c0, p0 * WSH - WPH, q0 * WSW - WPW,
-              (tz * WGP + ty) * WGQ + tx);
+  stage_input(in_n, tile, CWG, C, H, W, c0, p0 * WSH - WPH, q0 * WSW - WPW,
+              (tz * WGP + ty) * WGQ + tx, WGS);
   barrier(CLK_LOCAL_MEM_FENCE);
 #else
   const __global real_t* plane = in_n + (size_t)cc * H * W;
@@ -222,15 +108,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     __global real_t* orow = output + (((size_t)n * C + c) * P + p) * Q;
     for (int j = 0; j < NVEC; ++j) {
       const int q = q0 + (j * WGQ + tx) * VW;
-      const floatv y =
-          epilogue_vector(acc[pi][j], c, scale, shift, act_a, act_b);
-      if (q + VW <= Q) {
-        VSTORE_G(y, orow + q);
-      } else {
-        for (int v = 0; v < VW; ++v) {
-          if (q + v < Q) STOREF(element(y, v), orow, q + v);
-        }
-      }
+      store_vector(orow, q, Q,
+                   epilogue_vector(acc[pi][j], c, scale, shift, act_a, act_b));
     }
   }
 }

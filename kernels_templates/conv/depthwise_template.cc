@@ -22,8 +22,6 @@ std::vector<Knob> DepthwiseKnobList() {
 // Largest register tile (accumulators per work-item), as for the GEMM.
 constexpr int64_t kMaxRegisterTile = 64;
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 uint64_t DepthwiseTemplate::Knobs::LocalMemBytes(const ConvWindow& win) const {
@@ -34,7 +32,8 @@ uint64_t DepthwiseTemplate::Knobs::LocalMemBytes(const ConvWindow& win) const {
 
 DepthwiseTemplate::DepthwiseTemplate()
     : knobs_(DepthwiseKnobList()),
-      source_(absl::StrCat(KernelPreamble(), DepthwiseSource())),
+      source_(absl::StrCat(VectorKernelPreamble(), DirectConvSource(),
+                           DepthwiseSource())),
       reference_source_(
           absl::StrCat(KernelPreamble(), DepthwiseReferenceSource())) {}
 
@@ -63,11 +62,7 @@ absl::Status DepthwiseTemplate::CheckWorkload(
 absl::Status DepthwiseTemplate::CheckConfig(const KnobValues& config,
                                             const Workload& w,
                                             const DeviceLimits& limits) const {
-  if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs().size(), " knobs"));
-  }
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
   const Knobs k = ToKnobs(config);
   const ConvWindow win = ConvWindow::Of(w);
   const char* why = nullptr;
@@ -77,21 +72,12 @@ absl::Status DepthwiseTemplate::CheckConfig(const KnobValues& config,
     why = "register tile PWI*QWI > 64";
   } else if (k.unroll > win.r * win.s) {
     why = "UNROLL exceeds the R*S window taps";
-  } else if (static_cast<uint64_t>(k.WorkGroupSize()) >
-             limits.max_work_group_size) {
-    why = "work-group size exceeds the device's maximum";
-  } else if (static_cast<uint64_t>(k.wgq) > limits.max_work_item_sizes[0] ||
-             static_cast<uint64_t>(k.wgp) > limits.max_work_item_sizes[1] ||
-             static_cast<uint64_t>(k.cwg) > limits.max_work_item_sizes[2]) {
-    why = "work-group dimension exceeds the device's work-item sizes";
-  } else if (k.LocalMemBytes(win) > limits.local_mem_bytes) {
-    why = "local memory tile exceeds the device's local memory";
   }
-  if (why != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ConfigString(config), ": ", why));
-  }
-  return absl::OkStatus();
+  if (why != nullptr) return ConfigStatus(*this, config, why);
+  return CheckWorkGroup(
+      *this, config,
+      {.local = {k.wgq, k.wgp, k.cwg}, .local_mem_bytes = k.LocalMemBytes(win)},
+      limits);
 }
 
 std::vector<BufferDesc> DepthwiseTemplate::Buffers(const Workload& w) const {
@@ -169,13 +155,7 @@ double DepthwiseTemplate::Flops(const Workload& w) const {
 }
 
 double DepthwiseTemplate::Bytes(const Workload& w) const {
-  double elements = 0;
-  for (const BufferDesc& b : Buffers(w)) {
-    if (b.name == "input" || b.name == "weight" || b.name == "output") {
-      elements += static_cast<double>(b.elements);
-    }
-  }
-  return elements * ElementBytes(w);
+  return ConvTensorBytes(*this, w);
 }
 
 double DepthwiseTemplate::Tolerance(const Workload& w) const {
@@ -199,11 +179,6 @@ std::vector<Feature> DepthwiseTemplate::DerivedFeatures(
   const double groups =
       static_cast<double>(w.dim("N")) * groups_c * groups_p * groups_q;
   const double wg = static_cast<double>(k.WorkGroupSize());
-  const double cus = std::max<double>(limits.compute_units, 1);
-  // Fraction of the last wave of work-groups that has work: 1 when the
-  // groups fill every compute unit in every wave.
-  const double waves = std::ceil(groups / cus);
-  const double wave_efficiency = groups / (waves * cus);
   // FLOPs per byte a work-group reads from global memory: 2*TP*TQ*R*S per
   // channel over the channel's input tile TH x TW (halo included) and its
   // R x S taps. Depthwise convolution has no reuse across channels, so
@@ -218,20 +193,15 @@ std::vector<Feature> DepthwiseTemplate::DerivedFeatures(
   const double padding = groups_c * tile_c * groups_p * tile_p * groups_q *
                          tile_q / std::max(c * p * q, 1.0);
   const double local_bytes = static_cast<double>(k.LocalMemBytes(win));
-  return {
-      {"log2_work_group_size", std::log2(wg)},
-      {"log2_work_groups", std::log2(groups)},
-      {"log2_work_items", std::log2(groups * wg)},
+  return LaunchFeatures(
+      {.work_group_size = wg,
+       .work_groups = groups,
+       .local_mem_bytes = local_bytes},
+      limits,
       {"log2_register_tile", std::log2(static_cast<double>(k.pwi * k.qwi))},
-      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
-      {"local_mem_fraction",
-       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
-      {"arithmetic_intensity", intensity},
-      {"vector_width", static_cast<double>(k.vw)},
-      {"groups_per_compute_unit", groups / cus},
-      {"wave_efficiency", wave_efficiency},
-      {"padding_factor", padding},
-  };
+      {{"arithmetic_intensity", intensity},
+       {"vector_width", static_cast<double>(k.vw)}},
+      {{"padding_factor", padding}});
 }
 
 }  // namespace tunefleet::templates

@@ -16,6 +16,8 @@
 //   EPILOGUE_AXIS 0: none, 1: epilogue channel = row (1x1 convolution,
 //   rows are output channels), 2: channel = column (dense layers), with
 //   AFFINE and ACT of common/epilogue.cl.
+// Needs common/dtype.cl, common/epilogue.cl and common/vector.cl (floatv,
+// its loads and stores) before it.
 // Entry points: gemm(M, N, K, A, B, C) and gemm_fused(..., scale, shift,
 // act_a, act_b), which also takes a batch along NDRange dimension 2 (B and
 // C advance by K*N and M*N per batch; A is shared).
@@ -33,59 +35,6 @@
 #define EPILOGUE_AXIS 0
 #endif
 
-// Vector loads: VLOAD_L from local (float) memory, VLOAD_G and VSTORE_G on
-// global tensors of the storage type.
-#if VW == 1
-typedef float floatv;
-#define VLOAD_L(p) (*(p))
-#elif VW == 2
-typedef float2 floatv;
-#define VLOAD_L(p) vload2(0, (p))
-#elif VW == 4
-typedef float4 floatv;
-#define VLOAD_L(p) vload4(0, (p))
-#elif VW == 8
-typedef float8 floatv;
-#define VLOAD_L(p) vload8(0, (p))
-#else
-#error "VW must be 1, 2, 4 or 8"
-#endif
-#if VW == 1
-#define VLOAD_G(p) LOADF((p), 0)
-#define VSTORE_G(v, p) STOREF((v), (p), 0)
-#elif DTYPE_FP16 && VW == 8
-// PoCL 3.1 compiles vload_half8 / vstore_half8 into 16-byte aligned
-// moves, which fault on the 2-byte aligned addresses OpenCL allows: use
-// two halves of four.
-#define VLOAD_G(p) (float8)(vload_half4(0, (p)), vload_half4(0, (p) + 4))
-#define VSTORE_G(v, p) \
-  (vstore_half4((v).lo, 0, (p)), vstore_half4((v).hi, 0, (p) + 4))
-#elif DTYPE_FP16
-#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
-#else
-#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
-#endif
-#define TF_CAT(a, b) TF_CAT_(a, b)
-#define TF_CAT_(a, b) a##b
-
-// Lane i of a vector, without taking its address (private arrays of
-// vectors trip some compilers when work-groups are large).
-inline float element(floatv v, int i) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return i == 0 ? v.s0 : v.s1;
-#elif VW == 4
-  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
-#else
-  const float4 quad = i < 4 ? v.lo : v.hi;
-  const int j = i & 3;
-  return j < 2 ? (j == 0 ? quad.s0 : quad.s1) : (j == 2 ? quad.s2 : quad.s3);
-#endif
-}
-
 // Loads VW consecutive values of row `row` of a matrix with `cols` columns,
 // starting at column n; columns past the end read the last column (their
 // results are never stored).
@@ -96,15 +45,7 @@ inline floatv load_row_vector(const __global real_t* restrict p, int row,
   if (n + VW > cols) {
     const int last = cols - 1;
 #define AT(i) LOADF(r, min(n + (i), last))
-#if VW == 1
-    return AT(0);
-#elif VW == 2
-    return (float2)(AT(0), AT(1));
-#elif VW == 4
-    return (float4)(AT(0), AT(1), AT(2), AT(3));
-#else
-    return (float8)(AT(0), AT(1), AT(2), AT(3), AT(4), AT(5), AT(6), AT(7));
-#endif
+    return GATHER(AT);
 #undef AT
   }
 #endif

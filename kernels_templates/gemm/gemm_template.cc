@@ -34,7 +34,7 @@ tunefleet_gemm::GemmDeviceLimits ToGemmLimits(const DeviceLimits& d) {
 GemmTemplate::GemmTemplate(Variant variant)
     : variant_(variant),
       knobs_(GemmKnobList()),
-      source_(absl::StrCat(KernelPreamble(), GemmSource())),
+      source_(absl::StrCat(VectorKernelPreamble(), GemmSource())),
       reference_source_(absl::StrCat(KernelPreamble(), GemmReferenceSource())) {
 }
 
@@ -104,33 +104,16 @@ absl::Status GemmTemplate::CheckWorkload(const Workload& w,
     return absl::InvalidArgumentError(
         absl::StrCat(w.Canonical(), " is too large for template ", name()));
   }
-  for (const BufferDesc& b : Buffers(w)) {
-    const uint64_t bytes = b.elements * (b.dtype == "fp16" ? 2 : 4);
-    if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
-                       bytes, " bytes, over the device's max allocation of ",
-                       limits.max_mem_alloc_bytes));
-    }
-  }
-  return absl::OkStatus();
+  return CheckBuffersFit(*this, w, limits);
 }
 
 absl::Status GemmTemplate::CheckConfig(const KnobValues& config,
                                        const Workload& w,
                                        const DeviceLimits& limits) const {
-  if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs().size(), " knobs"));
-  }
-  const char* why =
-      tunefleet_gemm::GemmCheck(ToGemmKnobs(config), ToGemmLimits(limits));
-  if (why != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ConfigString(config), ": ", why));
-  }
-  return absl::OkStatus();
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
+  return ConfigStatus(
+      *this, config,
+      tunefleet_gemm::GemmCheck(ToGemmKnobs(config), ToGemmLimits(limits)));
 }
 
 std::vector<BufferDesc> GemmTemplate::Buffers(const Workload& w) const {
@@ -238,11 +221,6 @@ std::vector<Feature> GemmTemplate::DerivedFeatures(
   const double groups_m = std::ceil(m / k.mwg), groups_n = std::ceil(n / k.nwg);
   const double groups = groups_m * groups_n * static_cast<double>(p.batch);
   const double wg = static_cast<double>(tunefleet_gemm::GemmWorkGroupSize(k));
-  const double cus = std::max<double>(limits.compute_units, 1);
-  // Fraction of the last wave of work-groups that has work: 1 when the
-  // groups fill every compute unit in every wave.
-  const double waves = std::ceil(groups / cus);
-  const double wave_efficiency = groups / (waves * cus);
   // FLOPs per byte a work-group loads from global memory per K step: an
   // MWG x NWG tile of C reads MWG + NWG floats for 2*MWG*NWG FLOPs (the
   // classic tiling bound; Volkov & Demmel, SC'08).
@@ -253,20 +231,15 @@ std::vector<Feature> GemmTemplate::DerivedFeatures(
       groups_m * k.mwg * groups_n * k.nwg / std::max(m * n, 1.0);
   const double local_bytes =
       static_cast<double>(tunefleet_gemm::GemmLocalMemBytes(k));
-  return {
-      {"log2_work_group_size", std::log2(wg)},
-      {"log2_work_groups", std::log2(groups)},
-      {"log2_work_items", std::log2(groups * wg)},
+  return LaunchFeatures(
+      {.work_group_size = wg,
+       .work_groups = groups,
+       .local_mem_bytes = local_bytes},
+      limits,
       {"log2_register_tile", std::log2(static_cast<double>(k.mwi * k.nwi))},
-      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
-      {"local_mem_fraction",
-       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
-      {"arithmetic_intensity", intensity},
-      {"vector_width", static_cast<double>(k.vw)},
-      {"groups_per_compute_unit", groups / cus},
-      {"wave_efficiency", wave_efficiency},
-      {"padding_factor", padding},
-  };
+      {{"arithmetic_intensity", intensity},
+       {"vector_width", static_cast<double>(k.vw)}},
+      {{"padding_factor", padding}});
 }
 
 double GemmTemplate::Bytes(const Workload& w) const {

@@ -11,6 +11,7 @@
 //   UNROLL  steps per loop iteration, each into its own accumulator
 // Mode define: POOL_MAX 1: max pooling, 0: average pooling.
 // Entry point: global_pool(N, C, H, W, input, output).
+// Needs common/dtype.cl, common/vector.cl and pool/pool_mode.cl before it.
 //
 // Work-item tx of a plane reads vectors tx, tx + WPC, tx + 2*WPC, ... of
 // VW elements (coalesced across the plane's work-items on GPUs); the last
@@ -19,51 +20,12 @@
 
 #define WGS (WPC * CPG)
 
-#if POOL_MAX
-#define PAD_VALUE (-INFINITY)
-#define COMBINE(a, b) fmax((a), (b))
-#else
-#define PAD_VALUE 0.0f
-#define COMBINE(a, b) ((a) + (b))
-#endif
-
-#define TF_CAT(a, b) TF_CAT_(a, b)
-#define TF_CAT_(a, b) a##b
-
-// PoCL 3.1 (x86) compiles vload_half8 into an aligned 16-byte load
-// (vmovdqa) that faults on addresses that are not 16-byte aligned, though
-// OpenCL only asks for 2-byte alignment: eight halves are moved as two
-// vload_half4 instead.
-#define VLOAD_HALF8(p) \
-  ((float8)(vload_half4(0, (p)), vload_half4(0, (p) + 4)))
-
-#if VW == 1
-typedef float floatv;
-#define VLOAD_G(p) LOADF((p), 0)
-#elif VW == 2 || VW == 4 || VW == 8
-typedef TF_CAT(float, VW) floatv;
-#if DTYPE_FP16 && VW == 8
-#define VLOAD_G(p) VLOAD_HALF8(p)
-#elif DTYPE_FP16
-#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
-#else
-#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
-#endif
-#else
-#error "VW must be 1, 2, 4 or 8"
-#endif
-
 // Combines the lanes of a vector.
 inline float combine_lanes(floatv v) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return COMBINE(v.s0, v.s1);
-#elif VW == 4
-  return COMBINE(COMBINE(v.s0, v.s1), COMBINE(v.s2, v.s3));
+#if POOL_MAX
+  return max_lanes(v);
 #else
-  const float4 h = COMBINE(v.lo, v.hi);
-  return COMBINE(COMBINE(h.s0, h.s1), COMBINE(h.s2, h.s3));
+  return sum_lanes(v);
 #endif
 }
 

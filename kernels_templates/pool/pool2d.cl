@@ -26,6 +26,7 @@
 //                  (QWG-1)*SW + S, plus one column when SWC=2 and VW>1 (the
 //                  even-lane load reads one element past the last lane)
 // Entry point: pool2d(N, C, H, W, R, S, SH, SW, PH, PW, input, output).
+// Needs common/dtype.cl, common/vector.cl and pool/pool_mode.cl before it.
 //
 // Work-item (tx, ty, tz) of a work-group owns output rows
 // p = p0 + i*WGP + ty, column vectors q = q0 + (j*WGQ + tx)*VW .. +VW-1 and
@@ -57,59 +58,25 @@
 #define WINDOW_LOOP
 #endif
 
-#if POOL_MAX
-#define PAD_VALUE (-INFINITY)
-#define COMBINE(a, b) fmax((a), (b))
-#else
-#define PAD_VALUE 0.0f
-#define COMBINE(a, b) ((a) + (b))
-#endif
-
-#define TF_CAT(a, b) TF_CAT_(a, b)
-#define TF_CAT_(a, b) a##b
-
-// PoCL 3.1 (x86) compiles vload_half8 into an aligned 16-byte load
-// (vmovdqa) that faults on addresses that are not 16-byte aligned, though
-// OpenCL only asks for 2-byte alignment: eight halves are moved as two
-// vload_half4 instead.
-#define VLOAD_HALF8(p) \
-  ((float8)(vload_half4(0, (p)), vload_half4(0, (p) + 4)))
-
-// Vector types along Q: floatv values, intv column indices, LANES the
-// lane offsets 0..VW-1. VLOAD_L / VLOAD2_L load VW / 2*VW floats of local
-// memory; VLOAD_G / VLOAD2_G / VSTORE_G act on tensors of the storage type.
+// Lane types along Q beyond common/vector.cl's: intv column indices, LANES
+// the lane offsets 0..VW-1. VLOAD2_L / VLOAD2_G load 2*VW floats of local
+// memory / of a tensor of the storage type (the even-lane loads of SWC=2).
 #if VW == 1
-typedef float floatv;
 typedef int intv;
 #define LANES 0
 #define CONVERT_FLOATV(x) ((float)(x))
-#define VLOAD_L(p) (*(p))
 #elif VW == 2
-typedef float2 floatv;
 typedef int2 intv;
 #define LANES ((int2)(0, 1))
 #define CONVERT_FLOATV(x) convert_float2(x)
-#define VLOAD_L(p) vload2(0, (p))
 #define VLOAD2_L(p) vload4(0, (p))
 #elif VW == 4
-typedef float4 floatv;
 typedef int4 intv;
 #define LANES ((int4)(0, 1, 2, 3))
 #define CONVERT_FLOATV(x) convert_float4(x)
-#define VLOAD_L(p) vload4(0, (p))
 #define VLOAD2_L(p) vload8(0, (p))
 #else
 #error "VW must be 1, 2 or 4"
-#endif
-#if VW == 1
-#define VLOAD_G(p) LOADF((p), 0)
-#define VSTORE_G(v, p) STOREF((v), (p), 0)
-#elif DTYPE_FP16
-#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
-#else
-#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
 #endif
 #if VW == 2 && DTYPE_FP16
 #define VLOAD2_G(p) vload_half4(0, (p))
@@ -120,26 +87,6 @@ typedef int4 intv;
 #elif VW == 4
 #define VLOAD2_G(p) vload8(0, (p))
 #endif
-
-// Builds a vector from AT(v), a per-lane expression of the lane v.
-#if VW == 1
-#define GATHER(AT) (AT(0))
-#elif VW == 2
-#define GATHER(AT) ((float2)(AT(0), AT(1)))
-#else
-#define GATHER(AT) ((float4)(AT(0), AT(1), AT(2), AT(3)))
-#endif
-
-// Lane i of a vector, without taking its address.
-inline float element(floatv v, int i) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return i == 0 ? v.s0 : v.s1;
-#else
-  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
-#endif
-}
 
 #if !LT
 // Input columns w, w + SW, ..., w + (VW-1)*SW of an in-bounds input row;
@@ -190,18 +137,6 @@ inline void stage_tile(const __global real_t* restrict input,
   }
 }
 #endif
-
-// Stores VW outputs of one output row from column q on; lanes past Q are
-// dropped.
-inline void store_vector(__global real_t* row, int q, int Q, floatv v) {
-  if (q + VW <= Q) {
-    VSTORE_G(v, row + q);
-    return;
-  }
-  for (int lane = 0; lane < VW; ++lane) {
-    if (q + lane < Q) STOREF(element(v, lane), row, q + lane);
-  }
-}
 
 __kernel __attribute__((reqd_work_group_size(WGQ, WGP, WGC))) void pool2d(
     const int N, const int C, const int H, const int W, const int R,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels_templates/common/template_support.h"
+#include "kernels_templates/pool/pool_mode.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -55,13 +56,6 @@ PoolShape ShapeOf(const Workload& w) {
           Pool2dTemplate::OutputCols(w)};
 }
 
-// Smallest power of two >= n (n >= 1).
-int64_t NextPow2(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 // The local tile's rows and columns (pool2d.cl: TILE_H, TILE_W): the input
 // rows and columns the work-group's PWG x QWG outputs read, plus one column
 // for the even-lane loads of stride 2.
@@ -76,10 +70,6 @@ uint64_t LocalMemBytes(const PoolKnobs& k, const PoolShape& s) {
   if (k.lt == 0) return 0;
   return static_cast<uint64_t>(k.cwg * TileRows(k, s) * TileCols(k, s)) *
          sizeof(float);
-}
-
-uint64_t CeilDiv(int64_t a, int64_t b) {
-  return static_cast<uint64_t>((a + b - 1) / b);
 }
 
 // OK when the shape is one pool2d.cl computes (see CheckWorkload).
@@ -113,7 +103,8 @@ absl::Status CheckShape(const Workload& w) {
 
 Pool2dTemplate::Pool2dTemplate()
     : knobs_(PoolKnobList()),
-      source_(absl::StrCat(KernelPreamble(), Pool2dSource())),
+      source_(absl::StrCat(VectorKernelPreamble(), PoolModeSource(),
+                           Pool2dSource())),
       reference_source_(
           absl::StrCat(KernelPreamble(), Pool2dReferenceSource())) {}
 
@@ -128,26 +119,13 @@ int64_t Pool2dTemplate::OutputCols(const Workload& w) {
 absl::Status Pool2dTemplate::CheckWorkload(const Workload& w,
                                            const DeviceLimits& limits) const {
   if (absl::Status s = CheckShape(w); !s.ok()) return s;
-  for (const BufferDesc& b : Buffers(w)) {
-    const uint64_t bytes = b.elements * ElementBytes(w);
-    if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
-                       bytes, " bytes, over the device's max allocation of ",
-                       limits.max_mem_alloc_bytes));
-    }
-  }
-  return absl::OkStatus();
+  return CheckBuffersFit(*this, w, limits);
 }
 
 absl::Status Pool2dTemplate::CheckConfig(const KnobValues& config,
                                          const Workload& w,
                                          const DeviceLimits& limits) const {
-  if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs().size(), " knobs"));
-  }
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
   if (absl::Status s = CheckShape(w); !s.ok()) return s;
   const PoolKnobs k = ToKnobs(config);
   const PoolShape s = ShapeOf(w);
@@ -160,29 +138,26 @@ absl::Status Pool2dTemplate::CheckConfig(const KnobValues& config,
     why = "register tile PWI*QWI > 32";
   } else if (k.unr == 1 && s.r * s.s > kMaxUnrolledWindow) {
     why = "UNR=1 needs a window of at most 64 elements";
-  } else if (static_cast<uint64_t>(k.work_group_size()) >
-             limits.max_work_group_size) {
-    why = "work-group size exceeds the device's maximum";
-  } else if (static_cast<uint64_t>(k.wgq) > limits.max_work_item_sizes[0] ||
-             static_cast<uint64_t>(k.wgp) > limits.max_work_item_sizes[1] ||
-             static_cast<uint64_t>(k.wgc) > limits.max_work_item_sizes[2]) {
-    why = "work-group dimension exceeds the device's work-item sizes";
-  } else if (LocalMemBytes(k, s) > limits.local_mem_bytes) {
-    why = "local memory tile exceeds the device's local memory";
-    // Pruning: a work-group tile larger than the output rounded up to a
-    // power of two only adds idle work-items.
-  } else if (k.qwg() > NextPow2(s.q)) {
+  }
+  if (why != nullptr) return ConfigStatus(*this, config, why);
+  if (absl::Status fits =
+          CheckWorkGroup(*this, config,
+                         {.local = {k.wgq, k.wgp, k.wgc},
+                          .local_mem_bytes = LocalMemBytes(k, s)},
+                         limits);
+      !fits.ok()) {
+    return fits;
+  }
+  // Pruning: a work-group tile larger than the output rounded up to a
+  // power of two only adds idle work-items.
+  if (k.qwg() > NextPow2(s.q)) {
     why = "WGQ*QWI exceeds Q rounded up to a power of two";
   } else if (k.pwg() > NextPow2(s.p)) {
     why = "WGP*PWI exceeds P rounded up to a power of two";
   } else if (k.cwg > NextPow2(s.planes)) {
     why = "CWG exceeds N*C rounded up to a power of two";
   }
-  if (why != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ConfigString(config), ": ", why));
-  }
-  return absl::OkStatus();
+  return ConfigStatus(*this, config, why);
 }
 
 std::vector<BufferDesc> Pool2dTemplate::Buffers(const Workload& w) const {
@@ -207,12 +182,6 @@ std::vector<ArgDesc> PoolArgs(const Workload& w) {
   return args;
 }
 
-// " -DPOOL_MAX=<0|1>" and the dtype defines.
-std::string ModeDefines(const Workload& w) {
-  return absl::StrCat(" -DPOOL_MAX=", w.attr("mode") == "avg" ? 0 : 1,
-                      PreambleDefines(w));
-}
-
 }  // namespace
 
 LaunchDesc Pool2dTemplate::Launch(const KnobValues& config,
@@ -231,7 +200,7 @@ LaunchDesc Pool2dTemplate::Launch(const KnobValues& config,
     absl::StrAppend(&options, " -DKR=", s.r, " -DKS=", s.s, " -DKSH=", s.sh,
                     " -DKSW=", s.sw, " -DKPH=", s.ph, " -DKPW=", s.pw);
   }
-  absl::StrAppend(&options, ModeDefines(w));
+  absl::StrAppend(&options, PoolModeDefines(w));
   const uint64_t wgq = k.wgq, wgp = k.wgp, wgc = k.wgc;
   return LaunchDesc{source_,
                     "pool2d",
@@ -246,7 +215,7 @@ LaunchDesc Pool2dTemplate::ReferenceLaunch(const Workload& w) const {
   const PoolShape s = ShapeOf(w);
   return LaunchDesc{reference_source_,
                     "pool2d_reference",
-                    ModeDefines(w).substr(1),
+                    PoolModeDefines(w).substr(1),
                     {static_cast<uint64_t>(s.q), static_cast<uint64_t>(s.p),
                      static_cast<uint64_t>(s.planes)},
                     {},
@@ -278,11 +247,6 @@ std::vector<Feature> Pool2dTemplate::DerivedFeatures(
   const double groups_c = CeilDiv(s.planes, k.cwg);
   const double groups = groups_q * groups_p * groups_c;
   const double wg = static_cast<double>(k.work_group_size());
-  const double cus = std::max<double>(limits.compute_units, 1);
-  // Fraction of the last wave of work-groups that has work: 1 when the
-  // groups fill every compute unit in every wave.
-  const double waves = std::ceil(groups / cus);
-  const double wave_efficiency = groups / (waves * cus);
   // Outputs computed (whole work-group tiles) over outputs stored.
   const double useful = static_cast<double>(s.planes) * s.p * s.q;
   const double padding =
@@ -298,23 +262,18 @@ std::vector<Feature> Pool2dTemplate::DerivedFeatures(
   // windows overlap, which is what a local tile can save).
   const double window_overlap =
       static_cast<double>(s.r * s.s) / static_cast<double>(s.sh * s.sw);
-  return {
-      {"log2_work_group_size", std::log2(wg)},
-      {"log2_work_groups", std::log2(groups)},
-      {"log2_work_items", std::log2(groups * wg)},
+  return LaunchFeatures(
+      {.work_group_size = wg,
+       .work_groups = groups,
+       .local_mem_bytes = local_bytes},
+      limits,
       // Outputs per work-item: PWI x QWI per plane, CWG/WGC planes.
       {"log2_outputs_per_work_item",
        std::log2(static_cast<double>(k.pwi * k.qwi * (k.cwg / k.wgc)))},
-      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
-      {"local_mem_fraction",
-       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
-      {"vector_width", static_cast<double>(k.vw)},
-      {"groups_per_compute_unit", groups / cus},
-      {"wave_efficiency", wave_efficiency},
-      {"padding_factor", padding},
-      {"global_reads_per_output", reads_per_output},
-      {"window_overlap", window_overlap},
-  };
+      {{"vector_width", static_cast<double>(k.vw)}},
+      {{"padding_factor", padding},
+       {"global_reads_per_output", reads_per_output},
+       {"window_overlap", window_overlap}});
 }
 
 }  // namespace tunefleet::templates

@@ -17,6 +17,7 @@
 //               sum is rescaled by exp(old max - new max) when the max
 //               grows), once to write the outputs.
 // Entry point: softmax(N, D, input, output).
+// Needs common/dtype.cl and common/vector.cl before it.
 //
 // In each pass of CHUNK = WPR*VW*EPW elements, work-item tx owns vectors
 // (e*WPR + tx)*VW .. +VW-1 for e < EPW (coalesced along D on GPUs). Lanes
@@ -25,110 +26,12 @@
 
 #define CHUNK (WPR * VW * EPW)
 
-#define TF_CAT(a, b) TF_CAT_(a, b)
-#define TF_CAT_(a, b) a##b
-
-// PoCL 3.1 (x86) compiles vload_half8 into an aligned 16-byte load
-// (vmovdqa) that faults on addresses that are not 16-byte aligned, though
-// OpenCL only asks for 2-byte alignment: eight halves are moved as two
-// vload_half4 / vstore_half4 instead.
-#define VLOAD_HALF8(p) \
-  ((float8)(vload_half4(0, (p)), vload_half4(0, (p) + 4)))
-#define VSTORE_HALF8(v, p) \
-  (vstore_half4((v).lo, 0, (p)), vstore_half4((v).hi, 0, (p) + 4))
-
-#if VW == 1
-typedef float floatv;
-#define VLOAD_G(p) LOADF((p), 0)
-#define VSTORE_G(v, p) STOREF((v), (p), 0)
-#elif VW == 2 || VW == 4 || VW == 8
-typedef TF_CAT(float, VW) floatv;
-#if DTYPE_FP16 && VW == 8
-#define VLOAD_G(p) VLOAD_HALF8(p)
-#define VSTORE_G(v, p) VSTORE_HALF8((v), (p))
-#elif DTYPE_FP16
-#define VLOAD_G(p) TF_CAT(vload_half, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore_half, VW)((v), 0, (p))
-#else
-#define VLOAD_G(p) TF_CAT(vload, VW)(0, (p))
-#define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
-#endif
-#else
-#error "VW must be 1, 2, 4 or 8"
-#endif
-
-// Builds a vector from AT(v), a per-lane expression of the lane v.
-#if VW == 1
-#define GATHER(AT) (AT(0))
-#elif VW == 2
-#define GATHER(AT) ((float2)(AT(0), AT(1)))
-#elif VW == 4
-#define GATHER(AT) ((float4)(AT(0), AT(1), AT(2), AT(3)))
-#else
-#define GATHER(AT) \
-  ((float8)(AT(0), AT(1), AT(2), AT(3), AT(4), AT(5), AT(6), AT(7)))
-#endif
-
-// Lane i of a vector, without taking its address.
-inline float element(floatv v, int i) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return i == 0 ? v.s0 : v.s1;
-#elif VW == 4
-  return i < 2 ? (i == 0 ? v.s0 : v.s1) : (i == 2 ? v.s2 : v.s3);
-#else
-  const float4 quad = i < 4 ? v.lo : v.hi;
-  const int j = i & 3;
-  return j < 2 ? (j == 0 ? quad.s0 : quad.s1) : (j == 2 ? quad.s2 : quad.s3);
-#endif
-}
-
-// Largest lane.
-inline float max_lanes(floatv v) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return fmax(v.s0, v.s1);
-#elif VW == 4
-  return fmax(fmax(v.s0, v.s1), fmax(v.s2, v.s3));
-#else
-  const float4 h = fmax(v.lo, v.hi);
-  return fmax(fmax(h.s0, h.s1), fmax(h.s2, h.s3));
-#endif
-}
-
-// Sum of the lanes.
-inline float sum_lanes(floatv v) {
-#if VW == 1
-  return v;
-#elif VW == 2
-  return v.s0 + v.s1;
-#elif VW == 4
-  return (v.s0 + v.s1) + (v.s2 + v.s3);
-#else
-  const float4 h = v.lo + v.hi;
-  return (h.s0 + h.s1) + (h.s2 + h.s3);
-#endif
-}
-
 // VW elements of a row from column d on; columns past D read -INFINITY.
 inline floatv load_vector(const __global real_t* row, int d, int D) {
   if (d + VW <= D) return VLOAD_G(row + d);
 #define AT(v) (d + (v) < D ? LOADF(row, d + (v)) : -INFINITY)
   return GATHER(AT);
 #undef AT
-}
-
-// Stores VW elements of a row from column d on; columns past D are dropped.
-inline void store_vector(__global real_t* row, int d, int D, floatv v) {
-  if (d + VW <= D) {
-    VSTORE_G(v, row + d);
-    return;
-  }
-  for (int lane = 0; lane < VW; ++lane) {
-    if (d + lane < D) STOREF(element(v, lane), row, d + lane);
-  }
 }
 
 // Folds a pass's values x into ms = (running max m, running sum of

@@ -1,6 +1,5 @@
 #include "kernels_templates/softmax/softmax_template.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -32,17 +31,6 @@ struct SoftmaxKnobs {
 
 SoftmaxKnobs ToKnobs(const KnobValues& c) { return {c[0], c[1], c[2], c[3]}; }
 
-// Smallest power of two >= n (n >= 1).
-int64_t NextPow2(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
-uint64_t CeilDiv(int64_t a, int64_t b) {
-  return static_cast<uint64_t>((a + b - 1) / b);
-}
-
 // Bytes of the kernel's red_m and red_s arrays (none for WPR=1).
 uint64_t LocalMemBytes(const SoftmaxKnobs& k) {
   return k.wpr > 1 ? static_cast<uint64_t>(2 * k.wpr * k.rpg) * sizeof(float)
@@ -70,58 +58,46 @@ std::vector<ArgDesc> SoftmaxArgs(const Workload& w) {
 
 SoftmaxTemplate::SoftmaxTemplate()
     : knobs_(SoftmaxKnobList()),
-      source_(absl::StrCat(KernelPreamble(), SoftmaxSource())),
+      source_(absl::StrCat(VectorKernelPreamble(), SoftmaxSource())),
       reference_source_(
           absl::StrCat(KernelPreamble(), SoftmaxReferenceSource())) {}
 
 absl::Status SoftmaxTemplate::CheckWorkload(const Workload& w,
                                             const DeviceLimits& limits) const {
   if (absl::Status s = CheckShape(w); !s.ok()) return s;
-  for (const BufferDesc& b : Buffers(w)) {
-    const uint64_t bytes = b.elements * ElementBytes(w);
-    if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
-                       bytes, " bytes, over the device's max allocation of ",
-                       limits.max_mem_alloc_bytes));
-    }
-  }
-  return absl::OkStatus();
+  return CheckBuffersFit(*this, w, limits);
 }
 
 absl::Status SoftmaxTemplate::CheckConfig(const KnobValues& config,
                                           const Workload& w,
                                           const DeviceLimits& limits) const {
-  if (config.size() != knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs().size(), " knobs"));
-  }
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
   if (absl::Status s = CheckShape(w); !s.ok()) return s;
   const SoftmaxKnobs k = ToKnobs(config);
-  const char* why = nullptr;
   if (k.vw * k.epw > kMaxRegisterValues) {
-    why = "VW*EPW > 32 values per work-item";
-  } else if (static_cast<uint64_t>(k.wpr * k.rpg) >
-             limits.max_work_group_size) {
-    why = "work-group size WPR*RPG exceeds the device's maximum";
-  } else if (static_cast<uint64_t>(k.wpr) > limits.max_work_item_sizes[0] ||
-             static_cast<uint64_t>(k.rpg) > limits.max_work_item_sizes[1]) {
-    why = "work-group dimension exceeds the device's work-item sizes";
-  } else if (LocalMemBytes(k) > limits.local_mem_bytes) {
-    why = "reduction arrays exceed the device's local memory";
-    // Pruning: a pass wider than the row, or more rows per work-group than
-    // there are rows (rounded up to powers of two), only adds idle lanes.
-  } else if (k.chunk() > NextPow2(w.dim("D"))) {
+    return ConfigStatus(*this, config, "VW*EPW > 32 values per work-item");
+  }
+  if (absl::Status s = CheckWorkGroup(
+          *this, config,
+          {.local = {k.wpr, k.rpg},
+           .local_mem_bytes = LocalMemBytes(k),
+           .size_reason =
+               "work-group size WPR*RPG exceeds the device's maximum",
+           .local_mem_reason =
+               "reduction arrays exceed the device's local memory"},
+          limits);
+      !s.ok()) {
+    return s;
+  }
+  // Pruning: a pass wider than the row, or more rows per work-group than
+  // there are rows (rounded up to powers of two), only adds idle lanes.
+  const char* why = nullptr;
+  if (k.chunk() > NextPow2(w.dim("D"))) {
     why = "WPR*VW*EPW exceeds D rounded up to a power of two";
   } else if (k.rpg > NextPow2(w.dim("N"))) {
     why = "RPG exceeds N rounded up to a power of two";
   }
-  if (why != nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ConfigString(config), ": ", why));
-  }
-  return absl::OkStatus();
+  return ConfigStatus(*this, config, why);
 }
 
 std::vector<BufferDesc> SoftmaxTemplate::Buffers(const Workload& w) const {
@@ -176,34 +152,24 @@ std::vector<Feature> SoftmaxTemplate::DerivedFeatures(
   const double d = static_cast<double>(w.dim("D"));
   const double groups = static_cast<double>(CeilDiv(w.dim("N"), k.rpg));
   const double wg = static_cast<double>(k.wpr * k.rpg);
-  const double cus = std::max<double>(limits.compute_units, 1);
-  // Fraction of the last wave of work-groups that has work: 1 when the
-  // groups fill every compute unit in every wave.
-  const double waves = std::ceil(groups / cus);
-  const double wave_efficiency = groups / (waves * cus);
   const double local_bytes = static_cast<double>(LocalMemBytes(k));
   const double chunk = static_cast<double>(k.chunk());
   const double passes = std::ceil(d / chunk);
-  return {
-      {"log2_work_group_size", std::log2(wg)},
-      {"log2_work_groups", std::log2(groups)},
-      {"log2_work_items", std::log2(groups * wg)},
+  return LaunchFeatures(
+      {.work_group_size = wg,
+       .work_groups = groups,
+       .local_mem_bytes = local_bytes},
+      limits,
       // Elements of a row each work-item handles: ceil(D / WPR).
       {"log2_elements_per_work_item", std::log2(std::ceil(d / k.wpr))},
-      {"log2_local_mem_bytes", std::log2(1.0 + local_bytes)},
-      {"local_mem_fraction",
-       limits.local_mem_bytes ? local_bytes / limits.local_mem_bytes : 0.0},
-      {"vector_width", static_cast<double>(k.vw)},
-      {"groups_per_compute_unit", groups / cus},
-      {"wave_efficiency", wave_efficiency},
-      // Rows computed (whole work-groups) over rows stored.
-      {"padding_factor", groups * k.rpg / n},
-      // Lanes the passes cover over the row's elements: passes*CHUNK / D.
-      {"lane_padding_factor", passes * chunk / d},
-      // Times the input is read: 1 when the row fits one pass (kept in
-      // registers), else 2 (statistics pass, output pass).
-      {"input_reads", passes == 1 ? 1.0 : 2.0},
-  };
+      {{"vector_width", static_cast<double>(k.vw)}},
+      {// Rows computed (whole work-groups) over rows stored.
+       {"padding_factor", groups * k.rpg / n},
+       // Lanes the passes cover over the row's elements: passes*CHUNK / D.
+       {"lane_padding_factor", passes * chunk / d},
+       // Times the input is read: 1 when the row fits one pass (kept in
+       // registers), else 2 (statistics pass, output pass).
+       {"input_reads", passes == 1 ? 1.0 : 2.0}});
 }
 
 }  // namespace tunefleet::templates

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "kernels_templates/common/template_support.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
 
@@ -362,11 +363,7 @@ absl::Status SpecTemplate::CheckWorkload(const Workload& w,
 absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
                                        const Workload& w,
                                        const DeviceLimits& limits) const {
-  if (config.size() != knobs_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("config has ", config.size(),
-                                                   " values, template has ",
-                                                   knobs_.size(), " knobs"));
-  }
+  if (absl::Status s = CheckConfigSize(*this, config); !s.ok()) return s;
   const std::map<std::string, double> values = Values(&config, w, &limits);
   for (size_t c = 0; c < constraints_.size(); ++c) {
     absl::StatusOr<double> ok = expressions_->Evaluate(constraints_[c], values);
