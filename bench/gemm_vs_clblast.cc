@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/embedded.h"
+#include "device_agent/worker.h"
 #include "kernels_templates/gemm/gemm_template.h"
 #include "nlohmann/json.hpp"
 #include "server/trial_request.h"
@@ -230,4 +231,10 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tunefleet::bench
 
-int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // The embedded agent's measurement worker is this executable.
+  if (tunefleet::agent::IsWorkerInvocation(argc, argv)) {
+    return tunefleet::agent::RunWorkerMain(argc, argv);
+  }
+  return tunefleet::bench::Main(argc, argv);
+}

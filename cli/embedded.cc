@@ -2,16 +2,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "device_agent/worker.h"
 #include "server/status_macros.h"
 
 namespace tunefleet::cli {
 
 absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
     const EmbeddedOptions& options) {
-  TF_ASSIGN_OR_RETURN(agent::ClDevice device,
-                      agent::OpenDevice(options.platform, options.device));
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<agent::Measurer> measurer,
-                      agent::Measurer::Create(std::move(device)));
+  // The agent measures in a worker process (this executable started with
+  // agent::kWorkerFlag), as a standalone agent does.
+  agent::WorkerBackend::Options worker;
+  worker.platform = options.platform;
+  worker.device = options.device;
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<agent::WorkerBackend> backend,
+                      agent::WorkerBackend::Start(worker));
   auto fleet = std::make_unique<EmbeddedFleet>(PrivateTag{});
   server::ServerOptions server_options;
   server_options.listen = "127.0.0.1:0";
@@ -25,7 +29,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   agent_options.verbose = options.verbose;
   agent_options.agent_name = "embedded";
   fleet->agent_ =
-      std::make_unique<agent::Agent>(agent_options, std::move(measurer));
+      std::make_unique<agent::Agent>(agent_options, std::move(backend));
   fleet->agent_thread_ = std::thread([a = fleet->agent_.get()] { a->Run(); });
 
   const absl::Time deadline = absl::Now() + options.connect_timeout;

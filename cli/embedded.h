@@ -25,7 +25,9 @@ struct EmbeddedOptions {
   absl::Duration connect_timeout = absl::Seconds(60);
 };
 
-// Owns the local server and agent; the destructor stops both.
+// Owns the local server and agent; the destructor stops both. The agent
+// measures in a worker process started from this executable, so main()
+// must hand agent::IsWorkerInvocation() calls to agent::RunWorkerMain().
 class EmbeddedFleet {
  public:
   // Opens the device, starts server and agent, and waits until the agent

@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/common.h"
+#include "device_agent/worker.h"
 #include "cli/emit_command.h"
 #include "cli/measure_command.h"
 #include "cli/model_command.h"
@@ -16,6 +17,10 @@
 #include "cli/tune_command.h"
 
 int main(int argc, char** argv) {
+  // The embedded agent's measurement worker is this executable.
+  if (tunefleet::agent::IsWorkerInvocation(argc, argv)) {
+    return tunefleet::agent::RunWorkerMain(argc, argv);
+  }
   CLI::App app{
       "tunefleet: tunes OpenCL kernels on a fleet of devices and keeps every "
       "measurement in one database.\n"

@@ -23,11 +23,10 @@ std::string DefaultAgentName() {
   return absl::StrCat(host, "-", getpid());
 }
 
-Agent::Agent(AgentOptions options, std::unique_ptr<Measurer> measurer)
-    : options_(std::move(options)), measurer_(std::move(measurer)) {
-  key_ = options_.device_key.empty()
-             ? DefaultDeviceKey(measurer_->device_info())
-             : options_.device_key;
+Agent::Agent(AgentOptions options, std::unique_ptr<MeasurementBackend> backend)
+    : options_(std::move(options)), backend_(std::move(backend)) {
+  key_ = options_.device_key.empty() ? DefaultDeviceKey(backend_->device_info())
+                                     : options_.device_key;
   if (options_.agent_name.empty()) options_.agent_name = DefaultAgentName();
 }
 
@@ -87,7 +86,7 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   AgentMessage hello;
   auto* h = hello.mutable_hello();
   h->set_device_key(key_);
-  *h->mutable_device() = measurer_->device_info();
+  *h->mutable_device() = backend_->device_info();
   h->set_agent_name(options_.agent_name);
   h->set_token(options_.token);
   h->set_max_in_flight(options_.max_in_flight);
@@ -159,7 +158,7 @@ void Agent::MeasureLoop(Stream* stream) {
     auto* result = out.mutable_result();
     result->set_trial_id(request.trial_id());
     result->set_attempt(request.attempt());
-    *result->mutable_measurement() = measurer_->Measure(request);
+    *result->mutable_measurement() = backend_->Measure(request);
     trials_measured_.fetch_add(1);
     const Measurement& m = result->measurement();
     Log(absl::StrCat(

@@ -11,7 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "device_agent/measurer.h"
+#include "device_agent/backend.h"
 #include "proto/agent.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -32,7 +32,7 @@ struct AgentOptions {
 // thread-safe.
 class Agent {
  public:
-  Agent(AgentOptions options, std::unique_ptr<Measurer> measurer);
+  Agent(AgentOptions options, std::unique_ptr<MeasurementBackend> backend);
   ~Agent();
 
   // Connects, serves and reconnects until Stop().
@@ -54,7 +54,7 @@ class Agent {
   void Log(const std::string& line) const;
 
   AgentOptions options_;
-  std::unique_ptr<Measurer> measurer_;
+  std::unique_ptr<MeasurementBackend> backend_;
   std::string key_;
   std::atomic<int64_t> trials_measured_{0};
 

@@ -11,9 +11,13 @@
 #include "CLI/CLI.hpp"
 #include "device_agent/agent.h"
 #include "device_agent/opencl.h"
+#include "device_agent/worker.h"
 #include "google/protobuf/util/json_util.h"
 
 int main(int argc, char** argv) {
+  if (tunefleet::agent::IsWorkerInvocation(argc, argv)) {
+    return tunefleet::agent::RunWorkerMain(argc, argv);
+  }
   // SIGINT/SIGTERM are taken by a sigwait thread (below), so they must be
   // blocked before any thread (gRPC's included) starts.
   sigset_t stop_signals;
@@ -29,6 +33,7 @@ int main(int argc, char** argv) {
   tunefleet::agent::AgentOptions options;
   int platform = 0, device = 0;
   bool info_only = false;
+  double timeout_ms = 120000;
   app.add_option("--server", options.server,
                  "tunefleet-server address HOST:PORT")
       ->required();
@@ -48,16 +53,20 @@ int main(int argc, char** argv) {
   app.add_flag("--info", info_only,
                "print the device info as JSON and exit (no --server needed)");
   app.get_option("--server")->required(false);
+  app.add_option("--timeout-ms", timeout_ms,
+                 "deadline of a trial whose request sets none; past it the "
+                 "worker process is killed (TIMEOUT)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  absl::StatusOr<tunefleet::agent::ClDevice> opened =
-      tunefleet::agent::OpenDevice(platform, device);
-  if (!opened.ok()) {
-    std::fprintf(stderr, "tunefleet-agent: %s\n",
-                 std::string(opened.status().message()).c_str());
-    return 2;
-  }
   if (info_only) {
+    absl::StatusOr<tunefleet::agent::ClDevice> opened =
+        tunefleet::agent::OpenDevice(platform, device);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "tunefleet-agent: %s\n",
+                   std::string(opened.status().message()).c_str());
+      return 2;
+    }
     std::string json;
     google::protobuf::util::JsonPrintOptions print;
     print.add_whitespace = true;
@@ -71,15 +80,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tunefleet-agent: --server HOST:PORT is required\n");
     return 2;
   }
-  absl::StatusOr<std::unique_ptr<tunefleet::agent::Measurer>> measurer =
-      tunefleet::agent::Measurer::Create(*std::move(opened));
-  if (!measurer.ok()) {
+  // Kernels run in a supervised worker process: a hang or a crash costs a
+  // trial, not the agent.
+  tunefleet::agent::WorkerBackend::Options worker;
+  worker.platform = platform;
+  worker.device = device;
+  worker.default_timeout_ms = timeout_ms;
+  auto backend = tunefleet::agent::WorkerBackend::Start(worker);
+  if (!backend.ok()) {
     std::fprintf(stderr, "tunefleet-agent: %s\n",
-                 std::string(measurer.status().message()).c_str());
-    return 1;
+                 std::string(backend.status().message()).c_str());
+    return absl::IsUnavailable(backend.status()) ? 2 : 1;
   }
-  const std::string name = (*measurer)->device_info().device_name();
-  tunefleet::agent::Agent agent(options, *std::move(measurer));
+  const std::string name = (*backend)->device_info().device_name();
+  tunefleet::agent::Agent agent(options, *std::move(backend));
   std::thread([&agent, stop_signals] {
     int signal = 0;
     sigwait(&stop_signals, &signal);

@@ -81,7 +81,9 @@ class Fleet : public ::testing::Test {
     agent_options.device_key = "pocl-test";
     agent_options.verbose = false;
     agent_ =
-        std::make_unique<agent::Agent>(agent_options, *std::move(measurer));
+        std::make_unique<agent::Agent>(agent_options,
+                                       std::make_unique<agent::LocalBackend>(
+                                           *std::move(measurer)));
     agent_thread_ = std::thread([] { agent_->Run(); });
     for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
          ++i) {

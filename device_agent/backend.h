@@ -1,0 +1,62 @@
+// Where an agent's measurements run: in this process (tests), in a
+// supervised worker process (the default: a hanging or crashing kernel
+// cannot take the agent down), or nowhere at all (a fake backend for load
+// benchmarks).
+#ifndef TUNEFLEET_DEVICE_AGENT_BACKEND_H_
+#define TUNEFLEET_DEVICE_AGENT_BACKEND_H_
+
+#include <memory>
+
+#include "device_agent/measurer.h"
+#include "proto/common.pb.h"
+
+namespace tunefleet::agent {
+
+// Used by one measurement thread at a time.
+class MeasurementBackend {
+ public:
+  virtual ~MeasurementBackend() = default;
+  virtual const tunefleet::v1::DeviceInfo& device_info() const = 0;
+  // Runs one trial; never fails as a call (errors are the measurement's).
+  virtual tunefleet::v1::Measurement Measure(
+      const tunefleet::v1::MeasureRequest& request) = 0;
+};
+
+// Measures in this process with a Measurer.
+class LocalBackend : public MeasurementBackend {
+ public:
+  explicit LocalBackend(std::unique_ptr<Measurer> measurer)
+      : measurer_(std::move(measurer)) {}
+  const tunefleet::v1::DeviceInfo& device_info() const override {
+    return measurer_->device_info();
+  }
+  tunefleet::v1::Measurement Measure(
+      const tunefleet::v1::MeasureRequest& request) override {
+    return measurer_->Measure(request);
+  }
+
+ private:
+  std::unique_ptr<Measurer> measurer_;
+};
+
+// A fake device for load benchmarks (bench/fleet_load): answers every
+// request OK after `delay_us` of sleep with a time derived from the trial
+// id, touching no OpenCL. Named as fake everywhere it is used.
+class FakeBackend : public MeasurementBackend {
+ public:
+  FakeBackend(tunefleet::v1::DeviceInfo info, int delay_us)
+      : info_(std::move(info)), delay_us_(delay_us) {}
+  const tunefleet::v1::DeviceInfo& device_info() const override {
+    return info_;
+  }
+  tunefleet::v1::Measurement Measure(
+      const tunefleet::v1::MeasureRequest& request) override;
+
+ private:
+  tunefleet::v1::DeviceInfo info_;
+  int delay_us_;
+};
+
+}  // namespace tunefleet::agent
+
+#endif  // TUNEFLEET_DEVICE_AGENT_BACKEND_H_

@@ -1,0 +1,259 @@
+#include "device_agent/worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "device_agent/measurer.h"
+
+extern char** environ;
+
+namespace tunefleet::agent {
+namespace {
+
+using tunefleet::v1::Measurement;
+using tunefleet::v1::WorkerReply;
+using tunefleet::v1::WorkerRequest;
+
+constexpr int kWorkerIn = 3;   // the worker reads requests here
+constexpr int kWorkerOut = 4;  // and writes replies here
+constexpr uint32_t kMaxFrameBytes = 256u << 20;
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `size` bytes by `deadline`; false on EOF, error or time.
+bool ReadAll(int fd, void* data, size_t size,
+             std::chrono::steady_clock::time_point deadline, bool* timed_out) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      *timed_out = true;
+      return false;
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(
+                                        left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // re-check the deadline
+    const ssize_t n = read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool WriteFrame(int fd, const google::protobuf::Message& m) {
+  const std::string bytes = m.SerializeAsString();
+  const uint32_t size = static_cast<uint32_t>(bytes.size());
+  unsigned char header[4] = {static_cast<unsigned char>(size),
+                             static_cast<unsigned char>(size >> 8),
+                             static_cast<unsigned char>(size >> 16),
+                             static_cast<unsigned char>(size >> 24)};
+  return WriteAll(fd, header, 4) && WriteAll(fd, bytes.data(), bytes.size());
+}
+
+bool ReadFrame(int fd, google::protobuf::Message* m,
+               std::chrono::steady_clock::time_point deadline,
+               bool* timed_out) {
+  unsigned char header[4];
+  if (!ReadAll(fd, header, 4, deadline, timed_out)) return false;
+  const uint32_t size = header[0] | header[1] << 8 | header[2] << 16 |
+                        static_cast<uint32_t>(header[3]) << 24;
+  if (size > kMaxFrameBytes) return false;
+  std::string bytes(size, '\0');
+  if (!ReadAll(fd, bytes.data(), size, deadline, timed_out)) return false;
+  return m->ParseFromString(bytes);
+}
+
+Measurement Failed(Measurement::Error code, const std::string& message) {
+  Measurement m;
+  m.set_error(code);
+  m.set_error_message(message);
+  return m;
+}
+
+}  // namespace
+
+bool IsWorkerInvocation(int argc, char** argv) {
+  return argc >= 2 && std::strcmp(argv[1], kWorkerFlag) == 0;
+}
+
+int RunWorkerMain(int argc, char** argv) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;  // the agent died before we got here
+  int platform = 0, device = 0;
+  if (argc < 4 || !absl::SimpleAtoi(argv[2], &platform) ||
+      !absl::SimpleAtoi(argv[3], &device)) {
+    return 2;
+  }
+  const auto forever = std::chrono::steady_clock::time_point::max();
+  std::unique_ptr<Measurer> measurer;
+  std::string error;
+  if (absl::StatusOr<ClDevice> d = OpenDevice(platform, device); !d.ok()) {
+    error = std::string(d.status().message());
+  } else if (auto m = Measurer::Create(*std::move(d)); !m.ok()) {
+    error = std::string(m.status().message());
+  } else {
+    measurer = *std::move(m);
+  }
+  WorkerRequest request;
+  bool timed_out = false;
+  while (ReadFrame(kWorkerIn, &request, forever, &timed_out)) {
+    WorkerReply reply;
+    if (measurer == nullptr) {
+      reply.set_error(error);
+    } else if (request.has_measure()) {
+      *reply.mutable_measurement() = measurer->Measure(request.measure());
+    } else {
+      *reply.mutable_device_info() = measurer->device_info();
+    }
+    if (!WriteFrame(kWorkerOut, reply)) return 1;
+  }
+  return 0;
+}
+
+absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
+    Options options) {
+  // A write to a dead worker's pipe must fail with EPIPE, not kill the
+  // agent.
+  signal(SIGPIPE, SIG_IGN);
+  auto backend = std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
+  if (absl::Status s = backend->Spawn(); !s.ok()) return s;
+  WorkerRequest request;
+  request.set_device_info(true);
+  absl::StatusOr<WorkerReply> reply =
+      backend->Call(request, backend->options_.start_timeout_ms);
+  if (!reply.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("the measurement worker did not start: ",
+                     reply.status().message()));
+  }
+  if (reply->has_error()) return absl::UnavailableError(reply->error());
+  backend->info_ = reply->device_info();
+  return backend;
+}
+
+WorkerBackend::~WorkerBackend() { Reap(/*kill_first=*/true); }
+
+absl::Status WorkerBackend::Spawn() {
+  int requests[2], replies[2];
+  if (pipe2(requests, O_CLOEXEC) != 0) return absl::InternalError("pipe");
+  if (pipe2(replies, O_CLOEXEC) != 0) {
+    close(requests[0]);
+    close(requests[1]);
+    return absl::InternalError("pipe");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, requests[0], kWorkerIn);
+  posix_spawn_file_actions_adddup2(&actions, replies[1], kWorkerOut);
+  const std::string platform = std::to_string(options_.platform);
+  const std::string device = std::to_string(options_.device);
+  char* argv[] = {const_cast<char*>(options_.executable.c_str()),
+                  const_cast<char*>(kWorkerFlag),
+                  const_cast<char*>(platform.c_str()),
+                  const_cast<char*>(device.c_str()), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, options_.executable.c_str(), &actions,
+                             nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(requests[0]);
+  close(replies[1]);
+  if (rc != 0) {
+    close(requests[1]);
+    close(replies[0]);
+    return absl::UnavailableError(absl::StrCat(
+        "cannot start ", options_.executable, ": ", std::strerror(rc)));
+  }
+  pid_ = pid;
+  to_worker_ = requests[1];
+  from_worker_ = replies[0];
+  ++restarts_;
+  return absl::OkStatus();
+}
+
+std::string WorkerBackend::Reap(bool kill_first) {
+  if (to_worker_ >= 0) close(to_worker_);
+  if (from_worker_ >= 0) close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (pid_ <= 0) return "";
+  if (kill_first) kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (WIFSIGNALED(status)) {
+    return absl::StrCat("signal ", WTERMSIG(status), " (",
+                        strsignal(WTERMSIG(status)), ")");
+  }
+  return absl::StrCat("exit code ", WEXITSTATUS(status));
+}
+
+absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
+                                                double timeout_ms) {
+  if (pid_ <= 0) {
+    if (absl::Status s = Spawn(); !s.ok()) return s;
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::microseconds(static_cast<int64_t>(timeout_ms * 1000));
+  WorkerReply reply;
+  bool timed_out = false;
+  if (WriteFrame(to_worker_, request) &&
+      ReadFrame(from_worker_, &reply, deadline, &timed_out)) {
+    return reply;
+  }
+  if (timed_out) {
+    const std::string how = Reap(/*kill_first=*/true);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "no answer within ", timeout_ms, " ms; worker killed (", how, ")"));
+  }
+  const std::string how = Reap(/*kill_first=*/false);
+  return absl::UnavailableError(absl::StrCat("the worker died: ", how));
+}
+
+tunefleet::v1::Measurement WorkerBackend::Measure(
+    const tunefleet::v1::MeasureRequest& request) {
+  const double timeout = request.timing().timeout_ms() > 0
+                             ? request.timing().timeout_ms()
+                             : options_.default_timeout_ms;
+  WorkerRequest call;
+  *call.mutable_measure() = request;
+  absl::StatusOr<WorkerReply> reply = Call(call, timeout);
+  if (reply.ok() && reply->has_measurement()) return reply->measurement();
+  if (reply.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR,
+                  reply->has_error() ? reply->error() : "empty worker reply");
+  }
+  // The next trial starts a fresh worker (Call() spawns on demand).
+  if (absl::IsDeadlineExceeded(reply.status())) {
+    return Failed(Measurement::TIMEOUT, std::string(reply.status().message()));
+  }
+  return Failed(Measurement::RUNTIME_ERROR,
+                absl::StrCat(reply.status().message(),
+                             " during the trial; a new worker starts"));
+}
+
+}  // namespace tunefleet::agent

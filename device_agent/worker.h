@@ -1,0 +1,92 @@
+// Crash isolation on the device (DESIGN.md): measurements run in a
+// supervised worker process. A kernel that hangs is killed at the trial's
+// deadline (TIMEOUT); one that crashes the worker is reported
+// (RUNTIME_ERROR) and a new worker starts; the agent and its stream stay
+// up. The worker is the agent's own executable started with
+// kWorkerFlag; requests and replies are WorkerRequest / WorkerReply
+// (proto/worker.proto) on two pipes, as fds 3 and 4 of the worker.
+#ifndef TUNEFLEET_DEVICE_AGENT_WORKER_H_
+#define TUNEFLEET_DEVICE_AGENT_WORKER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "device_agent/backend.h"
+#include "proto/worker.pb.h"
+
+namespace tunefleet::agent {
+
+// argv[1] of a worker process.
+inline constexpr char kWorkerFlag[] = "--tunefleet-worker";
+
+// True when this process was started as a worker; main() must then return
+// RunWorkerMain(argc, argv) before doing anything else.
+bool IsWorkerInvocation(int argc, char** argv);
+
+// The worker's main loop: `<exe> --tunefleet-worker PLATFORM DEVICE`.
+// Opens the device, then answers requests on fd 3 with replies on fd 4
+// until the agent closes fd 3. Dies with its parent (PR_SET_PDEATHSIG).
+int RunWorkerMain(int argc, char** argv);
+
+// Runs each measurement in the worker process. Not thread-safe: one
+// measurement thread uses it.
+class WorkerBackend : public MeasurementBackend {
+ public:
+  struct Options {
+    std::string executable = "/proc/self/exe";
+    int platform = 0;
+    int device = 0;
+    // Deadline of a trial whose request carries no timeout_ms.
+    double default_timeout_ms = 120000;
+    // Deadline of starting a worker (opening the device, building the
+    // fill kernels).
+    double start_timeout_ms = 60000;
+  };
+
+  // Starts a worker and reads the device info through it. Errors:
+  // UNAVAILABLE with the worker's reason (no such device, ...) or why it
+  // could not be started.
+  static absl::StatusOr<std::unique_ptr<WorkerBackend>> Start(Options options);
+  ~WorkerBackend() override;
+
+  const tunefleet::v1::DeviceInfo& device_info() const override {
+    return info_;
+  }
+  tunefleet::v1::Measurement Measure(
+      const tunefleet::v1::MeasureRequest& request) override;
+
+  // Workers started after the first (each crash or timeout starts one).
+  int restarts() const { return restarts_; }
+  pid_t worker_pid() const { return pid_; }
+
+ private:
+  struct PrivateTag {
+    explicit PrivateTag() = default;
+  };
+
+ public:
+  WorkerBackend(PrivateTag, Options options) : options_(std::move(options)) {}
+
+ private:
+  absl::Status Spawn();
+  // Kills the worker (if alive) and reaps it; returns how it ended.
+  std::string Reap(bool kill_first);
+  // Sends a request and waits up to `timeout_ms` for the reply. On
+  // DEADLINE_EXCEEDED or UNAVAILABLE (the worker died) the worker is gone.
+  absl::StatusOr<tunefleet::v1::WorkerReply> Call(
+      const tunefleet::v1::WorkerRequest& request, double timeout_ms);
+
+  Options options_;
+  tunefleet::v1::DeviceInfo info_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  int restarts_ = -1;
+};
+
+}  // namespace tunefleet::agent
+
+#endif  // TUNEFLEET_DEVICE_AGENT_WORKER_H_
