@@ -78,18 +78,35 @@ absl::StatusOr<JobOutcome> RunJob(
     if (!s.ok()) return s;
   }
   if (on_submitted) on_submitted(outcome.submitted);
+  absl::StatusOr<tunefleet::v1::JobProgress> last =
+      WatchJob(address, outcome.submitted.job_id(), on_progress);
+  if (!last.ok()) return last.status();
+  outcome.last = *std::move(last);
+  return outcome;
+}
+
+absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
+    const std::string& address, int64_t job_id,
+    const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
   grpc::ClientContext context;
   tunefleet::v1::WatchJobRequest watch;
-  watch.set_job_id(outcome.submitted.job_id());
+  watch.set_job_id(job_id);
   auto reader = stub->WatchJob(&context, watch);
-  tunefleet::v1::JobProgress progress;
+  tunefleet::v1::JobProgress progress, last;
+  bool any = false;
   while (reader->Read(&progress)) {
     if (on_progress) on_progress(progress);
-    outcome.last = progress;
+    last = progress;
+    any = true;
   }
   absl::Status s = FromGrpc(reader->Finish());
   if (!s.ok()) return s;
-  return outcome;
+  if (!any) {
+    return absl::UnavailableError(
+        "the server ended the watch without progress (shutting down?)");
+  }
+  return last;
 }
 
 absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> LoadTemplateSpec(

@@ -53,6 +53,14 @@ absl::StatusOr<JobOutcome> RunJob(
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
+// Streams a job's progress from the server at `address` until the job ends
+// (or the server ends the stream), calling `on_progress` for each update.
+// Returns the last progress. Errors: NOT_FOUND for an unknown job, the
+// stream's failure.
+absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
+    const std::string& address, int64_t job_id,
+    const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
+
 // When `template_arg` is a spec file (.toml or .json), loads it and the
 // OpenCL source it names, registers its op and template in this process
 // and returns what a job request carries; nullopt for a template name.

@@ -21,6 +21,9 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   server_options.listen = "127.0.0.1:0";
   server_options.db_path = options.db_path;
   server_options.verbose = options.verbose;
+  // The embedded server lives for one command: it runs that command's jobs,
+  // not those an interrupted earlier command left behind.
+  server_options.resume_jobs = false;
   TF_ASSIGN_OR_RETURN(fleet->server_, server::Server::Start(server_options));
 
   agent::AgentOptions agent_options;

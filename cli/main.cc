@@ -8,13 +8,14 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/common.h"
-#include "device_agent/worker.h"
 #include "cli/emit_command.h"
+#include "cli/jobs_command.h"
 #include "cli/measure_command.h"
 #include "cli/model_command.h"
 #include "cli/query_command.h"
 #include "cli/simulate_command.h"
 #include "cli/tune_command.h"
+#include "device_agent/worker.h"
 
 int main(int argc, char** argv) {
   // The embedded agent's measurement worker is this executable.
@@ -27,7 +28,9 @@ int main(int argc, char** argv) {
       "  tunefleet tune --op gemm --shape M=512,N=512,K=512 --trials 100\n"
       "  tunefleet query --db tunefleet.db\n"
       "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/\n"
-      "  tunefleet measure --shape M=64,N=64,K=64 --config reference"};
+      "  tunefleet measure --shape M=64,N=64,K=64 --config reference\n"
+      "  tunefleet jobs --server HOST:PORT; tunefleet watch|cancel JOB "
+      "--server HOST:PORT"};
   app.require_subcommand(1);
   tunefleet::cli::TuneOptions tune;
   tunefleet::cli::QueryOptions query;
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
   tunefleet::cli::SimulateOptions simulate;
   tunefleet::cli::TasksOptions tasks;
   tunefleet::cli::ExportOptions export_table;
+  tunefleet::cli::JobsOptions jobs, watch, cancel;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -45,6 +49,9 @@ int main(int argc, char** argv) {
   CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
   CLI::App* tasks_cmd = tunefleet::cli::AddTasksCommand(app, tasks);
   CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
+  CLI::App* jobs_cmd = tunefleet::cli::AddJobsCommand(app, jobs);
+  CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
+  CLI::App* cancel_cmd = tunefleet::cli::AddCancelCommand(app, cancel);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,5 +70,8 @@ int main(int argc, char** argv) {
   if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
   if (*tasks_cmd) return tunefleet::cli::RunTasks(tasks);
   if (*export_cmd) return tunefleet::cli::RunExport(export_table);
+  if (*jobs_cmd) return tunefleet::cli::RunJobs(jobs);
+  if (*watch_cmd) return tunefleet::cli::RunWatch(watch);
+  if (*cancel_cmd) return tunefleet::cli::RunCancel(cancel);
   return tunefleet::cli::kExitBadInput;
 }

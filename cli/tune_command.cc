@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "cli/embedded.h"
 #include "cli/model_command.h"
+#include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
@@ -22,53 +23,6 @@ namespace tunefleet::cli {
 namespace {
 
 using tunefleet::v1::JobProgress;
-
-std::string ErrorsText(const JobProgress& p) {
-  std::vector<std::string> parts;
-  for (const auto& [code, count] : p.errors()) {
-    if (code != "OK") parts.push_back(absl::StrCat(code, " ", count));
-  }
-  return parts.empty() ? ""
-                       : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
-}
-
-// Progress on stderr: one rewritten line on a terminal; otherwise a line
-// per new best and per tenth of the budget, so logs stay short.
-class ProgressPrinter {
- public:
-  explicit ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(2)) {}
-
-  void Update(const JobProgress& p) {
-    if (quiet_) return;
-    const double best = p.has_best() ? p.best().gflops() : 0;
-    const uint32_t step = std::max(1u, p.trials_total() / 10);
-    const bool milestone = p.trials_done() / step != last_done_ / step;
-    if (!tty_ && !milestone && best == last_best_) return;
-    std::string line = absl::StrFormat(
-        "[%4u/%u] best %s", p.trials_done(), p.trials_total(),
-        p.has_best() ? absl::StrFormat("%.2f GFLOP/s (%.3f ms)", best,
-                                       p.best().time_ns() / 1e6)
-                     : std::string("-"));
-    line += ErrorsText(p);
-    if (tty_) {
-      std::fprintf(stderr, "\r%-100s", line.c_str());
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    std::fflush(stderr);
-    last_done_ = p.trials_done();
-    last_best_ = best;
-  }
-  void End() {
-    if (!quiet_ && tty_) std::fprintf(stderr, "\n");
-  }
-
- private:
-  bool quiet_;
-  bool tty_;
-  uint32_t last_done_ = 0;
-  double last_best_ = 0;
-};
 
 nlohmann::json SummaryJson(const TuneOptions& o,
                            const tunefleet::v1::SubmitJobResponse& submitted,
@@ -186,6 +140,13 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
   cmd->add_option("--priority", o.priority, "job priority (higher first)");
+  cmd->add_option("--deadline-s", o.deadline_s,
+                  "end the job after this many seconds, whatever is left of "
+                  "its budget (0: none)");
+  cmd->add_option("--timeout-ms", o.timeout_ms,
+                  "per-trial deadline on the agent (compile + run); a kernel "
+                  "past it is killed and recorded as TIMEOUT (0: server "
+                  "default, 60000)");
   cmd->add_option("--platform", o.platform,
                   "embedded agent: OpenCL platform index");
   cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
@@ -246,13 +207,16 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
   request.set_trials(trials);
   request.set_seed(o.seed);
   request.set_priority(o.priority);
+  request.set_deadline_s(o.deadline_s);
   request.set_skip_reference(o.skip_reference);
   request.set_early_stop(o.early_stop);
   request.set_no_transfer(o.no_transfer);
-  if (o.repeat >= 0 || o.number >= 0 || o.min_repeat_ms >= 0) {
+  if (o.repeat >= 0 || o.number >= 0 || o.min_repeat_ms >= 0 ||
+      o.timeout_ms > 0) {
     tunefleet::v1::TimingPolicy* t = request.mutable_timing();
     if (o.repeat >= 0) t->set_repeat(o.repeat);
     if (o.number >= 0) t->set_number(o.number);
+    if (o.timeout_ms > 0) t->set_timeout_ms(o.timeout_ms);
     t->set_min_repeat_ms(o.min_repeat_ms >= 0
                              ? o.min_repeat_ms
                              : server::DefaultTimingPolicy().min_repeat_ms());
@@ -264,13 +228,14 @@ void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet) {
   if (fleet != nullptr) {
     // Ctrl-C cancels an embedded job cleanly: its finished trials stay,
     // the rest are recorded as CANCELLED.
-    stop.Set([fleet] { fleet->server().jobs().Shutdown(); });
+    stop.Set([fleet] { fleet->server().jobs().CancelAll(); });
     return;
   }
   stop.Set([] {
     std::fprintf(stderr,
                  "\ntunefleet tune: interrupted; the job goes on on the "
-                 "server (tunefleet query --server ...)\n");
+                 "server (tunefleet watch JOB / tunefleet cancel JOB "
+                 "--server ...)\n");
     std::_Exit(130);
   });
 }

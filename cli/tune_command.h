@@ -26,6 +26,8 @@ struct TuneOptions {
   uint32_t trials_per_task = 40;
   std::string template_name;  // empty: the op's default
   uint32_t trials = 100;
+  uint32_t deadline_s = 0;  // 0: none
+  double timeout_ms = 0;    // per trial; 0: the server's default
   std::string strategy = "xgb";
   std::string server;      // empty: embedded default
   std::string device_key;  // empty: the only connected key

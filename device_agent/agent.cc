@@ -106,7 +106,12 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
           connected_ = true;
         }
         measure_thread = std::thread([&] { MeasureLoop(stream.get()); });
-        heartbeat_thread = std::thread([&] { HeartbeatLoop(stream.get()); });
+        // The server sets the pace: it drops agents silent for a few beats.
+        const uint32_t beat_ms = msg.welcome().heartbeat_interval_ms();
+        const absl::Duration beat =
+            beat_ms > 0 ? absl::Milliseconds(beat_ms) : options_.heartbeat;
+        heartbeat_thread =
+            std::thread([&, beat] { HeartbeatLoop(stream.get(), beat); });
       } else if (msg.has_batch()) {
         absl::MutexLock lock(&mu_);
         for (auto& r : *msg.mutable_batch()->mutable_requests()) {
@@ -169,7 +174,7 @@ void Agent::MeasureLoop(Stream* stream) {
   }
 }
 
-void Agent::HeartbeatLoop(Stream* stream) {
+void Agent::HeartbeatLoop(Stream* stream, absl::Duration interval) {
   while (true) {
     AgentMessage beat;
     {
@@ -177,7 +182,7 @@ void Agent::HeartbeatLoop(Stream* stream) {
       auto disconnected = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return !connected_;
       };
-      mu_.AwaitWithTimeout(absl::Condition(&disconnected), options_.heartbeat);
+      mu_.AwaitWithTimeout(absl::Condition(&disconnected), interval);
       if (!connected_) return;
       beat.mutable_heartbeat()->set_queued(queue_.size());
     }

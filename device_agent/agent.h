@@ -22,6 +22,7 @@ struct AgentOptions {
   std::string agent_name;  // empty: "<hostname>-<pid>"
   std::string token;       // sent in Hello
   uint32_t max_in_flight = 2;
+  // Used when the server's Welcome names no interval.
   absl::Duration heartbeat = absl::Seconds(5);
   absl::Duration min_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(30);
@@ -49,7 +50,7 @@ class Agent {
   // One connection's lifetime; returns true when Hello was accepted.
   bool Serve(tunefleet::v1::AgentService::Stub& stub);
   void MeasureLoop(Stream* stream);
-  void HeartbeatLoop(Stream* stream);
+  void HeartbeatLoop(Stream* stream, absl::Duration interval);
   bool Write(Stream* stream, const tunefleet::v1::AgentMessage& message);
   void Log(const std::string& line) const;
 

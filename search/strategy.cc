@@ -87,4 +87,44 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
                    "'; known: ", absl::StrJoin(StrategyNames(), ", ")));
 }
 
+namespace {
+
+class ResumedStrategy : public SearchStrategy {
+ public:
+  ResumedStrategy(std::unique_ptr<SearchStrategy> inner,
+                  const std::vector<uint64_t>& already_proposed)
+      : inner_(std::move(inner)),
+        skip_(already_proposed.begin(), already_proposed.end()) {}
+
+  absl::string_view name() const override { return inner_->name(); }
+  std::vector<uint64_t> Propose(size_t max_count) override {
+    std::vector<uint64_t> out;
+    // Each round either fills the batch or marks skipped configs as
+    // proposed inside the inner strategy, so the loop ends.
+    while (out.size() < max_count) {
+      std::vector<uint64_t> batch = inner_->Propose(max_count - out.size());
+      if (batch.empty()) break;
+      for (uint64_t i : batch) {
+        if (skip_.erase(i) == 0) out.push_back(i);
+      }
+    }
+    return out;
+  }
+  void Observe(const std::vector<Observation>& results) override {
+    inner_->Observe(results);
+  }
+
+ private:
+  std::unique_ptr<SearchStrategy> inner_;
+  absl::flat_hash_set<uint64_t> skip_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> ResumeStrategy(
+    std::unique_ptr<SearchStrategy> inner,
+    const std::vector<uint64_t>& already_proposed) {
+  return std::make_unique<ResumedStrategy>(std::move(inner), already_proposed);
+}
+
 }  // namespace tunefleet::search

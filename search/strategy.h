@@ -81,6 +81,13 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
 // Names MakeStrategy() accepts.
 std::vector<std::string> StrategyNames();
 
+// Wraps a new strategy for a resumed job: configs in `already_proposed`
+// (trials of the stopped run) are never proposed again. Their results are
+// given to the strategy through Observe() as usual.
+std::unique_ptr<SearchStrategy> ResumeStrategy(
+    std::unique_ptr<SearchStrategy> inner,
+    const std::vector<uint64_t>& already_proposed);
+
 // The configs a strategy has proposed, and random draws among the rest:
 // sampling without replacement over the valid configs.
 class ProposalSet {

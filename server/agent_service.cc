@@ -46,10 +46,12 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INTERNAL, std::string(s.message()));
   }
   const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
-  auto session = std::make_shared<AgentSession>(id, hello, stream);
+  auto session =
+      std::make_shared<AgentSession>(id, hello, stream, context, NowMs());
   tunefleet::v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_agent_id(id);
-  welcome.mutable_welcome()->set_heartbeat_interval_ms(5000);
+  welcome.mutable_welcome()->set_heartbeat_interval_ms(
+      static_cast<uint32_t>(heartbeat_interval_ms_));
   if (!session->Send(welcome)) return grpc::Status::OK;
   if (verbose_) {
     std::fprintf(stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
@@ -60,6 +62,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
 
   tunefleet::v1::AgentMessage message;
   while (stream->Read(&message)) {
+    session->Touch(NowMs());
     if (!message.has_result()) continue;  // heartbeats only prove liveness
     const tunefleet::v1::MeasureResult& result = message.result();
     std::optional<Lease> lease = scheduler_->EndLease(result.trial_id());
@@ -67,10 +70,13 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
     jobs_->OnResult(lease->trial.job_id, result.trial_id(),
                     result.measurement());
   }
-  const int requeued = scheduler_->RemoveAgent(id);
+  const LostLeases lost = scheduler_->RemoveAgent(id);
+  jobs_->OnLostLeases(lost);
   if (verbose_) {
-    std::fprintf(stderr, "[server] %s disconnected; %d trial(s) requeued\n",
-                 id.c_str(), requeued);
+    std::fprintf(stderr,
+                 "[server] %s disconnected; %zu trial(s) requeued, %zu given "
+                 "up\n",
+                 id.c_str(), lost.requeued.size(), lost.abandoned.size());
   }
   return grpc::Status::OK;
 }

@@ -18,8 +18,12 @@ inline constexpr size_t kMaxDeviceKeyLength = 128;
 class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
  public:
   AgentServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs,
-                   bool verbose)
-      : store_(store), scheduler_(scheduler), jobs_(jobs), verbose_(verbose) {}
+                   bool verbose, int64_t heartbeat_interval_ms)
+      : store_(store),
+        scheduler_(scheduler),
+        jobs_(jobs),
+        verbose_(verbose),
+        heartbeat_interval_ms_(heartbeat_interval_ms) {}
 
   // Expects Hello first (else INVALID_ARGUMENT), registers the agent, then
   // routes its results until the stream ends; its leases are requeued then.
@@ -31,6 +35,7 @@ class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
   Scheduler* scheduler_;
   JobManager* jobs_;
   bool verbose_;
+  int64_t heartbeat_interval_ms_;  // asked of agents in Welcome
   std::atomic<int64_t> next_agent_{1};
 };
 

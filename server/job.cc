@@ -27,13 +27,15 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, Store* store,
-         Scheduler* scheduler)
+         Scheduler* scheduler, int64_t deadline_ms, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
       space_(std::move(space)),
       store_(store),
-      scheduler_(scheduler) {
+      scheduler_(scheduler),
+      deadline_ms_(deadline_ms),
+      resume_(std::move(resume)) {
   progress_.set_job_id(id_);
   progress_.set_state("queued");
   progress_.set_trials_total(static_cast<uint32_t>(spec_.budget));
@@ -41,6 +43,11 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
   size_t history_rows = 0;
   for (const auto& g : spec_.history) history_rows += g.labels.size();
   progress_.set_history_rows(static_cast<uint32_t>(history_rows));
+  progress_.set_workload_key(spec_.workload.Canonical());
+  progress_.set_device_key(spec_.device_key);
+  progress_.set_strategy(spec_.strategy);
+  progress_.set_priority(spec_.priority);
+  progress_.set_template_name(std::string(spec_.tmpl->name()));
 }
 
 Job::~Job() {
@@ -59,6 +66,18 @@ void Job::Join() {
 void Job::Cancel() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
+}
+
+void Job::Interrupt() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  interrupted_ = true;
+}
+
+void Job::CountRequeued() {
+  absl::MutexLock lock(&mu_);
+  progress_.set_trials_requeued(progress_.trials_requeued() + 1);
+  ++version_;
 }
 
 void Job::OnReference(const Measurement& m) {
@@ -124,12 +143,14 @@ bool Job::WaitForUpdate(uint64_t* version, absl::Duration timeout,
 
 void Job::Run() {
   absl::Status status = Loop();
-  bool cancelled;
+  bool cancelled, interrupted;
   {
     absl::MutexLock lock(&mu_);
     cancelled = cancelled_;
+    interrupted = interrupted_;
   }
   scheduler_->CancelJob(id_);
+  if (interrupted) return;  // left unfinished for the next server
   if (!status.ok()) {
     Finish("failed", std::string(status.message()));
   } else {
@@ -165,12 +186,18 @@ absl::Status Job::Loop() {
   TF_ASSIGN_OR_RETURN(
       std::unique_ptr<search::SearchStrategy> strategy,
       search::MakeStrategy(spec_.strategy, *space_, std::move(options)));
+  if (!resume_.trials.empty()) {
+    std::vector<uint64_t> proposed;
+    for (const TrialRow& t : resume_.trials) proposed.push_back(t.config_index);
+    strategy = search::ResumeStrategy(std::move(strategy), proposed);
+    Replay(strategy.get());
+  }
   {
     absl::MutexLock lock(&mu_);
     progress_.set_state("running");
     ++version_;
   }
-  if (spec_.measure_reference) {
+  if (spec_.measure_reference && !resume_.reference_measured) {
     // First in line: the baseline the tuned kernels are compared with.
     auto request =
         std::make_shared<tunefleet::v1::MeasureRequest>(BuildReferenceRequest(
@@ -187,7 +214,7 @@ absl::Status Job::Loop() {
     strategy->Observe(observations);
     const int64_t done = Done();
     if (done >= spec_.budget) return absl::OkStatus();
-    if (StoppedEarly(done)) return absl::OkStatus();
+    if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
     if (exhausted && outstanding == 0) return absl::OkStatus();
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);
     const int64_t in_flight = static_cast<int64_t>(outstanding);
@@ -219,6 +246,42 @@ bool Job::StoppedEarly(int64_t done) {
   return true;
 }
 
+bool Job::PastDeadline() {
+  if (deadline_ms_ <= 0 || NowMs() < deadline_ms_) return false;
+  absl::MutexLock lock(&mu_);
+  progress_.set_message(absl::StrCat("deadline reached after ",
+                                     progress_.trials_done(), " trials"));
+  return true;
+}
+
+void Job::Replay(search::SearchStrategy* strategy) {
+  std::vector<search::Observation> observations;
+  std::vector<QueuedTrial> queued;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const TrialRow& t : resume_.trials) {
+      if (t.state != "done") {
+        outstanding_[t.id] = t.config_index;
+        auto request =
+            std::make_shared<tunefleet::v1::MeasureRequest>(BuildMeasureRequest(
+                *spec_.tmpl, spec_.workload, space_->Config(t.config_index),
+                t.id, spec_.timing));
+        queued.push_back(QueuedTrial{t.id, id_, spec_.priority,
+                                     spec_.device_key, std::move(request),
+                                     t.attempt});
+        continue;
+      }
+      if (t.error == "CANCELLED") continue;
+      const bool ok = t.error == "OK";
+      observations.push_back(
+          Count(t.id, t.config_index, t.error, ok ? t.time_ns : 0.0));
+    }
+    ++version_;
+  }
+  strategy->Observe(observations);
+  scheduler_->Enqueue(std::move(queued));
+}
+
 bool Job::Collect(std::vector<search::Observation>* observations,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
@@ -235,19 +298,26 @@ bool Job::Collect(std::vector<search::Observation>* observations,
     if (it == outstanding_.end()) continue;
     const Measurement& m = r.measurement;
     const bool ok = m.error() == Measurement::OK;
-    const double time_ns = ok ? MedianNs(m.times_ns()) : 0;
-    observations->push_back({it->second, ok, time_ns});
-    (*progress_.mutable_errors())[Measurement::Error_Name(m.error())]++;
-    progress_.set_trials_done(progress_.trials_done() + 1);
-    if (ok && (!progress_.has_best() || time_ns < progress_.best().time_ns())) {
-      SetBest(r.trial_id, it->second, time_ns);
-      improved_at_ = progress_.trials_done();
-    }
+    observations->push_back(Count(r.trial_id, it->second,
+                                  Measurement::Error_Name(m.error()),
+                                  ok ? MedianNs(m.times_ns()) : 0.0));
     outstanding_.erase(it);
   }
   if (!results.empty()) ++version_;
   *outstanding = outstanding_.size();
   return true;
+}
+
+search::Observation Job::Count(int64_t trial_id, uint64_t index,
+                               const std::string& error, double time_ns) {
+  const bool ok = error == "OK";
+  (*progress_.mutable_errors())[error]++;
+  progress_.set_trials_done(progress_.trials_done() + 1);
+  if (ok && (!progress_.has_best() || time_ns < progress_.best().time_ns())) {
+    SetBest(trial_id, index, time_ns);
+    improved_at_ = progress_.trials_done();
+  }
+  return {index, ok, time_ns};
 }
 
 void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {

@@ -28,13 +28,22 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,
     const templates::DeviceLimits& limits);
 
+// Where a job starts from: nothing (a new job) or the trial rows a stopped
+// server left (a resumed one): finished trials are kept and replayed to the
+// strategy, pending ones queued again under their ids.
+struct JobResume {
+  std::vector<TrialRow> trials;
+  bool reference_measured = false;
+};
+
 // Thread-safe: OnResult() comes from agent streams, Progress() and
-// WaitForUpdate() from watchers, Cancel() from anyone.
+// WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
 class Job {
  public:
+  // `deadline_ms`: Unix ms past which the job ends; 0 for none.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, Store* store,
-      Scheduler* scheduler);
+      Scheduler* scheduler, int64_t deadline_ms, JobResume resume = {});
   ~Job();
 
   int64_t id() const { return id_; }
@@ -47,6 +56,11 @@ class Job {
   void Start();
   // Stops proposing, drops queued trials, ends the job as cancelled.
   void Cancel();
+  // Stops the job's thread but leaves it unfinished in the store (server
+  // shutdown): the next server resumes it.
+  void Interrupt();
+  // One of its trials went back to the queue (its agent was lost).
+  void CountRequeued();
   // Blocks until the job thread has finished.
   void Join();
 
@@ -70,6 +84,11 @@ class Job {
   // observations and progress. False once cancelled.
   bool Collect(std::vector<search::Observation>* observations,
                size_t* outstanding);
+  // Counts one finished trial (error: a Measurement.Error name; time_ns
+  // when OK) into the progress; returns it as the strategy sees it.
+  search::Observation Count(int64_t trial_id, uint64_t index,
+                            const std::string& error, double time_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetBest(int64_t trial_id, uint64_t index, double time_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Done();
@@ -80,6 +99,11 @@ class Job {
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
   void Finish(const std::string& state, const std::string& message);
+  // Replays the resumed trials: finished ones into `strategy` and the
+  // progress, unfinished ones into the queue again.
+  void Replay(search::SearchStrategy* strategy);
+  // True (and the reason in the progress message) past the deadline.
+  bool PastDeadline();
 
   const int64_t id_;
   const JobSpec spec_;
@@ -87,10 +111,13 @@ class Job {
   const std::unique_ptr<search::SearchSpace> space_;
   Store* const store_;
   Scheduler* const scheduler_;
+  const int64_t deadline_ms_;
+  JobResume resume_;  // consumed by Replay()
   std::thread thread_;
 
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> outstanding_
       ABSL_GUARDED_BY(mu_);  // trial -> index

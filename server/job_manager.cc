@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
 #include "search/strategy.h"
 #include "server/status_macros.h"
@@ -33,16 +34,18 @@ absl::StatusOr<tunefleet::v1::TimingPolicy> TimingPolicyFor(
   }
   if (!(r.min_repeat_ms() >= 0 && r.min_repeat_ms() <= 60000) ||
       !(r.max_total_ms() >= 0 && r.max_total_ms() <= 600000) ||
-      !(r.cooldown_ms() >= 0 && r.cooldown_ms() <= 60000)) {
+      !(r.cooldown_ms() >= 0 && r.cooldown_ms() <= 60000) ||
+      !(r.timeout_ms() >= 0 && r.timeout_ms() <= 3600000)) {
     return absl::InvalidArgumentError(
-        "timing: min_repeat_ms, max_total_ms and cooldown_ms must be within "
-        "0..60000, 0..600000 and 0..60000 ms");
+        "timing: min_repeat_ms, max_total_ms, cooldown_ms and timeout_ms "
+        "must be within 0..60000, 0..600000, 0..60000 and 0..3600000 ms");
   }
   if (r.repeat()) t.set_repeat(r.repeat());
   if (r.number()) t.set_number(r.number());
   if (r.warmup()) t.set_warmup(r.warmup());
   if (r.max_launches()) t.set_max_launches(r.max_launches());
   if (r.max_total_ms() > 0) t.set_max_total_ms(r.max_total_ms());
+  if (r.timeout_ms() > 0) t.set_timeout_ms(r.timeout_ms());
   // 0 means something for these two: no minimum round time, no cooldown.
   t.set_min_repeat_ms(r.min_repeat_ms());
   t.set_cooldown_ms(r.cooldown_ms());
@@ -67,7 +70,7 @@ absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
                    absl::StrJoin(keys, ", "), "); choose one"));
 }
 
-absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
+absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
     const tunefleet::v1::SubmitJobRequest& request) {
   // A user's template first: it may define the workload's op.
   std::string template_name = request.template_name();
@@ -131,20 +134,83 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
                timing,
                request.early_stop(),
                {}};
+  spec.deadline_s = request.deadline_s();
   if (!request.no_transfer() && strategy == "xgb") {
     absl::StatusOr<std::vector<search::HistoryGroup>> history =
         TransferHistory(*store_, **tmpl, kMaxHistoryRows);
     if (history.ok()) spec.history = *std::move(history);
   }
-  TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(spec));
-  auto job = std::make_shared<Job>(id, std::move(spec), std::move(device),
-                                   std::move(space), store_, scheduler_);
+  return Prepared{std::move(spec), std::move(device), std::move(space)};
+}
+
+absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
+    const tunefleet::v1::SubmitJobRequest& request) {
+  TF_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
+  // Kept with the job, with the chosen key, so that it can be rebuilt.
+  tunefleet::v1::SubmitJobRequest stored = request;
+  stored.set_device_key(prepared.spec.device_key);
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(stored, &json).ok()) {
+    return absl::InternalError("cannot encode the job request");
+  }
+  TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(prepared.spec, json));
+  const int64_t deadline_ms =
+      request.deadline_s() > 0 ? NowMs() + request.deadline_s() * 1000LL : 0;
+  return Launch(id, std::move(prepared), deadline_ms, {});
+}
+
+std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
+                                        int64_t deadline_ms, JobResume resume) {
+  auto job = std::make_shared<Job>(id, std::move(prepared.spec),
+                                   std::move(prepared.device),
+                                   std::move(prepared.space), store_,
+                                   scheduler_, deadline_ms, std::move(resume));
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
   }
   job->Start();
   return job;
+}
+
+absl::StatusOr<int> JobManager::ResumeJobs() {
+  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->UnfinishedJobs());
+  int resumed = 0;
+  for (const JobRow& row : rows) {
+    if (absl::Status s = Resume(row); !s.ok()) {
+      TF_RETURN_IF_ERROR(store_->SetJobState(
+          row.id, "failed", absl::StrCat("cannot resume: ", s.message())));
+      continue;
+    }
+    ++resumed;
+  }
+  return resumed;
+}
+
+absl::Status JobManager::Resume(const JobRow& row) {
+  if (row.request_json.empty()) {
+    return absl::FailedPreconditionError(
+        "the job was stored without its request (an older tunefleet)");
+  }
+  tunefleet::v1::SubmitJobRequest request;
+  if (!google::protobuf::util::JsonStringToMessage(row.request_json, &request)
+           .ok()) {
+    return absl::DataLossError("the stored job request does not parse");
+  }
+  request.set_device_key(row.device_key);
+  // The job's own finished trials are replayed to the model; transfer
+  // would feed them in twice.
+  request.set_no_transfer(true);
+  TF_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
+  // The stored run's seed and budget rule, whatever the request said.
+  prepared.spec.seed = row.seed;
+  prepared.spec.budget = row.budget;
+  TF_RETURN_IF_ERROR(store_->RequeueLeased(row.id));
+  JobResume resume;
+  TF_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
+  resume.reference_measured = row.reference_ns > 0;
+  Launch(row.id, std::move(prepared), row.deadline_ms, std::move(resume));
+  return absl::OkStatus();
 }
 
 std::shared_ptr<Job> JobManager::Find(int64_t job_id) {
@@ -160,14 +226,101 @@ void JobManager::OnResult(int64_t job_id, int64_t trial_id,
   }
 }
 
-void JobManager::Shutdown() {
+void JobManager::OnLostLeases(const LostLeases& lost) {
+  for (const QueuedTrial& t : lost.requeued) {
+    if (std::shared_ptr<Job> job = Find(t.job_id)) job->CountRequeued();
+  }
+  for (const QueuedTrial& t : lost.abandoned) {
+    tunefleet::v1::Measurement m;
+    m.set_error(tunefleet::v1::Measurement::DEVICE_LOST);
+    m.set_error_message(
+        absl::StrCat("the agents measuring this trial were "
+                     "lost ",
+                     t.attempt, " times; given up"));
+    OnResult(t.job_id, t.trial_id, m);
+  }
+}
+
+absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
+  if (std::shared_ptr<Job> job = Find(job_id)) {
+    if (!IsFinalJobState(job->Progress().state())) {
+      job->Cancel();
+      job->Join();
+      return job->Progress();
+    }
+  }
+  TF_ASSIGN_OR_RETURN(JobRow row, store_->GetJob(job_id));
+  if (IsFinalJobState(row.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " already ended (", row.state, ")"));
+  }
+  // Unfinished but not running here (a resume failed to start it).
+  TF_RETURN_IF_ERROR(store_->SetJobState(job_id, "cancelled", ""));
+  TF_ASSIGN_OR_RETURN(row, store_->GetJob(job_id));
+  return StoredProgress(*store_, row);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
+    int64_t limit) {
+  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->ListJobs(limit));
+  std::vector<tunefleet::v1::JobProgress> out;
+  for (const JobRow& row : rows) {
+    if (std::shared_ptr<Job> job = Find(row.id)) {
+      out.push_back(job->Progress());
+      out.back().set_created_unix_ms(row.created_ms);
+      continue;
+    }
+    TF_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
+                        StoredProgress(*store_, row));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<Job>> JobManager::TakeAll() {
   std::map<int64_t, std::shared_ptr<Job>> jobs;
   {
     absl::MutexLock lock(&mu_);
     jobs.swap(jobs_);
   }
-  for (auto& [id, job] : jobs) job->Cancel();
-  for (auto& [id, job] : jobs) job->Join();
+  std::vector<std::shared_ptr<Job>> out;
+  for (auto& [id, job] : jobs) out.push_back(std::move(job));
+  return out;
+}
+
+void JobManager::CancelAll() {
+  std::vector<std::shared_ptr<Job>> jobs = TakeAll();
+  for (auto& job : jobs) job->Cancel();
+  for (auto& job : jobs) job->Join();
+}
+
+void JobManager::Shutdown() {
+  std::vector<std::shared_ptr<Job>> jobs = TakeAll();
+  for (auto& job : jobs) job->Interrupt();
+  for (auto& job : jobs) job->Join();
+}
+
+absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(Store& store,
+                                                          const JobRow& row) {
+  TF_ASSIGN_OR_RETURN(JobTally tally, store.TallyJob(row.id));
+  tunefleet::v1::JobProgress progress;
+  progress.set_job_id(row.id);
+  progress.set_state(row.state);
+  progress.set_message(row.message);
+  progress.set_trials_total(static_cast<uint32_t>(row.budget));
+  progress.set_reference_time_ns(row.reference_ns);
+  progress.set_trials_done(static_cast<uint32_t>(tally.done));
+  for (const auto& [code, count] : tally.errors) {
+    (*progress.mutable_errors())[code] = count;
+  }
+  if (tally.best) *progress.mutable_best() = *tally.best;
+  progress.set_workload_key(row.workload);
+  progress.set_device_key(row.device_key);
+  progress.set_strategy(row.strategy);
+  progress.set_priority(row.priority);
+  progress.set_template_name(row.template_name);
+  progress.set_created_unix_ms(row.created_ms);
+  return progress;
 }
 
 }  // namespace tunefleet::server

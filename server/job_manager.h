@@ -1,4 +1,5 @@
-// Validates job submissions, creates their rows, and owns the running jobs.
+// Validates job submissions, creates their rows, owns the running jobs, and
+// resumes the jobs a stopped server left unfinished.
 #ifndef TUNEFLEET_SERVER_JOB_MANAGER_H_
 #define TUNEFLEET_SERVER_JOB_MANAGER_H_
 
@@ -25,12 +26,23 @@ inline constexpr size_t kMaxSourceBytes = 1 << 20;
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 
+// A stored job's progress from its row and trial tally (a job not running
+// in this server).
+absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(Store& store,
+                                                          const JobRow& row);
+
 // Thread-safe.
 class JobManager {
  public:
   JobManager(Store* store, Scheduler* scheduler)
       : store_(store), scheduler_(scheduler) {}
   ~JobManager() { Shutdown(); }
+
+  // Starts again every job the store holds as queued or running: finished
+  // trials are kept, leased and pending ones queued again. A job that
+  // cannot be rebuilt (its template gone, a request from an older build)
+  // is marked failed with the reason. Returns how many resumed.
+  absl::StatusOr<int> ResumeJobs();
 
   // Checks the request, stores the job and starts it. Errors:
   // INVALID_ARGUMENT naming the bad field (workload, trials, strategy,
@@ -46,12 +58,37 @@ class JobManager {
   // Routes an agent's result to its job.
   void OnResult(int64_t job_id, int64_t trial_id,
                 const tunefleet::v1::Measurement& measurement);
+  // Tells jobs about leases their agents lost: requeued trials are
+  // counted, abandoned ones end as DEVICE_LOST.
+  void OnLostLeases(const LostLeases& lost);
 
-  // Cancels and joins every job.
+  // Cancels one job. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a
+  // job already ended. Returns its progress after the cancel.
+  absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id);
+  // The newest `limit` jobs, live progress where running.
+  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> List(int64_t limit);
+
+  // Cancels every running job (their state becomes cancelled).
+  void CancelAll();
+  // Stops every job's thread and leaves the jobs unfinished in the store,
+  // for ResumeJobs() on the next start.
   void Shutdown();
 
  private:
+  // A checked request turned into what a Job needs.
+  struct Prepared {
+    JobSpec spec;
+    tunefleet::v1::DeviceInfo device;
+    std::unique_ptr<search::SearchSpace> space;
+  };
+  absl::StatusOr<Prepared> Prepare(
+      const tunefleet::v1::SubmitJobRequest& request);
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
+  // Rebuilds one stored job and starts it.
+  absl::Status Resume(const JobRow& row);
+  std::shared_ptr<Job> Launch(int64_t id, Prepared prepared,
+                              int64_t deadline_ms, JobResume resume);
+  std::vector<std::shared_ptr<Job>> TakeAll();
 
   Store* store_;
   Scheduler* scheduler_;

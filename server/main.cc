@@ -28,7 +28,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--db", options.db_path, "SQLite database file")
       ->capture_default_str();
+  app.add_option("--heartbeat-ms", options.heartbeat_interval_ms,
+                 "heartbeat interval asked of agents; one silent for 3 "
+                 "intervals is dropped and its trials requeued")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 600000));
+  bool no_resume = false;
+  app.add_flag("--no-resume", no_resume,
+               "leave jobs an earlier run left unfinished as they are "
+               "(default: resume them)");
   CLI11_PARSE(app, argc, argv);
+  options.resume_jobs = !no_resume;
 
   auto server = tunefleet::server::Server::Start(options);
   if (!server.ok()) {

@@ -16,33 +16,83 @@ void Scheduler::AddAgent(std::shared_ptr<AgentSession> agent) {
   Send(std::move(out));
 }
 
-int Scheduler::RemoveAgent(const std::string& agent_id) {
+template <typename Pred>
+LostLeases Scheduler::Reclaim(Pred lost, std::vector<Dispatch>* out) {
+  LostLeases result;
+  std::vector<std::string> keys;
+  for (auto l = leases_.begin(); l != leases_.end();) {
+    if (!lost(l->second)) {
+      ++l;
+      continue;
+    }
+    if (auto a = agents_.find(l->second.agent_id); a != agents_.end()) {
+      --a->second.leased;
+    }
+    QueuedTrial trial = std::move(l->second.trial);
+    keys.push_back(trial.device_key);
+    if (trial.attempt >= kMaxAttempts) {
+      result.abandoned.push_back(std::move(trial));
+    } else {
+      result.requeued.push_back(trial);
+      queues_[trial.device_key].push_front(std::move(trial));
+    }
+    l = leases_.erase(l);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& key : keys) {
+    std::vector<Dispatch> d = Assign(key);
+    std::move(d.begin(), d.end(), std::back_inserter(*out));
+  }
+  return result;
+}
+
+void Scheduler::StoreRequeued(const LostLeases& lost) {
+  for (const QueuedTrial& t : lost.requeued) {
+    if (t.trial_id > 0) (void)store_->RequeueTrial(t.trial_id);
+  }
+}
+
+LostLeases Scheduler::RemoveAgent(const std::string& agent_id) {
   std::vector<Dispatch> out;
-  std::vector<int64_t> requeued;
+  LostLeases lost;
   {
     absl::MutexLock lock(&mu_);
     auto it = agents_.find(agent_id);
-    if (it == agents_.end()) return 0;
+    if (it == agents_.end()) return lost;
     it->second.session->Close();
-    const std::string key = it->second.session->key();
     agents_.erase(it);
-    std::deque<QueuedTrial>& queue = queues_[key];
-    for (auto l = leases_.begin(); l != leases_.end();) {
-      if (l->second.agent_id == agent_id) {
-        requeued.push_back(l->first);
-        queue.push_front(std::move(l->second.trial));
-        l = leases_.erase(l);
-      } else {
-        ++l;
-      }
-    }
-    out = Assign(key);
+    lost = Reclaim(
+        [&agent_id](const Lease& l) { return l.agent_id == agent_id; }, &out);
   }
-  for (int64_t id : requeued) {
-    if (id > 0) (void)store_->RequeueTrial(id);
-  }
+  StoreRequeued(lost);
   Send(std::move(out));
-  return static_cast<int>(requeued.size());
+  return lost;
+}
+
+std::vector<std::shared_ptr<AgentSession>> Scheduler::SilentAgents(
+    int64_t silent_since_ms) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<AgentSession>> out;
+  for (const auto& [id, slot] : agents_) {
+    if (slot.session->last_seen_ms() < silent_since_ms) {
+      out.push_back(slot.session);
+    }
+  }
+  return out;
+}
+
+LostLeases Scheduler::ExpireLeases(int64_t now_ms) {
+  std::vector<Dispatch> out;
+  LostLeases lost;
+  {
+    absl::MutexLock lock(&mu_);
+    lost = Reclaim([now_ms](const Lease& l) { return l.deadline_ms < now_ms; },
+                   &out);
+  }
+  StoreRequeued(lost);
+  Send(std::move(out));
+  return lost;
 }
 
 void Scheduler::Enqueue(std::vector<QueuedTrial> trials) {
@@ -70,7 +120,21 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
   {
     absl::MutexLock lock(&mu_);
     auto it = leases_.find(trial_id);
-    if (it == leases_.end()) return std::nullopt;
+    if (it == leases_.end()) {
+      // A late result for a requeued trial: take it, drop the queued copy.
+      for (auto& [key, queue] : queues_) {
+        auto q = std::find_if(queue.begin(), queue.end(),
+                              [trial_id](const QueuedTrial& t) {
+                                return t.trial_id == trial_id;
+                              });
+        if (q != queue.end()) {
+          Lease late{std::move(*q), "", 0};
+          queue.erase(q);
+          return late;
+        }
+      }
+      return std::nullopt;
+    }
     lease = std::move(it->second);
     leases_.erase(it);
     if (auto a = agents_.find(lease->agent_id); a != agents_.end()) {
@@ -133,7 +197,16 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
                            return a.priority < b.priority;
                          });
     ++free->leased;
-    leases_[next->trial_id] = Lease{*next, free->session->id()};
+    ++next->attempt;
+    // The agent measures its leases one after another: this one may wait
+    // behind the others it holds.
+    const double timeout_ms = next->request->timing().timeout_ms() > 0
+                                  ? next->request->timing().timeout_ms()
+                                  : 120000.0;
+    const int64_t deadline =
+        NowMs() +
+        free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
+    leases_[next->trial_id] = Lease{*next, free->session->id(), deadline};
     out.push_back(Dispatch{free->session, std::move(*next)});
     queue.erase(next);
   }
@@ -146,7 +219,10 @@ void Scheduler::Send(std::vector<Dispatch> dispatches) {
       (void)store_->LeaseTrial(d.trial.trial_id, d.session->name());
     }
     tunefleet::v1::ServerMessage message;
-    *message.mutable_batch()->add_requests() = *d.trial.request;
+    tunefleet::v1::MeasureRequest* request =
+        message.mutable_batch()->add_requests();
+    *request = *d.trial.request;
+    request->set_attempt(static_cast<uint32_t>(d.trial.attempt));
     // A failed send means the agent is going away: its call will
     // RemoveAgent() and requeue this lease.
     d.session->Send(message);

@@ -1,7 +1,9 @@
 // Hands queued trials to the connected agents of their device key, keeping
 // every agent busy up to its capacity, highest job priority first. Each
-// handed-out trial is a lease held by one agent; when the agent goes away
-// its leases return to the front of the queue (DESIGN.md, lease).
+// handed-out trial is a lease held by one agent until a deadline; when the
+// agent goes away, falls silent, or the deadline passes, the lease returns
+// to the front of the queue for another agent of the key (DESIGN.md,
+// lease). A trial whose lease was lost kMaxAttempts times is given up.
 #ifndef TUNEFLEET_SERVER_SCHEDULER_H_
 #define TUNEFLEET_SERVER_SCHEDULER_H_
 
@@ -19,6 +21,13 @@
 
 namespace tunefleet::server {
 
+// Leases a trial may lose before it is given up (DEVICE_LOST): a config
+// that takes down its agent every time must not stall the job.
+inline constexpr int kMaxAttempts = 5;
+// Added to a trial's own timeout in its lease deadline: compile, input
+// fill and the result's trip back.
+inline constexpr int64_t kLeaseSlackMs = 60000;
+
 // A trial waiting for an agent.
 struct QueuedTrial {
   int64_t trial_id = 0;
@@ -26,12 +35,21 @@ struct QueuedTrial {
   int priority = 0;
   std::string device_key;
   std::shared_ptr<const tunefleet::v1::MeasureRequest> request;
+  int attempt = 0;  // leases so far
 };
 
 // A trial held by an agent.
 struct Lease {
   QueuedTrial trial;
   std::string agent_id;
+  int64_t deadline_ms = 0;  // Unix ms
+};
+
+// Trials whose leases were lost: back in the queue, or given up after
+// kMaxAttempts.
+struct LostLeases {
+  std::vector<QueuedTrial> requeued;
+  std::vector<QueuedTrial> abandoned;
 };
 
 // Thread-safe. Sends happen outside the scheduler's lock.
@@ -40,13 +58,21 @@ class Scheduler {
   explicit Scheduler(Store* store) : store_(store) {}
 
   void AddAgent(std::shared_ptr<AgentSession> agent);
-  // Closes the session and requeues its leases. Returns how many.
-  int RemoveAgent(const std::string& agent_id);
+  // Closes the session and returns its leases to the queue.
+  LostLeases RemoveAgent(const std::string& agent_id);
+  // Agents not heard from since `silent_since_ms`. The caller disconnects
+  // them; their calls then RemoveAgent().
+  std::vector<std::shared_ptr<AgentSession>> SilentAgents(
+      int64_t silent_since_ms);
+  // Leases whose deadline is before `now_ms` go back to the queue.
+  LostLeases ExpireLeases(int64_t now_ms);
 
   // Queues trials and dispatches what free agents can take.
   void Enqueue(std::vector<QueuedTrial> trials);
-  // Ends the lease on a trial (whoever holds it) and refills that agent.
-  // nullopt when no lease exists: a stale or repeated result.
+  // Ends the lease on a trial (whoever holds it) and refills that agent. A
+  // late result for a trial that was requeued but not yet handed out again
+  // also counts: the queued copy is dropped. nullopt when the trial is
+  // neither leased nor queued: a stale or repeated result.
   std::optional<Lease> EndLease(int64_t trial_id);
   // Drops a job's queued trials; its leased ones finish normally.
   void CancelJob(int64_t job_id);
@@ -70,7 +96,14 @@ class Scheduler {
   // Matches queued trials of `key` to free agents; returns what to send.
   std::vector<Dispatch> Assign(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the leases matching `lost` back: requeued at the front of their
+  // key's queue, or abandoned after kMaxAttempts; refills agents.
+  template <typename Pred>
+  LostLeases Reclaim(Pred lost, std::vector<Dispatch>* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Send(std::vector<Dispatch> dispatches);
+  // Writes the requeued trials' rows back to pending.
+  void StoreRequeued(const LostLeases& lost);
 
   Store* store_;
   absl::Mutex mu_;

@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/status_macros.h"
@@ -17,7 +20,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->scheduler_ = std::make_unique<Scheduler>(s->store_.get());
   s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get());
   s->agent_service_ = std::make_unique<AgentServiceImpl>(
-      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose);
+      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
+      options.heartbeat_interval_ms);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get());
 
@@ -34,7 +38,41 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
         absl::StrCat("cannot listen on ", options.listen,
                      " (in use, or not an address of this host?)"));
   }
+  if (options.resume_jobs) {
+    TF_ASSIGN_OR_RETURN(s->resumed_jobs_, s->jobs_->ResumeJobs());
+    if (options.verbose && s->resumed_jobs_ > 0) {
+      std::fprintf(stderr, "[server] resumed %d unfinished job(s)\n",
+                   s->resumed_jobs_);
+    }
+  }
+  s->reaper_ = std::thread([server = s.get()] { server->ReapLoop(); });
   return s;
+}
+
+void Server::ReapLoop() {
+  const int64_t silent_ms =
+      options_.heartbeat_interval_ms * std::max(1, options_.heartbeat_misses);
+  const absl::Duration tick =
+      absl::Milliseconds(std::clamp<int64_t>(silent_ms / 4, 10, 1000));
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return shut_down_;
+      };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
+    }
+    const int64_t now = NowMs();
+    for (const auto& agent : scheduler_->SilentAgents(now - silent_ms)) {
+      if (options_.verbose) {
+        std::fprintf(stderr, "[server] %s silent for %lld ms; dropping it\n",
+                     agent->id().c_str(),
+                     static_cast<long long>(now - agent->last_seen_ms()));
+      }
+      agent->Disconnect();
+    }
+    jobs_->OnLostLeases(scheduler_->ExpireLeases(now));
+  }
 }
 
 Server::~Server() { Shutdown(); }
@@ -51,6 +89,7 @@ void Server::Shutdown() {
     if (shut_down_) return;
     shut_down_ = true;
   }
+  if (reaper_.joinable()) reaper_.join();
   tuning_service_->Stop();
   jobs_->Shutdown();
   // Streams still open after the deadline (agents, watchers) are cancelled.

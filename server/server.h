@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
@@ -20,6 +21,12 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:7878";  // port 0: any free port
   std::string db_path = "tunefleet.db";
   bool verbose = true;  // log agent connections to stderr
+  // Agents beat this often; one silent for heartbeat_misses intervals is
+  // dropped and its leases requeued.
+  int64_t heartbeat_interval_ms = 5000;
+  int heartbeat_misses = 3;
+  // Start again the jobs an earlier run left unfinished.
+  bool resume_jobs = true;
 };
 
 // Start() returns a running server; Shutdown() (also run by the destructor)
@@ -40,7 +47,8 @@ class Server {
   JobManager& jobs() { return *jobs_; }
   Scheduler& scheduler() { return *scheduler_; }
 
-  // Cancels jobs, ends agent and watch streams, stops listening.
+  // Stops jobs (left unfinished in the store, to resume on the next
+  // start), ends agent and watch streams, stops listening.
   void Shutdown();
   // Blocks until Shutdown() has been called and completed.
   void Wait();
@@ -62,9 +70,17 @@ class Server {
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // Drops silent agents and expired leases until shutdown.
+  void ReapLoop();
+  std::thread reaper_;
   int port_ = 0;
   absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  int resumed_jobs_ = 0;
+
+ public:
+  // Jobs ResumeJobs() started at Start().
+  int resumed_jobs() const { return resumed_jobs_; }
 };
 
 }  // namespace tunefleet::server

@@ -83,6 +83,12 @@ CREATE TABLE trials (
   CHECK (error != 'OK' OR time_ns > 0));
 CREATE INDEX trials_by_job ON trials (job_id, state);
 )sql",
+    // v2: what a job was asked for (its SubmitJobRequest as JSON) and its
+    // deadline, so that a restarted server can resume it.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN request_json TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN deadline_ms INTEGER;
+)sql",
 };
 
 // Columns of a record query, shared by QueryRecords' two forms.
@@ -270,7 +276,8 @@ absl::StatusOr<int64_t> Store::UpsertTemplate(
   return q.Int(0);
 }
 
-absl::StatusOr<int64_t> Store::CreateJob(const JobSpec& spec) {
+absl::StatusOr<int64_t> Store::CreateJob(const JobSpec& spec,
+                                         const std::string& request_json) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TF_RETURN_IF_ERROR(txn.status());
@@ -279,45 +286,106 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobSpec& spec) {
   TF_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("INSERT INTO jobs (workload_id, template_id, device_key, "
-                  "strategy, budget, seed, priority, state, created_ms) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8)"));
+                  "strategy, budget, seed, priority, state, created_ms, "
+                  "request_json, deadline_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                  "?7, 'queued', ?8, ?9, ?10)"));
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
   s.Bind(4, spec.strategy).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
-  s.Bind(8, NowMs());
+  const int64_t now = NowMs();
+  s.Bind(8, now).Bind(9, request_json);
+  if (spec.deadline_s > 0) {
+    s.Bind(10, now + spec.deadline_s * 1000);
+  } else {
+    s.BindNull(10);
+  }
   TF_RETURN_IF_ERROR(s.Run());
   const int64_t id = db_.LastInsertId();
   TF_RETURN_IF_ERROR(txn.Commit());
   return id;
 }
 
+absl::StatusOr<std::vector<JobRow>> Store::SelectJobs(absl::string_view where,
+                                                      int64_t arg) {
+  TF_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare(absl::StrCat(
+          "SELECT j.id, w.canonical, tp.name, tp.version, "
+          "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
+          "j.state, j.message, j.reference_ns, j.request_json, "
+          "j.created_ms, j.deadline_ms FROM jobs j "
+          "JOIN workloads w ON j.workload_id = w.id "
+          "JOIN templates tp ON j.template_id = tp.id WHERE ",
+          where, " ORDER BY j.id DESC")));
+  s.Bind(1, arg);
+  std::vector<JobRow> out;
+  TF_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+    JobRow j;
+    j.id = row.Int(0);
+    j.workload = row.Text(1);
+    j.template_name = row.Text(2);
+    j.template_version = static_cast<int>(row.Int(3));
+    j.device_key = row.Text(4);
+    j.strategy = row.Text(5);
+    j.budget = row.Int(6);
+    j.seed = static_cast<uint64_t>(row.Int(7));
+    j.priority = static_cast<int>(row.Int(8));
+    j.state = row.Text(9);
+    j.message = row.Text(10);
+    j.reference_ns = row.Double(11);
+    j.request_json = row.Text(12);
+    j.created_ms = row.Int(13);
+    j.deadline_ms = row.IsNull(14) ? 0 : row.Int(14);
+    out.push_back(std::move(j));
+  }));
+  return out;
+}
+
 absl::StatusOr<JobRow> Store::GetJob(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows,
+                      SelectJobs("j.id = ?1", job_id));
+  if (rows.empty()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+  return std::move(rows.front());
+}
+
+absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t limit) {
+  absl::MutexLock lock(&mu_);
+  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows, SelectJobs("?1 = ?1", 0));
+  if (limit > 0 && rows.size() > static_cast<size_t>(limit)) {
+    rows.resize(static_cast<size_t>(limit));
+  }
+  return rows;
+}
+
+absl::StatusOr<std::vector<JobRow>> Store::UnfinishedJobs() {
+  absl::MutexLock lock(&mu_);
+  TF_ASSIGN_OR_RETURN(
+      std::vector<JobRow> rows,
+      SelectJobs("j.state IN ('queued', 'running') AND ?1 = ?1", 0));
+  std::reverse(rows.begin(), rows.end());  // oldest first
+  return rows;
+}
+
+absl::StatusOr<std::vector<TrialRow>> Store::JobTrials(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   TF_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare(
-          "SELECT j.id, w.canonical, tp.name, tp.version, "
-          "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
-          "j.state, j.message, j.reference_ns FROM jobs j "
-          "JOIN workloads w ON j.workload_id = w.id "
-          "JOIN templates tp ON j.template_id = tp.id WHERE j.id = ?1"));
+      db_.Prepare("SELECT id, config_index, state, error, time_ns, attempt "
+                  "FROM trials WHERE job_id = ?1 ORDER BY id"));
   s.Bind(1, job_id);
-  TF_ASSIGN_OR_RETURN(bool row, s.Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no job ", job_id));
-  JobRow j;
-  j.id = s.Int(0);
-  j.workload = s.Text(1);
-  j.template_name = s.Text(2);
-  j.template_version = static_cast<int>(s.Int(3));
-  j.device_key = s.Text(4);
-  j.strategy = s.Text(5);
-  j.budget = s.Int(6);
-  j.seed = static_cast<uint64_t>(s.Int(7));
-  j.priority = static_cast<int>(s.Int(8));
-  j.state = s.Text(9);
-  j.message = s.Text(10);
-  j.reference_ns = s.Double(11);
-  return j;
+  std::vector<TrialRow> out;
+  TF_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+    TrialRow t;
+    t.id = row.Int(0);
+    t.config_index = static_cast<uint64_t>(row.Int(1));
+    t.state = row.Text(2);
+    t.error = row.IsNull(3) ? "" : row.Text(3);
+    t.time_ns = row.IsNull(4) ? 0 : row.Double(4);
+    t.attempt = static_cast<int>(row.Int(5));
+    out.push_back(std::move(t));
+  }));
+  return out;
 }
 
 absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
@@ -396,6 +464,16 @@ absl::Status Store::RequeueTrial(int64_t trial_id) {
       db_.Prepare("UPDATE trials SET state = 'pending', "
                   "agent = NULL WHERE id = ?1 AND state = 'leased'"));
   s.Bind(1, trial_id);
+  return s.Run();
+}
+
+absl::Status Store::RequeueLeased(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  TF_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare("UPDATE trials SET state = 'pending', "
+                  "agent = NULL WHERE job_id = ?1 AND state = 'leased'"));
+  s.Bind(1, job_id);
   return s.Run();
 }
 

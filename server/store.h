@@ -24,7 +24,7 @@
 namespace tunefleet::server {
 
 // The schema version this build writes; see store.cc for migrations.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // What a job tunes and how (DESIGN.md "task" plus search settings).
 struct JobSpec {
@@ -40,6 +40,7 @@ struct JobSpec {
   int64_t early_stop = 0;  // trials without improvement before stopping
   // Earlier tasks' results the model starts from (transfer learning).
   std::vector<search::HistoryGroup> history;
+  int64_t deadline_s = 0;  // wall time from creation; 0: none
 };
 
 // A job as stored.
@@ -55,7 +56,20 @@ struct JobRow {
   int priority = 0;
   std::string state;  // queued, running, done, failed, cancelled
   std::string message;
-  double reference_ns = 0;  // naive reference kernel time; 0 if unmeasured
+  double reference_ns = 0;   // naive reference kernel time; 0 if unmeasured
+  std::string request_json;  // the SubmitJobRequest (schema v2; else empty)
+  int64_t created_ms = 0;    // Unix ms
+  int64_t deadline_ms = 0;   // Unix ms; 0: none
+};
+
+// A trial as stored, for resuming a job.
+struct TrialRow {
+  int64_t id = 0;
+  uint64_t config_index = 0;
+  std::string state;  // pending, leased, done
+  std::string error;  // Measurement.Error name when done
+  double time_ns = 0;
+  int attempt = 0;  // leases so far
 };
 
 // A trial to create: its config by search-space index and as text.
@@ -95,8 +109,20 @@ class Store {
   ListDevices();
 
   // Writes workload, template and job in one transaction; returns the id.
-  absl::StatusOr<int64_t> CreateJob(const JobSpec& spec);
+  // `request_json` is what was submitted, kept so the job can resume.
+  absl::StatusOr<int64_t> CreateJob(const JobSpec& spec,
+                                    const std::string& request_json = "");
+  // NOT_FOUND for an unknown id.
   absl::StatusOr<JobRow> GetJob(int64_t job_id);
+  // The newest `limit` jobs (0: all), newest first.
+  absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t limit);
+  // Jobs queued or running (a server stopped before they ended), oldest
+  // first.
+  absl::StatusOr<std::vector<JobRow>> UnfinishedJobs();
+  // Every trial row of a job in id order.
+  absl::StatusOr<std::vector<TrialRow>> JobTrials(int64_t job_id);
+  // leased -> pending for every trial of a job (its agents are gone).
+  absl::Status RequeueLeased(int64_t job_id);
   absl::Status SetJobState(int64_t job_id, const std::string& state,
                            const std::string& message);
   // Records the naive reference kernel's time for the job's task.
@@ -142,6 +168,10 @@ class Store {
 
  private:
   absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg).
+  absl::StatusOr<std::vector<JobRow>> SelectJobs(absl::string_view where,
+                                                 int64_t arg)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> UpsertWorkload(const templates::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> UpsertTemplate(const templates::KernelTemplate& t)

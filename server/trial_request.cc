@@ -70,6 +70,8 @@ tunefleet::v1::TimingPolicy DefaultTimingPolicy() {
   t.set_max_launches(200);
   t.set_max_total_ms(2000);
   t.set_cooldown_ms(0);
+  // Compile, fill, check and time: past this the agent kills its worker.
+  t.set_timeout_ms(60000);
   return t;
 }
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
+
 namespace tunefleet::server {
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -28,20 +30,10 @@ grpc::Status TuningServiceImpl::WatchJob(
   if (job == nullptr) {
     absl::StatusOr<JobRow> row = store_->GetJob(request->job_id());
     if (!row.ok()) return ToGrpc(row.status());
-    absl::StatusOr<JobTally> tally = store_->TallyJob(row->id);
-    if (!tally.ok()) return ToGrpc(tally.status());
-    tunefleet::v1::JobProgress progress;
-    progress.set_job_id(row->id);
-    progress.set_state(row->state);
-    progress.set_message(row->message);
-    progress.set_trials_total(static_cast<uint32_t>(row->budget));
-    progress.set_reference_time_ns(row->reference_ns);
-    progress.set_trials_done(static_cast<uint32_t>(tally->done));
-    for (const auto& [code, count] : tally->errors) {
-      (*progress.mutable_errors())[code] = count;
-    }
-    if (tally->best) *progress.mutable_best() = *tally->best;
-    writer->Write(progress);
+    absl::StatusOr<tunefleet::v1::JobProgress> progress =
+        StoredProgress(*store_, *row);
+    if (!progress.ok()) return ToGrpc(progress.status());
+    writer->Write(*progress);
     return grpc::Status::OK;
   }
   uint64_t version = 0;
@@ -89,6 +81,28 @@ grpc::Status TuningServiceImpl::QueryRecords(
   auto records = store_->QueryRecords(filter);
   if (!records.ok()) return ToGrpc(records.status());
   for (auto& r : *records) *response->add_records() = std::move(r);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListJobs(
+    grpc::ServerContext*, const tunefleet::v1::ListJobsRequest* request,
+    tunefleet::v1::ListJobsResponse* response) {
+  if (request->limit() > kMaxListedJobs) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("limit: at most ", kMaxListedJobs));
+  }
+  auto jobs = jobs_->List(request->limit() == 0 ? 50 : request->limit());
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (auto& j : *jobs) *response->add_jobs() = std::move(j);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::CancelJob(
+    grpc::ServerContext*, const tunefleet::v1::CancelJobRequest* request,
+    tunefleet::v1::JobProgress* response) {
+  auto progress = jobs_->Cancel(request->job_id());
+  if (!progress.ok()) return ToGrpc(progress.status());
+  *response = *std::move(progress);
   return grpc::Status::OK;
 }
 

@@ -11,6 +11,9 @@
 
 namespace tunefleet::server {
 
+// Most jobs one ListJobs call returns.
+inline constexpr uint32_t kMaxListedJobs = 10000;
+
 // Maps an absl::Status onto the gRPC status of the same code.
 grpc::Status ToGrpc(const absl::Status& status);
 
@@ -37,6 +40,14 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
       grpc::ServerContext* context,
       const tunefleet::v1::QueryRecordsRequest* request,
       tunefleet::v1::QueryRecordsResponse* response) override;
+  // INVALID_ARGUMENT for a limit over kMaxListedJobs.
+  grpc::Status ListJobs(grpc::ServerContext* context,
+                        const tunefleet::v1::ListJobsRequest* request,
+                        tunefleet::v1::ListJobsResponse* response) override;
+  // NOT_FOUND, FAILED_PRECONDITION (already ended) as JobManager::Cancel.
+  grpc::Status CancelJob(grpc::ServerContext* context,
+                         const tunefleet::v1::CancelJobRequest* request,
+                         tunefleet::v1::JobProgress* response) override;
 
   // Makes WatchJob calls return (server shutdown).
   void Stop() { stopping_ = true; }

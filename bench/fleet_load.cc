@@ -1,0 +1,195 @@
+// bench/fleet_load: how much fleet one tunefleet-server carries. Starts a
+// real tunefleet-server process (SQLite store on, in a temp directory) and
+// N agents in this process that talk to it over the real gRPC stream on
+// loopback but measure with FakeBackend -- a fake measurement backend that
+// answers at once without OpenCL, so the server and protocol are the
+// bottleneck. For N = 1, 8, 64 it runs one random-search GEMM job and prints
+// trials per second and the server's CPU time per trial (from
+// /proc/PID/stat, user + system).
+//
+// Usage: fleet_load [--trials T] [--agents 1,8,64] [--delay-us D]
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "device_agent/agent.h"
+#include "device_agent/backend.h"
+#include "grpcpp/grpcpp.h"
+#include "kernels_templates/workload.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/trial_request.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A device like a mid-range GPU, so the GEMM space has valid configs.
+tunefleet::v1::DeviceInfo FakeDevice() {
+  tunefleet::v1::DeviceInfo d;
+  d.set_device_name("fake device (bench/fleet_load)");
+  d.set_vendor("tunefleet fake backend");
+  d.set_driver_version("0");
+  d.set_compute_units(16);
+  d.set_max_work_group_size(1024);
+  d.set_local_mem_bytes(64 << 10);
+  d.set_global_mem_bytes(uint64_t{4} << 30);
+  d.set_max_mem_alloc_bytes(uint64_t{1} << 30);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(1024);
+  d.set_device_type("GPU");
+  d.set_address_bits(64);
+  d.set_device_version("OpenCL 3.0 fake");
+  return d;
+}
+
+// utime + stime of a process, in seconds.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string line;
+  std::getline(in, line);
+  // Fields after the ")" that ends the command name; utime and stime are
+  // fields 14 and 15 of the whole line (proc(5)).
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) stime = std::stod(field);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct Result {
+  int agents = 0;
+  uint32_t trials = 0;
+  double seconds = 0;
+  double server_cpu_s = 0;
+};
+
+Result RunOnce(const std::string& address, pid_t server_pid, int n,
+               uint32_t trials, int delay_us) {
+  const std::string key = absl::StrCat("fake-", n);
+  std::vector<std::unique_ptr<tunefleet::agent::Agent>> agents;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    tunefleet::agent::AgentOptions o;
+    o.server = address;
+    o.device_key = key;
+    o.agent_name = absl::StrCat(key, "-", i);
+    o.verbose = false;
+    agents.push_back(std::make_unique<tunefleet::agent::Agent>(
+        o, std::make_unique<tunefleet::agent::FakeBackend>(FakeDevice(),
+                                                           delay_us)));
+    threads.emplace_back([a = agents.back().get()] { a->Run(); });
+  }
+  auto stub = tunefleet::v1::TuningService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  // Every agent connected before the clock starts.
+  for (int tries = 0; tries < 600; ++tries) {
+    grpc::ClientContext c;
+    tunefleet::v1::ListDevicesResponse devices;
+    stub->ListDevices(&c, {}, &devices);
+    int connected = 0;
+    for (const auto& d : devices.devices()) {
+      if (d.device_key() == key) connected = d.connected_agents();
+    }
+    if (connected == n) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  tunefleet::v1::SubmitJobRequest request;
+  *request.mutable_workload() = tunefleet::server::WorkloadToProto(
+      *tunefleet::templates::Workload::Parse("gemm", "M=1024,N=1024,K=1024"));
+  request.set_device_key(key);
+  request.set_strategy("random");
+  request.set_trials(trials);
+  request.set_skip_reference(true);
+  request.set_no_transfer(true);
+  const double cpu0 = CpuSeconds(server_pid);
+  const auto t0 = Clock::now();
+  Result r;
+  r.agents = n;
+  grpc::ClientContext submit_context;
+  tunefleet::v1::SubmitJobResponse submitted;
+  grpc::Status s = stub->SubmitJob(&submit_context, request, &submitted);
+  if (s.ok()) {
+    grpc::ClientContext watch_context;
+    tunefleet::v1::WatchJobRequest watch;
+    watch.set_job_id(submitted.job_id());
+    auto reader = stub->WatchJob(&watch_context, watch);
+    tunefleet::v1::JobProgress p;
+    while (reader->Read(&p)) r.trials = p.trials_done();
+    reader->Finish();
+  } else {
+    std::fprintf(stderr, "fleet_load: submit: %s\n", s.error_message().c_str());
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.server_cpu_s = CpuSeconds(server_pid) - cpu0;
+  for (auto& a : agents) a->Stop();
+  for (auto& t : threads) t.join();
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fleet_load: trials per second and server CPU per trial for "
+      "N agents with a fake measurement backend"};
+  uint32_t trials = 3000;
+  std::vector<int> counts = {1, 8, 64};
+  int delay_us = 0;
+  app.add_option("--trials", trials, "trials per job")->capture_default_str();
+  app.add_option("--agents", counts, "agent counts to run")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--delay-us", delay_us,
+                 "the fake backend's time per measurement")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    absl::StrCat("tf_fleet_load_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string address = "127.0.0.1:47931";
+  const pid_t server = fork();
+  if (server == 0) {
+    const std::string db = (dir / "load.db").string();
+    const std::string log = (dir / "server.log").string();
+    if (freopen(log.c_str(), "w", stderr) == nullptr) _exit(126);
+    execl(TUNEFLEET_SERVER_BINARY, TUNEFLEET_SERVER_BINARY, "--listen",
+          address.c_str(), "--db", db.c_str(), nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::printf(
+      "fleet_load: tunefleet-server pid %d, SQLite store in %s, "
+      "%u trials per job, fake backend delay %d us\n",
+      server, dir.c_str(), trials, delay_us);
+  std::printf("%7s %8s %9s %10s %18s\n", "agents", "trials", "wall s",
+              "trials/s", "server CPU/trial");
+  for (int n : counts) {
+    Result r = RunOnce(address, server, n, trials, delay_us);
+    std::printf("%7d %8u %9.2f %10.1f %15.1f us\n", r.agents, r.trials,
+                r.seconds, r.trials / r.seconds,
+                r.trials ? 1e6 * r.server_cpu_s / r.trials : 0.0);
+    std::fflush(stdout);
+  }
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+  if (std::getenv("TUNEFLEET_KEEP_BENCH_DIR") == nullptr) {
+    std::filesystem::remove_all(dir);
+  }
+  return 0;
+}

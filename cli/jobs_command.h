@@ -1,0 +1,34 @@
+// `tunefleet jobs`, `tunefleet watch JOB` and `tunefleet cancel JOB`: the
+// jobs of a server (--server) or, for `jobs`, of a database file (--db).
+#ifndef TUNEFLEET_CLI_JOBS_COMMAND_H_
+#define TUNEFLEET_CLI_JOBS_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace tunefleet::cli {
+
+struct JobsOptions {
+  std::string server;  // HOST:PORT; empty: read --db
+  std::string db = "tunefleet.db";
+  uint32_t limit = 50;
+  int64_t job_id = 0;  // watch and cancel
+  bool json = false;
+  bool quiet = false;  // watch: no progress lines
+};
+
+CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& options);
+int RunJobs(const JobsOptions& options);
+
+CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& options);
+// Exit: 0 when the job ended done, 1 failed or cancelled.
+int RunWatch(const JobsOptions& options);
+
+CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& options);
+int RunCancel(const JobsOptions& options);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_JOBS_COMMAND_H_

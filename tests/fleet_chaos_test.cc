@@ -1,0 +1,247 @@
+// The fleet survives: agents SIGKILLed and frozen at random moments, the
+// server SIGKILLed and restarted mid-job, and hostile kernels (a hang, a
+// far out-of-bounds write, a compile error, NaN). Real processes, real
+// gRPC on loopback, real SQLite, real OpenCL (PoCL in CI).
+#include <signal.h>
+
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+#include "cli/common.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/workload.h"
+#include "server/store.h"
+#include "server/trial_request.h"
+#include "tests/fleet_harness.h"
+
+namespace tunefleet {
+namespace {
+
+using testing::FleetHarness;
+using tunefleet::v1::JobProgress;
+
+constexpr auto kJobLimit = std::chrono::seconds(240);
+
+// A small GEMM job for key "chaos"; each trial sleeps `cooldown_ms` on the
+// agent first, so that the job lasts long enough to be disturbed.
+tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, double cooldown_ms,
+                                        uint64_t seed) {
+  tunefleet::v1::SubmitJobRequest r;
+  *r.mutable_workload() = server::WorkloadToProto(
+      *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
+  r.set_device_key("chaos");
+  r.set_strategy("random");
+  r.set_trials(trials);
+  r.set_seed(seed);
+  r.set_skip_reference(true);
+  r.set_no_transfer(true);
+  r.mutable_timing()->set_repeat(1);
+  r.mutable_timing()->set_number(1);
+  r.mutable_timing()->set_min_repeat_ms(0);
+  r.mutable_timing()->set_cooldown_ms(cooldown_ms);
+  return r;
+}
+
+int64_t Submit(FleetHarness& fleet,
+               const tunefleet::v1::SubmitJobRequest& request) {
+  grpc::ClientContext context;
+  tunefleet::v1::SubmitJobResponse response;
+  const grpc::Status s = fleet.Stub()->SubmitJob(&context, request, &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return response.job_id();
+}
+
+bool Ended(const std::optional<JobProgress>& p) {
+  return p && server::IsFinalJobState(p->state());
+}
+
+// Trials of a job as stored, read from the database file.
+std::vector<server::TrialRow> StoredTrials(const std::string& db,
+                                           int64_t job_id) {
+  auto store = server::Store::Open(db);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return {};
+  auto rows = (*store)->JobTrials(job_id);
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  return rows.ok() ? *rows : std::vector<server::TrialRow>{};
+}
+
+// Exactly `budget` finished trials, each config once, none left open.
+void ExpectExactlyOnce(const std::vector<server::TrialRow>& rows,
+                       size_t budget) {
+  std::set<uint64_t> configs;
+  size_t finished = 0, open = 0, lost = 0;
+  for (const server::TrialRow& t : rows) {
+    EXPECT_TRUE(configs.insert(t.config_index).second)
+        << "config " << t.config_index << " tried twice";
+    if (t.state != "done") ++open;
+    if (t.state == "done" && t.error != "CANCELLED") ++finished;
+    if (t.error == "DEVICE_LOST") ++lost;
+  }
+  EXPECT_EQ(finished, budget);
+  EXPECT_EQ(open, 0u);
+  EXPECT_EQ(rows.size(), budget) << "trial rows beyond the budget";
+  std::printf("[chaos] %zu trials finished (%zu given up as DEVICE_LOST)\n",
+              finished, lost);
+}
+
+TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
+  FleetHarness fleet("agents");
+  ASSERT_TRUE(fleet.StartServer());
+  fleet.StartAgent(0);
+  fleet.StartAgent(1);
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [&] { return fleet.Connected("chaos") == 2; }, std::chrono::seconds(60)));
+  constexpr uint32_t kTrials = 48;
+  const int64_t job = Submit(fleet, GemmJob(kTrials, 250, 11));
+  ASSERT_GT(job, 0);
+
+  const unsigned seed = std::random_device{}();
+  std::printf("[chaos] kill schedule seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> pause_ms(300, 1200);
+  std::uniform_int_distribution<size_t> pick(0, 1);
+  int kills = 0;
+  for (int round = 0; round < 4 && !Ended(fleet.Job(job)); ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+    const size_t victim = pick(rng);
+    fleet.agent(victim).Kill(SIGKILL);
+    ++kills;
+    fleet.StartAgent(victim);
+  }
+  // A frozen agent: its TCP stream stays open but it stops beating; the
+  // server must drop it and requeue its leases.
+  bool froze = false;
+  if (!Ended(fleet.Job(job))) {
+    fleet.agent(0).Kill(SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+    fleet.agent(0).Kill(SIGCONT);
+    froze = true;
+  }
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  const JobProgress last = *fleet.Job(job);
+  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.trials_done(), kTrials);
+  std::printf("[chaos] %d agent kills, froze: %d, %u trials requeued\n", kills,
+              froze, last.trials_requeued());
+  EXPECT_GE(kills, 3) << "the job ended before the chaos did";
+  EXPECT_GE(last.trials_requeued(), 1u);
+  fleet.server().Kill(SIGTERM);
+  ExpectExactlyOnce(StoredTrials(fleet.db_path(), job), kTrials);
+}
+
+TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
+  FleetHarness fleet("server");
+  ASSERT_TRUE(fleet.StartServer());
+  fleet.StartAgent(0);
+  fleet.StartAgent(1);
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [&] { return fleet.Connected("chaos") == 2; }, std::chrono::seconds(60)));
+  constexpr uint32_t kTrials = 30;
+  const int64_t job = Submit(fleet, GemmJob(kTrials, 200, 12));
+  ASSERT_GT(job, 0);
+
+  // Results finished before each kill, which must survive unchanged.
+  std::map<int64_t, std::pair<std::string, double>> kept;
+  for (uint32_t kill_after : {6u, 16u}) {
+    ASSERT_TRUE(FleetHarness::WaitFor(
+        [&] {
+          auto p = fleet.Job(job);
+          return p && p->trials_done() >= kill_after;
+        },
+        kJobLimit));
+    fleet.server().Kill(SIGKILL);
+    for (const server::TrialRow& t : StoredTrials(fleet.db_path(), job)) {
+      if (t.state == "done") kept[t.id] = {t.error, t.time_ns};
+    }
+    ASSERT_TRUE(fleet.StartServer());
+  }
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  const JobProgress last = *fleet.Job(job);
+  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.trials_done(), kTrials);
+  fleet.server().Kill(SIGTERM);
+  const std::vector<server::TrialRow> rows = StoredTrials(fleet.db_path(), job);
+  ExpectExactlyOnce(rows, kTrials);
+  size_t unchanged = 0;
+  for (const server::TrialRow& t : rows) {
+    auto it = kept.find(t.id);
+    if (it == kept.end()) continue;
+    EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
+    EXPECT_EQ(t.time_ns, it->second.second) << "trial " << t.id;
+    ++unchanged;
+  }
+  EXPECT_EQ(unchanged, kept.size()) << "finished trials lost in a restart";
+  EXPECT_GE(kept.size(), 16u);
+}
+
+// The hostile template's source and spec as a job carries them.
+tunefleet::v1::SubmitJobRequest HostileJob() {
+  auto spec = cli::LoadTemplateSpec(testing::SourceDir() +
+                                    "/tests/data/templates/hostile.toml");
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  tunefleet::v1::SubmitJobRequest r;
+  *r.mutable_template_spec() = **spec;
+  *r.mutable_workload() = server::WorkloadToProto(
+      *templates::Workload::Parse("hostile_scale", "N=1000"));
+  r.set_device_key("hostile");
+  r.set_strategy("grid");
+  r.set_trials(5);
+  r.set_skip_reference(true);
+  r.mutable_timing()->set_repeat(1);
+  r.mutable_timing()->set_min_repeat_ms(0);
+  r.mutable_timing()->set_timeout_ms(5000);
+  return r;
+}
+
+TEST(FleetChaos, HostileKernelsAreClassifiedAndTheAgentKeepsServing) {
+  FleetHarness fleet("hostile");
+  ASSERT_TRUE(fleet.StartServer());
+  fleet.StartAgent(0, "hostile", 1);
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return fleet.Connected("hostile") == 1; },
+                            std::chrono::seconds(60)));
+  const pid_t agent_pid = fleet.agent(0).pid();
+  const int64_t job = Submit(fleet, HostileJob());
+  ASSERT_GT(job, 0);
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  EXPECT_EQ(fleet.Job(job)->trials_done(), 5u);
+
+  grpc::ClientContext context;
+  tunefleet::v1::QueryRecordsRequest query;
+  query.set_job_id(job);
+  tunefleet::v1::QueryRecordsResponse records;
+  ASSERT_TRUE(fleet.Stub()->QueryRecords(&context, query, &records).ok());
+  std::map<int64_t, std::string> by_mode;
+  for (const auto& r : records.records()) {
+    ASSERT_EQ(r.config().knobs_size(), 1);
+    by_mode[r.config().knobs(0).value()] =
+        tunefleet::v1::Measurement::Error_Name(r.error());
+  }
+  EXPECT_EQ(by_mode[0], "OK");
+  EXPECT_EQ(by_mode[1], "TIMEOUT");        // the endless loop
+  EXPECT_EQ(by_mode[2], "RUNTIME_ERROR");  // the far write crashed the worker
+  EXPECT_EQ(by_mode[3], "COMPILE_ERROR");
+  EXPECT_EQ(by_mode[4], "WRONG_ANSWER");  // NaN
+
+  // The same agent process, still connected, still measuring.
+  EXPECT_EQ(::kill(agent_pid, 0), 0);
+  EXPECT_EQ(fleet.Connected("hostile"), 1);
+  tunefleet::v1::SubmitJobRequest again = GemmJob(3, 0, 5);
+  again.set_device_key("hostile");
+  const int64_t after = Submit(fleet, again);
+  ASSERT_TRUE(FleetHarness::WaitFor([&] { return Ended(fleet.Job(after)); },
+                                    kJobLimit));
+  const JobProgress last = *fleet.Job(after);
+  EXPECT_EQ(last.trials_done(), 3u);
+  EXPECT_EQ(last.errors().at("OK"), 3u);
+  EXPECT_EQ(fleet.agent(0).pid(), agent_pid);
+}
+
+}  // namespace
+}  // namespace tunefleet
