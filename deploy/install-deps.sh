@@ -15,6 +15,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libonnx-dev libmuparser-dev
   libbenchmark-dev
+  libssl-dev openssl
+  clang-14 libfuzzer-14-dev
 )
 
 SUDO=""
