@@ -1,12 +1,18 @@
 // Benchmark (not a test): tunes SGEMM with tunefleet (the embedded server
-// and agent on this machine's first OpenCL device) at several sizes, then
-// times the best tuned kernel, CLBlast's SGEMM with its built-in database
+// and agent on this machine's OpenCL device) at several sizes, then times
+// the best tuned kernel, CLBlast's SGEMM with its built-in database
 // (libclblast-dev) and the naive reference kernel on the same device, the
 // same way: host wall-clock over back-to-back calls ending in clFinish (so
-// CLBlast's helper kernels count, as they do for its users). Prints GFLOP/s
-// and the ratio tuned / CLBlast per size.
+// CLBlast's helper kernels count, as they do for its users). Prints the
+// throughput, the ratio tuned / CLBlast per size and, given the device's
+// FP32 peak, the fraction of it reached.
 //
-//   gemm_vs_clblast [--sizes 256,512,1024] [--trials 100] [--json]
+// Built twice from this file: gemm_vs_clblast (defaults: sizes 256, 512,
+// 1024, 100 trials, template gemm_tiled) and gpu_gemm (GPU_GEMM_DEFAULTS:
+// sizes 1024, 2048, 4096, 300 trials, template gemm_gpu, TFLOP/s).
+//
+//   gemm_vs_clblast [--sizes 256,512,1024] [--trials 100] [--template T]
+//                   [--platform I --device J] [--peak-tflops P] [--json]
 #include <clblast.h>
 
 #include <chrono>
@@ -20,7 +26,7 @@
 #include "cli/common.h"
 #include "cli/embedded.h"
 #include "device_agent/worker.h"
-#include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
 #include "server/trial_request.h"
 
@@ -97,15 +103,48 @@ double TimeTemplateLaunch(cl_context ctx, cl_device_id dev,
   return ms;
 }
 
+// FP32 peak in TFLOP/s: CUs x clock x FP32 lanes per CU x 2 (an FMA is two
+// FLOPs). Lanes per CU are not an OpenCL query; NVIDIA SMs since Ampere
+// (GA10x) and Hopper (GH100 whitepaper) have 128. 0 when unknown.
+double PeakTflops(const tunefleet::v1::DeviceInfo& d) {
+  if (d.vendor().find("NVIDIA") == std::string::npos) return 0;
+  return d.compute_units() * (d.max_clock_mhz() * 1e6) * 128 * 2 / 1e12;
+}
+
 int Main(int argc, char** argv) {
+#ifdef GPU_GEMM_DEFAULTS
+  CLI::App app{
+      "gpu_gemm: tuned SGEMM (template gemm_gpu) vs CLBlast SGEMM "
+      "on a GPU, in TFLOP/s and as a fraction of FP32 peak"};
+  std::vector<int> sizes = {1024, 2048, 4096};
+  uint32_t trials = 300;
+  std::string template_name = "gemm_gpu";
+  const double unit = 1e12;  // TFLOP/s
+  const char* unit_name = "TF/s";
+#else
   CLI::App app{"tuned SGEMM vs CLBlast SGEMM on this machine's OpenCL device"};
   std::vector<int> sizes = {256, 512, 1024};
   uint32_t trials = 100;
+  std::string template_name = "gemm_tiled";
+  const double unit = 1e9;  // GFLOP/s
+  const char* unit_name = "GF/s";
+#endif
   std::string db = "";
   bool json = false;
+  int platform = 0, device_index = 0;
+  double peak_tflops = 0;
+  std::string strategy = "xgb";
   app.add_option("--sizes", sizes, "square sizes")->delimiter(',');
   app.add_option("--trials", trials, "tuning trials per size")
       ->capture_default_str();
+  app.add_option("--template", template_name, "gemm template to tune")
+      ->capture_default_str();
+  app.add_option("--strategy", strategy, "search strategy")
+      ->capture_default_str();
+  app.add_option("--platform", platform, "OpenCL platform index");
+  app.add_option("--device", device_index, "OpenCL device index");
+  app.add_option("--peak-tflops", peak_tflops,
+                 "the device's FP32 peak (default: computed for NVIDIA GPUs)");
   app.add_option("--db", db, "database (default: a temporary file)");
   app.add_flag("--json", json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
@@ -117,27 +156,37 @@ int Main(int argc, char** argv) {
 
   cli::EmbeddedOptions options;
   options.db_path = db;
+  options.platform = platform;
+  options.device = device_index;
   auto fleet = cli::EmbeddedFleet::Start(options);
   if (!fleet.ok()) return cli::ReportError("bench", fleet.status());
-  auto device = agent::OpenDevice(0, 0);
+  auto device = agent::OpenDevice(platform, device_index);
   if (!device.ok()) return cli::ReportError("bench", device.status());
   cl_context ctx = device->context.get();
   cl_device_id dev = device->device;
   cl_command_queue queue = device->queue.get();
-  templates::GemmTemplate gemm;
+  const tunefleet::v1::DeviceInfo info =
+      agent::QueryDeviceInfo(device->platform, device->device);
+  if (peak_tflops <= 0) peak_tflops = PeakTflops(info);
+  const auto bench_start = Clock::now();
 
   nlohmann::json rows = nlohmann::json::array();
   for (int size : sizes) {
     const std::string shape =
         absl::StrFormat("M=%d,N=%d,K=%d", size, size, size);
     auto workload = *templates::Workload::Parse("gemm", shape);
+    auto found = templates::FindTemplateFor(workload, template_name);
+    if (!found.ok()) return cli::ReportError("bench", found.status());
+    const templates::KernelTemplate& gemm = **found;
     tunefleet::v1::SubmitJobRequest request;
     *request.mutable_workload() = server::WorkloadToProto(workload);
+    request.set_template_name(template_name);
     request.set_trials(trials);
-    request.set_strategy("xgb");
+    request.set_strategy(strategy);
     request.set_skip_reference(true);
     const auto tune_start = Clock::now();
-    auto outcome = cli::RunJob((*fleet)->address(), request, nullptr, nullptr);
+    auto outcome =
+        cli::RunJob((*fleet)->connection(), request, nullptr, nullptr);
     if (!outcome.ok()) return cli::ReportError("bench", outcome.status());
     const double tune_s =
         std::chrono::duration<double>(Clock::now() - tune_start).count();
@@ -178,47 +227,59 @@ int Main(int argc, char** argv) {
               buf.b, 0, size, 0.0f, buf.c, 0, size, &queue, nullptr);
         },
         300);
-    const double gflop = 2.0 * size * size * size / 1e9;
+    const double flop = 2.0 * size * size * size;
+    const double tuned = flop / (tuned_ms / 1e3) / unit;
+    const double peer = clblast_status == clblast::StatusCode::kSuccess
+                            ? flop / (clblast_ms / 1e3) / unit
+                            : 0.0;
+    const double naive = flop / (naive_ms / 1e3) / unit;
     nlohmann::json row = {
         {"size", size},
         {"trials", outcome->last.trials_done()},
         {"tune_s", tune_s},
         {"config", cli::ConfigText(outcome->last.best().config())},
-        {"tuned_gflops", gflop / (tuned_ms / 1e3)},
-        {"tuned_event_gflops", outcome->last.best().gflops()},
-        {"clblast_gflops", clblast_status == clblast::StatusCode::kSuccess
-                               ? gflop / (clblast_ms / 1e3)
-                               : 0.0},
-        {"naive_gflops", gflop / (naive_ms / 1e3)},
+        {"unit", unit_name},
+        {"tuned", tuned},
+        {"tuned_event", outcome->last.best().gflops() * 1e9 / unit},
+        {"clblast", peer},
+        {"naive", naive},
+        {"ratio_vs_clblast", peer > 0 ? tuned / peer : 0.0},
+        {"ratio_vs_naive", tuned / naive},
+        {"fraction_of_peak",
+         peak_tflops > 0 ? tuned * unit / 1e12 / peak_tflops : 0.0},
     };
-    row["ratio_vs_clblast"] = row["clblast_gflops"] > 0
-                                  ? row["tuned_gflops"].get<double>() /
-                                        row["clblast_gflops"].get<double>()
-                                  : 0.0;
-    row["ratio_vs_naive"] =
-        row["tuned_gflops"].get<double>() / row["naive_gflops"].get<double>();
     rows.push_back(row);
     std::fprintf(stderr, "size %d done (%.0f s of tuning)\n", size, tune_s);
   }
+  const double wall_s =
+      std::chrono::duration<double>(Clock::now() - bench_start).count();
   nlohmann::json out = {
       {"device", (*fleet)->device_key()},
+      {"template", template_name},
+      {"peak_tflops", peak_tflops},
+      {"wall_s", wall_s},
       {"rows", rows},
   };
   if (json) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::cout << "SGEMM on " << (*fleet)->device_key()
-            << " (host wall time per call, same buffers)\n";
-  std::cout << absl::StrFormat("%6s %7s %8s %12s %13s %12s %10s %10s\n", "size",
-                               "trials", "tune s", "tuned GF/s", "CLBlast GF/s",
-                               "naive GF/s", "vs CLBlast", "vs naive");
+  std::cout << "SGEMM on " << (*fleet)->device_key() << ", template "
+            << template_name
+            << " (host wall time per call, same buffers; FP32 peak "
+            << absl::StrFormat("%.1f", peak_tflops) << " TFLOP/s; "
+            << absl::StrFormat("%.0f", wall_s) << " s in all)\n";
+  std::cout << absl::StrFormat(
+      "%6s %7s %8s %8s %10s %10s %10s %8s %10s\n", "size", "trials", "tune s",
+      absl::StrCat("tuned ", unit_name), absl::StrCat("CLBlast"),
+      absl::StrCat("naive"), "vs CLBlast", "of peak", "vs naive");
   for (const auto& r : rows) {
     std::cout << absl::StrFormat(
-        "%6d %7d %8.0f %12.2f %13.2f %12.2f %9.2fx %9.1fx\n",
+        "%6d %7d %8.0f %10.3f %10.3f %10.3f %9.2fx %7.1f%% %9.1fx\n",
         r["size"].get<int>(), r["trials"].get<int>(), r["tune_s"].get<double>(),
-        r["tuned_gflops"].get<double>(), r["clblast_gflops"].get<double>(),
-        r["naive_gflops"].get<double>(), r["ratio_vs_clblast"].get<double>(),
+        r["tuned"].get<double>(), r["clblast"].get<double>(),
+        r["naive"].get<double>(), r["ratio_vs_clblast"].get<double>(),
+        100 * r["fraction_of_peak"].get<double>(),
         r["ratio_vs_naive"].get<double>());
   }
   for (const auto& r : rows) {

@@ -8,6 +8,7 @@
 #include "device_agent/measurer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/registry.h"
 #include "server/trial_request.h"
 #include "tests/template_harness.h"
@@ -238,6 +239,63 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
           {Parse("dense", "M=5,N=24,K=40,affine=shift,act=relu", "fp16")}, 3,
           41),
       ::testing::IsEmpty());
+}
+
+// gemm_gpu: every constraint class, odd and edge shapes (M, N, K not
+// multiples of any tile; N, K odd force LOADV = 1), double buffering on
+// and off, against the reference on PoCL.
+TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
+  templates::GemmGpuTemplate t;
+  std::vector<Workload> shapes;
+  for (const char* s :
+       {"M=1,N=1,K=1", "M=7,N=13,K=3", "M=33,N=20,K=36", "M=64,N=64,K=64",
+        "M=100,N=72,K=44", "M=130,N=129,K=67"}) {
+    shapes.push_back(*Workload::Parse("gemm", s));
+  }
+  EXPECT_THAT(testing::CheckRandomConfigs(t, shapes, 6, 21),
+              ::testing::IsEmpty());
+  // Warp-tiled configs, which random draws rarely hit at small shapes.
+  templates::KnobValues warp = {64, 64, 16, 4, 4, 1, 1, 1, 1};
+  for (const Workload& w : {shapes[4], shapes[5]}) {
+    ASSERT_TRUE(t.CheckConfig(warp, w, testing::DeviceLimits()).ok());
+    EXPECT_EQ(testing::RunConfig(t, w, warp).error(), Measurement::OK)
+        << w.Canonical();
+  }
+}
+
+TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
+  templates::GemmGpuTemplate t;
+  const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
+  // BM BN BK TM TN LOADV DB STRN WTILE
+  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};
+  ASSERT_TRUE(t.CheckConfig(big, w, testing::DeviceLimits()).ok());
+  const templates::LaunchDesc l = t.Launch(big, w);
+  EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
+  EXPECT_EQ(l.global, (std::vector<uint64_t>{32, 32}));
+  EXPECT_THAT(l.build_options, ::testing::HasSubstr("-DEDGE_M=0"));
+  // N = 255 is odd: no vector loads.
+  const Workload odd = *Workload::Parse("gemm", "M=256,N=255,K=256");
+  EXPECT_THAT(
+      std::string(t.CheckConfig(big, odd, testing::DeviceLimits()).message()),
+      ::testing::HasSubstr("LOADV must divide N and K"));
+  // A 32x32 block with 8x8 register tiles has 16 work-items for a 32x8 A
+  // tile of 64 float4s: 4 each, fine.
+  EXPECT_TRUE(
+      t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w, testing::DeviceLimits())
+          .ok());
+  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 8, 2, 2, 4, 0, 0, 0}, w,
+                                        testing::DeviceLimits())
+                              .message()),
+              ::testing::HasSubstr("more than 256 work-items"));
+  EXPECT_THAT(std::string(t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w,
+                                        testing::DeviceLimits())
+                              .message()),
+              ::testing::HasSubstr("STRN needs TN % 4 == 0"));
+  EXPECT_THAT(std::string(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 1}, w,
+                                        testing::DeviceLimits())
+                              .message()),
+              ::testing::HasSubstr("WTILE needs"));
+  EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
 }
 
 }  // namespace

@@ -1,0 +1,250 @@
+// SGEMM for big GPUs: C = A * B, all row-major, fp32, any M, N, K >= 1
+// (vector loads need N % LOADV == 0 and K % LOADV == 0; the descriptor
+// enforces it).
+//
+// Knobs (build-time defines, gemm_gpu_template.cc):
+//   BM, BN  rows / columns of C per work-group (the block tile)
+//   BK      depth of one K tile staged in local memory
+//   TM, TN  rows / columns of C per work-item (the register tile)
+//   LOADV   vector width of global loads of A (along K) and B (along N)
+//   DB      1: double-buffered local tiles (the next tile is fetched into
+//           registers while the current one is multiplied; one barrier
+//           per K tile); 0: one buffer, two barriers per K tile
+//   WTILE   1: the 32 work-items of a warp / sub-group cover an 8 x 4
+//           patch of work-items (tx, ty) instead of 32 consecutive tx, so
+//           that one k step reads 8 float4s of B and 4 of A from local
+//           memory per warp: one shared-memory wavefront each on NVIDIA
+//           GPUs (CUTLASS's warp tiles); 0: row-major work-item order
+//   STRN    1: a work-item's TN columns are float4 chunks strided by TX*4
+//           (tx*4 + c*TX*4: conflict-free float4 reads of the B tile and
+//           coalesced stores of C, as CLBlast's STRN); 0: TN contiguous
+//           columns from tx*TN
+// Shape class defines (host-computed): EDGE_M, EDGE_N, EDGE_K are 1 when M,
+// N, K are not multiples of BM, BN, BK; out-of-range rows and columns read
+// clamped indices and are never stored, K past the end reads zeros.
+//
+// The design follows the well-known register-blocked SGEMM for NVIDIA GPUs
+// (Volkov & Demmel, SC'08; CUTLASS's SIMT GEMM; CLBlast's Xgemm): work-item
+// (tx, ty) owns the TM x TN block of C at rows ty*TM.. and the columns
+// STRN picks;
+// A is staged transposed (As[k][m], padded by 4 floats a row against bank
+// conflicts) so that both operands of the inner product are read from
+// local memory as float4s.
+
+#define TX (BN / TN)
+#define TY (BM / TM)
+#define NT (TX * TY)
+#define AS_STRIDE (BM + 4)
+#define A_PER (BM * BK / LOADV / NT)  // A vectors each work-item fetches
+#ifndef STRN
+#define STRN 0
+#endif
+#ifndef WTILE
+#define WTILE 0
+#endif
+// Column (within the block tile) of a work-item's j-th column.
+#if STRN
+#define TILE_COL(tx, j) (((j) / 4) * TX * 4 + (tx) * 4 + ((j) % 4))
+#else
+#define TILE_COL(tx, j) ((tx) * TN + (j))
+#endif
+#define B_PER (BK * BN / LOADV / NT)  // B vectors each work-item fetches
+
+#if LOADV == 4
+typedef float4 vec_t;
+#define VLOAD(p) vload4(0, p)
+#define VSTORE_L(v, p) vstore4(v, 0, p)
+#define VZERO ((float4)(0.0f))
+#elif LOADV == 2
+typedef float2 vec_t;
+#define VLOAD(p) vload2(0, p)
+#define VSTORE_L(v, p) vstore2(v, 0, p)
+#define VZERO ((float2)(0.0f))
+#else
+typedef float vec_t;
+#define VLOAD(p) (*(p))
+#define VSTORE_L(v, p) (*(p) = (v))
+#define VZERO 0.0f
+#endif
+
+
+// Fetches the K tile starting at k0 from global memory into registers.
+inline void fetch_tile(const __global float* restrict A,
+                       const __global float* restrict B, int M, int N, int K,
+                       int m0, int n0, int k0, int tid, vec_t* ra,
+                       vec_t* rb) {
+#pragma unroll
+  for (int s = 0; s < A_PER; ++s) {
+    const int v = tid + s * NT;
+    int row = m0 + v / (BK / LOADV);
+    const int k = k0 + (v % (BK / LOADV)) * LOADV;
+#if EDGE_M
+    row = min(row, M - 1);
+#endif
+#if EDGE_K
+    ra[s] = k < K ? VLOAD(A + (size_t)row * K + k) : VZERO;
+#else
+    ra[s] = VLOAD(A + (size_t)row * K + k);
+#endif
+  }
+#pragma unroll
+  for (int s = 0; s < B_PER; ++s) {
+    const int v = tid + s * NT;
+    const int k = k0 + v / (BN / LOADV);
+    int col = n0 + (v % (BN / LOADV)) * LOADV;
+#if EDGE_N
+    col = min(col, N - LOADV);
+#endif
+#if EDGE_K
+    rb[s] = k < K ? VLOAD(B + (size_t)k * N + col) : VZERO;
+#else
+    rb[s] = VLOAD(B + (size_t)k * N + col);
+#endif
+  }
+}
+
+// Writes fetched registers into one local buffer: A transposed, B as is.
+inline void store_tile(__local float* as, __local float* bs, int tid,
+                       const vec_t* ra, const vec_t* rb) {
+#pragma unroll
+  for (int s = 0; s < A_PER; ++s) {
+    const int v = tid + s * NT;
+    const int row = v / (BK / LOADV);
+    const int k = (v % (BK / LOADV)) * LOADV;
+    __local float* dst = as + k * AS_STRIDE + row;
+#if LOADV == 4
+    dst[0] = ra[s].s0;
+    dst[AS_STRIDE] = ra[s].s1;
+    dst[2 * AS_STRIDE] = ra[s].s2;
+    dst[3 * AS_STRIDE] = ra[s].s3;
+#elif LOADV == 2
+    dst[0] = ra[s].s0;
+    dst[AS_STRIDE] = ra[s].s1;
+#else
+    dst[0] = ra[s];
+#endif
+  }
+#pragma unroll
+  for (int s = 0; s < B_PER; ++s) {
+    const int v = tid + s * NT;
+    const int k = v / (BN / LOADV);
+    const int col = (v % (BN / LOADV)) * LOADV;
+    VSTORE_L(rb[s], bs + k * BN + col);
+  }
+}
+
+// Reads n (1, 2, 4 or 8) consecutive floats of local memory.
+#define READ_LOCAL(dst, src, n)                                  \
+  do {                                                           \
+    if ((n) >= 4) {                                              \
+      _Pragma("unroll") for (int q = 0; q < (n); q += 4) {       \
+        const float4 t4 = vload4(0, (src) + q);                  \
+        dst[q] = t4.s0;                                          \
+        dst[q + 1] = t4.s1;                                      \
+        dst[q + 2] = t4.s2;                                      \
+        dst[q + 3] = t4.s3;                                      \
+      }                                                          \
+    } else {                                                     \
+      _Pragma("unroll") for (int q = 0; q < (n); ++q) dst[q] = (src)[q]; \
+    }                                                            \
+  } while (0)
+
+__kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
+    const int M, const int N, const int K, const __global float* restrict A,
+    const __global float* restrict B, __global float* restrict C) {
+  __local float As[(DB + 1) * BK * AS_STRIDE];
+  __local float Bs[(DB + 1) * BK * BN];
+  const int tid = get_local_id(1) * TX + get_local_id(0);
+#if WTILE
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int tx = (warp % (TX / 8)) * 8 + lane % 8;
+  const int ty = (warp / (TX / 8)) * 4 + lane / 8;
+#else
+  const int tx = get_local_id(0);
+  const int ty = get_local_id(1);
+#endif
+  const int m0 = get_group_id(1) * BM;
+  const int n0 = get_group_id(0) * BN;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  vec_t ra[A_PER];
+  vec_t rb[B_PER];
+  const int tiles = (K + BK - 1) / BK;
+  fetch_tile(A, B, M, N, K, m0, n0, 0, tid, ra, rb);
+  store_tile(As, Bs, tid, ra, rb);
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  for (int t = 0; t < tiles; ++t) {
+#if DB
+    const int cur = t & 1;
+    // The next tile travels from global memory while this one is used.
+    if (t + 1 < tiles) {
+      fetch_tile(A, B, M, N, K, m0, n0, (t + 1) * BK, tid, ra, rb);
+    }
+#else
+    const int cur = 0;
+#endif
+    const __local float* as = As + cur * BK * AS_STRIDE + ty * TM;
+    const __local float* bs = Bs + cur * BK * BN + TILE_COL(tx, 0);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[TM], b[TN];
+      READ_LOCAL(a, as + k * AS_STRIDE, TM);
+#if STRN
+#pragma unroll
+      for (int c = 0; c < TN / 4; ++c) {
+        const float4 t4 = vload4(0, bs + k * BN + c * TX * 4);
+        b[4 * c] = t4.s0;
+        b[4 * c + 1] = t4.s1;
+        b[4 * c + 2] = t4.s2;
+        b[4 * c + 3] = t4.s3;
+      }
+#else
+      READ_LOCAL(b, bs + k * BN, TN);
+#endif
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+    }
+#if DB
+    if (t + 1 < tiles) {
+      store_tile(As + (cur ^ 1) * BK * AS_STRIDE, Bs + (cur ^ 1) * BK * BN,
+                 tid, ra, rb);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t + 1 < tiles) {
+      fetch_tile(A, B, M, N, K, m0, n0, (t + 1) * BK, tid, ra, rb);
+      store_tile(As, Bs, tid, ra, rb);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  }
+
+  const int row0 = m0 + ty * TM;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    __global float* c = C + (size_t)(row0 + i) * N + n0;
+#if EDGE_M || EDGE_N || TN < 4
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int col = TILE_COL(tx, j);
+      if (row0 + i < M && n0 + col < N) c[col] = acc[i][j];
+    }
+#else
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      vstore4((float4)(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]),
+              0, c + TILE_COL(tx, j));
+    }
+#endif
+  }
+}
