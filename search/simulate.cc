@@ -47,6 +47,8 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
       if (best > 0 && best <= target_95 && r.to_95 > o.trials) r.to_95 = trials;
       if (best > 0 && best <= target_99 && r.to_99 > o.trials) r.to_99 = trials;
     }
+    // Both targets reached (99% implies 95%): later trials change nothing.
+    if (r.to_99 <= o.trials) break;
     strategy->Observe(results);
   }
   return r;
