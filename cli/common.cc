@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kernels_templates/registry.h"
@@ -26,11 +27,35 @@ absl::Status FromGrpc(const grpc::Status& status) {
                       status.error_message());
 }
 
-std::shared_ptr<grpc::Channel> Dial(const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+void AddConnectionFlags(CLI::App* cmd, agent::ChannelFiles& files) {
+  cmd->add_option("--token", files.token,
+                  "access token (prefer --token-file: a command line is "
+                  "visible to other users)")
+      ->envname("TUNEFLEET_TOKEN");
+  cmd->add_option("--token-file", files.token_file,
+                  "file holding the access token (tunefleet token add)")
+      ->envname("TUNEFLEET_TOKEN_FILE");
+  cmd->add_option("--ca", files.ca_file,
+                  "TLS: verify the server's certificate against this CA "
+                  "(PEM); without it the connection is plaintext")
+      ->envname("TUNEFLEET_CA");
+  cmd->add_option("--client-cert", files.client_cert_file,
+                  "TLS: client certificate (PEM), for a server started with "
+                  "--client-ca");
+  cmd->add_option("--client-key", files.client_key_file,
+                  "TLS: the private key of --client-cert (PEM)");
+}
+
+absl::StatusOr<ServerConnection> ConnectionTo(
+    const std::string& address, const agent::ChannelFiles& files) {
+  absl::StatusOr<agent::ChannelOptions> channel =
+      agent::LoadChannelOptions(files);
+  if (!channel.ok()) return channel.status();
+  return ServerConnection{address, *std::move(channel)};
+}
+
+std::shared_ptr<grpc::Channel> Dial(const ServerConnection& connection) {
+  return agent::CreateServerChannel(connection.address, connection.channel);
 }
 
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {
@@ -63,11 +88,12 @@ nlohmann::json RecordJson(const tunefleet::v1::Record& r) {
 }
 
 absl::StatusOr<JobOutcome> RunJob(
-    const std::string& address, const tunefleet::v1::SubmitJobRequest& request,
+    const ServerConnection& server,
+    const tunefleet::v1::SubmitJobRequest& request,
     const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(server));
   JobOutcome outcome;
   {
     grpc::ClientContext context;
@@ -79,16 +105,16 @@ absl::StatusOr<JobOutcome> RunJob(
   }
   if (on_submitted) on_submitted(outcome.submitted);
   absl::StatusOr<tunefleet::v1::JobProgress> last =
-      WatchJob(address, outcome.submitted.job_id(), on_progress);
+      WatchJob(server, outcome.submitted.job_id(), on_progress);
   if (!last.ok()) return last.status();
   outcome.last = *std::move(last);
   return outcome;
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
-    const std::string& address, int64_t job_id,
+    const ServerConnection& server, int64_t job_id,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(server));
   grpc::ClientContext context;
   tunefleet::v1::WatchJobRequest watch;
   watch.set_job_id(job_id);

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "device_agent/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/tuning.pb.h"
@@ -27,8 +29,26 @@ int ReportError(const std::string& command, const absl::Status& status);
 
 absl::Status FromGrpc(const grpc::Status& status);
 
-// A channel to HOST:PORT (plain TCP; loopback for the embedded default).
-std::shared_ptr<grpc::Channel> Dial(const std::string& address);
+// Where a server is and how to talk to it: TLS and the bearer token.
+struct ServerConnection {
+  std::string address;  // HOST:PORT
+  agent::ChannelOptions channel;
+};
+
+// Adds the connection flags every command with --server takes: --token,
+// --token-file, --ca, --client-cert, --client-key (also read from
+// TUNEFLEET_TOKEN, TUNEFLEET_TOKEN_FILE and TUNEFLEET_CA). `files` must
+// outlive parsing.
+void AddConnectionFlags(CLI::App* cmd, agent::ChannelFiles& files);
+
+// `address` with the token and certificates the flags name. Errors: as
+// agent::LoadChannelOptions (NOT_FOUND, INVALID_ARGUMENT).
+absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
+                                              const agent::ChannelFiles& files);
+
+// A channel to the server (TLS when connection.channel has a CA; the token
+// on every call).
+std::shared_ptr<grpc::Channel> Dial(const ServerConnection& connection);
 
 // Knob values as {"MWG": 64, ...}.
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
@@ -43,22 +63,23 @@ struct JobOutcome {
   tunefleet::v1::JobProgress last;
 };
 
-// Submits a job to the server at `address` and watches it to its end,
+// Submits a job to the server and watches it to its end,
 // calling `on_progress` for every update (and `on_submitted` once, when the
 // job is accepted). Errors: the server's refusal of the request, or the
 // watch stream's failure.
 absl::StatusOr<JobOutcome> RunJob(
-    const std::string& address, const tunefleet::v1::SubmitJobRequest& request,
+    const ServerConnection& server,
+    const tunefleet::v1::SubmitJobRequest& request,
     const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
-// Streams a job's progress from the server at `address` until the job ends
+// Streams a job's progress from the server until the job ends
 // (or the server ends the stream), calling `on_progress` for each update.
 // Returns the last progress. Errors: NOT_FOUND for an unknown job, the
 // stream's failure.
 absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
-    const std::string& address, int64_t job_id,
+    const ServerConnection& server, int64_t job_id,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
 // When `template_arg` is a spec file (.toml or .json), loads it and the

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "device_agent/worker.h"
+#include "server/auth.h"
 #include "server/status_macros.h"
 
 namespace tunefleet::cli {
@@ -24,13 +25,25 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   // The embedded server lives for one command: it runs that command's jobs,
   // not those an interrupted earlier command left behind.
   server_options.resume_jobs = false;
+  // Tokens for this process only; the server keeps their hashes.
+  TF_ASSIGN_OR_RETURN(const std::string agent_token, server::GenerateToken());
+  TF_ASSIGN_OR_RETURN(const std::string tuner_token, server::GenerateToken());
+  auto tokens = std::make_shared<server::TokenSet>();
+  TF_RETURN_IF_ERROR(tokens->Add(server::TokenEntry::ForToken(
+      agent_token, server::Role::kAgent, "embedded-agent")));
+  TF_RETURN_IF_ERROR(tokens->Add(server::TokenEntry::ForToken(
+      tuner_token, server::Role::kTuner, "embedded-client")));
+  server_options.tokens = std::move(tokens);
   TF_ASSIGN_OR_RETURN(fleet->server_, server::Server::Start(server_options));
+  fleet->connection_.address = fleet->server_->address();
+  fleet->connection_.channel.token = tuner_token;
 
   agent::AgentOptions agent_options;
   agent_options.server = fleet->server_->address();
   agent_options.device_key = options.device_key;
   agent_options.verbose = options.verbose;
   agent_options.agent_name = "embedded";
+  agent_options.channel.token = agent_token;
   fleet->agent_ =
       std::make_unique<agent::Agent>(agent_options, std::move(backend));
   fleet->agent_thread_ = std::thread([a = fleet->agent_.get()] { a->Run(); });

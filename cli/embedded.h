@@ -1,7 +1,9 @@
 // The embedded default (DESIGN.md, Defaults): a local tunefleet-server on a
 // loopback port and a device agent on this machine's OpenCL device, in this
 // process, so `tunefleet tune` works with no set-up. Everything still talks
-// over real gRPC on loopback.
+// over real gRPC on loopback, plaintext, with tokens made for this process
+// alone: the server accepts only their hashes, the agent gets the agent
+// token and connection() the tuner token.
 #ifndef TUNEFLEET_CLI_EMBEDDED_H_
 #define TUNEFLEET_CLI_EMBEDDED_H_
 
@@ -11,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cli/common.h"
 #include "device_agent/agent.h"
 #include "server/server.h"
 
@@ -32,12 +35,14 @@ class EmbeddedFleet {
  public:
   // Opens the device, starts server and agent, and waits until the agent
   // is registered. Errors: NOT_FOUND / UNAVAILABLE for the OpenCL device,
-  // the server's start errors, DEADLINE_EXCEEDED if the agent never joins.
+  // INTERNAL when no token can be made, the server's start errors,
+  // DEADLINE_EXCEEDED if the agent never joins.
   static absl::StatusOr<std::unique_ptr<EmbeddedFleet>> Start(
       const EmbeddedOptions& options);
   ~EmbeddedFleet();
 
-  std::string address() const { return server_->address(); }
+  // The embedded server's loopback address and a token of role tuner.
+  const ServerConnection& connection() const { return connection_; }
   const std::string& device_key() const { return agent_->device_key(); }
   server::Server& server() { return *server_; }
 
@@ -51,6 +56,7 @@ class EmbeddedFleet {
   explicit EmbeddedFleet(PrivateTag) {}
 
  private:
+  ServerConnection connection_;
   std::unique_ptr<server::Server> server_;
   std::unique_ptr<agent::Agent> agent_;
   std::thread agent_thread_;

@@ -14,12 +14,14 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-absl::StatusOr<std::vector<JobProgress>> ListFromServer(
-    const std::string& address, uint32_t limit) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(address));
+absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
+  absl::StatusOr<ServerConnection> server =
+      ConnectionTo(o.server, o.connection);
+  if (!server.ok()) return server.status();
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
   grpc::ClientContext context;
   tunefleet::v1::ListJobsRequest request;
-  request.set_limit(limit);
+  request.set_limit(o.limit);
   tunefleet::v1::ListJobsResponse response;
   absl::Status s = FromGrpc(stub->ListJobs(&context, request, &response));
   if (!s.ok()) return s;
@@ -60,6 +62,7 @@ void PrintJobTable(const std::vector<JobProgress>& jobs) {
 void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
   cmd->add_option("--server", o.server, "tunefleet-server address HOST:PORT")
       ->required();
+  AddConnectionFlags(cmd, o.connection);
   cmd->add_flag("--json", o.json, "print the job as one JSON object");
 }
 
@@ -70,6 +73,7 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
       "jobs", "list jobs, newest first, from a server or a database file");
   cmd->add_option("--server", o.server,
                   "tunefleet-server address HOST:PORT (live progress)");
+  AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--db", o.db, "database file, when no --server")
       ->capture_default_str();
   cmd->add_option("--limit", o.limit, "newest jobs to list")
@@ -81,8 +85,7 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
 
 int RunJobs(const JobsOptions& o) {
   absl::StatusOr<std::vector<JobProgress>> jobs =
-      o.server.empty() ? ListFromDatabase(o.db, o.limit)
-                       : ListFromServer(o.server, o.limit);
+      o.server.empty() ? ListFromDatabase(o.db, o.limit) : ListFromServer(o);
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
@@ -106,9 +109,12 @@ CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunWatch(const JobsOptions& o) {
+  absl::StatusOr<ServerConnection> server =
+      ConnectionTo(o.server, o.connection);
+  if (!server.ok()) return ReportError("watch", server.status());
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobProgress> last = WatchJob(
-      o.server, o.job_id, [&](const JobProgress& p) { printer.Update(p); });
+      *server, o.job_id, [&](const JobProgress& p) { printer.Update(p); });
   printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
@@ -129,7 +135,10 @@ CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunCancel(const JobsOptions& o) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
+  absl::StatusOr<ServerConnection> server =
+      ConnectionTo(o.server, o.connection);
+  if (!server.ok()) return ReportError("cancel", server.status());
+  auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
   grpc::ClientContext context;
   tunefleet::v1::CancelJobRequest request;
   request.set_job_id(o.job_id);

@@ -14,6 +14,7 @@
 #include "cli/model_command.h"
 #include "cli/query_command.h"
 #include "cli/simulate_command.h"
+#include "cli/token_command.h"
 #include "cli/tune_command.h"
 #include "device_agent/worker.h"
 
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
       "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/\n"
       "  tunefleet measure --shape M=64,N=64,K=64 --config reference\n"
       "  tunefleet jobs --server HOST:PORT; tunefleet watch|cancel JOB "
-      "--server HOST:PORT"};
+      "--server HOST:PORT\n"
+      "  tunefleet token add --role tuner --tokens tokens.txt"};
   app.require_subcommand(1);
   tunefleet::cli::TuneOptions tune;
   tunefleet::cli::QueryOptions query;
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   tunefleet::cli::TasksOptions tasks;
   tunefleet::cli::ExportOptions export_table;
   tunefleet::cli::JobsOptions jobs, watch, cancel;
+  tunefleet::cli::TokenOptions token;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   CLI::App* jobs_cmd = tunefleet::cli::AddJobsCommand(app, jobs);
   CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
   CLI::App* cancel_cmd = tunefleet::cli::AddCancelCommand(app, cancel);
+  CLI::App* token_cmd = tunefleet::cli::AddTokenCommand(app, token);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -73,5 +77,6 @@ int main(int argc, char** argv) {
   if (*jobs_cmd) return tunefleet::cli::RunJobs(jobs);
   if (*watch_cmd) return tunefleet::cli::RunWatch(watch);
   if (*cancel_cmd) return tunefleet::cli::RunCancel(cancel);
+  if (*token_cmd) return tunefleet::cli::RunToken(token);
   return tunefleet::cli::kExitBadInput;
 }

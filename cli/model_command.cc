@@ -162,8 +162,8 @@ int RunModelTune(const TuneOptions& o) {
   }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<std::string> address = ServerFor(o, &fleet);
-  if (!address.ok()) return ReportError("tune", address.status());
+  absl::StatusOr<ServerConnection> server = ServerFor(o, &fleet);
+  if (!server.ok()) return ReportError("tune", server.status());
   StopOnSignal(stop, fleet.get());
   if (!o.quiet) {
     std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
@@ -176,7 +176,7 @@ int RunModelTune(const TuneOptions& o) {
     if (stop.fired()) break;
     const auto task_start = std::chrono::steady_clock::now();
     absl::StatusOr<JobOutcome> outcome =
-        RunJob(*address, JobRequest(o, task.workload, o.trials_per_task),
+        RunJob(*server, JobRequest(o, task.workload, o.trials_per_task),
                nullptr, nullptr);
     if (!outcome.ok()) return ReportError("tune", outcome.status());
     TaskOutcome r{&task, outcome->last,

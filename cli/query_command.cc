@@ -13,7 +13,10 @@ namespace {
 absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
     const QueryOptions& o) {
   if (!o.server.empty()) {
-    auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
+    absl::StatusOr<ServerConnection> server =
+        ConnectionTo(o.server, o.connection);
+    if (!server.ok()) return server.status();
+    auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
     tunefleet::v1::QueryRecordsRequest request;
     request.set_op(o.op);
     request.set_device_key(o.device_key);
@@ -45,6 +48,7 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
       "query", "best tuning records per device key and workload");
   cmd->add_option("--db", o.db, "database file")->capture_default_str();
   cmd->add_option("--server", o.server, "ask a tunefleet-server instead");
+  AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--op", o.op, "only this op");
   cmd->add_option("--device-key", o.device_key, "only this device key");
   cmd->add_option("--job", o.job_id, "only this job's records");
@@ -84,6 +88,7 @@ CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
       "device keys known to a server (or a database) and the "
       "agents connected now");
   cmd->add_option("--server", o.server, "tunefleet-server HOST:PORT");
+  AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--db", o.db, "database file, when no --server")
       ->capture_default_str();
   cmd->add_flag("--json", o.json, "print a JSON list on stdout");
@@ -93,7 +98,10 @@ CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
 int RunDevices(const DevicesOptions& o) {
   tunefleet::v1::ListDevicesResponse response;
   if (!o.server.empty()) {
-    auto stub = tunefleet::v1::TuningService::NewStub(Dial(o.server));
+    absl::StatusOr<ServerConnection> server =
+        ConnectionTo(o.server, o.connection);
+    if (!server.ok()) return ReportError("devices", server.status());
+    auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
     grpc::ClientContext context;
     absl::Status s = FromGrpc(stub->ListDevices(
         &context, tunefleet::v1::ListDevicesRequest(), &response));

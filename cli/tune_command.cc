@@ -134,6 +134,7 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
       ->capture_default_str();
   cmd->add_option("--server", o.server,
                   "tunefleet-server HOST:PORT (default: embedded server)");
+  AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--device-key", o.device_key,
                   "device key to tune for (default: the only connected one)");
   cmd->add_option("--db", o.db, "database of the embedded server")
@@ -180,9 +181,9 @@ absl::Status CheckStrategy(const std::string& strategy) {
                    "'; known: ", absl::StrJoin(strategies, ", ")));
 }
 
-absl::StatusOr<std::string> ServerFor(const TuneOptions& o,
-                                      std::unique_ptr<EmbeddedFleet>* fleet) {
-  if (!o.server.empty()) return o.server;
+absl::StatusOr<ServerConnection> ServerFor(
+    const TuneOptions& o, std::unique_ptr<EmbeddedFleet>* fleet) {
+  if (!o.server.empty()) return ConnectionTo(o.server, o.connection);
   EmbeddedOptions e;
   e.db_path = o.db;
   e.platform = o.platform;
@@ -193,7 +194,7 @@ absl::StatusOr<std::string> ServerFor(const TuneOptions& o,
       EmbeddedFleet::Start(e);
   if (!started.ok()) return started.status();
   *fleet = *std::move(started);
-  return (*fleet)->address();
+  return (*fleet)->connection();
 }
 
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
@@ -259,14 +260,18 @@ int RunTune(const TuneOptions& o) {
   }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<std::string> address = ServerFor(o, &fleet);
-  if (!address.ok()) return ReportError("tune", address.status());
+  absl::StatusOr<ServerConnection> server = ServerFor(o, &fleet);
+  if (!server.ok()) return ReportError("tune", server.status());
   StopOnSignal(stop, fleet.get());
   tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);
-  if (*spec) *request.mutable_template_spec() = **spec;
+  if (*spec) {
+    // The spec names its template; the file path is not a template name.
+    *request.mutable_template_spec() = **spec;
+    request.clear_template_name();
+  }
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobOutcome> outcome = RunJob(
-      *address, request,
+      *server, request,
       [&](const tunefleet::v1::SubmitJobResponse& submitted) {
         if (o.quiet) return;
         std::fprintf(stderr,

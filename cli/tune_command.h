@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "cli/common.h"
 #include "cli/embedded.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
@@ -29,8 +30,9 @@ struct TuneOptions {
   uint32_t deadline_s = 0;  // 0: none
   double timeout_ms = 0;    // per trial; 0: the server's default
   std::string strategy = "xgb";
-  std::string server;      // empty: embedded default
-  std::string device_key;  // empty: the only connected key
+  std::string server;              // empty: embedded default
+  agent::ChannelFiles connection;  // token and TLS for --server
+  std::string device_key;          // empty: the only connected key
   std::string db = "tunefleet.db";
   uint64_t seed = 0;
   int priority = 0;
@@ -54,10 +56,11 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& options);
 // Runs it; returns the process exit code (common.h).
 int RunTune(const TuneOptions& options);
 
-// The server to talk to: --server, or an embedded fleet started here
-// (`fleet` keeps it alive). Errors: the fleet's start errors.
-absl::StatusOr<std::string> ServerFor(const TuneOptions& options,
-                                      std::unique_ptr<EmbeddedFleet>* fleet);
+// The server to talk to: --server with the connection flags, or an
+// embedded fleet started here (`fleet` keeps it alive). Errors: the
+// connection flags' (ConnectionTo), the fleet's start errors.
+absl::StatusOr<ServerConnection> ServerFor(
+    const TuneOptions& options, std::unique_ptr<EmbeddedFleet>* fleet);
 
 // OK when `strategy` is one of search::StrategyNames(); else
 // INVALID_ARGUMENT listing them.

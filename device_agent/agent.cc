@@ -45,8 +45,7 @@ void Agent::Stop() {
 }
 
 void Agent::Run() {
-  auto channel =
-      grpc::CreateChannel(options_.server, grpc::InsecureChannelCredentials());
+  auto channel = CreateServerChannel(options_.server, options_.channel);
   auto stub = tunefleet::v1::AgentService::NewStub(channel);
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.min_backoff;
@@ -88,7 +87,7 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   h->set_device_key(key_);
   *h->mutable_device() = backend_->device_info();
   h->set_agent_name(options_.agent_name);
-  h->set_token(options_.token);
+  // Hello.token stays empty: the token travels in call metadata (channel.h).
   h->set_max_in_flight(options_.max_in_flight);
   h->set_agent_version("0.1.0");
 

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "device_agent/backend.h"
+#include "device_agent/channel.h"
 #include "proto/agent.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -20,7 +21,8 @@ struct AgentOptions {
   std::string server;      // HOST:PORT of tunefleet-server
   std::string device_key;  // empty: DefaultDeviceKey() of the device
   std::string agent_name;  // empty: "<hostname>-<pid>"
-  std::string token;       // sent in Hello
+  // TLS and the bearer token (device_agent/channel.h).
+  ChannelOptions channel;
   uint32_t max_in_flight = 2;
   // Used when the server's Welcome names no interval.
   absl::Duration heartbeat = absl::Seconds(5);

@@ -1,6 +1,7 @@
 // tunefleet-agent: serves one OpenCL device of this machine to a
 // tunefleet-server. Usage: tunefleet-agent --server HOST:PORT [--key KEY]
-// [--platform I] [--device J].
+// [--platform I] [--device J] [--token-file F] [--ca CA.pem [--client-cert
+// C.pem --client-key K.pem]].
 #include <pthread.h>
 
 #include <csignal>
@@ -10,6 +11,7 @@
 
 #include "CLI/CLI.hpp"
 #include "device_agent/agent.h"
+#include "device_agent/channel.h"
 #include "device_agent/opencl.h"
 #include "device_agent/worker.h"
 #include "google/protobuf/util/json_util.h"
@@ -45,7 +47,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--name", options.agent_name,
                  "agent name in records (default: HOSTNAME-PID)");
-  app.add_option("--token", options.token, "access token for the server");
+  tunefleet::agent::ChannelFiles channel;
+  app.add_option("--token", channel.token,
+                 "access token of role agent (prefer --token-file: a command "
+                 "line is visible to other users)")
+      ->envname("TUNEFLEET_TOKEN");
+  app.add_option("--token-file", channel.token_file,
+                 "file holding the access token (tunefleet token add)")
+      ->envname("TUNEFLEET_TOKEN_FILE");
+  app.add_option("--ca", channel.ca_file,
+                 "TLS: verify the server's certificate against this CA (PEM); "
+                 "without it the connection is plaintext")
+      ->envname("TUNEFLEET_CA");
+  app.add_option("--client-cert", channel.client_cert_file,
+                 "TLS: this agent's certificate (PEM), for a server started "
+                 "with --client-ca");
+  app.add_option("--client-key", channel.client_key_file,
+                 "TLS: the private key of --client-cert (PEM)");
   app.add_option("--max-in-flight", options.max_in_flight,
                  "measure requests queued on this agent")
       ->capture_default_str()
@@ -80,6 +98,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tunefleet-agent: --server HOST:PORT is required\n");
     return 2;
   }
+  absl::StatusOr<tunefleet::agent::ChannelOptions> loaded =
+      tunefleet::agent::LoadChannelOptions(channel);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "tunefleet-agent: %s\n",
+                 std::string(loaded.status().message()).c_str());
+    return 2;
+  }
+  options.channel = *std::move(loaded);
   // Kernels run in a supervised worker process: a hang or a crash costs a
   // trial, not the agent.
   tunefleet::agent::WorkerBackend::Options worker;
@@ -99,9 +125,10 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &signal);
     agent.Stop();
   }).detach();
-  std::fprintf(stderr, "tunefleet-agent: device '%s', key '%s', server %s\n",
-               name.c_str(), agent.device_key().c_str(),
-               options.server.c_str());
+  std::fprintf(stderr,
+               "tunefleet-agent: device '%s', key '%s', server %s (%s)\n",
+               name.c_str(), agent.device_key().c_str(), options.server.c_str(),
+               options.channel.ca_pem.empty() ? "plaintext" : "TLS");
   agent.Run();
   return 0;
 }

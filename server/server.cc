@@ -12,8 +12,42 @@ namespace tunefleet::server {
 // Largest gRPC message accepted (a measure request carries kernel source).
 constexpr int kMaxMessageBytes = 16 << 20;
 
+absl::Status CheckSecurityOptions(const ServerOptions& options) {
+  if (options.no_auth && options.tokens != nullptr) {
+    return absl::InvalidArgumentError(
+        "--no-auth and --tokens: give one of them, not both");
+  }
+  if (!options.no_auth && options.tokens == nullptr) {
+    return absl::FailedPreconditionError(
+        "no tokens: start with --tokens FILE (make one with `tunefleet token "
+        "add --role agent --tokens FILE`), or with --no-auth for "
+        "development on a loopback address");
+  }
+  if (IsLoopbackAddress(options.listen) || options.insecure) {
+    return absl::OkStatus();
+  }
+  if (!options.tls.enabled()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "listening on ", options.listen,
+        " (not a loopback address) without TLS would send tokens and "
+        "kernels in clear text: pass --tls-cert and --tls-key, or --insecure "
+        "to allow plaintext"));
+  }
+  if (options.no_auth) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--no-auth on ", options.listen,
+        " (not a loopback address) lets anyone on the network submit jobs "
+        "and run kernels on the agents: pass --tokens FILE, or --insecure "
+        "to allow it"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
+  TF_RETURN_IF_ERROR(CheckSecurityOptions(options));
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                      MakeServerCredentials(options.tls));
   auto s = std::make_unique<Server>(PrivateTag{});
   s->options_ = options;
   TF_ASSIGN_OR_RETURN(s->store_, Store::Open(options.db_path));
@@ -24,14 +58,19 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       options.heartbeat_interval_ms);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get());
+  s->authorizer_ = std::make_unique<Authorizer>(
+      options.no_auth ? nullptr : options.tokens, options.verbose);
+  s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(
+      s->agent_service_.get(), s->authorizer_.get());
+  s->authorized_tuning_service_ = std::make_unique<AuthorizedTuningService>(
+      s->tuning_service_.get(), s->authorizer_.get());
 
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &s->port_);
+  builder.AddListeningPort(options.listen, credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  builder.RegisterService(s->agent_service_.get());
-  builder.RegisterService(s->tuning_service_.get());
+  builder.RegisterService(s->authorized_agent_service_.get());
+  builder.RegisterService(s->authorized_tuning_service_.get());
   s->grpc_server_ = builder.BuildAndStart();
   if (s->grpc_server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(
@@ -90,13 +129,18 @@ void Server::Shutdown() {
     shut_down_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
-  tuning_service_->Stop();
-  jobs_->Shutdown();
+  // A Start() that failed half-way leaves some parts unset.
+  if (tuning_service_) tuning_service_->Stop();
+  if (jobs_) jobs_->Shutdown();
   // Streams still open after the deadline (agents, watchers) are cancelled.
-  grpc_server_->Shutdown(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(500));
+  if (grpc_server_) {
+    grpc_server_->Shutdown(std::chrono::system_clock::now() +
+                           std::chrono::milliseconds(500));
+  }
 }
 
-void Server::Wait() { grpc_server_->Wait(); }
+void Server::Wait() {
+  if (grpc_server_) grpc_server_->Wait();
+}
 
 }  // namespace tunefleet::server

@@ -1,5 +1,6 @@
 // tunefleet-server assembled: the store, scheduler, job manager and both
-// gRPC services on one listening port.
+// gRPC services on one listening port, behind token authentication and,
+// optionally, TLS (server/auth.h).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
@@ -10,6 +11,8 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_service.h"
+#include "server/auth.h"
+#include "server/auth_services.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "server/store.h"
@@ -27,14 +30,34 @@ struct ServerOptions {
   int heartbeat_misses = 3;
   // Start again the jobs an earlier run left unfinished.
   bool resume_jobs = true;
+
+  // Security (README.md, "Authentication and TLS"). Start() refuses:
+  // - no `tokens` unless `no_auth` (development: every caller may do
+  //   everything);
+  // - a listen address that is not loopback (IsLoopbackAddress) without
+  //   TLS, or with `no_auth`, unless `insecure`.
+  // The tokens callers must present; a tokens file is read with
+  // TokenSet::Load.
+  std::shared_ptr<const TokenSet> tokens;
+  bool no_auth = false;
+  // Certificate and key (and optional client CA) for TLS; plaintext when
+  // tls.cert_file is empty.
+  TlsServerFiles tls;
+  // Allow plaintext or no authentication on a non-loopback address.
+  bool insecure = false;
 };
+
+// OK when `options` may be served as they are (the rules above). Errors:
+// FAILED_PRECONDITION naming the flag that would allow it,
+// INVALID_ARGUMENT for --tokens with --no-auth.
+absl::Status CheckSecurityOptions(const ServerOptions& options);
 
 // Start() returns a running server; Shutdown() (also run by the destructor)
 // stops it. Thread-safe.
 class Server {
  public:
-  // Errors: from Store::Open, or UNAVAILABLE when the address cannot be
-  // bound.
+  // Errors: CheckSecurityOptions's and MakeServerCredentials's, from
+  // Store::Open, or UNAVAILABLE when the address cannot be bound.
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       const ServerOptions& options);
   ~Server();
@@ -53,6 +76,14 @@ class Server {
   // Blocks until Shutdown() has been called and completed.
   void Wait();
 
+  // Replaces the accepted tokens (a reloaded tokens file); calls already
+  // admitted go on. Errors: FAILED_PRECONDITION when started with no_auth.
+  absl::Status SetTokens(std::shared_ptr<const TokenSet> tokens) {
+    return authorizer_->SetTokens(std::move(tokens));
+  }
+  // True when TLS is on.
+  bool tls() const { return options_.tls.enabled(); }
+
  private:
   struct PrivateTag {
     explicit PrivateTag() = default;
@@ -69,6 +100,10 @@ class Server {
   std::unique_ptr<JobManager> jobs_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
+  // What gRPC serves: the services above behind the authorizer.
+  std::unique_ptr<Authorizer> authorizer_;
+  std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;
+  std::unique_ptr<AuthorizedTuningService> authorized_tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   // Drops silent agents and expired leases until shutdown.
   void ReapLoop();

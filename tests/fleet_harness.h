@@ -1,7 +1,8 @@
 // A fleet of real processes for chaos tests: tunefleet-server and
 // tunefleet-agent binaries from the build tree on loopback, a SQLite file
-// in a fresh directory, and a TuningService client. Agents measure on the
-// first OpenCL device (PoCL in CI).
+// in a fresh directory, and a TuningService client. The server takes a
+// tokens file; agents and the client present tokens of their roles. Agents
+// measure on the first OpenCL device (PoCL in CI).
 #ifndef TUNEFLEET_TESTS_FLEET_HARNESS_H_
 #define TUNEFLEET_TESTS_FLEET_HARNESS_H_
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,8 +21,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "device_agent/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tuning.grpc.pb.h"
+#include "server/auth.h"
 #include "tests/command_runner.h"
 #include "tests/process.h"
 
@@ -49,6 +53,16 @@ class FleetHarness {
            absl::StrCat("tf_", name, "_", getpid());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
+    // An agent token (in a file, as a board keeps it) and a tuner token.
+    const std::string agent_token = *server::GenerateToken();
+    tuner_token_ = *server::GenerateToken();
+    (void)server::AppendTokenToFile(
+        tokens_file(), server::TokenEntry::ForToken(
+                           agent_token, server::Role::kAgent, "agents"));
+    (void)server::AppendTokenToFile(
+        tokens_file(), server::TokenEntry::ForToken(
+                           tuner_token_, server::Role::kTuner, "harness"));
+    std::ofstream(agent_token_file()) << agent_token << "\n";
   }
   ~FleetHarness() {
     agents_.clear();
@@ -61,6 +75,10 @@ class FleetHarness {
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
   std::string db_path() const { return (dir_ / "fleet.db").string(); }
   std::string dir() const { return dir_.string(); }
+  std::string tokens_file() const { return (dir_ / "tokens.txt").string(); }
+  std::string agent_token_file() const {
+    return (dir_ / "agent.token").string();
+  }
 
   // Starts (or restarts) the server on the same port and database; true
   // once it answers.
@@ -68,7 +86,8 @@ class FleetHarness {
     server_ = std::make_unique<Process>(
         std::vector<std::string>{
             BinaryDir() + "/server/tunefleet-server", "--listen", address(),
-            "--db", db_path(), "--heartbeat-ms", std::to_string(heartbeat_ms_)},
+            "--db", db_path(), "--heartbeat-ms", std::to_string(heartbeat_ms_),
+            "--tokens", tokens_file()},
         (dir_ / "server.log").string());
     return WaitFor([this] { return Devices().has_value(); },
                    std::chrono::seconds(30));
@@ -83,14 +102,17 @@ class FleetHarness {
         std::vector<std::string>{BinaryDir() + "/device_agent/tunefleet-agent",
                                  "--server", address(), "--key", key, "--name",
                                  absl::StrCat("agent-", i), "--max-in-flight",
-                                 std::to_string(max_in_flight)},
+                                 std::to_string(max_in_flight), "--token-file",
+                                 agent_token_file()},
         (dir_ / absl::StrCat("agent-", i, ".log")).string());
   }
   Process& agent(size_t i) { return *agents_[i]; }
 
   std::unique_ptr<tunefleet::v1::TuningService::Stub> Stub() const {
+    agent::ChannelOptions channel;
+    channel.token = tuner_token_;
     return tunefleet::v1::TuningService::NewStub(
-        grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+        agent::CreateServerChannel(address(), channel));
   }
 
   // The server's device list; nullopt while it does not answer.
@@ -139,6 +161,7 @@ class FleetHarness {
  private:
   int heartbeat_ms_;
   int port_;
+  std::string tuner_token_;
   std::filesystem::path dir_;
   std::unique_ptr<Process> server_;
   std::vector<std::unique_ptr<Process>> agents_;

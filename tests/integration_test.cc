@@ -68,6 +68,7 @@ class Fleet : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.db_path = db_path_;
     options.verbose = false;
+    options.no_auth = true;  // loopback development mode; see auth_test
     auto server = server::Server::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -80,10 +81,9 @@ class Fleet : public ::testing::Test {
     agent_options.server = server_->address();
     agent_options.device_key = "pocl-test";
     agent_options.verbose = false;
-    agent_ =
-        std::make_unique<agent::Agent>(agent_options,
-                                       std::make_unique<agent::LocalBackend>(
-                                           *std::move(measurer)));
+    agent_ = std::make_unique<agent::Agent>(
+        agent_options,
+        std::make_unique<agent::LocalBackend>(*std::move(measurer)));
     agent_thread_ = std::thread([] { agent_->Run(); });
     for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
          ++i) {
@@ -91,7 +91,7 @@ class Fleet : public ::testing::Test {
     }
     ASSERT_GT(server_->scheduler().Capacity("pocl-test"), 0u);
     stub_ =
-        tunefleet::v1::TuningService::NewStub(cli::Dial(server_->address()));
+        tunefleet::v1::TuningService::NewStub(cli::Dial({server_->address()}));
   }
 
   static void TearDownTestSuite() {

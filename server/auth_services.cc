@@ -1,0 +1,77 @@
+#include "server/auth_services.h"
+
+namespace tunefleet::server {
+
+namespace {
+
+// Runs `call` only when the caller's token allows `method`.
+template <typename Call>
+grpc::Status Authorized(const Authorizer& auth,
+                        const grpc::ServerContext& context,
+                        absl::string_view method, Call call) {
+  if (grpc::Status status = auth.Check(context, method); !status.ok()) {
+    return status;
+  }
+  return call();
+}
+
+}  // namespace
+
+grpc::Status AuthorizedAgentService::Connect(grpc::ServerContext* context,
+                                             AgentStream* stream) {
+  return Authorized(*auth_, *context, kConnectMethod,
+                    [&] { return inner_->Connect(context, stream); });
+}
+
+grpc::Status AuthorizedTuningService::SubmitJob(
+    grpc::ServerContext* context,
+    const tunefleet::v1::SubmitJobRequest* request,
+    tunefleet::v1::SubmitJobResponse* response) {
+  return Authorized(*auth_, *context, kSubmitJobMethod, [&] {
+    return inner_->SubmitJob(context, request, response);
+  });
+}
+
+grpc::Status AuthorizedTuningService::WatchJob(
+    grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
+    grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
+  return Authorized(*auth_, *context, kWatchJobMethod,
+                    [&] { return inner_->WatchJob(context, request, writer); });
+}
+
+grpc::Status AuthorizedTuningService::ListDevices(
+    grpc::ServerContext* context,
+    const tunefleet::v1::ListDevicesRequest* request,
+    tunefleet::v1::ListDevicesResponse* response) {
+  return Authorized(*auth_, *context, kListDevicesMethod, [&] {
+    return inner_->ListDevices(context, request, response);
+  });
+}
+
+grpc::Status AuthorizedTuningService::QueryRecords(
+    grpc::ServerContext* context,
+    const tunefleet::v1::QueryRecordsRequest* request,
+    tunefleet::v1::QueryRecordsResponse* response) {
+  return Authorized(*auth_, *context, kQueryRecordsMethod, [&] {
+    return inner_->QueryRecords(context, request, response);
+  });
+}
+
+grpc::Status AuthorizedTuningService::ListJobs(
+    grpc::ServerContext* context, const tunefleet::v1::ListJobsRequest* request,
+    tunefleet::v1::ListJobsResponse* response) {
+  return Authorized(*auth_, *context, kListJobsMethod, [&] {
+    return inner_->ListJobs(context, request, response);
+  });
+}
+
+grpc::Status AuthorizedTuningService::CancelJob(
+    grpc::ServerContext* context,
+    const tunefleet::v1::CancelJobRequest* request,
+    tunefleet::v1::JobProgress* response) {
+  return Authorized(*auth_, *context, kCancelJobMethod, [&] {
+    return inner_->CancelJob(context, request, response);
+  });
+}
+
+}  // namespace tunefleet::server

@@ -1,0 +1,74 @@
+// The gRPC services as the network sees them: each call is checked by the
+// Authorizer (server/auth.h) against its method's role before it reaches
+// AgentServiceImpl or TuningServiceImpl.
+//
+// Why wrappers and not an interceptor: in gRPC 1.51 (Debian 12) a server
+// interceptor cannot end a call with a status before the handler runs, and
+// an AuthMetadataProcessor is refused on plaintext ports, which the
+// embedded default and --insecure use. A wrapper checks every method in
+// one place, whatever the transport.
+#ifndef TUNEFLEET_SERVER_AUTH_SERVICES_H_
+#define TUNEFLEET_SERVER_AUTH_SERVICES_H_
+
+#include "proto/agent.grpc.pb.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/agent_service.h"
+#include "server/auth.h"
+#include "server/tuning_service.h"
+
+namespace tunefleet::server {
+
+// AgentService/Connect for tokens of role agent. Thread-safe; `inner` and
+// `auth` must outlive it.
+class AuthorizedAgentService final
+    : public tunefleet::v1::AgentService::Service {
+ public:
+  AuthorizedAgentService(AgentServiceImpl* inner, const Authorizer* auth)
+      : inner_(inner), auth_(auth) {}
+
+  grpc::Status Connect(grpc::ServerContext* context,
+                       AgentStream* stream) override;
+
+ private:
+  AgentServiceImpl* inner_;
+  const Authorizer* auth_;
+};
+
+// TuningService: SubmitJob and CancelJob for tuners, the rest for readers
+// and tuners. Thread-safe; `inner` and `auth` must outlive it.
+class AuthorizedTuningService final
+    : public tunefleet::v1::TuningService::Service {
+ public:
+  AuthorizedTuningService(TuningServiceImpl* inner, const Authorizer* auth)
+      : inner_(inner), auth_(auth) {}
+
+  grpc::Status SubmitJob(grpc::ServerContext* context,
+                         const tunefleet::v1::SubmitJobRequest* request,
+                         tunefleet::v1::SubmitJobResponse* response) override;
+  grpc::Status WatchJob(
+      grpc::ServerContext* context,
+      const tunefleet::v1::WatchJobRequest* request,
+      grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) override;
+  grpc::Status ListDevices(
+      grpc::ServerContext* context,
+      const tunefleet::v1::ListDevicesRequest* request,
+      tunefleet::v1::ListDevicesResponse* response) override;
+  grpc::Status QueryRecords(
+      grpc::ServerContext* context,
+      const tunefleet::v1::QueryRecordsRequest* request,
+      tunefleet::v1::QueryRecordsResponse* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* context,
+                        const tunefleet::v1::ListJobsRequest* request,
+                        tunefleet::v1::ListJobsResponse* response) override;
+  grpc::Status CancelJob(grpc::ServerContext* context,
+                         const tunefleet::v1::CancelJobRequest* request,
+                         tunefleet::v1::JobProgress* response) override;
+
+ private:
+  TuningServiceImpl* inner_;
+  const Authorizer* auth_;
+};
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_SERVER_AUTH_SERVICES_H_

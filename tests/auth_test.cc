@@ -1,0 +1,794 @@
+// Authentication and TLS end to end: a real server in this process on a
+// loopback port, real gRPC clients and agents, the tunefleet and
+// tunefleet-server binaries, and certificates made by deploy/make-certs.sh.
+// Every test asserts what was refused or allowed and with which code.
+#include "server/auth.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "device_agent/agent.h"
+#include "device_agent/backend.h"
+#include "device_agent/channel.h"
+#include "google/protobuf/descriptor.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/workload.h"
+#include "proto/agent.grpc.pb.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/server.h"
+#include "server/trial_request.h"
+#include "tests/command_runner.h"
+
+namespace tunefleet {
+namespace {
+
+using ::tunefleet::testing::BinaryDir;
+using ::tunefleet::testing::ReadAll;
+using ::tunefleet::testing::RunCommand;
+using ::tunefleet::testing::SourceDir;
+
+// This process's directory under the test temp dir, removed at exit.
+const std::string& RootDir() {
+  struct Root {
+    std::string path =
+        absl::StrCat(::testing::TempDir(), "/auth_test_", getpid());
+    ~Root() {
+      if (std::getenv("TUNEFLEET_KEEP_TEST_DIRS") == nullptr) {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+      }
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+// A fresh directory for one test.
+std::string TempDir(const std::string& name) {
+  const std::string dir = absl::StrCat(RootDir(), "/", name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Two independent CAs with their certificates, made once per process.
+const std::string& CertsA() {
+  static const std::string dir = [] {
+    const std::string d = TempDir("certs_a");
+    auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + d);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return d;
+  }();
+  return dir;
+}
+const std::string& CertsB() {
+  static const std::string dir = [] {
+    const std::string d = TempDir("certs_b");
+    auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + d);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return d;
+  }();
+  return dir;
+}
+
+// One token of each role, and the set the server accepts.
+struct Tokens {
+  std::string agent, tuner, reader;
+  std::shared_ptr<server::TokenSet> set = std::make_shared<server::TokenSet>();
+};
+
+Tokens MakeTokens() {
+  Tokens t;
+  t.agent = *server::GenerateToken();
+  t.tuner = *server::GenerateToken();
+  t.reader = *server::GenerateToken();
+  EXPECT_TRUE(t.set
+                  ->Add(server::TokenEntry::ForToken(
+                      t.agent, server::Role::kAgent, "board-1"))
+                  .ok());
+  EXPECT_TRUE(t.set
+                  ->Add(server::TokenEntry::ForToken(
+                      t.tuner, server::Role::kTuner, "alice"))
+                  .ok());
+  EXPECT_TRUE(t.set
+                  ->Add(server::TokenEntry::ForToken(
+                      t.reader, server::Role::kReader, "dashboard"))
+                  .ok());
+  return t;
+}
+
+server::ServerOptions LoopbackOptions(const std::string& name) {
+  server::ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = TempDir(name) + "/t.db";
+  options.verbose = false;
+  options.resume_jobs = false;
+  return options;
+}
+
+// A device like a mid-range GPU, so the GEMM space has valid configs.
+tunefleet::v1::DeviceInfo FakeDevice() {
+  tunefleet::v1::DeviceInfo d;
+  d.set_device_name("fake device (auth_test)");
+  d.set_vendor("tunefleet fake backend");
+  d.set_compute_units(16);
+  d.set_max_work_group_size(1024);
+  d.set_local_mem_bytes(64 << 10);
+  d.set_global_mem_bytes(uint64_t{4} << 30);
+  d.set_max_mem_alloc_bytes(uint64_t{1} << 30);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(1024);
+  d.set_device_type("GPU");
+  d.set_address_bits(64);
+  d.set_device_version("OpenCL 3.0 fake");
+  return d;
+}
+
+std::unique_ptr<tunefleet::v1::TuningService::Stub> TuningStub(
+    const std::string& address, const agent::ChannelOptions& channel) {
+  return tunefleet::v1::TuningService::NewStub(
+      agent::CreateServerChannel(address, channel));
+}
+
+agent::ChannelOptions WithToken(const std::string& token) {
+  agent::ChannelOptions channel;
+  channel.token = token;
+  return channel;
+}
+
+// ListDevices with a deadline far beyond any handshake.
+grpc::Status ListDevices(tunefleet::v1::TuningService::Stub& stub) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  tunefleet::v1::ListDevicesResponse response;
+  return stub.ListDevices(&context, {}, &response);
+}
+
+// Every TuningService method once with `channel`; the status of each.
+std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
+    const std::string& address, const agent::ChannelOptions& channel) {
+  auto stub = TuningStub(address, channel);
+  std::vector<std::pair<std::string, grpc::Status>> out;
+  auto deadline = [](grpc::ClientContext& c) {
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  };
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    tunefleet::v1::SubmitJobResponse r;
+    out.emplace_back("SubmitJob", stub->SubmitJob(&c, {}, &r));
+  }
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    tunefleet::v1::JobProgress r;
+    tunefleet::v1::CancelJobRequest q;
+    q.set_job_id(1);
+    out.emplace_back("CancelJob", stub->CancelJob(&c, q, &r));
+  }
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    tunefleet::v1::WatchJobRequest q;
+    q.set_job_id(1);
+    auto reader = stub->WatchJob(&c, q);
+    tunefleet::v1::JobProgress p;
+    while (reader->Read(&p)) {
+    }
+    out.emplace_back("WatchJob", reader->Finish());
+  }
+  out.emplace_back("ListDevices", ListDevices(*stub));
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    tunefleet::v1::QueryRecordsResponse r;
+    out.emplace_back("QueryRecords", stub->QueryRecords(&c, {}, &r));
+  }
+  {
+    grpc::ClientContext c;
+    deadline(c);
+    tunefleet::v1::ListJobsResponse r;
+    out.emplace_back("ListJobs", stub->ListJobs(&c, {}, &r));
+  }
+  return out;
+}
+
+// Opens AgentService/Connect with `channel`, sends a Hello and returns how
+// the server ended the stream (OK only if it accepted and then closed).
+grpc::Status ConnectAsAgent(const std::string& address,
+                            const agent::ChannelOptions& channel) {
+  auto stub = tunefleet::v1::AgentService::NewStub(
+      agent::CreateServerChannel(address, channel));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  auto stream = stub->Connect(&context);
+  tunefleet::v1::AgentMessage hello;
+  hello.mutable_hello()->set_device_key("probe");
+  *hello.mutable_hello()->mutable_device() = FakeDevice();
+  stream->Write(hello);
+  tunefleet::v1::ServerMessage reply;
+  if (stream->Read(&reply) && reply.has_welcome()) {
+    // Accepted: end the stream ourselves.
+    stream->WritesDone();
+    context.TryCancel();
+    stream->Finish();
+    return grpc::Status::OK;
+  }
+  return stream->Finish();
+}
+
+// ---------------------------------------------------------------------------
+// Tokens and the tokens file.
+
+TEST(TokenFile, GeneratedTokensAreLongRandomAndUrlSafe) {
+  const std::string a = *server::GenerateToken();
+  const std::string b = *server::GenerateToken();
+  EXPECT_EQ(a.size(), 43u);  // 32 bytes, base64url without padding
+  EXPECT_NE(a, b);
+  for (char c : a) {
+    EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                c == '_')
+        << a;
+  }
+  EXPECT_EQ(server::HashToken("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(TokenFile, FindMatchesOnlyTheExactToken) {
+  Tokens t = MakeTokens();
+  const server::TokenEntry* e = t.set->Find(t.tuner);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name, "alice");
+  EXPECT_EQ(e->role, server::Role::kTuner);
+  EXPECT_EQ(t.set->Find(t.tuner + "x"), nullptr);
+  EXPECT_EQ(t.set->Find(t.tuner.substr(1)), nullptr);
+  EXPECT_EQ(t.set->Find(""), nullptr);
+  // Names and tokens are unique.
+  EXPECT_FALSE(t.set
+                   ->Add(server::TokenEntry::ForToken(
+                       "other", server::Role::kAgent, "alice"))
+                   .ok());
+  EXPECT_FALSE(t.set
+                   ->Add(server::TokenEntry::ForToken(
+                       t.agent, server::Role::kAgent, "board-2"))
+                   .ok());
+}
+
+TEST(TokenFile, ParseNamesTheBadLine) {
+  const std::string good =
+      server::TokenEntry::ForToken("t", server::Role::kReader, "r").Line();
+  auto set = server::TokenSet::Parse("# comment\n\n" + good + "\n", "f");
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->entries().size(), 1u);
+  for (const std::string& bad :
+       {std::string("abcd reader r"), good.substr(0, 64) + " admin r",
+        good.substr(0, 64) + " reader", good.substr(0, 64) + " reader a b",
+        good.substr(0, 64) + " reader bad/name"}) {
+    auto parsed = server::TokenSet::Parse(good + "\n" + bad + "\n", "f");
+    EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << bad;
+    EXPECT_NE(parsed.status().message().find("f:2: "), std::string::npos)
+        << parsed.status();
+  }
+}
+
+TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
+  const std::string dir = TempDir("token_add");
+  const std::string file = dir + "/tokens.txt";
+  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  auto r =
+      RunCommand(bin + " token add --role tuner --name alice --tokens " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string token(absl::StripAsciiWhitespace(r.out));
+  EXPECT_EQ(token.size(), 43u) << r.out;
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string text = ReadAll(file);
+  EXPECT_EQ(text.find(token), std::string::npos) << "plaintext token stored";
+  EXPECT_NE(text.find(server::HashToken(token) + " tuner alice"),
+            std::string::npos)
+      << text;
+
+  // A second token; the default name is the role and a hash prefix.
+  r = RunCommand(bin + " token add --role agent --tokens " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string agent_token(absl::StripAsciiWhitespace(r.out));
+  auto set = server::TokenSet::Load(file);
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_EQ(set->entries().size(), 2u);
+  ASSERT_NE(set->Find(agent_token), nullptr);
+  EXPECT_EQ(set->Find(agent_token)->name,
+            "agent-" + server::HashToken(agent_token).substr(0, 8));
+  EXPECT_EQ(set->Find(token)->role, server::Role::kTuner);
+
+  // list shows names and roles, never a token.
+  r = RunCommand(bin + " token list --tokens " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("alice"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tuner"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(token), std::string::npos);
+  EXPECT_EQ(r.out.find(agent_token), std::string::npos);
+
+  // Refusals: an existing name, an unknown role.
+  r = RunCommand(bin + " token add --role reader --name alice --tokens " +
+                 file);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exists"), std::string::npos) << r.err;
+  r = RunCommand(bin + " token add --role admin --tokens " + file);
+  EXPECT_EQ(r.exit_code, 2);
+
+  // remove revokes by name.
+  r = RunCommand(bin + " token remove --name alice --tokens " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  set = server::TokenSet::Load(file);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->Find(token), nullptr);
+  EXPECT_NE(set->Find(agent_token), nullptr);
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  r = RunCommand(bin + " token remove --name alice --tokens " + file);
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(TokenFile, AFileOthersMayReadIsRefused) {
+  const std::string file = TempDir("token_mode") + "/tokens.txt";
+  ASSERT_TRUE(
+      server::AppendTokenToFile(
+          file, server::TokenEntry::ForToken("x", server::Role::kReader, "r"))
+          .ok());
+  ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+  auto set = server::TokenSet::Load(file);
+  EXPECT_TRUE(absl::IsFailedPrecondition(set.status())) << set.status();
+  EXPECT_NE(set.status().message().find("chmod 600"), std::string::npos);
+  EXPECT_TRUE(absl::IsFailedPrecondition(server::AppendTokenToFile(
+      file, server::TokenEntry::ForToken("y", server::Role::kReader, "s"))));
+  auto r = RunCommand(BinaryDir() +
+                      "/cli/tunefleet token add --role agent "
+                      "--tokens " +
+                      file);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("chmod 600"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------
+// The role table and the address rules.
+
+TEST(Roles, EveryRpcOfBothServicesHasARole) {
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  int methods = 0;
+  for (const char* service :
+       {"tunefleet.v1.AgentService", "tunefleet.v1.TuningService"}) {
+    const google::protobuf::ServiceDescriptor* s =
+        pool->FindServiceByName(service);
+    ASSERT_NE(s, nullptr) << service;
+    for (int i = 0; i < s->method_count(); ++i, ++methods) {
+      const std::string full =
+          absl::StrCat("/", s->full_name(), "/", s->method(i)->name());
+      EXPECT_TRUE(server::RequiredRole(full).has_value())
+          << full << " has no role: add it to RequiredRole and "
+          << "server/auth_services.h";
+    }
+  }
+  EXPECT_EQ(methods, 7);
+  EXPECT_EQ(server::RequiredRole(server::kConnectMethod), server::Role::kAgent);
+  EXPECT_EQ(server::RequiredRole(server::kSubmitJobMethod),
+            server::Role::kTuner);
+  EXPECT_EQ(server::RequiredRole(server::kCancelJobMethod),
+            server::Role::kTuner);
+  EXPECT_EQ(server::RequiredRole(server::kListJobsMethod),
+            server::Role::kReader);
+  EXPECT_FALSE(server::RequiredRole("/tunefleet.v1.TuningService/Nope"));
+  EXPECT_TRUE(server::RoleAllows(server::Role::kTuner, server::Role::kReader));
+  EXPECT_FALSE(server::RoleAllows(server::Role::kReader, server::Role::kTuner));
+  EXPECT_FALSE(server::RoleAllows(server::Role::kAgent, server::Role::kReader));
+  EXPECT_FALSE(server::RoleAllows(server::Role::kTuner, server::Role::kAgent));
+}
+
+TEST(Roles, LoopbackAddresses) {
+  for (const char* a :
+       {"127.0.0.1:7878", "127.1.2.3:0", "localhost:7878", "[::1]:7878",
+        "unix:/tmp/tf.sock", "ipv4:127.0.0.1:1"}) {
+    EXPECT_TRUE(server::IsLoopbackAddress(a)) << a;
+  }
+  for (const char* a : {"0.0.0.0:7878", "[::]:7878", ":7878", "10.0.0.1:7878",
+                        "example.com:7878", "128.0.0.1:1"}) {
+    EXPECT_FALSE(server::IsLoopbackAddress(a)) << a;
+  }
+}
+
+TEST(StartRules, NoTokensNeedsNoAuth) {
+  server::ServerOptions options = LoopbackOptions("rules_tokens");
+  auto s = server::Server::Start(options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
+  EXPECT_NE(s.status().message().find("--tokens"), std::string::npos);
+  options.no_auth = true;
+  s = server::Server::Start(options);
+  EXPECT_TRUE(s.ok()) << s.status();
+}
+
+TEST(StartRules, NonLoopbackWithoutTlsNeedsInsecure) {
+  server::ServerOptions options = LoopbackOptions("rules_listen");
+  options.listen = "0.0.0.0:0";
+  options.tokens = MakeTokens().set;
+  auto s = server::Server::Start(options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
+  EXPECT_NE(s.status().message().find("--insecure"), std::string::npos)
+      << s.status();
+  // TLS, or the explicit flag, allows it.
+  {
+    server::ServerOptions tls = options;
+    tls.tls = {CertsA() + "/server.pem", CertsA() + "/server.key", ""};
+    auto started = server::Server::Start(tls);
+    EXPECT_TRUE(started.ok()) << started.status();
+  }
+  options.insecure = true;
+  options.db_path = TempDir("rules_listen_insecure") + "/t.db";
+  auto started = server::Server::Start(options);
+  EXPECT_TRUE(started.ok()) << started.status();
+}
+
+TEST(StartRules, NoAuthOffLoopbackNeedsInsecureEvenWithTls) {
+  server::ServerOptions options = LoopbackOptions("rules_noauth");
+  options.listen = "0.0.0.0:0";
+  options.no_auth = true;
+  options.tls = {CertsA() + "/server.pem", CertsA() + "/server.key", ""};
+  auto s = server::Server::Start(options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
+  EXPECT_NE(s.status().message().find("--insecure"), std::string::npos);
+}
+
+TEST(StartRules, TheServerBinaryRefusesUnsafeSettings) {
+  const std::string dir = TempDir("rules_binary");
+  // `timeout`: a server that wrongly starts fails the test, not hangs it.
+  const std::string server = "timeout 60 " + BinaryDir() +
+                             "/server/tunefleet-server --db " + dir + "/t.db";
+  auto r = RunCommand(server + " --listen 127.0.0.1:0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--tokens"), std::string::npos) << r.err;
+  r = RunCommand(server + " --listen 0.0.0.0:0 --no-auth");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
+  const std::string tokens = dir + "/tokens.txt";
+  ASSERT_TRUE(
+      server::AppendTokenToFile(
+          tokens, server::TokenEntry::ForToken("x", server::Role::kReader, "r"))
+          .ok());
+  r = RunCommand(server + " --listen 0.0.0.0:0 --tokens " + tokens);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("without TLS"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
+  r = RunCommand(server + " --listen 127.0.0.1:0 --tls-cert " + CertsA() +
+                 "/server.pem --tls-key " + CertsB() + "/server.key --tokens " +
+                 tokens);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("does not match"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------
+// Tokens and roles on a running server (plaintext loopback).
+
+class Auth : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tokens_ = std::make_unique<Tokens>(MakeTokens());
+    server::ServerOptions options = LoopbackOptions("roles");
+    options.tokens = tokens_->set;
+    auto server = server::Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  static void TearDownTestSuite() {
+    server_.reset();
+    tokens_.reset();
+  }
+  static std::string address() { return server_->address(); }
+
+  static inline std::unique_ptr<Tokens> tokens_;
+  static inline std::unique_ptr<server::Server> server_;
+};
+
+TEST_F(Auth, NoTokenIsUnauthenticatedForEveryMethod) {
+  for (const auto& [method, status] :
+       CallEveryTuningMethod(address(), agent::ChannelOptions())) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+        << method << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find("no access token"), std::string::npos)
+        << method << ": " << status.error_message();
+  }
+  grpc::Status s = ConnectAsAgent(address(), agent::ChannelOptions());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << s.error_message();
+}
+
+TEST_F(Auth, UnknownOrMalformedTokenIsUnauthenticated) {
+  for (const auto& [method, status] :
+       CallEveryTuningMethod(address(), WithToken(*server::GenerateToken()))) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;
+    EXPECT_NE(status.error_message().find("unknown access token"),
+              std::string::npos)
+        << status.error_message();
+  }
+  EXPECT_EQ(ConnectAsAgent(address(), WithToken("guess")).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  // A right token in the wrong scheme is still refused.
+  auto stub = TuningStub(address(), agent::ChannelOptions());
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "Basic " + tokens_->tuner);
+  tunefleet::v1::ListDevicesResponse response;
+  grpc::Status s = stub->ListDevices(&context, {}, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(s.error_message().find("Bearer"), std::string::npos);
+}
+
+TEST_F(Auth, ReaderMayReadButNotSubmitOrCancel) {
+  for (const auto& [method, status] :
+       CallEveryTuningMethod(address(), WithToken(tokens_->reader))) {
+    if (method == "SubmitJob" || method == "CancelJob") {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+          << method;
+      EXPECT_NE(status.error_message().find("needs a token of role tuner"),
+                std::string::npos)
+          << status.error_message();
+      EXPECT_NE(status.error_message().find("'dashboard' has role reader"),
+                std::string::npos)
+          << status.error_message();
+    } else {
+      // Past authorization: the request itself decides (job 1 is unknown).
+      EXPECT_NE(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+          << method << ": " << status.error_message();
+      EXPECT_NE(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+          << method;
+    }
+  }
+  auto stub = TuningStub(address(), WithToken(tokens_->reader));
+  EXPECT_TRUE(ListDevices(*stub).ok());
+  EXPECT_EQ(ConnectAsAgent(address(), WithToken(tokens_->reader)).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+TEST_F(Auth, AgentTokenIsOnlyForTheAgentService) {
+  for (const auto& [method, status] :
+       CallEveryTuningMethod(address(), WithToken(tokens_->agent))) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << method;
+    EXPECT_NE(status.error_message().find("has role agent"), std::string::npos)
+        << status.error_message();
+  }
+  grpc::Status s = ConnectAsAgent(address(), WithToken(tokens_->tuner));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("Connect needs a token of role agent"),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_TRUE(ConnectAsAgent(address(), WithToken(tokens_->agent)).ok());
+}
+
+TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
+  agent::AgentOptions agent_options;
+  agent_options.server = address();
+  agent_options.device_key = "auth-fake";
+  agent_options.verbose = false;
+  agent_options.channel = WithToken(tokens_->agent);
+  agent::Agent fake_agent(
+      agent_options, std::make_unique<agent::FakeBackend>(FakeDevice(), 0));
+  std::thread agent_thread([&] { fake_agent.Run(); });
+  for (int i = 0; i < 3000 && server_->scheduler().Capacity("auth-fake") == 0;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(server_->scheduler().Capacity("auth-fake"), 0u);
+
+  tunefleet::v1::SubmitJobRequest request;
+  *request.mutable_workload() = server::WorkloadToProto(
+      *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
+  request.set_device_key("auth-fake");
+  request.set_strategy("random");
+  request.set_trials(4);
+  request.set_skip_reference(true);
+  request.set_no_transfer(true);
+  cli::ServerConnection connection{address(), WithToken(tokens_->tuner)};
+  absl::StatusOr<cli::JobOutcome> outcome =
+      cli::RunJob(connection, request, nullptr, nullptr);
+  fake_agent.Stop();
+  agent_thread.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->last.state(), "done") << outcome->last.message();
+  EXPECT_EQ(outcome->last.trials_done(), 4u);
+
+  // The tuner may also cancel (this job has ended: FAILED_PRECONDITION,
+  // past authorization).
+  auto stub = TuningStub(address(), WithToken(tokens_->tuner));
+  grpc::ClientContext context;
+  tunefleet::v1::CancelJobRequest cancel;
+  cancel.set_job_id(outcome->submitted.job_id());
+  tunefleet::v1::JobProgress progress;
+  EXPECT_EQ(stub->CancelJob(&context, cancel, &progress).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(AuthReload, NewTokensReplaceOldOnes) {
+  Tokens t = MakeTokens();
+  server::ServerOptions options = LoopbackOptions("reload");
+  options.tokens = t.set;
+  auto server = server::Server::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string address = (*server)->address();
+  EXPECT_TRUE(ListDevices(*TuningStub(address, WithToken(t.reader))).ok());
+
+  const std::string fresh = *server::GenerateToken();
+  auto next = std::make_shared<server::TokenSet>();
+  ASSERT_TRUE(next->Add(server::TokenEntry::ForToken(
+                            fresh, server::Role::kReader, "new-reader"))
+                  .ok());
+  ASSERT_TRUE((*server)->SetTokens(next).ok());
+  EXPECT_EQ(ListDevices(*TuningStub(address, WithToken(t.reader))).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_TRUE(ListDevices(*TuningStub(address, WithToken(fresh))).ok());
+}
+
+TEST(AuthReload, NoAuthServerAcceptsEveryoneAndCannotBeGivenTokens) {
+  server::ServerOptions options = LoopbackOptions("noauth");
+  options.no_auth = true;
+  auto server = server::Server::Start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_TRUE(
+      ListDevices(*TuningStub((*server)->address(), agent::ChannelOptions()))
+          .ok());
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition((*server)->SetTokens(MakeTokens().set)));
+}
+
+// ---------------------------------------------------------------------------
+// TLS.
+
+std::unique_ptr<server::Server> StartTlsServer(const std::string& name,
+                                               const Tokens& tokens,
+                                               bool require_client_cert) {
+  server::ServerOptions options = LoopbackOptions(name);
+  options.tokens = tokens.set;
+  options.tls.cert_file = CertsA() + "/server.pem";
+  options.tls.key_file = CertsA() + "/server.key";
+  if (require_client_cert) options.tls.client_ca_file = CertsA() + "/ca.pem";
+  auto server = server::Server::Start(options);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+agent::ChannelOptions TlsChannel(const std::string& token,
+                                 const std::string& ca_dir,
+                                 const std::string& cert_dir = "") {
+  agent::ChannelFiles files;
+  files.token = token;
+  files.ca_file = ca_dir + "/ca.pem";
+  if (!cert_dir.empty()) {
+    files.client_cert_file = cert_dir + "/client.pem";
+    files.client_key_file = cert_dir + "/client.key";
+  }
+  absl::StatusOr<agent::ChannelOptions> loaded =
+      agent::LoadChannelOptions(files);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  return loaded.ok() ? *loaded : agent::ChannelOptions();
+}
+
+TEST(Tls, ClientWithTheRightCaConnectsAndAWrongCaFails) {
+  Tokens t = MakeTokens();
+  auto server = StartTlsServer("tls", t, false);
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(server->tls());
+  const std::string address = server->address();
+
+  grpc::Status ok =
+      ListDevices(*TuningStub(address, TlsChannel(t.reader, CertsA())));
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  // Tokens still apply over TLS.
+  EXPECT_EQ(
+      ListDevices(*TuningStub(address, TlsChannel("", CertsA()))).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+  // A server certificate from another CA is not trusted.
+  EXPECT_EQ(ListDevices(*TuningStub(address, TlsChannel(t.reader, CertsB())))
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // A plaintext client cannot talk to a TLS server.
+  EXPECT_EQ(ListDevices(*TuningStub(address, WithToken(t.reader))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST(Tls, ClientCertificatesAreRequiredWithClientCa) {
+  Tokens t = MakeTokens();
+  auto server = StartTlsServer("mtls", t, true);
+  ASSERT_NE(server, nullptr);
+  const std::string address = server->address();
+  // No client certificate.
+  EXPECT_EQ(ListDevices(*TuningStub(address, TlsChannel(t.reader, CertsA())))
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // A client certificate from another CA.
+  EXPECT_EQ(ListDevices(
+                *TuningStub(address, TlsChannel(t.reader, CertsA(), CertsB())))
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // The right one.
+  grpc::Status ok = ListDevices(
+      *TuningStub(address, TlsChannel(t.reader, CertsA(), CertsA())));
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+
+  // An agent with its certificate and token joins.
+  agent::ChannelFiles files;
+  files.token = t.agent;
+  files.ca_file = CertsA() + "/ca.pem";
+  files.client_cert_file = CertsA() + "/agent.pem";
+  files.client_key_file = CertsA() + "/agent.key";
+  absl::StatusOr<agent::ChannelOptions> channel =
+      agent::LoadChannelOptions(files);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  EXPECT_TRUE(ConnectAsAgent(address, *channel).ok());
+}
+
+TEST(Tls, TheCliTakesTokenAndCaFlags) {
+  Tokens t = MakeTokens();
+  auto server = StartTlsServer("tls_cli", t, false);
+  ASSERT_NE(server, nullptr);
+  const std::string dir = TempDir("tls_cli_files");
+  const std::string token_file = dir + "/reader.token";
+  std::ofstream(token_file) << t.reader << "\n";
+  const std::string devices = BinaryDir() + "/cli/tunefleet devices --server " +
+                              server->address() + " --json";
+
+  auto r = RunCommand(devices + " --ca " + CertsA() + "/ca.pem --token-file " +
+                      token_file);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, 1), "[") << r.out;
+  r = RunCommand("TUNEFLEET_TOKEN=" + t.reader + " TUNEFLEET_CA=" + CertsA() +
+                 "/ca.pem " + devices);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = RunCommand(devices + " --ca " + CertsA() + "/ca.pem");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no access token"), std::string::npos) << r.err;
+  r = RunCommand(devices + " --ca " + CertsB() + "/ca.pem --token-file " +
+                 token_file);
+  EXPECT_NE(r.exit_code, 0);
+  // The reader may not submit.
+  r = RunCommand(BinaryDir() + "/cli/tunefleet cancel 1 --server " +
+                 server->address() + " --ca " + CertsA() +
+                 "/ca.pem --token-file " + token_file);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("role tuner"), std::string::npos) << r.err;
+  // Flags that do not go together.
+  r = RunCommand(devices + " --ca " + CertsA() + "/ca.pem --client-cert " +
+                 CertsA() + "/client.pem --token-file " + token_file);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--client-key"), std::string::npos) << r.err;
+  r = RunCommand(devices + " --ca " + dir + "/missing.pem");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Tls, MismatchedKeyIsRefusedBeforeListening) {
+  server::TlsServerFiles tls{CertsA() + "/server.pem", CertsB() + "/server.key",
+                             ""};
+  auto credentials = server::MakeServerCredentials(tls);
+  EXPECT_TRUE(absl::IsInvalidArgument(credentials.status()))
+      << credentials.status();
+  tls = {CertsA() + "/server.pem", "", ""};
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(server::MakeServerCredentials(tls).status()));
+  tls = {"", "", CertsA() + "/ca.pem"};
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(server::MakeServerCredentials(tls).status()));
+  tls = {CertsA() + "/nope.pem", CertsA() + "/server.key", ""};
+  EXPECT_TRUE(absl::IsNotFound(server::MakeServerCredentials(tls).status()));
+}
+
+}  // namespace
+}  // namespace tunefleet
