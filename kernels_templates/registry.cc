@@ -5,6 +5,7 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels_templates/conv/conv2d_template.h"
 #include "kernels_templates/conv/depthwise_template.h"
+#include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/gemm/gemm_template.h"
 #include "kernels_templates/pool/global_pool_template.h"
 #include "kernels_templates/pool/pool2d_template.h"
@@ -20,15 +21,19 @@ struct Registry {
     for (Variant v : {Variant::kGemm, Variant::kDense, Variant::kConv1x1}) {
       templates.push_back(std::make_unique<GemmTemplate>(v));
     }
+    // After gemm_tiled, which stays the default for op gemm.
+    templates.push_back(std::make_unique<GemmGpuTemplate>());
     // After conv2d_1x1_gemm, so 1x1 convolutions still go to the GEMM.
     templates.push_back(std::make_unique<Conv2dTemplate>());
     templates.push_back(std::make_unique<DepthwiseTemplate>());
     templates.push_back(std::make_unique<Pool2dTemplate>());
     templates.push_back(std::make_unique<GlobalPoolTemplate>());
     templates.push_back(std::make_unique<SoftmaxTemplate>());
+    built_in = templates.size();
   }
   absl::Mutex mu;
   std::vector<std::unique_ptr<KernelTemplate>> templates ABSL_GUARDED_BY(mu);
+  size_t built_in = 0;  // the first templates, registered above
 };
 
 Registry& TheRegistry() {
@@ -55,6 +60,11 @@ absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl) {
           absl::StrCat("a template named ", tmpl->name(), " exists"));
     }
   }
+  if (r.templates.size() - r.built_in >= kMaxRegisteredTemplates) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("template ", tmpl->name(), ": this process already holds ",
+                     kMaxRegisteredTemplates, " registered templates"));
+  }
   r.templates.push_back(std::move(tmpl));
   return absl::OkStatus();
 }
@@ -71,6 +81,15 @@ absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
     if (t->SourceHash() == (*parsed)->SourceHash()) return t;
     return absl::AlreadyExistsError(
         absl::StrCat("a different template named ", name, " is registered"));
+  }
+  {
+    Registry& r = TheRegistry();
+    absl::MutexLock lock(&r.mu);
+    if (r.templates.size() - r.built_in >= kMaxRegisteredTemplates) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("template ", name, ": this process already holds ",
+                       kMaxRegisteredTemplates, " registered templates"));
+    }
   }
   if (absl::Status s = RegisterOp((*parsed)->Op()); !s.ok()) return s;
   const KernelTemplate* raw = parsed->get();

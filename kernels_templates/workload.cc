@@ -157,6 +157,11 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
         absl::StrCat("dtype '", dtype, "' is not supported by op ", op,
                      "; supported: ", absl::StrJoin(spec->dtypes, ", ")));
   }
+  if (dims.size() > kMaxWorkloadDims || attrs.size() > kMaxWorkloadAttrs) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shape of ", op, " has ", dims.size(), " dims and ", attrs.size(),
+        " attributes; at most ", kMaxWorkloadDims, " and ", kMaxWorkloadAttrs));
+  }
   auto dim_names = [spec] {
     return absl::StrJoin(
         spec->dims, ",", [](std::string* out, const DimSpec& d) {
@@ -195,7 +200,27 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
     }
     w.dims_.push_back(Dim{std::string(s.name), value});
   }
+  // Checked before each step, so the product itself never overflows.
+  int64_t product = 1;
+  for (const Dim& d : w.dims_) {
+    const int64_t factor = std::max<int64_t>(d.value, 1);
+    if (product > kMaxShapeProduct / factor) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape of ", op, " is too large: the product of its dims ",
+          absl::StrJoin(w.dims_, "*",
+                        [](std::string* out, const Dim& x) {
+                          absl::StrAppend(out, x.name);
+                        }),
+          " exceeds 2^53 (", kMaxShapeProduct, ")"));
+    }
+    product *= factor;
+  }
   for (const Attr& a : attrs) {
+    if (std::count_if(attrs.begin(), attrs.end(),
+                      [&](const Attr& o) { return o.name == a.name; }) > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute ", a.name, " is given more than once"));
+    }
     auto s = std::find_if(spec->attrs.begin(), spec->attrs.end(),
                           [&](const AttrSpec& x) { return x.name == a.name; });
     if (s == spec->attrs.end()) {

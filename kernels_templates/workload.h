@@ -16,6 +16,14 @@ namespace tunefleet::templates {
 
 // The largest value of one dim: kernels take dims as 32-bit ints.
 inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
+// The largest product of a workload's dims (each read as at least 1):
+// 2^53, the largest integer a double holds exactly. Every tensor size and
+// FLOP count of a template is bounded by a small multiple of it, so none
+// overflows int64 or uint64 and FLOP counts stay exact.
+inline constexpr int64_t kMaxShapeProduct = int64_t{1} << 53;
+// Most dims and attributes a workload may name (ops have at most 14 dims).
+inline constexpr size_t kMaxWorkloadDims = 32;
+inline constexpr size_t kMaxWorkloadAttrs = 16;
 
 // One dim of an op: its name, and a default when it may be left out.
 struct DimSpec {
@@ -65,9 +73,10 @@ struct Attr {
 class Workload {
  public:
   // Validates op, dims (each required dim exactly once, optional ones
-  // defaulted, min <= value <= kMaxDim), attrs and dtype; puts dims and
-  // attrs in the op's canonical order. Errors: INVALID_ARGUMENT naming the
-  // offending op, dim, attr or dtype.
+  // defaulted, min <= value <= kMaxDim, their product <= kMaxShapeProduct),
+  // attrs (each at most once) and dtype; puts dims and attrs in the op's
+  // canonical order. Errors: INVALID_ARGUMENT naming the offending op, dim,
+  // attr or dtype, or the dims whose product is too large.
   static absl::StatusOr<Workload> Create(absl::string_view op,
                                          std::vector<Dim> dims,
                                          absl::string_view dtype = "fp32",

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -36,6 +37,52 @@ struct RawTable {
 
 absl::Status Invalid(absl::string_view name, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("table ", name, ": ", what));
+}
+
+// The deepest nesting of arrays and objects in JSON text (brackets inside
+// strings do not count). Checked before parsing: nlohmann's dump() recurses
+// once per level.
+int JsonDepth(absl::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// Why a knob name or label cannot be written back as CSV (TableToCsv),
+// or nullptr when it can: no commas or control characters, and names
+// neither look like a comment or JSON nor take a CSV column's reserved name.
+const char* CsvTrouble(absl::string_view text, bool is_name) {
+  for (char c : text) {
+    if (c == ',') return "holds a comma";
+    if (absl::ascii_iscntrl(static_cast<unsigned char>(c))) {
+      return "holds a control character";
+    }
+  }
+  if (!is_name) return nullptr;
+  const absl::string_view t = absl::StripAsciiWhitespace(text);
+  if (t.empty()) return "is empty";
+  if (t.front() == '#' || t.front() == '{') return "starts with # or {";
+  if (t == "time_ms" || t == "time" || t == "error" || t == "gflops" ||
+      t == "trial_id") {
+    return "is the name of a result column";
+  }
+  return nullptr;
 }
 
 // A JSON scalar as text: integers exactly, other numbers with %.17g.
@@ -219,6 +266,10 @@ absl::Status ParseResults(const json& doc, absl::string_view name,
 
 absl::Status ParseJson(absl::string_view text, absl::string_view name,
                        RawTable& raw) {
+  if (JsonDepth(text) > kMaxTableJsonDepth) {
+    return Invalid(name, absl::StrCat("is nested deeper than ",
+                                      kMaxTableJsonDepth, " levels"));
+  }
   const json doc = json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return Invalid(name, "is not a valid JSON object");
@@ -246,6 +297,19 @@ absl::StatusOr<Table> Build(RawTable raw, absl::string_view name) {
   t.format = raw.format;
   t.metadata = std::move(raw.metadata);
   const size_t n = raw.knobs.size();
+  if (n == 0) return Invalid(name, "no knob columns");
+  for (size_t k = 0; k < n; ++k) {
+    if (const char* why = CsvTrouble(raw.knobs[k], true)) {
+      return Invalid(
+          name,
+          absl::StrCat("knob name '", absl::CEscape(raw.knobs[k]), "' ", why));
+    }
+    if (std::find(raw.knobs.begin(), raw.knobs.begin() + k, raw.knobs[k]) !=
+        raw.knobs.begin() + k) {
+      return Invalid(name,
+                     absl::StrCat("knob '", raw.knobs[k], "' is named twice"));
+    }
+  }
   if (raw.rows.empty()) return Invalid(name, "has no rows");
   // Each column: integers keep their values; anything else is categorical.
   std::vector<std::map<std::string, uint32_t>> position(n);
@@ -254,6 +318,11 @@ absl::StatusOr<Table> Build(RawTable raw, absl::string_view name) {
     std::set<int64_t> numbers;
     std::set<std::string> labels;
     for (const RawTable::Row& r : raw.rows) {
+      if (const char* why = CsvTrouble(r.values[k], false)) {
+        return Invalid(name,
+                       absl::StrCat("a value of knob ", raw.knobs[k], ", '",
+                                    absl::CEscape(r.values[k]), "', ", why));
+      }
       int64_t v = 0;
       numeric = numeric && absl::SimpleAtoi(r.values[k], &v);
       numbers.insert(v);
@@ -270,7 +339,7 @@ absl::StatusOr<Table> Build(RawTable raw, absl::string_view name) {
       // Texts like "08" name the same value as "8".
       for (const std::string& l : labels) {
         int64_t v = 0;
-        absl::SimpleAtoi(l, &v);
+        (void)absl::SimpleAtoi(l, &v);  // numeric: it parsed above
         position[k][l] = position[k][std::to_string(v)];
       }
       t.labels.emplace_back();
@@ -333,6 +402,9 @@ absl::flat_hash_map<uint64_t, const Table::Row*> Table::RowsByIndex() const {
 
 absl::StatusOr<Table> ParseTable(absl::string_view text,
                                  absl::string_view name) {
+  if (text.size() > kMaxTableBytes) {
+    return Invalid(name, absl::StrCat("is over ", kMaxTableBytes, " bytes"));
+  }
   RawTable raw;
   const absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(text);
   if (trimmed.empty()) return Invalid(name, "is empty");
@@ -351,9 +423,17 @@ absl::StatusOr<Table> LoadTable(const std::string& path) {
   std::string text;
   char buffer[1 << 16];
   int n = 0;
-  while ((n = gzread(file, buffer, sizeof(buffer))) > 0) text.append(buffer, n);
+  while ((n = gzread(file, buffer, sizeof(buffer))) > 0) {
+    text.append(buffer, n);
+    // A small compressed file may inflate without bound.
+    if (text.size() > kMaxTableBytes) break;
+  }
   const bool failed = n < 0;
   gzclose(file);
+  if (text.size() > kMaxTableBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", path, ": over ", kMaxTableBytes, " bytes uncompressed"));
+  }
   if (failed) {
     return absl::InvalidArgumentError(
         absl::StrCat("table ", path, ": corrupt compressed data"));
@@ -363,8 +443,16 @@ absl::StatusOr<Table> LoadTable(const std::string& path) {
 
 std::string TableToCsv(const Table& table) {
   std::string out;
+  // Metadata read from JSON may hold line breaks: one line each here.
+  auto one_line = [](absl::string_view text) {
+    std::string s(text);
+    for (char& c : s) {
+      if (absl::ascii_iscntrl(static_cast<unsigned char>(c))) c = ' ';
+    }
+    return s;
+  };
   for (const auto& [key, value] : table.metadata) {
-    absl::StrAppend(&out, "# ", key, ": ", value, "\n");
+    absl::StrAppend(&out, "# ", one_line(key), ": ", one_line(value), "\n");
   }
   for (const KnobSpec& k : table.knobs) absl::StrAppend(&out, k.name, ",");
   absl::StrAppend(&out, "time_ms,error\n");

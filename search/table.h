@@ -49,11 +49,17 @@ struct Table {
   absl::flat_hash_map<uint64_t, const Row*> RowsByIndex() const;
 };
 
+// Largest table text read (after decompression) and deepest JSON nesting.
+inline constexpr size_t kMaxTableBytes = size_t{256} << 20;
+inline constexpr int kMaxTableJsonDepth = 64;
+
 // Reads and parses a table file (plain or gzip-compressed), detecting its
 // format. Errors:
 // NOT_FOUND for a missing file; INVALID_ARGUMENT naming the file and what is
 // wrong (empty, no time column, a non-numeric time with its line, no
-// successful config, unrecognised JSON, too many knob combinations).
+// successful config, unrecognised JSON, too many knob combinations, over
+// kMaxTableBytes or nested deeper than kMaxTableJsonDepth, no knob, a knob
+// named twice).
 absl::StatusOr<Table> LoadTable(const std::string& path);
 
 // Parses table text; `name` is used in error messages.

@@ -4,25 +4,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "server/validation.h"
 
 namespace tunefleet::server {
-
-absl::Status ValidateDeviceKey(const std::string& key) {
-  if (key.empty() || key.size() > kMaxDeviceKeyLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device_key: must be 1..", kMaxDeviceKeyLength,
-                     " characters, got ", key.size()));
-  }
-  for (char c : key) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
-        c != '.') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("device_key: '", key,
-                       "' may hold only letters, digits, '.', '_' and '-'"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
                                        AgentStream* stream) {
@@ -33,13 +17,9 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
                         "the first message on the stream must be Hello");
   }
   const tunefleet::v1::Hello& hello = first.hello();
-  if (absl::Status s = ValidateDeviceKey(hello.device_key()); !s.ok()) {
+  if (absl::Status s = ValidateHello(hello); !s.ok()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         std::string(s.message()));
-  }
-  if (hello.device().max_work_group_size() == 0) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "hello.device: max_work_group_size must be > 0");
   }
   if (absl::Status s = store_->UpsertDevice(hello.device_key(), hello.device());
       !s.ok()) {

@@ -39,9 +39,6 @@ class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
   std::atomic<int64_t> next_agent_{1};
 };
 
-// OK when a device key is 1..128 characters of [A-Za-z0-9._-].
-absl::Status ValidateDeviceKey(const std::string& key);
-
 }  // namespace tunefleet::server
 
 #endif  // TUNEFLEET_SERVER_AGENT_SERVICE_H_

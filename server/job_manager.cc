@@ -18,40 +18,6 @@ absl::Status AsInvalid(const absl::Status& s, absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.message()));
 }
 
-// The request's timing policy with unset fields taken from the default,
-// checked against the caps. Errors: INVALID_ARGUMENT naming the field.
-absl::StatusOr<tunefleet::v1::TimingPolicy> TimingPolicyFor(
-    const tunefleet::v1::SubmitJobRequest& request) {
-  tunefleet::v1::TimingPolicy t = DefaultTimingPolicy();
-  if (!request.has_timing()) return t;
-  const tunefleet::v1::TimingPolicy& r = request.timing();
-  if (r.repeat() > kMaxRepeat || r.number() > kMaxLaunchesPerTrial ||
-      r.max_launches() > kMaxLaunchesPerTrial ||
-      r.warmup() > kMaxLaunchesPerTrial) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "timing: repeat must be <= ", kMaxRepeat,
-        " and number, warmup, max_launches <= ", kMaxLaunchesPerTrial));
-  }
-  if (!(r.min_repeat_ms() >= 0 && r.min_repeat_ms() <= 60000) ||
-      !(r.max_total_ms() >= 0 && r.max_total_ms() <= 600000) ||
-      !(r.cooldown_ms() >= 0 && r.cooldown_ms() <= 60000) ||
-      !(r.timeout_ms() >= 0 && r.timeout_ms() <= 3600000)) {
-    return absl::InvalidArgumentError(
-        "timing: min_repeat_ms, max_total_ms, cooldown_ms and timeout_ms "
-        "must be within 0..60000, 0..600000, 0..60000 and 0..3600000 ms");
-  }
-  if (r.repeat()) t.set_repeat(r.repeat());
-  if (r.number()) t.set_number(r.number());
-  if (r.warmup()) t.set_warmup(r.warmup());
-  if (r.max_launches()) t.set_max_launches(r.max_launches());
-  if (r.max_total_ms() > 0) t.set_max_total_ms(r.max_total_ms());
-  if (r.timeout_ms() > 0) t.set_timeout_ms(r.timeout_ms());
-  // 0 means something for these two: no minimum round time, no cooldown.
-  t.set_min_repeat_ms(r.min_repeat_ms());
-  t.set_cooldown_ms(r.cooldown_ms());
-  return t;
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
@@ -72,39 +38,29 @@ absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
 
 absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
     const tunefleet::v1::SubmitJobRequest& request) {
+  // Every field that needs neither store nor registry, before anything
+  // is registered or stored.
+  TF_RETURN_IF_ERROR(ValidateSubmitJobRequest(request));
   // A user's template first: it may define the workload's op.
   std::string template_name = request.template_name();
   if (request.has_template_spec()) {
     const tunefleet::v1::TemplateSpec& spec = request.template_spec();
-    if (spec.spec().size() > kMaxSpecBytes ||
-        spec.source().size() > kMaxSourceBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("template_spec: spec or source over ", kMaxSpecBytes,
-                       " / ", kMaxSourceBytes, " bytes"));
-    }
     absl::StatusOr<const templates::KernelTemplate*> registered =
         templates::RegisterSpecTemplate(spec.spec(), spec.format(),
                                         spec.source());
-    if (!registered.ok())
+    if (!registered.ok()) {
+      if (absl::IsResourceExhausted(registered.status())) {
+        return registered.status();
+      }
       return AsInvalid(registered.status(), "template_spec");
+    }
     template_name = std::string((*registered)->name());
   }
   absl::StatusOr<templates::Workload> workload =
       WorkloadFromProto(request.workload());
   if (!workload.ok()) return AsInvalid(workload.status(), "workload");
-  if (request.trials() < 1 || request.trials() > kMaxTrialsPerJob) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trials: must be between 1 and ", kMaxTrialsPerJob,
-                     ", got ", request.trials()));
-  }
   const std::string strategy =
       request.strategy().empty() ? "xgb" : request.strategy();
-  const std::vector<std::string> names = search::StrategyNames();
-  if (std::find(names.begin(), names.end(), strategy) == names.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("strategy: unknown '", strategy,
-                     "'; known: ", absl::StrJoin(names, ", ")));
-  }
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
       templates::FindTemplateFor(*workload, template_name);
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
@@ -114,6 +70,9 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
     return AsInvalid(s, "workload");
   }
+  // Device-independent caps (buffers of at most 16 GiB, finite counts),
+  // after the template's own check for its clearer messages.
+  TF_RETURN_IF_ERROR(ValidateTask(**tmpl, *workload));
   std::unique_ptr<search::SearchSpace> space =
       BuildSpace(**tmpl, *workload, limits);
   if (space->valid_size() == 0) {
@@ -122,7 +81,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
                      workload->Canonical(), " on device key ", key));
   }
   TF_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
-                      TimingPolicyFor(request));
+                      ValidateTimingPolicy(request));
   JobSpec spec{*workload,
                *tmpl,
                key,
@@ -222,7 +181,9 @@ std::shared_ptr<Job> JobManager::Find(int64_t job_id) {
 void JobManager::OnResult(int64_t job_id, int64_t trial_id,
                           const tunefleet::v1::Measurement& measurement) {
   if (std::shared_ptr<Job> job = Find(job_id)) {
-    job->OnResult(trial_id, measurement);
+    // An agent's result is input like any other: a malformed one (NaN or
+    // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
+    job->OnResult(trial_id, CheckedMeasurement(measurement));
   }
 }
 

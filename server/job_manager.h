@@ -12,17 +12,12 @@
 #include "server/job.h"
 #include "server/scheduler.h"
 #include "server/store.h"
+#include "server/validation.h"
 
 namespace tunefleet::server {
 
-// Largest trial budget one job may ask for.
-inline constexpr uint32_t kMaxTrialsPerJob = 1000000;
-// Caps on a job's timing policy.
-inline constexpr uint32_t kMaxRepeat = 100;
-inline constexpr uint32_t kMaxLaunchesPerTrial = 10000;
-// Sizes of a user's template spec and source a job may carry.
-inline constexpr size_t kMaxSpecBytes = 64 << 10;
-inline constexpr size_t kMaxSourceBytes = 1 << 20;
+// The caps on a request (trials, timing, spec sizes) live in
+// server/validation.h.
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 
@@ -44,9 +39,12 @@ class JobManager {
   // is marked failed with the reason. Returns how many resumed.
   absl::StatusOr<int> ResumeJobs();
 
-  // Checks the request, stores the job and starts it. Errors:
+  // Checks the request (ValidateSubmitJobRequest, then what needs the
+  // store and registry), stores the job and starts it. Errors:
   // INVALID_ARGUMENT naming the bad field (workload, trials, strategy,
-  // template, device_key); NOT_FOUND for a device key never seen;
+  // template_name, template_spec, timing, device_key, ...); NOT_FOUND for a
+  // device key never seen; RESOURCE_EXHAUSTED when the process holds too
+  // many users' templates;
   // FAILED_PRECONDITION when no agent is connected to pick a key from, or
   // no config of the template fits the device.
   absl::StatusOr<std::shared_ptr<Job>> Submit(
@@ -55,7 +53,7 @@ class JobManager {
   // The live job, or nullptr (unknown, or from an earlier server run).
   std::shared_ptr<Job> Find(int64_t job_id);
 
-  // Routes an agent's result to its job.
+  // Routes an agent's result to its job, through CheckedMeasurement().
   void OnResult(int64_t job_id, int64_t trial_id,
                 const tunefleet::v1::Measurement& measurement);
   // Tells jobs about leases their agents lost: requeued trials are

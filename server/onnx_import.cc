@@ -1,9 +1,17 @@
 #include "server/onnx_import.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,7 +24,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "kernels_templates/common/read_file.h"
 #include "kernels_templates/registry.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -25,15 +37,48 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
+// A model is read as hostile input: any field may be missing, any number
+// out of range, the graph may have cycles. Names below are empty for
+// inputs and outputs a node lacks, and empty names match nothing.
+const std::string& Input(const onnx::NodeProto& n, int i) {
+  static const std::string kNone;
+  return i < n.input_size() ? n.input(i) : kNone;
+}
+const std::string& Output(const onnx::NodeProto& n, int i) {
+  static const std::string kNone;
+  return i < n.output_size() ? n.output(i) : kNone;
+}
+
+// The product of dims, or nullopt when it exceeds 2^53 (past that no
+// workload is accepted anyway) or a dim is < 1.
+std::optional<int64_t> Product(const Dims& dims, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < dims.size(); ++i) {
+    if (dims[i] < 1 || n > templates::kMaxShapeProduct / dims[i]) {
+      return std::nullopt;
+    }
+    n *= dims[i];
+  }
+  return n;
+}
+
+// Links Elements() follows back through reshapes, and nodes FoldEpilogue()
+// folds after a conv or dense: enough for any real model, and an end to
+// cycles in hostile ones.
+constexpr int kMaxChain = 16;
+
 // An index over a graph after shape inference: producers, consumers,
 // constants and known shapes of its tensors.
 class GraphIndex {
  public:
   explicit GraphIndex(const onnx::GraphProto& g) : g_(g) {
     for (int i = 0; i < g.node_size(); ++i) {
-      for (const std::string& in : g.node(i).input())
-        consumers_[in].push_back(i);
-      for (const std::string& out : g.node(i).output()) producer_[out] = i;
+      for (const std::string& in : g.node(i).input()) {
+        if (!in.empty()) consumers_[in].push_back(i);
+      }
+      for (const std::string& out : g.node(i).output()) {
+        if (!out.empty()) producer_[out] = i;
+      }
       if (g.node(i).op_type() == "Constant") {
         for (const auto& a : g.node(i).attribute()) {
           if (a.name() == "value" && g.node(i).output_size() == 1) {
@@ -49,7 +94,8 @@ class GraphIndex {
         Dims dims;
         bool known = true;
         for (const auto& d : v.type().tensor_type().shape().dim()) {
-          known = known && d.has_dim_value();
+          // Dims < 1 (empty tensors, garbage) count as unknown.
+          known = known && d.has_dim_value() && d.dim_value() >= 1;
           dims.push_back(d.dim_value());
         }
         if (known) shapes_[v.name()] = dims;
@@ -59,7 +105,11 @@ class GraphIndex {
     add_shapes(g.value_info());
     add_shapes(g.output());
     for (const auto& [name, t] : constants_) {
-      shapes_[name] = Dims(t->dims().begin(), t->dims().end());
+      Dims dims(t->dims().begin(), t->dims().end());
+      if (std::all_of(dims.begin(), dims.end(),
+                      [](int64_t d) { return d >= 1; })) {
+        shapes_[name] = std::move(dims);
+      }
     }
   }
 
@@ -97,20 +147,19 @@ class GraphIndex {
     return std::nullopt;
   }
   // Elements of a tensor, looking through Reshape / Flatten / Squeeze
-  // chains back to a tensor of known shape (they keep the count).
+  // chains (at most kMaxChain links) back to a tensor of known shape (they
+  // keep the count). nullopt when unknown or over 2^53.
   std::optional<int64_t> Elements(const std::string& name) const {
-    if (std::optional<Dims> s = Shape(name)) {
-      int64_t n = 1;
-      for (int64_t d : *s) n *= d;
-      return n;
-    }
-    auto p = producer_.find(name);
-    if (p == producer_.end()) return std::nullopt;
-    const onnx::NodeProto& n = g_.node(p->second);
-    static const std::set<std::string> kKeepCount = {
-        "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-    if (kKeepCount.count(n.op_type()) && n.input_size() > 0) {
-      return Elements(n.input(0));
+    std::string at = name;
+    for (int link = 0; link <= kMaxChain; ++link) {
+      if (std::optional<Dims> s = Shape(at)) return Product(*s, 0, s->size());
+      auto p = producer_.find(at);
+      if (p == producer_.end()) return std::nullopt;
+      const onnx::NodeProto& n = g_.node(p->second);
+      static const std::set<std::string> kKeepCount = {
+          "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+      if (!kKeepCount.count(n.op_type()) || n.input_size() == 0) break;
+      at = n.input(0);
     }
     return std::nullopt;
   }
@@ -172,23 +221,24 @@ void FoldEpilogue(const GraphIndex& g, std::string out, bool bias,
                   std::vector<int>* nodes) {
   std::string affine = bias ? "shift" : "none";
   std::string act = "none";
-  while (act == "none") {
+  for (int step = 0; act == "none" && step < kMaxChain; ++step) {
     const std::vector<int>& next = g.Consumers(out);
     if (next.size() == 2) {
       // HardSwish as opset 9 spells it: Mul(x, Clip(Add(x, 3), 0, 6)) / 6.
       const int a = g.node(next[0]).op_type() == "Add" ? next[0] : next[1];
       const int m = a == next[0] ? next[1] : next[0];
       if (g.node(a).op_type() != "Add" || g.node(m).op_type() != "Mul") break;
-      const std::vector<int>& clip = g.Consumers(g.node(a).output(0));
+      const std::vector<int>& clip = g.Consumers(Output(g.node(a), 0));
       if (clip.size() != 1 || g.node(clip[0]).op_type() != "Clip") break;
-      if (g.node(m).input(0) != g.node(clip[0]).output(0) &&
-          g.node(m).input(1) != g.node(clip[0]).output(0)) {
+      const std::string& clipped = Output(g.node(clip[0]), 0);
+      if (clipped.empty() ||
+          (Input(g.node(m), 0) != clipped && Input(g.node(m), 1) != clipped)) {
         break;
       }
-      const std::vector<int>& div = g.Consumers(g.node(m).output(0));
+      const std::vector<int>& div = g.Consumers(Output(g.node(m), 0));
       if (div.size() != 1 || g.node(div[0]).op_type() != "Div") break;
-      std::optional<double> six = g.Scalar(g.node(div[0]).input(1));
-      std::optional<double> three = g.Scalar(g.node(a).input(1));
+      std::optional<double> six = g.Scalar(Input(g.node(div[0]), 1));
+      std::optional<double> three = g.Scalar(Input(g.node(a), 1));
       if (!six || *six != 6.0 || !three || *three != 3.0) break;
       nodes->insert(nodes->end(), {a, clip[0], m, div[0]});
       act = "hardswish";
@@ -213,7 +263,7 @@ void FoldEpilogue(const GraphIndex& g, std::string out, bool bias,
       break;
     }
     nodes->push_back(next[0]);
-    out = n.output(0);
+    out = Output(n, 0);
   }
   attrs->push_back({"affine", affine});
   attrs->push_back({"act", act});
@@ -242,6 +292,9 @@ std::optional<std::pair<int64_t, int64_t>> SymmetricPads(
 
 std::variant<Match, NoMatch> MatchConv(const GraphIndex& g, int i) {
   const onnx::NodeProto& n = g.node(i);
+  if (n.input_size() < 2 || n.output_size() < 1) {
+    return NoMatch{"needs an input, a weight and an output"};
+  }
   std::optional<Dims> x = g.Shape(n.input(0));
   std::optional<Dims> w = g.Shape(n.input(1));
   if (!x || !w || x->size() != 4 || w->size() != 4) {
@@ -252,6 +305,9 @@ std::variant<Match, NoMatch> MatchConv(const GraphIndex& g, int i) {
   if (!pads) return NoMatch{"asymmetric or automatic padding"};
   const Dims strides = IntsAttr(n, "strides", {1, 1});
   const Dims dilations = IntsAttr(n, "dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2) {
+    return NoMatch{"strides or dilations are not 2D"};
+  }
   const int64_t group = IntAttr(n, "group", 1);
   const int64_t c = (*x)[1], k = (*w)[0];
   std::vector<templates::Attr> attrs;
@@ -280,6 +336,9 @@ std::variant<Match, NoMatch> MatchConv(const GraphIndex& g, int i) {
 std::variant<Match, NoMatch> MatchDense(GraphIndex& g, int i) {
   const onnx::NodeProto& n = g.node(i);
   const bool gemm = n.op_type() == "Gemm";
+  if (n.input_size() < 2 || n.output_size() < 1) {
+    return NoMatch{"needs an input, a weight and an output"};
+  }
   if (!g.IsConstant(n.input(1))) return NoMatch{"weight is not constant"};
   std::optional<Dims> w = g.Shape(n.input(1));
   if (!w || w->size() != 2) return NoMatch{"weight is not a 2D constant"};
@@ -291,7 +350,7 @@ std::variant<Match, NoMatch> MatchDense(GraphIndex& g, int i) {
   const int64_t k = trans_b ? (*w)[1] : (*w)[0];
   const int64_t out = trans_b ? (*w)[0] : (*w)[1];
   std::optional<int64_t> elements = g.Elements(n.input(0));
-  if (!elements || *elements % k != 0) {
+  if (k < 1 || out < 1 || !elements || *elements % k != 0) {
     return NoMatch{"input shape unknown or not a multiple of the weight's"};
   }
   std::vector<templates::Attr> attrs;
@@ -301,14 +360,17 @@ std::variant<Match, NoMatch> MatchDense(GraphIndex& g, int i) {
       "dense", {{"M", *elements / k}, {"N", out}, {"K", k}}, attrs);
   if (!workload.ok()) return NoMatch{std::string(workload.status().message())};
   m.workload = *workload;
-  for (int node : m.nodes)
-    g.SetShape(g.node(node).output(0), {*elements / k, out});
+  for (int node : m.nodes) {
+    if (!Output(g.node(node), 0).empty()) {
+      g.SetShape(Output(g.node(node), 0), {*elements / k, out});
+    }
+  }
   return m;
 }
 
 std::variant<Match, NoMatch> MatchPool(const GraphIndex& g, int i) {
   const onnx::NodeProto& n = g.node(i);
-  std::optional<Dims> x = g.Shape(n.input(0));
+  std::optional<Dims> x = g.Shape(Input(n, 0));
   if (!x || x->size() != 4) return NoMatch{"only 2D pooling of known shape"};
   const bool global = absl::StartsWith(n.op_type(), "Global");
   const std::string mode =
@@ -328,7 +390,9 @@ std::variant<Match, NoMatch> MatchPool(const GraphIndex& g, int i) {
     }
     const Dims kernel = IntsAttr(n, "kernel_shape", {});
     const Dims strides = IntsAttr(n, "strides", {1, 1});
-    if (kernel.size() != 2) return NoMatch{"kernel_shape is not 2D"};
+    if (kernel.size() != 2 || strides.size() != 2) {
+      return NoMatch{"kernel_shape or strides are not 2D"};
+    }
     dims.insert(dims.end(), {{"R", kernel[0]},
                              {"S", kernel[1]},
                              {"SH", strides[0]},
@@ -344,10 +408,11 @@ std::variant<Match, NoMatch> MatchPool(const GraphIndex& g, int i) {
 std::variant<Match, NoMatch> MatchSoftmax(const GraphIndex& g, int i,
                                           int64_t opset) {
   const onnx::NodeProto& n = g.node(i);
-  std::optional<Dims> x = g.Shape(n.input(0));
+  std::optional<Dims> x = g.Shape(Input(n, 0));
   if (!x || x->empty()) return NoMatch{"input shape unknown"};
   const int64_t rank = static_cast<int64_t>(x->size());
   int64_t axis = IntAttr(n, "axis", opset >= 13 ? -1 : 1);
+  if (axis < -rank || axis > rank) return NoMatch{"axis out of range"};
   if (axis < 0) axis += rank;
   // Before opset 13, Softmax flattens dims from `axis` on into one row;
   // from opset 13 it normalises along `axis` alone, which is our op only
@@ -355,12 +420,210 @@ std::variant<Match, NoMatch> MatchSoftmax(const GraphIndex& g, int i,
   if (opset >= 13 && axis != rank - 1) {
     return NoMatch{"softmax over an axis other than the last"};
   }
-  int64_t rows = 1, row = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : row) *= (*x)[d];
+  std::optional<int64_t> rows = Product(*x, 0, static_cast<size_t>(axis));
+  std::optional<int64_t> row =
+      Product(*x, static_cast<size_t>(axis), x->size());
+  if (!rows || !row) return NoMatch{"shape too large"};
   absl::StatusOr<templates::Workload> workload =
-      MakeWorkload("softmax", {{"N", rows}, {"D", row}});
+      MakeWorkload("softmax", {{"N", *rows}, {"D", *row}});
   if (!workload.ok()) return NoMatch{std::string(workload.status().message())};
   return Match{*workload, {i}};
+}
+
+// Subgraphs (If, Loop, Scan bodies) CheckForInference() walks, at most.
+constexpr int kMaxGraphDepth = 8;
+
+// What libonnx's shape inference takes on trust, checked first (it runs
+// on hostile models and does not check them): every node of an op libonnx
+// knows must match its schema (input and output counts, attribute types),
+// and window attributes must be positive (inference divides by strides,
+// dilations and kernel sizes). Recurses into subgraphs. Errors:
+// INVALID_ARGUMENT naming the node.
+absl::Status CheckForInference(const onnx::GraphProto& graph,
+                               const std::map<std::string, int>& opsets,
+                               absl::string_view name, int depth) {
+  if (depth > kMaxGraphDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " nests subgraphs deeper than ", kMaxGraphDepth, " levels"));
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& n = graph.node(i);
+    const std::string where =
+        absl::StrCat(name, ": node ", n.name().empty() ? "" : n.name(), " (",
+                     n.op_type(), " @", i, ")");
+    const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    auto opset = opsets.find(domain);
+    if (opset != opsets.end()) {
+      const onnx::OpSchema* schema =
+          onnx::OpSchemaRegistry::Schema(n.op_type(), opset->second, domain);
+      if (schema != nullptr) {
+        // libonnx reports errors by throwing; they stop here.
+        try {
+          schema->Verify(n);
+        } catch (const std::exception& e) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, " does not match its schema: ", e.what()));
+        }
+      }
+    }
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      const std::string& attr = a.name();
+      const int64_t min = attr == "strides" || attr == "dilations" ||
+                                  attr == "kernel_shape" || attr == "group" ||
+                                  attr == "blocksize"
+                              ? 1
+                          : attr == "pads" ? 0
+                                           : INT64_MIN;
+      // An int set on an attribute of another type is read all the same.
+      bool ok = !a.has_i() || a.i() >= min;
+      for (int64_t v : a.ints()) ok = ok && v >= min;
+      if (!ok) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": attribute ", attr, " must be >= ", min));
+      }
+      if (a.has_g()) {
+        if (absl::Status s = CheckForInference(a.g(), opsets, name, depth + 1);
+            !s.ok()) {
+          return s;
+        }
+      }
+      for (const onnx::GraphProto& sub : a.graphs()) {
+        if (absl::Status s = CheckForInference(sub, opsets, name, depth + 1);
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// libonnx's shape inference, as ImportOnnxBytes runs it. Errors:
+// INVALID_ARGUMENT with libonnx's message.
+absl::Status InferShapes(onnx::ModelProto* model, absl::string_view name) {
+  // libonnx reports errors by throwing; they stop here.
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
+                                        /*strict_mode_val=*/0,
+                                        /*data_prop_val=*/true);
+    onnx::shape_inference::InferShapes(
+        *model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape inference of ", name, " failed: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+// Writes all of `bytes` to `fd`; false on an error.
+bool WriteAll(int fd, absl::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Longest libonnx's shape inference may take on one model.
+constexpr int kInferenceTimeoutMs = 120000;
+
+// Runs InferShapes() in a child process and takes its results (value_info
+// and outputs) back through a pipe. libonnx trusts the models it reads:
+// fuzzing found null dereferences and divisions by zero in its shape
+// inference (tests/fuzz/corpus/onnx_fuzzer/crash-*). In a child, a crash
+// or a hang costs a refusal, not the process. Errors: INVALID_ARGUMENT
+// naming the model when inference fails, crashes or times out; INTERNAL
+// when no child can be started.
+absl::Status InferShapesIsolated(onnx::ModelProto* model,
+                                 absl::string_view name) {
+  (void)onnx::OpSchemaRegistry::Instance();  // built before the fork
+  int fds[2];
+  if (pipe(fds) != 0) {
+    return absl::InternalError(
+        absl::StrCat("shape inference: pipe: ", strerror(errno)));
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError(
+        absl::StrCat("shape inference: fork: ", strerror(errno)));
+  }
+  if (pid == 0) {
+    // The child: infer, send 'O' and the inferred shapes or 'E' and the
+    // error, and leave without running exit handlers. A crash kills it
+    // quietly (default handlers, no stderr): the parent reports it.
+    close(fds[0]);
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+      signal(sig, SIG_DFL);
+    }
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);
+    absl::Status s = InferShapes(model, name);
+    std::string reply;
+    if (s.ok()) {
+      onnx::GraphProto shapes;
+      *shapes.mutable_value_info() = model->graph().value_info();
+      *shapes.mutable_output() = model->graph().output();
+      reply = "O" + shapes.SerializeAsString();
+    } else {
+      reply = absl::StrCat("E", s.message());
+    }
+    _exit(WriteAll(fds[1], reply) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string reply;
+  char buffer[1 << 16];
+  const absl::Time deadline =
+      absl::Now() + absl::Milliseconds(kInferenceTimeoutMs);
+  bool timed_out = false;
+  while (true) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int ready = poll(&p, 1,
+                           static_cast<int>(std::min<int64_t>(
+                               left, std::numeric_limits<int>::max())));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // re-checks the deadline
+    const ssize_t n = read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // end of file: the child is done (or dead)
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shape inference of ", name, " did not finish in ",
+                     kInferenceTimeoutMs / 1000, " s"));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shape inference of ", name, " crashed (",
+        WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
+                            : absl::StrCat("exit ", WEXITSTATUS(status)),
+        "): the model is malformed"));
+  }
+  if (reply[0] == 'E') return absl::InvalidArgumentError(reply.substr(1));
+  onnx::GraphProto shapes;
+  if (reply[0] != 'O' ||
+      !shapes.ParseFromArray(reply.data() + 1,
+                             static_cast<int>(reply.size() - 1))) {
+    return absl::InternalError(
+        absl::StrCat("shape inference of ", name, ": garbled reply"));
+  }
+  *model->mutable_graph()->mutable_value_info() = shapes.value_info();
+  *model->mutable_graph()->mutable_output() = shapes.output();
+  return absl::OkStatus();
 }
 
 absl::Status ApplyInputShapes(onnx::GraphProto* graph,
@@ -460,25 +723,24 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
         name, " is not an ONNX model (no ModelProto with a graph)"));
   }
   int64_t opset = 0;
+  std::map<std::string, int> opsets;  // domain ("" for ai.onnx) -> version
   for (const auto& o : model.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    const std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();
+    const int version = static_cast<int>(
+        std::clamp<int64_t>(o.version(), 0, std::numeric_limits<int>::max()));
+    opsets[domain] = version;
+    if (domain.empty()) opset = o.version();
   }
   if (absl::Status s =
           ApplyInputShapes(model.mutable_graph(), input_shapes, name);
       !s.ok()) {
     return s;
   }
-  // libonnx reports errors by throwing; they stop here.
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shape inference of ", name, " failed: ", e.what()));
+  if (absl::Status s = CheckForInference(model.graph(), opsets, name, 0);
+      !s.ok()) {
+    return s;
   }
+  if (absl::Status s = InferShapesIsolated(&model, name); !s.ok()) return s;
   const onnx::GraphProto& graph = model.graph();
   GraphIndex g(graph);
   ModelTasks out;
@@ -538,11 +800,9 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
 
 absl::StatusOr<ModelTasks> ImportOnnx(const std::string& path,
                                       const InputShapes& input_shapes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return ImportOnnxBytes(bytes.str(), path, input_shapes);
+  absl::StatusOr<std::string> bytes = templates::ReadWholeFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ImportOnnxBytes(*bytes, path, input_shapes);
 }
 
 }  // namespace tunefleet::server

@@ -15,6 +15,9 @@ grpc::Status ToGrpc(const absl::Status& status) {
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
+  if (absl::Status s = ValidateSubmitJobRequest(*request); !s.ok()) {
+    return ToGrpc(s);
+  }
   absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(*request);
   if (!job.ok()) return ToGrpc(job.status());
   response->set_job_id((*job)->id());
@@ -26,6 +29,9 @@ grpc::Status TuningServiceImpl::SubmitJob(
 grpc::Status TuningServiceImpl::WatchJob(
     grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
     grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
+  if (absl::Status s = ValidateWatchJobRequest(*request); !s.ok()) {
+    return ToGrpc(s);
+  }
   std::shared_ptr<Job> job = jobs_->Find(request->job_id());
   if (job == nullptr) {
     absl::StatusOr<JobRow> row = store_->GetJob(request->job_id());
@@ -73,6 +79,9 @@ grpc::Status TuningServiceImpl::ListDevices(
 grpc::Status TuningServiceImpl::QueryRecords(
     grpc::ServerContext*, const tunefleet::v1::QueryRecordsRequest* request,
     tunefleet::v1::QueryRecordsResponse* response) {
+  if (absl::Status s = ValidateQueryRecordsRequest(*request); !s.ok()) {
+    return ToGrpc(s);
+  }
   RecordFilter filter;
   filter.op = request->op();
   filter.device_key = request->device_key();
@@ -87,9 +96,8 @@ grpc::Status TuningServiceImpl::QueryRecords(
 grpc::Status TuningServiceImpl::ListJobs(
     grpc::ServerContext*, const tunefleet::v1::ListJobsRequest* request,
     tunefleet::v1::ListJobsResponse* response) {
-  if (request->limit() > kMaxListedJobs) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("limit: at most ", kMaxListedJobs));
+  if (absl::Status s = ValidateListJobsRequest(*request); !s.ok()) {
+    return ToGrpc(s);
   }
   auto jobs = jobs_->List(request->limit() == 0 ? 50 : request->limit());
   if (!jobs.ok()) return ToGrpc(jobs.status());
@@ -100,6 +108,9 @@ grpc::Status TuningServiceImpl::ListJobs(
 grpc::Status TuningServiceImpl::CancelJob(
     grpc::ServerContext*, const tunefleet::v1::CancelJobRequest* request,
     tunefleet::v1::JobProgress* response) {
+  if (absl::Status s = ValidateCancelJobRequest(*request); !s.ok()) {
+    return ToGrpc(s);
+  }
   auto progress = jobs_->Cancel(request->job_id());
   if (!progress.ok()) return ToGrpc(progress.status());
   *response = *std::move(progress);

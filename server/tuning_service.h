@@ -8,16 +8,15 @@
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "server/store.h"
+#include "server/validation.h"
 
 namespace tunefleet::server {
-
-// Most jobs one ListJobs call returns.
-inline constexpr uint32_t kMaxListedJobs = 10000;
 
 // Maps an absl::Status onto the gRPC status of the same code.
 grpc::Status ToGrpc(const absl::Status& status);
 
-// Thread-safe.
+// Every call checks its request first (server/validation.h) and refuses a
+// bad one with INVALID_ARGUMENT naming the field. Thread-safe.
 class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
  public:
   TuningServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs)
@@ -27,7 +26,8 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
                          const tunefleet::v1::SubmitJobRequest* request,
                          tunefleet::v1::SubmitJobResponse* response) override;
   // Streams progress on every change until the job ends; for a job of an
-  // earlier server run, sends its stored state once. NOT_FOUND if unknown.
+  // earlier server run, sends its stored state once. NOT_FOUND if unknown;
+  // INVALID_ARGUMENT for a job_id < 1.
   grpc::Status WatchJob(
       grpc::ServerContext* context,
       const tunefleet::v1::WatchJobRequest* request,
@@ -41,10 +41,12 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
       const tunefleet::v1::QueryRecordsRequest* request,
       tunefleet::v1::QueryRecordsResponse* response) override;
   // INVALID_ARGUMENT for a limit over kMaxListedJobs.
+  // QueryRecords: INVALID_ARGUMENT for a bad op, device_key or job_id.
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const tunefleet::v1::ListJobsRequest* request,
                         tunefleet::v1::ListJobsResponse* response) override;
-  // NOT_FOUND, FAILED_PRECONDITION (already ended) as JobManager::Cancel.
+  // NOT_FOUND, FAILED_PRECONDITION (already ended) as JobManager::Cancel;
+  // INVALID_ARGUMENT for a job_id < 1.
   grpc::Status CancelJob(grpc::ServerContext* context,
                          const tunefleet::v1::CancelJobRequest* request,
                          tunefleet::v1::JobProgress* response) override;

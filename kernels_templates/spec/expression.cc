@@ -28,6 +28,11 @@ ExpressionSet::~ExpressionSet() = default;
 
 absl::StatusOr<int> ExpressionSet::Add(const std::string& expression,
                                        const std::string& what) {
+  if (expression.size() > kMaxExpressionLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expression of ", expression.size(),
+                     " characters; at most ", kMaxExpressionLength));
+  }
   auto c = std::make_unique<Compiled>();
   c->text = expression;
   c->what = what;

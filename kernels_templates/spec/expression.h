@@ -16,6 +16,9 @@
 
 namespace tunefleet::templates {
 
+// Longest expression Add() compiles.
+inline constexpr size_t kMaxExpressionLength = 1024;
+
 // A set of named variables and the expressions over them. Expressions are
 // compiled once; Evaluate() sets the variables and evaluates under a mutex,
 // so an ExpressionSet is thread-safe.
@@ -25,7 +28,8 @@ class ExpressionSet {
   ~ExpressionSet();
 
   // Compiles an expression and returns its handle. Errors: INVALID_ARGUMENT
-  // with muParser's message (unknown variable, syntax) naming `what`.
+  // with muParser's message (unknown variable, syntax), or for one longer
+  // than kMaxExpressionLength, naming `what`.
   absl::StatusOr<int> Add(const std::string& expression,
                           const std::string& what);
 

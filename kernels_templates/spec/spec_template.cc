@@ -2,15 +2,20 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "kernels_templates/common/read_file.h"
 #include "kernels_templates/common/template_support.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
@@ -29,12 +34,85 @@ absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("template spec: ", what));
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+// OK for an identifier [A-Za-z_][A-Za-z0-9_]* of 1..kMaxSpecNameLength
+// characters; else INVALID_ARGUMENT naming `field`.
+absl::Status CheckIdentifier(absl::string_view field, absl::string_view s) {
+  bool ok = !s.empty() && s.size() <= kMaxSpecNameLength &&
+            !absl::ascii_isdigit(static_cast<unsigned char>(s[0]));
+  for (char c : s) {
+    ok = ok && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_');
+  }
+  if (ok) return absl::OkStatus();
+  return Invalid(
+      absl::StrCat(field, ": '", absl::CEscape(s.substr(0, kMaxSpecNameLength)),
+                   s.size() > kMaxSpecNameLength ? "..." : "",
+                   "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most ",
+                   kMaxSpecNameLength, " characters)"));
+}
+
+// The deepest nesting of arrays and objects in JSON text (brackets inside
+// strings do not count). Checked before parsing: nlohmann's dump() and
+// comparisons recurse once per level.
+int JsonDepth(absl::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// A size or count an expression gave, clamped into 1..2^53 (NaN: 1); the
+// clamp keeps the conversion defined for any double.
+uint64_t SizeFrom(double v) {
+  constexpr double kMax = static_cast<double>(uint64_t{1} << 53);
+  if (!(v >= 1)) return 1;
+  return static_cast<uint64_t>(std::min(v, kMax));
+}
+
+// An integer argument an expression gave, clamped into the int32 range the
+// kernel takes (NaN: 0).
+int64_t IntFrom(double v) {
+  constexpr double kMin = -2147483648.0, kMax = 2147483647.0;
+  if (std::isnan(v)) return 0;
+  return static_cast<int64_t>(std::clamp(v, kMin, kMax));
+}
+
+// A float argument an expression gave, clamped into float's range (a
+// double beyond it would make the conversion undefined).
+float FloatFrom(double v) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (std::isnan(v)) return 0;
+  return static_cast<float>(std::clamp(v, -kMax, kMax));
+}
+
+// An integer of a spec (knob value, version) within +-limit. Errors:
+// INVALID_ARGUMENT naming `field`.
+absl::StatusOr<int64_t> BoundedInteger(const json& v, absl::string_view field,
+                                       int64_t limit) {
+  if (!v.is_number_integer()) {
+    return Invalid(absl::StrCat(field, ": values must be integers"));
+  }
+  if (v.is_number_unsigned()
+          ? v.get<uint64_t>() > static_cast<uint64_t>(limit)
+          : (v.get<int64_t>() < -limit || v.get<int64_t>() > limit)) {
+    return Invalid(
+        absl::StrCat(field, ": ", v.dump(), " is outside +-", limit));
+  }
+  return v.get<int64_t>();
 }
 
 // A string field; `required` ones must be present.
@@ -51,13 +129,19 @@ absl::Status GetString(const json& j, const char* key, bool required,
   return absl::OkStatus();
 }
 
-// A list of strings (numbers are accepted as expressions).
+// A list of at most `max_items` strings (numbers are accepted as
+// expressions).
 absl::StatusOr<std::vector<std::string>> GetStrings(const json& j,
-                                                    const char* key) {
+                                                    const char* key,
+                                                    size_t max_items) {
   std::vector<std::string> out;
   if (!j.contains(key)) return out;
   if (!j[key].is_array()) {
     return Invalid(absl::StrCat("\"", key, "\" must be a list"));
+  }
+  if (j[key].size() > max_items) {
+    return Invalid(absl::StrCat("\"", key, "\" has ", j[key].size(),
+                                " items; at most ", max_items));
   }
   for (const json& v : j[key]) {
     if (v.is_string()) {
@@ -65,8 +149,8 @@ absl::StatusOr<std::vector<std::string>> GetStrings(const json& j,
     } else if (v.is_number()) {
       out.push_back(v.dump());
     } else {
-      return Invalid(
-          absl::StrCat("\"", key, "\" holds a non-string: ", v.dump()));
+      return Invalid(absl::StrCat("\"", key, "\" holds a non-string (",
+                                  v.type_name(), ")"));
     }
   }
   return out;
@@ -78,6 +162,7 @@ absl::StatusOr<std::string> GetExpression(const json& j, const char* key) {
   if (j[key].is_string()) return j[key].get<std::string>();
   if (j[key].is_number()) return j[key].dump();
   return Invalid(absl::StrCat("\"", key, "\" must be an expression"));
+  // (Expression lengths are checked by ExpressionSet::Add.)
 }
 
 absl::StatusOr<std::string> TomlToJson(const std::string& text) {
@@ -98,7 +183,7 @@ absl::StatusOr<std::string> TomlToJson(const std::string& text) {
 
 absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
     const std::string& path) {
-  absl::StatusOr<std::string> spec = ReadFile(path);
+  absl::StatusOr<std::string> spec = ReadWholeFile(path);
   if (!spec.ok()) return spec.status();
   const std::string format = absl::EndsWith(path, ".json") ? "json" : "toml";
   std::string json_text = *spec;
@@ -117,7 +202,7 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   absl::StatusOr<std::string> source =
       source_name.empty() ? std::string()
-                          : ReadFile((dir / source_name).string());
+                          : ReadWholeFile((dir / source_name).string());
   if (!source.ok()) return source.status();
   return Parse(*spec, format, *source);
 }
@@ -125,6 +210,14 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
 absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Parse(
     const std::string& spec, const std::string& format,
     const std::string& source) {
+  if (spec.size() > kMaxSpecTextBytes) {
+    return Invalid(absl::StrCat("the spec is ", spec.size(), " bytes; at most ",
+                                kMaxSpecTextBytes));
+  }
+  if (source.size() > kMaxSpecSourceBytes) {
+    return Invalid(absl::StrCat("the OpenCL source is ", source.size(),
+                                " bytes; at most ", kMaxSpecSourceBytes));
+  }
   auto t = std::make_unique<SpecTemplate>(PrivateTag{});
   t->spec_text_ = spec;
   t->spec_format_ = format;
@@ -151,8 +244,12 @@ absl::StatusOr<SpecTemplate::KernelSpec> SpecTemplate::ParseKernel(
   const json& k = root[field];
   KernelSpec out;
   if (absl::Status s = GetString(k, "name", true, &out.name); !s.ok()) return s;
+  if (absl::Status s = CheckIdentifier(absl::StrCat(field, ".name"), out.name);
+      !s.ok()) {
+    return s;
+  }
   for (const char* geometry : {"global", "local"}) {
-    absl::StatusOr<std::vector<std::string>> list = GetStrings(k, geometry);
+    absl::StatusOr<std::vector<std::string>> list = GetStrings(k, geometry, 3);
     if (!list.ok()) return list.status();
     for (const std::string& e : *list) {
       absl::StatusOr<int> h =
@@ -167,7 +264,8 @@ absl::StatusOr<SpecTemplate::KernelSpec> SpecTemplate::ParseKernel(
                                 ": global needs 1 to 3 sizes, and local none "
                                 "or as many"));
   }
-  absl::StatusOr<std::vector<std::string>> args = GetStrings(k, "args");
+  absl::StatusOr<std::vector<std::string>> args =
+      GetStrings(k, "args", kMaxSpecArgs);
   if (!args.ok()) return args.status();
   for (const std::string& a : *args) {
     const bool is_buffer =
@@ -189,22 +287,41 @@ absl::StatusOr<SpecTemplate::KernelSpec> SpecTemplate::ParseKernel(
 }
 
 absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
+  if (JsonDepth(json_text) > kMaxSpecJsonDepth) {
+    return Invalid(
+        absl::StrCat("nested deeper than ", kMaxSpecJsonDepth, " levels"));
+  }
   const json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Invalid("not a JSON object");
   if (absl::Status s = GetString(j, "name", true, &name_); !s.ok()) return s;
+  if (absl::Status s = CheckIdentifier("name", name_); !s.ok()) return s;
   if (absl::Status s = GetString(j, "op", true, &op_); !s.ok()) return s;
+  if (absl::Status s = CheckIdentifier("op", op_); !s.ok()) return s;
   if (j.contains("version")) {
-    if (!j["version"].is_number_integer())
-      return Invalid("version: not an integer");
-    version_ = j["version"].get<int>();
+    absl::StatusOr<int64_t> version =
+        BoundedInteger(j["version"], "version", 1000000);
+    if (!version.ok()) return version.status();
+    version_ = static_cast<int>(*version);
   }
   if (j.contains("rtol")) {
     if (!j["rtol"].is_number()) return Invalid("rtol: not a number");
     rtol_ = j["rtol"].get<double>();
+    if (!(rtol_ > 0 && rtol_ <= 1)) {
+      return Invalid("rtol: must be > 0 and <= 1");
+    }
   }
   // Dims: from the spec for a new op, from the op otherwise.
-  absl::StatusOr<std::vector<std::string>> dims = GetStrings(j, "dims");
+  absl::StatusOr<std::vector<std::string>> dims =
+      GetStrings(j, "dims", kMaxSpecDims);
   if (!dims.ok()) return dims.status();
+  for (size_t i = 0; i < dims->size(); ++i) {
+    const std::string field = absl::StrCat("dims[", i, "]");
+    if (absl::Status s = CheckIdentifier(field, (*dims)[i]); !s.ok()) return s;
+    if (std::find(dims->begin(), dims->begin() + i, (*dims)[i]) !=
+        dims->begin() + i) {
+      return Invalid(absl::StrCat(field, ": ", (*dims)[i], " is repeated"));
+    }
+  }
   if (const OpSpec* known = FindOp(op_)) {
     std::vector<std::string> known_dims;
     for (const DimSpec& d : known->dims) known_dims.emplace_back(d.name);
@@ -223,20 +340,38 @@ absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
   if (!j.contains("knobs") || !j["knobs"].is_object() || j["knobs"].empty()) {
     return Invalid("missing table \"knobs\" (name = [values])");
   }
+  if (j["knobs"].size() > kMaxSpecKnobs) {
+    return Invalid(absl::StrCat("knobs: ", j["knobs"].size(),
+                                " knobs; at most ", kMaxSpecKnobs));
+  }
   for (const auto& [knob, values] : j["knobs"].items()) {
+    const std::string field = absl::StrCat("knob ", knob);
+    if (absl::Status s = CheckIdentifier("knobs", knob); !s.ok()) return s;
+    if (std::find(dims_.begin(), dims_.end(), knob) != dims_.end() ||
+        std::find(std::begin(kDeviceVariables), std::end(kDeviceVariables),
+                  knob) != std::end(kDeviceVariables)) {
+      return Invalid(
+          absl::StrCat(field, ": the name is taken by a dim or device limit"));
+    }
     Knob k{knob, {}, true};
     if (!values.is_array() || values.empty()) {
-      return Invalid(absl::StrCat("knob ", knob, ": needs a list of values"));
+      return Invalid(absl::StrCat(field, ": needs a list of values"));
+    }
+    if (values.size() > kMaxSpecKnobValues) {
+      return Invalid(absl::StrCat(field, ": ", values.size(),
+                                  " values; at most ", kMaxSpecKnobValues));
     }
     for (const json& v : values) {
-      if (!v.is_number_integer()) {
-        return Invalid(
-            absl::StrCat("knob ", knob, ": values must be integers"));
-      }
-      k.values.push_back(v.get<int64_t>());
+      absl::StatusOr<int64_t> value =
+          BoundedInteger(v, field, kMaxSpecKnobValue);
+      if (!value.ok()) return value.status();
+      k.values.push_back(*value);
       k.size_like = k.size_like && k.values.back() > 0;
     }
     std::sort(k.values.begin(), k.values.end());
+    // A value listed twice would make two indices name one config.
+    k.values.erase(std::unique(k.values.begin(), k.values.end()),
+                   k.values.end());
     knobs_.push_back(std::move(k));
   }
   std::vector<std::string> variables = dims_;
@@ -244,8 +379,9 @@ absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
   for (const char* d : kDeviceVariables) variables.emplace_back(d);
   expressions_ = std::make_unique<ExpressionSet>(variables);
 
-  absl::StatusOr<std::vector<std::string>> defines = GetStrings(
-      j.contains("kernel") ? j["kernel"] : json::object(), "defines");
+  absl::StatusOr<std::vector<std::string>> defines =
+      GetStrings(j.contains("kernel") ? j["kernel"] : json::object(), "defines",
+                 kMaxSpecDims + kMaxSpecKnobs);
   if (!defines.ok()) return defines.status();
   defines_ = *defines;
   if (defines_.empty()) {
@@ -260,7 +396,7 @@ absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
     }
   }
   absl::StatusOr<std::vector<std::string>> constraints =
-      GetStrings(j, "constraints");
+      GetStrings(j, "constraints", kMaxSpecConstraints);
   if (!constraints.ok()) return constraints.status();
   for (const std::string& c : *constraints) {
     absl::StatusOr<int> h = expressions_->Add(c, "constraints");
@@ -272,11 +408,21 @@ absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
       j["buffers"].empty()) {
     return Invalid("missing [[buffers]] (name, elements, output)");
   }
+  if (j["buffers"].size() > kMaxSpecBuffers) {
+    return Invalid(absl::StrCat("buffers: ", j["buffers"].size(),
+                                " buffers; at most ", kMaxSpecBuffers));
+  }
   for (const json& b : j["buffers"]) {
     if (!b.is_object()) return Invalid("a buffer must be a table");
     BufferSpec spec;
     if (absl::Status s = GetString(b, "name", true, &spec.name); !s.ok())
       return s;
+    if (absl::Status s = CheckIdentifier("buffers.name", spec.name); !s.ok())
+      return s;
+    if (std::any_of(buffers_.begin(), buffers_.end(),
+                    [&](const BufferSpec& o) { return o.name == spec.name; })) {
+      return Invalid(absl::StrCat("buffer ", spec.name, " is repeated"));
+    }
     absl::StatusOr<std::string> elements = GetExpression(b, "elements");
     if (!elements.ok()) return elements.status();
     absl::StatusOr<int> h =
@@ -405,8 +551,8 @@ std::vector<BufferDesc> SpecTemplate::Buffers(const Workload& w) const {
   uint32_t seed = 1;
   for (const BufferSpec& b : buffers_) {
     const double n = expressions_->Evaluate(b.elements, values).value_or(1);
-    out.push_back({b.name, static_cast<uint64_t>(std::max(n, 1.0)), b.output,
-                   b.output ? 0 : seed++, "fp32"});
+    out.push_back(
+        {b.name, SizeFrom(n), b.output, b.output ? 0 : seed++, "fp32"});
   }
   return out;
 }
@@ -419,12 +565,10 @@ LaunchDesc SpecTemplate::MakeLaunch(const KernelSpec& k,
   l.source = source_;
   l.kernel_name = k.name;
   for (int h : k.global) {
-    l.global.push_back(static_cast<uint64_t>(
-        std::max(1.0, expressions_->Evaluate(h, values).value_or(1))));
+    l.global.push_back(SizeFrom(expressions_->Evaluate(h, values).value_or(1)));
   }
   for (int h : k.local) {
-    l.local.push_back(static_cast<uint64_t>(
-        std::max(1.0, expressions_->Evaluate(h, values).value_or(1))));
+    l.local.push_back(SizeFrom(expressions_->Evaluate(h, values).value_or(1)));
   }
   for (const KernelSpec::Arg& a : k.args) {
     if (a.kind == KernelSpec::Arg::kBuffer) {
@@ -433,13 +577,15 @@ LaunchDesc SpecTemplate::MakeLaunch(const KernelSpec& k,
     }
     const double v = expressions_->Evaluate(a.expression, values).value_or(0);
     l.args.push_back(a.kind == KernelSpec::Arg::kFloat
-                         ? ArgDesc::Float(static_cast<float>(v))
-                         : ArgDesc::Int(static_cast<int64_t>(v)));
+                         ? ArgDesc::Float(FloatFrom(v))
+                         : ArgDesc::Int(IntFrom(v)));
   }
   if (config != nullptr) {
     for (const std::string& d : defines_) {
+      auto it = values.find(d);
       absl::StrAppend(&l.build_options, l.build_options.empty() ? "" : " ",
-                      "-D", d, "=", static_cast<int64_t>(values.at(d)));
+                      "-D", d, "=",
+                      IntFrom(it == values.end() ? 0 : it->second));
     }
   }
   return l;

@@ -35,6 +35,13 @@
 //   args = ["N", "float:2", "x", "y"]
 //
 // Output buffers start zeroed; inputs get uniform values in [-1, 1).
+//
+// Hostile specs are refused, not trusted: names (template, op, dims, knobs,
+// buffers, kernels) must be identifiers [A-Za-z_][A-Za-z0-9_]* of at most
+// 64 characters (knobs become -D defines, names land in emitted code);
+// knob values lie within +-(2^31 - 1); the counts and sizes below are
+// capped (expressions at kMaxExpressionLength); sizes an expression yields
+// are clamped into 1..2^53.
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_SPEC_SPEC_TEMPLATE_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_SPEC_SPEC_TEMPLATE_H_
 
@@ -49,6 +56,19 @@
 
 namespace tunefleet::templates {
 
+// Caps on a spec (see above).
+inline constexpr size_t kMaxSpecTextBytes = 1 << 20;
+inline constexpr size_t kMaxSpecSourceBytes = 16 << 20;
+inline constexpr size_t kMaxSpecNameLength = 64;
+inline constexpr int kMaxSpecJsonDepth = 32;
+inline constexpr size_t kMaxSpecDims = 16;
+inline constexpr size_t kMaxSpecKnobs = 32;
+inline constexpr size_t kMaxSpecKnobValues = 1024;
+inline constexpr size_t kMaxSpecBuffers = 32;
+inline constexpr size_t kMaxSpecConstraints = 64;
+inline constexpr size_t kMaxSpecArgs = 64;
+inline constexpr int64_t kMaxSpecKnobValue = (int64_t{1} << 31) - 1;
+
 // Immutable after loading; thread-safe.
 class SpecTemplate : public KernelTemplate {
  public:
@@ -59,7 +79,8 @@ class SpecTemplate : public KernelTemplate {
       const std::string& path);
 
   // From text: `format` is "toml" or "json"; `source` is the OpenCL text
-  // (the spec's "source" field is then ignored).
+  // (the spec's "source" field is then ignored). Errors: INVALID_ARGUMENT
+  // naming the field, expression or cap that is wrong.
   static absl::StatusOr<std::unique_ptr<SpecTemplate>> Parse(
       const std::string& spec, const std::string& format,
       const std::string& source);

@@ -1,0 +1,153 @@
+// libFuzzer target: request validation (server/validation.h). The first
+// byte picks what the rest is read as:
+//   0: a SubmitJobRequest protobuf, checked as JobManager::Prepare checks it
+//      (minus store and registry), then its workload run through the
+//      template's descriptor (buffers, launches, FLOPs) as a job would;
+//   1: an agent's Hello;  2: an agent's MeasureResult;
+//   3: QueryRecords, WatchJob, CancelJob and ListJobs requests;
+//   4: a Config against the gemm template's space;
+//   5: a canonical workload string ("gemm M=8 N=8 K=8 fp32").
+// Nothing may crash, leak or hit undefined behaviour; refusals are fine.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "google/protobuf/stubs/logging.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
+#include "kernels_templates/workload.h"
+#include "server/trial_request.h"
+#include "server/validation.h"
+
+namespace {
+
+using namespace tunefleet;  // NOLINT: a fuzz target's brevity
+
+templates::DeviceLimits FuzzDevice() {
+  templates::DeviceLimits l;
+  l.max_work_group_size = 256;
+  l.max_work_item_sizes = {256, 256, 64};
+  l.local_mem_bytes = 32768;
+  l.max_mem_alloc_bytes = uint64_t{1} << 30;
+  l.compute_units = 4;
+  l.max_clock_mhz = 1000;
+  l.preferred_vector_width_float = 4;
+  return l;
+}
+
+// What a job does with a checked task: buffers, FLOPs, the reference
+// launch and the launch of the first config that passes the constraints.
+void RunTask(const templates::KernelTemplate& t, const templates::Workload& w) {
+  const templates::DeviceLimits limits = FuzzDevice();
+  if (!t.CheckWorkload(w, limits).ok()) return;
+  if (!server::ValidateTask(t, w).ok()) return;
+  (void)t.Flops(w);
+  (void)t.Bytes(w);
+  (void)t.ReferenceLaunch(w);
+  templates::KnobValues config;
+  for (const templates::Knob& k : t.knobs()) config.push_back(k.values.front());
+  if (t.CheckConfig(config, w, limits).ok()) {
+    tunefleet::v1::MeasureRequest r = server::BuildMeasureRequest(
+        t, w, config, 1, server::DefaultTimingPolicy());
+    (void)r.ByteSizeLong();
+    (void)t.DerivedFeatures(config, w, limits);
+  }
+}
+
+void Submit(const tunefleet::v1::SubmitJobRequest& request) {
+  if (!server::ValidateSubmitJobRequest(request).ok()) return;
+  (void)server::ValidateTimingPolicy(request);
+  // A user's template is parsed, not registered: registering would make
+  // one input's outcome depend on the inputs before it.
+  std::unique_ptr<templates::SpecTemplate> spec;
+  if (request.has_template_spec()) {
+    auto parsed = templates::SpecTemplate::Parse(
+        request.template_spec().spec(), request.template_spec().format(),
+        request.template_spec().source());
+    if (!parsed.ok()) return;
+    spec = *std::move(parsed);
+  }
+  absl::StatusOr<templates::Workload> w =
+      server::WorkloadFromProto(request.workload());
+  if (!w.ok()) return;
+  if (spec != nullptr) {
+    if (spec->op() == w->op()) RunTask(*spec, *w);
+    return;
+  }
+  auto t = templates::FindTemplateFor(*w, request.template_name());
+  if (t.ok()) RunTask(**t, *w);
+}
+
+void Config(const tunefleet::v1::Config& config) {
+  auto t = templates::FindTemplate("gemm", "");
+  if (!t.ok()) return;
+  absl::StatusOr<templates::KnobValues> v = server::ValidateConfig(**t, config);
+  if (!v.ok()) return;
+  auto w = templates::Workload::Parse("gemm", "M=33,N=17,K=9");
+  if ((*t)->CheckConfig(*v, *w, FuzzDevice()).ok()) (void)(*t)->Launch(*v, *w);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Invalid UTF-8 in string fields is a refusal, not news.
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const uint8_t kind = data[0];
+  const char* bytes = reinterpret_cast<const char*>(data + 1);
+  const int n = static_cast<int>(size - 1);
+  switch (kind % 6) {
+    case 0: {
+      tunefleet::v1::SubmitJobRequest r;
+      if (r.ParseFromArray(bytes, n)) Submit(r);
+      break;
+    }
+    case 1: {
+      tunefleet::v1::Hello h;
+      if (h.ParseFromArray(bytes, n)) {
+        if (server::ValidateHello(h).ok()) {
+          (void)server::LimitsFromDeviceInfo(h.device());
+        }
+      }
+      break;
+    }
+    case 2: {
+      tunefleet::v1::MeasureResult r;
+      if (r.ParseFromArray(bytes, n)) {
+        (void)server::CheckedMeasurement(r);
+      }
+      break;
+    }
+    case 3: {
+      tunefleet::v1::QueryRecordsRequest q;
+      if (q.ParseFromArray(bytes, n))
+        (void)server::ValidateQueryRecordsRequest(q);
+      tunefleet::v1::WatchJobRequest w;
+      if (w.ParseFromArray(bytes, n)) (void)server::ValidateWatchJobRequest(w);
+      tunefleet::v1::CancelJobRequest c;
+      if (c.ParseFromArray(bytes, n)) (void)server::ValidateCancelJobRequest(c);
+      tunefleet::v1::ListJobsRequest l;
+      if (l.ParseFromArray(bytes, n)) (void)server::ValidateListJobsRequest(l);
+      break;
+    }
+    case 4: {
+      tunefleet::v1::Config c;
+      if (c.ParseFromArray(bytes, n)) Config(c);
+      break;
+    }
+    case 5: {
+      absl::StatusOr<templates::Workload> w =
+          templates::Workload::ParseCanonical(std::string(bytes, n));
+      if (w.ok()) {
+        auto t = templates::FindTemplateFor(*w, "");
+        if (t.ok()) RunTask(**t, *w);
+      }
+      break;
+    }
+  }
+  return 0;
+}

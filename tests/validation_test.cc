@@ -1,0 +1,839 @@
+// Hostile input (issue 6, item 3): every request field is checked and a bad
+// one is refused with INVALID_ARGUMENT naming the field; shapes that are 0,
+// negative or whose products overflow are refused; users' template specs,
+// agents' hellos and results are checked; SQLite takes values only through
+// bound parameters and keeps its files owner-only.
+#include "server/validation.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
+#include "kernels_templates/workload.h"
+#include "proto/tuning.grpc.pb.h"
+#include "server/onnx_import.h"
+#include "server/server.h"
+#include "server/trial_request.h"
+#include "tests/onnx_test_models.h"
+
+namespace tunefleet::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using tunefleet::v1::SubmitJobRequest;
+
+constexpr char kDeviceKey[] = "val-dev";
+
+// A device as an agent would report it; no agent needs to connect for
+// SubmitJob to be checked.
+tunefleet::v1::DeviceInfo TestDevice() {
+  tunefleet::v1::DeviceInfo d;
+  d.set_device_name("Validation GPU");
+  d.set_vendor("Acme");
+  d.set_max_work_group_size(256);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
+  d.set_local_mem_bytes(32768);
+  // A device that claims a TiB per allocation: tunefleet's own cap
+  // (kMaxBufferBytes) still holds.
+  d.set_max_mem_alloc_bytes(uint64_t{1} << 40);
+  d.set_global_mem_bytes(uint64_t{1} << 40);
+  d.set_compute_units(4);
+  return d;
+}
+
+std::string SaxpySpecText() {
+  return R"(name = "saxpy_val"
+op = "saxpy_val"
+dims = ["N"]
+flops = "2 * N"
+constraints = ["WG <= max_work_group_size"]
+[knobs]
+VW = [1, 2, 4]
+WG = [16, 32, 64]
+[[buffers]]
+name = "x"
+elements = "N"
+[[buffers]]
+name = "y"
+elements = "N"
+output = true
+[kernel]
+name = "saxpy"
+global = ["ceil(N / (VW * WG)) * WG"]
+local = ["WG"]
+args = ["N", "float:2", "x", "y"]
+[reference]
+name = "saxpy_reference"
+global = ["N"]
+args = ["N", "float:2", "x", "y"]
+)";
+}
+
+class ValidationServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    db_path_ = ::testing::TempDir() + "/validation_" +
+               std::to_string(getpid()) + ".db";
+    std::filesystem::remove(db_path_);
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.db_path = db_path_;
+    options.verbose = false;
+    options.no_auth = true;  // authentication has its own tests
+    auto server = Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ASSERT_TRUE(server_->store().UpsertDevice(kDeviceKey, TestDevice()).ok());
+    stub_ = tunefleet::v1::TuningService::NewStub(grpc::CreateChannel(
+        server_->address(), grpc::InsecureChannelCredentials()));
+  }
+
+  static void TearDownTestSuite() {
+    stub_.reset();
+    server_.reset();
+    std::filesystem::remove(db_path_);
+  }
+
+  // A valid request: gemm 8x8x8 on the test device.
+  static SubmitJobRequest Valid() {
+    SubmitJobRequest r;
+    *r.mutable_workload() =
+        WorkloadToProto(*templates::Workload::Parse("gemm", "M=8,N=8,K=8"));
+    r.set_device_key(kDeviceKey);
+    r.set_trials(4);
+    r.set_strategy("random");
+    return r;
+  }
+
+  static grpc::Status Submit(const SubmitJobRequest& r) {
+    grpc::ClientContext context;
+    tunefleet::v1::SubmitJobResponse out;
+    return stub_->SubmitJob(&context, r, &out);
+  }
+
+  static std::string db_path_;
+  static std::unique_ptr<Server> server_;
+  static std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
+};
+
+std::string ValidationServer::db_path_;
+std::unique_ptr<Server> ValidationServer::server_;
+std::unique_ptr<tunefleet::v1::TuningService::Stub> ValidationServer::stub_;
+
+// Sets dim `name` of the request's workload (adding it when absent).
+void SetDim(SubmitJobRequest& r, const std::string& name, int64_t value) {
+  for (auto& d : *r.mutable_workload()->mutable_dims()) {
+    if (d.name() == name) {
+      d.set_value(value);
+      return;
+    }
+  }
+  auto* d = r.mutable_workload()->add_dims();
+  d->set_name(name);
+  d->set_value(value);
+}
+
+struct Refusal {
+  const char* what;  // the case, for failure messages
+  std::function<void(SubmitJobRequest&)> edit;
+  const char* message;  // expected in the error, starting with the field
+};
+
+TEST_F(ValidationServer, EveryInvalidSubmitJobFieldIsRefusedByName) {
+  const std::string long_name(200, 'a');
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Refusal> cases = {
+      // Workload shapes.
+      {"no workload", [](auto& r) { r.clear_workload(); }, "workload: missing"},
+      {"dim 0", [](auto& r) { SetDim(r, "M", 0); },
+       "workload: shape dim M must be between 1 and 2147483647, got 0"},
+      {"negative dim", [](auto& r) { SetDim(r, "K", -4); },
+       "workload: shape dim K must be between 1"},
+      {"dim over int32", [](auto& r) { SetDim(r, "N", int64_t{1} << 31); },
+       "workload: shape dim N must be between 1 and 2147483647"},
+      {"dim at int64 max",
+       [](auto& r) { SetDim(r, "N", std::numeric_limits<int64_t>::max()); },
+       "workload: shape dim N must be between 1"},
+      {"M*N*K overflows",
+       [](auto& r) {
+         for (const char* d : {"M", "N", "K"}) SetDim(r, d, (1 << 30) + 1);
+       },
+       "workload: shape of gemm is too large: the product of its dims M*N*K "
+       "exceeds 2^53"},
+      {"buffer over 16 GiB",
+       [](auto& r) {
+         SetDim(r, "M", 1 << 18);
+         SetDim(r, "N", 1);
+         SetDim(r, "K", 1 << 18);
+       },
+       "workload: buffer A of gemm M=262144 N=1 K=262144 fp32 has "
+       "68719476736 elements; it needs >= 1 and at most 17179869184 bytes"},
+      {"missing dim",
+       [](auto& r) { r.mutable_workload()->mutable_dims()->RemoveLast(); },
+       "workload: shape of gemm is missing dim K"},
+      {"no dims", [](auto& r) { r.mutable_workload()->clear_dims(); },
+       "workload.dims: no dims given"},
+      {"dim twice",
+       [](auto& r) {
+         SetDim(r, "X", 1),
+             r.mutable_workload()->mutable_dims(3)->set_name("M");
+       },
+       "workload.dims[3].name: dim M is given more than once"},
+      {"too many dims",
+       [](auto& r) {
+         for (int i = 0; i < 40; ++i) SetDim(r, absl::StrCat("D", i), 1);
+       },
+       "workload.dims: 43 dims; at most 32"},
+      {"unknown dim", [](auto& r) { SetDim(r, "Q", 3); },
+       "workload: op gemm has no dim 'Q'"},
+      {"empty dim name", [](auto& r) { SetDim(r, "", 3); },
+       "workload.dims[3].name: must not be empty"},
+      {"unknown op", [](auto& r) { r.mutable_workload()->set_op("conv9d"); },
+       "workload: unknown op 'conv9d'"},
+      {"op with SQL",
+       [](auto& r) { r.mutable_workload()->set_op("gemm' OR '1'='1"); },
+       "workload.op: 'gemm\\' OR \\'1\\'=\\'1' may hold only letters"},
+      {"op too long", [&](auto& r) { r.mutable_workload()->set_op(long_name); },
+       "workload.op: must be at most 128 characters, got 200"},
+      {"bad dtype", [](auto& r) { r.mutable_workload()->set_dtype("fp64"); },
+       "workload: dtype 'fp64' is not supported by op gemm"},
+      {"attribute of another op",
+       [](auto& r) {
+         auto* a = r.mutable_workload()->add_attrs();
+         a->set_name("act");
+         a->set_value("relu");
+       },
+       "workload: op gemm has no attribute 'act'"},
+      {"attribute twice",
+       [](auto& r) {
+         for (int i = 0; i < 2; ++i) {
+           auto* a = r.mutable_workload()->add_attrs();
+           a->set_name("act");
+           a->set_value("relu");
+         }
+       },
+       "workload.attrs[1].name: attribute act is given more than once"},
+      // Names.
+      {"template unknown", [](auto& r) { r.set_template_name("nope"); },
+       "template_name: template 'nope' runs"},
+      {"template name with a newline",
+       [](auto& r) { r.set_template_name("gemm\ntiled"); },
+       "template_name: 'gemm\\ntiled' may hold only"},
+      {"device key with a slash",
+       [](auto& r) { r.set_device_key("../etc/passwd"); },
+       "device_key: '../etc/passwd' may hold only"},
+      {"device key too long", [&](auto& r) { r.set_device_key(long_name); },
+       "device_key: must be at most 128 characters"},
+      {"device key never seen", [](auto& r) { r.set_device_key("never-seen"); },
+       "never-seen"},
+      {"strategy unknown", [](auto& r) { r.set_strategy("guess"); },
+       "strategy: unknown 'guess'"},
+      {"strategy too long", [&](auto& r) { r.set_strategy(long_name); },
+       "strategy: must be at most 128 characters"},
+      // Counts and limits.
+      {"no trials", [](auto& r) { r.set_trials(0); },
+       "trials: must be between 1 and 1000000, got 0"},
+      {"too many trials", [](auto& r) { r.set_trials(1000001); },
+       "trials: must be between 1 and 1000000, got 1000001"},
+      {"early stop too large", [](auto& r) { r.set_early_stop(4000000000u); },
+       "early_stop: must be at most 1000000"},
+      {"priority too high", [](auto& r) { r.set_priority(1 << 30); },
+       "priority: must be between -1000 and 1000"},
+      {"priority too low", [](auto& r) { r.set_priority(-(1 << 30)); },
+       "priority: must be between -1000 and 1000"},
+      {"deadline past a year", [](auto& r) { r.set_deadline_s(4000000000u); },
+       "deadline_s: must be at most 31536000"},
+      // Timing policy.
+      {"repeat", [](auto& r) { r.mutable_timing()->set_repeat(100000); },
+       "timing: repeat must be <= 100, got 100000"},
+      {"number", [](auto& r) { r.mutable_timing()->set_number(20000); },
+       "timing: number must be <= 10000"},
+      {"warmup", [](auto& r) { r.mutable_timing()->set_warmup(20000); },
+       "timing: warmup must be <= 10000"},
+      {"max_launches",
+       [](auto& r) { r.mutable_timing()->set_max_launches(20000); },
+       "timing: max_launches must be <= 10000"},
+      {"min_repeat_ms negative",
+       [](auto& r) { r.mutable_timing()->set_min_repeat_ms(-1); },
+       "timing: min_repeat_ms must be within 0..60000 ms, got -1"},
+      {"max_total_ms NaN",
+       [&](auto& r) { r.mutable_timing()->set_max_total_ms(nan); },
+       "timing: max_total_ms must be within 0..600000 ms, got nan"},
+      {"cooldown_ms infinite",
+       [](auto& r) {
+         r.mutable_timing()->set_cooldown_ms(
+             std::numeric_limits<double>::infinity());
+       },
+       "timing: cooldown_ms must be within 0..60000 ms, got inf"},
+      {"timeout_ms", [](auto& r) { r.mutable_timing()->set_timeout_ms(1e12); },
+       "timing: timeout_ms must be within 0..3600000 ms"},
+      // Users' template specs: sizes and format here, content below.
+      {"spec format",
+       [](auto& r) {
+         r.mutable_template_spec()->set_spec("name = 'x'");
+         r.mutable_template_spec()->set_format("yaml");
+         r.mutable_template_spec()->set_source("kernel void f() {}");
+       },
+       "template_spec.format: must be toml or json, got 'yaml'"},
+      {"spec empty",
+       [](auto& r) { r.mutable_template_spec()->set_format("toml"); },
+       "template_spec.spec: must not be empty"},
+      {"spec over 64 KiB",
+       [](auto& r) {
+         r.mutable_template_spec()->set_spec(std::string(70000, '#'));
+         r.mutable_template_spec()->set_format("toml");
+       },
+       "template_spec.spec: 70000 bytes; at most 65536 allowed"},
+      {"source over 1 MiB",
+       [](auto& r) {
+         r.mutable_template_spec()->set_spec(SaxpySpecText());
+         r.mutable_template_spec()->set_format("toml");
+         r.mutable_template_spec()->set_source(std::string(2 << 20, ' '));
+       },
+       "template_spec.source: 2097152 bytes; at most 1048576 allowed"},
+      {"spec knob outside +-2^31",
+       [](auto& r) {
+         r.mutable_template_spec()->set_spec(absl::StrReplaceAll(
+             SaxpySpecText(), {{"VW = [1, 2, 4]", "VW = [1, 2, 4294967296]"}}));
+         r.mutable_template_spec()->set_format("toml");
+         r.mutable_template_spec()->set_source("kernel void saxpy() {}");
+       },
+       "template_spec: template spec: knob VW: 4294967296 is outside "
+       "+-2147483647"},
+      {"spec knob name injecting build options",
+       [](auto& r) {
+         r.mutable_template_spec()->set_spec(absl::StrReplaceAll(
+             SaxpySpecText(),
+             {{"VW = [1, 2, 4]", "\"VW -cl-opt-disable\" = [1, 2, 4]"}}));
+         r.mutable_template_spec()->set_format("toml");
+         r.mutable_template_spec()->set_source("kernel void saxpy() {}");
+       },
+       "template_spec: template spec: knobs: 'VW -cl-opt-disable' is not an "
+       "identifier"},
+  };
+  for (const Refusal& c : cases) {
+    SubmitJobRequest r = Valid();
+    c.edit(r);
+    grpc::Status s = Submit(r);
+    const grpc::StatusCode expected =
+        std::string(c.what) == "device key never seen"
+            ? grpc::StatusCode::NOT_FOUND
+            : grpc::StatusCode::INVALID_ARGUMENT;
+    EXPECT_EQ(s.error_code(), expected) << c.what << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(c.message)) << c.what;
+  }
+  // No refused request left a job row.
+  auto jobs = server_->store().ListJobs(100);
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(jobs->empty());
+}
+
+TEST_F(ValidationServer, AValidRequestIsAccepted) {
+  SubmitJobRequest r = Valid();
+  r.mutable_timing()->set_repeat(2);
+  r.set_priority(-1000);
+  r.set_deadline_s(3600);
+  grpc::ClientContext context;
+  tunefleet::v1::SubmitJobResponse out;
+  grpc::Status s = stub_->SubmitJob(&context, r, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GE(out.job_id(), 1);
+  EXPECT_EQ(out.device_key(), kDeviceKey);
+  ASSERT_TRUE(server_->jobs().Cancel(out.job_id()).ok());
+}
+
+TEST_F(ValidationServer, AnAgentsMalformedResultIsRecordedAsRuntimeError) {
+  SubmitJobRequest r = Valid();
+  r.set_skip_reference(true);
+  r.set_trials(2);
+  grpc::ClientContext context;
+  tunefleet::v1::SubmitJobResponse out;
+  ASSERT_TRUE(stub_->SubmitJob(&context, r, &out).ok());
+  // No agent is connected, so the job proposes nothing yet: a trial row
+  // written here stands for one an agent was leased.
+  auto trials = server_->store().InsertTrials(out.job_id(), {{0, "MWG=16"}});
+  ASSERT_TRUE(trials.ok()) << trials.status();
+  // "OK" with a NaN time, as a broken or hostile agent might send it.
+  tunefleet::v1::Measurement bad;
+  bad.set_error(tunefleet::v1::Measurement::OK);
+  bad.add_times_ns(std::numeric_limits<double>::quiet_NaN());
+  server_->jobs().OnResult(out.job_id(), trials->front(), bad);
+  RecordFilter f;
+  f.job_id = out.job_id();
+  auto records = server_->store().QueryRecords(f);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].error(), tunefleet::v1::Measurement::RUNTIME_ERROR);
+  EXPECT_EQ((*records)[0].time_ns(), 0);
+  ASSERT_TRUE(server_->jobs().Cancel(out.job_id()).ok());
+}
+
+TEST_F(ValidationServer, ASpecTemplateWithBadContentIsRefusedByField) {
+  const std::vector<std::pair<std::string, const char*>> specs = {
+      {absl::StrReplaceAll(SaxpySpecText(),
+                           {{"name = \"saxpy_val\"", "name = \"saxpy val\""}}),
+       "template_spec: template spec: name: 'saxpy val' is not an identifier"},
+      {absl::StrReplaceAll(
+           SaxpySpecText(),
+           {{"flops = \"2 * N\"",
+             absl::StrCat("flops = \"", std::string(2000, 'N'), "\"")}}),
+       "flops: expression of 2000 characters; at most 1024"},
+      {absl::StrReplaceAll(SaxpySpecText(), {{"name = \"y\"", "name = \"x\""}}),
+       "template spec: buffer x is repeated"},
+      {absl::StrReplaceAll(SaxpySpecText(),
+                           {{"WG = [16, 32, 64]", "N = [16, 32, 64]"}}),
+       "knob N: the name is taken by a dim or device limit"},
+      {absl::StrCat("rtol = nan\n", SaxpySpecText()), "rtol: "},
+      {absl::StrCat("version = 99999999999\n", SaxpySpecText()),
+       "version: 99999999999 is outside +-1000000"},
+  };
+  for (const auto& [text, message] : specs) {
+    SubmitJobRequest r = Valid();
+    r.mutable_template_spec()->set_spec(text);
+    r.mutable_template_spec()->set_format("toml");
+    r.mutable_template_spec()->set_source("kernel void saxpy() {}");
+    r.clear_workload();
+    *r.mutable_workload()->mutable_op() = "saxpy_val";
+    SetDim(r, "N", 1000);
+    grpc::Status s = Submit(r);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << message << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(message));
+  }
+}
+
+TEST_F(ValidationServer, OversizedMessagesAreRefusedByTheTransport) {
+  SubmitJobRequest r = Valid();
+  r.mutable_template_spec()->set_spec(SaxpySpecText());
+  r.mutable_template_spec()->set_format("toml");
+  r.mutable_template_spec()->set_source(std::string(17 << 20, ' '));
+  grpc::Status s = Submit(r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << s.error_message();
+}
+
+TEST_F(ValidationServer, OtherCallsRefuseBadFieldsByName) {
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::WatchJobRequest w;
+    w.set_job_id(0);
+    auto reader = stub_->WatchJob(&context, w);
+    tunefleet::v1::JobProgress p;
+    EXPECT_FALSE(reader->Read(&p));
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got 0");
+  }
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::CancelJobRequest c;
+    c.set_job_id(-5);
+    tunefleet::v1::JobProgress p;
+    grpc::Status s = stub_->CancelJob(&context, c, &p);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got -5");
+  }
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::CancelJobRequest c;
+    c.set_job_id(987654);
+    tunefleet::v1::JobProgress p;
+    EXPECT_EQ(stub_->CancelJob(&context, c, &p).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::ListJobsRequest l;
+    l.set_limit(kMaxListedJobs + 1);
+    tunefleet::v1::ListJobsResponse out;
+    grpc::Status s = stub_->ListJobs(&context, l, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "limit: at most 10000, got 10001");
+  }
+  const std::vector<std::pair<
+      std::function<void(tunefleet::v1::QueryRecordsRequest&)>, const char*>>
+      queries = {
+          {[](auto& q) { q.set_op("gemm' OR 1=1 --"); }, "op: 'gemm\\' OR"},
+          {[](auto& q) { q.set_op(std::string(129, 'g')); },
+           "op: must be at most 128 characters, got 129"},
+          {[](auto& q) { q.set_device_key("a b"); }, "device_key: 'a b'"},
+          {[](auto& q) { q.set_job_id(-1); }, "job_id: must be >= 0, got -1"},
+      };
+  for (const auto& [edit, message] : queries) {
+    grpc::ClientContext context;
+    tunefleet::v1::QueryRecordsRequest q;
+    edit(q);
+    tunefleet::v1::QueryRecordsResponse out;
+    grpc::Status s = stub_->QueryRecords(&context, q, &out);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+    EXPECT_THAT(s.error_message(), StartsWith(message));
+  }
+}
+
+TEST(Validation, ConfigsMustLieInTheTemplatesSpace) {
+  auto tmpl = templates::FindTemplate("gemm", "");
+  ASSERT_TRUE(tmpl.ok());
+  const templates::KernelTemplate& t = **tmpl;
+  auto w = templates::Workload::Parse("gemm", "M=64,N=64,K=64");
+  ASSERT_TRUE(w.ok());
+  // A config from the space is accepted, in any order.
+  const templates::KnobValues first = [&] {
+    templates::KnobValues v;
+    for (const auto& k : t.knobs()) v.push_back(k.values.front());
+    return v;
+  }();
+  tunefleet::v1::Config good = ConfigToProto(t, first);
+  std::reverse(good.mutable_knobs()->begin(), good.mutable_knobs()->end());
+  auto parsed = ValidateConfig(t, good);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(*parsed, first);
+
+  tunefleet::v1::Config bad = ConfigToProto(t, first);
+  bad.mutable_knobs(0)->set_value(12345);
+  EXPECT_THAT(
+      std::string(ValidateConfig(t, bad).status().message()),
+      StartsWith(absl::StrCat("config.knobs[0].value: ", t.knobs()[0].name,
+                              "=12345 is outside its values {")));
+  bad = ConfigToProto(t, first);
+  bad.mutable_knobs(1)->set_name(t.knobs()[0].name);
+  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
+              StartsWith("config.knobs[1].name: knob"));
+  bad = ConfigToProto(t, first);
+  bad.mutable_knobs(2)->set_name("NOPE");
+  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
+              StartsWith("config.knobs[2].name: template gemm_tiled has no "
+                         "knob 'NOPE'"));
+  bad = ConfigToProto(t, first);
+  bad.mutable_knobs()->RemoveLast();
+  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
+              StartsWith("config: "));
+}
+
+TEST(Validation, HellosFromAgentsAreChecked) {
+  tunefleet::v1::Hello good;
+  good.set_device_key("rk3588-mali");
+  *good.mutable_device() = TestDevice();
+  good.set_agent_name("board-1:123");
+  ASSERT_TRUE(ValidateHello(good).ok());
+  const std::vector<
+      std::pair<std::function<void(tunefleet::v1::Hello&)>, const char*>>
+      cases = {
+          {[](auto& h) { h.clear_device_key(); },
+           "hello.device_key: must not be empty"},
+          {[](auto& h) { h.set_device_key("key;rm -rf"); },
+           "hello.device_key: 'key;rm -rf' may hold only"},
+          {[](auto& h) { h.set_agent_name(std::string(5000, 'a')); },
+           "hello.agent_name: 5000 bytes; at most 1024"},
+          {[](auto& h) {
+             h.mutable_device()->set_vendor(std::string(2000, 'v'));
+           },
+           "hello.device.vendor: 2000 bytes"},
+          {[](auto& h) { h.set_max_in_flight(100000); },
+           "hello.max_in_flight: at most 1024, got 100000"},
+          {[](auto& h) { h.mutable_device()->set_max_work_group_size(0); },
+           "hello.device.max_work_group_size: must be > 0"},
+          {[](auto& h) {
+             for (int i = 0; i < 20; ++i)
+               h.mutable_device()->add_max_work_item_sizes(1);
+           },
+           "hello.device.max_work_item_sizes: 23 sizes; at most 16"},
+          {[](auto& h) {
+             h.mutable_device()->add_extensions(std::string(300, 'x'));
+           },
+           "hello.device.extensions[0]: 300 bytes"},
+      };
+  for (const auto& [edit, message] : cases) {
+    tunefleet::v1::Hello h = good;
+    edit(h);
+    absl::Status s = ValidateHello(h);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(std::string(s.message()), StartsWith(message));
+  }
+}
+
+TEST(Validation, ResultsFromAgentsAreCheckedAndBadOnesCannotWin) {
+  tunefleet::v1::MeasureResult good;
+  good.set_trial_id(7);
+  good.mutable_measurement()->set_error(tunefleet::v1::Measurement::OK);
+  good.mutable_measurement()->add_times_ns(1500);
+  ASSERT_TRUE(ValidateMeasureResult(good).ok());
+  EXPECT_EQ(CheckedMeasurement(good).times_ns(0), 1500);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<
+      std::pair<std::function<void(tunefleet::v1::Measurement&)>, const char*>>
+      cases = {
+          {[](auto& m) { m.set_error(tunefleet::v1::Measurement::Error(99)); },
+           "result.measurement.error: unknown error code 99"},
+          {[](auto& m) { m.clear_error(); },
+           "result.measurement.error: unknown error code 0"},
+          {[&](auto& m) { m.add_times_ns(nan); },
+           "result.measurement.times_ns: time nan is not a finite number"},
+          {[](auto& m) { m.set_times_ns(0, -3); },
+           "result.measurement.times_ns: time -3"},
+          {[](auto& m) { m.set_times_ns(0, 0); },
+           "result.measurement.times_ns: an OK result needs a time > 0"},
+          {[](auto& m) {
+             for (int i = 0; i < 1001; ++i) m.add_times_ns(1);
+           },
+           "result.measurement.times_ns: 1002 times; at most 1000"},
+          {[](auto& m) { m.set_error_message(std::string(70000, 'e')); },
+           "result.measurement.error_message: 70000 bytes"},
+      };
+  for (const auto& [edit, message] : cases) {
+    tunefleet::v1::MeasureResult r = good;
+    edit(*r.mutable_measurement());
+    absl::Status s = ValidateMeasureResult(r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(std::string(s.message()), StartsWith(message));
+    const tunefleet::v1::Measurement m = CheckedMeasurement(r);
+    EXPECT_EQ(m.error(), tunefleet::v1::Measurement::RUNTIME_ERROR);
+    EXPECT_THAT(m.error_message(), HasSubstr(message));
+    EXPECT_EQ(m.times_ns_size(), 0);
+  }
+}
+
+TEST(Validation, WorkloadShapesRefuseZeroNegativeAndOverflow) {
+  using templates::Workload;
+  EXPECT_THAT(
+      std::string(Workload::Parse("gemm", "M=0,N=8,K=8").status().message()),
+      HasSubstr("shape dim M must be between 1"));
+  EXPECT_THAT(
+      std::string(Workload::Parse("gemm", "M=-1,N=8,K=8").status().message()),
+      HasSubstr("shape dim M must be between 1"));
+  // Past int64: not an integer at all.
+  EXPECT_THAT(
+      std::string(Workload::Parse("gemm", "M=99999999999999999999,N=8,K=8")
+                      .status()
+                      .message()),
+      HasSubstr("non-integer value"));
+  // Each dim fine, the product not.
+  EXPECT_THAT(std::string(Workload::Parse("conv2d",
+                                          "N=1024,C=65536,H=65536,W=65536,"
+                                          "K=8,R=3,S=3")
+                              .status()
+                              .message()),
+              HasSubstr("the product of its dims N*C*H*W*K*R*S*SH*SW*PH*PW*"
+                        "DH*DW*G exceeds 2^53"));
+  // 2^53 itself is allowed: 2^21 * 2^21 * 2^11.
+  EXPECT_TRUE(Workload::Parse("gemm", "M=2097152,N=2097152,K=2048").ok());
+  EXPECT_FALSE(Workload::Parse("gemm", "M=2097152,N=2097152,K=2049").ok());
+  EXPECT_THAT(
+      std::string(
+          Workload::Create("pool2d",
+                           {{"C", 8}, {"H", 8}, {"W", 8}, {"R", 2}, {"S", 2}},
+                           "fp32", {{"mode", "max"}, {"mode", "avg"}})
+              .status()
+              .message()),
+      HasSubstr("attribute mode is given more than once"));
+  std::vector<templates::Dim> many(100, templates::Dim{"M", 1});
+  EXPECT_THAT(std::string(Workload::Create("gemm", many).status().message()),
+              HasSubstr("has 100 dims"));
+}
+
+TEST(Validation, SpecTemplatesClampWhatTheirExpressionsYield) {
+  // Huge or NaN sizes from expressions must not reach an integer
+  // conversion unclamped (undefined behaviour).
+  const std::string spec = absl::StrReplaceAll(
+      SaxpySpecText(),
+      {{"name = \"saxpy_val\"", "name = \"saxpy_clamp\""},
+       {"global = [\"ceil(N / (VW * WG)) * WG\"]", "global = [\"N * 1e300\"]"},
+       {"args = [\"N\", \"float:2\", \"x\", \"y\"]\n[reference]",
+        "args = [\"N * 1e30\", \"float:N * 1e300\", \"x\", \"y\"]\n"
+        "[reference]"},
+       {"elements = \"N\"\n[[buffers]]",
+        "elements = \"N ^ 400\"\n[[buffers]]"}});
+  auto t = templates::SpecTemplate::Parse(spec, "toml", "kernel void f() {}");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_TRUE(templates::RegisterOp((*t)->Op()).ok());
+  auto w = templates::Workload::Parse("saxpy_val", "N=1000");
+  ASSERT_TRUE(w.ok()) << w.status();
+  const templates::LaunchDesc l = (*t)->Launch({1, 16}, *w);
+  EXPECT_EQ(l.global, std::vector<uint64_t>{uint64_t{1} << 53});
+  ASSERT_EQ(l.args.size(), 4u);
+  EXPECT_EQ(l.args[0].value, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(l.args[1].real, std::numeric_limits<float>::max());
+  // N ^ 400 is not finite: the buffer falls back to 1 element, and the
+  // workload check refuses it.
+  EXPECT_EQ((*t)->Buffers(*w)[0].elements, 1u);
+  EXPECT_FALSE((*t)->CheckWorkload(*w, templates::DeviceLimits{}).ok());
+}
+
+TEST(Validation, SpecTemplatesRefuseDeepNestingAndTooManyItems) {
+  std::string deep = "{\"name\": \"deep\", \"op\": \"deep\", \"dims\": ";
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  auto nested = templates::SpecTemplate::Parse(deep, "json", "x");
+  EXPECT_THAT(std::string(nested.status().message()),
+              HasSubstr("nested deeper than 32 levels"));
+  std::string knobs;
+  for (int i = 0; i < 40; ++i) absl::StrAppend(&knobs, "K", i, " = [1]\n");
+  auto many = templates::SpecTemplate::Parse(
+      absl::StrReplaceAll(SaxpySpecText(),
+                          {{"VW = [1, 2, 4]\n", knobs}, {"VW * ", ""}}),
+      "toml", "x");
+  EXPECT_THAT(std::string(many.status().message()),
+              HasSubstr("knobs: 41 knobs; at most 32"));
+  auto big =
+      templates::SpecTemplate::Parse(std::string(2 << 20, ' '), "toml", "x");
+  EXPECT_THAT(std::string(big.status().message()),
+              HasSubstr("the spec is 2097152 bytes; at most 1048576"));
+}
+
+TEST(Validation, RegistryRefusesTemplatesPastItsCap) {
+  absl::Status last;
+  size_t registered = 0;
+  for (size_t i = 0; i <= templates::kMaxRegisteredTemplates; ++i) {
+    const std::string spec = absl::StrReplaceAll(
+        SaxpySpecText(),
+        {{"name = \"saxpy_val\"", absl::StrCat("name = \"cap_", i, "\"")}});
+    auto t = templates::RegisterSpecTemplate(spec, "toml", "kernel void f(){}");
+    if (!t.ok()) {
+      last = t.status();
+      break;
+    }
+    ++registered;
+  }
+  EXPECT_EQ(last.code(), absl::StatusCode::kResourceExhausted) << last;
+  EXPECT_LE(registered, templates::kMaxRegisteredTemplates);
+  EXPECT_GT(registered, templates::kMaxRegisteredTemplates - 16);
+}
+
+// ONNX models are read as hostile too (server/onnx_import.h).
+TEST(Validation, OnnxImportSurvivesHostileModels) {
+  using tunefleet::testing::GraphBuilder;
+  {  // A cycle after a conv: folding its epilogue must end.
+    GraphBuilder b;
+    b.Input("x", {1, 4, 8, 8});
+    b.Weight("w", {4, 4, 3, 3});
+    b.Weight("k", {4, 1, 1}, /*as_constant_node=*/false, 1.0f);
+    b.Node("Conv", {"x", "w"}, {"c"});
+    b.Node("Add", {"c", "k"}, {"a"});
+    b.Node("Add", {"a", "k"}, {"c"});  // "c" again: a loop
+    b.Output("a");
+    auto tasks = ImportOnnxBytes(b.Bytes(), "cycle.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    EXPECT_EQ(tasks->tasks.size(), 1u);  // the conv, its epilogue folded
+  }
+  {  // Zero strides: libonnx's shape inference would divide by them.
+    GraphBuilder b;
+    b.Input("x", {1, 4, 8, 8});
+    b.Weight("w", {4, 4, 3, 3});
+    auto* c = b.Node("Conv", {"x", "w"}, {"c"});
+    GraphBuilder::Ints(c, "strides", {0, 1});
+    b.Output("c");
+    auto tasks = ImportOnnxBytes(b.Bytes(), "strides.onnx", {});
+    EXPECT_THAT(std::string(tasks.status().message()),
+                HasSubstr("attribute strides must be >= 1"));
+  }
+  {  // A 2D input to a conv: libonnx's inference dereferences a null
+     // pointer. It runs in a child process, so this is a refusal.
+    GraphBuilder b;
+    b.Input("x", {10, 10});
+    b.Weight("w", {8, 2, 3, 3});
+    auto* c = b.Node("Conv", {"x", "w"}, {"c"});
+    GraphBuilder::Int(c, "group", 4);
+    b.Output("c");
+    auto tasks = ImportOnnxBytes(b.Bytes(), "rank.onnx", {});
+    EXPECT_EQ(tasks.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(tasks.status().message()),
+                HasSubstr("shape inference of rank.onnx"));
+  }
+  {  // A dense layer whose weight has a 0 dim: no division by zero.
+    GraphBuilder b;
+    b.Input("x", {2, 8});
+    b.Weight("w", {0, 4});
+    b.Node("MatMul", {"x", "w"}, {"y"});
+    b.Output("y");
+    auto tasks = ImportOnnxBytes(b.Bytes(), "zero.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    EXPECT_TRUE(tasks->tasks.empty());  // unsupported, not a crash
+  }
+}
+
+class StoreSecurity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        ::testing::TempDir() + "/validation_store_" + std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+    path_ = dir_ + "/records.db";
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_, path_;
+};
+
+TEST_F(StoreSecurity, DatabaseWalAndShmFilesAreOwnerOnly) {
+  // Even under a permissive umask.
+  const mode_t old_umask = umask(0);
+  auto store = Store::Open(path_);
+  umask(old_umask);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->UpsertDevice("dev", TestDevice()).ok());
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    struct stat st;
+    ASSERT_EQ(stat((path_ + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600) << path_ + suffix;
+  }
+}
+
+TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
+  auto opened = Store::Open(path_);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  // Keys with SQL in them are stored and found as plain text.
+  const std::string hostile = "dev'); DROP TABLE jobs; --";
+  ASSERT_TRUE(store.UpsertDevice(hostile, TestDevice()).ok());
+  ASSERT_TRUE(store.UpsertDevice("dev", TestDevice()).ok());
+  auto found = store.GetDevice(hostile);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->device_name(), "Validation GPU");
+  JobSpec spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+               *templates::FindTemplate("gemm", ""),
+               "dev",
+               "random",
+               4,
+               1,
+               0};
+  auto job = store.CreateJob(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto trials = store.InsertTrials(*job, {{0, "MWG=16"}});
+  ASSERT_TRUE(trials.ok()) << trials.status();
+  tunefleet::v1::Measurement ok;
+  ok.set_error(tunefleet::v1::Measurement::OK);
+  ok.add_times_ns(1000);
+  ASSERT_TRUE(store.CompleteTrial(trials->front(), ok, 1000, 1).ok());
+  RecordFilter plain;
+  plain.op = "gemm";
+  auto one = store.QueryRecords(plain);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 1u);
+  for (const char* op : {"gemm' OR '1'='1", "' UNION SELECT * FROM jobs --"}) {
+    RecordFilter f;
+    f.op = op;
+    auto records = store.QueryRecords(f);
+    ASSERT_TRUE(records.ok()) << records.status();
+    EXPECT_TRUE(records->empty()) << op;
+  }
+  // The tables are intact.
+  auto jobs = store.ListJobs(10);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), 1u);
+  auto devices = store.ListDevices();
+  ASSERT_TRUE(devices.ok());
+  EXPECT_EQ(devices->size(), 2u);
+}
+
+}  // namespace
+}  // namespace tunefleet::server
