@@ -36,24 +36,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A device like a mid-range GPU, so the GEMM space has valid configs.
-tunefleet::v1::DeviceInfo FakeDevice() {
-  tunefleet::v1::DeviceInfo d;
-  d.set_device_name("fake device (bench/fleet_load)");
-  d.set_vendor("tunefleet fake backend");
-  d.set_driver_version("0");
-  d.set_compute_units(16);
-  d.set_max_work_group_size(1024);
-  d.set_local_mem_bytes(64 << 10);
-  d.set_global_mem_bytes(uint64_t{4} << 30);
-  d.set_max_mem_alloc_bytes(uint64_t{1} << 30);
-  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(1024);
-  d.set_device_type("GPU");
-  d.set_address_bits(64);
-  d.set_device_version("OpenCL 3.0 fake");
-  return d;
-}
-
 // utime + stime of a process, in seconds.
 double CpuSeconds(pid_t pid) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
@@ -90,8 +72,9 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
     o.agent_name = absl::StrCat(key, "-", i);
     o.verbose = false;
     agents.push_back(std::make_unique<tunefleet::agent::Agent>(
-        o, std::make_unique<tunefleet::agent::FakeBackend>(FakeDevice(),
-                                                           delay_us)));
+        o, std::make_unique<tunefleet::agent::FakeBackend>(
+               tunefleet::agent::FakeBackend::FakeDevice("bench/fleet_load"),
+               delay_us)));
     threads.emplace_back([a = agents.back().get()] { a->Run(); });
   }
   auto stub = tunefleet::v1::TuningService::NewStub(

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz with clang-14 (ASan + UBSan,
 # -DTUNEFLEET_FUZZ=ON) in build-fuzz and runs each for a bounded time,
-# starting from its seed corpus in tests/fuzz/corpus/<target>. Prints the
+# starting from its seed corpus: the text seeds in tests/fuzz/corpus/<target>
+# and the binary ones make_fuzz_seeds writes to
+# build-fuzz/tests/fuzz/seeds/<target>. Prints the
 # executions per target; exits non-zero when a target crashed, leaked, hit
 # undefined behaviour or timed out (the reproducer lands in
-# build-fuzz/fuzz-artifacts/; once fixed, copy it into the corpus as a
-# regression input, named crash-<what>).
+# build-fuzz/fuzz-artifacts/; once fixed, add it as a regression input
+# named crash-<what>: a text file in the corpus, or a binary one built by
+# tests/fuzz/make_fuzz_seeds.cc).
 #
 #   bash deploy/fuzz.sh [SECONDS_PER_TARGET (60)] [TARGET...]
 #
@@ -25,7 +28,8 @@ JOBS=${JOBS:-$(nproc)}
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD_DIR" -DTUNEFLEET_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNEFLEET_BUILD_BENCH=OFF >/dev/null
-nice cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" -j "$JOBS"
+nice cmake --build "$BUILD_DIR" --target "${TARGETS[@]}" make_fuzz_seeds \
+  -j "$JOBS"
 
 # New inputs go to a scratch corpus in the build dir; the seeds in the
 # repository stay as they are.
@@ -41,9 +45,11 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$work"
   echo "== $t: ${SECONDS_PER_TARGET} s"
   rc=0
+  seeds=("$ROOT/$BUILD_DIR/tests/fuzz/seeds/$t")
+  [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
   "$ROOT/$BUILD_DIR/tests/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" \
     -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$ARTIFACTS/$t-" "$work" "tests/fuzz/corpus/$t" \
+    -artifact_prefix="$ARTIFACTS/$t-" "$work" "${seeds[@]}" \
     >"$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 runs in \2 s/p' \
     "$log" | tail -1)

@@ -6,6 +6,7 @@
 #define TUNEFLEET_DEVICE_AGENT_BACKEND_H_
 
 #include <memory>
+#include <string>
 
 #include "device_agent/measurer.h"
 #include "proto/common.pb.h"
@@ -44,6 +45,11 @@ class LocalBackend : public MeasurementBackend {
 // id, touching no OpenCL. Named as fake everywhere it is used.
 class FakeBackend : public MeasurementBackend {
  public:
+  // A device like a mid-range GPU (16 CUs, work-groups of 1024, 64 KiB of
+  // local memory), so that the built-in templates have valid configs.
+  // `name` tells where it is used.
+  static tunefleet::v1::DeviceInfo FakeDevice(const std::string& name);
+
   FakeBackend(tunefleet::v1::DeviceInfo info, int delay_us)
       : info_(std::move(info)), delay_us_(delay_us) {}
   const tunefleet::v1::DeviceInfo& device_info() const override {

@@ -75,4 +75,8 @@ std::string KernelTemplate::SourceHash() const {
   return Fnv1aHex(absl::StrCat(name(), "\n", version(), "\n", source()));
 }
 
+double KernelTemplate::Tolerance(const Workload& workload) const {
+  return workload.dtype() == "fp16" ? std::max(rtol(), 1e-2) : rtol();
+}
+
 }  // namespace tunefleet::templates

@@ -118,23 +118,6 @@ server::ServerOptions LoopbackOptions(const std::string& name) {
   return options;
 }
 
-// A device like a mid-range GPU, so the GEMM space has valid configs.
-tunefleet::v1::DeviceInfo FakeDevice() {
-  tunefleet::v1::DeviceInfo d;
-  d.set_device_name("fake device (auth_test)");
-  d.set_vendor("tunefleet fake backend");
-  d.set_compute_units(16);
-  d.set_max_work_group_size(1024);
-  d.set_local_mem_bytes(64 << 10);
-  d.set_global_mem_bytes(uint64_t{4} << 30);
-  d.set_max_mem_alloc_bytes(uint64_t{1} << 30);
-  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(1024);
-  d.set_device_type("GPU");
-  d.set_address_bits(64);
-  d.set_device_version("OpenCL 3.0 fake");
-  return d;
-}
-
 std::unique_ptr<tunefleet::v1::TuningService::Stub> TuningStub(
     const std::string& address, const agent::ChannelOptions& channel) {
   return tunefleet::v1::TuningService::NewStub(
@@ -217,7 +200,8 @@ grpc::Status ConnectAsAgent(const std::string& address,
   auto stream = stub->Connect(&context);
   tunefleet::v1::AgentMessage hello;
   hello.mutable_hello()->set_device_key("probe");
-  *hello.mutable_hello()->mutable_device() = FakeDevice();
+  *hello.mutable_hello()->mutable_device() =
+      agent::FakeBackend::FakeDevice("auth_test");
   stream->Write(hello);
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply) && reply.has_welcome()) {
@@ -581,8 +565,9 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   agent_options.device_key = "auth-fake";
   agent_options.verbose = false;
   agent_options.channel = WithToken(tokens_->agent);
-  agent::Agent fake_agent(
-      agent_options, std::make_unique<agent::FakeBackend>(FakeDevice(), 0));
+  agent::Agent fake_agent(agent_options,
+                          std::make_unique<agent::FakeBackend>(
+                              agent::FakeBackend::FakeDevice("auth_test"), 0));
   std::thread agent_thread([&] { fake_agent.Run(); });
   for (int i = 0; i < 3000 && server_->scheduler().Capacity("auth-fake") == 0;
        ++i) {

@@ -56,10 +56,6 @@ void AddEpilogueArgs(const Workload& w, std::vector<ArgDesc>* args) {
   args->push_back(ArgDesc::Float(e.act_b));
 }
 
-double ToleranceFor(const Workload& w) {
-  return w.dtype() == "fp16" ? 1e-2 : 1e-4;
-}
-
 int ElementBytes(const Workload& w) { return w.dtype() == "fp16" ? 2 : 4; }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -44,10 +44,6 @@ void AddEpilogueBuffers(int64_t channels, std::vector<BufferDesc>* buffers);
 // Appends the epilogue's arguments: scale, shift, act_a, act_b.
 void AddEpilogueArgs(const Workload& workload, std::vector<ArgDesc>* args);
 
-// Verification tolerance of a dtype: 1e-4 for fp32, 1e-2 for fp16 (half
-// keeps 11 significant bits).
-double ToleranceFor(const Workload& workload);
-
 // Bytes per element of a workload's dtype.
 int ElementBytes(const Workload& workload);
 

@@ -253,10 +253,6 @@ double Conv2dTemplate::Bytes(const Workload& w) const {
   return ConvTensorBytes(*this, w);
 }
 
-double Conv2dTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> Conv2dTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

@@ -97,7 +97,6 @@ class Conv2dTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   // (N*C*H*W + K*(C/G)*R*S + N*K*P*Q) elements, each once.
   double Bytes(const Workload& workload) const override;
-  double Tolerance(const Workload& workload) const override;
   // See conv2d_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

@@ -158,10 +158,6 @@ double DepthwiseTemplate::Bytes(const Workload& w) const {
   return ConvTensorBytes(*this, w);
 }
 
-double DepthwiseTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> DepthwiseTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

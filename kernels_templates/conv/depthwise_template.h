@@ -58,7 +58,6 @@ class DepthwiseTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   // (N*C*H*W + C*R*S + N*C*P*Q) elements, each once.
   double Bytes(const Workload& workload) const override;
-  double Tolerance(const Workload& workload) const override;
   // See depthwise_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

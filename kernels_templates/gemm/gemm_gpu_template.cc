@@ -164,10 +164,6 @@ double GemmGpuTemplate::Bytes(const Workload& w) const {
   return (m * k + k * n + m * n) * 4.0;
 }
 
-double GemmGpuTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> GemmGpuTemplate::DerivedFeatures(
     const KnobValues& c, const Workload& w, const DeviceLimits& limits) const {
   const Dims d = DimsOf(w);

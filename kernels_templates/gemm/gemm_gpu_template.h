@@ -45,7 +45,6 @@ class GemmGpuTemplate : public KernelTemplate {
   // (M*K + K*N + M*N) * 4 bytes.
   double Bytes(const Workload& workload) const override;
   double rtol() const override { return 1e-4; }
-  double Tolerance(const Workload& workload) const override;
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,
       const DeviceLimits& limits) const override;

@@ -208,10 +208,6 @@ LaunchDesc GemmTemplate::ReferenceLaunch(const Workload& w) const {
                     Args(w)};
 }
 
-double GemmTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> GemmTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

@@ -44,7 +44,6 @@ class GemmTemplate : public KernelTemplate {
   // (M*K + K*N + M*N) elements per batch, A counted once.
   double Bytes(const Workload& workload) const override;
   double rtol() const override { return 1e-4; }
-  double Tolerance(const Workload& workload) const override;
   // See gemm_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

@@ -137,10 +137,6 @@ double GlobalPoolTemplate::Bytes(const Workload& w) const {
          ElementBytes(w);
 }
 
-double GlobalPoolTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> GlobalPoolTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

@@ -47,8 +47,6 @@ class GlobalPoolTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   // (N*C*H*W + N*C) elements: input and output once.
   double Bytes(const Workload& workload) const override;
-  // ToleranceFor(workload): 1e-4 for fp32, 1e-2 for fp16.
-  double Tolerance(const Workload& workload) const override;
   // See global_pool_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

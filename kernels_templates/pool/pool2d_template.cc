@@ -233,10 +233,6 @@ double Pool2dTemplate::Bytes(const Workload& w) const {
          ElementBytes(w);
 }
 
-double Pool2dTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> Pool2dTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

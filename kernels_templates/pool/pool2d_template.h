@@ -61,8 +61,6 @@ class Pool2dTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   // (N*C*H*W + N*C*P*Q) elements: input and output once.
   double Bytes(const Workload& workload) const override;
-  // ToleranceFor(workload): 1e-4 for fp32, 1e-2 for fp16.
-  double Tolerance(const Workload& workload) const override;
   // See pool2d_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

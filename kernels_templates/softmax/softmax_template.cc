@@ -140,10 +140,6 @@ double SoftmaxTemplate::Bytes(const Workload& w) const {
          static_cast<double>(w.dim("D")) * ElementBytes(w);
 }
 
-double SoftmaxTemplate::Tolerance(const Workload& w) const {
-  return ToleranceFor(w);
-}
-
 std::vector<Feature> SoftmaxTemplate::DerivedFeatures(
     const KnobValues& config, const Workload& w,
     const DeviceLimits& limits) const {

@@ -52,8 +52,6 @@ class SoftmaxTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   // 2*N*D elements: input and output once.
   double Bytes(const Workload& workload) const override;
-  // ToleranceFor(workload): 1e-4 for fp32, 1e-2 for fp16.
-  double Tolerance(const Workload& workload) const override;
   // See softmax_template.cc for the list and formulas.
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,

@@ -1,7 +1,8 @@
-// Writes the seeds of tests/fuzz/corpus that are easier to build than to
-// write by hand: request protobufs (validation_fuzzer) and small ONNX
-// models (onnx_fuzzer). Run once when the formats change:
-//   build-fuzz/tests/fuzz/make_fuzz_seeds tests/fuzz/corpus
+// Writes the binary seeds of the fuzz corpus, which are built rather than
+// kept in git: request protobufs (validation_fuzzer) and small ONNX models
+// (onnx_fuzzer), including the regression inputs of the crashes fuzzing
+// found. The build runs it into build-fuzz/tests/fuzz/seeds:
+//   make_fuzz_seeds OUT_DIR
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -140,6 +141,18 @@ void OnnxSeeds(const std::filesystem::path& dir) {
   const int64_t dims[] = {1, 3, 16, 16};
   for (int i = 0; i < 4; ++i) shape->mutable_dim(i)->set_dim_value(dims[i]);
   Write(dir, "small_net.onnx", net.SerializeAsString());
+  // Regression: a zero stride once divided by zero in libonnx's shape
+  // inference.
+  for (auto& node : *net.mutable_graph()->mutable_node()) {
+    if (node.op_type() != "Conv") continue;
+    for (auto& a : *node.mutable_attribute()) {
+      if (a.name() == "strides") {
+        for (int i = 0; i < a.ints_size(); ++i) a.set_ints(i, 0);
+      }
+    }
+    break;
+  }
+  Write(dir, "crash-conv-stride-zero-fpe", net.SerializeAsString());
 
   {  // Gemm with transB and a bias, then Softmax at opset 11.
     GraphBuilder b;
@@ -179,13 +192,21 @@ void OnnxSeeds(const std::filesystem::path& dir) {
     b.Output("g");
     Write(dir, "grouped_conv_pool.onnx", b.Bytes());
   }
+  {  // Regression: a Conv on a rank-2 input once crashed libonnx.
+    GraphBuilder b;
+    b.Input("x", {8, 10});
+    b.Weight("w", {8, 2, 3, 3});
+    b.Node("Conv", {"x", "w"}, {"c"});
+    b.Output("c");
+    Write(dir, "crash-conv-rank2-input-null-deref", b.Bytes());
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s tests/fuzz/corpus\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
     return 2;
   }
   const std::filesystem::path root = argv[1];
