@@ -18,6 +18,9 @@ struct MeasureOptions {
   int platform = 0;
   int device = 0;
   bool json = false;
+  bool inspect = false;       // also print the build log and resource use
+  std::string binary_out;     // write the program binary (PTX on NVIDIA) here
+  std::string extra_options;  // appended to the template's build options
 };
 
 CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& options);

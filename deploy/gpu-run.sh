@@ -4,6 +4,9 @@
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
 #   build-gpu-pack/gpu-run.sh [gemm|model|info|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh probe SHAPE CONFIG_FILE [EXTRA_BUILD_OPTIONS]
+#     measures each gemm_gpu config of CONFIG_FILE (one KNOB=V,... a line)
+#     at SHAPE and prints its speed, registers, spills and PTX load counts
 set -uo pipefail
 PACK=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${OUT:-$PWD/gpu-out}
@@ -27,6 +30,17 @@ fi
 if [ "$what" = gemm ] || [ "$what" = all ]; then
   "$BIN/gpu_gemm" --db "$RESULTS/gpu_gemm.db" "$@" 2> "$RESULTS/gpu_gemm.log" |
     tee "$RESULTS/gpu_gemm.txt"
+fi
+if [ "$what" = probe ]; then
+  shape=$1 configs=$2 extra=${3:-}
+  while read -r config; do
+    [ -z "$config" ] && continue
+    echo "== $config $extra"
+    "$BIN/tunefleet" measure --template gemm_gpu --shape "$shape" \
+      --config "$config" --inspect ${extra:+--extra-options "$extra"} |
+      grep -E "GFLOP|WRONG|ERROR|ptx:|registers|spill|build:" |
+      grep -v "^ptxas info    : Compiling"
+  done < "$configs" | tee -a "$RESULTS/probe.txt"
 fi
 if [ "$what" = model ] || [ "$what" = all ]; then
   "$BIN/tunefleet" tune --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
+#include "device_agent/build_inspect.h"
 #include "nlohmann/json.hpp"
 #include "tests/command_runner.h"
 
@@ -72,6 +73,58 @@ TEST_F(Cli, MeasureClassifiesConfigs) {
   auto j = nlohmann::json::parse(ok.out);
   EXPECT_EQ(j["error"], "OK");
   EXPECT_GT(j["gflops"].get<double>(), 0);
+}
+
+// --inspect reports what the driver built: local memory as the descriptor
+// computes it, (DB + 1) * BK * (BM + 4 + BN) * 4 bytes, a work-group limit
+// that admits the config, and the binary --binary-out wrote.
+TEST_F(Cli, MeasureInspectReportsTheBuild) {
+  const std::string binary = work_ + "/gemm_gpu.bin";
+  auto r = RunCommand(
+      bin_ + " measure --json --inspect --template gemm_gpu" +
+      " --shape M=64,N=64,K=64 --binary-out " + binary +
+      " --config BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["error"], "OK");
+  const nlohmann::json& build = j["build"];
+  EXPECT_EQ(build["local_mem_bytes"].get<uint64_t>(), 2u * 16 * 132 * 4);
+  EXPECT_GE(build["work_group_size"].get<uint64_t>(), 256u);
+  EXPECT_GT(build["binary_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(std::filesystem::file_size(binary),
+            build["binary_bytes"].get<uint64_t>());
+  // A build option the compiler refuses is a clear error, not a crash.
+  auto bad = RunCommand(
+      bin_ + " measure --inspect --template gemm_gpu --shape M=64,N=64,K=64" +
+      " --extra-options -DBM=oops" +
+      " --config BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.err.find("build failed"), std::string::npos) << bad.err;
+}
+
+TEST(PtxCounts, CountsVectorLoadsSpillsAndFmas) {
+  const char* ptx = R"(.version 8.0
+.target sm_90
+	ld.shared.v4.f32 	{%f1, %f2, %f3, %f4}, [%r1];
+	ld.shared.v4.f32 	{%f5, %f6, %f7, %f8}, [%r1+16];
+	ld.shared.f32 	%f9, [%r2];
+	ld.global.nc.v4.f32 	{%f10, %f11, %f12, %f13}, [%rd1];
+	ld.global.f32 	%f14, [%rd2];
+	st.local.f32 	[%rd3], %f1;
+	fma.rn.f32 	%f15, %f1, %f5, %f15;
+	fma.rn.f32 	%f16, %f2, %f5, %f16;
+	bar.sync 	0;
+)";
+  const agent::PtxCounts c = agent::CountPtx(ptx);
+  EXPECT_EQ(c.shared_loads_v4, 2);
+  EXPECT_EQ(c.shared_loads, 1);
+  EXPECT_EQ(c.global_loads_v4, 1);
+  EXPECT_EQ(c.global_loads, 1);
+  EXPECT_EQ(c.local_accesses, 1);
+  EXPECT_EQ(c.fmas, 2);
+  EXPECT_EQ(c.barriers, 1);
+  // Not PTX (an ELF from PoCL): nothing counted.
+  EXPECT_EQ(agent::CountPtx("\x7f" "ELF fma.rn.f32").fmas, 0);
 }
 
 TEST_F(Cli, HelpAndUnknownFlags) {

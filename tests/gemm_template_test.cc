@@ -261,6 +261,17 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
     EXPECT_EQ(testing::RunConfig(t, w, warp).error(), Measurement::OK)
         << w.Canonical();
   }
+  // The big tiles that win on an H200: 16 x 8 register tiles with float4
+  // local and global accesses, over edges in M, N and K.
+  const Workload edges = *Workload::Parse("gemm", "M=140,N=136,K=44");
+  for (const KnobValues& big : {KnobValues{128, 128, 8, 16, 8, 4, 1, 1, 1},
+                                KnobValues{128, 256, 16, 8, 16, 4, 0, 1, 1},
+                                KnobValues{128, 128, 16, 8, 8, 4, 0, 1, 0}}) {
+    ASSERT_TRUE(t.CheckConfig(big, edges, testing::DeviceLimits()).ok())
+        << t.ConfigString(big);
+    EXPECT_EQ(testing::RunConfig(t, edges, big).error(), Measurement::OK)
+        << t.ConfigString(big);
+  }
 }
 
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
@@ -287,6 +298,10 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
                                         testing::DeviceLimits())
                               .message()),
               ::testing::HasSubstr("more than 256 work-items"));
+  EXPECT_THAT(std::string(t.CheckConfig({256, 256, 8, 16, 16, 4, 0, 1, 0}, w,
+                                        testing::DeviceLimits())
+                              .message()),
+              ::testing::HasSubstr("more than 128 accumulators"));
   EXPECT_THAT(std::string(t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w,
                                         testing::DeviceLimits())
                               .message()),

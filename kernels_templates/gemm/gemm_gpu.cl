@@ -5,7 +5,8 @@
 // Knobs (build-time defines, gemm_gpu_template.cc):
 //   BM, BN  rows / columns of C per work-group (the block tile)
 //   BK      depth of one K tile staged in local memory
-//   TM, TN  rows / columns of C per work-item (the register tile)
+//   TM, TN  rows / columns of C per work-item (the register tile, at most
+//           128 accumulators: 16 x 8 fits NVIDIA's 255 registers unspilled)
 //   LOADV   vector width of global loads of A (along K) and B (along N)
 //   DB      1: double-buffered local tiles (the next tile is fetched into
 //           registers while the current one is multiplied; one barrier
@@ -50,22 +51,26 @@
 #endif
 #define B_PER (BK * BN / LOADV / NT)  // B vectors each work-item fetches
 
+// Vector accesses go through vector-typed pointers, not vloadn/vstoren:
+// OpenCL C aligns a floatn to its size (OpenCL C 1.2, 6.1.5), so the
+// compiler may emit one 8- or 16-byte access (ld.shared.v4 on NVIDIA);
+// vloadn only promises 4-byte alignment and may become n scalar accesses.
+// Every offset below is a multiple of the vector width (the descriptor's
+// constraints: N, K, BK, BN % LOADV == 0; BM, TM, TN % 4 == 0 where read as
+// float4).
 #if LOADV == 4
 typedef float4 vec_t;
-#define VLOAD(p) vload4(0, p)
-#define VSTORE_L(v, p) vstore4(v, 0, p)
 #define VZERO ((float4)(0.0f))
 #elif LOADV == 2
 typedef float2 vec_t;
-#define VLOAD(p) vload2(0, p)
-#define VSTORE_L(v, p) vstore2(v, 0, p)
 #define VZERO ((float2)(0.0f))
 #else
 typedef float vec_t;
-#define VLOAD(p) (*(p))
-#define VSTORE_L(v, p) (*(p) = (v))
 #define VZERO 0.0f
 #endif
+#define VLOAD(p) (*(const __global vec_t*)(p))
+#define VSTORE_L(v, p) (*(__local vec_t*)(p) = (v))
+#define LOCAL4(p) (*(const __local float4*)(p))
 
 
 // Fetches the K tile starting at k0 from global memory into registers.
@@ -138,7 +143,7 @@ inline void store_tile(__local float* as, __local float* bs, int tid,
   do {                                                           \
     if ((n) >= 4) {                                              \
       _Pragma("unroll") for (int q = 0; q < (n); q += 4) {       \
-        const float4 t4 = vload4(0, (src) + q);                  \
+        const float4 t4 = LOCAL4((src) + q);                     \
         dst[q] = t4.s0;                                          \
         dst[q + 1] = t4.s1;                                      \
         dst[q + 2] = t4.s2;                                      \
@@ -152,8 +157,8 @@ inline void store_tile(__local float* as, __local float* bs, int tid,
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
     const int M, const int N, const int K, const __global float* restrict A,
     const __global float* restrict B, __global float* restrict C) {
-  __local float As[(DB + 1) * BK * AS_STRIDE];
-  __local float Bs[(DB + 1) * BK * BN];
+  __local float As[(DB + 1) * BK * AS_STRIDE] __attribute__((aligned(16)));
+  __local float Bs[(DB + 1) * BK * BN] __attribute__((aligned(16)));
   const int tid = get_local_id(1) * TX + get_local_id(0);
 #if WTILE
   const int lane = tid % 32;
@@ -199,7 +204,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #if STRN
 #pragma unroll
       for (int c = 0; c < TN / 4; ++c) {
-        const float4 t4 = vload4(0, bs + k * BN + c * TX * 4);
+        const float4 t4 = LOCAL4(bs + k * BN + c * TX * 4);
         b[4 * c] = t4.s0;
         b[4 * c + 1] = t4.s1;
         b[4 * c + 2] = t4.s2;
@@ -242,8 +247,8 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #else
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
-      vstore4((float4)(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]),
-              0, c + TILE_COL(tx, j));
+      *(__global float4*)(c + TILE_COL(tx, j)) =
+          (float4)(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
     }
 #endif
   }

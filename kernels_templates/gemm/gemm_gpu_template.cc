@@ -18,13 +18,21 @@ enum { kBM, kBN, kBK, kTM, kTN, kLOADV, kDB, kSTRN, kWTILE };
 // 64K-register SM (NVIDIA since Kepler) then fits at most 256 of them
 // (CL_KERNEL_WORK_GROUP_SIZE reports 256 on an H200 for such kernels).
 constexpr int64_t kMaxWorkItems = 256;
+// Most accumulators a work-item may hold: 16 x 16 = 256 floats alone exceed
+// the 255 registers an NVIDIA thread can address (PTX ISA, registers), and
+// spill; 16 x 8 leaves room for the operands and addresses.
+constexpr int64_t kMaxRegisterTile = 128;
 
 std::vector<Knob> GemmGpuKnobList() {
   return {
-      {"BM", {32, 64, 128}, true}, {"BN", {32, 64, 128}, true},
-      {"BK", {8, 16, 32}, true},   {"TM", {2, 4, 8}, true},
-      {"TN", {2, 4, 8}, true},     {"LOADV", {1, 2, 4}, true},
-      {"DB", {0, 1}, false},       {"STRN", {0, 1}, false},
+      {"BM", {32, 64, 128, 256}, true},
+      {"BN", {32, 64, 128, 256}, true},
+      {"BK", {8, 16, 32}, true},
+      {"TM", {2, 4, 8, 16}, true},
+      {"TN", {2, 4, 8, 16}, true},
+      {"LOADV", {1, 2, 4}, true},
+      {"DB", {0, 1}, false},
+      {"STRN", {0, 1}, false},
       {"WTILE", {0, 1}, false},
   };
 }
@@ -44,6 +52,9 @@ const char* Violation(const KnobValues& c, const Workload& w) {
   const int64_t bm = c[kBM], bn = c[kBN], bk = c[kBK], tm = c[kTM], tn = c[kTN],
                 v = c[kLOADV];
   if (bm % tm != 0 || bn % tn != 0) return "TM must divide BM, TN divide BN";
+  if (tm * tn > kMaxRegisterTile) {
+    return "a register tile of more than 128 accumulators";
+  }
   const int64_t threads = (bm / tm) * (bn / tn);
   if (threads > kMaxWorkItems) return "more than 256 work-items";
   if (c[kSTRN] == 1 && tn % 4 != 0) return "STRN needs TN % 4 == 0";

@@ -1,6 +1,7 @@
 // gemm_gpu: a second SGEMM template, for big GPUs (gemm_gpu.cl). Block
 // tiles staged in local memory (optionally double-buffered), 2D register
-// tiles read from local memory as float4s, vectorised global loads. fp32
+// tiles (up to 16 x 8) read from local memory as float4s, vectorised global
+// loads. fp32
 // only; any M, N, K >= 1 (vector loads need N and K divisible by LOADV,
 // which the constraints check per workload). Chosen with
 // `--template gemm_gpu`; gemm_tiled stays the default for op gemm.
@@ -19,7 +20,9 @@ class GemmGpuTemplate : public KernelTemplate {
   GemmGpuTemplate();
 
   absl::string_view name() const override { return "gemm_gpu"; }
-  int version() const override { return 1; }
+  // v2: float4-typed local and global accesses (ld.shared.v4 on NVIDIA),
+  // register tiles up to 16 x 8, block tiles up to 256.
+  int version() const override { return 2; }
   absl::string_view op() const override { return "gemm"; }
   const std::vector<Knob>& knobs() const override { return knobs_; }
   absl::string_view source() const override { return source_; }
@@ -28,7 +31,8 @@ class GemmGpuTemplate : public KernelTemplate {
 
   absl::Status CheckWorkload(const Workload& workload,
                              const DeviceLimits& limits) const override;
-  // Constraints: TM | BM, TN | BN; at most 256 work-items; STRN only with
+  // Constraints: TM | BM, TN | BN; TM * TN <= 128 accumulators; at most 256
+  // work-items; STRN only with
   // TN % 4 == 0; WTILE only with BN/TN % 8 == 0 and BM/TM % 4 == 0 (whole
   // 8 x 4 warp patches); the A and B tiles split evenly into
   // LOADV-vectors over the work-group; BK and BN multiples of LOADV; N and
