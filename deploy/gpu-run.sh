@@ -4,18 +4,26 @@
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
 #   build-gpu-pack/gpu-run.sh [gemm|model|info|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh fleet [SHAPE] [TRIALS]
+#     a tunefleet-server and a tunefleet-agent as separate processes on
+#     loopback with tokens, as on a board; one job tuned through them
 #   build-gpu-pack/gpu-run.sh probe SHAPE CONFIG_FILE [EXTRA_BUILD_OPTIONS]
 #     measures each gemm_gpu config of CONFIG_FILE (one KNOB=V,... a line)
 #     at SHAPE and prints its speed, registers, spills and PTX load counts
+#     (PROBE_CLI=path: another tunefleet build, e.g. of an earlier kernel)
 set -uo pipefail
 PACK=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${OUT:-$PWD/gpu-out}
-mkdir -p "$RESULTS" /tmp/icd
-echo /usr/lib/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-for d in /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
-  [ -e "$d/libnvidia-opencl.so.1" ] && echo "$d/libnvidia-opencl.so.1" > /tmp/icd/nvidia.icd
+mkdir -p "$RESULTS"
+# NVIDIA's driver is installed but not registered with the ICD loader;
+# elsewhere (a PoCL test run) the machine's own registrations stay.
+for d in /usr/lib /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
+  if [ -e "$d/libnvidia-opencl.so.1" ]; then
+    mkdir -p /tmp/icd
+    echo "$d/libnvidia-opencl.so.1" > /tmp/icd/nvidia.icd
+    export OCL_ICD_VENDORS=/tmp/icd
+  fi
 done
-export OCL_ICD_VENDORS=/tmp/icd
 export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The machine's libstdc++ when it is new enough, else the packed one.
 if ! "$PACK/bin/tunefleet" --help >/dev/null 2>&1; then
@@ -31,12 +39,36 @@ if [ "$what" = gemm ] || [ "$what" = all ]; then
   "$BIN/gpu_gemm" --db "$RESULTS/gpu_gemm.db" "$@" 2> "$RESULTS/gpu_gemm.log" |
     tee "$RESULTS/gpu_gemm.txt"
 fi
+if [ "$what" = fleet ]; then
+  shape=${1:-M=2048,N=2048,K=2048} trials=${2:-60} port=${FLEET_PORT:-7878}
+  dir=$(mktemp -d)
+  "$BIN/tunefleet" token add --role agent --tokens "$dir/tokens" > "$dir/agent.token"
+  "$BIN/tunefleet" token add --role tuner --tokens "$dir/tokens" > "$dir/tuner.token"
+  "$BIN/tunefleet-server" --listen "127.0.0.1:$port" --db "$RESULTS/fleet.db" \
+    --tokens "$dir/tokens" 2> "$RESULTS/fleet-server.log" &
+  server=$!
+  "$BIN/tunefleet-agent" --server "127.0.0.1:$port" \
+    --token-file "$dir/agent.token" 2> "$RESULTS/fleet-agent.log" &
+  agent=$!
+  client=(--server "127.0.0.1:$port" --token-file "$dir/tuner.token")
+  for _ in $(seq 100); do  # until the agent has said Hello
+    [ "$("$BIN/tunefleet" devices "${client[@]}" 2>/dev/null | wc -l)" -gt 1 ] && break
+    sleep 0.2
+  done
+  "$BIN/tunefleet" devices "${client[@]}" | tee "$RESULTS/fleet.txt"
+  "$BIN/tunefleet" tune "${client[@]}" --template gemm_gpu --shape "$shape" \
+    --trials "$trials" 2> "$RESULTS/fleet-tune.log" | tee -a "$RESULTS/fleet.txt"
+  "$BIN/tunefleet" query "${client[@]}" | tee -a "$RESULTS/fleet.txt"
+  kill "$agent" "$server"
+  wait "$agent" "$server" 2>/dev/null
+  rm -rf "$dir"
+fi
 if [ "$what" = probe ]; then
   shape=$1 configs=$2 extra=${3:-}
   while read -r config; do
     [ -z "$config" ] && continue
     echo "== $config $extra"
-    "$BIN/tunefleet" measure --template gemm_gpu --shape "$shape" \
+    "${PROBE_CLI:-$BIN/tunefleet}" measure --template gemm_gpu --shape "$shape" \
       --config "$config" --inspect ${extra:+--extra-options "$extra"} |
       grep -E "GFLOP|WRONG|ERROR|ptx:|registers|spill|build:" |
       grep -v "^ptxas info    : Compiling"
