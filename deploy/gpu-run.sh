@@ -3,7 +3,7 @@
 # NVIDIA's OpenCL driver with the ICD loader, then runs the benchmark and
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
-#   build-gpu-pack/gpu-run.sh [gemm|model|info|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh [gemm|model|info|efficiency|all] [extra args...]
 #   build-gpu-pack/gpu-run.sh fleet [SHAPE] [TRIALS]
 #     a tunefleet-server and a tunefleet-agent as separate processes on
 #     loopback with tokens, as on a board; one job tuned through them
@@ -38,6 +38,9 @@ fi
 if [ "$what" = gemm ] || [ "$what" = all ]; then
   "$BIN/gpu_gemm" --db "$RESULTS/gpu_gemm.db" "$@" 2> "$RESULTS/gpu_gemm.log" |
     tee "$RESULTS/gpu_gemm.txt"
+fi
+if [ "$what" = efficiency ] || [ "$what" = all ]; then
+  "$BIN/agent_efficiency" "$@" | tee "$RESULTS/agent_efficiency.txt"
 fi
 if [ "$what" = fleet ]; then
   shape=${1:-M=2048,N=2048,K=2048} trials=${2:-60} port=${FLEET_PORT:-7878}

@@ -157,6 +157,8 @@ void Agent::MeasureLoop(Stream* stream) {
       if (!connected_) return;
       request = std::move(queue_.front());
       queue_.pop_front();
+      // The next trial's programs build while this one is measured.
+      if (!queue_.empty()) backend_->Prefetch(queue_.front());
     }
     AgentMessage out;
     auto* result = out.mutable_result();

@@ -21,6 +21,10 @@ class MeasurementBackend {
   // Runs one trial; never fails as a call (errors are the measurement's).
   virtual tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request) = 0;
+  // A hint that `next` will be measured after the coming Measure() call:
+  // the backend may build its programs in the background meanwhile
+  // (Measurer::Prefetch). Default: ignored.
+  virtual void Prefetch(const tunefleet::v1::MeasureRequest& next) {}
 };
 
 // Measures in this process with a Measurer.
@@ -34,6 +38,9 @@ class LocalBackend : public MeasurementBackend {
   tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request) override {
     return measurer_->Measure(request);
+  }
+  void Prefetch(const tunefleet::v1::MeasureRequest& next) override {
+    measurer_->Prefetch(next);
   }
 
  private:

@@ -1,7 +1,8 @@
 // tunefleet-agent: serves one OpenCL device of this machine to a
 // tunefleet-server. Usage: tunefleet-agent --server HOST:PORT [--key KEY]
 // [--platform I] [--device J] [--token-file F] [--ca CA.pem [--client-cert
-// C.pem --client-key K.pem]].
+// C.pem --client-key K.pem]] [--binary-cache DIR | --no-binary-cache]
+// [--prefetch auto|on|off] [--replay].
 #include <pthread.h>
 
 #include <csignal>
@@ -75,7 +76,36 @@ int main(int argc, char** argv) {
                  "deadline of a trial whose request sets none; past it the "
                  "worker process is killed (TIMEOUT)")
       ->capture_default_str();
+  tunefleet::agent::MeasurerOptions measurer;
+  measurer.binary_cache_dir = tunefleet::agent::DefaultBinaryCacheDir();
+  bool no_binary_cache = false, replay = false;
+  std::string prefetch = "off";
+  app.add_option("--binary-cache", measurer.binary_cache_dir,
+                 "directory of built program binaries, kept across runs and "
+                 "keyed by SHA-256 of device, driver, platform version, build "
+                 "options and source (default: $XDG_CACHE_HOME/tunefleet/"
+                 "binaries, else ~/.cache/tunefleet/binaries)")
+      ->capture_default_str();
+  app.add_flag("--no-binary-cache", no_binary_cache,
+               "build every program from source once per worker process");
+  app.add_option("--prefetch", prefetch,
+                 "build the next queued trial's program in the background "
+                 "while this one is measured: auto (on unless the device is "
+                 "a CPU, whose cores the build would take from the kernel "
+                 "being timed), on, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  app.add_flag("--replay", replay,
+               "where the device has cl_khr_command_buffer, record a timing "
+               "round's launches once and replay them (times then include "
+               "the gaps between launches; default: one enqueue per launch)");
   CLI11_PARSE(app, argc, argv);
+  if (no_binary_cache) measurer.binary_cache_dir.clear();
+  measurer.replay = replay;
+  measurer.prefetch =
+      prefetch == "on"    ? tunefleet::agent::MeasurerOptions::Prefetch::kOn
+      : prefetch == "off" ? tunefleet::agent::MeasurerOptions::Prefetch::kOff
+                          : tunefleet::agent::MeasurerOptions::Prefetch::kAuto;
 
   if (info_only) {
     absl::StatusOr<tunefleet::agent::ClDevice> opened =
@@ -112,6 +142,7 @@ int main(int argc, char** argv) {
   worker.platform = platform;
   worker.device = device;
   worker.default_timeout_ms = timeout_ms;
+  worker.measurer = measurer;
   auto backend = tunefleet::agent::WorkerBackend::Start(worker);
   if (!backend.ok()) {
     std::fprintf(stderr, "tunefleet-agent: %s\n",
@@ -129,6 +160,13 @@ int main(int argc, char** argv) {
                "tunefleet-agent: device '%s', key '%s', server %s (%s)\n",
                name.c_str(), agent.device_key().c_str(), options.server.c_str(),
                options.channel.ca_pem.empty() ? "plaintext" : "TLS");
+  std::fprintf(stderr,
+               "tunefleet-agent: program binaries %s; prefetch %s; replay %s\n",
+               measurer.binary_cache_dir.empty()
+                   ? "built per worker (no binary cache)"
+                   : ("cached in " + measurer.binary_cache_dir).c_str(),
+               prefetch.c_str(),
+               measurer.replay ? "where cl_khr_command_buffer" : "off");
   agent.Run();
   return 0;
 }

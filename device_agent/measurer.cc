@@ -139,9 +139,41 @@ double MsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+tunefleet::v1::Measurement::ProgramSource SourceOf(ProgramCache::Origin o) {
+  switch (o) {
+    case ProgramCache::Origin::kBuiltFromSource:
+      return Measurement::BUILT_FROM_SOURCE;
+    case ProgramCache::Origin::kMemory:
+      return Measurement::MEMORY_CACHE;
+    case ProgramCache::Origin::kBinaryCache:
+      return Measurement::BINARY_CACHE;
+    case ProgramCache::Origin::kPrefetched:
+      return Measurement::PREFETCHED;
+  }
+  return Measurement::PROGRAM_SOURCE_UNSPECIFIED;
+}
+
+// The NDRange of a launch as arrays for clEnqueueNDRangeKernel.
+struct NdRange {
+  cl_uint dims = 0;
+  size_t global[3] = {0, 0, 0};
+  size_t local[3] = {0, 0, 0};
+  bool has_local = false;
+  explicit NdRange(const KernelLaunch& launch)
+      : dims(static_cast<cl_uint>(launch.global_size_size())),
+        has_local(launch.local_size_size() != 0) {
+    for (cl_uint d = 0; d < dims && d < 3; ++d) {
+      global[d] = launch.global_size(d);
+      if (has_local) local[d] = launch.local_size(d);
+    }
+  }
+  const size_t* local_or_null() const { return has_local ? local : nullptr; }
+};
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(ClDevice device) {
+absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
+    ClDevice device, MeasurerOptions options) {
   cl_int err = CL_SUCCESS;
   const std::string source(FillSource());
   const char* text = source.c_str();
@@ -159,34 +191,69 @@ absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(ClDevice device) {
   if (err != CL_SUCCESS) return ClError("fp16 fill kernel", err);
   return std::make_unique<Measurer>(PrivateTag{}, std::move(device),
                                     std::move(program), std::move(fill_float),
-                                    std::move(fill_half));
+                                    std::move(fill_half), std::move(options));
 }
 
 Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-                   ClKernel fill_float, ClKernel fill_half)
+                   ClKernel fill_float, ClKernel fill_half,
+                   MeasurerOptions options)
     : device_(std::move(device)),
       info_(QueryDeviceInfo(device_.platform, device_.device)),
       fill_program_(std::move(fill_program)),
       fill_float_(std::move(fill_float)),
       fill_half_(std::move(fill_half)),
-      programs_(device_.context.get(), device_.device, kProgramCacheCapacity),
+      programs_(device_.context.get(), device_.device,
+                ProgramCache::Options{.capacity = kProgramCacheCapacity,
+                                      .binary_dir = options.binary_cache_dir}),
       workloads_(
           device_.context.get(), device_.queue.get(), fill_float_.get(),
           fill_half_.get(),
           std::min<uint64_t>(info_.global_mem_bytes() / 2, uint64_t{8} << 30),
-          kMaxWorkloads) {}
+          kMaxWorkloads) {
+  switch (options.prefetch) {
+    case MeasurerOptions::Prefetch::kOn:
+      prefetch_ = true;
+      break;
+    case MeasurerOptions::Prefetch::kOff:
+      prefetch_ = false;
+      break;
+    case MeasurerOptions::Prefetch::kAuto:
+      prefetch_ = info_.device_type() != "CPU";
+      break;
+  }
+  if (!options.replay) {
+    replay_unavailable_ = "turned off";
+    return;
+  }
+  cl_command_queue_properties queue_properties = 0;
+  clGetCommandQueueInfo(device_.queue.get(), CL_QUEUE_PROPERTIES,
+                        sizeof(queue_properties), &queue_properties, nullptr);
+  absl::StatusOr<CommandBufferApi> api =
+      LoadCommandBufferApi(device_.platform, device_.device, queue_properties);
+  if (api.ok()) {
+    replay_api_ = *api;
+  } else {
+    replay_unavailable_ = std::string(api.status().message());
+  }
+}
+
+void Measurer::Prefetch(const KernelLaunch& launch) {
+  if (!prefetch_ || launch.source().empty()) return;
+  programs_.Prefetch(launch.source(), launch.build_options());
+}
+
+void Measurer::Prefetch(const MeasureRequest& request) {
+  Prefetch(request.kernel());
+  Prefetch(request.verification().reference());
+}
 
 absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
                                           const KernelLaunch& launch) {
-  size_t global[3], local[3];
-  for (int d = 0; d < launch.global_size_size(); ++d) {
-    global[d] = launch.global_size(d);
-    if (launch.local_size_size()) local[d] = launch.local_size(d);
-  }
+  const NdRange range(launch);
   cl_event raw = nullptr;
-  cl_int err = clEnqueueNDRangeKernel(
-      device_.queue.get(), kernel, launch.global_size_size(), nullptr, global,
-      launch.local_size_size() ? local : nullptr, 0, nullptr, &raw);
+  cl_int err = clEnqueueNDRangeKernel(device_.queue.get(), kernel, range.dims,
+                                      nullptr, range.global,
+                                      range.local_or_null(), 0, nullptr, &raw);
   if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err);
   return ClEvent(raw);
 }
@@ -203,14 +270,17 @@ absl::StatusOr<double> Measurer::LaunchOnce(cl_kernel kernel,
 
 absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
                                               WorkloadState& state,
-                                              double* compile_ms) {
+                                              KernelInfo* info) {
   absl::StatusOr<ProgramCache::Built> built =
       programs_.Get(launch.source(), launch.build_options());
   if (!built.ok()) return built.status();
-  if (compile_ms != nullptr) *compile_ms = built->compile_ms;
+  if (info != nullptr) {
+    info->compile_ms = built->compile_ms;
+    info->source = SourceOf(built->origin);
+  }
   cl_int err = CL_SUCCESS;
   ClKernel kernel(
-      clCreateKernel(built->program, launch.kernel_name().c_str(), &err));
+      clCreateKernel(built->program.get(), launch.kernel_name().c_str(), &err));
   if (err != CL_SUCCESS) {
     return absl::InvalidArgumentError(absl::StrCat(
         "clCreateKernel(", launch.kernel_name(), "): ", ClErrorName(err)));
@@ -285,8 +355,8 @@ Measurement Measurer::Measure(const MeasureRequest& request) {
 Measurement Measurer::MeasureInState(WorkloadState& state,
                                      const MeasureRequest& request) {
   const KernelLaunch& launch = request.kernel();
-  double compile_ms = 0;
-  absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &compile_ms);
+  KernelInfo kernel_info;
+  absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
   if (!kernel.ok()) {
     return Failed(absl::IsFailedPrecondition(kernel.status())
                       ? Measurement::INVALID_CONFIG
@@ -333,7 +403,8 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
     worst = std::max(worst, MaxRelativeError(*out, reference));
   }
   Measurement m;
-  m.set_compile_ms(compile_ms);
+  m.set_compile_ms(kernel_info.compile_ms);
+  m.set_program_source(kernel_info.source);
   m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
   const double rtol =
       request.verification().rtol() > 0 ? request.verification().rtol() : 1e-4;
@@ -344,8 +415,8 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
         rtol));
     return m;
   }
-  if (absl::Status s =
-          Time(kernel->get(), launch, request.timing(), *first_ns, &m);
+  if (absl::Status s = Time(kernel->get(), launch, request.timing(), *first_ns,
+                            rtol, state, &m);
       !s.ok()) {
     return Failed(Measurement::RUNTIME_ERROR, s.message());
   }
@@ -355,6 +426,7 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
 
 absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
                             const TimingPolicy& policy, double first_launch_ns,
+                            double rtol, WorkloadState& state,
                             Measurement* result) {
   const uint32_t repeat = policy.repeat() ? policy.repeat() : kDefaultRepeat;
   const uint32_t max_launches =
@@ -381,9 +453,33 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
       return t.status();
     }
   }
+  last_timing_ = TimingStats{};
+  if (replay_api_.has_value()) {
+    absl::Status replayed = TimeReplayed(kernel, launch, repeat, n,
+                                         max_total_ns, rtol, state, result);
+    if (replayed.ok()) {
+      result->set_replayed(true);
+      last_timing_.replayed = true;
+      return absl::OkStatus();
+    }
+    // Whatever went wrong, the plain path still gives a valid measurement.
+    ++replay_fallbacks_;
+    result->clear_times_ns();
+    last_timing_ = TimingStats{};
+    last_timing_.replay_error = std::string(replayed.message());
+  }
+  return TimePlain(kernel, launch, repeat, n, max_total_ns, result);
+}
+
+absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
+                                 uint32_t repeat, uint32_t n,
+                                 double max_total_ns, Measurement* result) {
   double total_ns = 0;
+  double submit_ms = 0, wall_ms = 0;
+  uint32_t rounds = 0;
   for (uint32_t r = 0; r < repeat; ++r) {
     if (r > 0 && total_ns > max_total_ns) break;  // hard cap on total time
+    const auto round_start = std::chrono::steady_clock::now();
     std::vector<ClEvent> events;
     events.reserve(n);
     for (uint32_t i = 0; i < n; ++i) {
@@ -391,8 +487,12 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
       if (!event.ok()) return event.status();
       events.push_back(*std::move(event));
     }
-    cl_int err = clFinish(device_.queue.get());
+    cl_int err = clFlush(device_.queue.get());
+    submit_ms += MsSince(round_start);
+    err |= clFinish(device_.queue.get());
     if (err != CL_SUCCESS) return ClError("clFinish", err);
+    wall_ms += MsSince(round_start);
+    ++rounds;
     double round_ns = 0;
     for (const ClEvent& e : events) {
       absl::StatusOr<double> t = EventNs(e.get());
@@ -402,6 +502,104 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
     total_ns += round_ns;
     result->add_times_ns(round_ns / n);
   }
+  last_timing_.submit_ms_per_round = submit_ms / std::max(rounds, 1u);
+  last_timing_.wall_ms_per_round = wall_ms / std::max(rounds, 1u);
+  return absl::OkStatus();
+}
+
+absl::Status Measurer::TimeReplayed(cl_kernel kernel,
+                                    const KernelLaunch& launch, uint32_t repeat,
+                                    uint32_t n, double max_total_ns,
+                                    double rtol, WorkloadState& state,
+                                    Measurement* result) {
+  const CommandBufferApi& api = *replay_api_;
+  cl_command_queue queue = device_.queue.get();
+  const auto record_start = std::chrono::steady_clock::now();
+  cl_int err = CL_SUCCESS;
+  ClCommandBuffer buffer(api.create(1, &queue, nullptr, &err), api.release);
+  if (err != CL_SUCCESS || buffer.get() == nullptr) {
+    return ClError("clCreateCommandBufferKHR", err);
+  }
+  // Arguments are captured when a command is recorded (the kernel's are
+  // set once in MakeKernel and not changed).
+  const NdRange range(launch);
+  for (uint32_t i = 0; i < n; ++i) {
+    err = api.ndrange_kernel(buffer.get(), nullptr, nullptr, kernel, range.dims,
+                             nullptr, range.global, range.local_or_null(), 0,
+                             nullptr, nullptr, nullptr);
+    if (err != CL_SUCCESS) return ClError("clCommandNDRangeKernelKHR", err);
+  }
+  err = api.finalize(buffer.get());
+  if (err != CL_SUCCESS) return ClError("clFinalizeCommandBufferKHR", err);
+  last_timing_.record_ms = MsSince(record_start);
+
+  if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
+  double total_ns = 0;
+  double submit_ms = 0, wall_ms = 0;
+  uint32_t rounds = 0;
+  for (uint32_t r = 0; r < repeat; ++r) {
+    if (r > 0 && total_ns > max_total_ns) break;  // hard cap on total time
+    // The replay's own event should span its commands, but some
+    // implementations (PoCL 3.1) attach it to a trailing marker only: the
+    // replay is also bracketed by two markers on the in-order queue, and
+    // their END-to-END span is used when the event covers less than half
+    // of it.
+    const auto round_start = std::chrono::steady_clock::now();
+    cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
+    err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
+    ClEvent before(raw_before);
+    if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+    err = api.enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
+    if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
+    ClEvent event(raw);
+    err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
+    ClEvent after(raw_after);
+    if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+    err = clFlush(queue);
+    submit_ms += MsSince(round_start);
+    err |= clWaitForEvents(1, &raw_after);
+    if (err != CL_SUCCESS) return ClError("replaying the command buffer", err);
+    wall_ms += MsSince(round_start);
+    ++rounds;
+    absl::StatusOr<double> event_ns = EventNs(raw);
+    if (!event_ns.ok()) return event_ns.status();
+    cl_ulong before_end = 0, after_end = 0;
+    double round_ns = *event_ns;
+    if (clGetEventProfilingInfo(raw_before, CL_PROFILING_COMMAND_END,
+                                sizeof(before_end), &before_end,
+                                nullptr) == CL_SUCCESS &&
+        clGetEventProfilingInfo(raw_after, CL_PROFILING_COMMAND_END,
+                                sizeof(after_end), &after_end,
+                                nullptr) == CL_SUCCESS &&
+        after_end > before_end) {
+      const double bracket_ns = static_cast<double>(after_end - before_end);
+      if (round_ns < 0.5 * bracket_ns) {
+        round_ns = bracket_ns;
+        last_timing_.replay_clock = "markers around the replay";
+      } else {
+        last_timing_.replay_clock = "command-buffer event";
+      }
+    }
+    if (!(round_ns > 0)) {
+      return absl::InternalError("the replay's profiling times are empty");
+    }
+    total_ns += round_ns;
+    result->add_times_ns(round_ns / n);
+  }
+  // Outputs were poisoned before the first replay: they must equal the
+  // reference again, or the replay did not run the kernel as recorded.
+  for (const auto& [name, reference] : state.reference_outputs) {
+    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
+    if (!out.ok()) return out.status();
+    const double error = MaxRelativeError(*out, reference);
+    if (!(error <= rtol)) {
+      return absl::InternalError(absl::StrFormat(
+          "output after replay differs from the reference (%g > %g)", error,
+          rtol));
+    }
+  }
+  last_timing_.submit_ms_per_round = submit_ms / std::max(rounds, 1u);
+  last_timing_.wall_ms_per_round = wall_ms / std::max(rounds, 1u);
   return absl::OkStatus();
 }
 

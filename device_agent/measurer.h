@@ -2,10 +2,25 @@
 // checks its output against the naive reference (run once per workload,
 // output cached) and times it with OpenCL profiling events under the
 // request's timing policy (DESIGN.md, Process model and protocol).
+//
+// Agent efficiency (each can be turned off, so its saving can be measured;
+// bench/agent_efficiency prints them):
+// - programs are built once per (source, options) and kept in memory;
+//   optionally their binaries persist on disk across processes
+//   (MeasurerOptions::binary_cache_dir, ProgramCache);
+// - device buffers and the reference output are reused by every trial of a
+//   workload (WorkloadBuffers);
+// - Prefetch() builds the next trial's programs on a background thread while
+//   the current trial is measured;
+// - where the device has cl_khr_command_buffer, the `number` launches of a
+//   timing round are recorded once and the round is replayed with one
+//   enqueue (Measurement.replayed).
 #ifndef TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 #define TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "device_agent/opencl.h"
@@ -20,12 +35,36 @@ inline constexpr uint32_t kDefaultRepeat = 3;
 inline constexpr uint32_t kDefaultMaxLaunches = 1000;
 inline constexpr double kDefaultMaxTotalMs = 5000.0;
 
-// Owns the device and everything built on it. Not thread-safe: one thread
-// calls Measure() at a time.
+struct MeasurerOptions {
+  // Directory of persistent program binaries (ProgramCache); empty: programs
+  // are cached in memory only.
+  std::string binary_cache_dir;
+  enum class Prefetch { kAuto, kOn, kOff };
+  // Whether Prefetch() builds in the background. kAuto: on, except on CPU
+  // devices, where a build competes for the cores the timed kernel runs on
+  // and would inflate its times.
+  // Off by default: on an H200 (NVIDIA's OpenCL) two runs of
+  // bench/agent_efficiency measured +19% and -29% batch wall with it on
+  // (bench/results/h200_agent_efficiency*.txt); a build there takes ~200 ms
+  // against ~30 ms of timing, and the driver's compiler and the timed
+  // launches contend.
+  Prefetch prefetch = Prefetch::kOff;
+  // Record-and-replay of timing rounds where the device has
+  // cl_khr_command_buffer; false: always one enqueue per launch. Off by
+  // default: a replayed round's device time includes the gaps between its
+  // launches, and on PoCL 3.1 (the one device with the extension we have
+  // measured) it saves no host time (bench/results/pocl_agent_efficiency.txt).
+  bool replay = false;
+};
+
+// Owns the device and everything built on it. Measure() is called by one
+// thread at a time; Prefetch() may be called from any thread, also while
+// Measure() runs.
 class Measurer {
  public:
   // Errors: the agent's own fill kernel does not build on the device.
-  static absl::StatusOr<std::unique_ptr<Measurer>> Create(ClDevice device);
+  static absl::StatusOr<std::unique_ptr<Measurer>> Create(
+      ClDevice device, MeasurerOptions options = {});
 
   const tunefleet::v1::DeviceInfo& device_info() const { return info_; }
 
@@ -35,6 +74,43 @@ class Measurer {
   // times in ns when the error is OK.
   tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request);
+
+  // A hint that `launch` will be measured soon: when prefetching is on,
+  // starts building its program in the background (the Measure() that
+  // needs it then finds it built, or waits for the rest of the build).
+  // Returns at once.
+  void Prefetch(const tunefleet::v1::KernelLaunch& launch);
+  // Prefetches the request's kernel and its reference kernel.
+  void Prefetch(const tunefleet::v1::MeasureRequest& request);
+  bool prefetch_enabled() const { return prefetch_; }
+  // Blocks until background builds are done (tests and benchmarks).
+  void WaitForPrefetches() { programs_.WaitForPrefetches(); }
+
+  // Whether timing rounds are replayed from a command buffer; when not,
+  // why (no extension, turned off, ...).
+  bool replay_enabled() const { return replay_api_.has_value(); }
+  const std::string& replay_unavailable_reason() const {
+    return replay_unavailable_;
+  }
+
+  // Host-side figures of the last Time() (benchmarks): whether it was
+  // replayed, ms to record and finalize the command buffer, mean host ms per
+  // round to submit it and until it finished, and why a replay was
+  // abandoned for plain enqueues ("" if not). replay_clock: what a replayed
+  // round's device time was read from: "command-buffer event", or "markers
+  // around the replay" where the event does not span the replayed commands
+  // (PoCL 3.1).
+  struct TimingStats {
+    bool replayed = false;
+    std::string replay_clock;
+    double record_ms = 0;
+    double submit_ms_per_round = 0;
+    double wall_ms_per_round = 0;
+    std::string replay_error;
+  };
+  const TimingStats& last_timing() const { return last_timing_; }
+  // Trials whose replay failed and were timed with plain enqueues instead.
+  int replay_fallbacks() const { return replay_fallbacks_; }
 
   const ProgramCache& program_cache() const { return programs_; }
 
@@ -46,9 +122,14 @@ class Measurer {
  public:
   // Use Create().
   Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-           ClKernel fill_float, ClKernel fill_half);
+           ClKernel fill_float, ClKernel fill_half, MeasurerOptions options);
 
  private:
+  struct KernelInfo {
+    double compile_ms = 0;
+    tunefleet::v1::Measurement::ProgramSource source =
+        tunefleet::v1::Measurement::PROGRAM_SOURCE_UNSPECIFIED;
+  };
   // Enqueues one launch with a profiling event.
   absl::StatusOr<ClEvent> Enqueue(cl_kernel kernel,
                                   const tunefleet::v1::KernelLaunch& launch);
@@ -60,10 +141,27 @@ class Measurer {
   tunefleet::v1::Measurement MeasureInState(
       WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
   absl::StatusOr<ClKernel> MakeKernel(const tunefleet::v1::KernelLaunch& launch,
-                                      WorkloadState& state, double* compile_ms);
+                                      WorkloadState& state, KernelInfo* info);
   absl::Status Time(cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch,
                     const tunefleet::v1::TimingPolicy& policy,
-                    double first_launch_ns, tunefleet::v1::Measurement* result);
+                    double first_launch_ns, double rtol, WorkloadState& state,
+                    tunefleet::v1::Measurement* result);
+  // Times `repeat` rounds of `n` launches (stopping early past
+  // max_total_ns), appending one time per round to `result`.
+  absl::Status TimePlain(cl_kernel kernel,
+                         const tunefleet::v1::KernelLaunch& launch,
+                         uint32_t repeat, uint32_t n, double max_total_ns,
+                         tunefleet::v1::Measurement* result);
+  // The same, each round one replay of a command buffer holding the n
+  // launches. Checks the outputs after the last round against the
+  // reference (poisoned before the first), so a replay that did not run
+  // the kernel cannot pass. Errors: any CL failure or a mismatch; the
+  // caller then times with TimePlain().
+  absl::Status TimeReplayed(cl_kernel kernel,
+                            const tunefleet::v1::KernelLaunch& launch,
+                            uint32_t repeat, uint32_t n, double max_total_ns,
+                            double rtol, WorkloadState& state,
+                            tunefleet::v1::Measurement* result);
 
   ClDevice device_;
   tunefleet::v1::DeviceInfo info_;
@@ -72,6 +170,11 @@ class Measurer {
   ClKernel fill_half_;
   ProgramCache programs_;
   WorkloadBuffers workloads_;
+  bool prefetch_ = false;
+  std::optional<CommandBufferApi> replay_api_;
+  std::string replay_unavailable_;
+  TimingStats last_timing_;
+  int replay_fallbacks_ = 0;
 };
 
 }  // namespace tunefleet::agent

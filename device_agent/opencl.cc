@@ -113,6 +113,9 @@ std::string ClErrorName(cl_int code) {
     TF_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
     TF_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
     TF_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+    TF_CL_ERROR(CL_INVALID_COMMAND_BUFFER_KHR)
+    TF_CL_ERROR(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR)
+    TF_CL_ERROR(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR)
 #undef TF_CL_ERROR
     default:
       return absl::StrCat("CL_ERROR(", code, ")");
@@ -211,6 +214,53 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
     info.add_extensions(std::string(ext));
   }
   return info;
+}
+
+absl::StatusOr<CommandBufferApi> LoadCommandBufferApi(
+    cl_platform_id platform, cl_device_id device,
+    cl_command_queue_properties queue_properties) {
+  bool listed = false;
+  for (absl::string_view ext :
+       absl::StrSplit(DeviceString(device, CL_DEVICE_EXTENSIONS), ' ',
+                      absl::SkipEmpty())) {
+    listed = listed || ext == "cl_khr_command_buffer";
+  }
+  if (!listed) {
+    return absl::UnimplementedError(
+        "the device does not list cl_khr_command_buffer");
+  }
+  cl_command_queue_properties required = 0;
+  if (clGetDeviceInfo(device,
+                      CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR,
+                      sizeof(required), &required, nullptr) != CL_SUCCESS) {
+    required = 0;
+  }
+  if ((required & ~queue_properties) != 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        "command buffers need queue properties 0x", absl::Hex(required),
+        "; the measurement queue has 0x", absl::Hex(queue_properties)));
+  }
+  CommandBufferApi api;
+  auto load = [platform](const char* name) {
+    return clGetExtensionFunctionAddressForPlatform(platform, name);
+  };
+  api.create = reinterpret_cast<clCreateCommandBufferKHR_fn>(
+      load("clCreateCommandBufferKHR"));
+  api.ndrange_kernel = reinterpret_cast<clCommandNDRangeKernelKHR_fn>(
+      load("clCommandNDRangeKernelKHR"));
+  api.finalize = reinterpret_cast<clFinalizeCommandBufferKHR_fn>(
+      load("clFinalizeCommandBufferKHR"));
+  api.enqueue = reinterpret_cast<clEnqueueCommandBufferKHR_fn>(
+      load("clEnqueueCommandBufferKHR"));
+  api.release = reinterpret_cast<clReleaseCommandBufferKHR_fn>(
+      load("clReleaseCommandBufferKHR"));
+  if (api.create == nullptr || api.ndrange_kernel == nullptr ||
+      api.finalize == nullptr || api.enqueue == nullptr ||
+      api.release == nullptr) {
+    return absl::UnimplementedError(
+        "the platform does not export the cl_khr_command_buffer entry points");
+  }
+  return api;
 }
 
 std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {

@@ -5,6 +5,7 @@
 #define TUNEFLEET_DEVICE_AGENT_OPENCL_H_
 
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <string>
 #include <utility>
@@ -52,6 +53,61 @@ using ClProgram = ClHandle<cl_program, clReleaseProgram>;
 using ClKernel = ClHandle<cl_kernel, clReleaseKernel>;
 using ClMem = ClHandle<cl_mem, clReleaseMemObject>;
 using ClEvent = ClHandle<cl_event, clReleaseEvent>;
+
+// The entry points of cl_khr_command_buffer (record a sequence of commands
+// once, replay it with one enqueue), read with
+// clGetExtensionFunctionAddressForPlatform. Only the calls whose signatures
+// are the same in every provisional revision of the extension are used.
+struct CommandBufferApi {
+  clCreateCommandBufferKHR_fn create = nullptr;
+  clCommandNDRangeKernelKHR_fn ndrange_kernel = nullptr;
+  clFinalizeCommandBufferKHR_fn finalize = nullptr;
+  clEnqueueCommandBufferKHR_fn enqueue = nullptr;
+  clReleaseCommandBufferKHR_fn release = nullptr;
+};
+
+// The API when `device` lists cl_khr_command_buffer, the platform exports
+// every entry point and a queue with `queue_properties` meets the device's
+// CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR. Errors:
+// UNIMPLEMENTED saying which of these is missing. (cl_qcom_recordable_queues,
+// Qualcomm's counterpart on Adreno, is not implemented.)
+absl::StatusOr<CommandBufferApi> LoadCommandBufferApi(
+    cl_platform_id platform, cl_device_id device,
+    cl_command_queue_properties queue_properties);
+
+// Owns one cl_command_buffer_khr; released through the extension's entry
+// point. Move-only.
+class ClCommandBuffer {
+ public:
+  ClCommandBuffer() = default;
+  ClCommandBuffer(cl_command_buffer_khr handle,
+                  clReleaseCommandBufferKHR_fn release)
+      : handle_(handle), release_(release) {}
+  ClCommandBuffer(ClCommandBuffer&& other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)),
+        release_(other.release_) {}
+  ClCommandBuffer& operator=(ClCommandBuffer&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+      release_ = other.release_;
+    }
+    return *this;
+  }
+  ClCommandBuffer(const ClCommandBuffer&) = delete;
+  ClCommandBuffer& operator=(const ClCommandBuffer&) = delete;
+  ~ClCommandBuffer() { Reset(); }
+
+  cl_command_buffer_khr get() const { return handle_; }
+  void Reset() {
+    if (handle_ != nullptr && release_ != nullptr) release_(handle_);
+    handle_ = nullptr;
+  }
+
+ private:
+  cl_command_buffer_khr handle_ = nullptr;
+  clReleaseCommandBufferKHR_fn release_ = nullptr;
+};
 
 // "CL_OUT_OF_RESOURCES" for -5, and so on; "CL_ERROR(<n>)" when unknown.
 std::string ClErrorName(cl_int code);

@@ -1,6 +1,18 @@
 #include "device_agent/program_cache.h"
 
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -8,6 +20,13 @@ namespace tunefleet::agent {
 namespace {
 
 constexpr size_t kMaxLogBytes = 8192;
+// Bumped when the file layout or the key's composition changes.
+constexpr char kCacheFormat[] = "tunefleet-program-binary-v1";
+constexpr char kMagic[8] = {'T', 'F', 'P', 'B', 'I', 'N', '0', '1'};
+constexpr size_t kDigestBytes = 32;
+constexpr size_t kHeaderBytes = sizeof(kMagic) + 8 + 2 * kDigestBytes;
+// Larger files are not binaries of one kernel: refuse them.
+constexpr uint64_t kMaxBinaryBytes = uint64_t{256} << 20;
 
 std::string BuildLog(cl_program program, cl_device_id device) {
   size_t size = 0;
@@ -26,46 +45,438 @@ std::string BuildLog(cl_program program, cl_device_id device) {
   return log;
 }
 
+std::string RawSha256(absl::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(),
+                 nullptr) != 1 ||
+      size != kDigestBytes) {
+    return std::string(kDigestBytes, '\0');
+  }
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
+std::string Hex(absl::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// A field of the key: its length first, so no two field lists collide.
+void AppendField(std::string* out, absl::string_view field) {
+  absl::StrAppend(out, field.size(), ":", field, ";");
+}
+
+std::string DeviceFingerprint(cl_device_id device) {
+  auto device_string = [device](cl_device_info param) {
+    size_t size = 0;
+    if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) {
+      return std::string();
+    }
+    std::string value(size, '\0');
+    clGetDeviceInfo(device, param, size, value.data(), nullptr);
+    while (!value.empty() && value.back() == '\0') value.pop_back();
+    return value;
+  };
+  cl_platform_id platform = nullptr;
+  clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
+                  nullptr);
+  std::string platform_version;
+  if (platform != nullptr) {
+    size_t size = 0;
+    if (clGetPlatformInfo(platform, CL_PLATFORM_VERSION, 0, nullptr, &size) ==
+        CL_SUCCESS) {
+      platform_version.assign(size, '\0');
+      clGetPlatformInfo(platform, CL_PLATFORM_VERSION, size,
+                        platform_version.data(), nullptr);
+      while (!platform_version.empty() && platform_version.back() == '\0') {
+        platform_version.pop_back();
+      }
+    }
+  }
+  std::string out;
+  AppendField(&out, kCacheFormat);
+  AppendField(&out, device_string(CL_DEVICE_NAME));
+  AppendField(&out, device_string(CL_DEVICE_VENDOR));
+  AppendField(&out, device_string(CL_DRIVER_VERSION));
+  AppendField(&out, device_string(CL_DEVICE_VERSION));
+  AppendField(&out, platform_version);
+  return out;
+}
+
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetU64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// The whole file, or NOT_FOUND / DATA_LOSS.
+absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("reading ", path));
+  return bytes.str();
+}
+
+bool WriteAllFd(int fd, const std::string& bytes) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 }  // namespace
 
-ProgramCache::ProgramCache(cl_context context, cl_device_id device,
-                           size_t capacity)
-    : context_(context), device_(device), capacity_(capacity) {}
+std::string Sha256Hex(absl::string_view data) { return Hex(RawSha256(data)); }
 
-absl::StatusOr<ProgramCache::Built> ProgramCache::Get(
-    const std::string& source, const std::string& options) {
-  std::string key = absl::StrCat(options, "\n", source);
-  if (auto it = programs_.find(key); it != programs_.end()) {
-    ++hits_;
-    return Built{it->second.get(), 0.0, true};
+std::string DefaultBinaryCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME");
+      xdg != nullptr && xdg[0] == '/') {
+    return absl::StrCat(xdg, "/tunefleet/binaries");
   }
-  ++misses_;
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0]) {
+    return absl::StrCat(home, "/.cache/tunefleet/binaries");
+  }
+  return "";
+}
+
+ProgramCache::ProgramCache(cl_context context, cl_device_id device,
+                           Options options)
+    : context_(context),
+      device_(device),
+      options_(std::move(options)),
+      fingerprint_(DeviceFingerprint(device)) {
+  if (!options_.binary_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.binary_dir, ec);
+    // On failure every load misses and every store fails quietly: the
+    // cache is an optimisation, never a reason for a trial to fail.
+  }
+}
+
+ProgramCache::~ProgramCache() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (const Job& job : queue_) entries_.erase(job.key);
+    queue_.clear();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+std::string ProgramCache::Key(const std::string& source,
+                              const std::string& options) const {
+  std::string material = fingerprint_;
+  AppendField(&material, options);
+  AppendField(&material, source);
+  return Sha256Hex(material);
+}
+
+std::string ProgramCache::BinaryPath(const std::string& source,
+                                     const std::string& options) const {
+  if (options_.binary_dir.empty()) return "";
+  return absl::StrCat(options_.binary_dir, "/", Key(source, options), ".bin");
+}
+
+ProgramCache::Stats ProgramCache::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
+                                                   const std::string& key,
+                                                   const std::string& options) {
+  absl::StatusOr<std::string> file = ReadFileBytes(path);
+  if (!file.ok()) return file.status();
+  // Layout: magic, payload length (u64 LE), SHA-256 of the payload, the raw
+  // key digest, payload.
+  if (file->size() < kHeaderBytes ||
+      std::memcmp(file->data(), kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError("bad header");
+  }
+  const uint64_t size = GetU64(file->data() + sizeof(kMagic));
+  if (size == 0 || size > kMaxBinaryBytes ||
+      file->size() != kHeaderBytes + size) {
+    return absl::DataLossError("truncated or oversized");
+  }
+  const absl::string_view payload =
+      absl::string_view(*file).substr(kHeaderBytes);
+  const absl::string_view digest =
+      absl::string_view(*file).substr(sizeof(kMagic) + 8, kDigestBytes);
+  const absl::string_view key_digest = absl::string_view(*file).substr(
+      sizeof(kMagic) + 8 + kDigestBytes, kDigestBytes);
+  if (RawSha256(payload) != digest) {
+    return absl::DataLossError("payload checksum mismatch");
+  }
+  if (Hex(key_digest) != key)
+    return absl::DataLossError("written for another key");
+
+  const unsigned char* bytes =
+      reinterpret_cast<const unsigned char*>(payload.data());
+  const size_t length = payload.size();
+  cl_int binary_status = CL_SUCCESS;
+  cl_int err = CL_SUCCESS;
+  ClProgram program(clCreateProgramWithBinary(context_, 1, &device_, &length,
+                                              &bytes, &binary_status, &err));
+  if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
+    return ClError("clCreateProgramWithBinary",
+                   err != CL_SUCCESS ? err : binary_status);
+  }
+  err = clBuildProgram(program.get(), 1, &device_, options.c_str(), nullptr,
+                       nullptr);
+  if (err != CL_SUCCESS) return ClError("clBuildProgram (binary)", err);
+  return program;
+}
+
+void ProgramCache::StoreBinary(cl_program program, const std::string& path,
+                               const std::string& key) {
+  const auto start = std::chrono::steady_clock::now();
+  size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
+                       nullptr) != CL_SUCCESS ||
+      size == 0 || size > kMaxBinaryBytes) {
+    return;
+  }
+  std::string payload(size, '\0');
+  unsigned char* data = reinterpret_cast<unsigned char*>(payload.data());
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(data), &data,
+                       nullptr) != CL_SUCCESS) {
+    return;
+  }
+  std::string file(kMagic, sizeof(kMagic));
+  PutU64(&file, size);
+  file += RawSha256(payload);
+  // The key is hex of a SHA-256: store its 32 raw bytes.
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (size_t i = 0; i + 1 < key.size(); i += 2) {
+    file.push_back(static_cast<char>(nibble(key[i]) << 4 | nibble(key[i + 1])));
+  }
+  file += payload;
+
+  // Write a private temporary file, then rename it over the final name:
+  // readers see the old file, no file, or the whole new one.
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp =
+      absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
+  const int fd =
+      open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const bool written = WriteAllFd(fd, file);
+  const bool closed = close(fd) == 0;
+  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  ++stats_.disk_writes;
+  stats_.store_ms += MsSince(start);
+}
+
+ProgramCache::BuildOutcome ProgramCache::Build(const std::string& key,
+                                               const std::string& source,
+                                               const std::string& options) {
+  std::string path;
+  if (!options_.binary_dir.empty()) {
+    path = absl::StrCat(options_.binary_dir, "/", key, ".bin");
+    absl::StatusOr<ClProgram> loaded = LoadBinary(path, key, options);
+    if (loaded.ok()) {
+      absl::MutexLock lock(&mu_);
+      ++stats_.disk_hits;
+      return BuildOutcome{*std::move(loaded), Origin::kBinaryCache};
+    }
+    if (!absl::IsNotFound(loaded.status())) {
+      absl::MutexLock lock(&mu_);
+      ++stats_.disk_rejects;  // rebuilt from source and overwritten below
+    }
+  }
+
   const char* text = source.c_str();
   const size_t length = source.size();
   cl_int err = CL_SUCCESS;
   ClProgram program(
       clCreateProgramWithSource(context_, 1, &text, &length, &err));
-  if (err != CL_SUCCESS) return ClError("clCreateProgramWithSource", err);
-
-  const auto start = std::chrono::steady_clock::now();
+  if (err != CL_SUCCESS) {
+    return BuildOutcome{ClError("clCreateProgramWithSource", err)};
+  }
   err = clBuildProgram(program.get(), 1, &device_, options.c_str(), nullptr,
                        nullptr);
-  const double compile_ms = std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
   if (err != CL_SUCCESS) {
-    return absl::InvalidArgumentError(
+    return BuildOutcome{absl::InvalidArgumentError(
         absl::StrCat("clBuildProgram: ", ClErrorName(err), "\n",
-                     BuildLog(program.get(), device_)));
+                     BuildLog(program.get(), device_)))};
   }
-  if (programs_.size() >= capacity_ && !order_.empty()) {
-    programs_.erase(order_.front());
-    order_.pop_front();
+  if (!path.empty()) StoreBinary(program.get(), path, key);
+  return BuildOutcome{std::move(program), Origin::kBuiltFromSource};
+}
+
+void ProgramCache::EvictIfFull(const std::string& keep) {
+  while (ready_order_.size() >= options_.capacity && !ready_order_.empty()) {
+    // Positions can be stale (a failed entry collected by Get() and asked
+    // for again): a stale one must not evict the entry being finished
+    // (`keep`) or one that is queued or building.
+    auto it = entries_.find(ready_order_.front());
+    if (it != entries_.end() && ready_order_.front() != keep &&
+        (it->second.state == State::kReady ||
+         it->second.state == State::kFailed)) {
+      entries_.erase(it);
+    }
+    ready_order_.pop_front();
   }
-  cl_program raw = program.get();
-  order_.push_back(key);
-  programs_.emplace(std::move(key), std::move(program));
-  return Built{raw, compile_ms, false};
+}
+
+void ProgramCache::Finish(const std::string& key, BuildOutcome outcome,
+                          bool by_prefetch) {
+  EvictIfFull(key);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;  // dropped meanwhile
+  Entry& entry = it->second;
+  entry.by_prefetch = by_prefetch;
+  entry.origin = outcome.origin;
+  if (outcome.program.ok()) {
+    entry.state = State::kReady;
+    entry.program = *std::move(outcome.program);
+    ready_order_.push_back(key);
+  } else {
+    // Kept until a Get() collects it, or evicted in turn if none does (a
+    // prefetch of a trial that was cancelled).
+    entry.state = State::kFailed;
+    entry.error = outcome.program.status();
+    ready_order_.push_back(key);
+  }
+}
+
+absl::StatusOr<ProgramCache::Built> ProgramCache::Get(
+    const std::string& source, const std::string& options) {
+  const std::string key = Key(source, options);
+  const auto start = std::chrono::steady_clock::now();
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.state == State::kQueued) {
+    // Not started yet: build it here rather than wait behind others.
+    std::erase_if(queue_, [&key](const Job& job) { return job.key == key; });
+    entries_.erase(it);
+    it = entries_.end();
+  }
+  if (it == entries_.end()) {
+    ++stats_.misses;
+    entries_[key].state = State::kBuilding;
+    mu_.Unlock();
+    BuildOutcome outcome = Build(key, source, options);
+    mu_.Lock();
+    Finish(key, std::move(outcome), /*by_prefetch=*/false);
+    it = entries_.find(key);
+    if (it == entries_.end()) {
+      return absl::InternalError("program evicted while being built");
+    }
+    Entry& entry = it->second;
+    if (entry.state == State::kFailed) {
+      absl::Status error = entry.error;
+      entries_.erase(it);
+      return error;
+    }
+    entry.returned = true;
+    clRetainProgram(entry.program.get());
+    return Built{ClProgram(entry.program.get()), MsSince(start), false,
+                 entry.origin};
+  }
+
+  // Ready, or being built (by the background thread or another caller).
+  auto done = [this, &key]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto found = entries_.find(key);
+    return found == entries_.end() || found->second.state == State::kReady ||
+           found->second.state == State::kFailed;
+  };
+  const bool was_ready = it->second.state == State::kReady;
+  mu_.Await(absl::Condition(&done));
+  const double waited_ms = was_ready ? 0.0 : MsSince(start);
+  it = entries_.find(key);
+  if (it == entries_.end()) {
+    return absl::InternalError("program dropped while being built");
+  }
+  Entry& entry = it->second;
+  const bool first_of_prefetch = entry.by_prefetch && !entry.returned;
+  if (entry.state == State::kFailed) {
+    absl::Status error = entry.error;
+    entries_.erase(it);
+    return error;
+  }
+  ++stats_.hits;
+  if (first_of_prefetch) ++stats_.prefetch_hits;
+  entry.returned = true;
+  clRetainProgram(entry.program.get());
+  return Built{ClProgram(entry.program.get()), waited_ms, true,
+               first_of_prefetch ? Origin::kPrefetched : Origin::kMemory};
+}
+
+void ProgramCache::Prefetch(const std::string& source,
+                            const std::string& options) {
+  std::string key = Key(source, options);
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || entries_.contains(key)) return;
+  while (queue_.size() >= std::max<size_t>(options_.max_queued_prefetches, 1)) {
+    entries_.erase(queue_.front().key);
+    queue_.pop_front();
+  }
+  entries_[key].state = State::kQueued;
+  queue_.push_back(Job{std::move(key), source, options});
+  if (!thread_started_) {
+    thread_started_ = true;
+    thread_ = std::thread([this] { PrefetchLoop(); });
+  }
+}
+
+void ProgramCache::PrefetchLoop() {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    auto work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || !queue_.empty();
+    };
+    mu_.Await(absl::Condition(&work));
+    if (stopping_) return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    auto it = entries_.find(job.key);
+    if (it == entries_.end() || it->second.state != State::kQueued) continue;
+    it->second.state = State::kBuilding;
+    ++stats_.prefetches;
+    ++building_in_background_;
+    mu_.Unlock();
+    BuildOutcome outcome = Build(job.key, job.source, job.options);
+    mu_.Lock();
+    --building_in_background_;
+    Finish(job.key, std::move(outcome), /*by_prefetch=*/true);
+  }
+}
+
+void ProgramCache::WaitForPrefetches() {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return queue_.empty() && building_in_background_ == 0;
+  };
+  mu_.Await(absl::Condition(&idle));
 }
 
 }  // namespace tunefleet::agent

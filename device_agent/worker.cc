@@ -52,8 +52,8 @@ bool ReadAll(int fd, void* data, size_t size,
       return false;
     }
     pollfd pfd{fd, POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(
-                                        left.count(), 1000)));
+    const int ready =
+        poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // re-check the deadline
     const ssize_t n = read(fd, p, size);
@@ -109,12 +109,27 @@ int RunWorkerMain(int argc, char** argv) {
       !absl::SimpleAtoi(argv[3], &device)) {
     return 2;
   }
+  MeasurerOptions options;
+  for (int i = 4; i + 1 < argc; i += 2) {
+    const absl::string_view flag = argv[i], value = argv[i + 1];
+    if (flag == "--binary-cache") {
+      options.binary_cache_dir = std::string(value);
+    } else if (flag == "--prefetch") {
+      options.prefetch = value == "on"    ? MeasurerOptions::Prefetch::kOn
+                         : value == "off" ? MeasurerOptions::Prefetch::kOff
+                                          : MeasurerOptions::Prefetch::kAuto;
+    } else if (flag == "--replay") {
+      options.replay = value != "off";
+    } else {
+      return 2;
+    }
+  }
   const auto forever = std::chrono::steady_clock::time_point::max();
   std::unique_ptr<Measurer> measurer;
   std::string error;
   if (absl::StatusOr<ClDevice> d = OpenDevice(platform, device); !d.ok()) {
     error = std::string(d.status().message());
-  } else if (auto m = Measurer::Create(*std::move(d)); !m.ok()) {
+  } else if (auto m = Measurer::Create(*std::move(d), options); !m.ok()) {
     error = std::string(m.status().message());
   } else {
     measurer = *std::move(m);
@@ -126,6 +141,9 @@ int RunWorkerMain(int argc, char** argv) {
     if (measurer == nullptr) {
       reply.set_error(error);
     } else if (request.has_measure()) {
+      for (const tunefleet::v1::KernelLaunch& launch : request.prefetch()) {
+        measurer->Prefetch(launch);
+      }
       *reply.mutable_measurement() = measurer->Measure(request.measure());
     } else {
       *reply.mutable_device_info() = measurer->device_info();
@@ -140,19 +158,31 @@ absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
   // A write to a dead worker's pipe must fail with EPIPE, not kill the
   // agent.
   signal(SIGPIPE, SIG_IGN);
-  auto backend = std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
+  auto backend =
+      std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
   if (absl::Status s = backend->Spawn(); !s.ok()) return s;
   WorkerRequest request;
   request.set_device_info(true);
   absl::StatusOr<WorkerReply> reply =
       backend->Call(request, backend->options_.start_timeout_ms);
   if (!reply.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the measurement worker did not start: ",
-                     reply.status().message()));
+    return absl::UnavailableError(absl::StrCat(
+        "the measurement worker did not start: ", reply.status().message()));
   }
   if (reply->has_error()) return absl::UnavailableError(reply->error());
   backend->info_ = reply->device_info();
+  // As the worker's Measurer decides: no point shipping sources it ignores.
+  switch (backend->options_.measurer.prefetch) {
+    case MeasurerOptions::Prefetch::kOn:
+      backend->prefetch_enabled_ = true;
+      break;
+    case MeasurerOptions::Prefetch::kOff:
+      backend->prefetch_enabled_ = false;
+      break;
+    case MeasurerOptions::Prefetch::kAuto:
+      backend->prefetch_enabled_ = backend->info_.device_type() != "CPU";
+      break;
+  }
   return backend;
 }
 
@@ -170,15 +200,25 @@ absl::Status WorkerBackend::Spawn() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, requests[0], kWorkerIn);
   posix_spawn_file_actions_adddup2(&actions, replies[1], kWorkerOut);
-  const std::string platform = std::to_string(options_.platform);
-  const std::string device = std::to_string(options_.device);
-  char* argv[] = {const_cast<char*>(options_.executable.c_str()),
-                  const_cast<char*>(kWorkerFlag),
-                  const_cast<char*>(platform.c_str()),
-                  const_cast<char*>(device.c_str()), nullptr};
+  std::vector<std::string> args = {options_.executable, kWorkerFlag,
+                                   std::to_string(options_.platform),
+                                   std::to_string(options_.device)};
+  const MeasurerOptions& m = options_.measurer;
+  if (!m.binary_cache_dir.empty()) {
+    args.insert(args.end(), {"--binary-cache", m.binary_cache_dir});
+  }
+  args.insert(args.end(),
+              {"--prefetch",
+               m.prefetch == MeasurerOptions::Prefetch::kOn    ? "on"
+               : m.prefetch == MeasurerOptions::Prefetch::kOff ? "off"
+                                                               : "auto",
+               "--replay", m.replay ? "on" : "off"});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, options_.executable.c_str(), &actions,
-                             nullptr, argv, environ);
+                             nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(requests[0]);
   close(replies[1]);
@@ -234,6 +274,23 @@ absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
   return absl::UnavailableError(absl::StrCat("the worker died: ", how));
 }
 
+void WorkerBackend::Prefetch(const tunefleet::v1::MeasureRequest& next) {
+  prefetch_.clear();
+  if (!prefetch_enabled_) return;
+  if (skip_next_prefetch_) {
+    skip_next_prefetch_ = false;
+    return;
+  }
+  // Only what a build needs travels: source and options.
+  for (const tunefleet::v1::KernelLaunch* launch :
+       {&next.kernel(), &next.verification().reference()}) {
+    if (launch->source().empty()) continue;
+    tunefleet::v1::KernelLaunch& out = prefetch_.emplace_back();
+    out.set_source(launch->source());
+    out.set_build_options(launch->build_options());
+  }
+}
+
 tunefleet::v1::Measurement WorkerBackend::Measure(
     const tunefleet::v1::MeasureRequest& request) {
   const double timeout = request.timing().timeout_ms() > 0
@@ -241,7 +298,20 @@ tunefleet::v1::Measurement WorkerBackend::Measure(
                              : options_.default_timeout_ms;
   WorkerRequest call;
   *call.mutable_measure() = request;
+  for (tunefleet::v1::KernelLaunch& launch : prefetch_) {
+    *call.add_prefetch() = std::move(launch);
+  }
+  prefetch_.clear();
   absl::StatusOr<WorkerReply> reply = Call(call, timeout);
+  if (!reply.ok() && absl::IsUnavailable(reply.status()) &&
+      call.prefetch_size() > 0) {
+    // The crash may have been the background build's: measure this trial
+    // alone in a fresh worker, and the prefetched one alone after it.
+    call.clear_prefetch();
+    skip_next_prefetch_ = true;
+    prefetch_.clear();
+    reply = Call(call, timeout);
+  }
   if (reply.ok() && reply->has_measurement()) return reply->measurement();
   if (reply.ok()) {
     return Failed(Measurement::RUNTIME_ERROR,

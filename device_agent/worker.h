@@ -12,9 +12,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "device_agent/backend.h"
+#include "device_agent/measurer.h"
 #include "proto/worker.pb.h"
 
 namespace tunefleet::agent {
@@ -26,9 +28,10 @@ inline constexpr char kWorkerFlag[] = "--tunefleet-worker";
 // RunWorkerMain(argc, argv) before doing anything else.
 bool IsWorkerInvocation(int argc, char** argv);
 
-// The worker's main loop: `<exe> --tunefleet-worker PLATFORM DEVICE`.
-// Opens the device, then answers requests on fd 3 with replies on fd 4
-// until the agent closes fd 3. Dies with its parent (PR_SET_PDEATHSIG).
+// The worker's main loop: `<exe> --tunefleet-worker PLATFORM DEVICE
+// [--binary-cache DIR] [--prefetch auto|on|off] [--replay on|off]`. Opens
+// the device, then answers requests on fd 3 with replies on fd 4 until the
+// agent closes fd 3. Dies with its parent (PR_SET_PDEATHSIG).
 int RunWorkerMain(int argc, char** argv);
 
 // Runs each measurement in the worker process. Not thread-safe: one
@@ -44,6 +47,8 @@ class WorkerBackend : public MeasurementBackend {
     // Deadline of starting a worker (opening the device, building the
     // fill kernels).
     double start_timeout_ms = 60000;
+    // The worker's Measurer (persistent binaries, prefetching, replay).
+    MeasurerOptions measurer;
   };
 
   // Starts a worker and reads the device info through it. Errors:
@@ -57,6 +62,12 @@ class WorkerBackend : public MeasurementBackend {
   }
   tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request) override;
+  // Sends the programs of `next` along with the coming Measure(), for the
+  // worker to build in the background. If the worker dies during a trial
+  // that carried a prefetch, the trial is run once more without it in a
+  // fresh worker, so a compiler crash on the next config is not recorded
+  // against this one (and `next` is then measured without prefetch).
+  void Prefetch(const tunefleet::v1::MeasureRequest& next) override;
 
   // Workers started after the first (each crash or timeout starts one).
   int restarts() const { return restarts_; }
@@ -85,6 +96,9 @@ class WorkerBackend : public MeasurementBackend {
   int to_worker_ = -1;
   int from_worker_ = -1;
   int restarts_ = -1;
+  std::vector<tunefleet::v1::KernelLaunch> prefetch_;
+  bool prefetch_enabled_ = false;
+  bool skip_next_prefetch_ = false;
 };
 
 }  // namespace tunefleet::agent

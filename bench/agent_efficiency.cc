@@ -1,0 +1,662 @@
+// Benchmark (not a test): what each of the device agent's efficiency
+// measures saves on this machine's OpenCL device, each figure with and
+// without the measure, measured in the same run:
+//   (a) program build: cold source build vs the persistent binary cache
+//       (a fresh Measurer, i.e. fresh ProgramCache, on a temporary directory)
+//   (b) in-memory program cache: hit vs rebuild
+//   (c) device buffers and reference output reused across the trials of a
+//       workload vs a fresh workload (allocate, fill, reference) per trial
+//   (d) a batch of trials as the agent runs them, with the next trial's
+//       program built in the background (prefetch) vs not
+//   (e) timing rounds replayed from a cl_khr_command_buffer vs plain
+//       enqueues, for a tiny kernel (dispatch-bound) and for the gemm
+//
+//   agent_efficiency [--platform I --device J] [--template gemm_gpu]
+//                    [--size 256] [--configs 16] [--seed 1] [--json]
+//
+// Builds carry a per-run -D define (a nonce) so that driver-level program
+// caches (PoCL's kernel cache, NVIDIA's compute cache) cannot make a
+// "cold" build warm from an earlier run; --no-nonce turns that off.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "device_agent/measurer.h"
+#include "device_agent/program_cache.h"
+#include "kernels_templates/registry.h"
+#include "nlohmann/json.hpp"
+#include "server/trial_request.h"
+
+namespace tunefleet::bench {
+namespace {
+
+using agent::Measurer;
+using agent::MeasurerOptions;
+using tunefleet::v1::Measurement;
+using tunefleet::v1::MeasureRequest;
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / v.size();
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "(unset)" : v;
+}
+
+struct Setup {
+  int platform = 0;
+  int device = 0;
+};
+
+absl::StatusOr<std::unique_ptr<Measurer>> NewMeasurer(const Setup& setup,
+                                                      MeasurerOptions options) {
+  absl::StatusOr<agent::ClDevice> device =
+      agent::OpenDevice(setup.platform, setup.device);
+  if (!device.ok()) return device.status();
+  return Measurer::Create(*std::move(device), std::move(options));
+}
+
+// The requests of `configs`, their programs made distinct from any earlier
+// run's by `nonce` (0: none).
+std::vector<MeasureRequest> Requests(
+    const templates::KernelTemplate& tmpl, const templates::Workload& w,
+    const std::vector<templates::KnobValues>& configs,
+    const v1::TimingPolicy& timing, uint64_t nonce,
+    const std::string& workload_suffix = "") {
+  std::vector<MeasureRequest> out;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    MeasureRequest r =
+        server::BuildMeasureRequest(tmpl, w, configs[i], i + 1, timing);
+    if (nonce != 0) {
+      const std::string define = absl::StrCat(" -DTF_BENCH_NONCE=", nonce);
+      r.mutable_kernel()->mutable_build_options()->append(define);
+      r.mutable_verification()
+          ->mutable_reference()
+          ->mutable_build_options()
+          ->append(define);
+      r.mutable_verification()->mutable_reference_key()->append(define);
+    }
+    r.mutable_workload_key()->append(workload_suffix);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// y = 2x over `elements` floats: a kernel whose launches cost less than
+// their dispatch.
+MeasureRequest TinyRequest(uint64_t elements, uint32_t number) {
+  MeasureRequest r;
+  r.set_trial_id(1);
+  r.set_workload_key(absl::StrCat("bench tiny ", elements));
+  for (const char* name : {"x", "y"}) {
+    v1::BufferSpec* b = r.add_buffers();
+    b->set_name(name);
+    b->set_elements(elements);
+    b->set_dtype("fp32");
+    const bool output = std::string(name) == "y";
+    b->set_output(output);
+    b->set_fill(output ? v1::BufferSpec::ZERO : v1::BufferSpec::UNIFORM);
+    b->set_seed(5);
+  }
+  for (v1::KernelLaunch* k :
+       {r.mutable_kernel(), r.mutable_verification()->mutable_reference()}) {
+    k->set_source(
+        "__kernel void twice(__global float* y, __global const float* x) {\n"
+        "  const int i = get_global_id(0);\n  y[i] = 2.0f * x[i];\n}\n");
+    k->set_kernel_name("twice");
+    k->add_global_size(elements);
+    k->add_args()->set_buffer("y");
+    k->add_args()->set_buffer("x");
+  }
+  r.mutable_verification()->set_reference_key("bench tiny");
+  r.mutable_verification()->set_rtol(1e-6);
+  r.mutable_timing()->set_repeat(5);
+  r.mutable_timing()->set_number(number);
+  r.mutable_timing()->set_max_launches(1000000);
+  r.mutable_timing()->set_max_total_ms(60000);
+  return r;
+}
+
+// Distinct random configs of `tmpl` valid for `w` on the device.
+std::vector<templates::KnobValues> PickConfigs(
+    const templates::KernelTemplate& tmpl, const templates::Workload& w,
+    const templates::DeviceLimits& limits, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::set<templates::KnobValues> seen;
+  std::vector<templates::KnobValues> out;
+  for (int attempt = 0;
+       attempt < 200000 && static_cast<int>(out.size()) < count; ++attempt) {
+    templates::KnobValues c;
+    for (const templates::Knob& k : tmpl.knobs()) {
+      c.push_back(k.values[rng() % k.values.size()]);
+    }
+    if (seen.insert(c).second && tmpl.CheckConfig(c, w, limits).ok()) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Measures every request; returns false (after printing) on a failed one.
+struct Pass {
+  std::vector<Measurement> results;
+  double wall_ms = 0;
+  bool ok = true;
+};
+Pass RunAll(Measurer& m, const std::vector<MeasureRequest>& requests,
+            bool prefetch_next) {
+  Pass pass;
+  const auto start = Clock::now();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    // As Agent::MeasureLoop: the next queued trial is prefetched first.
+    if (prefetch_next && i + 1 < requests.size()) m.Prefetch(requests[i + 1]);
+    pass.results.push_back(m.Measure(requests[i]));
+    const Measurement& r = pass.results.back();
+    if (r.error() != Measurement::OK) {
+      std::cerr << "trial " << i << ": " << Measurement::Error_Name(r.error())
+                << " " << r.error_message().substr(0, 400) << "\n";
+      pass.ok = false;
+    }
+  }
+  pass.wall_ms = MsSince(start);
+  return pass;
+}
+
+std::vector<double> Field(const Pass& pass, double (*get)(const Measurement&)) {
+  std::vector<double> v;
+  for (const Measurement& m : pass.results) v.push_back(get(m));
+  return v;
+}
+double CompileMs(const Measurement& m) { return m.compile_ms(); }
+double WallMs(const Measurement& m) { return m.wall_ms(); }
+double KernelMs(const Measurement& m) {
+  std::vector<double> t(m.times_ns().begin(), m.times_ns().end());
+  return Median(t) / 1e6;
+}
+
+int CountSource(const Pass& pass, Measurement::ProgramSource source) {
+  int n = 0;
+  for (const Measurement& m : pass.results) n += m.program_source() == source;
+  return n;
+}
+
+// One replay-vs-plain comparison: medians over `trials` measurements.
+struct ReplayFigures {
+  bool available = false;
+  std::string reason;
+  uint32_t number = 0;
+  double plain_wall_ms_per_round = 0, replay_wall_ms_per_round = 0;
+  double plain_submit_ms_per_round = 0, replay_submit_ms_per_round = 0;
+  double replay_record_ms = 0;
+  double plain_launch_ns = 0, replay_launch_ns = 0;
+  int fallbacks = 0;
+  std::string clock;  // where replayed device times were read
+};
+
+absl::StatusOr<ReplayFigures> CompareReplay(Measurer& plain, Measurer& replay,
+                                            const MeasureRequest& request,
+                                            int trials) {
+  ReplayFigures f;
+  f.available = replay.replay_enabled();
+  f.reason = replay.replay_unavailable_reason();
+  std::vector<double> pw, rw, ps, rs, rr, pl, rl;
+  for (int t = 0; t < trials; ++t) {
+    for (Measurer* m : {&plain, &replay}) {
+      if (m == &replay && !f.available) continue;
+      const Measurement r = m->Measure(request);
+      if (r.error() != Measurement::OK) {
+        return absl::InternalError(
+            absl::StrCat(Measurement::Error_Name(r.error()), " ",
+                         r.error_message().substr(0, 400)));
+      }
+      f.number = r.number();
+      const Measurer::TimingStats& s = m->last_timing();
+      std::vector<double> times(r.times_ns().begin(), r.times_ns().end());
+      if (m == &plain) {
+        pw.push_back(s.wall_ms_per_round);
+        ps.push_back(s.submit_ms_per_round);
+        pl.push_back(Median(times));
+      } else {
+        rw.push_back(s.wall_ms_per_round);
+        rs.push_back(s.submit_ms_per_round);
+        rr.push_back(s.record_ms);
+        rl.push_back(Median(times));
+        if (!r.replayed()) ++f.fallbacks;
+        f.clock = s.replay_clock;
+      }
+    }
+  }
+  f.plain_wall_ms_per_round = Median(pw);
+  f.plain_submit_ms_per_round = Median(ps);
+  f.plain_launch_ns = Median(pl);
+  f.replay_wall_ms_per_round = Median(rw);
+  f.replay_submit_ms_per_round = Median(rs);
+  f.replay_record_ms = Median(rr);
+  f.replay_launch_ns = Median(rl);
+  return f;
+}
+
+nlohmann::json ReplayJson(const ReplayFigures& f) {
+  if (!f.available) return {{"available", false}, {"reason", f.reason}};
+  return {{"available", true},
+          {"number", f.number},
+          {"plain_wall_ms_per_round", f.plain_wall_ms_per_round},
+          {"replay_wall_ms_per_round", f.replay_wall_ms_per_round},
+          {"plain_submit_ms_per_round", f.plain_submit_ms_per_round},
+          {"replay_submit_ms_per_round", f.replay_submit_ms_per_round},
+          {"replay_record_ms", f.replay_record_ms},
+          {"plain_device_ns_per_launch", f.plain_launch_ns},
+          {"replay_device_ns_per_launch", f.replay_launch_ns},
+          {"replay_fallbacks", f.fallbacks},
+          {"replay_clock", f.clock}};
+}
+
+void PrintReplay(const std::string& what, const ReplayFigures& f) {
+  std::cout << absl::StrFormat("  %s, %u launches per round:\n", what,
+                               f.number);
+  if (!f.available) {
+    std::cout << "    replay not available on this device (" << f.reason
+              << "); plain enqueues: "
+              << absl::StrFormat("%.3f ms per round, %.0f ns per launch\n",
+                                 f.plain_wall_ms_per_round, f.plain_launch_ns);
+    return;
+  }
+  std::cout << absl::StrFormat("    %-34s %12s %12s\n", "", "plain",
+                               "replayed");
+  std::cout << absl::StrFormat(
+      "    %-34s %12.3f %12.3f   (%.2fx)\n", "host wall ms per round",
+      f.plain_wall_ms_per_round, f.replay_wall_ms_per_round,
+      f.replay_wall_ms_per_round > 0
+          ? f.plain_wall_ms_per_round / f.replay_wall_ms_per_round
+          : 0.0);
+  std::cout << absl::StrFormat(
+      "    %-34s %12.3f %12.3f\n", "host submit ms per round",
+      f.plain_submit_ms_per_round, f.replay_submit_ms_per_round);
+  std::cout << absl::StrFormat("    %-34s %12s %12.3f\n",
+                               "record + finalize ms (once/trial)", "-",
+                               f.replay_record_ms);
+  std::cout << absl::StrFormat("    %-34s %12.0f %12.0f\n",
+                               "device ns per launch (times_ns)",
+                               f.plain_launch_ns, f.replay_launch_ns);
+  std::cout << absl::StrFormat(
+      "    %-34s %12.0f %12.0f\n", "host wall ns per launch",
+      f.plain_wall_ms_per_round * 1e6 / std::max(f.number, 1u),
+      f.replay_wall_ms_per_round * 1e6 / std::max(f.number, 1u));
+  std::cout << "    replayed device time read from: " << f.clock << "\n";
+  if (f.fallbacks > 0) {
+    std::cout << "    (" << f.fallbacks
+              << " replayed trials fell back to plain enqueues)\n";
+  }
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "agent_efficiency: what the device agent's program cache, binary "
+      "cache, buffer reuse, prefetch and command-buffer replay save on this "
+      "machine's OpenCL device"};
+  Setup setup;
+  std::string template_name = "gemm_gpu";
+  int64_t size = 256;
+  int config_count = 16;
+  uint64_t seed = 1;
+  bool json = false, no_nonce = false;
+  uint64_t tiny_elements = 1024;
+  uint32_t tiny_number = 200, gemm_number = 20;
+  int replay_trials = 5;
+  app.add_option("--platform", setup.platform, "OpenCL platform index")
+      ->capture_default_str();
+  app.add_option("--device", setup.device, "OpenCL device index")
+      ->capture_default_str();
+  app.add_option("--template", template_name, "gemm template")
+      ->capture_default_str();
+  app.add_option("--size", size, "M = N = K")->capture_default_str();
+  app.add_option("--configs", config_count, "distinct valid configs")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "config sampling seed")->capture_default_str();
+  app.add_option("--tiny-elements", tiny_elements,
+                 "work-items of the tiny kernel of (e)")
+      ->capture_default_str();
+  app.add_option("--tiny-number", tiny_number,
+                 "launches per round of the tiny kernel in (e)")
+      ->capture_default_str();
+  app.add_option("--gemm-number", gemm_number,
+                 "launches per round of the gemm in (e)")
+      ->capture_default_str();
+  app.add_option("--replay-trials", replay_trials,
+                 "trials per side in (e); medians are printed")
+      ->capture_default_str();
+  app.add_flag("--no-nonce", no_nonce,
+               "do not make builds distinct from earlier runs (driver "
+               "caches may then serve 'cold' builds)");
+  app.add_flag("--json", json, "print JSON instead of a table");
+  CLI11_PARSE(app, argc, argv);
+
+  auto fail = [](absl::string_view what, const absl::Status& s) {
+    std::cerr << "agent_efficiency: " << what << ": " << s.message() << "\n";
+    return 1;
+  };
+  absl::StatusOr<const templates::KernelTemplate*> tmpl =
+      templates::FindTemplate("gemm", template_name);
+  if (!tmpl.ok()) return fail("template", tmpl.status());
+  absl::StatusOr<templates::Workload> workload = templates::Workload::Create(
+      "gemm", {{"M", size}, {"N", size}, {"K", size}});
+  if (!workload.ok()) return fail("workload", workload.status());
+
+  // Each Measurer opens its own context, as a fresh worker process would.
+  auto probe = NewMeasurer(setup, {});
+  if (!probe.ok()) return fail("device", probe.status());
+  const v1::DeviceInfo info = (*probe)->device_info();
+  const templates::DeviceLimits limits = server::LimitsFromDeviceInfo(info);
+  if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
+    return fail("workload", s);
+  }
+  const std::vector<templates::KnobValues> configs =
+      PickConfigs(**tmpl, *workload, limits, config_count, seed);
+  if (configs.empty()) {
+    return fail("configs", absl::NotFoundError("no valid config"));
+  }
+  std::mt19937_64 nonce_rng(std::random_device{}());
+  auto nonce = [&]() -> uint64_t {
+    return no_nonce ? 0 : nonce_rng() % 1000000000000ull + 1;
+  };
+  const std::string cache_dir = (std::filesystem::temp_directory_path() /
+                                 absl::StrCat("agent_efficiency_", getpid()))
+                                    .string();
+  std::filesystem::remove_all(cache_dir);
+
+  v1::TimingPolicy quick;
+  quick.set_repeat(1);
+  quick.set_number(1);
+  MeasurerOptions base;
+  base.prefetch = MeasurerOptions::Prefetch::kOff;
+  base.replay = false;
+  nlohmann::json out;
+  out["device"] = info.device_name();
+  out["platform"] = info.platform_version();
+  out["driver"] = info.driver_version();
+  out["template"] = std::string((*tmpl)->name());
+  out["workload"] = workload->Canonical();
+  out["configs"] = configs.size();
+  out["driver_cache_env"] = {{"POCL_KERNEL_CACHE", Env("POCL_KERNEL_CACHE")},
+                             {"CUDA_CACHE_DISABLE", Env("CUDA_CACHE_DISABLE")}};
+  out["nonce"] = !no_nonce;
+
+  // (a) Program build: cold vs persistent binary cache. Four fresh
+  // Measurers; requests of one nonce share their programs (b2..b4).
+  nlohmann::json a;
+  {
+    const uint64_t n1 = nonce(), n2 = nonce();
+    struct Column {
+      std::string name;
+      uint64_t nonce;
+      bool binary_cache;
+    };
+    const std::vector<Column> columns = {
+        {"cold build, no binary cache", n1, false},
+        {"cold build + write binary", n2, true},
+        {"rebuild from source (new process)", n2, false},
+        {"load from binary cache (new process)", n2, true},
+    };
+    for (const Column& c : columns) {
+      MeasurerOptions options = base;
+      if (c.binary_cache) options.binary_cache_dir = cache_dir;
+      auto m = NewMeasurer(setup, options);
+      if (!m.ok()) return fail("device", m.status());
+      const Pass pass = RunAll(
+          **m, Requests(**tmpl, *workload, configs, quick, c.nonce), false);
+      if (!pass.ok) return 1;
+      const agent::ProgramCache::Stats stats = (*m)->program_cache().stats();
+      a.push_back(
+          {{"column", c.name},
+           {"program_ms_mean", Mean(Field(pass, CompileMs))},
+           {"program_ms_median", Median(Field(pass, CompileMs))},
+           {"trial_wall_ms_mean", Mean(Field(pass, WallMs))},
+           {"first_trial_wall_ms", pass.results[0].wall_ms()},
+           {"total_ms", pass.wall_ms},
+           {"binary_cache_hits", stats.disk_hits},
+           {"binary_cache_writes", stats.disk_writes},
+           {"binary_write_ms_mean",
+            stats.disk_writes ? stats.store_ms / stats.disk_writes : 0.0}});
+    }
+  }
+  out["a_program_build"] = a;
+
+  // (b) In-memory cache: the same programs again in one ProgramCache vs a
+  // rebuild in a new one (driver caches warm).
+  nlohmann::json b;
+  {
+    auto device = agent::OpenDevice(setup.platform, setup.device);
+    if (!device.ok()) return fail("device", device.status());
+    const auto requests = Requests(**tmpl, *workload, configs, quick, nonce());
+    agent::ProgramCache cache(device->context.get(), device->device,
+                              agent::ProgramCache::Options{});
+    std::vector<double> first, rebuild, hit;
+    for (const MeasureRequest& r : requests) {
+      auto built = cache.Get(r.kernel().source(), r.kernel().build_options());
+      if (!built.ok()) return fail("build", built.status());
+      first.push_back(built->compile_ms);
+    }
+    for (const MeasureRequest& r : requests) {
+      agent::ProgramCache fresh(device->context.get(), device->device,
+                                agent::ProgramCache::Options{});
+      auto built = fresh.Get(r.kernel().source(), r.kernel().build_options());
+      if (!built.ok()) return fail("build", built.status());
+      rebuild.push_back(built->compile_ms);
+      const auto start = Clock::now();
+      auto again = cache.Get(r.kernel().source(), r.kernel().build_options());
+      hit.push_back(MsSince(start));
+      if (!again.ok() || !again->cache_hit) {
+        return fail("cache", absl::InternalError("expected a hit"));
+      }
+    }
+    b = {{"first_build_ms_mean", Mean(first)},
+         {"rebuild_ms_mean", Mean(rebuild)},
+         {"hit_ms_mean", Mean(hit)}};
+  }
+  out["b_memory_cache"] = b;
+
+  // (c) Buffers and reference output reused (same workload key) vs a fresh
+  // workload per trial (new buffers, fill, reference run). Programs are in
+  // memory in both, so only the workload set-up differs.
+  nlohmann::json c;
+  {
+    auto m = NewMeasurer(setup, base);
+    if (!m.ok()) return fail("device", m.status());
+    const uint64_t n = nonce();
+    auto reused = Requests(**tmpl, *workload, configs, quick, n);
+    auto fresh = reused;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      absl::StrAppend(fresh[i].mutable_workload_key(), " fresh ", i);
+      absl::StrAppend(fresh[i].mutable_verification()->mutable_reference_key(),
+                      " fresh ", i);
+    }
+    if (!RunAll(**m, reused, false).ok) return 1;  // build everything once
+    const Pass with = RunAll(**m, reused, false);
+    const Pass without = RunAll(**m, fresh, false);
+    if (!with.ok || !without.ok) return 1;
+    c = {{"reused_trial_wall_ms_mean", Mean(Field(with, WallMs))},
+         {"fresh_trial_wall_ms_mean", Mean(Field(without, WallMs))},
+         {"reused_trial_wall_ms_median", Median(Field(with, WallMs))},
+         {"fresh_trial_wall_ms_median", Median(Field(without, WallMs))}};
+  }
+  out["c_buffer_reuse"] = c;
+
+  // (d) A batch with the default timing policy, as the agent runs it:
+  // prefetch off vs on, each cold (its own nonce).
+  nlohmann::json d;
+  {
+    const v1::TimingPolicy timing = server::DefaultTimingPolicy();
+    for (bool prefetch : {false, true}) {
+      MeasurerOptions options = base;
+      options.prefetch = prefetch ? MeasurerOptions::Prefetch::kOn
+                                  : MeasurerOptions::Prefetch::kOff;
+      auto m = NewMeasurer(setup, options);
+      if (!m.ok()) return fail("device", m.status());
+      const Pass pass = RunAll(
+          **m, Requests(**tmpl, *workload, configs, timing, nonce()), prefetch);
+      if (!pass.ok) return 1;
+      d.push_back(
+          {{"prefetch", prefetch},
+           {"batch_wall_ms", pass.wall_ms},
+           {"compile_ms_mean", Mean(Field(pass, CompileMs))},
+           {"kernel_ms_median", Median(Field(pass, KernelMs))},
+           {"prefetched_trials", CountSource(pass, Measurement::PREFETCHED)}});
+    }
+  }
+  out["d_prefetch"] = d;
+
+  // (e) Replay vs plain enqueues.
+  nlohmann::json e;
+  ReplayFigures tiny, gemm;
+  {
+    MeasurerOptions replay_on = base, replay_off = base;
+    replay_on.replay = true;
+    auto plain = NewMeasurer(setup, replay_off);
+    auto replay = NewMeasurer(setup, replay_on);
+    if (!plain.ok()) return fail("device", plain.status());
+    if (!replay.ok()) return fail("device", replay.status());
+    auto t =
+        CompareReplay(**plain, **replay,
+                      TinyRequest(tiny_elements, tiny_number), replay_trials);
+    if (!t.ok()) return fail("tiny kernel", t.status());
+    tiny = *t;
+    v1::TimingPolicy timing;
+    timing.set_repeat(5);
+    timing.set_number(gemm_number);
+    timing.set_max_launches(1000000);
+    timing.set_max_total_ms(60000);
+    auto g = CompareReplay(
+        **plain, **replay,
+        Requests(**tmpl, *workload, {configs[0]}, timing, 0)[0], replay_trials);
+    if (!g.ok()) return fail("gemm", g.status());
+    gemm = *g;
+    e = {{"tiny", ReplayJson(tiny)}, {"gemm", ReplayJson(gemm)}};
+    e["tiny"]["elements"] = tiny_elements;
+    e["gemm"]["config"] = (*tmpl)->ConfigString(configs[0]);
+  }
+  out["e_replay"] = e;
+  std::filesystem::remove_all(cache_dir);
+
+  if (json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat(
+      "agent efficiency on '%s' (%s, driver %s)\n%s %s, %zu configs; "
+      "driver caches: POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s; %s\n",
+      info.device_name(), info.platform_version(), info.driver_version(),
+      (*tmpl)->name(), workload->Canonical(), configs.size(),
+      Env("POCL_KERNEL_CACHE"), Env("CUDA_CACHE_DISABLE"),
+      no_nonce ? "no nonce (driver caches may serve builds)"
+               : "builds made distinct from earlier runs (nonce)");
+  std::cout << "\n(a) program build per config (a fresh Measurer per row; "
+               "quick timing: 1 launch)\n";
+  std::cout << absl::StrFormat("  %-38s %11s %11s %13s %10s\n", "",
+                               "program ms", "(median)", "trial wall ms",
+                               "total s");
+  for (const auto& row : a) {
+    std::cout << absl::StrFormat("  %-38s %11.2f %11.2f %13.2f %10.2f\n",
+                                 row["column"].get<std::string>(),
+                                 row["program_ms_mean"].get<double>(),
+                                 row["program_ms_median"].get<double>(),
+                                 row["trial_wall_ms_mean"].get<double>(),
+                                 row["total_ms"].get<double>() / 1000);
+  }
+  std::cout << absl::StrFormat(
+      "  (program ms: clBuildProgram, or load; the 'write' row includes "
+      "fetching CL_PROGRAM_BINARIES and writing the file, %.2f ms of it. "
+      "Trial wall includes what a driver compiles lazily at the first "
+      "launch.)\n",
+      a[1]["binary_write_ms_mean"].get<double>());
+  const double cold = a[0]["program_ms_mean"].get<double>();
+  const double loaded = a[3]["program_ms_mean"].get<double>();
+  std::cout << absl::StrFormat(
+      "  binary cache: program %.2f -> %.2f ms (%.1fx), trial wall %.2f -> "
+      "%.2f ms (%.1fx); %d of %d programs (configs + reference) from disk\n",
+      cold, loaded, loaded > 0 ? cold / loaded : 0.0,
+      a[0]["trial_wall_ms_mean"].get<double>(),
+      a[3]["trial_wall_ms_mean"].get<double>(),
+      a[0]["trial_wall_ms_mean"].get<double>() /
+          std::max(a[3]["trial_wall_ms_mean"].get<double>(), 1e-9),
+      a[3]["binary_cache_hits"].get<int>(),
+      static_cast<int>(configs.size()) + 1);
+  std::cout << absl::StrFormat(
+      "\n(b) in-memory program cache: rebuild %.2f ms (first build %.2f ms) "
+      "vs hit %.4f ms per program\n",
+      b["rebuild_ms_mean"].get<double>(),
+      b["first_build_ms_mean"].get<double>(), b["hit_ms_mean"].get<double>());
+  std::cout << absl::StrFormat(
+      "\n(c) device buffers + reference output: reused %.2f ms vs fresh "
+      "workload %.2f ms per trial (mean wall; medians %.2f vs %.2f)\n",
+      c["reused_trial_wall_ms_mean"].get<double>(),
+      c["fresh_trial_wall_ms_mean"].get<double>(),
+      c["reused_trial_wall_ms_median"].get<double>(),
+      c["fresh_trial_wall_ms_median"].get<double>());
+  std::cout << absl::StrFormat(
+      "\n(d) batch of %zu cold trials, default timing policy (3 rounds >= 10 "
+      "ms):\n",
+      configs.size());
+  std::cout << absl::StrFormat("  %-14s %12s %16s %17s %11s\n", "prefetch",
+                               "batch wall s", "compile ms/trial",
+                               "median kernel ms", "prefetched");
+  for (const auto& row : d) {
+    std::cout << absl::StrFormat("  %-14s %12.2f %16.2f %17.4f %11d\n",
+                                 row["prefetch"].get<bool>() ? "on" : "off",
+                                 row["batch_wall_ms"].get<double>() / 1000,
+                                 row["compile_ms_mean"].get<double>(),
+                                 row["kernel_ms_median"].get<double>(),
+                                 row["prefetched_trials"].get<int>());
+  }
+  const double off = d[0]["batch_wall_ms"].get<double>();
+  const double on = d[1]["batch_wall_ms"].get<double>();
+  std::cout << absl::StrFormat(
+      "  saved %.2f s (%.1f%%)%s\n", (off - on) / 1000,
+      off > 0 ? 100 * (off - on) / off : 0.0,
+      info.device_type() == "CPU"
+          ? "; CPU device: background builds share the cores that run the "
+            "timed kernels (the agent's default, --prefetch auto, keeps it "
+            "off here)"
+          : "");
+  std::cout << "\n(e) timing rounds: command-buffer replay vs plain "
+               "enqueues (medians of "
+            << replay_trials << " trials)\n";
+  PrintReplay(absl::StrCat("tiny kernel y=2x, ", tiny_elements, " work-items"),
+              tiny);
+  PrintReplay(absl::StrCat("gemm ", (*tmpl)->ConfigString(configs[0])), gemm);
+  std::cout << "  cl_qcom_recordable_queues: not implemented (no such device "
+               "here)\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace tunefleet::bench
+
+int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }
