@@ -7,6 +7,8 @@
 #   build-gpu-pack/gpu-run.sh fleet [SHAPE] [TRIALS]
 #     a tunefleet-server and a tunefleet-agent as separate processes on
 #     loopback with tokens, as on a board; one job tuned through them
+#     (AGENT_FLAGS: more tunefleet-agent flags; FLEET_TAG: suffix of the
+#     result files, for several runs in one call)
 #   build-gpu-pack/gpu-run.sh probe SHAPE CONFIG_FILE [EXTRA_BUILD_OPTIONS]
 #     measures each gemm_gpu config of CONFIG_FILE (one KNOB=V,... a line)
 #     at SHAPE and prints its speed, registers, spills and PTX load counts
@@ -47,21 +49,22 @@ if [ "$what" = fleet ]; then
   dir=$(mktemp -d)
   "$BIN/tunefleet" token add --role agent --tokens "$dir/tokens" > "$dir/agent.token"
   "$BIN/tunefleet" token add --role tuner --tokens "$dir/tokens" > "$dir/tuner.token"
-  "$BIN/tunefleet-server" --listen "127.0.0.1:$port" --db "$RESULTS/fleet.db" \
-    --tokens "$dir/tokens" 2> "$RESULTS/fleet-server.log" &
+  "$BIN/tunefleet-server" --listen "127.0.0.1:$port" --db "$RESULTS/fleet${FLEET_TAG:-}.db" \
+    --tokens "$dir/tokens" 2> "$RESULTS/fleet-server${FLEET_TAG:-}.log" &
   server=$!
-  "$BIN/tunefleet-agent" --server "127.0.0.1:$port" \
-    --token-file "$dir/agent.token" 2> "$RESULTS/fleet-agent.log" &
+  # shellcheck disable=SC2086  # AGENT_FLAGS: extra agent flags, split
+  "$BIN/tunefleet-agent" --server "127.0.0.1:$port" ${AGENT_FLAGS:-} \
+    --token-file "$dir/agent.token" 2> "$RESULTS/fleet-agent${FLEET_TAG:-}.log" &
   agent=$!
   client=(--server "127.0.0.1:$port" --token-file "$dir/tuner.token")
   for _ in $(seq 100); do  # until the agent has said Hello
     [ "$("$BIN/tunefleet" devices "${client[@]}" 2>/dev/null | wc -l)" -gt 1 ] && break
     sleep 0.2
   done
-  "$BIN/tunefleet" devices "${client[@]}" | tee "$RESULTS/fleet.txt"
+  "$BIN/tunefleet" devices "${client[@]}" | tee "$RESULTS/fleet${FLEET_TAG:-}.txt"
   "$BIN/tunefleet" tune "${client[@]}" --template gemm_gpu --shape "$shape" \
-    --trials "$trials" 2> "$RESULTS/fleet-tune.log" | tee -a "$RESULTS/fleet.txt"
-  "$BIN/tunefleet" query "${client[@]}" | tee -a "$RESULTS/fleet.txt"
+    --trials "$trials" 2> "$RESULTS/fleet-tune${FLEET_TAG:-}.log" | tee -a "$RESULTS/fleet${FLEET_TAG:-}.txt"
+  "$BIN/tunefleet" query "${client[@]}" | tee -a "$RESULTS/fleet${FLEET_TAG:-}.txt"
   kill "$agent" "$server"
   wait "$agent" "$server" 2>/dev/null
   rm -rf "$dir"

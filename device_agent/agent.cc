@@ -122,6 +122,7 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
           std::erase_if(queue_, [id](const tunefleet::v1::MeasureRequest& r) {
             return r.trial_id() == id;
           });
+          hinted_ = std::min(hinted_, queue_.size());
         }
       }
     }
@@ -157,8 +158,11 @@ void Agent::MeasureLoop(Stream* stream) {
       if (!connected_) return;
       request = std::move(queue_.front());
       queue_.pop_front();
-      // The next trial's programs build while this one is measured.
-      if (!queue_.empty()) backend_->Prefetch(queue_.front());
+      hinted_ = hinted_ > 0 ? hinted_ - 1 : 0;
+      // The queued trials' programs build while this one is measured.
+      for (; hinted_ < queue_.size(); ++hinted_) {
+        backend_->Prefetch(queue_[hinted_]);
+      }
     }
     AgentMessage out;
     auto* result = out.mutable_result();

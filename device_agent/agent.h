@@ -66,6 +66,8 @@ class Agent {
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::deque<tunefleet::v1::MeasureRequest> queue_ ABSL_GUARDED_BY(mu_);
+  // Requests at the front of queue_ already passed to backend_->Prefetch().
+  size_t hinted_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Mutex write_mu_;  // one writer at a time on the stream
 };
 

@@ -21,9 +21,10 @@ class MeasurementBackend {
   // Runs one trial; never fails as a call (errors are the measurement's).
   virtual tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request) = 0;
-  // A hint that `next` will be measured after the coming Measure() call:
-  // the backend may build its programs in the background meanwhile
-  // (Measurer::Prefetch). Default: ignored.
+  // A hint that `next` will be measured after the coming Measure() call (or
+  // a later one; the agent hints each queued trial once): the backend may
+  // build its programs in the background meanwhile (Measurer::Prefetch).
+  // Default: ignored.
   virtual void Prefetch(const tunefleet::v1::MeasureRequest& next) {}
 };
 

@@ -2,7 +2,7 @@
 // tunefleet-server. Usage: tunefleet-agent --server HOST:PORT [--key KEY]
 // [--platform I] [--device J] [--token-file F] [--ca CA.pem [--client-cert
 // C.pem --client-key K.pem]] [--binary-cache DIR | --no-binary-cache]
-// [--prefetch auto|on|off] [--replay].
+// [--prefetch auto|on|off] [--prefetch-threads N] [--replay].
 #include <pthread.h>
 
 #include <csignal>
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   tunefleet::agent::MeasurerOptions measurer;
   measurer.binary_cache_dir = tunefleet::agent::DefaultBinaryCacheDir();
   bool no_binary_cache = false, replay = false;
-  std::string prefetch = "off";
+  std::string prefetch = "auto";
   app.add_option("--binary-cache", measurer.binary_cache_dir,
                  "directory of built program binaries, kept across runs and "
                  "keyed by SHA-256 of device, driver, platform version, build "
@@ -95,6 +95,11 @@ int main(int argc, char** argv) {
                  "being timed), on, off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  app.add_option("--prefetch-threads", measurer.prefetch_threads,
+                 "background build threads when prefetching; with "
+                 "--max-in-flight N the N-1 queued trials build side by side")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   app.add_flag("--replay", replay,
                "where the device has cl_khr_command_buffer, record a timing "
                "round's launches once and replay them (times then include "

@@ -203,8 +203,13 @@ Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
       fill_float_(std::move(fill_float)),
       fill_half_(std::move(fill_half)),
       programs_(device_.context.get(), device_.device,
-                ProgramCache::Options{.capacity = kProgramCacheCapacity,
-                                      .binary_dir = options.binary_cache_dir}),
+                ProgramCache::Options{
+                    .capacity = kProgramCacheCapacity,
+                    .binary_dir = options.binary_cache_dir,
+                    // Each trial hints its kernel and its reference.
+                    .max_queued_prefetches = std::max<size_t>(
+                        4, 2 * static_cast<size_t>(options.prefetch_threads)),
+                    .prefetch_threads = options.prefetch_threads}),
       workloads_(
           device_.context.get(), device_.queue.get(), fill_float_.get(),
           fill_half_.get(),

@@ -43,12 +43,15 @@ struct MeasurerOptions {
   // Whether Prefetch() builds in the background. kAuto: on, except on CPU
   // devices, where a build competes for the cores the timed kernel runs on
   // and would inflate its times.
-  // Off by default: on an H200 (NVIDIA's OpenCL) two runs of
-  // bench/agent_efficiency measured +19% and -29% batch wall with it on
-  // (bench/results/h200_agent_efficiency*.txt); a build there takes ~200 ms
-  // against ~30 ms of timing, and the driver's compiler and the timed
-  // launches contend.
-  Prefetch prefetch = Prefetch::kOff;
+  // On an H200 a build takes 150-550 ms against ~30 ms of timing, so one
+  // trial of look-ahead hides little; the agent hints every queued trial
+  // and several threads build them side by side: 150 trials of a job went
+  // from 90.5 s to 72.5 s (1 thread, 1 queued) and 60.5 s (8 threads, 7
+  // queued) (bench/results/h200_prefetch_fleet.txt).
+  Prefetch prefetch = Prefetch::kAuto;
+  // Background build threads when prefetching; up to the agent's queued
+  // trials (--max-in-flight - 1) build side by side.
+  int prefetch_threads = 4;
   // Record-and-replay of timing rounds where the device has
   // cl_khr_command_buffer; false: always one enqueue per launch. Off by
   // default: a replayed round's device time includes the gaps between its

@@ -184,7 +184,7 @@ ProgramCache::~ProgramCache() {
     for (const Job& job : queue_) entries_.erase(job.key);
     queue_.clear();
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 std::string ProgramCache::Key(const std::string& source,
@@ -442,9 +442,11 @@ void ProgramCache::Prefetch(const std::string& source,
   }
   entries_[key].state = State::kQueued;
   queue_.push_back(Job{std::move(key), source, options});
-  if (!thread_started_) {
-    thread_started_ = true;
-    thread_ = std::thread([this] { PrefetchLoop(); });
+  if (!threads_started_) {
+    threads_started_ = true;
+    for (int i = 0; i < std::max(options_.prefetch_threads, 1); ++i) {
+      threads_.emplace_back([this] { PrefetchLoop(); });
+    }
   }
 }
 

@@ -23,6 +23,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -50,9 +51,13 @@ class ProgramCache {
     // Directory of the persistent binary cache (created when missing);
     // empty: memory only.
     std::string binary_dir;
-    // Most prefetches waiting for the background thread; past it the
-    // oldest waiting one is dropped.
+    // Most prefetches waiting for a background thread; past it the oldest
+    // waiting one is dropped.
     size_t max_queued_prefetches = 4;
+    // Background build threads (started by the first Prefetch()); several
+    // build the next trials' programs side by side where the driver's
+    // compiler runs builds in parallel.
+    int prefetch_threads = 1;
   };
 
   // How Get() obtained a program.
@@ -166,8 +171,8 @@ class ProgramCache {
   int building_in_background_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Stats stats_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;  // started by the first Prefetch()
-  bool thread_started_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // started by the first Prefetch()
+  bool threads_started_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tunefleet::agent

@@ -118,6 +118,8 @@ int RunWorkerMain(int argc, char** argv) {
       options.prefetch = value == "on"    ? MeasurerOptions::Prefetch::kOn
                          : value == "off" ? MeasurerOptions::Prefetch::kOff
                                           : MeasurerOptions::Prefetch::kAuto;
+    } else if (flag == "--prefetch-threads") {
+      if (!absl::SimpleAtoi(value, &options.prefetch_threads)) return 2;
     } else if (flag == "--replay") {
       options.replay = value != "off";
     } else {
@@ -212,6 +214,7 @@ absl::Status WorkerBackend::Spawn() {
                m.prefetch == MeasurerOptions::Prefetch::kOn    ? "on"
                : m.prefetch == MeasurerOptions::Prefetch::kOff ? "off"
                                                                : "auto",
+               "--prefetch-threads", std::to_string(m.prefetch_threads),
                "--replay", m.replay ? "on" : "off"});
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -275,7 +278,6 @@ absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
 }
 
 void WorkerBackend::Prefetch(const tunefleet::v1::MeasureRequest& next) {
-  prefetch_.clear();
   if (!prefetch_enabled_) return;
   if (skip_next_prefetch_) {
     skip_next_prefetch_ = false;

@@ -62,11 +62,12 @@ class WorkerBackend : public MeasurementBackend {
   }
   tunefleet::v1::Measurement Measure(
       const tunefleet::v1::MeasureRequest& request) override;
-  // Sends the programs of `next` along with the coming Measure(), for the
-  // worker to build in the background. If the worker dies during a trial
-  // that carried a prefetch, the trial is run once more without it in a
-  // fresh worker, so a compiler crash on the next config is not recorded
-  // against this one (and `next` is then measured without prefetch).
+  // Sends the programs of `next` (of every call since the last Measure())
+  // along with the coming Measure(), for the worker to build in the
+  // background. If the worker dies during a trial that carried prefetches,
+  // the trial is run once more without them in a fresh worker, so a
+  // compiler crash on a later config is not recorded against this one (the
+  // hinted trials are then built when measured).
   void Prefetch(const tunefleet::v1::MeasureRequest& next) override;
 
   // Workers started after the first (each crash or timeout starts one).

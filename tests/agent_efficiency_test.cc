@@ -283,6 +283,26 @@ TEST_F(ProgramCacheOnDevice, PrefetchedProgramIsAHit) {
   EXPECT_EQ(cache.stats().misses, 0u);
 }
 
+// Several background threads build several hinted programs (the agent's
+// look-ahead over its queued trials); each is then a prefetched hit.
+TEST_F(ProgramCacheOnDevice, SeveralThreadsBuildSeveralPrefetches) {
+  ProgramCache cache(
+      device_.context.get(), device_.device,
+      ProgramCache::Options{.max_queued_prefetches = 8, .prefetch_threads = 4});
+  constexpr int kFactors = 6;
+  auto options = [](int f) { return absl::StrCat("-DFACTOR=", f + 2, ".0f"); };
+  for (int f = 0; f < kFactors; ++f) cache.Prefetch(kScaleSource, options(f));
+  cache.WaitForPrefetches();
+  EXPECT_EQ(cache.stats().prefetches, static_cast<size_t>(kFactors));
+  for (int f = 0; f < kFactors; ++f) {
+    auto built = cache.Get(kScaleSource, options(f));
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_EQ(built->origin, ProgramCache::Origin::kPrefetched) << f;
+    ExpectScaled(built->program.get(), static_cast<float>(f + 2));
+  }
+  EXPECT_EQ(cache.stats().misses, 0u);
+}
+
 TEST_F(ProgramCacheOnDevice, PrefetchedBuildErrorReachesGet) {
   ProgramCache cache(device_.context.get(), device_.device,
                      ProgramCache::Options{});
@@ -404,7 +424,9 @@ TEST(MeasurerPrefetch, NextTrialFindsItsProgramBuilt) {
   // Identical programs on identical inputs: identical verified outputs.
   EXPECT_EQ(a1.max_rel_error(), b1.max_rel_error());
   EXPECT_EQ(a2.max_rel_error(), b2.max_rel_error());
-  EXPECT_EQ(with->program_cache().stats().prefetch_hits, 1u);
+  // Trial 2's kernel, and the reference too when another build thread got
+  // to it before trial 1 asked for it.
+  EXPECT_GE(with->program_cache().stats().prefetch_hits, 1u);
   EXPECT_EQ(without->program_cache().stats().prefetches, 0u);
 }
 
@@ -423,10 +445,14 @@ TEST(MeasurerPrefetch, OverlappingBuildsAndMeasurementsStayCorrect) {
     EXPECT_EQ(m.times_ns_size(), 2);
     if (m.program_source() == Measurement::PREFETCHED) ++prefetched;
   }
-  // Every trial after the first had its program prefetched (finished or
-  // still building when asked for: either way it was not built twice).
-  EXPECT_EQ(prefetched, n - 1);
-  EXPECT_EQ(measurer->program_cache().stats().misses, 2u);  // ref + first
+  // Every program was built once: by the background thread (finished or
+  // still building when asked for), or inline by the Get() that found it
+  // still queued (a loaded machine) and took it off the queue.
+  const ProgramCache::Stats stats = measurer->program_cache().stats();
+  EXPECT_EQ(stats.prefetches + stats.misses, static_cast<size_t>(n) + 1)
+      << "kernels and the reference, each built once";
+  EXPECT_LE(static_cast<size_t>(prefetched), stats.prefetch_hits);
+  EXPECT_GE(stats.misses, 1u);  // the first kernel is never hinted
 }
 
 TEST(MeasurerReplay, ReplayedTimingIsFlaggedAndVerified) {
