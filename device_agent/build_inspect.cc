@@ -12,42 +12,6 @@
 namespace tunefleet::agent {
 namespace {
 
-std::string DeviceString(cl_device_id device, cl_device_info what) {
-  size_t size = 0;
-  if (clGetDeviceInfo(device, what, 0, nullptr, &size) != CL_SUCCESS) return "";
-  std::string text(size, '\0');
-  clGetDeviceInfo(device, what, size, text.data(), nullptr);
-  while (!text.empty() && text.back() == '\0') text.pop_back();
-  return text;
-}
-
-std::string BuildLog(cl_program program, cl_device_id device) {
-  size_t size = 0;
-  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
-                        &size);
-  std::string log(size, '\0');
-  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
-                        nullptr);
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) {
-    log.pop_back();
-  }
-  return log;
-}
-
-// The program's binary for its one device.
-absl::StatusOr<std::string> ProgramBinary(cl_program program) {
-  size_t size = 0;
-  cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size),
-                                &size, nullptr);
-  if (err != CL_SUCCESS) return ClError("CL_PROGRAM_BINARY_SIZES", err);
-  std::string binary(size, '\0');
-  unsigned char* data = reinterpret_cast<unsigned char*>(binary.data());
-  err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(data), &data,
-                         nullptr);
-  if (err != CL_SUCCESS) return ClError("CL_PROGRAM_BINARIES", err);
-  return binary;
-}
-
 template <typename T>
 uint64_t KernelInfo(cl_kernel kernel, cl_device_id device,
                     cl_kernel_work_group_info what) {
@@ -81,7 +45,7 @@ absl::StatusOr<BuildReport> InspectBuild(const ClDevice& device,
   report.compile_ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-  report.build_log = BuildLog(program.get(), device.device);
+  report.build_log = BuildLog(program.get(), device.device, size_t{1} << 20);
   if (err != CL_SUCCESS) {
     return absl::InvalidArgumentError(absl::StrCat(
         "build failed (", ClErrorName(err), "):\n", report.build_log));

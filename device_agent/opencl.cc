@@ -25,6 +25,8 @@ std::string InfoString(cl_int (*query)(Id, Param, size_t, void*, size_t*),
   return value;
 }
 
+}  // namespace
+
 std::string DeviceString(cl_device_id device, cl_device_info param) {
   return InfoString(&clGetDeviceInfo, device, param);
 }
@@ -32,6 +34,44 @@ std::string DeviceString(cl_device_id device, cl_device_info param) {
 std::string PlatformString(cl_platform_id platform, cl_platform_info param) {
   return InfoString(&clGetPlatformInfo, platform, param);
 }
+
+std::string BuildLog(cl_program program, cl_device_id device,
+                     size_t max_bytes) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
+                        &size);
+  std::string log(size, '\0');
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
+                        nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) {
+    log.pop_back();
+  }
+  if (log.size() > max_bytes) {
+    log.resize(max_bytes);
+    log += "\n[build log truncated]";
+  }
+  return log;
+}
+
+absl::StatusOr<std::string> ProgramBinary(cl_program program,
+                                          uint64_t max_bytes) {
+  size_t size = 0;
+  cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size),
+                                &size, nullptr);
+  if (err != CL_SUCCESS) return ClError("CL_PROGRAM_BINARY_SIZES", err);
+  if (size == 0 || size > max_bytes) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("program binary of ", size, " bytes"));
+  }
+  std::string binary(size, '\0');
+  unsigned char* data = reinterpret_cast<unsigned char*>(binary.data());
+  err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(data), &data,
+                         nullptr);
+  if (err != CL_SUCCESS) return ClError("CL_PROGRAM_BINARIES", err);
+  return binary;
+}
+
+namespace {
 
 template <typename T>
 T DeviceValue(cl_device_id device, cl_device_info param) {

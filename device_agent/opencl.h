@@ -115,6 +115,23 @@ std::string ClErrorName(cl_int code);
 // An error status "<what>: <CL error name>" for a failed OpenCL call.
 absl::Status ClError(absl::string_view what, cl_int code);
 
+// A string property of a device or platform, without its terminating NUL
+// and trailing blanks; "" when the query fails.
+std::string DeviceString(cl_device_id device, cl_device_info param);
+std::string PlatformString(cl_platform_id platform, cl_platform_info param);
+
+// The build log of `program` for `device`, cut to `max_bytes` (a note says
+// so when cut).
+std::string BuildLog(cl_program program, cl_device_id device,
+                     size_t max_bytes = 8192);
+
+// CL_PROGRAM_BINARIES of a program built for one device (PTX text on
+// NVIDIA, an ELF on PoCL). Errors: FAILED_PRECONDITION when the driver
+// reports 0 bytes or more than `max_bytes`; the CL error otherwise.
+absl::StatusOr<std::string> ProgramBinary(cl_program program,
+                                          uint64_t max_bytes = uint64_t{256}
+                                                               << 20);
+
 // One opened device: its context and a profiling-enabled in-order queue.
 struct ClDevice {
   cl_platform_id platform = nullptr;

@@ -28,23 +28,6 @@ constexpr size_t kHeaderBytes = sizeof(kMagic) + 8 + 2 * kDigestBytes;
 // Larger files are not binaries of one kernel: refuse them.
 constexpr uint64_t kMaxBinaryBytes = uint64_t{256} << 20;
 
-std::string BuildLog(cl_program program, cl_device_id device) {
-  size_t size = 0;
-  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr,
-                        &size);
-  std::string log(size, '\0');
-  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(),
-                        nullptr);
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) {
-    log.pop_back();
-  }
-  if (log.size() > kMaxLogBytes) {
-    log.resize(kMaxLogBytes);
-    log += "\n[build log truncated]";
-  }
-  return log;
-}
-
 std::string RawSha256(absl::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
@@ -73,38 +56,18 @@ void AppendField(std::string* out, absl::string_view field) {
 }
 
 std::string DeviceFingerprint(cl_device_id device) {
-  auto device_string = [device](cl_device_info param) {
-    size_t size = 0;
-    if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) {
-      return std::string();
-    }
-    std::string value(size, '\0');
-    clGetDeviceInfo(device, param, size, value.data(), nullptr);
-    while (!value.empty() && value.back() == '\0') value.pop_back();
-    return value;
-  };
   cl_platform_id platform = nullptr;
-  clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
-                  nullptr);
-  std::string platform_version;
-  if (platform != nullptr) {
-    size_t size = 0;
-    if (clGetPlatformInfo(platform, CL_PLATFORM_VERSION, 0, nullptr, &size) ==
-        CL_SUCCESS) {
-      platform_version.assign(size, '\0');
-      clGetPlatformInfo(platform, CL_PLATFORM_VERSION, size,
-                        platform_version.data(), nullptr);
-      while (!platform_version.empty() && platform_version.back() == '\0') {
-        platform_version.pop_back();
-      }
-    }
-  }
+  clGetDeviceInfo(device, CL_DEVICE_PLATFORM,
+                  sizeof(platform),  // NOLINT(bugprone-sizeof-expression)
+                  &platform, nullptr);
+  const std::string platform_version =
+      platform != nullptr ? PlatformString(platform, CL_PLATFORM_VERSION) : "";
   std::string out;
   AppendField(&out, kCacheFormat);
-  AppendField(&out, device_string(CL_DEVICE_NAME));
-  AppendField(&out, device_string(CL_DEVICE_VENDOR));
-  AppendField(&out, device_string(CL_DRIVER_VERSION));
-  AppendField(&out, device_string(CL_DEVICE_VERSION));
+  AppendField(&out, DeviceString(device, CL_DEVICE_NAME));
+  AppendField(&out, DeviceString(device, CL_DEVICE_VENDOR));
+  AppendField(&out, DeviceString(device, CL_DRIVER_VERSION));
+  AppendField(&out, DeviceString(device, CL_DEVICE_VERSION));
   AppendField(&out, platform_version);
   return out;
 }
@@ -231,8 +194,9 @@ absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
   if (RawSha256(payload) != digest) {
     return absl::DataLossError("payload checksum mismatch");
   }
-  if (Hex(key_digest) != key)
+  if (Hex(key_digest) != key) {
     return absl::DataLossError("written for another key");
+  }
 
   const unsigned char* bytes =
       reinterpret_cast<const unsigned char*>(payload.data());
@@ -254,27 +218,18 @@ absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
 void ProgramCache::StoreBinary(cl_program program, const std::string& path,
                                const std::string& key) {
   const auto start = std::chrono::steady_clock::now();
-  size_t size = 0;
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size,
-                       nullptr) != CL_SUCCESS ||
-      size == 0 || size > kMaxBinaryBytes) {
-    return;
-  }
-  std::string payload(size, '\0');
-  unsigned char* data = reinterpret_cast<unsigned char*>(payload.data());
-  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(data), &data,
-                       nullptr) != CL_SUCCESS) {
-    return;
-  }
+  absl::StatusOr<std::string> payload = ProgramBinary(program, kMaxBinaryBytes);
+  if (!payload.ok()) return;
+  const uint64_t size = payload->size();
   std::string file(kMagic, sizeof(kMagic));
   PutU64(&file, size);
-  file += RawSha256(payload);
+  file += RawSha256(*payload);
   // The key is hex of a SHA-256: store its 32 raw bytes.
   auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
   for (size_t i = 0; i + 1 < key.size(); i += 2) {
     file.push_back(static_cast<char>(nibble(key[i]) << 4 | nibble(key[i + 1])));
   }
-  file += payload;
+  file += *payload;
 
   // Write a private temporary file, then rename it over the final name:
   // readers see the old file, no file, or the whole new one.
@@ -326,7 +281,7 @@ ProgramCache::BuildOutcome ProgramCache::Build(const std::string& key,
   if (err != CL_SUCCESS) {
     return BuildOutcome{absl::InvalidArgumentError(
         absl::StrCat("clBuildProgram: ", ClErrorName(err), "\n",
-                     BuildLog(program.get(), device_)))};
+                     BuildLog(program.get(), device_, kMaxLogBytes)))};
   }
   if (!path.empty()) StoreBinary(program.get(), path, key);
   return BuildOutcome{std::move(program), Origin::kBuiltFromSource};
