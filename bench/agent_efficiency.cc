@@ -32,10 +32,12 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "device_agent/host_util.h"
 #include "device_agent/measurer.h"
 #include "device_agent/program_cache.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
+#include "server/store.h"
 #include "server/trial_request.h"
 
 namespace tunefleet::bench {
@@ -47,17 +49,8 @@ using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
 using Clock = std::chrono::steady_clock;
 
-double MsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using agent::MsSince;
+using server::Median;
 
 double Mean(const std::vector<double>& v) {
   if (v.empty()) return 0;

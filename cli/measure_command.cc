@@ -45,8 +45,8 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
 
 namespace {
 
-nlohmann::json BuildReportJson(const agent::BuildReport& r) {
-  const agent::PtxCounts p = agent::CountPtx(r.binary);
+nlohmann::json BuildReportJson(const agent::BuildReport& r,
+                               const agent::PtxCounts& p) {
   return {{"options", r.options},
           {"build_log", r.build_log},
           {"binary_bytes", r.binary.size()},
@@ -66,8 +66,7 @@ nlohmann::json BuildReportJson(const agent::BuildReport& r) {
             {"barriers", p.barriers}}}};
 }
 
-void PrintBuildReport(const agent::BuildReport& r) {
-  const agent::PtxCounts p = agent::CountPtx(r.binary);
+void PrintBuildReport(const agent::BuildReport& r, const agent::PtxCounts& p) {
   std::cout << absl::StrFormat(
       "build: %.0f ms, work-group limit %d, private %d B, local %d B, "
       "preferred multiple %d, binary %d B\n",
@@ -103,8 +102,9 @@ absl::StatusOr<nlohmann::json> InspectKernel(
     }
   }
   if (!o.inspect) return nlohmann::json();
-  if (!o.json) PrintBuildReport(*report);
-  return BuildReportJson(*report);
+  const agent::PtxCounts counts = agent::CountPtx(report->binary);
+  if (!o.json) PrintBuildReport(*report, counts);
+  return BuildReportJson(*report, counts);
 }
 
 }  // namespace

@@ -107,10 +107,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (no_binary_cache) measurer.binary_cache_dir.clear();
   measurer.replay = replay;
-  measurer.prefetch =
-      prefetch == "on"    ? tunefleet::agent::MeasurerOptions::Prefetch::kOn
-      : prefetch == "off" ? tunefleet::agent::MeasurerOptions::Prefetch::kOff
-                          : tunefleet::agent::MeasurerOptions::Prefetch::kAuto;
+  measurer.prefetch = tunefleet::agent::ParsePrefetch(prefetch);
 
   if (info_only) {
     absl::StatusOr<tunefleet::agent::ClDevice> opened =

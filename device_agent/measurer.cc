@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "device_agent/host_util.h"
 #include "device_agent/verify.h"
 
 namespace tunefleet::agent {
@@ -133,12 +134,6 @@ absl::StatusOr<double> EventNs(cl_event event) {
   return static_cast<double>(end - start);
 }
 
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 tunefleet::v1::Measurement::ProgramSource SourceOf(ProgramCache::Origin o) {
   switch (o) {
     case ProgramCache::Origin::kBuiltFromSource:
@@ -171,6 +166,31 @@ struct NdRange {
 };
 
 }  // namespace
+
+const char* PrefetchName(MeasurerOptions::Prefetch mode) {
+  switch (mode) {
+    case MeasurerOptions::Prefetch::kOn:
+      return "on";
+    case MeasurerOptions::Prefetch::kOff:
+      return "off";
+    case MeasurerOptions::Prefetch::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+MeasurerOptions::Prefetch ParsePrefetch(absl::string_view name) {
+  if (name == "on") return MeasurerOptions::Prefetch::kOn;
+  if (name == "off") return MeasurerOptions::Prefetch::kOff;
+  return MeasurerOptions::Prefetch::kAuto;
+}
+
+bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
+                     const tunefleet::v1::DeviceInfo& device) {
+  return mode == MeasurerOptions::Prefetch::kOn ||
+         (mode == MeasurerOptions::Prefetch::kAuto &&
+          device.device_type() != "CPU");
+}
 
 absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
     ClDevice device, MeasurerOptions options) {
@@ -215,17 +235,7 @@ Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
           fill_half_.get(),
           std::min<uint64_t>(info_.global_mem_bytes() / 2, uint64_t{8} << 30),
           kMaxWorkloads) {
-  switch (options.prefetch) {
-    case MeasurerOptions::Prefetch::kOn:
-      prefetch_ = true;
-      break;
-    case MeasurerOptions::Prefetch::kOff:
-      prefetch_ = false;
-      break;
-    case MeasurerOptions::Prefetch::kAuto:
-      prefetch_ = info_.device_type() != "CPU";
-      break;
-  }
+  prefetch_ = PrefetchEnabled(options.prefetch, info_);
   if (!options.replay) {
     replay_unavailable_ = "turned off";
     return;
@@ -399,14 +409,11 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   if (!first_ns.ok()) {
     return Failed(Measurement::RUNTIME_ERROR, first_ns.status().message());
   }
-  double worst = 0;
-  for (const auto& [name, reference] : state.reference_outputs) {
-    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
-    if (!out.ok()) {
-      return Failed(Measurement::RUNTIME_ERROR, out.status().message());
-    }
-    worst = std::max(worst, MaxRelativeError(*out, reference));
+  absl::StatusOr<double> worst_or = WorstOutputError(state);
+  if (!worst_or.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR, worst_or.status().message());
   }
+  const double worst = *worst_or;
   Measurement m;
   m.set_compile_ms(kernel_info.compile_ms);
   m.set_program_source(kernel_info.source);
@@ -476,40 +483,62 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
   return TimePlain(kernel, launch, repeat, n, max_total_ns, result);
 }
 
-absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
-                                 uint32_t repeat, uint32_t n,
-                                 double max_total_ns, Measurement* result) {
+absl::StatusOr<double> Measurer::WorstOutputError(WorkloadState& state) {
+  double worst = 0;
+  for (const auto& [name, reference] : state.reference_outputs) {
+    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
+    if (!out.ok()) return out.status();
+    worst = std::max(worst, MaxRelativeError(*out, reference));
+  }
+  return worst;
+}
+
+absl::Status Measurer::TimeRounds(uint32_t repeat, uint32_t n,
+                                  double max_total_ns, Measurement* result,
+                                  Round round) {
   double total_ns = 0;
   double submit_ms = 0, wall_ms = 0;
   uint32_t rounds = 0;
   for (uint32_t r = 0; r < repeat; ++r) {
     if (r > 0 && total_ns > max_total_ns) break;  // hard cap on total time
     const auto round_start = std::chrono::steady_clock::now();
-    std::vector<ClEvent> events;
-    events.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
-      if (!event.ok()) return event.status();
-      events.push_back(*std::move(event));
-    }
-    cl_int err = clFlush(device_.queue.get());
-    submit_ms += MsSince(round_start);
-    err |= clFinish(device_.queue.get());
-    if (err != CL_SUCCESS) return ClError("clFinish", err);
+    absl::StatusOr<double> round_ns = round(round_start, &submit_ms);
+    if (!round_ns.ok()) return round_ns.status();
     wall_ms += MsSince(round_start);
     ++rounds;
-    double round_ns = 0;
-    for (const ClEvent& e : events) {
-      absl::StatusOr<double> t = EventNs(e.get());
-      if (!t.ok()) return t.status();
-      round_ns += *t;
-    }
-    total_ns += round_ns;
-    result->add_times_ns(round_ns / n);
+    total_ns += *round_ns;
+    result->add_times_ns(*round_ns / n);
   }
   last_timing_.submit_ms_per_round = submit_ms / std::max(rounds, 1u);
   last_timing_.wall_ms_per_round = wall_ms / std::max(rounds, 1u);
   return absl::OkStatus();
+}
+
+absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
+                                 uint32_t repeat, uint32_t n,
+                                 double max_total_ns, Measurement* result) {
+  return TimeRounds(repeat, n, max_total_ns, result,
+                    [&](std::chrono::steady_clock::time_point round_start,
+                        double* submit_ms) -> absl::StatusOr<double> {
+                      std::vector<ClEvent> events;
+                      events.reserve(n);
+                      for (uint32_t i = 0; i < n; ++i) {
+                        absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
+                        if (!event.ok()) return event.status();
+                        events.push_back(*std::move(event));
+                      }
+                      cl_int err = clFlush(device_.queue.get());
+                      *submit_ms += MsSince(round_start);
+                      err |= clFinish(device_.queue.get());
+                      if (err != CL_SUCCESS) return ClError("clFinish", err);
+                      double round_ns = 0;
+                      for (const ClEvent& e : events) {
+                        absl::StatusOr<double> t = EventNs(e.get());
+                        if (!t.ok()) return t.status();
+                        round_ns += *t;
+                      }
+                      return round_ns;
+                    });
 }
 
 absl::Status Measurer::TimeReplayed(cl_kernel kernel,
@@ -539,72 +568,70 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
   last_timing_.record_ms = MsSince(record_start);
 
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
-  double total_ns = 0;
-  double submit_ms = 0, wall_ms = 0;
-  uint32_t rounds = 0;
-  for (uint32_t r = 0; r < repeat; ++r) {
-    if (r > 0 && total_ns > max_total_ns) break;  // hard cap on total time
-    // The replay's own event should span its commands, but some
-    // implementations (PoCL 3.1) attach it to a trailing marker only: the
-    // replay is also bracketed by two markers on the in-order queue, and
-    // their END-to-END span is used when the event covers less than half
-    // of it.
-    const auto round_start = std::chrono::steady_clock::now();
-    cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
-    err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
-    ClEvent before(raw_before);
-    if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
-    err = api.enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
-    if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
-    ClEvent event(raw);
-    err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
-    ClEvent after(raw_after);
-    if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
-    err = clFlush(queue);
-    submit_ms += MsSince(round_start);
-    err |= clWaitForEvents(1, &raw_after);
-    if (err != CL_SUCCESS) return ClError("replaying the command buffer", err);
-    wall_ms += MsSince(round_start);
-    ++rounds;
-    absl::StatusOr<double> event_ns = EventNs(raw);
-    if (!event_ns.ok()) return event_ns.status();
-    cl_ulong before_end = 0, after_end = 0;
-    double round_ns = *event_ns;
-    if (clGetEventProfilingInfo(raw_before, CL_PROFILING_COMMAND_END,
-                                sizeof(before_end), &before_end,
-                                nullptr) == CL_SUCCESS &&
-        clGetEventProfilingInfo(raw_after, CL_PROFILING_COMMAND_END,
-                                sizeof(after_end), &after_end,
-                                nullptr) == CL_SUCCESS &&
-        after_end > before_end) {
-      const double bracket_ns = static_cast<double>(after_end - before_end);
-      if (round_ns < 0.5 * bracket_ns) {
-        round_ns = bracket_ns;
-        last_timing_.replay_clock = "markers around the replay";
-      } else {
-        last_timing_.replay_clock = "command-buffer event";
-      }
-    }
-    if (!(round_ns > 0)) {
-      return absl::InternalError("the replay's profiling times are empty");
-    }
-    total_ns += round_ns;
-    result->add_times_ns(round_ns / n);
-  }
+  // The replay's own event should span its commands, but some
+  // implementations (PoCL 3.1) attach it to a trailing marker only: the
+  // replay is also bracketed by two markers on the in-order queue, and
+  // their END-to-END span is used when the event covers less than half of
+  // it.
+  absl::Status timed = TimeRounds(
+      repeat, n, max_total_ns, result,
+      [&](std::chrono::steady_clock::time_point round_start,
+          double* submit_ms) -> absl::StatusOr<double> {
+        cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
+        cl_int err =
+            clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
+        ClEvent before(raw_before);
+        if (err != CL_SUCCESS) {
+          return ClError("clEnqueueMarkerWithWaitList", err);
+        }
+        err = api.enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
+        if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
+        ClEvent event(raw);
+        err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
+        ClEvent after(raw_after);
+        if (err != CL_SUCCESS) {
+          return ClError("clEnqueueMarkerWithWaitList", err);
+        }
+        err = clFlush(queue);
+        *submit_ms += MsSince(round_start);
+        err |= clWaitForEvents(1, &raw_after);
+        if (err != CL_SUCCESS) {
+          return ClError("replaying the command buffer", err);
+        }
+        absl::StatusOr<double> event_ns = EventNs(raw);
+        if (!event_ns.ok()) return event_ns.status();
+        cl_ulong before_end = 0, after_end = 0;
+        double round_ns = *event_ns;
+        if (clGetEventProfilingInfo(raw_before, CL_PROFILING_COMMAND_END,
+                                    sizeof(before_end), &before_end,
+                                    nullptr) == CL_SUCCESS &&
+            clGetEventProfilingInfo(raw_after, CL_PROFILING_COMMAND_END,
+                                    sizeof(after_end), &after_end,
+                                    nullptr) == CL_SUCCESS &&
+            after_end > before_end) {
+          const double bracket_ns = static_cast<double>(after_end - before_end);
+          if (round_ns < 0.5 * bracket_ns) {
+            round_ns = bracket_ns;
+            last_timing_.replay_clock = "markers around the replay";
+          } else {
+            last_timing_.replay_clock = "command-buffer event";
+          }
+        }
+        if (!(round_ns > 0)) {
+          return absl::InternalError("the replay's profiling times are empty");
+        }
+        return round_ns;
+      });
+  if (!timed.ok()) return timed;
   // Outputs were poisoned before the first replay: they must equal the
   // reference again, or the replay did not run the kernel as recorded.
-  for (const auto& [name, reference] : state.reference_outputs) {
-    absl::StatusOr<std::vector<float>> out = workloads_.Read(state, name);
-    if (!out.ok()) return out.status();
-    const double error = MaxRelativeError(*out, reference);
-    if (!(error <= rtol)) {
-      return absl::InternalError(absl::StrFormat(
-          "output after replay differs from the reference (%g > %g)", error,
-          rtol));
-    }
+  absl::StatusOr<double> error = WorstOutputError(state);
+  if (!error.ok()) return error.status();
+  if (!(*error <= rtol)) {
+    return absl::InternalError(absl::StrFormat(
+        "output after replay differs from the reference (%g > %g)", *error,
+        rtol));
   }
-  last_timing_.submit_ms_per_round = submit_ms / std::max(rounds, 1u);
-  last_timing_.wall_ms_per_round = wall_ms / std::max(rounds, 1u);
   return absl::OkStatus();
 }
 

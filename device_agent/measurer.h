@@ -18,10 +18,12 @@
 #ifndef TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 #define TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "device_agent/opencl.h"
 #include "device_agent/program_cache.h"
@@ -59,6 +61,15 @@ struct MeasurerOptions {
   // measured) it saves no host time (bench/results/pocl_agent_efficiency.txt).
   bool replay = false;
 };
+
+// "auto", "on", "off": the agent's --prefetch values.
+const char* PrefetchName(MeasurerOptions::Prefetch mode);
+// The mode named `name`; kAuto for any other text.
+MeasurerOptions::Prefetch ParsePrefetch(absl::string_view name);
+// Whether `mode` builds in the background on this device (kAuto: unless it
+// is a CPU).
+bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
+                     const tunefleet::v1::DeviceInfo& device);
 
 // Owns the device and everything built on it. Measure() is called by one
 // thread at a time; Prefetch() may be called from any thread, also while
@@ -149,6 +160,18 @@ class Measurer {
                     const tunefleet::v1::TimingPolicy& policy,
                     double first_launch_ns, double rtol, WorkloadState& state,
                     tunefleet::v1::Measurement* result);
+  // The largest relative error of the workload's outputs against the
+  // reference's (what verification compares).
+  absl::StatusOr<double> WorstOutputError(WorkloadState& state);
+  // One timing round of `number` launches: enqueues them, adds the host ms
+  // from `round_start` until they were submitted to *submit_ms, waits, and
+  // returns the round's device time in ns.
+  using Round = absl::FunctionRef<absl::StatusOr<double>(
+      std::chrono::steady_clock::time_point round_start, double* submit_ms)>;
+  // Runs up to `repeat` rounds (stopping early past max_total_ns), appends
+  // each round's time / n to `result` and the host figures to last_timing_.
+  absl::Status TimeRounds(uint32_t repeat, uint32_t n, double max_total_ns,
+                          tunefleet::v1::Measurement* result, Round round);
   // Times `repeat` rounds of `n` launches (stopping early past
   // max_total_ns), appending one time per round to `result`.
   absl::Status TimePlain(cl_kernel kernel,

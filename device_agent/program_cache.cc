@@ -1,7 +1,6 @@
 #include "device_agent/program_cache.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,11 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "device_agent/host_util.h"
+#include "kernels_templates/common/read_file.h"
+#include "kernels_templates/common/sha256.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -23,32 +24,10 @@ constexpr size_t kMaxLogBytes = 8192;
 // Bumped when the file layout or the key's composition changes.
 constexpr char kCacheFormat[] = "tunefleet-program-binary-v1";
 constexpr char kMagic[8] = {'T', 'F', 'P', 'B', 'I', 'N', '0', '1'};
-constexpr size_t kDigestBytes = 32;
+constexpr size_t kDigestBytes = templates::kSha256Bytes;
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 8 + 2 * kDigestBytes;
 // Larger files are not binaries of one kernel: refuse them.
 constexpr uint64_t kMaxBinaryBytes = uint64_t{256} << 20;
-
-std::string RawSha256(absl::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(),
-                 nullptr) != 1 ||
-      size != kDigestBytes) {
-    return std::string(kDigestBytes, '\0');
-  }
-  return std::string(reinterpret_cast<const char*>(digest), size);
-}
-
-std::string Hex(absl::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
 
 // A field of the key: its length first, so no two field lists collide.
 void AppendField(std::string* out, absl::string_view field) {
@@ -82,38 +61,11 @@ uint64_t GetU64(const char* p) {
   return v;
 }
 
-// The whole file, or NOT_FOUND / DATA_LOSS.
-absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("reading ", path));
-  return bytes.str();
-}
-
-bool WriteAllFd(int fd, const std::string& bytes) {
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 }  // namespace
 
-std::string Sha256Hex(absl::string_view data) { return Hex(RawSha256(data)); }
+std::string Sha256Hex(absl::string_view data) {
+  return absl::BytesToHexString(templates::Sha256(data));
+}
 
 std::string DefaultBinaryCacheDir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -172,7 +124,7 @@ ProgramCache::Stats ProgramCache::stats() const {
 absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
                                                    const std::string& key,
                                                    const std::string& options) {
-  absl::StatusOr<std::string> file = ReadFileBytes(path);
+  absl::StatusOr<std::string> file = templates::ReadWholeFile(path);
   if (!file.ok()) return file.status();
   // Layout: magic, payload length (u64 LE), SHA-256 of the payload, the raw
   // key digest, payload.
@@ -191,10 +143,10 @@ absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
       absl::string_view(*file).substr(sizeof(kMagic) + 8, kDigestBytes);
   const absl::string_view key_digest = absl::string_view(*file).substr(
       sizeof(kMagic) + 8 + kDigestBytes, kDigestBytes);
-  if (RawSha256(payload) != digest) {
+  if (templates::Sha256(payload) != digest) {
     return absl::DataLossError("payload checksum mismatch");
   }
-  if (Hex(key_digest) != key) {
+  if (absl::BytesToHexString(key_digest) != key) {
     return absl::DataLossError("written for another key");
   }
 
@@ -223,12 +175,9 @@ void ProgramCache::StoreBinary(cl_program program, const std::string& path,
   const uint64_t size = payload->size();
   std::string file(kMagic, sizeof(kMagic));
   PutU64(&file, size);
-  file += RawSha256(*payload);
+  file += templates::Sha256(*payload);
   // The key is hex of a SHA-256: store its 32 raw bytes.
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (size_t i = 0; i + 1 < key.size(); i += 2) {
-    file.push_back(static_cast<char>(nibble(key[i]) << 4 | nibble(key[i + 1])));
-  }
+  file += absl::HexStringToBytes(key);
   file += *payload;
 
   // Write a private temporary file, then rename it over the final name:
@@ -239,7 +188,7 @@ void ProgramCache::StoreBinary(cl_program program, const std::string& path,
   const int fd =
       open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  const bool written = WriteAllFd(fd, file);
+  const bool written = WriteAll(fd, file);
   const bool closed = close(fd) == 0;
   if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
     unlink(tmp.c_str());

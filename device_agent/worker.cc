@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "device_agent/host_util.h"
 #include "device_agent/measurer.h"
 
 extern char** environ;
@@ -27,18 +28,6 @@ using tunefleet::v1::WorkerRequest;
 constexpr int kWorkerIn = 3;   // the worker reads requests here
 constexpr int kWorkerOut = 4;  // and writes replies here
 constexpr uint32_t kMaxFrameBytes = 256u << 20;
-
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // Reads exactly `size` bytes by `deadline`; false on EOF, error or time.
 bool ReadAll(int fd, void* data, size_t size,
@@ -68,11 +57,10 @@ bool ReadAll(int fd, void* data, size_t size,
 bool WriteFrame(int fd, const google::protobuf::Message& m) {
   const std::string bytes = m.SerializeAsString();
   const uint32_t size = static_cast<uint32_t>(bytes.size());
-  unsigned char header[4] = {static_cast<unsigned char>(size),
-                             static_cast<unsigned char>(size >> 8),
-                             static_cast<unsigned char>(size >> 16),
-                             static_cast<unsigned char>(size >> 24)};
-  return WriteAll(fd, header, 4) && WriteAll(fd, bytes.data(), bytes.size());
+  const char header[4] = {static_cast<char>(size), static_cast<char>(size >> 8),
+                          static_cast<char>(size >> 16),
+                          static_cast<char>(size >> 24)};
+  return WriteAll(fd, absl::string_view(header, 4)) && WriteAll(fd, bytes);
 }
 
 bool ReadFrame(int fd, google::protobuf::Message* m,
@@ -115,9 +103,7 @@ int RunWorkerMain(int argc, char** argv) {
     if (flag == "--binary-cache") {
       options.binary_cache_dir = std::string(value);
     } else if (flag == "--prefetch") {
-      options.prefetch = value == "on"    ? MeasurerOptions::Prefetch::kOn
-                         : value == "off" ? MeasurerOptions::Prefetch::kOff
-                                          : MeasurerOptions::Prefetch::kAuto;
+      options.prefetch = ParsePrefetch(value);
     } else if (flag == "--prefetch-threads") {
       if (!absl::SimpleAtoi(value, &options.prefetch_threads)) return 2;
     } else if (flag == "--replay") {
@@ -174,17 +160,8 @@ absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
   if (reply->has_error()) return absl::UnavailableError(reply->error());
   backend->info_ = reply->device_info();
   // As the worker's Measurer decides: no point shipping sources it ignores.
-  switch (backend->options_.measurer.prefetch) {
-    case MeasurerOptions::Prefetch::kOn:
-      backend->prefetch_enabled_ = true;
-      break;
-    case MeasurerOptions::Prefetch::kOff:
-      backend->prefetch_enabled_ = false;
-      break;
-    case MeasurerOptions::Prefetch::kAuto:
-      backend->prefetch_enabled_ = backend->info_.device_type() != "CPU";
-      break;
-  }
+  backend->prefetch_enabled_ =
+      PrefetchEnabled(backend->options_.measurer.prefetch, backend->info_);
   return backend;
 }
 
@@ -210,13 +187,11 @@ absl::Status WorkerBackend::Spawn() {
     args.insert(args.end(), {"--binary-cache", m.binary_cache_dir});
   }
   args.insert(args.end(),
-              {"--prefetch",
-               m.prefetch == MeasurerOptions::Prefetch::kOn    ? "on"
-               : m.prefetch == MeasurerOptions::Prefetch::kOff ? "off"
-                                                               : "auto",
-               "--prefetch-threads", std::to_string(m.prefetch_threads),
-               "--replay", m.replay ? "on" : "off"});
+              {"--prefetch", PrefetchName(m.prefetch), "--prefetch-threads",
+               std::to_string(m.prefetch_threads), "--replay",
+               m.replay ? "on" : "off"});
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   pid_t pid = -1;

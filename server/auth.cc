@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "kernels_templates/common/read_file.h"
+#include "kernels_templates/common/sha256.h"
 
 namespace tunefleet::server {
 namespace {
@@ -168,10 +170,8 @@ std::optional<Role> RequiredRole(absl::string_view full_method) {
 
 TokenDigest DigestToken(absl::string_view token) {
   TokenDigest digest{};
-  unsigned int size = 0;
-  // One-shot digest: no handle outlives the call.
-  EVP_Digest(token.data(), token.size(), digest.data(), &size, EVP_sha256(),
-             nullptr);
+  const std::string sha = templates::Sha256(token);
+  std::copy(sha.begin(), sha.end(), digest.begin());
   return digest;
 }
 

@@ -151,12 +151,15 @@ int64_t NowMs() {
       .count();
 }
 
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 double MedianNs(const google::protobuf::RepeatedField<double>& times_ns) {
-  if (times_ns.empty()) return 0.0;
-  std::vector<double> t(times_ns.begin(), times_ns.end());
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return Median(std::vector<double>(times_ns.begin(), times_ns.end()));
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {

@@ -187,6 +187,9 @@ bool IsFinalJobState(absl::string_view state);
 // Milliseconds since the Unix epoch.
 int64_t NowMs();
 
+// The median of `values` (the mean of the middle two for an even count); 0
+// for none.
+double Median(std::vector<double> values);
 // The median of per-repeat times (ns); 0 for none.
 double MedianNs(const google::protobuf::RepeatedField<double>& times_ns);
 
