@@ -32,13 +32,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "device_agent/host_util.h"
+#include "base/stats.h"
+#include "base/time.h"
 #include "device_agent/measurer.h"
 #include "device_agent/program_cache.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "server/store.h"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::bench {
 namespace {
@@ -49,8 +49,8 @@ using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
 using Clock = std::chrono::steady_clock;
 
-using agent::MsSince;
-using server::Median;
+using base::Median;
+using base::MsSince;
 
 double Mean(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -87,7 +87,7 @@ std::vector<MeasureRequest> Requests(
   std::vector<MeasureRequest> out;
   for (size_t i = 0; i < configs.size(); ++i) {
     MeasureRequest r =
-        server::BuildMeasureRequest(tmpl, w, configs[i], i + 1, timing);
+        trial::BuildMeasureRequest(tmpl, w, configs[i], i + 1, timing);
     if (nonce != 0) {
       const std::string define = absl::StrCat(" -DTF_BENCH_NONCE=", nonce);
       r.mutable_kernel()->mutable_build_options()->append(define);
@@ -179,7 +179,7 @@ Pass RunAll(Measurer& m, const std::vector<MeasureRequest>& requests,
       pass.ok = false;
     }
   }
-  pass.wall_ms = MsSince(start);
+  pass.wall_ms = base::MsSince(start);
   return pass;
 }
 
@@ -192,7 +192,7 @@ double CompileMs(const Measurement& m) { return m.compile_ms(); }
 double WallMs(const Measurement& m) { return m.wall_ms(); }
 double KernelMs(const Measurement& m) {
   std::vector<double> t(m.times_ns().begin(), m.times_ns().end());
-  return Median(t) / 1e6;
+  return base::Median(t) / 1e6;
 }
 
 int CountSource(const Pass& pass, Measurement::ProgramSource source) {
@@ -236,24 +236,24 @@ absl::StatusOr<ReplayFigures> CompareReplay(Measurer& plain, Measurer& replay,
       if (m == &plain) {
         pw.push_back(s.wall_ms_per_round);
         ps.push_back(s.submit_ms_per_round);
-        pl.push_back(Median(times));
+        pl.push_back(base::Median(times));
       } else {
         rw.push_back(s.wall_ms_per_round);
         rs.push_back(s.submit_ms_per_round);
         rr.push_back(s.record_ms);
-        rl.push_back(Median(times));
+        rl.push_back(base::Median(times));
         if (!r.replayed()) ++f.fallbacks;
         f.clock = s.replay_clock;
       }
     }
   }
-  f.plain_wall_ms_per_round = Median(pw);
-  f.plain_submit_ms_per_round = Median(ps);
-  f.plain_launch_ns = Median(pl);
-  f.replay_wall_ms_per_round = Median(rw);
-  f.replay_submit_ms_per_round = Median(rs);
-  f.replay_record_ms = Median(rr);
-  f.replay_launch_ns = Median(rl);
+  f.plain_wall_ms_per_round = base::Median(pw);
+  f.plain_submit_ms_per_round = base::Median(ps);
+  f.plain_launch_ns = base::Median(pl);
+  f.replay_wall_ms_per_round = base::Median(rw);
+  f.replay_submit_ms_per_round = base::Median(rs);
+  f.replay_record_ms = base::Median(rr);
+  f.replay_launch_ns = base::Median(rl);
   return f;
 }
 
@@ -367,7 +367,7 @@ int Main(int argc, char** argv) {
   auto probe = NewMeasurer(setup, {});
   if (!probe.ok()) return fail("device", probe.status());
   const v1::DeviceInfo info = (*probe)->device_info();
-  const templates::DeviceLimits limits = server::LimitsFromDeviceInfo(info);
+  const templates::DeviceLimits limits = trial::LimitsFromDeviceInfo(info);
   if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
     return fail("workload", s);
   }
@@ -430,7 +430,7 @@ int Main(int argc, char** argv) {
       a.push_back(
           {{"column", c.name},
            {"program_ms_mean", Mean(Field(pass, CompileMs))},
-           {"program_ms_median", Median(Field(pass, CompileMs))},
+           {"program_ms_median", base::Median(Field(pass, CompileMs))},
            {"trial_wall_ms_mean", Mean(Field(pass, WallMs))},
            {"first_trial_wall_ms", pass.results[0].wall_ms()},
            {"total_ms", pass.wall_ms},
@@ -465,7 +465,7 @@ int Main(int argc, char** argv) {
       rebuild.push_back(built->compile_ms);
       const auto start = Clock::now();
       auto again = cache.Get(r.kernel().source(), r.kernel().build_options());
-      hit.push_back(MsSince(start));
+      hit.push_back(base::MsSince(start));
       if (!again.ok() || !again->cache_hit) {
         return fail("cache", absl::InternalError("expected a hit"));
       }
@@ -497,8 +497,8 @@ int Main(int argc, char** argv) {
     if (!with.ok || !without.ok) return 1;
     c = {{"reused_trial_wall_ms_mean", Mean(Field(with, WallMs))},
          {"fresh_trial_wall_ms_mean", Mean(Field(without, WallMs))},
-         {"reused_trial_wall_ms_median", Median(Field(with, WallMs))},
-         {"fresh_trial_wall_ms_median", Median(Field(without, WallMs))}};
+         {"reused_trial_wall_ms_median", base::Median(Field(with, WallMs))},
+         {"fresh_trial_wall_ms_median", base::Median(Field(without, WallMs))}};
   }
   out["c_buffer_reuse"] = c;
 
@@ -506,7 +506,7 @@ int Main(int argc, char** argv) {
   // prefetch off vs on, each cold (its own nonce).
   nlohmann::json d;
   {
-    const v1::TimingPolicy timing = server::DefaultTimingPolicy();
+    const v1::TimingPolicy timing = trial::DefaultTimingPolicy();
     for (bool prefetch : {false, true}) {
       MeasurerOptions options = base;
       options.prefetch = prefetch ? MeasurerOptions::Prefetch::kOn
@@ -520,7 +520,7 @@ int Main(int argc, char** argv) {
           {{"prefetch", prefetch},
            {"batch_wall_ms", pass.wall_ms},
            {"compile_ms_mean", Mean(Field(pass, CompileMs))},
-           {"kernel_ms_median", Median(Field(pass, KernelMs))},
+           {"kernel_ms_median", base::Median(Field(pass, KernelMs))},
            {"prefetched_trials", CountSource(pass, Measurement::PREFETCHED)}});
     }
   }

@@ -25,12 +25,13 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "base/subprocess.h"
 #include "device_agent/agent.h"
 #include "device_agent/backend.h"
 #include "grpcpp/grpcpp.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace {
 
@@ -92,7 +93,7 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = tunefleet::server::WorkloadToProto(
+  *request.mutable_workload() = tunefleet::trial::WorkloadToProto(
       *tunefleet::templates::Workload::Parse("gemm", "M=1024,N=1024,K=1024"));
   request.set_device_key(key);
   request.set_strategy("random");
@@ -146,16 +147,20 @@ int main(int argc, char** argv) {
                                     absl::StrCat("tf_fleet_load_", getpid());
   std::filesystem::create_directories(dir);
   const std::string address = "127.0.0.1:47931";
-  const pid_t server = fork();
-  if (server == 0) {
-    const std::string db = (dir / "load.db").string();
-    const std::string log = (dir / "server.log").string();
-    if (freopen(log.c_str(), "w", stderr) == nullptr) _exit(126);
-    // Loopback development mode: the agents and the client send no token.
-    execl(TUNEFLEET_SERVER_BINARY, TUNEFLEET_SERVER_BINARY, "--listen",
-          address.c_str(), "--db", db.c_str(), "--no-auth", nullptr);
-    _exit(127);
+  tunefleet::base::Subprocess::Options spawn;
+  spawn.output_path = (dir / "server.log").string();
+  // Loopback development mode: the agents and the client send no token.
+  absl::StatusOr<tunefleet::base::Subprocess> server_process =
+      tunefleet::base::Subprocess::Spawn(
+          {TUNEFLEET_SERVER_BINARY, "--listen", address, "--db",
+           (dir / "load.db").string(), "--no-auth"},
+          spawn);
+  if (!server_process.ok()) {
+    std::fprintf(stderr, "fleet_load: %s\n",
+                 std::string(server_process.status().message()).c_str());
+    return 1;
   }
+  const pid_t server = server_process->pid();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::printf(
       "fleet_load: tunefleet-server pid %d, SQLite store in %s, "
@@ -170,8 +175,8 @@ int main(int argc, char** argv) {
                 r.trials ? 1e6 * r.server_cpu_s / r.trials : 0.0);
     std::fflush(stdout);
   }
-  kill(server, SIGTERM);
-  waitpid(server, nullptr, 0);
+  (void)server_process->Signal(SIGTERM);
+  (void)server_process->Wait();
   if (std::getenv("TUNEFLEET_KEEP_BENCH_DIR") == nullptr) {
     std::filesystem::remove_all(dir);
   }

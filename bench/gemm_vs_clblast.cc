@@ -25,10 +25,10 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/embedded.h"
-#include "device_agent/worker.h"
+#include "device_agent/opencl.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::bench {
 namespace {
@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
     if (!found.ok()) return cli::ReportError("bench", found.status());
     const templates::KernelTemplate& gemm = **found;
     tunefleet::v1::SubmitJobRequest request;
-    *request.mutable_workload() = server::WorkloadToProto(workload);
+    *request.mutable_workload() = trial::WorkloadToProto(workload);
     request.set_template_name(template_name);
     request.set_trials(trials);
     request.set_strategy(strategy);
@@ -292,10 +292,4 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tunefleet::bench
 
-int main(int argc, char** argv) {
-  // The embedded agent's measurement worker is this executable.
-  if (tunefleet::agent::IsWorkerInvocation(argc, argv)) {
-    return tunefleet::agent::RunWorkerMain(argc, argv);
-  }
-  return tunefleet::bench::Main(argc, argv);
-}
+int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }

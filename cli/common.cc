@@ -27,7 +27,7 @@ absl::Status FromGrpc(const grpc::Status& status) {
                       status.error_message());
 }
 
-void AddConnectionFlags(CLI::App* cmd, agent::ChannelFiles& files) {
+void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files) {
   cmd->add_option("--token", files.token,
                   "access token (prefer --token-file: a command line is "
                   "visible to other users)")
@@ -44,18 +44,6 @@ void AddConnectionFlags(CLI::App* cmd, agent::ChannelFiles& files) {
                   "--client-ca");
   cmd->add_option("--client-key", files.client_key_file,
                   "TLS: the private key of --client-cert (PEM)");
-}
-
-absl::StatusOr<ServerConnection> ConnectionTo(
-    const std::string& address, const agent::ChannelFiles& files) {
-  absl::StatusOr<agent::ChannelOptions> channel =
-      agent::LoadChannelOptions(files);
-  if (!channel.ok()) return channel.status();
-  return ServerConnection{address, *std::move(channel)};
-}
-
-std::shared_ptr<grpc::Channel> Dial(const ServerConnection& connection) {
-  return agent::CreateServerChannel(connection.address, connection.channel);
 }
 
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {
@@ -88,12 +76,12 @@ nlohmann::json RecordJson(const tunefleet::v1::Record& r) {
 }
 
 absl::StatusOr<JobOutcome> RunJob(
-    const ServerConnection& server,
+    const client::ServerConnection& server,
     const tunefleet::v1::SubmitJobRequest& request,
     const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(server));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
   JobOutcome outcome;
   {
     grpc::ClientContext context;
@@ -112,9 +100,9 @@ absl::StatusOr<JobOutcome> RunJob(
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
-    const ServerConnection& server, int64_t job_id,
+    const client::ServerConnection& server, int64_t job_id,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress) {
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(server));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
   grpc::ClientContext context;
   tunefleet::v1::WatchJobRequest watch;
   watch.set_job_id(job_id);

@@ -11,7 +11,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "device_agent/channel.h"
+#include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/tuning.pb.h"
@@ -29,26 +29,11 @@ int ReportError(const std::string& command, const absl::Status& status);
 
 absl::Status FromGrpc(const grpc::Status& status);
 
-// Where a server is and how to talk to it: TLS and the bearer token.
-struct ServerConnection {
-  std::string address;  // HOST:PORT
-  agent::ChannelOptions channel;
-};
-
 // Adds the connection flags every command with --server takes: --token,
 // --token-file, --ca, --client-cert, --client-key (also read from
 // TUNEFLEET_TOKEN, TUNEFLEET_TOKEN_FILE and TUNEFLEET_CA). `files` must
 // outlive parsing.
-void AddConnectionFlags(CLI::App* cmd, agent::ChannelFiles& files);
-
-// `address` with the token and certificates the flags name. Errors: as
-// agent::LoadChannelOptions (NOT_FOUND, INVALID_ARGUMENT).
-absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
-                                              const agent::ChannelFiles& files);
-
-// A channel to the server (TLS when connection.channel has a CA; the token
-// on every call).
-std::shared_ptr<grpc::Channel> Dial(const ServerConnection& connection);
+void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files);
 
 // Knob values as {"MWG": 64, ...}.
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
@@ -68,7 +53,7 @@ struct JobOutcome {
 // job is accepted). Errors: the server's refusal of the request, or the
 // watch stream's failure.
 absl::StatusOr<JobOutcome> RunJob(
-    const ServerConnection& server,
+    const client::ServerConnection& server,
     const tunefleet::v1::SubmitJobRequest& request,
     const std::function<void(const tunefleet::v1::SubmitJobResponse&)>&
         on_submitted,
@@ -79,7 +64,7 @@ absl::StatusOr<JobOutcome> RunJob(
 // Returns the last progress. Errors: NOT_FOUND for an unknown job, the
 // stream's failure.
 absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
-    const ServerConnection& server, int64_t job_id,
+    const client::ServerConnection& server, int64_t job_id,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
 // When `template_arg` is a spec file (.toml or .json), loads it and the

@@ -1,20 +1,20 @@
-// The embedded default (DESIGN.md, Defaults): a local tunefleet-server on a
-// loopback port and a device agent on this machine's OpenCL device, in this
-// process, so `tunefleet tune` works with no set-up. Everything still talks
-// over real gRPC on loopback, plaintext, with tokens made for this process
-// alone: the server accepts only their hashes, the agent gets the agent
-// token and connection() the tuner token.
+// The embedded default: a local tunefleet-server on a loopback port, in
+// this process, and a tunefleet-agent process beside it serving this
+// machine's OpenCL device, so `tunefleet tune` works with no set-up.
+// Everything still talks over real gRPC on loopback, plaintext, with tokens
+// made for this command alone: the server accepts only their hashes, the
+// agent gets the agent token (in its environment, TUNEFLEET_TOKEN) and
+// connection() the tuner token.
 #ifndef TUNEFLEET_CLI_EMBEDDED_H_
 #define TUNEFLEET_CLI_EMBEDDED_H_
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/common.h"
-#include "device_agent/agent.h"
+#include "base/subprocess.h"
+#include "client/channel.h"
 #include "server/server.h"
 
 namespace tunefleet::cli {
@@ -26,24 +26,30 @@ struct EmbeddedOptions {
   std::string device_key;  // empty: derived from the device name
   bool verbose = false;    // server and agent logs on stderr
   absl::Duration connect_timeout = absl::Seconds(60);
+  // The tunefleet-agent executable; empty: FindAgentBinary().
+  std::string agent_binary;
 };
 
-// Owns the local server and agent; the destructor stops both. The agent
-// measures in a worker process started from this executable, so main()
-// must hand agent::IsWorkerInvocation() calls to agent::RunWorkerMain().
+// Where tunefleet-agent is: $TUNEFLEET_AGENT when set, else beside the
+// running executable (as installed, and as linked in the build tree), else
+// the first on $PATH. Errors: NOT_FOUND naming the places looked at.
+absl::StatusOr<std::string> FindAgentBinary();
+
+// Owns the local server and the agent process; the destructor stops both.
 class EmbeddedFleet {
  public:
-  // Opens the device, starts server and agent, and waits until the agent
-  // is registered. Errors: NOT_FOUND / UNAVAILABLE for the OpenCL device,
-  // INTERNAL when no token can be made, the server's start errors,
-  // DEADLINE_EXCEEDED if the agent never joins.
+  // Starts the server and the agent and waits until the agent is
+  // registered. Errors: NOT_FOUND when there is no tunefleet-agent;
+  // UNAVAILABLE when the agent exits first (its reason, e.g. no such
+  // OpenCL device, in the message); INTERNAL when no token can be made;
+  // the server's start errors; DEADLINE_EXCEEDED if the agent never joins.
   static absl::StatusOr<std::unique_ptr<EmbeddedFleet>> Start(
       const EmbeddedOptions& options);
   ~EmbeddedFleet();
 
   // The embedded server's loopback address and a token of role tuner.
-  const ServerConnection& connection() const { return connection_; }
-  const std::string& device_key() const { return agent_->device_key(); }
+  const client::ServerConnection& connection() const { return connection_; }
+  const std::string& device_key() const { return device_key_; }
   server::Server& server() { return *server_; }
 
  private:
@@ -56,10 +62,16 @@ class EmbeddedFleet {
   explicit EmbeddedFleet(PrivateTag) {}
 
  private:
-  ServerConnection connection_;
+  // Waits until the agent named `agent_name` has said Hello; sets
+  // device_key_.
+  absl::Status AwaitAgent(const std::string& agent_name,
+                          absl::Duration timeout);
+
+  client::ServerConnection connection_;
+  std::string device_key_;
   std::unique_ptr<server::Server> server_;
-  std::unique_ptr<agent::Agent> agent_;
-  std::thread agent_thread_;
+  base::Subprocess agent_;
+  std::string agent_log_;  // the agent's output when not verbose
 };
 
 }  // namespace tunefleet::cli

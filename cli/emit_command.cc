@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli/common.h"
-#include "server/emitter.h"
-#include "server/store.h"
+#include "emitter/emitter.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 
@@ -26,9 +26,9 @@ int RunEmit(const EmitOptions& o) {
   if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
     return ReportError("emit", s);
   }
-  auto store = server::Store::Open(o.db);
+  auto store = store::Store::Open(o.db);
   if (!store.ok()) return ReportError("emit", store.status());
-  server::EmitOptions options{o.device_keys, o.out};
+  emitter::EmitOptions options{o.device_keys, o.out};
   if (options.device_keys.empty()) {
     auto devices = (*store)->ListDevices();
     if (!devices.ok()) return ReportError("emit", devices.status());
@@ -43,8 +43,8 @@ int RunEmit(const EmitOptions& o) {
     }
     options.device_keys.push_back(devices->front().first);
   }
-  absl::StatusOr<server::EmitSummary> summary =
-      server::EmitLibrary(**store, options);
+  absl::StatusOr<emitter::EmitSummary> summary =
+      emitter::EmitLibrary(**store, options);
   if (!summary.ok()) return ReportError("emit", summary.status());
   if (o.json) {
     std::cout << nlohmann::json{{"out", o.out},

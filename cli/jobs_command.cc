@@ -7,7 +7,7 @@
 #include "cli/progress.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/job_manager.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -15,10 +15,10 @@ namespace {
 using tunefleet::v1::JobProgress;
 
 absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
-  absl::StatusOr<ServerConnection> server =
-      ConnectionTo(o.server, o.connection);
+  absl::StatusOr<client::ServerConnection> server =
+      client::ConnectionTo(o.server, o.connection);
   if (!server.ok()) return server.status();
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
   grpc::ClientContext context;
   tunefleet::v1::ListJobsRequest request;
   request.set_limit(o.limit);
@@ -32,12 +32,12 @@ absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
 absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
     const std::string& path, uint32_t limit) {
   if (absl::Status s = CheckDatabaseExists(path); !s.ok()) return s;
-  auto store = server::Store::Open(path);
+  auto store = store::Store::Open(path);
   if (!store.ok()) return store.status();
   auto rows = (*store)->ListJobs(limit);
   if (!rows.ok()) return rows.status();
   std::vector<JobProgress> out;
-  for (const server::JobRow& row : *rows) {
+  for (const store::JobRow& row : *rows) {
     auto p = server::StoredProgress(**store, row);
     if (!p.ok()) return p.status();
     out.push_back(*std::move(p));
@@ -109,8 +109,8 @@ CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunWatch(const JobsOptions& o) {
-  absl::StatusOr<ServerConnection> server =
-      ConnectionTo(o.server, o.connection);
+  absl::StatusOr<client::ServerConnection> server =
+      client::ConnectionTo(o.server, o.connection);
   if (!server.ok()) return ReportError("watch", server.status());
   ProgressPrinter printer(o.quiet);
   absl::StatusOr<JobProgress> last = WatchJob(
@@ -135,10 +135,10 @@ CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunCancel(const JobsOptions& o) {
-  absl::StatusOr<ServerConnection> server =
-      ConnectionTo(o.server, o.connection);
+  absl::StatusOr<client::ServerConnection> server =
+      client::ConnectionTo(o.server, o.connection);
   if (!server.ok()) return ReportError("cancel", server.status());
-  auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
   grpc::ClientContext context;
   tunefleet::v1::CancelJobRequest request;
   request.set_job_id(o.job_id);

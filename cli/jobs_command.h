@@ -7,13 +7,13 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "device_agent/channel.h"
+#include "client/channel.h"
 
 namespace tunefleet::cli {
 
 struct JobsOptions {
-  std::string server;              // HOST:PORT; empty: read --db
-  agent::ChannelFiles connection;  // token and TLS for --server
+  std::string server;               // HOST:PORT; empty: read --db
+  client::ChannelFiles connection;  // token and TLS for --server
   std::string db = "tunefleet.db";
   uint32_t limit = 50;
   int64_t job_id = 0;  // watch and cancel

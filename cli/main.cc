@@ -16,13 +16,8 @@
 #include "cli/simulate_command.h"
 #include "cli/token_command.h"
 #include "cli/tune_command.h"
-#include "device_agent/worker.h"
 
 int main(int argc, char** argv) {
-  // The embedded agent's measurement worker is this executable.
-  if (tunefleet::agent::IsWorkerInvocation(argc, argv)) {
-    return tunefleet::agent::RunWorkerMain(argc, argv);
-  }
   CLI::App app{
       "tunefleet: tunes OpenCL kernels on a fleet of devices and keeps every "
       "measurement in one database.\n"
@@ -38,7 +33,6 @@ int main(int argc, char** argv) {
   tunefleet::cli::QueryOptions query;
   tunefleet::cli::DevicesOptions devices;
   tunefleet::cli::EmitOptions emit;
-  tunefleet::cli::MeasureOptions measure;
   tunefleet::cli::SimulateOptions simulate;
   tunefleet::cli::TasksOptions tasks;
   tunefleet::cli::ExportOptions export_table;
@@ -48,7 +42,7 @@ int main(int argc, char** argv) {
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
   CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
-  CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app, measure);
+  CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app);
   CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
   CLI::App* tasks_cmd = tunefleet::cli::AddTasksCommand(app, tasks);
   CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
@@ -70,7 +64,7 @@ int main(int argc, char** argv) {
   if (*query_cmd) return tunefleet::cli::RunQuery(query);
   if (*devices_cmd) return tunefleet::cli::RunDevices(devices);
   if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
-  if (*measure_cmd) return tunefleet::cli::RunMeasure(measure);
+  if (*measure_cmd) return tunefleet::cli::RunMeasure(*measure_cmd);
   if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
   if (*tasks_cmd) return tunefleet::cli::RunTasks(tasks);
   if (*export_cmd) return tunefleet::cli::RunExport(export_table);

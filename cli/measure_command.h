@@ -1,30 +1,21 @@
-// `tunefleet measure`: runs one config of a template on this machine's
-// OpenCL device (no server, no database) and prints the measurement: for
-// checking a config by hand or reproducing a trial's error.
+// `tunefleet measure`: measuring on this machine's OpenCL device is the
+// agent's work, so this command runs `tunefleet-agent measure` with the
+// same arguments (device_agent/measure_command.h lists them; `tunefleet
+// measure --help` prints them).
 #ifndef TUNEFLEET_CLI_MEASURE_COMMAND_H_
 #define TUNEFLEET_CLI_MEASURE_COMMAND_H_
-
-#include <string>
 
 #include "CLI/CLI.hpp"
 
 namespace tunefleet::cli {
 
-struct MeasureOptions {
-  std::string op;  // empty: the spec template's op, else gemm
-  std::string shape;
-  std::string template_name;
-  std::string config;  // "MWG=64,..."; "reference" times the naive kernel
-  int platform = 0;
-  int device = 0;
-  bool json = false;
-  bool inspect = false;       // also print the build log and resource use
-  std::string binary_out;     // write the program binary (PTX on NVIDIA) here
-  std::string extra_options;  // appended to the template's build options
-};
+// Adds `measure`, which passes every argument after it on.
+CLI::App* AddMeasureCommand(CLI::App& app);
 
-CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& options);
-int RunMeasure(const MeasureOptions& options);
+// Replaces this process with tunefleet-agent (FindAgentBinary()) running
+// `measure` and the arguments `cmd` was given. Returns only when that
+// fails: the exit code, after printing why.
+int RunMeasure(const CLI::App& cmd);
 
 }  // namespace tunefleet::cli
 

@@ -14,13 +14,14 @@
 namespace tunefleet::cli {
 namespace {
 
-using server::ModelTask;
-using server::ModelTasks;
+using onnx_import::ModelTask;
+using onnx_import::ModelTasks;
 
-nlohmann::json TasksJson(const std::string& onnx, const ModelTasks& m) {
+nlohmann::json TasksJson(const std::string& onnx,
+                         const onnx_import::ModelTasks& m) {
   nlohmann::json tasks = nlohmann::json::array();
   double total = 0;
-  for (const ModelTask& t : m.tasks) {
+  for (const onnx_import::ModelTask& t : m.tasks) {
     tasks.push_back({{"op", t.workload.op()},
                      {"workload", t.workload.Canonical()},
                      {"shape", t.workload.ShapeString()},
@@ -41,16 +42,16 @@ nlohmann::json TasksJson(const std::string& onnx, const ModelTasks& m) {
           {"total_flops", total},   {"unsupported", unsupported}};
 }
 
-void PrintTasks(const std::string& onnx, const ModelTasks& m) {
+void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
   double total = 0;
-  for (const ModelTask& t : m.tasks) total += t.flops * t.count;
+  for (const onnx_import::ModelTask& t : m.tasks) total += t.flops * t.count;
   std::cout << absl::StrFormat(
       "%s: %d nodes, %zu distinct tasks, %.1f MFLOP per inference\n", onnx,
       m.nodes, m.tasks.size(), total / 1e6);
   std::cout << absl::StrFormat("%3s %-17s %5s %9s %9s  %s\n", "#", "OP",
                                "COUNT", "MFLOP", "TOTAL", "SHAPE");
   int i = 0;
-  for (const ModelTask& t : m.tasks) {
+  for (const onnx_import::ModelTask& t : m.tasks) {
     std::cout << absl::StrFormat(
         "%3d %-17s %5d %9.3f %9.3f  %s\n", ++i, t.workload.op(), t.count,
         t.flops / 1e6, t.flops * t.count / 1e6, t.workload.ShapeString());
@@ -66,7 +67,7 @@ void PrintTasks(const std::string& onnx, const ModelTasks& m) {
 
 // One tuned task of a model run.
 struct TaskOutcome {
-  const ModelTask* task = nullptr;
+  const onnx_import::ModelTask* task = nullptr;
   tunefleet::v1::JobProgress last;
   double seconds = 0;
 };
@@ -120,15 +121,15 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
 
 }  // namespace
 
-absl::StatusOr<ModelTasks> LoadModelTasks(
+absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
     const std::string& onnx, const std::vector<std::string>& input_shapes) {
-  server::InputShapes shapes;
+  onnx_import::InputShapes shapes;
   for (const std::string& s : input_shapes) {
-    if (absl::Status st = server::ParseInputShape(s, &shapes); !st.ok()) {
+    if (absl::Status st = onnx_import::ParseInputShape(s, &shapes); !st.ok()) {
       return st;
     }
   }
-  return server::ImportOnnx(onnx, shapes);
+  return onnx_import::ImportOnnx(onnx, shapes);
 }
 
 CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& o) {
@@ -143,7 +144,8 @@ CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& o) {
 }
 
 int RunTasks(const TasksOptions& o) {
-  absl::StatusOr<ModelTasks> m = LoadModelTasks(o.onnx, o.input_shapes);
+  absl::StatusOr<onnx_import::ModelTasks> m =
+      LoadModelTasks(o.onnx, o.input_shapes);
   if (!m.ok()) return ReportError("tasks", m.status());
   if (o.json) {
     std::cout << TasksJson(o.onnx, *m).dump(2) << "\n";
@@ -155,14 +157,15 @@ int RunTasks(const TasksOptions& o) {
 
 int RunModelTune(const TuneOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<ModelTasks> m = LoadModelTasks(o.onnx, o.input_shapes);
+  absl::StatusOr<onnx_import::ModelTasks> m =
+      LoadModelTasks(o.onnx, o.input_shapes);
   if (!m.ok()) return ReportError("tune", m.status());
   if (absl::Status s = CheckStrategy(o.strategy); !s.ok()) {
     return ReportError("tune", s);
   }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<ServerConnection> server = ServerFor(o, &fleet);
+  absl::StatusOr<client::ServerConnection> server = ServerFor(o, &fleet);
   if (!server.ok()) return ReportError("tune", server.status());
   StopOnSignal(stop, fleet.get());
   if (!o.quiet) {
@@ -171,7 +174,7 @@ int RunModelTune(const TuneOptions& o) {
   }
   std::vector<TaskOutcome> outcomes;
   int index = 0;
-  for (const ModelTask& task : m->tasks) {
+  for (const onnx_import::ModelTask& task : m->tasks) {
     ++index;
     if (stop.fired()) break;
     const auto task_start = std::chrono::steady_clock::now();

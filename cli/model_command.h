@@ -15,7 +15,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "cli/tune_command.h"
-#include "server/onnx_import.h"
+#include "onnx_import/onnx_import.h"
 
 namespace tunefleet::cli {
 
@@ -29,7 +29,7 @@ CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& options);
 int RunTasks(const TasksOptions& options);
 
 // Imports the model named by --onnx with the --input-shape values.
-absl::StatusOr<server::ModelTasks> LoadModelTasks(
+absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
     const std::string& onnx, const std::vector<std::string>& input_shapes);
 
 // `tunefleet tune --onnx ...` (options from TuneOptions: onnx,

@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -13,10 +13,10 @@ namespace {
 absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
     const QueryOptions& o) {
   if (!o.server.empty()) {
-    absl::StatusOr<ServerConnection> server =
-        ConnectionTo(o.server, o.connection);
+    absl::StatusOr<client::ServerConnection> server =
+        client::ConnectionTo(o.server, o.connection);
     if (!server.ok()) return server.status();
-    auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
+    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
     tunefleet::v1::QueryRecordsRequest request;
     request.set_op(o.op);
     request.set_device_key(o.device_key);
@@ -30,10 +30,10 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
                                               response.records().end());
   }
   if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<server::Store>> store =
-      server::Store::Open(o.db);
+  absl::StatusOr<std::unique_ptr<store::Store>> store =
+      store::Store::Open(o.db);
   if (!store.ok()) return store.status();
-  server::RecordFilter filter;
+  store::RecordFilter filter;
   filter.op = o.op;
   filter.device_key = o.device_key;
   filter.job_id = o.job_id;
@@ -98,10 +98,10 @@ CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
 int RunDevices(const DevicesOptions& o) {
   tunefleet::v1::ListDevicesResponse response;
   if (!o.server.empty()) {
-    absl::StatusOr<ServerConnection> server =
-        ConnectionTo(o.server, o.connection);
+    absl::StatusOr<client::ServerConnection> server =
+        client::ConnectionTo(o.server, o.connection);
     if (!server.ok()) return ReportError("devices", server.status());
-    auto stub = tunefleet::v1::TuningService::NewStub(Dial(*server));
+    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
     grpc::ClientContext context;
     absl::Status s = FromGrpc(stub->ListDevices(
         &context, tunefleet::v1::ListDevicesRequest(), &response));
@@ -110,7 +110,7 @@ int RunDevices(const DevicesOptions& o) {
     if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
       return ReportError("devices", s);
     }
-    auto store = server::Store::Open(o.db);
+    auto store = store::Store::Open(o.db);
     if (!store.ok()) return ReportError("devices", store.status());
     auto devices = (*store)->ListDevices();
     if (!devices.ok()) return ReportError("devices", devices.status());

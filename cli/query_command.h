@@ -7,14 +7,14 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "device_agent/channel.h"
+#include "client/channel.h"
 
 namespace tunefleet::cli {
 
 struct QueryOptions {
   std::string db = "tunefleet.db";
   std::string server;
-  agent::ChannelFiles connection;  // token and TLS for --server
+  client::ChannelFiles connection;  // token and TLS for --server
   std::string op;
   std::string device_key;
   int64_t job_id = 0;
@@ -27,7 +27,7 @@ int RunQuery(const QueryOptions& options);
 
 struct DevicesOptions {
   std::string server;
-  agent::ChannelFiles connection;  // token and TLS for --server
+  client::ChannelFiles connection;  // token and TLS for --server
   std::string db = "tunefleet.db";
   bool json = false;
 };

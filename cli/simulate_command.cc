@@ -6,11 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "cost_model/features.h"
-#include "server/status_macros.h"
-#include "server/table_export.h"
-#include "server/task_features.h"
+#include "cost_model/task_features.h"
+#include "store/store.h"
+#include "store/table_export.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -27,14 +28,15 @@ absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
   std::unique_ptr<search::SearchSpace> space = history.MakeSpace();
   std::function<std::vector<float>(uint64_t)> features;
   if (task_features) {
-    absl::StatusOr<server::TaskFeatures> task =
-        server::TableTaskFeatures(history);
+    absl::StatusOr<cost_model::TaskFeatures> task =
+        cost_model::TableTaskFeatures(history);
     if (!task.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "history table: ", task.status().message(),
           " (the simulated table names its task, so must its history)"));
     }
-    TF_ASSIGN_OR_RETURN(features, server::SpaceFeatures(*space, *task));
+    TUNEFLEET_ASSIGN_OR_RETURN(features,
+                               cost_model::SpaceFeatures(*space, *task));
   } else {
     std::vector<size_t> where;  // main knob i -> history knob position
     std::vector<bool> size_like;
@@ -73,22 +75,24 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const std::vector<std::string>& strategies,
     search::SimulationOptions options) {
   std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
-  absl::StatusOr<server::TaskFeatures> task = server::TableTaskFeatures(table);
+  absl::StatusOr<cost_model::TaskFeatures> task =
+      cost_model::TableTaskFeatures(table);
   const bool task_features = task.ok();
   if (!task.ok() && !absl::IsNotFound(task.status())) return task.status();
   if (task_features) {
-    TF_ASSIGN_OR_RETURN(options.features, server::SpaceFeatures(*space, *task));
+    TUNEFLEET_ASSIGN_OR_RETURN(options.features,
+                               cost_model::SpaceFeatures(*space, *task));
   }
   for (const Table& h : history) {
-    TF_ASSIGN_OR_RETURN(search::HistoryGroup group,
-                        HistoryFromTable(table, h, task_features));
+    TUNEFLEET_ASSIGN_OR_RETURN(search::HistoryGroup group,
+                               HistoryFromTable(table, h, task_features));
     options.history.push_back(std::move(group));
   }
   std::vector<search::SimulationResult> results;
   for (const std::string& s : strategies) {
     options.strategy = s;
-    TF_ASSIGN_OR_RETURN(search::SimulationResult r,
-                        search::Simulate(table, options));
+    TUNEFLEET_ASSIGN_OR_RETURN(search::SimulationResult r,
+                               search::Simulate(table, options));
     results.push_back(std::move(r));
   }
   return results;
@@ -190,9 +194,9 @@ int RunExport(const ExportOptions& o) {
   if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
     return ReportError("export", s);
   }
-  auto store = server::Store::Open(o.db);
+  auto store = store::Store::Open(o.db);
   if (!store.ok()) return ReportError("export", store.status());
-  absl::StatusOr<std::string> csv = server::ExportJobTable(**store, o.job);
+  absl::StatusOr<std::string> csv = store::ExportJobTable(**store, o.job);
   if (!csv.ok()) return ReportError("export", csv.status());
   if (o.out.empty()) {
     std::cout << *csv;

@@ -5,23 +5,21 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
-#include "server/auth.h"
+#include "server/auth/auth.h"
 
 namespace tunefleet::cli {
 namespace {
 
 int RunAdd(const TokenOptions& o) {
-  absl::StatusOr<server::Role> role = server::ParseRole(o.role);
+  absl::StatusOr<auth::Role> role = auth::ParseRole(o.role);
   if (!role.ok()) return ReportError("token add", role.status());
-  absl::StatusOr<std::string> token = server::GenerateToken();
+  absl::StatusOr<std::string> token = auth::GenerateToken();
   if (!token.ok()) return ReportError("token add", token.status());
-  server::TokenEntry entry =
-      server::TokenEntry::ForToken(*token, *role, o.name);
+  auth::TokenEntry entry = auth::TokenEntry::ForToken(*token, *role, o.name);
   if (entry.name.empty()) {
     entry.name = absl::StrCat(o.role, "-", entry.hash_hex().substr(0, 8));
   }
-  if (absl::Status s = server::AppendTokenToFile(o.tokens_file, entry);
-      !s.ok()) {
+  if (absl::Status s = auth::AppendTokenToFile(o.tokens_file, entry); !s.ok()) {
     // A file others may read is a refusal of the input, not a failure.
     return ReportError("token add",
                        absl::IsFailedPrecondition(s)
@@ -47,22 +45,22 @@ int RunAdd(const TokenOptions& o) {
 }
 
 int RunList(const TokenOptions& o) {
-  absl::StatusOr<server::TokenSet> set = server::TokenSet::Load(o.tokens_file);
+  absl::StatusOr<auth::TokenSet> set = auth::TokenSet::Load(o.tokens_file);
   if (!set.ok()) return ReportError("token list", set.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const server::TokenEntry& e : set->entries()) {
+    for (const auth::TokenEntry& e : set->entries()) {
       list.push_back({{"name", e.name},
-                      {"role", server::RoleName(e.role)},
+                      {"role", auth::RoleName(e.role)},
                       {"sha256", e.hash_hex()}});
     }
     std::cout << list.dump(2) << "\n";
     return kExitOk;
   }
   std::cout << absl::StrFormat("%-24s %-7s %s\n", "NAME", "ROLE", "SHA256");
-  for (const server::TokenEntry& e : set->entries()) {
+  for (const auth::TokenEntry& e : set->entries()) {
     std::cout << absl::StrFormat("%-24s %-7s %s...\n", e.name,
-                                 server::RoleName(e.role),
+                                 auth::RoleName(e.role),
                                  e.hash_hex().substr(0, 16));
   }
   return kExitOk;
@@ -70,7 +68,7 @@ int RunList(const TokenOptions& o) {
 
 int RunRemove(const TokenOptions& o) {
   absl::StatusOr<int> removed =
-      server::RemoveTokenFromFile(o.tokens_file, o.name);
+      auth::RemoveTokenFromFile(o.tokens_file, o.name);
   if (!removed.ok()) return ReportError("token remove", removed.status());
   std::fprintf(stderr,
                "tunefleet token: removed '%s' from %s; a running "

@@ -17,7 +17,7 @@
 #include "kernels_templates/workload.h"
 #include "proto/tuning.grpc.pb.h"
 #include "search/strategy.h"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -181,9 +181,9 @@ absl::Status CheckStrategy(const std::string& strategy) {
                    "'; known: ", absl::StrJoin(strategies, ", ")));
 }
 
-absl::StatusOr<ServerConnection> ServerFor(
+absl::StatusOr<client::ServerConnection> ServerFor(
     const TuneOptions& o, std::unique_ptr<EmbeddedFleet>* fleet) {
-  if (!o.server.empty()) return ConnectionTo(o.server, o.connection);
+  if (!o.server.empty()) return client::ConnectionTo(o.server, o.connection);
   EmbeddedOptions e;
   e.db_path = o.db;
   e.platform = o.platform;
@@ -201,7 +201,7 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
                                            const templates::Workload& workload,
                                            uint32_t trials) {
   tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = server::WorkloadToProto(workload);
+  *request.mutable_workload() = trial::WorkloadToProto(workload);
   request.set_template_name(o.template_name);
   request.set_device_key(o.device_key);
   request.set_strategy(o.strategy);
@@ -220,7 +220,7 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
     if (o.timeout_ms > 0) t->set_timeout_ms(o.timeout_ms);
     t->set_min_repeat_ms(o.min_repeat_ms >= 0
                              ? o.min_repeat_ms
-                             : server::DefaultTimingPolicy().min_repeat_ms());
+                             : trial::DefaultTimingPolicy().min_repeat_ms());
   }
   return request;
 }
@@ -260,7 +260,7 @@ int RunTune(const TuneOptions& o) {
   }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<ServerConnection> server = ServerFor(o, &fleet);
+  absl::StatusOr<client::ServerConnection> server = ServerFor(o, &fleet);
   if (!server.ok()) return ReportError("tune", server.status());
   StopOnSignal(stop, fleet.get());
   tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);

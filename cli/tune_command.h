@@ -30,9 +30,9 @@ struct TuneOptions {
   uint32_t deadline_s = 0;  // 0: none
   double timeout_ms = 0;    // per trial; 0: the server's default
   std::string strategy = "xgb";
-  std::string server;              // empty: embedded default
-  agent::ChannelFiles connection;  // token and TLS for --server
-  std::string device_key;          // empty: the only connected key
+  std::string server;               // empty: embedded default
+  client::ChannelFiles connection;  // token and TLS for --server
+  std::string device_key;           // empty: the only connected key
   std::string db = "tunefleet.db";
   uint64_t seed = 0;
   int priority = 0;
@@ -59,7 +59,7 @@ int RunTune(const TuneOptions& options);
 // The server to talk to: --server with the connection flags, or an
 // embedded fleet started here (`fleet` keeps it alive). Errors: the
 // connection flags' (ConnectionTo), the fleet's start errors.
-absl::StatusOr<ServerConnection> ServerFor(
+absl::StatusOr<client::ServerConnection> ServerFor(
     const TuneOptions& options, std::unique_ptr<EmbeddedFleet>* fleet);
 
 // OK when `strategy` is one of search::StrategyNames(); else

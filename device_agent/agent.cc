@@ -45,7 +45,7 @@ void Agent::Stop() {
 }
 
 void Agent::Run() {
-  auto channel = CreateServerChannel(options_.server, options_.channel);
+  auto channel = client::CreateServerChannel(options_.server, options_.channel);
   auto stub = tunefleet::v1::AgentService::NewStub(channel);
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.min_backoff;

@@ -11,8 +11,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/channel.h"
 #include "device_agent/backend.h"
-#include "device_agent/channel.h"
 #include "proto/agent.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -22,7 +22,7 @@ struct AgentOptions {
   std::string device_key;  // empty: DefaultDeviceKey() of the device
   std::string agent_name;  // empty: "<hostname>-<pid>"
   // TLS and the bearer token (device_agent/channel.h).
-  ChannelOptions channel;
+  client::ChannelOptions channel;
   uint32_t max_in_flight = 2;
   // Used when the server's Welcome names no interval.
   absl::Duration heartbeat = absl::Seconds(5);

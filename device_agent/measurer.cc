@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "device_agent/host_util.h"
+#include "base/time.h"
 #include "device_agent/verify.h"
 
 namespace tunefleet::agent {
@@ -363,7 +363,7 @@ Measurement Measurer::Measure(const MeasureRequest& request) {
     std::this_thread::sleep_for(
         std::chrono::microseconds(static_cast<int64_t>(cooldown * 1000)));
   }
-  m.set_wall_ms(MsSince(start));
+  m.set_wall_ms(base::MsSince(start));
   return m;
 }
 
@@ -504,7 +504,7 @@ absl::Status Measurer::TimeRounds(uint32_t repeat, uint32_t n,
     const auto round_start = std::chrono::steady_clock::now();
     absl::StatusOr<double> round_ns = round(round_start, &submit_ms);
     if (!round_ns.ok()) return round_ns.status();
-    wall_ms += MsSince(round_start);
+    wall_ms += base::MsSince(round_start);
     ++rounds;
     total_ns += *round_ns;
     result->add_times_ns(*round_ns / n);
@@ -528,7 +528,7 @@ absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
                         events.push_back(*std::move(event));
                       }
                       cl_int err = clFlush(device_.queue.get());
-                      *submit_ms += MsSince(round_start);
+                      *submit_ms += base::MsSince(round_start);
                       err |= clFinish(device_.queue.get());
                       if (err != CL_SUCCESS) return ClError("clFinish", err);
                       double round_ns = 0;
@@ -565,7 +565,7 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
   }
   err = api.finalize(buffer.get());
   if (err != CL_SUCCESS) return ClError("clFinalizeCommandBufferKHR", err);
-  last_timing_.record_ms = MsSince(record_start);
+  last_timing_.record_ms = base::MsSince(record_start);
 
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
   // The replay's own event should span its commands, but some
@@ -593,7 +593,7 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
           return ClError("clEnqueueMarkerWithWaitList", err);
         }
         err = clFlush(queue);
-        *submit_ms += MsSince(round_start);
+        *submit_ms += base::MsSince(round_start);
         err |= clWaitForEvents(1, &raw_after);
         if (err != CL_SUCCESS) {
           return ClError("replaying the command buffer", err);

@@ -13,9 +13,9 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "device_agent/host_util.h"
-#include "kernels_templates/common/read_file.h"
-#include "kernels_templates/common/sha256.h"
+#include "base/files.h"
+#include "base/hash.h"
+#include "base/time.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -24,7 +24,7 @@ constexpr size_t kMaxLogBytes = 8192;
 // Bumped when the file layout or the key's composition changes.
 constexpr char kCacheFormat[] = "tunefleet-program-binary-v1";
 constexpr char kMagic[8] = {'T', 'F', 'P', 'B', 'I', 'N', '0', '1'};
-constexpr size_t kDigestBytes = templates::kSha256Bytes;
+constexpr size_t kDigestBytes = base::kSha256Bytes;
 constexpr size_t kHeaderBytes = sizeof(kMagic) + 8 + 2 * kDigestBytes;
 // Larger files are not binaries of one kernel: refuse them.
 constexpr uint64_t kMaxBinaryBytes = uint64_t{256} << 20;
@@ -64,7 +64,7 @@ uint64_t GetU64(const char* p) {
 }  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
-  return absl::BytesToHexString(templates::Sha256(data));
+  return absl::BytesToHexString(base::Sha256(data));
 }
 
 std::string DefaultBinaryCacheDir() {
@@ -124,7 +124,7 @@ ProgramCache::Stats ProgramCache::stats() const {
 absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
                                                    const std::string& key,
                                                    const std::string& options) {
-  absl::StatusOr<std::string> file = templates::ReadWholeFile(path);
+  absl::StatusOr<std::string> file = base::ReadWholeFile(path);
   if (!file.ok()) return file.status();
   // Layout: magic, payload length (u64 LE), SHA-256 of the payload, the raw
   // key digest, payload.
@@ -143,7 +143,7 @@ absl::StatusOr<ClProgram> ProgramCache::LoadBinary(const std::string& path,
       absl::string_view(*file).substr(sizeof(kMagic) + 8, kDigestBytes);
   const absl::string_view key_digest = absl::string_view(*file).substr(
       sizeof(kMagic) + 8 + kDigestBytes, kDigestBytes);
-  if (templates::Sha256(payload) != digest) {
+  if (base::Sha256(payload) != digest) {
     return absl::DataLossError("payload checksum mismatch");
   }
   if (absl::BytesToHexString(key_digest) != key) {
@@ -175,28 +175,16 @@ void ProgramCache::StoreBinary(cl_program program, const std::string& path,
   const uint64_t size = payload->size();
   std::string file(kMagic, sizeof(kMagic));
   PutU64(&file, size);
-  file += templates::Sha256(*payload);
+  file += base::Sha256(*payload);
   // The key is hex of a SHA-256: store its 32 raw bytes.
   file += absl::HexStringToBytes(key);
   file += *payload;
 
-  // Write a private temporary file, then rename it over the final name:
-  // readers see the old file, no file, or the whole new one.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp =
-      absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
-  const int fd =
-      open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  const bool written = WriteAll(fd, file);
-  const bool closed = close(fd) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    unlink(tmp.c_str());
-    return;
-  }
+  // Readers see the old file, no file, or the whole new one.
+  if (!base::WriteFileAtomically(path, file).ok()) return;
   absl::MutexLock lock(&mu_);
   ++stats_.disk_writes;
-  stats_.store_ms += MsSince(start);
+  stats_.store_ms += base::MsSince(start);
 }
 
 ProgramCache::BuildOutcome ProgramCache::Build(const std::string& key,
@@ -303,7 +291,7 @@ absl::StatusOr<ProgramCache::Built> ProgramCache::Get(
     }
     entry.returned = true;
     clRetainProgram(entry.program.get());
-    return Built{ClProgram(entry.program.get()), MsSince(start), false,
+    return Built{ClProgram(entry.program.get()), base::MsSince(start), false,
                  entry.origin};
   }
 
@@ -315,7 +303,7 @@ absl::StatusOr<ProgramCache::Built> ProgramCache::Get(
   };
   const bool was_ready = it->second.state == State::kReady;
   mu_.Await(absl::Condition(&done));
-  const double waited_ms = was_ready ? 0.0 : MsSince(start);
+  const double waited_ms = was_ready ? 0.0 : base::MsSince(start);
   it = entries_.find(key);
   if (it == entries_.end()) {
     return absl::InternalError("program dropped while being built");

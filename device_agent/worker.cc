@@ -1,58 +1,29 @@
 #include "device_agent/worker.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "device_agent/host_util.h"
+#include "base/files.h"
+#include "base/status_macros.h"
+#include "base/subprocess.h"
 #include "device_agent/measurer.h"
-
-extern char** environ;
 
 namespace tunefleet::agent {
 namespace {
 
+using tunefleet::internal::WorkerReply;
+using tunefleet::internal::WorkerRequest;
 using tunefleet::v1::Measurement;
-using tunefleet::v1::WorkerReply;
-using tunefleet::v1::WorkerRequest;
 
 constexpr int kWorkerIn = 3;   // the worker reads requests here
 constexpr int kWorkerOut = 4;  // and writes replies here
 constexpr uint32_t kMaxFrameBytes = 256u << 20;
-
-// Reads exactly `size` bytes by `deadline`; false on EOF, error or time.
-bool ReadAll(int fd, void* data, size_t size,
-             std::chrono::steady_clock::time_point deadline, bool* timed_out) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      *timed_out = true;
-      return false;
-    }
-    pollfd pfd{fd, POLLIN, 0};
-    const int ready =
-        poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;  // re-check the deadline
-    const ssize_t n = read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 bool WriteFrame(int fd, const google::protobuf::Message& m) {
   const std::string bytes = m.SerializeAsString();
@@ -60,20 +31,24 @@ bool WriteFrame(int fd, const google::protobuf::Message& m) {
   const char header[4] = {static_cast<char>(size), static_cast<char>(size >> 8),
                           static_cast<char>(size >> 16),
                           static_cast<char>(size >> 24)};
-  return WriteAll(fd, absl::string_view(header, 4)) && WriteAll(fd, bytes);
+  return base::WriteAll(fd, absl::string_view(header, 4)) &&
+         base::WriteAll(fd, bytes);
 }
 
-bool ReadFrame(int fd, google::protobuf::Message* m,
-               std::chrono::steady_clock::time_point deadline,
-               bool* timed_out) {
+// Reads one length-prefixed message by `deadline`. Errors: base::ReadFull's
+// (DEADLINE_EXCEEDED, OUT_OF_RANGE when the writer is gone), INTERNAL for
+// a frame too large or not the message.
+absl::Status ReadFrame(int fd, google::protobuf::Message* m,
+                       base::Deadline deadline) {
   unsigned char header[4];
-  if (!ReadAll(fd, header, 4, deadline, timed_out)) return false;
+  TUNEFLEET_RETURN_IF_ERROR(base::ReadFull(fd, header, 4, deadline));
   const uint32_t size = header[0] | header[1] << 8 | header[2] << 16 |
                         static_cast<uint32_t>(header[3]) << 24;
-  if (size > kMaxFrameBytes) return false;
+  if (size > kMaxFrameBytes) return absl::InternalError("frame too large");
   std::string bytes(size, '\0');
-  if (!ReadAll(fd, bytes.data(), size, deadline, timed_out)) return false;
-  return m->ParseFromString(bytes);
+  TUNEFLEET_RETURN_IF_ERROR(base::ReadFull(fd, bytes.data(), size, deadline));
+  if (!m->ParseFromString(bytes)) return absl::InternalError("garbled frame");
+  return absl::OkStatus();
 }
 
 Measurement Failed(Measurement::Error code, const std::string& message) {
@@ -112,7 +87,6 @@ int RunWorkerMain(int argc, char** argv) {
       return 2;
     }
   }
-  const auto forever = std::chrono::steady_clock::time_point::max();
   std::unique_ptr<Measurer> measurer;
   std::string error;
   if (absl::StatusOr<ClDevice> d = OpenDevice(platform, device); !d.ok()) {
@@ -123,8 +97,7 @@ int RunWorkerMain(int argc, char** argv) {
     measurer = *std::move(m);
   }
   WorkerRequest request;
-  bool timed_out = false;
-  while (ReadFrame(kWorkerIn, &request, forever, &timed_out)) {
+  while (ReadFrame(kWorkerIn, &request, base::Deadline::max()).ok()) {
     WorkerReply reply;
     if (measurer == nullptr) {
       reply.set_error(error);
@@ -170,15 +143,9 @@ WorkerBackend::~WorkerBackend() { Reap(/*kill_first=*/true); }
 absl::Status WorkerBackend::Spawn() {
   int requests[2], replies[2];
   if (pipe2(requests, O_CLOEXEC) != 0) return absl::InternalError("pipe");
-  if (pipe2(replies, O_CLOEXEC) != 0) {
-    close(requests[0]);
-    close(requests[1]);
-    return absl::InternalError("pipe");
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, requests[0], kWorkerIn);
-  posix_spawn_file_actions_adddup2(&actions, replies[1], kWorkerOut);
+  base::UniqueFd request_read(requests[0]), request_write(requests[1]);
+  if (pipe2(replies, O_CLOEXEC) != 0) return absl::InternalError("pipe");
+  base::UniqueFd reply_read(replies[0]), reply_write(replies[1]);
   std::vector<std::string> args = {options_.executable, kWorkerFlag,
                                    std::to_string(options_.platform),
                                    std::to_string(options_.device)};
@@ -190,60 +157,36 @@ absl::Status WorkerBackend::Spawn() {
               {"--prefetch", PrefetchName(m.prefetch), "--prefetch-threads",
                std::to_string(m.prefetch_threads), "--replay",
                m.replay ? "on" : "off"});
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, options_.executable.c_str(), &actions,
-                             nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(requests[0]);
-  close(replies[1]);
-  if (rc != 0) {
-    close(requests[1]);
-    close(replies[0]);
-    return absl::UnavailableError(absl::StrCat(
-        "cannot start ", options_.executable, ": ", std::strerror(rc)));
-  }
-  pid_ = pid;
-  to_worker_ = requests[1];
-  from_worker_ = replies[0];
+  base::Subprocess::Options spawn;
+  spawn.fds = {{kWorkerIn, request_read.get()},
+               {kWorkerOut, reply_write.get()}};
+  TUNEFLEET_ASSIGN_OR_RETURN(worker_, base::Subprocess::Spawn(args, spawn));
+  to_worker_ = std::move(request_write);
+  from_worker_ = std::move(reply_read);
   ++restarts_;
   return absl::OkStatus();
 }
 
 std::string WorkerBackend::Reap(bool kill_first) {
-  if (to_worker_ >= 0) close(to_worker_);
-  if (from_worker_ >= 0) close(from_worker_);
-  to_worker_ = from_worker_ = -1;
-  if (pid_ <= 0) return "";
-  if (kill_first) kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  if (WIFSIGNALED(status)) {
-    return absl::StrCat("signal ", WTERMSIG(status), " (",
-                        strsignal(WTERMSIG(status)), ")");
-  }
-  return absl::StrCat("exit code ", WEXITSTATUS(status));
+  to_worker_.Reset();
+  from_worker_.Reset();
+  if (!worker_.running()) return "";
+  if (kill_first) return worker_.Kill().ToString();
+  absl::StatusOr<base::ExitStatus> status = worker_.Wait();
+  return status.ok() ? status->ToString()
+                     : std::string(status.status().message());
 }
 
 absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
                                                 double timeout_ms) {
-  if (pid_ <= 0) {
-    if (absl::Status s = Spawn(); !s.ok()) return s;
-  }
-  const auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::microseconds(static_cast<int64_t>(timeout_ms * 1000));
+  if (!worker_.running()) TUNEFLEET_RETURN_IF_ERROR(Spawn());
   WorkerReply reply;
-  bool timed_out = false;
-  if (WriteFrame(to_worker_, request) &&
-      ReadFrame(from_worker_, &reply, deadline, &timed_out)) {
-    return reply;
+  absl::Status read = absl::UnavailableError("cannot write to the worker");
+  if (WriteFrame(to_worker_.get(), request)) {
+    read = ReadFrame(from_worker_.get(), &reply, base::DeadlineIn(timeout_ms));
   }
-  if (timed_out) {
+  if (read.ok()) return reply;
+  if (absl::IsDeadlineExceeded(read)) {
     const std::string how = Reap(/*kill_first=*/true);
     return absl::DeadlineExceededError(absl::StrCat(
         "no answer within ", timeout_ms, " ms; worker killed (", how, ")"));

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/files.h"
+#include "base/subprocess.h"
 #include "device_agent/backend.h"
 #include "device_agent/measurer.h"
-#include "proto/worker.pb.h"
+#include "device_agent/worker.pb.h"
 
 namespace tunefleet::agent {
 
@@ -72,7 +74,7 @@ class WorkerBackend : public MeasurementBackend {
 
   // Workers started after the first (each crash or timeout starts one).
   int restarts() const { return restarts_; }
-  pid_t worker_pid() const { return pid_; }
+  pid_t worker_pid() const { return worker_.pid(); }
 
  private:
   struct PrivateTag {
@@ -88,14 +90,14 @@ class WorkerBackend : public MeasurementBackend {
   std::string Reap(bool kill_first);
   // Sends a request and waits up to `timeout_ms` for the reply. On
   // DEADLINE_EXCEEDED or UNAVAILABLE (the worker died) the worker is gone.
-  absl::StatusOr<tunefleet::v1::WorkerReply> Call(
-      const tunefleet::v1::WorkerRequest& request, double timeout_ms);
+  absl::StatusOr<tunefleet::internal::WorkerReply> Call(
+      const tunefleet::internal::WorkerRequest& request, double timeout_ms);
 
   Options options_;
   tunefleet::v1::DeviceInfo info_;
-  pid_t pid_ = -1;
-  int to_worker_ = -1;
-  int from_worker_ = -1;
+  base::Subprocess worker_;
+  base::UniqueFd to_worker_;
+  base::UniqueFd from_worker_;
   int restarts_ = -1;
   std::vector<tunefleet::v1::KernelLaunch> prefetch_;
   bool prefetch_enabled_ = false;

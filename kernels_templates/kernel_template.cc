@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/hash.h"
 
 namespace tunefleet::templates {
 
@@ -72,7 +73,7 @@ std::string KernelTemplate::ConfigString(const KnobValues& config) const {
 }
 
 std::string KernelTemplate::SourceHash() const {
-  return Fnv1aHex(absl::StrCat(name(), "\n", version(), "\n", source()));
+  return base::Fnv1aHex(absl::StrCat(name(), "\n", version(), "\n", source()));
 }
 
 double KernelTemplate::Tolerance(const Workload& workload) const {

@@ -97,6 +97,15 @@ absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
   return raw;
 }
 
+absl::StatusOr<const KernelTemplate*> RegisterSpecFile(
+    const std::string& path) {
+  absl::StatusOr<std::unique_ptr<SpecTemplate>> loaded =
+      SpecTemplate::Load(path);
+  if (!loaded.ok()) return loaded.status();
+  return RegisterSpecTemplate((*loaded)->spec_text(), (*loaded)->spec_format(),
+                              std::string((*loaded)->source()));
+}
+
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,
                                                    absl::string_view name) {
   std::vector<std::string> names;

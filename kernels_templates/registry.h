@@ -4,6 +4,7 @@
 #define TUNEFLEET_KERNELS_TEMPLATES_REGISTRY_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,6 +34,11 @@ absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl);
 absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
     const std::string& spec, const std::string& format,
     const std::string& source);
+
+// Loads a template spec file (.toml or .json, and the OpenCL source it
+// names; SpecTemplate::Load) and registers it as RegisterSpecTemplate()
+// does. Returns the registered template. Errors: those of both.
+absl::StatusOr<const KernelTemplate*> RegisterSpecFile(const std::string& path);
 
 // The template called `name`, or, when `name` is empty, the first template
 // of `op`. Errors: NOT_FOUND listing what exists.

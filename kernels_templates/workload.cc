@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "base/hash.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -342,18 +343,6 @@ std::string Workload::Canonical() const {
   return s;
 }
 
-std::string Workload::Hash() const { return Fnv1aHex(Canonical()); }
-
-std::string Fnv1aHex(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV offset basis
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;  // FNV prime
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(h));
-  return buf;
-}
+std::string Workload::Hash() const { return base::Fnv1aHex(Canonical()); }
 
 }  // namespace tunefleet::templates

@@ -127,9 +127,6 @@ class Workload {
   std::string dtype_;
 };
 
-// 64-bit FNV-1a (Fowler, Noll, Vo) of bytes, as 16 lowercase hex digits.
-std::string Fnv1aHex(absl::string_view bytes);
-
 }  // namespace tunefleet::templates
 
 #endif  // TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/json_limits.h"
 #include "nlohmann/json.hpp"
 
 namespace tunefleet::search {
@@ -37,31 +38,6 @@ struct RawTable {
 
 absl::Status Invalid(absl::string_view name, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("table ", name, ": ", what));
-}
-
-// The deepest nesting of arrays and objects in JSON text (brackets inside
-// strings do not count). Checked before parsing: nlohmann's dump() recurses
-// once per level.
-int JsonDepth(absl::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // Why a knob name or label cannot be written back as CSV (TableToCsv),
@@ -266,7 +242,7 @@ absl::Status ParseResults(const json& doc, absl::string_view name,
 
 absl::Status ParseJson(absl::string_view text, absl::string_view name,
                        RawTable& raw) {
-  if (JsonDepth(text) > kMaxTableJsonDepth) {
+  if (base::JsonDepth(text) > kMaxTableJsonDepth) {
     return Invalid(name, absl::StrCat("is nested deeper than ",
                                       kMaxTableJsonDepth, " levels"));
   }

@@ -4,7 +4,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "server/validation.h"
+#include "base/time.h"
+#include "server/validation/validation.h"
 
 namespace tunefleet::server {
 
@@ -17,7 +18,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
                         "the first message on the stream must be Hello");
   }
   const tunefleet::v1::Hello& hello = first.hello();
-  if (absl::Status s = ValidateHello(hello); !s.ok()) {
+  if (absl::Status s = validation::ValidateHello(hello); !s.ok()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         std::string(s.message()));
   }
@@ -27,7 +28,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
   }
   const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
   auto session =
-      std::make_shared<AgentSession>(id, hello, stream, context, NowMs());
+      std::make_shared<AgentSession>(id, hello, stream, context, base::NowMs());
   tunefleet::v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_agent_id(id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(
@@ -42,7 +43,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
 
   tunefleet::v1::AgentMessage message;
   while (stream->Read(&message)) {
-    session->Touch(NowMs());
+    session->Touch(base::NowMs());
     if (!message.has_result()) continue;  // heartbeats only prove liveness
     const tunefleet::v1::MeasureResult& result = message.result();
     std::optional<Lease> lease = scheduler_->EndLease(result.trial_id());

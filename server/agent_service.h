@@ -7,7 +7,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -17,7 +17,7 @@ inline constexpr size_t kMaxDeviceKeyLength = 128;
 // Thread-safe: gRPC runs one Connect() per agent on its own thread.
 class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
  public:
-  AgentServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs,
+  AgentServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
                    bool verbose, int64_t heartbeat_interval_ms)
       : store_(store),
         scheduler_(scheduler),
@@ -31,7 +31,7 @@ class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
                        AgentStream* stream) override;
 
  private:
-  Store* store_;
+  store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;
   bool verbose_;

@@ -6,7 +6,7 @@ namespace {
 
 // Runs `call` only when the caller's token allows `method`.
 template <typename Call>
-grpc::Status Authorized(const Authorizer& auth,
+grpc::Status Authorized(const auth::Authorizer& auth,
                         const grpc::ServerContext& context,
                         absl::string_view method, Call call) {
   if (grpc::Status status = auth.Check(context, method); !status.ok()) {
@@ -19,7 +19,7 @@ grpc::Status Authorized(const Authorizer& auth,
 
 grpc::Status AuthorizedAgentService::Connect(grpc::ServerContext* context,
                                              AgentStream* stream) {
-  return Authorized(*auth_, *context, kConnectMethod,
+  return Authorized(*auth_, *context, auth::kConnectMethod,
                     [&] { return inner_->Connect(context, stream); });
 }
 
@@ -27,7 +27,7 @@ grpc::Status AuthorizedTuningService::SubmitJob(
     grpc::ServerContext* context,
     const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
-  return Authorized(*auth_, *context, kSubmitJobMethod, [&] {
+  return Authorized(*auth_, *context, auth::kSubmitJobMethod, [&] {
     return inner_->SubmitJob(context, request, response);
   });
 }
@@ -35,7 +35,7 @@ grpc::Status AuthorizedTuningService::SubmitJob(
 grpc::Status AuthorizedTuningService::WatchJob(
     grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
     grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
-  return Authorized(*auth_, *context, kWatchJobMethod,
+  return Authorized(*auth_, *context, auth::kWatchJobMethod,
                     [&] { return inner_->WatchJob(context, request, writer); });
 }
 
@@ -43,7 +43,7 @@ grpc::Status AuthorizedTuningService::ListDevices(
     grpc::ServerContext* context,
     const tunefleet::v1::ListDevicesRequest* request,
     tunefleet::v1::ListDevicesResponse* response) {
-  return Authorized(*auth_, *context, kListDevicesMethod, [&] {
+  return Authorized(*auth_, *context, auth::kListDevicesMethod, [&] {
     return inner_->ListDevices(context, request, response);
   });
 }
@@ -52,7 +52,7 @@ grpc::Status AuthorizedTuningService::QueryRecords(
     grpc::ServerContext* context,
     const tunefleet::v1::QueryRecordsRequest* request,
     tunefleet::v1::QueryRecordsResponse* response) {
-  return Authorized(*auth_, *context, kQueryRecordsMethod, [&] {
+  return Authorized(*auth_, *context, auth::kQueryRecordsMethod, [&] {
     return inner_->QueryRecords(context, request, response);
   });
 }
@@ -60,7 +60,7 @@ grpc::Status AuthorizedTuningService::QueryRecords(
 grpc::Status AuthorizedTuningService::ListJobs(
     grpc::ServerContext* context, const tunefleet::v1::ListJobsRequest* request,
     tunefleet::v1::ListJobsResponse* response) {
-  return Authorized(*auth_, *context, kListJobsMethod, [&] {
+  return Authorized(*auth_, *context, auth::kListJobsMethod, [&] {
     return inner_->ListJobs(context, request, response);
   });
 }
@@ -69,7 +69,7 @@ grpc::Status AuthorizedTuningService::CancelJob(
     grpc::ServerContext* context,
     const tunefleet::v1::CancelJobRequest* request,
     tunefleet::v1::JobProgress* response) {
-  return Authorized(*auth_, *context, kCancelJobMethod, [&] {
+  return Authorized(*auth_, *context, auth::kCancelJobMethod, [&] {
     return inner_->CancelJob(context, request, response);
   });
 }

@@ -13,7 +13,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/agent_service.h"
-#include "server/auth.h"
+#include "server/auth/auth.h"
 #include "server/tuning_service.h"
 
 namespace tunefleet::server {
@@ -23,7 +23,7 @@ namespace tunefleet::server {
 class AuthorizedAgentService final
     : public tunefleet::v1::AgentService::Service {
  public:
-  AuthorizedAgentService(AgentServiceImpl* inner, const Authorizer* auth)
+  AuthorizedAgentService(AgentServiceImpl* inner, const auth::Authorizer* auth)
       : inner_(inner), auth_(auth) {}
 
   grpc::Status Connect(grpc::ServerContext* context,
@@ -31,7 +31,7 @@ class AuthorizedAgentService final
 
  private:
   AgentServiceImpl* inner_;
-  const Authorizer* auth_;
+  const auth::Authorizer* auth_;
 };
 
 // TuningService: SubmitJob and CancelJob for tuners, the rest for readers
@@ -39,7 +39,8 @@ class AuthorizedAgentService final
 class AuthorizedTuningService final
     : public tunefleet::v1::TuningService::Service {
  public:
-  AuthorizedTuningService(TuningServiceImpl* inner, const Authorizer* auth)
+  AuthorizedTuningService(TuningServiceImpl* inner,
+                          const auth::Authorizer* auth)
       : inner_(inner), auth_(auth) {}
 
   grpc::Status SubmitJob(grpc::ServerContext* context,
@@ -66,7 +67,7 @@ class AuthorizedTuningService final
 
  private:
   TuningServiceImpl* inner_;
-  const Authorizer* auth_;
+  const auth::Authorizer* auth_;
 };
 
 }  // namespace tunefleet::server

@@ -3,9 +3,11 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "server/status_macros.h"
-#include "server/task_features.h"
-#include "server/trial_request.h"
+#include "base/status_macros.h"
+#include "base/time.h"
+#include "cost_model/task_features.h"
+#include "store/store.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::server {
 
@@ -26,7 +28,7 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 }
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
-         std::unique_ptr<search::SearchSpace> space, Store* store,
+         std::unique_ptr<search::SearchSpace> space, store::Store* store,
          Scheduler* scheduler, int64_t deadline_ms, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
@@ -81,7 +83,8 @@ void Job::CountRequeued() {
 }
 
 void Job::OnReference(const Measurement& m) {
-  const double ns = m.error() == Measurement::OK ? MedianNs(m.times_ns()) : 0;
+  const double ns =
+      m.error() == Measurement::OK ? trial::MedianNs(m.times_ns()) : 0;
   if (ns <= 0) {
     std::fprintf(stderr, "[server] job %lld: reference kernel: %s %s\n",
                  static_cast<long long>(id_),
@@ -102,7 +105,7 @@ void Job::OnResult(int64_t trial_id, const Measurement& m) {
   }
   double time_ns = 0, gflops = 0;
   if (m.error() == Measurement::OK) {
-    time_ns = MedianNs(m.times_ns());
+    time_ns = trial::MedianNs(m.times_ns());
     // FLOPs per ns is GFLOP/s.
     gflops = time_ns > 0 ? spec_.tmpl->Flops(spec_.workload) / time_ns : 0;
   }
@@ -173,22 +176,25 @@ void Job::Finish(const std::string& state, const std::string& reason) {
 }
 
 absl::Status Job::Loop() {
-  TF_RETURN_IF_ERROR(store_->SetJobState(id_, "running", ""));
+  TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(id_, "running", ""));
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
   options.budget_hint = static_cast<size_t>(spec_.budget);
   options.history = spec_.history;
-  TF_ASSIGN_OR_RETURN(
+  TUNEFLEET_ASSIGN_OR_RETURN(
       options.features,
-      SpaceFeatures(*space_, TaskFeatures(*spec_.tmpl, spec_.workload,
-                                          LimitsFromDeviceInfo(device_))));
-  TF_ASSIGN_OR_RETURN(
+      cost_model::SpaceFeatures(
+          *space_,
+          cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
+                                   trial::LimitsFromDeviceInfo(device_))));
+  TUNEFLEET_ASSIGN_OR_RETURN(
       std::unique_ptr<search::SearchStrategy> strategy,
       search::MakeStrategy(spec_.strategy, *space_, std::move(options)));
   if (!resume_.trials.empty()) {
     std::vector<uint64_t> proposed;
-    for (const TrialRow& t : resume_.trials) proposed.push_back(t.config_index);
+    for (const store::TrialRow& t : resume_.trials)
+      proposed.push_back(t.config_index);
     strategy = search::ResumeStrategy(std::move(strategy), proposed);
     Replay(strategy.get());
   }
@@ -199,9 +205,9 @@ absl::Status Job::Loop() {
   }
   if (spec_.measure_reference && !resume_.reference_measured) {
     // First in line: the baseline the tuned kernels are compared with.
-    auto request =
-        std::make_shared<tunefleet::v1::MeasureRequest>(BuildReferenceRequest(
-            *spec_.tmpl, spec_.workload, reference_trial_id(), spec_.timing));
+    auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+        trial::BuildReferenceRequest(*spec_.tmpl, spec_.workload,
+                                     reference_trial_id(), spec_.timing));
     scheduler_->Enqueue(
         {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
                      spec_.device_key, std::move(request)}});
@@ -227,7 +233,7 @@ absl::Status Job::Loop() {
       exhausted = true;  // every valid config has been proposed
       continue;
     }
-    TF_RETURN_IF_ERROR(Dispatch(indices));
+    TUNEFLEET_RETURN_IF_ERROR(Dispatch(indices));
   }
 }
 
@@ -247,7 +253,7 @@ bool Job::StoppedEarly(int64_t done) {
 }
 
 bool Job::PastDeadline() {
-  if (deadline_ms_ <= 0 || NowMs() < deadline_ms_) return false;
+  if (deadline_ms_ <= 0 || base::NowMs() < deadline_ms_) return false;
   absl::MutexLock lock(&mu_);
   progress_.set_message(absl::StrCat("deadline reached after ",
                                      progress_.trials_done(), " trials"));
@@ -259,13 +265,13 @@ void Job::Replay(search::SearchStrategy* strategy) {
   std::vector<QueuedTrial> queued;
   {
     absl::MutexLock lock(&mu_);
-    for (const TrialRow& t : resume_.trials) {
+    for (const store::TrialRow& t : resume_.trials) {
       if (t.state != "done") {
         outstanding_[t.id] = t.config_index;
-        auto request =
-            std::make_shared<tunefleet::v1::MeasureRequest>(BuildMeasureRequest(
-                *spec_.tmpl, spec_.workload, space_->Config(t.config_index),
-                t.id, spec_.timing));
+        auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+            trial::BuildMeasureRequest(*spec_.tmpl, spec_.workload,
+                                       space_->Config(t.config_index), t.id,
+                                       spec_.timing));
         queued.push_back(QueuedTrial{t.id, id_, spec_.priority,
                                      spec_.device_key, std::move(request),
                                      t.attempt});
@@ -300,7 +306,7 @@ bool Job::Collect(std::vector<search::Observation>* observations,
     const bool ok = m.error() == Measurement::OK;
     observations->push_back(Count(r.trial_id, it->second,
                                   Measurement::Error_Name(m.error()),
-                                  ok ? MedianNs(m.times_ns()) : 0.0));
+                                  ok ? trial::MedianNs(m.times_ns()) : 0.0));
     outstanding_.erase(it);
   }
   if (!results.empty()) ++version_;
@@ -325,31 +331,32 @@ void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {
   best->set_trial_id(trial_id);
   best->set_job_id(id_);
   best->set_device_key(spec_.device_key);
-  *best->mutable_workload() = WorkloadToProto(spec_.workload);
+  *best->mutable_workload() = trial::WorkloadToProto(spec_.workload);
   best->set_workload_key(spec_.workload.Canonical());
   best->set_template_name(std::string(spec_.tmpl->name()));
   best->set_template_version(spec_.tmpl->version());
-  *best->mutable_config() = ConfigToProto(*spec_.tmpl, space_->Config(index));
+  *best->mutable_config() =
+      trial::ConfigToProto(*spec_.tmpl, space_->Config(index));
   best->set_error(Measurement::OK);
   best->set_time_ns(time_ns);
   best->set_gflops(spec_.tmpl->Flops(spec_.workload) / time_ns);
 }
 
 absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
-  std::vector<NewTrial> rows;
+  std::vector<store::NewTrial> rows;
   rows.reserve(indices.size());
   for (uint64_t i : indices) rows.push_back({i, space_->ConfigString(i)});
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      store_->InsertTrials(id_, rows));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                             store_->InsertTrials(id_, rows));
   std::vector<QueuedTrial> queued;
   {
     absl::MutexLock lock(&mu_);
     for (size_t t = 0; t < ids.size(); ++t) {
       outstanding_[ids[t]] = indices[t];
-      auto request =
-          std::make_shared<tunefleet::v1::MeasureRequest>(BuildMeasureRequest(
-              *spec_.tmpl, spec_.workload, space_->Config(indices[t]), ids[t],
-              spec_.timing));
+      auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+          trial::BuildMeasureRequest(*spec_.tmpl, spec_.workload,
+                                     space_->Config(indices[t]), ids[t],
+                                     spec_.timing));
       queued.push_back(QueuedTrial{ids[t], id_, spec_.priority,
                                    spec_.device_key, std::move(request)});
     }

@@ -18,9 +18,19 @@
 #include "search/space.h"
 #include "search/strategy.h"
 #include "server/scheduler.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
+
+// What a job tunes and how: the stored job's parameters and what only the
+// running job needs.
+struct JobSpec : store::JobParams {
+  bool measure_reference = true;       // also time the naive reference once
+  tunefleet::v1::TimingPolicy timing;  // how each trial is timed
+  int64_t early_stop = 0;  // trials without improvement before stopping
+  // Earlier tasks' results the model starts from (transfer learning).
+  std::vector<search::HistoryGroup> history;
+};
 
 // Builds the search space of a task: the template's knobs under its
 // constraints for this workload and these device limits.
@@ -32,7 +42,7 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 // server left (a resumed one): finished trials are kept and replayed to the
 // strategy, pending ones queued again under their ids.
 struct JobResume {
-  std::vector<TrialRow> trials;
+  std::vector<store::TrialRow> trials;
   bool reference_measured = false;
 };
 
@@ -42,7 +52,7 @@ class Job {
  public:
   // `deadline_ms`: Unix ms past which the job ends; 0 for none.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
-      std::unique_ptr<search::SearchSpace> space, Store* store,
+      std::unique_ptr<search::SearchSpace> space, store::Store* store,
       Scheduler* scheduler, int64_t deadline_ms, JobResume resume = {});
   ~Job();
 
@@ -109,7 +119,7 @@ class Job {
   const JobSpec spec_;
   const tunefleet::v1::DeviceInfo device_;
   const std::unique_ptr<search::SearchSpace> space_;
-  Store* const store_;
+  store::Store* const store_;
   Scheduler* const scheduler_;
   const int64_t deadline_ms_;
   JobResume resume_;  // consumed by Replay()

@@ -4,12 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "base/time.h"
+#include "cost_model/transfer.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
 #include "search/strategy.h"
-#include "server/status_macros.h"
-#include "server/transfer.h"
-#include "server/trial_request.h"
+#include "store/store.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::server {
 namespace {
@@ -40,7 +42,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
     const tunefleet::v1::SubmitJobRequest& request) {
   // Every field that needs neither store nor registry, before anything
   // is registered or stored.
-  TF_RETURN_IF_ERROR(ValidateSubmitJobRequest(request));
+  TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitJobRequest(request));
   // A user's template first: it may define the workload's op.
   std::string template_name = request.template_name();
   if (request.has_template_spec()) {
@@ -57,22 +59,24 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
     template_name = std::string((*registered)->name());
   }
   absl::StatusOr<templates::Workload> workload =
-      WorkloadFromProto(request.workload());
+      trial::WorkloadFromProto(request.workload());
   if (!workload.ok()) return AsInvalid(workload.status(), "workload");
   const std::string strategy =
       request.strategy().empty() ? "xgb" : request.strategy();
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
       templates::FindTemplateFor(*workload, template_name);
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
-  TF_ASSIGN_OR_RETURN(std::string key, ChooseDeviceKey(request.device_key()));
-  TF_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device, store_->GetDevice(key));
-  const templates::DeviceLimits limits = LimitsFromDeviceInfo(device);
+  TUNEFLEET_ASSIGN_OR_RETURN(std::string key,
+                             ChooseDeviceKey(request.device_key()));
+  TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device,
+                             store_->GetDevice(key));
+  const templates::DeviceLimits limits = trial::LimitsFromDeviceInfo(device);
   if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
     return AsInvalid(s, "workload");
   }
   // Device-independent caps (buffers of at most 16 GiB, finite counts),
   // after the template's own check for its clearer messages.
-  TF_RETURN_IF_ERROR(ValidateTask(**tmpl, *workload));
+  TUNEFLEET_RETURN_IF_ERROR(validation::ValidateTask(**tmpl, *workload));
   std::unique_ptr<search::SearchSpace> space =
       BuildSpace(**tmpl, *workload, limits);
   if (space->valid_size() == 0) {
@@ -80,23 +84,18 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
         absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
                      workload->Canonical(), " on device key ", key));
   }
-  TF_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
-                      ValidateTimingPolicy(request));
-  JobSpec spec{*workload,
-               *tmpl,
-               key,
-               strategy,
-               static_cast<int64_t>(request.trials()),
-               request.seed(),
-               request.priority(),
-               !request.skip_reference(),
-               timing,
-               request.early_stop(),
-               {}};
-  spec.deadline_s = request.deadline_s();
+  TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
+                             validation::ValidateTimingPolicy(request));
+  JobSpec spec{
+      {*workload, *tmpl, key, strategy, static_cast<int64_t>(request.trials()),
+       request.seed(), request.priority(), request.deadline_s()},
+      !request.skip_reference(),
+      timing,
+      request.early_stop(),
+      {}};
   if (!request.no_transfer() && strategy == "xgb") {
     absl::StatusOr<std::vector<search::HistoryGroup>> history =
-        TransferHistory(*store_, **tmpl, kMaxHistoryRows);
+        cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
     if (history.ok()) spec.history = *std::move(history);
   }
   return Prepared{std::move(spec), std::move(device), std::move(space)};
@@ -104,7 +103,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
 
 absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
     const tunefleet::v1::SubmitJobRequest& request) {
-  TF_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
+  TUNEFLEET_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
   // Kept with the job, with the chosen key, so that it can be rebuilt.
   tunefleet::v1::SubmitJobRequest stored = request;
   stored.set_device_key(prepared.spec.device_key);
@@ -112,9 +111,11 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   if (!google::protobuf::util::MessageToJsonString(stored, &json).ok()) {
     return absl::InternalError("cannot encode the job request");
   }
-  TF_ASSIGN_OR_RETURN(int64_t id, store_->CreateJob(prepared.spec, json));
+  TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
+                             store_->CreateJob(prepared.spec, json));
   const int64_t deadline_ms =
-      request.deadline_s() > 0 ? NowMs() + request.deadline_s() * 1000LL : 0;
+      request.deadline_s() > 0 ? base::NowMs() + request.deadline_s() * 1000LL
+                               : 0;
   return Launch(id, std::move(prepared), deadline_ms, {});
 }
 
@@ -133,11 +134,12 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {
-  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->UnfinishedJobs());
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::JobRow> rows,
+                             store_->UnfinishedJobs());
   int resumed = 0;
-  for (const JobRow& row : rows) {
+  for (const store::JobRow& row : rows) {
     if (absl::Status s = Resume(row); !s.ok()) {
-      TF_RETURN_IF_ERROR(store_->SetJobState(
+      TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(
           row.id, "failed", absl::StrCat("cannot resume: ", s.message())));
       continue;
     }
@@ -146,7 +148,7 @@ absl::StatusOr<int> JobManager::ResumeJobs() {
   return resumed;
 }
 
-absl::Status JobManager::Resume(const JobRow& row) {
+absl::Status JobManager::Resume(const store::JobRow& row) {
   if (row.request_json.empty()) {
     return absl::FailedPreconditionError(
         "the job was stored without its request (an older tunefleet)");
@@ -160,13 +162,13 @@ absl::Status JobManager::Resume(const JobRow& row) {
   // The job's own finished trials are replayed to the model; transfer
   // would feed them in twice.
   request.set_no_transfer(true);
-  TF_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
+  TUNEFLEET_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
   // The stored run's seed and budget rule, whatever the request said.
   prepared.spec.seed = row.seed;
   prepared.spec.budget = row.budget;
-  TF_RETURN_IF_ERROR(store_->RequeueLeased(row.id));
+  TUNEFLEET_RETURN_IF_ERROR(store_->RequeueLeased(row.id));
   JobResume resume;
-  TF_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
+  TUNEFLEET_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
   resume.reference_measured = row.reference_ns > 0;
   Launch(row.id, std::move(prepared), row.deadline_ms, std::move(resume));
   return absl::OkStatus();
@@ -183,7 +185,7 @@ void JobManager::OnResult(int64_t job_id, int64_t trial_id,
   if (std::shared_ptr<Job> job = Find(job_id)) {
     // An agent's result is input like any other: a malformed one (NaN or
     // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
-    job->OnResult(trial_id, CheckedMeasurement(measurement));
+    job->OnResult(trial_id, validation::CheckedMeasurement(measurement));
   }
 }
 
@@ -204,35 +206,36 @@ void JobManager::OnLostLeases(const LostLeases& lost) {
 
 absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
   if (std::shared_ptr<Job> job = Find(job_id)) {
-    if (!IsFinalJobState(job->Progress().state())) {
+    if (!store::IsFinalJobState(job->Progress().state())) {
       job->Cancel();
       job->Join();
       return job->Progress();
     }
   }
-  TF_ASSIGN_OR_RETURN(JobRow row, store_->GetJob(job_id));
-  if (IsFinalJobState(row.state)) {
+  TUNEFLEET_ASSIGN_OR_RETURN(store::JobRow row, store_->GetJob(job_id));
+  if (store::IsFinalJobState(row.state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " already ended (", row.state, ")"));
   }
   // Unfinished but not running here (a resume failed to start it).
-  TF_RETURN_IF_ERROR(store_->SetJobState(job_id, "cancelled", ""));
-  TF_ASSIGN_OR_RETURN(row, store_->GetJob(job_id));
+  TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(job_id, "cancelled", ""));
+  TUNEFLEET_ASSIGN_OR_RETURN(row, store_->GetJob(job_id));
   return StoredProgress(*store_, row);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
     int64_t limit) {
-  TF_ASSIGN_OR_RETURN(std::vector<JobRow> rows, store_->ListJobs(limit));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::JobRow> rows,
+                             store_->ListJobs(limit));
   std::vector<tunefleet::v1::JobProgress> out;
-  for (const JobRow& row : rows) {
+  for (const store::JobRow& row : rows) {
     if (std::shared_ptr<Job> job = Find(row.id)) {
       out.push_back(job->Progress());
       out.back().set_created_unix_ms(row.created_ms);
       continue;
     }
-    TF_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
-                        StoredProgress(*store_, row));
+    TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
+                               StoredProgress(*store_, row));
     out.push_back(std::move(p));
   }
   return out;
@@ -261,9 +264,9 @@ void JobManager::Shutdown() {
   for (auto& job : jobs) job->Join();
 }
 
-absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(Store& store,
-                                                          const JobRow& row) {
-  TF_ASSIGN_OR_RETURN(JobTally tally, store.TallyJob(row.id));
+absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
+    store::Store& store, const store::JobRow& row) {
+  TUNEFLEET_ASSIGN_OR_RETURN(store::JobTally tally, store.TallyJob(row.id));
   tunefleet::v1::JobProgress progress;
   progress.set_job_id(row.id);
   progress.set_state(row.state);

@@ -11,8 +11,8 @@
 #include "proto/tuning.pb.h"
 #include "server/job.h"
 #include "server/scheduler.h"
-#include "server/store.h"
-#include "server/validation.h"
+#include "server/validation/validation.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -23,13 +23,13 @@ inline constexpr size_t kMaxHistoryRows = 3000;
 
 // A stored job's progress from its row and trial tally (a job not running
 // in this server).
-absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(Store& store,
-                                                          const JobRow& row);
+absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
+    store::Store& store, const store::JobRow& row);
 
 // Thread-safe.
 class JobManager {
  public:
-  JobManager(Store* store, Scheduler* scheduler)
+  JobManager(store::Store* store, Scheduler* scheduler)
       : store_(store), scheduler_(scheduler) {}
   ~JobManager() { Shutdown(); }
 
@@ -83,12 +83,12 @@ class JobManager {
       const tunefleet::v1::SubmitJobRequest& request);
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
-  absl::Status Resume(const JobRow& row);
+  absl::Status Resume(const store::JobRow& row);
   std::shared_ptr<Job> Launch(int64_t id, Prepared prepared,
                               int64_t deadline_ms, JobResume resume);
   std::vector<std::shared_ptr<Job>> TakeAll();
 
-  Store* store_;
+  store::Store* store_;
   Scheduler* scheduler_;
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

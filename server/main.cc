@@ -9,7 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "server/auth.h"
+#include "server/auth/auth.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -63,15 +63,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   options.resume_jobs = !no_resume;
   if (!tokens_file.empty()) {
-    absl::StatusOr<tunefleet::server::TokenSet> tokens =
-        tunefleet::server::TokenSet::Load(tokens_file);
+    absl::StatusOr<tunefleet::auth::TokenSet> tokens =
+        tunefleet::auth::TokenSet::Load(tokens_file);
     if (!tokens.ok()) {
       std::fprintf(stderr, "tunefleet-server: %s\n",
                    std::string(tokens.status().message()).c_str());
       return 2;
     }
     options.tokens =
-        std::make_shared<const tunefleet::server::TokenSet>(*std::move(tokens));
+        std::make_shared<const tunefleet::auth::TokenSet>(*std::move(tokens));
   }
 
   auto server = tunefleet::server::Server::Start(options);
@@ -104,13 +104,13 @@ int main(int argc, char** argv) {
         continue;
       }
       // A file that no longer loads leaves the tokens in use as they were.
-      absl::StatusOr<tunefleet::server::TokenSet> tokens =
-          tunefleet::server::TokenSet::Load(tokens_file);
+      absl::StatusOr<tunefleet::auth::TokenSet> tokens =
+          tunefleet::auth::TokenSet::Load(tokens_file);
       absl::Status reloaded =
-          tokens.ok() ? (*server)->SetTokens(
-                            std::make_shared<const tunefleet::server::TokenSet>(
-                                *tokens))
-                      : tokens.status();
+          tokens.ok()
+              ? (*server)->SetTokens(
+                    std::make_shared<const tunefleet::auth::TokenSet>(*tokens))
+              : tokens.status();
       if (reloaded.ok()) {
         std::fprintf(stderr,
                      "tunefleet-server: reloaded %zu token(s) from %s\n",

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/time.h"
+
 namespace tunefleet::server {
 
 void Scheduler::AddAgent(std::shared_ptr<AgentSession> agent) {
@@ -204,7 +206,7 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
                                   ? next->request->timing().timeout_ms()
                                   : 120000.0;
     const int64_t deadline =
-        NowMs() +
+        base::NowMs() +
         free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
     leases_[next->trial_id] = Lease{*next, free->session->id(), deadline};
     out.push_back(Dispatch{free->session, std::move(*next)});

@@ -17,7 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "proto/common.pb.h"
 #include "server/agent_session.h"
-#include "server/store.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -55,7 +55,7 @@ struct LostLeases {
 // Thread-safe. Sends happen outside the scheduler's lock.
 class Scheduler {
  public:
-  explicit Scheduler(Store* store) : store_(store) {}
+  explicit Scheduler(store::Store* store) : store_(store) {}
 
   void AddAgent(std::shared_ptr<AgentSession> agent);
   // Closes the session and returns its leases to the queue.
@@ -105,7 +105,7 @@ class Scheduler {
   // Writes the requeued trials' rows back to pending.
   void StoreRequeued(const LostLeases& lost);
 
-  Store* store_;
+  store::Store* store_;
   absl::Mutex mu_;
   std::map<std::string, AgentSlot> agents_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<QueuedTrial>> queues_ ABSL_GUARDED_BY(mu_);

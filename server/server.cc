@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/status_macros.h"
+#include "base/status_macros.h"
+#include "base/time.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -23,7 +25,7 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
         "add --role agent --tokens FILE`), or with --no-auth for "
         "development on a loopback address");
   }
-  if (IsLoopbackAddress(options.listen) || options.insecure) {
+  if (auth::IsLoopbackAddress(options.listen) || options.insecure) {
     return absl::OkStatus();
   }
   if (!options.tls.enabled()) {
@@ -45,12 +47,13 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     const ServerOptions& options) {
-  TF_RETURN_IF_ERROR(CheckSecurityOptions(options));
-  TF_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                      MakeServerCredentials(options.tls));
+  TUNEFLEET_RETURN_IF_ERROR(CheckSecurityOptions(options));
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::ServerCredentials> credentials,
+      auth::MakeServerCredentials(options.tls));
   auto s = std::make_unique<Server>(PrivateTag{});
   s->options_ = options;
-  TF_ASSIGN_OR_RETURN(s->store_, Store::Open(options.db_path));
+  TUNEFLEET_ASSIGN_OR_RETURN(s->store_, store::Store::Open(options.db_path));
   s->scheduler_ = std::make_unique<Scheduler>(s->store_.get());
   s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get());
   s->agent_service_ = std::make_unique<AgentServiceImpl>(
@@ -58,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       options.heartbeat_interval_ms);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get());
-  s->authorizer_ = std::make_unique<Authorizer>(
+  s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(
       s->agent_service_.get(), s->authorizer_.get());
@@ -78,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
                      " (in use, or not an address of this host?)"));
   }
   if (options.resume_jobs) {
-    TF_ASSIGN_OR_RETURN(s->resumed_jobs_, s->jobs_->ResumeJobs());
+    TUNEFLEET_ASSIGN_OR_RETURN(s->resumed_jobs_, s->jobs_->ResumeJobs());
     if (options.verbose && s->resumed_jobs_ > 0) {
       std::fprintf(stderr, "[server] resumed %d unfinished job(s)\n",
                    s->resumed_jobs_);
@@ -101,7 +104,7 @@ void Server::ReapLoop() {
       };
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
     }
-    const int64_t now = NowMs();
+    const int64_t now = base::NowMs();
     for (const auto& agent : scheduler_->SilentAgents(now - silent_ms)) {
       if (options_.verbose) {
         std::fprintf(stderr, "[server] %s silent for %lld ms; dropping it\n",

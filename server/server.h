@@ -11,12 +11,12 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_service.h"
-#include "server/auth.h"
+#include "server/auth/auth.h"
 #include "server/auth_services.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
-#include "server/store.h"
 #include "server/tuning_service.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -38,11 +38,11 @@ struct ServerOptions {
   //   TLS, or with `no_auth`, unless `insecure`.
   // The tokens callers must present; a tokens file is read with
   // TokenSet::Load.
-  std::shared_ptr<const TokenSet> tokens;
+  std::shared_ptr<const auth::TokenSet> tokens;
   bool no_auth = false;
   // Certificate and key (and optional client CA) for TLS; plaintext when
   // tls.cert_file is empty.
-  TlsServerFiles tls;
+  auth::TlsServerFiles tls;
   // Allow plaintext or no authentication on a non-loopback address.
   bool insecure = false;
 };
@@ -66,7 +66,7 @@ class Server {
   int port() const { return port_; }
   // "127.0.0.1:<port>" style address to dial.
   std::string address() const;
-  Store& store() { return *store_; }
+  store::Store& store() { return *store_; }
   JobManager& jobs() { return *jobs_; }
   Scheduler& scheduler() { return *scheduler_; }
 
@@ -78,7 +78,7 @@ class Server {
 
   // Replaces the accepted tokens (a reloaded tokens file); calls already
   // admitted go on. Errors: FAILED_PRECONDITION when started with no_auth.
-  absl::Status SetTokens(std::shared_ptr<const TokenSet> tokens) {
+  absl::Status SetTokens(std::shared_ptr<const auth::TokenSet> tokens) {
     return authorizer_->SetTokens(std::move(tokens));
   }
   // True when TLS is on.
@@ -95,13 +95,13 @@ class Server {
 
  private:
   ServerOptions options_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<store::Store> store_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   // What gRPC serves: the services above behind the authorizer.
-  std::unique_ptr<Authorizer> authorizer_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;
   std::unique_ptr<AuthorizedTuningService> authorized_tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -15,7 +16,8 @@ grpc::Status ToGrpc(const absl::Status& status) {
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
-  if (absl::Status s = ValidateSubmitJobRequest(*request); !s.ok()) {
+  if (absl::Status s = validation::ValidateSubmitJobRequest(*request);
+      !s.ok()) {
     return ToGrpc(s);
   }
   absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(*request);
@@ -29,12 +31,12 @@ grpc::Status TuningServiceImpl::SubmitJob(
 grpc::Status TuningServiceImpl::WatchJob(
     grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
     grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
-  if (absl::Status s = ValidateWatchJobRequest(*request); !s.ok()) {
+  if (absl::Status s = validation::ValidateWatchJobRequest(*request); !s.ok()) {
     return ToGrpc(s);
   }
   std::shared_ptr<Job> job = jobs_->Find(request->job_id());
   if (job == nullptr) {
-    absl::StatusOr<JobRow> row = store_->GetJob(request->job_id());
+    absl::StatusOr<store::JobRow> row = store_->GetJob(request->job_id());
     if (!row.ok()) return ToGrpc(row.status());
     absl::StatusOr<tunefleet::v1::JobProgress> progress =
         StoredProgress(*store_, *row);
@@ -45,7 +47,7 @@ grpc::Status TuningServiceImpl::WatchJob(
   uint64_t version = 0;
   tunefleet::v1::JobProgress progress = job->Progress();
   if (!writer->Write(progress)) return grpc::Status::OK;
-  while (!IsFinalJobState(progress.state()) && !context->IsCancelled() &&
+  while (!store::IsFinalJobState(progress.state()) && !context->IsCancelled() &&
          !stopping_) {
     if (job->WaitForUpdate(&version, absl::Milliseconds(500), &progress) &&
         !writer->Write(progress)) {
@@ -79,10 +81,11 @@ grpc::Status TuningServiceImpl::ListDevices(
 grpc::Status TuningServiceImpl::QueryRecords(
     grpc::ServerContext*, const tunefleet::v1::QueryRecordsRequest* request,
     tunefleet::v1::QueryRecordsResponse* response) {
-  if (absl::Status s = ValidateQueryRecordsRequest(*request); !s.ok()) {
+  if (absl::Status s = validation::ValidateQueryRecordsRequest(*request);
+      !s.ok()) {
     return ToGrpc(s);
   }
-  RecordFilter filter;
+  store::RecordFilter filter;
   filter.op = request->op();
   filter.device_key = request->device_key();
   filter.job_id = request->job_id();
@@ -96,7 +99,7 @@ grpc::Status TuningServiceImpl::QueryRecords(
 grpc::Status TuningServiceImpl::ListJobs(
     grpc::ServerContext*, const tunefleet::v1::ListJobsRequest* request,
     tunefleet::v1::ListJobsResponse* response) {
-  if (absl::Status s = ValidateListJobsRequest(*request); !s.ok()) {
+  if (absl::Status s = validation::ValidateListJobsRequest(*request); !s.ok()) {
     return ToGrpc(s);
   }
   auto jobs = jobs_->List(request->limit() == 0 ? 50 : request->limit());
@@ -108,7 +111,8 @@ grpc::Status TuningServiceImpl::ListJobs(
 grpc::Status TuningServiceImpl::CancelJob(
     grpc::ServerContext*, const tunefleet::v1::CancelJobRequest* request,
     tunefleet::v1::JobProgress* response) {
-  if (absl::Status s = ValidateCancelJobRequest(*request); !s.ok()) {
+  if (absl::Status s = validation::ValidateCancelJobRequest(*request);
+      !s.ok()) {
     return ToGrpc(s);
   }
   auto progress = jobs_->Cancel(request->job_id());

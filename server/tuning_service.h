@@ -7,8 +7,8 @@
 #include "proto/tuning.grpc.pb.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
-#include "server/store.h"
-#include "server/validation.h"
+#include "server/validation/validation.h"
+#include "store/store.h"
 
 namespace tunefleet::server {
 
@@ -19,7 +19,7 @@ grpc::Status ToGrpc(const absl::Status& status);
 // bad one with INVALID_ARGUMENT naming the field. Thread-safe.
 class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
  public:
-  TuningServiceImpl(Store* store, Scheduler* scheduler, JobManager* jobs)
+  TuningServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs)
       : store_(store), scheduler_(scheduler), jobs_(jobs) {}
 
   grpc::Status SubmitJob(grpc::ServerContext* context,
@@ -55,7 +55,7 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   void Stop() { stopping_ = true; }
 
  private:
-  Store* store_;
+  store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;
   std::atomic<bool> stopping_{false};

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/hash.h"
 #include "device_agent/measurer.h"
 #include "device_agent/program_cache.h"
 #include "device_agent/worker.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/gemm/gemm_template.h"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -56,8 +57,8 @@ MeasureRequest Request(int config_index, int64_t trial_id, uint32_t repeat = 1,
   timing.set_number(number);
   auto values = gemm.ParseConfig(Configs()[config_index]);
   EXPECT_TRUE(values.ok()) << values.status();
-  return server::BuildMeasureRequest(gemm, Gemm(48, 40, 56), *values, trial_id,
-                                     timing);
+  return trial::BuildMeasureRequest(gemm, Gemm(48, 40, 56), *values, trial_id,
+                                    timing);
 }
 
 std::unique_ptr<Measurer> NewMeasurer(MeasurerOptions options) {

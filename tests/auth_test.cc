@@ -2,7 +2,7 @@
 // loopback port, real gRPC clients and agents, the tunefleet and
 // tunefleet-server binaries, and certificates made by deploy/make-certs.sh.
 // Every test asserts what was refused or allowed and with which code.
-#include "server/auth.h"
+#include "server/auth/auth.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,17 +19,17 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "client/channel.h"
 #include "device_agent/agent.h"
 #include "device_agent/backend.h"
-#include "device_agent/channel.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/server.h"
-#include "server/trial_request.h"
 #include "tests/command_runner.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -86,25 +86,25 @@ const std::string& CertsB() {
 // One token of each role, and the set the server accepts.
 struct Tokens {
   std::string agent, tuner, reader;
-  std::shared_ptr<server::TokenSet> set = std::make_shared<server::TokenSet>();
+  std::shared_ptr<auth::TokenSet> set = std::make_shared<auth::TokenSet>();
 };
 
 Tokens MakeTokens() {
   Tokens t;
-  t.agent = *server::GenerateToken();
-  t.tuner = *server::GenerateToken();
-  t.reader = *server::GenerateToken();
+  t.agent = *auth::GenerateToken();
+  t.tuner = *auth::GenerateToken();
+  t.reader = *auth::GenerateToken();
   EXPECT_TRUE(t.set
-                  ->Add(server::TokenEntry::ForToken(
-                      t.agent, server::Role::kAgent, "board-1"))
+                  ->Add(auth::TokenEntry::ForToken(t.agent, auth::Role::kAgent,
+                                                   "board-1"))
                   .ok());
   EXPECT_TRUE(t.set
-                  ->Add(server::TokenEntry::ForToken(
-                      t.tuner, server::Role::kTuner, "alice"))
+                  ->Add(auth::TokenEntry::ForToken(t.tuner, auth::Role::kTuner,
+                                                   "alice"))
                   .ok());
   EXPECT_TRUE(t.set
-                  ->Add(server::TokenEntry::ForToken(
-                      t.reader, server::Role::kReader, "dashboard"))
+                  ->Add(auth::TokenEntry::ForToken(
+                      t.reader, auth::Role::kReader, "dashboard"))
                   .ok());
   return t;
 }
@@ -119,13 +119,13 @@ server::ServerOptions LoopbackOptions(const std::string& name) {
 }
 
 std::unique_ptr<tunefleet::v1::TuningService::Stub> TuningStub(
-    const std::string& address, const agent::ChannelOptions& channel) {
+    const std::string& address, const client::ChannelOptions& channel) {
   return tunefleet::v1::TuningService::NewStub(
-      agent::CreateServerChannel(address, channel));
+      client::CreateServerChannel(address, channel));
 }
 
-agent::ChannelOptions WithToken(const std::string& token) {
-  agent::ChannelOptions channel;
+client::ChannelOptions WithToken(const std::string& token) {
+  client::ChannelOptions channel;
   channel.token = token;
   return channel;
 }
@@ -141,7 +141,7 @@ grpc::Status ListDevices(tunefleet::v1::TuningService::Stub& stub) {
 
 // Every TuningService method once with `channel`; the status of each.
 std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
-    const std::string& address, const agent::ChannelOptions& channel) {
+    const std::string& address, const client::ChannelOptions& channel) {
   auto stub = TuningStub(address, channel);
   std::vector<std::pair<std::string, grpc::Status>> out;
   auto deadline = [](grpc::ClientContext& c) {
@@ -191,9 +191,9 @@ std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
 // Opens AgentService/Connect with `channel`, sends a Hello and returns how
 // the server ended the stream (OK only if it accepted and then closed).
 grpc::Status ConnectAsAgent(const std::string& address,
-                            const agent::ChannelOptions& channel) {
+                            const client::ChannelOptions& channel) {
   auto stub = tunefleet::v1::AgentService::NewStub(
-      agent::CreateServerChannel(address, channel));
+      client::CreateServerChannel(address, channel));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(30));
@@ -218,8 +218,8 @@ grpc::Status ConnectAsAgent(const std::string& address,
 // Tokens and the tokens file.
 
 TEST(TokenFile, GeneratedTokensAreLongRandomAndUrlSafe) {
-  const std::string a = *server::GenerateToken();
-  const std::string b = *server::GenerateToken();
+  const std::string a = *auth::GenerateToken();
+  const std::string b = *auth::GenerateToken();
   EXPECT_EQ(a.size(), 43u);  // 32 bytes, base64url without padding
   EXPECT_NE(a, b);
   for (char c : a) {
@@ -227,41 +227,41 @@ TEST(TokenFile, GeneratedTokensAreLongRandomAndUrlSafe) {
                 c == '_')
         << a;
   }
-  EXPECT_EQ(server::HashToken("abc"),
+  EXPECT_EQ(auth::HashToken("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(TokenFile, FindMatchesOnlyTheExactToken) {
   Tokens t = MakeTokens();
-  const server::TokenEntry* e = t.set->Find(t.tuner);
+  const auth::TokenEntry* e = t.set->Find(t.tuner);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->name, "alice");
-  EXPECT_EQ(e->role, server::Role::kTuner);
+  EXPECT_EQ(e->role, auth::Role::kTuner);
   EXPECT_EQ(t.set->Find(t.tuner + "x"), nullptr);
   EXPECT_EQ(t.set->Find(t.tuner.substr(1)), nullptr);
   EXPECT_EQ(t.set->Find(""), nullptr);
   // Names and tokens are unique.
   EXPECT_FALSE(t.set
-                   ->Add(server::TokenEntry::ForToken(
-                       "other", server::Role::kAgent, "alice"))
+                   ->Add(auth::TokenEntry::ForToken("other", auth::Role::kAgent,
+                                                    "alice"))
                    .ok());
   EXPECT_FALSE(t.set
-                   ->Add(server::TokenEntry::ForToken(
-                       t.agent, server::Role::kAgent, "board-2"))
+                   ->Add(auth::TokenEntry::ForToken(t.agent, auth::Role::kAgent,
+                                                    "board-2"))
                    .ok());
 }
 
 TEST(TokenFile, ParseNamesTheBadLine) {
   const std::string good =
-      server::TokenEntry::ForToken("t", server::Role::kReader, "r").Line();
-  auto set = server::TokenSet::Parse("# comment\n\n" + good + "\n", "f");
+      auth::TokenEntry::ForToken("t", auth::Role::kReader, "r").Line();
+  auto set = auth::TokenSet::Parse("# comment\n\n" + good + "\n", "f");
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->entries().size(), 1u);
   for (const std::string& bad :
        {std::string("abcd reader r"), good.substr(0, 64) + " admin r",
         good.substr(0, 64) + " reader", good.substr(0, 64) + " reader a b",
         good.substr(0, 64) + " reader bad/name"}) {
-    auto parsed = server::TokenSet::Parse(good + "\n" + bad + "\n", "f");
+    auto parsed = auth::TokenSet::Parse(good + "\n" + bad + "\n", "f");
     EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << bad;
     EXPECT_NE(parsed.status().message().find("f:2: "), std::string::npos)
         << parsed.status();
@@ -282,7 +282,7 @@ TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   const std::string text = ReadAll(file);
   EXPECT_EQ(text.find(token), std::string::npos) << "plaintext token stored";
-  EXPECT_NE(text.find(server::HashToken(token) + " tuner alice"),
+  EXPECT_NE(text.find(auth::HashToken(token) + " tuner alice"),
             std::string::npos)
       << text;
 
@@ -290,13 +290,13 @@ TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
   r = RunCommand(bin + " token add --role agent --tokens " + file);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string agent_token(absl::StripAsciiWhitespace(r.out));
-  auto set = server::TokenSet::Load(file);
+  auto set = auth::TokenSet::Load(file);
   ASSERT_TRUE(set.ok()) << set.status();
   ASSERT_EQ(set->entries().size(), 2u);
   ASSERT_NE(set->Find(agent_token), nullptr);
   EXPECT_EQ(set->Find(agent_token)->name,
-            "agent-" + server::HashToken(agent_token).substr(0, 8));
-  EXPECT_EQ(set->Find(token)->role, server::Role::kTuner);
+            "agent-" + auth::HashToken(agent_token).substr(0, 8));
+  EXPECT_EQ(set->Find(token)->role, auth::Role::kTuner);
 
   // list shows names and roles, never a token.
   r = RunCommand(bin + " token list --tokens " + file);
@@ -317,7 +317,7 @@ TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
   // remove revokes by name.
   r = RunCommand(bin + " token remove --name alice --tokens " + file);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  set = server::TokenSet::Load(file);
+  set = auth::TokenSet::Load(file);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->Find(token), nullptr);
   EXPECT_NE(set->Find(agent_token), nullptr);
@@ -329,16 +329,15 @@ TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
 
 TEST(TokenFile, AFileOthersMayReadIsRefused) {
   const std::string file = TempDir("token_mode") + "/tokens.txt";
-  ASSERT_TRUE(
-      server::AppendTokenToFile(
-          file, server::TokenEntry::ForToken("x", server::Role::kReader, "r"))
-          .ok());
+  ASSERT_TRUE(auth::AppendTokenToFile(file, auth::TokenEntry::ForToken(
+                                                "x", auth::Role::kReader, "r"))
+                  .ok());
   ASSERT_EQ(chmod(file.c_str(), 0644), 0);
-  auto set = server::TokenSet::Load(file);
+  auto set = auth::TokenSet::Load(file);
   EXPECT_TRUE(absl::IsFailedPrecondition(set.status())) << set.status();
   EXPECT_NE(set.status().message().find("chmod 600"), std::string::npos);
-  EXPECT_TRUE(absl::IsFailedPrecondition(server::AppendTokenToFile(
-      file, server::TokenEntry::ForToken("y", server::Role::kReader, "s"))));
+  EXPECT_TRUE(absl::IsFailedPrecondition(auth::AppendTokenToFile(
+      file, auth::TokenEntry::ForToken("y", auth::Role::kReader, "s"))));
   auto r = RunCommand(BinaryDir() +
                       "/cli/tunefleet token add --role agent "
                       "--tokens " +
@@ -361,35 +360,32 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
     for (int i = 0; i < s->method_count(); ++i, ++methods) {
       const std::string full =
           absl::StrCat("/", s->full_name(), "/", s->method(i)->name());
-      EXPECT_TRUE(server::RequiredRole(full).has_value())
-          << full << " has no role: add it to RequiredRole and "
+      EXPECT_TRUE(auth::RequiredRole(full).has_value())
+          << full << " has no role: add it to auth::RequiredRole and "
           << "server/auth_services.h";
     }
   }
   EXPECT_EQ(methods, 7);
-  EXPECT_EQ(server::RequiredRole(server::kConnectMethod), server::Role::kAgent);
-  EXPECT_EQ(server::RequiredRole(server::kSubmitJobMethod),
-            server::Role::kTuner);
-  EXPECT_EQ(server::RequiredRole(server::kCancelJobMethod),
-            server::Role::kTuner);
-  EXPECT_EQ(server::RequiredRole(server::kListJobsMethod),
-            server::Role::kReader);
-  EXPECT_FALSE(server::RequiredRole("/tunefleet.v1.TuningService/Nope"));
-  EXPECT_TRUE(server::RoleAllows(server::Role::kTuner, server::Role::kReader));
-  EXPECT_FALSE(server::RoleAllows(server::Role::kReader, server::Role::kTuner));
-  EXPECT_FALSE(server::RoleAllows(server::Role::kAgent, server::Role::kReader));
-  EXPECT_FALSE(server::RoleAllows(server::Role::kTuner, server::Role::kAgent));
+  EXPECT_EQ(auth::RequiredRole(auth::kConnectMethod), auth::Role::kAgent);
+  EXPECT_EQ(auth::RequiredRole(auth::kSubmitJobMethod), auth::Role::kTuner);
+  EXPECT_EQ(auth::RequiredRole(auth::kCancelJobMethod), auth::Role::kTuner);
+  EXPECT_EQ(auth::RequiredRole(auth::kListJobsMethod), auth::Role::kReader);
+  EXPECT_FALSE(auth::RequiredRole("/tunefleet.v1.TuningService/Nope"));
+  EXPECT_TRUE(auth::RoleAllows(auth::Role::kTuner, auth::Role::kReader));
+  EXPECT_FALSE(auth::RoleAllows(auth::Role::kReader, auth::Role::kTuner));
+  EXPECT_FALSE(auth::RoleAllows(auth::Role::kAgent, auth::Role::kReader));
+  EXPECT_FALSE(auth::RoleAllows(auth::Role::kTuner, auth::Role::kAgent));
 }
 
 TEST(Roles, LoopbackAddresses) {
   for (const char* a :
        {"127.0.0.1:7878", "127.1.2.3:0", "localhost:7878", "[::1]:7878",
         "unix:/tmp/tf.sock", "ipv4:127.0.0.1:1"}) {
-    EXPECT_TRUE(server::IsLoopbackAddress(a)) << a;
+    EXPECT_TRUE(auth::IsLoopbackAddress(a)) << a;
   }
   for (const char* a : {"0.0.0.0:7878", "[::]:7878", ":7878", "10.0.0.1:7878",
                         "example.com:7878", "128.0.0.1:1"}) {
-    EXPECT_FALSE(server::IsLoopbackAddress(a)) << a;
+    EXPECT_FALSE(auth::IsLoopbackAddress(a)) << a;
   }
 }
 
@@ -447,8 +443,8 @@ TEST(StartRules, TheServerBinaryRefusesUnsafeSettings) {
   EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
   const std::string tokens = dir + "/tokens.txt";
   ASSERT_TRUE(
-      server::AppendTokenToFile(
-          tokens, server::TokenEntry::ForToken("x", server::Role::kReader, "r"))
+      auth::AppendTokenToFile(
+          tokens, auth::TokenEntry::ForToken("x", auth::Role::kReader, "r"))
           .ok());
   r = RunCommand(server + " --listen 0.0.0.0:0 --tokens " + tokens);
   EXPECT_EQ(r.exit_code, 2);
@@ -486,20 +482,20 @@ class Auth : public ::testing::Test {
 
 TEST_F(Auth, NoTokenIsUnauthenticatedForEveryMethod) {
   for (const auto& [method, status] :
-       CallEveryTuningMethod(address(), agent::ChannelOptions())) {
+       CallEveryTuningMethod(address(), client::ChannelOptions())) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
         << method << ": " << status.error_message();
     EXPECT_NE(status.error_message().find("no access token"), std::string::npos)
         << method << ": " << status.error_message();
   }
-  grpc::Status s = ConnectAsAgent(address(), agent::ChannelOptions());
+  grpc::Status s = ConnectAsAgent(address(), client::ChannelOptions());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
       << s.error_message();
 }
 
 TEST_F(Auth, UnknownOrMalformedTokenIsUnauthenticated) {
   for (const auto& [method, status] :
-       CallEveryTuningMethod(address(), WithToken(*server::GenerateToken()))) {
+       CallEveryTuningMethod(address(), WithToken(*auth::GenerateToken()))) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << method;
     EXPECT_NE(status.error_message().find("unknown access token"),
               std::string::npos)
@@ -508,7 +504,7 @@ TEST_F(Auth, UnknownOrMalformedTokenIsUnauthenticated) {
   EXPECT_EQ(ConnectAsAgent(address(), WithToken("guess")).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
   // A right token in the wrong scheme is still refused.
-  auto stub = TuningStub(address(), agent::ChannelOptions());
+  auto stub = TuningStub(address(), client::ChannelOptions());
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Basic " + tokens_->tuner);
   tunefleet::v1::ListDevicesResponse response;
@@ -576,14 +572,14 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   ASSERT_GT(server_->scheduler().Capacity("auth-fake"), 0u);
 
   tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = server::WorkloadToProto(
+  *request.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
   request.set_device_key("auth-fake");
   request.set_strategy("random");
   request.set_trials(4);
   request.set_skip_reference(true);
   request.set_no_transfer(true);
-  cli::ServerConnection connection{address(), WithToken(tokens_->tuner)};
+  client::ServerConnection connection{address(), WithToken(tokens_->tuner)};
   absl::StatusOr<cli::JobOutcome> outcome =
       cli::RunJob(connection, request, nullptr, nullptr);
   fake_agent.Stop();
@@ -612,10 +608,10 @@ TEST(AuthReload, NewTokensReplaceOldOnes) {
   const std::string address = (*server)->address();
   EXPECT_TRUE(ListDevices(*TuningStub(address, WithToken(t.reader))).ok());
 
-  const std::string fresh = *server::GenerateToken();
-  auto next = std::make_shared<server::TokenSet>();
-  ASSERT_TRUE(next->Add(server::TokenEntry::ForToken(
-                            fresh, server::Role::kReader, "new-reader"))
+  const std::string fresh = *auth::GenerateToken();
+  auto next = std::make_shared<auth::TokenSet>();
+  ASSERT_TRUE(next->Add(auth::TokenEntry::ForToken(fresh, auth::Role::kReader,
+                                                   "new-reader"))
                   .ok());
   ASSERT_TRUE((*server)->SetTokens(next).ok());
   EXPECT_EQ(ListDevices(*TuningStub(address, WithToken(t.reader))).error_code(),
@@ -629,7 +625,7 @@ TEST(AuthReload, NoAuthServerAcceptsEveryoneAndCannotBeGivenTokens) {
   auto server = server::Server::Start(options);
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_TRUE(
-      ListDevices(*TuningStub((*server)->address(), agent::ChannelOptions()))
+      ListDevices(*TuningStub((*server)->address(), client::ChannelOptions()))
           .ok());
   EXPECT_TRUE(
       absl::IsFailedPrecondition((*server)->SetTokens(MakeTokens().set)));
@@ -651,20 +647,20 @@ std::unique_ptr<server::Server> StartTlsServer(const std::string& name,
   return server.ok() ? *std::move(server) : nullptr;
 }
 
-agent::ChannelOptions TlsChannel(const std::string& token,
-                                 const std::string& ca_dir,
-                                 const std::string& cert_dir = "") {
-  agent::ChannelFiles files;
+client::ChannelOptions TlsChannel(const std::string& token,
+                                  const std::string& ca_dir,
+                                  const std::string& cert_dir = "") {
+  client::ChannelFiles files;
   files.token = token;
   files.ca_file = ca_dir + "/ca.pem";
   if (!cert_dir.empty()) {
     files.client_cert_file = cert_dir + "/client.pem";
     files.client_key_file = cert_dir + "/client.key";
   }
-  absl::StatusOr<agent::ChannelOptions> loaded =
-      agent::LoadChannelOptions(files);
+  absl::StatusOr<client::ChannelOptions> loaded =
+      client::LoadChannelOptions(files);
   EXPECT_TRUE(loaded.ok()) << loaded.status();
-  return loaded.ok() ? *loaded : agent::ChannelOptions();
+  return loaded.ok() ? *loaded : client::ChannelOptions();
 }
 
 TEST(Tls, ClientWithTheRightCaConnectsAndAWrongCaFails) {
@@ -710,13 +706,13 @@ TEST(Tls, ClientCertificatesAreRequiredWithClientCa) {
   EXPECT_TRUE(ok.ok()) << ok.error_message();
 
   // An agent with its certificate and token joins.
-  agent::ChannelFiles files;
+  client::ChannelFiles files;
   files.token = t.agent;
   files.ca_file = CertsA() + "/ca.pem";
   files.client_cert_file = CertsA() + "/agent.pem";
   files.client_key_file = CertsA() + "/agent.key";
-  absl::StatusOr<agent::ChannelOptions> channel =
-      agent::LoadChannelOptions(files);
+  absl::StatusOr<client::ChannelOptions> channel =
+      client::LoadChannelOptions(files);
   ASSERT_TRUE(channel.ok()) << channel.status();
   EXPECT_TRUE(ConnectAsAgent(address, *channel).ok());
 }
@@ -760,19 +756,19 @@ TEST(Tls, TheCliTakesTokenAndCaFlags) {
 }
 
 TEST(Tls, MismatchedKeyIsRefusedBeforeListening) {
-  server::TlsServerFiles tls{CertsA() + "/server.pem", CertsB() + "/server.key",
-                             ""};
-  auto credentials = server::MakeServerCredentials(tls);
+  auth::TlsServerFiles tls{CertsA() + "/server.pem", CertsB() + "/server.key",
+                           ""};
+  auto credentials = auth::MakeServerCredentials(tls);
   EXPECT_TRUE(absl::IsInvalidArgument(credentials.status()))
       << credentials.status();
   tls = {CertsA() + "/server.pem", "", ""};
   EXPECT_TRUE(
-      absl::IsInvalidArgument(server::MakeServerCredentials(tls).status()));
+      absl::IsInvalidArgument(auth::MakeServerCredentials(tls).status()));
   tls = {"", "", CertsA() + "/ca.pem"};
   EXPECT_TRUE(
-      absl::IsInvalidArgument(server::MakeServerCredentials(tls).status()));
+      absl::IsInvalidArgument(auth::MakeServerCredentials(tls).status()));
   tls = {CertsA() + "/nope.pem", CertsA() + "/server.key", ""};
-  EXPECT_TRUE(absl::IsNotFound(server::MakeServerCredentials(tls).status()));
+  EXPECT_TRUE(absl::IsNotFound(auth::MakeServerCredentials(tls).status()));
 }
 
 }  // namespace

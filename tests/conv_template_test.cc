@@ -12,8 +12,8 @@
 #include "kernels_templates/conv/conv2d_template.h"
 #include "kernels_templates/conv/depthwise_template.h"
 #include "kernels_templates/registry.h"
-#include "server/trial_request.h"
 #include "tests/template_harness.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -280,7 +280,7 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
         "C=3,H=6,W=11,K=2,R=5,S=3,SH=1,SW=3,PH=2,PW=1,DH=2,DW=1,act=relu",
         "C=2,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,affine=shift"}) {
     const Workload w = Conv(shape);
-    v1::MeasureRequest r = server::BuildReferenceRequest(conv, w, 1, quick);
+    v1::MeasureRequest r = trial::BuildReferenceRequest(conv, w, 1, quick);
     v1::KernelLaunch* ref = r.mutable_verification()->mutable_reference();
     ref->set_source(source);
     ref->set_kernel_name("conv2d_input_side");
@@ -297,9 +297,9 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
     const Workload d = Depthwise(shape);
     const Workload as_conv = Conv(
         absl::StrCat(d.ShapeString(), ",K=", d.dim("C"), ",G=", d.dim("C")));
-    v1::MeasureRequest r = server::BuildReferenceRequest(dw, d, 1, quick);
+    v1::MeasureRequest r = trial::BuildReferenceRequest(dw, d, 1, quick);
     const v1::MeasureRequest c =
-        server::BuildReferenceRequest(conv, as_conv, 1, quick);
+        trial::BuildReferenceRequest(conv, as_conv, 1, quick);
     *r.mutable_verification() = c.verification();
     const v1::Measurement m = testing::Device().Measure(r);
     EXPECT_EQ(m.error(), v1::Measurement::OK)

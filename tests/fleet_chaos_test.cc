@@ -12,9 +12,9 @@
 #include "cli/common.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "server/store.h"
-#include "server/trial_request.h"
+#include "store/store.h"
 #include "tests/fleet_harness.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -29,7 +29,7 @@ constexpr auto kJobLimit = std::chrono::seconds(240);
 tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, double cooldown_ms,
                                         uint64_t seed) {
   tunefleet::v1::SubmitJobRequest r;
-  *r.mutable_workload() = server::WorkloadToProto(
+  *r.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
   r.set_device_key("chaos");
   r.set_strategy("random");
@@ -54,26 +54,26 @@ int64_t Submit(FleetHarness& fleet,
 }
 
 bool Ended(const std::optional<JobProgress>& p) {
-  return p && server::IsFinalJobState(p->state());
+  return p && store::IsFinalJobState(p->state());
 }
 
 // Trials of a job as stored, read from the database file.
-std::vector<server::TrialRow> StoredTrials(const std::string& db,
-                                           int64_t job_id) {
-  auto store = server::Store::Open(db);
+std::vector<store::TrialRow> StoredTrials(const std::string& db,
+                                          int64_t job_id) {
+  auto store = store::Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return {};
   auto rows = (*store)->JobTrials(job_id);
   EXPECT_TRUE(rows.ok()) << rows.status();
-  return rows.ok() ? *rows : std::vector<server::TrialRow>{};
+  return rows.ok() ? *rows : std::vector<store::TrialRow>{};
 }
 
 // Exactly `budget` finished trials, each config once, none left open.
-void ExpectExactlyOnce(const std::vector<server::TrialRow>& rows,
+void ExpectExactlyOnce(const std::vector<store::TrialRow>& rows,
                        size_t budget) {
   std::set<uint64_t> configs;
   size_t finished = 0, open = 0, lost = 0;
-  for (const server::TrialRow& t : rows) {
+  for (const store::TrialRow& t : rows) {
     EXPECT_TRUE(configs.insert(t.config_index).second)
         << "config " << t.config_index << " tried twice";
     if (t.state != "done") ++open;
@@ -154,7 +154,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
         },
         kJobLimit));
     fleet.server().Kill(SIGKILL);
-    for (const server::TrialRow& t : StoredTrials(fleet.db_path(), job)) {
+    for (const store::TrialRow& t : StoredTrials(fleet.db_path(), job)) {
       if (t.state == "done") kept[t.id] = {t.error, t.time_ns};
     }
     ASSERT_TRUE(fleet.StartServer());
@@ -165,10 +165,10 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   EXPECT_EQ(last.state(), "done") << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
   fleet.server().Kill(SIGTERM);
-  const std::vector<server::TrialRow> rows = StoredTrials(fleet.db_path(), job);
+  const std::vector<store::TrialRow> rows = StoredTrials(fleet.db_path(), job);
   ExpectExactlyOnce(rows, kTrials);
   size_t unchanged = 0;
-  for (const server::TrialRow& t : rows) {
+  for (const store::TrialRow& t : rows) {
     auto it = kept.find(t.id);
     if (it == kept.end()) continue;
     EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
@@ -186,7 +186,7 @@ tunefleet::v1::SubmitJobRequest HostileJob() {
   EXPECT_TRUE(spec.ok()) << spec.status();
   tunefleet::v1::SubmitJobRequest r;
   *r.mutable_template_spec() = **spec;
-  *r.mutable_workload() = server::WorkloadToProto(
+  *r.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("hostile_scale", "N=1000"));
   r.set_device_key("hostile");
   r.set_strategy("grid");

@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/channel.h"
+#include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/auth.h"
+#include "server/auth/auth.h"
 #include "tests/command_runner.h"
 #include "tests/process.h"
 
@@ -54,14 +54,14 @@ class FleetHarness {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     // An agent token (in a file, as a board keeps it) and a tuner token.
-    const std::string agent_token = *server::GenerateToken();
-    tuner_token_ = *server::GenerateToken();
-    (void)server::AppendTokenToFile(
-        tokens_file(), server::TokenEntry::ForToken(
-                           agent_token, server::Role::kAgent, "agents"));
-    (void)server::AppendTokenToFile(
-        tokens_file(), server::TokenEntry::ForToken(
-                           tuner_token_, server::Role::kTuner, "harness"));
+    const std::string agent_token = *auth::GenerateToken();
+    tuner_token_ = *auth::GenerateToken();
+    (void)auth::AppendTokenToFile(
+        tokens_file(),
+        auth::TokenEntry::ForToken(agent_token, auth::Role::kAgent, "agents"));
+    (void)auth::AppendTokenToFile(
+        tokens_file(), auth::TokenEntry::ForToken(
+                           tuner_token_, auth::Role::kTuner, "harness"));
     std::ofstream(agent_token_file()) << agent_token << "\n";
   }
   ~FleetHarness() {
@@ -109,10 +109,10 @@ class FleetHarness {
   Process& agent(size_t i) { return *agents_[i]; }
 
   std::unique_ptr<tunefleet::v1::TuningService::Stub> Stub() const {
-    agent::ChannelOptions channel;
+    client::ChannelOptions channel;
     channel.token = tuner_token_;
     return tunefleet::v1::TuningService::NewStub(
-        agent::CreateServerChannel(address(), channel));
+        client::CreateServerChannel(address(), channel));
   }
 
   // The server's device list; nullopt while it does not answer.

@@ -10,8 +10,8 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/registry.h"
-#include "server/trial_request.h"
 #include "tests/template_harness.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -36,8 +36,8 @@ class GemmOnDevice : public ::testing::Test {
   v1::MeasureRequest Request(const Workload& w, absl::string_view config) {
     auto values = gemm_.ParseConfig(config);
     EXPECT_TRUE(values.ok()) << values.status();
-    return server::BuildMeasureRequest(gemm_, w, *values, 1,
-                                       server::DefaultTimingPolicy());
+    return trial::BuildMeasureRequest(gemm_, w, *values, 1,
+                                      trial::DefaultTimingPolicy());
   }
 
   Measurement Run(const Workload& w, const KnobValues& config) {
@@ -45,7 +45,7 @@ class GemmOnDevice : public ::testing::Test {
     quick.set_repeat(1);
     quick.set_number(1);
     return measurer_->Measure(
-        server::BuildMeasureRequest(gemm_, w, config, 1, quick));
+        trial::BuildMeasureRequest(gemm_, w, config, 1, quick));
   }
 
   GemmTemplate gemm_;
@@ -64,7 +64,7 @@ Workload Gemm(int64_t m, int64_t n, int64_t k) {
 
 TEST_F(GemmOnDevice, OddShapesMatchReference) {
   const templates::DeviceLimits limits =
-      server::LimitsFromDeviceInfo(measurer_->device_info());
+      trial::LimitsFromDeviceInfo(measurer_->device_info());
   // Configs covering local memory on/off, vector widths and unrolling.
   const std::vector<std::string> configs = {
       "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1",
@@ -91,7 +91,7 @@ TEST_F(GemmOnDevice, OddShapesMatchReference) {
 
 TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
   const templates::DeviceLimits limits =
-      server::LimitsFromDeviceInfo(measurer_->device_info());
+      trial::LimitsFromDeviceInfo(measurer_->device_info());
   std::mt19937 rng(7);
   const Workload w = Gemm(45, 71, 39);
   int tried = 0;
@@ -158,7 +158,7 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   t.set_number(3);
   t.set_max_launches(1000);
   Measurement m =
-      measurer_->Measure(server::BuildMeasureRequest(gemm_, w, *config, 1, t));
+      measurer_->Measure(trial::BuildMeasureRequest(gemm_, w, *config, 1, t));
   ASSERT_EQ(m.error(), Measurement::OK) << m.error_message();
   EXPECT_EQ(m.times_ns_size(), 4);
   EXPECT_EQ(m.number(), 3u);
@@ -166,7 +166,7 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   // The launch cap bounds number: 4 rounds within 8 launches -> 2 each.
   t.set_number(100);
   t.set_max_launches(8);
-  m = measurer_->Measure(server::BuildMeasureRequest(gemm_, w, *config, 2, t));
+  m = measurer_->Measure(trial::BuildMeasureRequest(gemm_, w, *config, 2, t));
   ASSERT_EQ(m.error(), Measurement::OK);
   EXPECT_EQ(m.number(), 2u);
 }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "cost_model/task_features.h"
 #include "device_agent/agent.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/gemm/gemm_template.h"
@@ -14,9 +15,9 @@
 #include "proto/tuning.grpc.pb.h"
 #include "search/table.h"
 #include "server/server.h"
-#include "server/table_export.h"
-#include "server/task_features.h"
-#include "server/trial_request.h"
+#include "store/store.h"
+#include "store/table_export.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -90,8 +91,8 @@ class Fleet : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     ASSERT_GT(server_->scheduler().Capacity("pocl-test"), 0u);
-    stub_ =
-        tunefleet::v1::TuningService::NewStub(cli::Dial({server_->address()}));
+    stub_ = tunefleet::v1::TuningService::NewStub(
+        client::Dial({server_->address()}));
   }
 
   static void TearDownTestSuite() {
@@ -107,7 +108,7 @@ class Fleet : public ::testing::Test {
                                                  uint32_t trials) {
     tunefleet::v1::SubmitJobRequest r;
     *r.mutable_workload() =
-        server::WorkloadToProto(*templates::Workload::Parse("gemm", shape));
+        trial::WorkloadToProto(*templates::Workload::Parse("gemm", shape));
     r.set_trials(trials);
     r.set_strategy("xgb");
     r.set_seed(5);
@@ -134,7 +135,7 @@ class Fleet : public ::testing::Test {
 
   static std::vector<tunefleet::v1::Record> Records(int64_t job_id,
                                                     bool best_only) {
-    server::RecordFilter f;
+    store::RecordFilter f;
     f.job_id = job_id;
     f.best_only = best_only;
     auto records = server_->store().QueryRecords(f);
@@ -318,7 +319,7 @@ TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   tunefleet::v1::SubmitJobResponse submitted;
   ASSERT_TRUE(Submit(r, &submitted).ok());
   Watch(submitted.job_id());
-  auto csv = server::ExportJobTable(server_->store(), submitted.job_id());
+  auto csv = store::ExportJobTable(server_->store(), submitted.job_id());
   ASSERT_TRUE(csv.ok()) << csv.status();
   auto table = search::ParseTable(*csv, "export");
   ASSERT_TRUE(table.ok()) << table.status();
@@ -326,10 +327,10 @@ TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   EXPECT_EQ(table->metadata.at("template"), "gemm_tiled");
   EXPECT_EQ(table->metadata.at("workload"), "gemm M=40 N=24 K=8 fp32");
   // It names its task, so simulations compute the task's features.
-  auto task = server::TableTaskFeatures(*table);
+  auto task = cost_model::TableTaskFeatures(*table);
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_GT(task->Names().size(), table->knobs.size());
-  EXPECT_EQ(server::ExportJobTable(server_->store(), 99999).status().code(),
+  EXPECT_EQ(store::ExportJobTable(server_->store(), 99999).status().code(),
             absl::StatusCode::kNotFound);
 }
 

@@ -1,5 +1,5 @@
 // ONNX import on small graphs built here with ONNX's protobuf classes.
-#include "server/onnx_import.h"
+#include "onnx_import/onnx_import.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,19 +13,21 @@ using testing::SmallNet;
 
 using ::testing::HasSubstr;
 
-const ModelTask* Find(const ModelTasks& m, const std::string& canonical) {
-  for (const ModelTask& t : m.tasks) {
+const onnx_import::ModelTask* Find(const onnx_import::ModelTasks& m,
+                                   const std::string& canonical) {
+  for (const onnx_import::ModelTask& t : m.tasks) {
     if (t.workload.Canonical() == canonical) return &t;
   }
   return nullptr;
 }
 
 TEST(OnnxImport, FindsTasksAndFoldsEpilogues) {
-  auto m =
-      ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 3, 17, 23}}});
+  auto m = onnx_import::ImportOnnxBytes(SmallNet(), "small.onnx",
+                                        {{"image", {1, 3, 17, 23}}});
   ASSERT_TRUE(m.ok()) << m.status();
   std::vector<std::string> names;
-  for (const ModelTask& t : m->tasks) names.push_back(t.workload.Canonical());
+  for (const onnx_import::ModelTask& t : m->tasks)
+    names.push_back(t.workload.Canonical());
   const std::string conv =
       "conv2d N=1 C=3 H=17 W=23 K=8 R=3 S=3 SH=2 SW=2 PH=1 PW=1 DH=1 DW=1 "
       "G=1 fp32 affine=scale_shift act=relu";
@@ -60,45 +62,47 @@ TEST(OnnxImport, FindsTasksAndFoldsEpilogues) {
 }
 
 TEST(OnnxImport, ClearErrors) {
-  auto malformed = ImportOnnxBytes("not a model at all", "bad.onnx", {});
+  auto malformed =
+      onnx_import::ImportOnnxBytes("not a model at all", "bad.onnx", {});
   ASSERT_FALSE(malformed.ok());
   EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(malformed.status().message()),
               HasSubstr("bad.onnx is not an ONNX model"));
 
-  auto unknown =
-      ImportOnnxBytes(SmallNet(), "small.onnx", {{"images", {1, 3, 8, 8}}});
+  auto unknown = onnx_import::ImportOnnxBytes(SmallNet(), "small.onnx",
+                                              {{"images", {1, 3, 8, 8}}});
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(std::string(unknown.status().message()),
               HasSubstr("has no input 'images'; its inputs: image (?x3x?x?)"));
 
-  auto missing = ImportOnnxBytes(SmallNet(), "small.onnx", {});
+  auto missing = onnx_import::ImportOnnxBytes(SmallNet(), "small.onnx", {});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()),
               HasSubstr("has dynamic dims: give --input-shape image="));
 
-  auto rank = ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 3}}});
+  auto rank = onnx_import::ImportOnnxBytes(SmallNet(), "small.onnx",
+                                           {{"image", {1, 3}}});
   ASSERT_FALSE(rank.ok());
   EXPECT_THAT(std::string(rank.status().message()), HasSubstr("has 2 dims"));
 
-  auto fixed =
-      ImportOnnxBytes(SmallNet(), "small.onnx", {{"image", {1, 4, 8, 8}}});
+  auto fixed = onnx_import::ImportOnnxBytes(SmallNet(), "small.onnx",
+                                            {{"image", {1, 4, 8, 8}}});
   ASSERT_FALSE(fixed.ok());
   EXPECT_THAT(std::string(fixed.status().message()),
               HasSubstr("dim 1 is 4 but the model fixes it to 3"));
 
-  EXPECT_EQ(ImportOnnx("/nonexistent.onnx", {}).status().code(),
+  EXPECT_EQ(onnx_import::ImportOnnx("/nonexistent.onnx", {}).status().code(),
             absl::StatusCode::kNotFound);
 }
 
 TEST(OnnxImport, ParsesInputShapes) {
-  InputShapes shapes;
-  ASSERT_TRUE(ParseInputShape("x=1,3,48,192", &shapes).ok());
-  ASSERT_TRUE(ParseInputShape("y=2x5", &shapes).ok());
+  onnx_import::InputShapes shapes;
+  ASSERT_TRUE(onnx_import::ParseInputShape("x=1,3,48,192", &shapes).ok());
+  ASSERT_TRUE(onnx_import::ParseInputShape("y=2x5", &shapes).ok());
   EXPECT_EQ(shapes["x"], (std::vector<int64_t>{1, 3, 48, 192}));
   EXPECT_EQ(shapes["y"], (std::vector<int64_t>{2, 5}));
   for (const char* bad : {"x", "x=", "=1,2", "x=1,0", "x=1,a"}) {
-    EXPECT_FALSE(ParseInputShape(bad, &shapes).ok()) << bad;
+    EXPECT_FALSE(onnx_import::ParseInputShape(bad, &shapes).ok()) << bad;
   }
 }
 

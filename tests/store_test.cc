@@ -1,4 +1,4 @@
-#include "server/store.h"
+#include "store/store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +20,7 @@ class StoreTest : public ::testing::Test {
         ::testing::TempDir() + "/store_test_" + std::to_string(getpid()) + "_" +
         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
     std::filesystem::remove(path_);
-    auto store = Store::Open(path_);
+    auto store = store::Store::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     tunefleet::v1::DeviceInfo info;
@@ -30,13 +30,13 @@ class StoreTest : public ::testing::Test {
   }
 
   int64_t MakeJob(int64_t budget = 10) {
-    JobSpec spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                 *templates::FindTemplate("gemm", ""),
-                 "test-gpu",
-                 "random",
-                 budget,
-                 1,
-                 0};
+    store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                          *templates::FindTemplate("gemm", ""),
+                          "test-gpu",
+                          "random",
+                          budget,
+                          1,
+                          0};
     auto id = store_->CreateJob(spec);
     EXPECT_TRUE(id.ok()) << id.status();
     return *id;
@@ -50,7 +50,7 @@ class StoreTest : public ::testing::Test {
   }
 
   std::string path_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<store::Store> store_;
 };
 
 TEST_F(StoreTest, CreatesFileWithOwnerOnlyModeAndWal) {
@@ -100,7 +100,7 @@ TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
   ASSERT_TRUE(store_->CompleteTrial(ids[0], wrong, 0, 0).ok());
   ASSERT_TRUE(store_->CompleteTrial(ids[1], Ok(300), 300, 3).ok());
   ASSERT_TRUE(store_->CompleteTrial(ids[2], Ok(200), 200, 4).ok());
-  RecordFilter best;
+  store::RecordFilter best;
   best.best_only = true;
   auto records = store_->QueryRecords(best);
   ASSERT_TRUE(records.ok());
@@ -109,7 +109,7 @@ TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
   EXPECT_EQ((*records)[0].workload_key(), "gemm M=8 N=8 K=8 fp32");
   EXPECT_EQ((*records)[0].config().knobs(0).name(), "MWG");
   EXPECT_EQ((*records)[0].config().knobs(0).value(), 64);
-  RecordFilter all;
+  store::RecordFilter all;
   auto every = store_->QueryRecords(all);
   ASSERT_TRUE(every.ok());
   EXPECT_EQ(every->size(), 3u);
@@ -123,7 +123,7 @@ TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
   ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
   ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
   ASSERT_TRUE(store_->SetJobState(job, "cancelled", "stopped").ok());
-  RecordFilter filter;
+  store::RecordFilter filter;
   filter.job_id = job;
   auto records = *store_->QueryRecords(filter);
   ASSERT_EQ(records.size(), 3u);
@@ -141,16 +141,16 @@ TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}});
   ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
   store_.reset();
-  auto reopened = Store::Open(path_);
+  auto reopened = store::Store::Open(path_);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ((*reopened)->TallyJob(job)->done, 1);
   reopened->reset();
   {
-    auto db = Database::Open(path_);
+    auto db = store::Database::Open(path_);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE(db->Exec("PRAGMA user_version = 99").ok());
   }
-  auto newer = Store::Open(path_);
+  auto newer = store::Store::Open(path_);
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
 }

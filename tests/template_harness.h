@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "device_agent/measurer.h"
 #include "kernels_templates/kernel_template.h"
-#include "server/trial_request.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::testing {
 
@@ -26,7 +26,7 @@ inline agent::Measurer& Device() {
 }
 
 inline templates::DeviceLimits DeviceLimits() {
-  return server::LimitsFromDeviceInfo(Device().device_info());
+  return trial::LimitsFromDeviceInfo(Device().device_info());
 }
 
 // Measures one config with a single timed launch.
@@ -37,7 +37,7 @@ inline tunefleet::v1::Measurement RunConfig(
   quick.set_repeat(1);
   quick.set_number(1);
   return Device().Measure(
-      server::BuildMeasureRequest(tmpl, w, config, 1, quick));
+      trial::BuildMeasureRequest(tmpl, w, config, 1, quick));
 }
 
 // `count` random configs of the template valid for `w` on this device

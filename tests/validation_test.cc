@@ -3,7 +3,7 @@
 // negative or whose products overflow are refused; users' template specs,
 // agents' hellos and results are checked; SQLite takes values only through
 // bound parameters and keeps its files owner-only.
-#include "server/validation.h"
+#include "server/validation/validation.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,11 +21,12 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
+#include "onnx_import/onnx_import.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/onnx_import.h"
 #include "server/server.h"
-#include "server/trial_request.h"
+#include "store/store.h"
 #include "tests/onnx_test_models.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::server {
 namespace {
@@ -109,8 +110,8 @@ class ValidationServer : public ::testing::Test {
   // A valid request: gemm 8x8x8 on the test device.
   static SubmitJobRequest Valid() {
     SubmitJobRequest r;
-    *r.mutable_workload() =
-        WorkloadToProto(*templates::Workload::Parse("gemm", "M=8,N=8,K=8"));
+    *r.mutable_workload() = trial::WorkloadToProto(
+        *templates::Workload::Parse("gemm", "M=8,N=8,K=8"));
     r.set_device_key(kDeviceKey);
     r.set_trials(4);
     r.set_strategy("random");
@@ -370,7 +371,7 @@ TEST_F(ValidationServer, AnAgentsMalformedResultIsRecordedAsRuntimeError) {
   bad.set_error(tunefleet::v1::Measurement::OK);
   bad.add_times_ns(std::numeric_limits<double>::quiet_NaN());
   server_->jobs().OnResult(out.job_id(), trials->front(), bad);
-  RecordFilter f;
+  store::RecordFilter f;
   f.job_id = out.job_id();
   auto records = server_->store().QueryRecords(f);
   ASSERT_TRUE(records.ok()) << records.status();
@@ -456,7 +457,7 @@ TEST_F(ValidationServer, OtherCallsRefuseBadFieldsByName) {
   {
     grpc::ClientContext context;
     tunefleet::v1::ListJobsRequest l;
-    l.set_limit(kMaxListedJobs + 1);
+    l.set_limit(validation::kMaxListedJobs + 1);
     tunefleet::v1::ListJobsResponse out;
     grpc::Status s = stub_->ListJobs(&context, l, &out);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -494,31 +495,34 @@ TEST(Validation, ConfigsMustLieInTheTemplatesSpace) {
     for (const auto& k : t.knobs()) v.push_back(k.values.front());
     return v;
   }();
-  tunefleet::v1::Config good = ConfigToProto(t, first);
+  tunefleet::v1::Config good = trial::ConfigToProto(t, first);
   std::reverse(good.mutable_knobs()->begin(), good.mutable_knobs()->end());
-  auto parsed = ValidateConfig(t, good);
+  auto parsed = validation::ValidateConfig(t, good);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(*parsed, first);
 
-  tunefleet::v1::Config bad = ConfigToProto(t, first);
+  tunefleet::v1::Config bad = trial::ConfigToProto(t, first);
   bad.mutable_knobs(0)->set_value(12345);
   EXPECT_THAT(
-      std::string(ValidateConfig(t, bad).status().message()),
+      std::string(validation::ValidateConfig(t, bad).status().message()),
       StartsWith(absl::StrCat("config.knobs[0].value: ", t.knobs()[0].name,
                               "=12345 is outside its values {")));
-  bad = ConfigToProto(t, first);
+  bad = trial::ConfigToProto(t, first);
   bad.mutable_knobs(1)->set_name(t.knobs()[0].name);
-  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
-              StartsWith("config.knobs[1].name: knob"));
-  bad = ConfigToProto(t, first);
+  EXPECT_THAT(
+      std::string(validation::ValidateConfig(t, bad).status().message()),
+      StartsWith("config.knobs[1].name: knob"));
+  bad = trial::ConfigToProto(t, first);
   bad.mutable_knobs(2)->set_name("NOPE");
-  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
-              StartsWith("config.knobs[2].name: template gemm_tiled has no "
-                         "knob 'NOPE'"));
-  bad = ConfigToProto(t, first);
+  EXPECT_THAT(
+      std::string(validation::ValidateConfig(t, bad).status().message()),
+      StartsWith("config.knobs[2].name: template gemm_tiled has no "
+                 "knob 'NOPE'"));
+  bad = trial::ConfigToProto(t, first);
   bad.mutable_knobs()->RemoveLast();
-  EXPECT_THAT(std::string(ValidateConfig(t, bad).status().message()),
-              StartsWith("config: "));
+  EXPECT_THAT(
+      std::string(validation::ValidateConfig(t, bad).status().message()),
+      StartsWith("config: "));
 }
 
 TEST(Validation, HellosFromAgentsAreChecked) {
@@ -526,7 +530,7 @@ TEST(Validation, HellosFromAgentsAreChecked) {
   good.set_device_key("rk3588-mali");
   *good.mutable_device() = TestDevice();
   good.set_agent_name("board-1:123");
-  ASSERT_TRUE(ValidateHello(good).ok());
+  ASSERT_TRUE(validation::ValidateHello(good).ok());
   const std::vector<
       std::pair<std::function<void(tunefleet::v1::Hello&)>, const char*>>
       cases = {
@@ -557,7 +561,7 @@ TEST(Validation, HellosFromAgentsAreChecked) {
   for (const auto& [edit, message] : cases) {
     tunefleet::v1::Hello h = good;
     edit(h);
-    absl::Status s = ValidateHello(h);
+    absl::Status s = validation::ValidateHello(h);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
     EXPECT_THAT(std::string(s.message()), StartsWith(message));
   }
@@ -568,8 +572,8 @@ TEST(Validation, ResultsFromAgentsAreCheckedAndBadOnesCannotWin) {
   good.set_trial_id(7);
   good.mutable_measurement()->set_error(tunefleet::v1::Measurement::OK);
   good.mutable_measurement()->add_times_ns(1500);
-  ASSERT_TRUE(ValidateMeasureResult(good).ok());
-  EXPECT_EQ(CheckedMeasurement(good).times_ns(0), 1500);
+  ASSERT_TRUE(validation::ValidateMeasureResult(good).ok());
+  EXPECT_EQ(validation::CheckedMeasurement(good).times_ns(0), 1500);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<
       std::pair<std::function<void(tunefleet::v1::Measurement&)>, const char*>>
@@ -594,10 +598,10 @@ TEST(Validation, ResultsFromAgentsAreCheckedAndBadOnesCannotWin) {
   for (const auto& [edit, message] : cases) {
     tunefleet::v1::MeasureResult r = good;
     edit(*r.mutable_measurement());
-    absl::Status s = ValidateMeasureResult(r);
+    absl::Status s = validation::ValidateMeasureResult(r);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
     EXPECT_THAT(std::string(s.message()), StartsWith(message));
-    const tunefleet::v1::Measurement m = CheckedMeasurement(r);
+    const tunefleet::v1::Measurement m = validation::CheckedMeasurement(r);
     EXPECT_EQ(m.error(), tunefleet::v1::Measurement::RUNTIME_ERROR);
     EXPECT_THAT(m.error_message(), HasSubstr(message));
     EXPECT_EQ(m.times_ns_size(), 0);
@@ -721,7 +725,7 @@ TEST(Validation, OnnxImportSurvivesHostileModels) {
     b.Node("Add", {"c", "k"}, {"a"});
     b.Node("Add", {"a", "k"}, {"c"});  // "c" again: a loop
     b.Output("a");
-    auto tasks = ImportOnnxBytes(b.Bytes(), "cycle.onnx", {});
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "cycle.onnx", {});
     ASSERT_TRUE(tasks.ok()) << tasks.status();
     EXPECT_EQ(tasks->tasks.size(), 1u);  // the conv, its epilogue folded
   }
@@ -732,7 +736,7 @@ TEST(Validation, OnnxImportSurvivesHostileModels) {
     auto* c = b.Node("Conv", {"x", "w"}, {"c"});
     GraphBuilder::Ints(c, "strides", {0, 1});
     b.Output("c");
-    auto tasks = ImportOnnxBytes(b.Bytes(), "strides.onnx", {});
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "strides.onnx", {});
     EXPECT_THAT(std::string(tasks.status().message()),
                 HasSubstr("attribute strides must be >= 1"));
   }
@@ -744,7 +748,7 @@ TEST(Validation, OnnxImportSurvivesHostileModels) {
     auto* c = b.Node("Conv", {"x", "w"}, {"c"});
     GraphBuilder::Int(c, "group", 4);
     b.Output("c");
-    auto tasks = ImportOnnxBytes(b.Bytes(), "rank.onnx", {});
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "rank.onnx", {});
     EXPECT_EQ(tasks.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(tasks.status().message()),
                 HasSubstr("shape inference of rank.onnx"));
@@ -755,7 +759,7 @@ TEST(Validation, OnnxImportSurvivesHostileModels) {
     b.Weight("w", {0, 4});
     b.Node("MatMul", {"x", "w"}, {"y"});
     b.Output("y");
-    auto tasks = ImportOnnxBytes(b.Bytes(), "zero.onnx", {});
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "zero.onnx", {});
     ASSERT_TRUE(tasks.ok()) << tasks.status();
     EXPECT_TRUE(tasks->tasks.empty());  // unsupported, not a crash
   }
@@ -777,7 +781,7 @@ class StoreSecurity : public ::testing::Test {
 TEST_F(StoreSecurity, DatabaseWalAndShmFilesAreOwnerOnly) {
   // Even under a permissive umask.
   const mode_t old_umask = umask(0);
-  auto store = Store::Open(path_);
+  auto store = store::Store::Open(path_);
   umask(old_umask);
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->UpsertDevice("dev", TestDevice()).ok());
@@ -789,9 +793,9 @@ TEST_F(StoreSecurity, DatabaseWalAndShmFilesAreOwnerOnly) {
 }
 
 TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
-  auto opened = Store::Open(path_);
+  auto opened = store::Store::Open(path_);
   ASSERT_TRUE(opened.ok()) << opened.status();
-  Store& store = **opened;
+  store::Store& store = **opened;
   // Keys with SQL in them are stored and found as plain text.
   const std::string hostile = "dev'); DROP TABLE jobs; --";
   ASSERT_TRUE(store.UpsertDevice(hostile, TestDevice()).ok());
@@ -799,13 +803,13 @@ TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
   auto found = store.GetDevice(hostile);
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(found->device_name(), "Validation GPU");
-  JobSpec spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-               *templates::FindTemplate("gemm", ""),
-               "dev",
-               "random",
-               4,
-               1,
-               0};
+  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                        *templates::FindTemplate("gemm", ""),
+                        "dev",
+                        "random",
+                        4,
+                        1,
+                        0};
   auto job = store.CreateJob(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   auto trials = store.InsertTrials(*job, {{0, "MWG=16"}});
@@ -814,13 +818,13 @@ TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
   ok.set_error(tunefleet::v1::Measurement::OK);
   ok.add_times_ns(1000);
   ASSERT_TRUE(store.CompleteTrial(trials->front(), ok, 1000, 1).ok());
-  RecordFilter plain;
+  store::RecordFilter plain;
   plain.op = "gemm";
   auto one = store.QueryRecords(plain);
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->size(), 1u);
   for (const char* op : {"gemm' OR '1'='1", "' UNION SELECT * FROM jobs --"}) {
-    RecordFilter f;
+    store::RecordFilter f;
     f.op = op;
     auto records = store.QueryRecords(f);
     ASSERT_TRUE(records.ok()) << records.status();

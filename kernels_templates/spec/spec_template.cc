@@ -15,7 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "kernels_templates/common/read_file.h"
+#include "base/files.h"
+#include "base/json_limits.h"
 #include "kernels_templates/common/template_support.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
@@ -48,31 +49,6 @@ absl::Status CheckIdentifier(absl::string_view field, absl::string_view s) {
                    s.size() > kMaxSpecNameLength ? "..." : "",
                    "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, at most ",
                    kMaxSpecNameLength, " characters)"));
-}
-
-// The deepest nesting of arrays and objects in JSON text (brackets inside
-// strings do not count). Checked before parsing: nlohmann's dump() and
-// comparisons recurse once per level.
-int JsonDepth(absl::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 // A size or count an expression gave, clamped into 1..2^53 (NaN: 1); the
@@ -183,7 +159,7 @@ absl::StatusOr<std::string> TomlToJson(const std::string& text) {
 
 absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
     const std::string& path) {
-  absl::StatusOr<std::string> spec = ReadWholeFile(path);
+  absl::StatusOr<std::string> spec = base::ReadWholeFile(path);
   if (!spec.ok()) return spec.status();
   const std::string format = absl::EndsWith(path, ".json") ? "json" : "toml";
   std::string json_text = *spec;
@@ -202,7 +178,7 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   absl::StatusOr<std::string> source =
       source_name.empty() ? std::string()
-                          : ReadWholeFile((dir / source_name).string());
+                          : base::ReadWholeFile((dir / source_name).string());
   if (!source.ok()) return source.status();
   return Parse(*spec, format, *source);
 }
@@ -287,7 +263,7 @@ absl::StatusOr<SpecTemplate::KernelSpec> SpecTemplate::ParseKernel(
 }
 
 absl::Status SpecTemplate::ParseSpec(const std::string& json_text) {
-  if (JsonDepth(json_text) > kMaxSpecJsonDepth) {
+  if (base::JsonDepth(json_text) > kMaxSpecJsonDepth) {
     return Invalid(
         absl::StrCat("nested deeper than ", kMaxSpecJsonDepth, " levels"));
   }

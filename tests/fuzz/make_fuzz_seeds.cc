@@ -11,8 +11,8 @@
 #include "kernels_templates/workload.h"
 #include "proto/agent.pb.h"
 #include "proto/tuning.pb.h"
-#include "server/trial_request.h"
 #include "tests/onnx_test_models.h"
+#include "trial/trial_request.h"
 
 namespace {
 
@@ -31,7 +31,7 @@ std::string Kind(char kind, const google::protobuf::Message& m) {
 
 tunefleet::v1::SubmitJobRequest Job(const char* op, const char* shape) {
   tunefleet::v1::SubmitJobRequest r;
-  *r.mutable_workload() = tunefleet::server::WorkloadToProto(
+  *r.mutable_workload() = tunefleet::trial::WorkloadToProto(
       *tunefleet::templates::Workload::Parse(op, shape));
   r.set_trials(20);
   r.set_strategy("random");

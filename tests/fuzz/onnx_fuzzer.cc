@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <string>
 
-#include "server/onnx_import.h"
+#include "onnx_import/onnx_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<tunefleet::server::ModelTasks> tasks =
-      tunefleet::server::ImportOnnxBytes(bytes, "fuzz.onnx", {});
+  absl::StatusOr<tunefleet::onnx_import::ModelTasks> tasks =
+      tunefleet::onnx_import::ImportOnnxBytes(bytes, "fuzz.onnx", {});
   if (tasks.ok()) {
     for (const auto& t : tasks->tasks) (void)t.workload.Canonical();
   }

@@ -16,8 +16,8 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
-#include "server/trial_request.h"
-#include "server/validation.h"
+#include "server/validation/validation.h"
+#include "trial/trial_request.h"
 
 namespace {
 
@@ -40,23 +40,23 @@ templates::DeviceLimits FuzzDevice() {
 void RunTask(const templates::KernelTemplate& t, const templates::Workload& w) {
   const templates::DeviceLimits limits = FuzzDevice();
   if (!t.CheckWorkload(w, limits).ok()) return;
-  if (!server::ValidateTask(t, w).ok()) return;
+  if (!validation::ValidateTask(t, w).ok()) return;
   (void)t.Flops(w);
   (void)t.Bytes(w);
   (void)t.ReferenceLaunch(w);
   templates::KnobValues config;
   for (const templates::Knob& k : t.knobs()) config.push_back(k.values.front());
   if (t.CheckConfig(config, w, limits).ok()) {
-    tunefleet::v1::MeasureRequest r = server::BuildMeasureRequest(
-        t, w, config, 1, server::DefaultTimingPolicy());
+    tunefleet::v1::MeasureRequest r = trial::BuildMeasureRequest(
+        t, w, config, 1, trial::DefaultTimingPolicy());
     (void)r.ByteSizeLong();
     (void)t.DerivedFeatures(config, w, limits);
   }
 }
 
 void Submit(const tunefleet::v1::SubmitJobRequest& request) {
-  if (!server::ValidateSubmitJobRequest(request).ok()) return;
-  (void)server::ValidateTimingPolicy(request);
+  if (!validation::ValidateSubmitJobRequest(request).ok()) return;
+  (void)validation::ValidateTimingPolicy(request);
   // A user's template is parsed, not registered: registering would make
   // one input's outcome depend on the inputs before it.
   std::unique_ptr<templates::SpecTemplate> spec;
@@ -68,7 +68,7 @@ void Submit(const tunefleet::v1::SubmitJobRequest& request) {
     spec = *std::move(parsed);
   }
   absl::StatusOr<templates::Workload> w =
-      server::WorkloadFromProto(request.workload());
+      trial::WorkloadFromProto(request.workload());
   if (!w.ok()) return;
   if (spec != nullptr) {
     if (spec->op() == w->op()) RunTask(*spec, *w);
@@ -81,7 +81,8 @@ void Submit(const tunefleet::v1::SubmitJobRequest& request) {
 void Config(const tunefleet::v1::Config& config) {
   auto t = templates::FindTemplate("gemm", "");
   if (!t.ok()) return;
-  absl::StatusOr<templates::KnobValues> v = server::ValidateConfig(**t, config);
+  absl::StatusOr<templates::KnobValues> v =
+      validation::ValidateConfig(**t, config);
   if (!v.ok()) return;
   auto w = templates::Workload::Parse("gemm", "M=33,N=17,K=9");
   if ((*t)->CheckConfig(*v, *w, FuzzDevice()).ok()) (void)(*t)->Launch(*v, *w);
@@ -109,8 +110,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: {
       tunefleet::v1::Hello h;
       if (h.ParseFromArray(bytes, n)) {
-        if (server::ValidateHello(h).ok()) {
-          (void)server::LimitsFromDeviceInfo(h.device());
+        if (validation::ValidateHello(h).ok()) {
+          (void)trial::LimitsFromDeviceInfo(h.device());
         }
       }
       break;
@@ -118,20 +119,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2: {
       tunefleet::v1::MeasureResult r;
       if (r.ParseFromArray(bytes, n)) {
-        (void)server::CheckedMeasurement(r);
+        (void)validation::CheckedMeasurement(r);
       }
       break;
     }
     case 3: {
       tunefleet::v1::QueryRecordsRequest q;
       if (q.ParseFromArray(bytes, n))
-        (void)server::ValidateQueryRecordsRequest(q);
+        (void)validation::ValidateQueryRecordsRequest(q);
       tunefleet::v1::WatchJobRequest w;
-      if (w.ParseFromArray(bytes, n)) (void)server::ValidateWatchJobRequest(w);
+      if (w.ParseFromArray(bytes, n))
+        (void)validation::ValidateWatchJobRequest(w);
       tunefleet::v1::CancelJobRequest c;
-      if (c.ParseFromArray(bytes, n)) (void)server::ValidateCancelJobRequest(c);
+      if (c.ParseFromArray(bytes, n))
+        (void)validation::ValidateCancelJobRequest(c);
       tunefleet::v1::ListJobsRequest l;
-      if (l.ParseFromArray(bytes, n)) (void)server::ValidateListJobsRequest(l);
+      if (l.ParseFromArray(bytes, n))
+        (void)validation::ValidateListJobsRequest(l);
       break;
     }
     case 4: {

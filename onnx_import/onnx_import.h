@@ -1,0 +1,72 @@
+// ONNX model import: the distinct tuning tasks of a model (DESIGN.md: "a
+// model import yields many tasks"). Reads the model with libonnx's
+// protobuf classes, fixes the dims of its inputs, runs ONNX's own shape
+// inference, then maps nodes to workloads:
+//   Conv (group 1 or grouped)        -> conv2d (1x1 ones run through GEMM)
+//   Conv with group == C == K        -> depthwise_conv2d
+//   MatMul / Gemm with a constant weight -> dense (+ bias from Add or C)
+//   MaxPool / AveragePool            -> pool2d
+//   GlobalAveragePool / GlobalMaxPool -> global_pool
+//   Softmax                          -> softmax
+// BatchNormalization, a bias Add, and Relu, Clip, HardSigmoid, HardSwish
+// (also its opset-9 spelling x * Clip(x + 3, 0, 6) / 6) that follow a conv
+// or dense are folded into its epilogue. Other nodes are listed as
+// unsupported, which is not an error.
+#ifndef TUNEFLEET_ONNX_IMPORT_ONNX_IMPORT_H_
+#define TUNEFLEET_ONNX_IMPORT_ONNX_IMPORT_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels_templates/workload.h"
+
+namespace tunefleet::onnx_import {
+
+// One distinct task of a model.
+struct ModelTask {
+  templates::Workload workload;
+  int count = 0;                   // nodes of the model that run this workload
+  double flops = 0;                // of one run (template FLOP count)
+  std::string template_name;       // the template that runs it
+  std::vector<std::string> nodes;  // ONNX node names (or op@index)
+};
+
+// Nodes the import cannot tune, by op type.
+struct UnsupportedOp {
+  std::string op_type;
+  int count = 0;
+  std::string reason;  // of the first occurrence
+};
+
+struct ModelTasks {
+  std::vector<ModelTask> tasks;  // heaviest first: flops * count
+  std::vector<UnsupportedOp> unsupported;
+  int nodes = 0;  // nodes in the graph, Constant nodes included
+  std::map<std::string, std::vector<int64_t>> input_shapes;  // as used
+};
+
+// Input dims given by the user: name -> dims.
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+// Parses "x=1,3,48,192" (several may be given; ';' also separates dims).
+// Errors: INVALID_ARGUMENT naming the bad text.
+absl::Status ParseInputShape(absl::string_view text, InputShapes* shapes);
+
+// Errors: NOT_FOUND for a missing file; INVALID_ARGUMENT when the file is
+// not an ONNX model, names an input the model does not have, leaves a
+// dynamic input dim unset, or contradicts a fixed dim, or when shape
+// inference fails (with ONNX's message).
+absl::StatusOr<ModelTasks> ImportOnnx(const std::string& path,
+                                      const InputShapes& input_shapes);
+
+// The same from the bytes of a model; `name` is used in messages.
+absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
+                                           absl::string_view name,
+                                           const InputShapes& input_shapes);
+
+}  // namespace tunefleet::onnx_import
+
+#endif  // TUNEFLEET_ONNX_IMPORT_ONNX_IMPORT_H_

@@ -1,0 +1,159 @@
+#include "store/sqlite.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tunefleet::store {
+
+Statement& Statement::Bind(int index, int64_t value) {
+  const int rc = sqlite3_bind_int64(stmt_.get(), index, value);
+  if (rc != SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  const int rc = sqlite3_bind_double(stmt_.get(), index, value);
+  if (rc != SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, absl::string_view value) {
+  const int rc =
+      sqlite3_bind_text(stmt_.get(), index, value.data(),
+                        static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  const int rc = sqlite3_bind_null(stmt_.get(), index);
+  if (rc != SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  if (bind_error_ != SQLITE_OK) {
+    return absl::InternalError(
+        absl::StrCat("binding a parameter: ", sqlite3_errstr(bind_error_)));
+  }
+  const int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return absl::InternalError(absl::StrCat("sqlite: ", sqlite3_errmsg(db_)));
+}
+
+absl::Status Statement::Run() {
+  while (true) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return absl::OkStatus();
+  }
+}
+
+absl::Status Statement::ForEachRow(
+    const std::function<void(const Statement&)>& row) {
+  while (true) {
+    absl::StatusOr<bool> more = Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    row(*this);
+  }
+}
+
+int64_t Statement::Int(int column) const {
+  return sqlite3_column_int64(stmt_.get(), column);
+}
+
+double Statement::Double(int column) const {
+  return sqlite3_column_double(stmt_.get(), column);
+}
+
+std::string Statement::Text(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_.get(), column);
+  const int size = sqlite3_column_bytes(stmt_.get(), column);
+  return text == nullptr ? std::string()
+                         : std::string(reinterpret_cast<const char*>(text),
+                                       static_cast<size_t>(size));
+}
+
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
+}
+
+absl::StatusOr<Database> Database::Open(const std::string& path) {
+  // Create the file with mode 0600 first, so records are never readable
+  // by other users, not even for an instant.
+  if (path != ":memory:" && access(path.c_str(), F_OK) != 0) {
+    const int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0600);
+    if (fd < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create database ", path, ": ", strerror(errno)));
+    }
+    close(fd);
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  Database db;
+  db.db_.reset(raw);
+  if (rc != SQLITE_OK) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot open database ", path, ": ",
+                     raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  return db;
+}
+
+absl::StatusOr<Statement> Database::Prepare(absl::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v2(
+      db_.get(), sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string first_line(*absl::StrSplit(sql, '\n').begin());
+    return absl::InternalError(absl::StrCat("preparing '", first_line,
+                                            "': ", sqlite3_errmsg(db_.get())));
+  }
+  return Statement(db_.get(), stmt);
+}
+
+absl::Status Database::Exec(absl::string_view sql) {
+  char* error = nullptr;
+  const std::string text(sql);
+  if (sqlite3_exec(db_.get(), text.c_str(), nullptr, nullptr, &error) !=
+      SQLITE_OK) {
+    absl::Status s = absl::InternalError(
+        absl::StrCat("sqlite: ", error ? error : "unknown error"));
+    sqlite3_free(error);
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+int64_t Database::LastInsertId() const {
+  return sqlite3_last_insert_rowid(db_.get());
+}
+
+int Database::Changes() const { return sqlite3_changes(db_.get()); }
+
+Transaction::Transaction(Database& db) : db_(db) {
+  begin_ = db_.Exec("BEGIN IMMEDIATE");
+  done_ = !begin_.ok();
+}
+
+Transaction::~Transaction() {
+  if (!done_) (void)db_.Exec("ROLLBACK");
+}
+
+absl::Status Transaction::Commit() {
+  if (!begin_.ok()) return begin_;
+  absl::Status s = db_.Exec("COMMIT");
+  if (s.ok()) done_ = true;
+  return s;
+}
+
+}  // namespace tunefleet::store

@@ -1,0 +1,101 @@
+// RAII wrappers over the SQLite C API: a connection and prepared statements.
+// Every query tunefleet runs goes through a prepared statement with bound
+// parameters; no SQL is built from values.
+#ifndef TUNEFLEET_STORE_SQLITE_H_
+#define TUNEFLEET_STORE_SQLITE_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tunefleet::store {
+
+// A prepared statement. Bind() indices start at 1, column indices at 0.
+// Move-only; finalized on destruction.
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, double value);
+  Statement& Bind(int index, absl::string_view value);
+  Statement& Bind(int index, const std::string& value) {
+    return Bind(index, absl::string_view(value));
+  }
+  Statement& Bind(int index, const char* value) {
+    return Bind(index, absl::string_view(value));
+  }
+  Statement& BindNull(int index);
+
+  // Advances: true with a row to read, false when done. Errors: INTERNAL
+  // with SQLite's message (also for a failed Bind()).
+  absl::StatusOr<bool> Step();
+  // Runs to completion, ignoring rows.
+  absl::Status Run();
+  // Steps through every row, calling `row` on each.
+  absl::Status ForEachRow(const std::function<void(const Statement&)>& row);
+
+  int64_t Int(int column) const;
+  double Double(int column) const;
+  std::string Text(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  struct Finalizer {
+    void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+  };
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<sqlite3_stmt, Finalizer> stmt_;
+  int bind_error_ = SQLITE_OK;
+};
+
+// One SQLite connection. Not thread-safe: callers serialise use.
+class Database {
+ public:
+  // Opens or creates the file; new files get mode 0600.
+  // Errors: UNAVAILABLE naming the path and SQLite's reason.
+  static absl::StatusOr<Database> Open(const std::string& path);
+
+  // Errors: INTERNAL naming the SQL's first line and SQLite's message.
+  absl::StatusOr<Statement> Prepare(absl::string_view sql);
+  // Runs one or more statements without parameters (schema, pragmas).
+  absl::Status Exec(absl::string_view sql);
+  int64_t LastInsertId() const;
+  int Changes() const;
+  sqlite3* get() const { return db_.get(); }
+
+ private:
+  struct Closer {
+    void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+  };
+  std::unique_ptr<sqlite3, Closer> db_;
+};
+
+// BEGIN IMMEDIATE .. COMMIT; rolls back unless Commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  const absl::Status& status() const { return begin_; }
+  absl::Status Commit();
+
+ private:
+  Database& db_;
+  absl::Status begin_;
+  bool done_ = false;
+};
+
+}  // namespace tunefleet::store
+
+#endif  // TUNEFLEET_STORE_SQLITE_H_

@@ -1,0 +1,185 @@
+// The tuning-record database (DESIGN.md, Store): devices, workloads,
+// templates, jobs and trials in one SQLite file in WAL mode. A trial row is
+// written before the trial is sent; its result is written in one
+// transaction, idempotently by trial id, so a repeated result never counts
+// twice.
+#ifndef TUNEFLEET_STORE_STORE_H_
+#define TUNEFLEET_STORE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "kernels_templates/kernel_template.h"
+#include "kernels_templates/workload.h"
+#include "proto/tuning.pb.h"
+#include "store/sqlite.h"
+
+namespace tunefleet::store {
+
+// The schema version this build writes; see store.cc for migrations.
+inline constexpr int kSchemaVersion = 2;
+
+// What a new job row holds: its task (workload and template), where it
+// runs and how it searches. The server's JobSpec adds what only the running
+// job needs.
+struct JobParams {
+  templates::Workload workload;
+  const templates::KernelTemplate* tmpl = nullptr;
+  std::string device_key;
+  std::string strategy;
+  int64_t budget = 0;  // trials
+  uint64_t seed = 0;
+  int priority = 0;
+  int64_t deadline_s = 0;  // wall time from creation; 0: none
+};
+
+// A job as stored.
+struct JobRow {
+  int64_t id = 0;
+  std::string workload;  // canonical string
+  std::string template_name;
+  int template_version = 0;
+  std::string device_key;
+  std::string strategy;
+  int64_t budget = 0;
+  uint64_t seed = 0;
+  int priority = 0;
+  std::string state;  // queued, running, done, failed, cancelled
+  std::string message;
+  double reference_ns = 0;   // naive reference kernel time; 0 if unmeasured
+  std::string request_json;  // the SubmitJobRequest (schema v2; else empty)
+  int64_t created_ms = 0;    // Unix ms
+  int64_t deadline_ms = 0;   // Unix ms; 0: none
+};
+
+// A trial as stored, for resuming a job.
+struct TrialRow {
+  int64_t id = 0;
+  uint64_t config_index = 0;
+  std::string state;  // pending, leased, done
+  std::string error;  // Measurement.Error name when done
+  double time_ns = 0;
+  int attempt = 0;  // leases so far
+};
+
+// A trial to create: its config by search-space index and as text.
+struct NewTrial {
+  uint64_t config_index = 0;
+  std::string config;  // "MWG=64,NWG=64,..."
+};
+
+// Completed trials of a job: how many, per error code, and the best.
+struct JobTally {
+  int64_t done = 0;
+  std::map<std::string, uint32_t> errors;  // by Measurement.Error name
+  std::optional<tunefleet::v1::Record> best;
+};
+
+struct RecordFilter {
+  std::string op;             // empty: any
+  std::string device_key;     // empty: any
+  int64_t job_id = 0;         // 0: any
+  std::string template_name;  // empty: any
+  bool best_only = false;  // best record per (device key, workload, template)
+};
+
+// Thread-safe: one connection behind a mutex.
+class Store {
+ public:
+  // Opens or creates the database (mode 0600) and migrates its schema.
+  // Errors: UNAVAILABLE when the file cannot be opened, FAILED_PRECONDITION
+  // when its schema is newer than this build.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+
+  absl::Status UpsertDevice(const std::string& key,
+                            const tunefleet::v1::DeviceInfo& info);
+  // NOT_FOUND when the key was never seen.
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(const std::string& key);
+  absl::StatusOr<std::vector<std::pair<std::string, tunefleet::v1::DeviceInfo>>>
+  ListDevices();
+
+  // Writes workload, template and job in one transaction; returns the id.
+  // `request_json` is what was submitted, kept so the job can resume.
+  absl::StatusOr<int64_t> CreateJob(const JobParams& job,
+                                    const std::string& request_json = "");
+  // NOT_FOUND for an unknown id.
+  absl::StatusOr<JobRow> GetJob(int64_t job_id);
+  // The newest `limit` jobs (0: all), newest first.
+  absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t limit);
+  // Jobs queued or running (a server stopped before they ended), oldest
+  // first.
+  absl::StatusOr<std::vector<JobRow>> UnfinishedJobs();
+  // Every trial row of a job in id order.
+  absl::StatusOr<std::vector<TrialRow>> JobTrials(int64_t job_id);
+  // leased -> pending for every trial of a job (its agents are gone).
+  absl::Status RequeueLeased(int64_t job_id);
+  absl::Status SetJobState(int64_t job_id, const std::string& state,
+                           const std::string& message);
+  // Records the naive reference kernel's time for the job's task.
+  absl::Status SetJobReference(int64_t job_id, double reference_ns);
+
+  // Inserts pending trials in one transaction; returns their ids in order.
+  absl::StatusOr<std::vector<int64_t>> InsertTrials(
+      int64_t job_id, const std::vector<NewTrial>& trials);
+  // pending -> leased to `agent`, attempt + 1.
+  absl::Status LeaseTrial(int64_t trial_id, const std::string& agent);
+  // leased -> pending (the agent vanished; DEVICE_LOST is not a result).
+  absl::Status RequeueTrial(int64_t trial_id);
+  // Writes a result in one transaction. Returns false (and changes nothing)
+  // when the trial was already done: results are idempotent by trial id.
+  // `time_ns` and `gflops` are 0 unless the measurement is OK.
+  absl::StatusOr<bool> CompleteTrial(
+      int64_t trial_id, const tunefleet::v1::Measurement& measurement,
+      double time_ns, double gflops);
+
+  absl::StatusOr<JobTally> TallyJob(int64_t job_id);
+  absl::StatusOr<std::vector<tunefleet::v1::Record>> QueryRecords(
+      const RecordFilter& filter);
+  // The fastest time (ns) of the naive reference kernel measured for a
+  // task (device key, canonical workload, template name); nullopt when
+  // never measured.
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& device_key, const std::string& workload,
+      const std::string& template_name);
+  // The stored OpenCL source of a template version. NOT_FOUND if absent.
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version);
+  // Counts of trials by state ("pending", "leased", "done") for a job.
+  absl::StatusOr<std::map<std::string, int64_t>> TrialStates(int64_t job_id);
+
+ private:
+  struct PrivateTag {
+    explicit PrivateTag() = default;
+  };
+
+ public:
+  // Use Open().
+  Store(PrivateTag, Database db) : db_(std::move(db)) {}
+
+ private:
+  absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg).
+  absl::StatusOr<std::vector<JobRow>> SelectJobs(absl::string_view where,
+                                                 int64_t arg)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> UpsertWorkload(const templates::Workload& w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> UpsertTemplate(const templates::KernelTemplate& t)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  Database db_ ABSL_GUARDED_BY(mu_);
+};
+
+// Whether a job state is final: done, failed or cancelled.
+bool IsFinalJobState(absl::string_view state);
+
+}  // namespace tunefleet::store
+
+#endif  // TUNEFLEET_STORE_STORE_H_

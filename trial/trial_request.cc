@@ -1,0 +1,167 @@
+#include "trial/trial_request.h"
+
+#include "absl/strings/str_cat.h"
+#include "base/hash.h"
+#include "base/stats.h"
+
+namespace tunefleet::trial {
+namespace {
+
+using templates::ArgDesc;
+using templates::LaunchDesc;
+
+void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out) {
+  out->set_source(std::string(in.source));
+  out->set_kernel_name(in.kernel_name);
+  out->set_build_options(in.build_options);
+  for (uint64_t g : in.global) out->add_global_size(g);
+  for (uint64_t l : in.local) out->add_local_size(l);
+  for (const ArgDesc& a : in.args) {
+    tunefleet::v1::KernelArg* arg = out->add_args();
+    switch (a.kind) {
+      case ArgDesc::Kind::kBuffer:
+        arg->set_buffer(a.buffer);
+        break;
+      case ArgDesc::Kind::kInt:
+        arg->set_i32(a.value);
+        break;
+      case ArgDesc::Kind::kFloat:
+        arg->set_f32(a.real);
+        break;
+    }
+  }
+}
+
+void AddBuffers(const templates::KernelTemplate& tmpl,
+                const templates::Workload& workload,
+                tunefleet::v1::MeasureRequest* r) {
+  for (const templates::BufferDesc& b : tmpl.Buffers(workload)) {
+    tunefleet::v1::BufferSpec* spec = r->add_buffers();
+    spec->set_name(b.name);
+    spec->set_elements(b.elements);
+    spec->set_dtype(b.dtype);
+    spec->set_output(b.output);
+    spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
+                            : tunefleet::v1::BufferSpec::UNIFORM);
+    spec->set_seed(b.seed);
+  }
+}
+
+// The reference runs once per (workload, reference source, options) on an
+// agent; its output is cached under that key.
+void SetVerification(const templates::KernelTemplate& tmpl,
+                     const templates::Workload& workload,
+                     const LaunchDesc& reference,
+                     tunefleet::v1::MeasureRequest* r) {
+  tunefleet::v1::Verification* v = r->mutable_verification();
+  ToKernelLaunch(reference, v->mutable_reference());
+  v->set_reference_key(absl::StrCat(workload.Canonical(), "|",
+                                    base::Fnv1aHex(reference.source), "|",
+                                    reference.build_options));
+  v->set_rtol(tmpl.Tolerance(workload));
+}
+
+}  // namespace
+
+tunefleet::v1::TimingPolicy DefaultTimingPolicy() {
+  tunefleet::v1::TimingPolicy t;
+  t.set_warmup(1);
+  t.set_repeat(3);
+  t.set_number(1);
+  t.set_min_repeat_ms(10);
+  t.set_max_launches(200);
+  t.set_max_total_ms(2000);
+  t.set_cooldown_ms(0);
+  // Compile, fill, check and time: past this the agent kills its worker.
+  t.set_timeout_ms(60000);
+  return t;
+}
+
+tunefleet::v1::MeasureRequest BuildMeasureRequest(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    const templates::KnobValues& config, int64_t trial_id,
+    const tunefleet::v1::TimingPolicy& timing) {
+  tunefleet::v1::MeasureRequest r;
+  r.set_trial_id(trial_id);
+  r.set_workload_key(workload.Canonical());
+  AddBuffers(tmpl, workload, &r);
+  ToKernelLaunch(tmpl.Launch(config, workload), r.mutable_kernel());
+  SetVerification(tmpl, workload, tmpl.ReferenceLaunch(workload), &r);
+  *r.mutable_timing() = timing;
+  return r;
+}
+
+tunefleet::v1::MeasureRequest BuildReferenceRequest(
+    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
+    int64_t trial_id, const tunefleet::v1::TimingPolicy& timing) {
+  tunefleet::v1::MeasureRequest r;
+  r.set_trial_id(trial_id);
+  r.set_workload_key(workload.Canonical());
+  AddBuffers(tmpl, workload, &r);
+  const LaunchDesc reference = tmpl.ReferenceLaunch(workload);
+  ToKernelLaunch(reference, r.mutable_kernel());
+  SetVerification(tmpl, workload, reference, &r);
+  *r.mutable_timing() = timing;
+  return r;
+}
+
+templates::DeviceLimits LimitsFromDeviceInfo(
+    const tunefleet::v1::DeviceInfo& info) {
+  templates::DeviceLimits l;
+  l.max_work_group_size = info.max_work_group_size();
+  for (int d = 0; d < 3 && d < info.max_work_item_sizes_size(); ++d) {
+    l.max_work_item_sizes[d] = info.max_work_item_sizes(d);
+  }
+  l.local_mem_bytes = info.local_mem_bytes();
+  l.max_mem_alloc_bytes = info.max_mem_alloc_bytes();
+  l.compute_units = info.compute_units();
+  l.max_clock_mhz = info.max_clock_mhz();
+  l.preferred_vector_width_float = info.preferred_vector_width_float();
+  l.local_mem_is_global = info.local_mem_is_global();
+  return l;
+}
+
+tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload) {
+  tunefleet::v1::Workload w;
+  w.set_op(workload.op());
+  w.set_dtype(workload.dtype());
+  for (const templates::Dim& d : workload.dims()) {
+    auto* dim = w.add_dims();
+    dim->set_name(d.name);
+    dim->set_value(d.value);
+  }
+  for (const templates::Attr& a : workload.attrs()) {
+    auto* attr = w.add_attrs();
+    attr->set_name(a.name);
+    attr->set_value(a.value);
+  }
+  return w;
+}
+
+absl::StatusOr<templates::Workload> WorkloadFromProto(
+    const tunefleet::v1::Workload& workload) {
+  std::vector<templates::Dim> dims;
+  for (const auto& d : workload.dims()) dims.push_back({d.name(), d.value()});
+  std::vector<templates::Attr> attrs;
+  for (const auto& a : workload.attrs()) attrs.push_back({a.name(), a.value()});
+  return templates::Workload::Create(
+      workload.op(), std::move(dims),
+      workload.dtype().empty() ? "fp32" : workload.dtype(), std::move(attrs));
+}
+
+tunefleet::v1::Config ConfigToProto(const templates::KernelTemplate& tmpl,
+                                    const templates::KnobValues& config) {
+  tunefleet::v1::Config c;
+  for (size_t i = 0; i < config.size() && i < tmpl.knobs().size(); ++i) {
+    auto* k = c.add_knobs();
+    k->set_name(tmpl.knobs()[i].name);
+    k->set_value(config[i]);
+  }
+  return c;
+}
+
+double MedianNs(const google::protobuf::RepeatedField<double>& times_ns) {
+  return base::Median(std::vector<double>(times_ns.begin(), times_ns.end()));
+}
+
+}  // namespace tunefleet::trial
