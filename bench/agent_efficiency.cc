@@ -113,7 +113,7 @@ MeasureRequest TinyRequest(uint64_t elements, uint32_t number) {
     v1::BufferSpec* b = r.add_buffers();
     b->set_name(name);
     b->set_elements(elements);
-    b->set_dtype("fp32");
+    b->set_dtype(v1::DTYPE_FP32);
     const bool output = std::string(name) == "y";
     b->set_output(output);
     b->set_fill(output ? v1::BufferSpec::ZERO : v1::BufferSpec::UNIFORM);

@@ -96,7 +96,7 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   *request.mutable_workload() = tunefleet::trial::WorkloadToProto(
       *tunefleet::templates::Workload::Parse("gemm", "M=1024,N=1024,K=1024"));
   request.set_device_key(key);
-  request.set_strategy("random");
+  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   request.set_trials(trials);
   request.set_skip_reference(true);
   request.set_no_transfer(true);

@@ -28,6 +28,7 @@
 #include "device_agent/opencl.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
+#include "proto/names.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::bench {
@@ -182,7 +183,8 @@ int Main(int argc, char** argv) {
     *request.mutable_workload() = trial::WorkloadToProto(workload);
     request.set_template_name(template_name);
     request.set_trials(trials);
-    request.set_strategy(strategy);
+    request.set_strategy(
+        proto::ParseStrategy(strategy).value_or(tunefleet::v1::STRATEGY_XGB));
     request.set_skip_reference(true);
     const auto tune_start = Clock::now();
     auto outcome =

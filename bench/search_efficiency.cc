@@ -54,14 +54,14 @@ int Main(int argc, char** argv) {
     loaded.push_back(*std::move(table));
     const search::Table& t = loaded.back();
     options.trials = trials > 0 ? trials : t.rows.size();
-    auto results = cli::SimulateTable(t, {}, search::StrategyNames(), options);
+    auto results = cli::SimulateTable(t, {}, search::AllStrategies(), options);
     if (!results.ok()) {
       std::cerr << results.status().message() << "\n";
       return 1;
     }
     double random = 0;
     for (const auto& r : *results) {
-      if (r.strategy == "random") random = r.to_95.median;
+      if (r.strategy == search::Strategy::kRandom) random = r.to_95.median;
     }
     std::cout << absl::StrFormat(
         "\n%s\n  %zu configs (%s), best %.4g ms; %d seeds x %zu trials, "
@@ -74,8 +74,9 @@ int Main(int argc, char** argv) {
                                  "95% vs random", "wall s");
     for (const auto& r : *results) {
       std::cout << absl::StrFormat(
-          "  %-8s %9.1f /%4.0f %9.1f /%4.0f %15.3fx %8.2f\n", r.strategy,
-          r.to_95.median, r.to_95.p90, r.to_99.median, r.to_99.p90,
+          "  %-8s %9.1f /%4.0f %9.1f /%4.0f %15.3fx %8.2f\n",
+          search::StrategyName(r.strategy), r.to_95.median, r.to_95.p90,
+          r.to_99.median, r.to_99.p90,
           random > 0 ? r.to_95.median / random : 0.0, r.wall_s);
     }
   }
@@ -93,8 +94,10 @@ int Main(int argc, char** argv) {
     }
     if (others.empty()) continue;
     options.trials = trials > 0 ? trials : loaded[i].rows.size();
-    auto cold = cli::SimulateTable(loaded[i], {}, {"xgb"}, options);
-    auto warm = cli::SimulateTable(loaded[i], others, {"xgb"}, options);
+    auto cold =
+        cli::SimulateTable(loaded[i], {}, {search::Strategy::kXgb}, options);
+    auto warm = cli::SimulateTable(loaded[i], others, {search::Strategy::kXgb},
+                                   options);
     if (!cold.ok() || !warm.ok()) continue;
     std::cout << absl::StrFormat(
         "\ntransfer to %s (from %zu other table(s) of %s):\n"

@@ -60,7 +60,7 @@ std::string ConfigText(const tunefleet::v1::Config& config) {
   return s;
 }
 
-nlohmann::json RecordJson(const tunefleet::v1::Record& r) {
+nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& r) {
   return {
       {"device_key", r.device_key()},
       {"workload", r.workload_key()},

@@ -40,7 +40,7 @@ nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
 // "MWG=64,NWG=64,..."
 std::string ConfigText(const tunefleet::v1::Config& config);
 // A record as {device_key, workload, template, config, time_ms, gflops, ...}.
-nlohmann::json RecordJson(const tunefleet::v1::Record& record);
+nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& record);
 
 // A submitted job and its final progress.
 struct JobOutcome {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "proto/names.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/job_manager.h"
 #include "store/store.h"
@@ -37,7 +38,7 @@ absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
   auto rows = (*store)->ListJobs(limit);
   if (!rows.ok()) return rows.status();
   std::vector<JobProgress> out;
-  for (const store::JobRow& row : *rows) {
+  for (const store::Job& row : *rows) {
     auto p = server::StoredProgress(**store, row);
     if (!p.ok()) return p.status();
     out.push_back(*std::move(p));
@@ -53,9 +54,11 @@ void PrintJobTable(const std::vector<JobProgress>& jobs) {
     const std::string best =
         p.has_best() ? absl::StrFormat("%.2f GFLOP/s", p.best().gflops()) : "-";
     std::cout << absl::StrFormat(
-        "%6d %-10s %-11s %-34s %-20s %-6s %s\n", p.job_id(), p.state(),
+        "%6d %-10s %-11s %-34s %-20s %-6s %s\n", p.job_id(),
+        proto::JobStateName(p.state()),
         absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
-        p.workload_key(), p.device_key(), p.strategy(), best);
+        p.workload_key(), p.device_key(), proto::StrategyName(p.strategy()),
+        best);
   }
 }
 
@@ -123,7 +126,7 @@ int RunWatch(const JobsOptions& o) {
     PrintJobTable({*last});
     if (!last->message().empty()) std::cout << last->message() << "\n";
   }
-  return last->state() == "done" ? kExitOk : kExitFailed;
+  return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
 }
 
 CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
@@ -148,9 +151,10 @@ int RunCancel(const JobsOptions& o) {
   if (o.json) {
     std::cout << JobJson(progress).dump(2) << "\n";
   } else {
-    std::cout << "job " << progress.job_id() << " " << progress.state()
-              << " after " << progress.trials_done() << " of "
-              << progress.trials_total() << " trials\n";
+    std::cout << "job " << progress.job_id() << " "
+              << proto::JobStateName(progress.state()) << " after "
+              << progress.trials_done() << " of " << progress.trials_total()
+              << " trials\n";
   }
   return kExitOk;
 }

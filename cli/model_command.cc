@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/stop_signal.h"
+#include "proto/names.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -86,7 +87,7 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
                         {"count", r.task->count},
                         {"flops", r.task->flops},
                         {"job_id", p.job_id()},
-                        {"state", p.state()},
+                        {"state", proto::JobStateName(p.state())},
                         {"trials", p.trials_done()},
                         {"tune_s", r.seconds}};
     if (p.has_best()) {
@@ -201,7 +202,7 @@ int RunModelTune(const TuneOptions& o) {
                               p.reference_time_ns() / p.best().time_ns());
       }
     } else {
-      absl::StrAppend(&line, p.state(), " ", p.message());
+      absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
     }
     absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
                           r.seconds);

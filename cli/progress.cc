@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "proto/names.h"
 
 namespace tunefleet::cli {
 
@@ -65,11 +66,11 @@ nlohmann::json JobJson(const JobProgress& p) {
             {"gflops", p.best().gflops()}};
   }
   return {{"job_id", p.job_id()},
-          {"state", p.state()},
+          {"state", proto::JobStateName(p.state())},
           {"workload", p.workload_key()},
           {"template", p.template_name()},
           {"device_key", p.device_key()},
-          {"strategy", p.strategy()},
+          {"strategy", proto::StrategyName(p.strategy())},
           {"priority", p.priority()},
           {"trials", p.trials_done()},
           {"trials_total", p.trials_total()},

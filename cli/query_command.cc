@@ -10,7 +10,7 @@
 namespace tunefleet::cli {
 namespace {
 
-absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
     const QueryOptions& o) {
   if (!o.server.empty()) {
     absl::StatusOr<client::ServerConnection> server =
@@ -26,8 +26,8 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> FetchRecords(
     grpc::ClientContext context;
     absl::Status s = FromGrpc(stub->QueryRecords(&context, request, &response));
     if (!s.ok()) return s;
-    return std::vector<tunefleet::v1::Record>(response.records().begin(),
-                                              response.records().end());
+    return std::vector<tunefleet::v1::TuningRecord>(response.records().begin(),
+                                                    response.records().end());
   }
   if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<store::Store>> store =
@@ -58,7 +58,8 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
 }
 
 int RunQuery(const QueryOptions& o) {
-  absl::StatusOr<std::vector<tunefleet::v1::Record>> records = FetchRecords(o);
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> records =
+      FetchRecords(o);
   if (!records.ok()) return ReportError("query", records.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();

@@ -72,7 +72,7 @@ absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
 
 absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const Table& table, const std::vector<Table>& history,
-    const std::vector<std::string>& strategies,
+    const std::vector<search::Strategy>& strategies,
     search::SimulationOptions options) {
   std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
   absl::StatusOr<cost_model::TaskFeatures> task =
@@ -89,7 +89,7 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     options.history.push_back(std::move(group));
   }
   std::vector<search::SimulationResult> results;
-  for (const std::string& s : strategies) {
+  for (search::Strategy s : strategies) {
     options.strategy = s;
     TUNEFLEET_ASSIGN_OR_RETURN(search::SimulationResult r,
                                search::Simulate(table, options));
@@ -99,7 +99,7 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
 }
 
 nlohmann::json SimulationJson(const search::SimulationResult& r) {
-  return {{"strategy", r.strategy},
+  return {{"strategy", search::StrategyName(r.strategy)},
           {"seeds", r.seeds},
           {"trials", r.trials},
           {"trials_to_95", {{"median", r.to_95.median}, {"p90", r.to_95.p90}}},
@@ -143,9 +143,14 @@ int RunSimulate(const SimulateOptions& o) {
     if (!h.ok()) return ReportError("simulate", h.status());
     history.push_back(*std::move(h));
   }
-  std::vector<std::string> strategies = o.strategies;
-  if (strategies.size() == 1 && strategies[0] == "all") {
-    strategies = search::StrategyNames();
+  std::vector<search::Strategy> strategies;
+  if (o.strategies.size() == 1 && o.strategies[0] == "all") {
+    strategies = search::AllStrategies();
+  }
+  for (size_t i = 0; strategies.empty() && i < o.strategies.size(); ++i) {
+    absl::StatusOr<search::Strategy> s = search::ParseStrategy(o.strategies[i]);
+    if (!s.ok()) return ReportError("simulate", s.status());
+    strategies.push_back(*s);
   }
   search::SimulationOptions options;
   options.trials = o.trials;
@@ -173,8 +178,9 @@ int RunSimulate(const SimulateOptions& o) {
                                "wall s");
   for (const auto& r : *results) {
     std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %8.2f\n",
-                                 r.strategy, r.to_95.median, r.to_95.p90,
-                                 r.to_99.median, r.to_99.p90, r.wall_s);
+                                 search::StrategyName(r.strategy),
+                                 r.to_95.median, r.to_95.p90, r.to_99.median,
+                                 r.to_99.p90, r.wall_s);
   }
   std::cout << "(a seed that never reaches the target counts " << o.trials + 1
             << ")\n";

@@ -44,7 +44,7 @@ int RunExport(const ExportOptions& options);
 // tables feed the xgb model (transfer learning).
 absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const search::Table& table, const std::vector<search::Table>& history,
-    const std::vector<std::string>& strategies,
+    const std::vector<search::Strategy>& strategies,
     search::SimulationOptions options);
 
 // The JSON object of one result: {"strategy", "seeds", "trials",

@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
+#include "proto/names.h"
 #include "proto/tuning.grpc.pb.h"
 #include "search/strategy.h"
 #include "trial/trial_request.h"
@@ -35,7 +36,7 @@ nlohmann::json SummaryJson(const TuneOptions& o,
       {"device_key", submitted.device_key()},
       {"workload", workload},
       {"strategy", o.strategy},
-      {"state", p.state()},
+      {"state", proto::JobStateName(p.state())},
       {"trials", p.trials_done()},
       {"trials_requested", p.trials_total()},
       {"space_size", submitted.space_size()},
@@ -171,14 +172,7 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
 }
 
 absl::Status CheckStrategy(const std::string& strategy) {
-  const std::vector<std::string> strategies = search::StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), strategy) !=
-      strategies.end()) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown strategy '", strategy,
-                   "'; known: ", absl::StrJoin(strategies, ", ")));
+  return proto::ParseStrategy(strategy).status();
 }
 
 absl::StatusOr<client::ServerConnection> ServerFor(
@@ -204,7 +198,8 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
   *request.mutable_workload() = trial::WorkloadToProto(workload);
   request.set_template_name(o.template_name);
   request.set_device_key(o.device_key);
-  request.set_strategy(o.strategy);
+  request.set_strategy(
+      proto::ParseStrategy(o.strategy).value_or(tunefleet::v1::STRATEGY_XGB));
   request.set_trials(trials);
   request.set_seed(o.seed);
   request.set_priority(o.priority);
@@ -299,7 +294,7 @@ int RunTune(const TuneOptions& o) {
     PrintSummary(summary);
   }
   if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
-  return last.state() == "done" ? kExitOk : kExitFailed;
+  return last.state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
 }
 
 }  // namespace tunefleet::cli

@@ -62,7 +62,7 @@ int RunTune(const TuneOptions& options);
 absl::StatusOr<client::ServerConnection> ServerFor(
     const TuneOptions& options, std::unique_ptr<EmbeddedFleet>* fleet);
 
-// OK when `strategy` is one of search::StrategyNames(); else
+// OK when `strategy` names a strategy (proto::ParseStrategy); else
 // INVALID_ARGUMENT listing them.
 absl::Status CheckStrategy(const std::string& strategy);
 

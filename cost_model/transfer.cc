@@ -17,14 +17,14 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
   store::RecordFilter filter;
   filter.op = std::string(tmpl.op());
   filter.template_name = std::string(tmpl.name());
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::Record> records,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
                              store.QueryRecords(filter));
   // Measured records only (CANCELLED and DEVICE_LOST say nothing about
   // the config), grouped by job, newest job first.
-  std::map<int64_t, std::vector<const tunefleet::v1::Record*>,
+  std::map<int64_t, std::vector<const tunefleet::v1::TuningRecord*>,
            std::greater<int64_t>>
       by_job;
-  for (const tunefleet::v1::Record& r : records) {
+  for (const tunefleet::v1::TuningRecord& r : records) {
     if (r.error() == Measurement::CANCELLED ||
         r.error() == Measurement::DEVICE_LOST) {
       continue;
@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
       }
     }
     if (best == 0) continue;
-    const tunefleet::v1::Record& first = *job_records.front();
+    const tunefleet::v1::TuningRecord& first = *job_records.front();
     absl::StatusOr<templates::Workload> workload =
         trial::WorkloadFromProto(first.workload());
     if (!workload.ok()) continue;

@@ -165,12 +165,11 @@ void Agent::MeasureLoop(Stream* stream) {
       }
     }
     AgentMessage out;
-    auto* result = out.mutable_result();
-    result->set_trial_id(request.trial_id());
-    result->set_attempt(request.attempt());
-    *result->mutable_measurement() = backend_->Measure(request);
+    Measurement& m = *out.mutable_measurement();
+    m = backend_->Measure(request);
+    m.set_trial_id(request.trial_id());
+    m.set_attempt(request.attempt());
     trials_measured_.fetch_add(1);
-    const Measurement& m = result->measurement();
     Log(absl::StrCat(
         "trial ", request.trial_id(), ": ", Measurement::Error_Name(m.error()),
         m.times_ns_size() ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")

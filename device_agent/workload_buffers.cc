@@ -35,7 +35,7 @@ absl::Status CheckSpecs(
     }
     if (ElementBytes(s.dtype()) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", s.name(), " has unsupported dtype '", s.dtype(), "'"));
+          "buffer ", s.name(), " has unsupported dtype ", s.dtype()));
     }
     if (s.elements() == 0 ||
         s.elements() > std::numeric_limits<uint32_t>::max()) {
@@ -55,8 +55,8 @@ absl::Status CheckSpecs(
 }
 
 // An element of value `value` in the buffer's dtype, as fill pattern bytes.
-std::vector<unsigned char> Pattern(const std::string& dtype, uint32_t f32_bits,
-                                   uint16_t f16_bits) {
+std::vector<unsigned char> Pattern(tunefleet::v1::Dtype dtype,
+                                   uint32_t f32_bits, uint16_t f16_bits) {
   std::vector<unsigned char> p(ElementBytes(dtype));
   if (p.size() == 2) {
     std::memcpy(p.data(), &f16_bits, 2);
@@ -68,9 +68,9 @@ std::vector<unsigned char> Pattern(const std::string& dtype, uint32_t f32_bits,
 
 }  // namespace
 
-size_t ElementBytes(const std::string& dtype) {
-  if (dtype == "fp32") return 4;
-  if (dtype == "fp16") return 2;
+size_t ElementBytes(tunefleet::v1::Dtype dtype) {
+  if (dtype == tunefleet::v1::DTYPE_FP32) return 4;
+  if (dtype == tunefleet::v1::DTYPE_FP16) return 2;
   return 0;
 }
 
@@ -158,7 +158,8 @@ absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
 }
 
 absl::Status WorkloadBuffers::FillUniform(cl_mem mem, const BufferSpec& spec) {
-  cl_kernel kernel = spec.dtype() == "fp16" ? fill_half_ : fill_float_;
+  cl_kernel kernel =
+      spec.dtype() == tunefleet::v1::DTYPE_FP16 ? fill_half_ : fill_float_;
   const cl_uint n = static_cast<cl_uint>(spec.elements());
   const cl_uint seed = spec.seed();
   cl_int err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &mem);

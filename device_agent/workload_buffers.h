@@ -15,8 +15,8 @@
 
 namespace tunefleet::agent {
 
-// Bytes per element of a buffer dtype ("fp32": 4, "fp16": 2); 0 if unknown.
-size_t ElementBytes(const std::string& dtype);
+// Bytes per element of a buffer dtype (fp32: 4, fp16: 2); 0 if unknown.
+size_t ElementBytes(tunefleet::v1::Dtype dtype);
 
 // IEEE 754 binary16 to binary32, exactly (subnormals, infinities, NaNs).
 float HalfToFloat(uint16_t half);

@@ -55,7 +55,7 @@ class TableWriter {
   }
   void AddGemm(int device, const templates::Workload& w,
                const tunefleet_gemm::GemmKnobs& k, int source,
-               const tunefleet::v1::Record& r) {
+               const tunefleet::v1::TuningRecord& r) {
     gemm_ += absl::StrFormat(
         "    {%d, %d, %d, %d, {%d, %d, %d, %d, %d, %d, %d, %d, %d}, %d, %.1f, "
         "%.3f},\n",
@@ -67,7 +67,7 @@ class TableWriter {
   void AddKernel(int device, const templates::Workload& w,
                  const templates::KernelTemplate& tmpl,
                  const templates::LaunchDesc& l, int source,
-                 const tunefleet::v1::Record& r) {
+                 const tunefleet::v1::TuningRecord& r) {
     const std::vector<std::string> order = BufferOrder(tmpl, w);
     const int first_arg = num_args_;
     int floats = 0;
@@ -163,11 +163,11 @@ absl::StatusOr<int> AddDeviceRecords(store::Store& store,
   store::RecordFilter filter;
   filter.device_key = key;
   filter.best_only = true;
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::Record> records,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
                              store.QueryRecords(filter));
   const int device = table.AddDevice(key, info);
   int added = 0;
-  for (const tunefleet::v1::Record& r : records) {
+  for (const tunefleet::v1::TuningRecord& r : records) {
     auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
     auto workload = trial::WorkloadFromProto(r.workload());
     if (!tmpl.ok() || !workload.ok()) {
@@ -203,7 +203,7 @@ absl::StatusOr<int> AddDeviceRecords(store::Store& store,
         store.ReferenceTime(key, workload->Canonical(), r.template_name());
     if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
       const templates::LaunchDesc l = (*tmpl)->ReferenceLaunch(*workload);
-      tunefleet::v1::Record fallback = r;
+      tunefleet::v1::TuningRecord fallback = r;
       fallback.set_time_ns(**reference);
       fallback.set_gflops((*tmpl)->Flops(*workload) / **reference);
       table.AddKernel(device, *workload, **tmpl, l,

@@ -24,7 +24,7 @@ class AnnealingSearch : public SearchStrategy {
 
   absl::string_view name() const override { return "sa"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Observation>& results) override;
+  void Observe(const std::vector<Measurement>& results) override;
 
  private:
   struct Walker {

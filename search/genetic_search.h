@@ -25,7 +25,7 @@ class GeneticSearch : public SearchStrategy {
 
   absl::string_view name() const override { return "ga"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Observation>& results) override;
+  void Observe(const std::vector<Measurement>& results) override;
 
  private:
   // A new valid, unproposed child of the population, or nullopt.

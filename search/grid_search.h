@@ -14,7 +14,7 @@ class GridSearch : public SearchStrategy {
 
   absl::string_view name() const override { return "grid"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Observation>&) override {}
+  void Observe(const std::vector<Measurement>&) override {}
 
  private:
   const SearchSpace& space_;

@@ -14,7 +14,7 @@ class RandomSearch : public SearchStrategy {
 
   absl::string_view name() const override { return "random"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Observation>&) override {}
+  void Observe(const std::vector<Measurement>&) override {}
 
  private:
   ProposalSet proposals_;

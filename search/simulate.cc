@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/stats.h"
 
 namespace tunefleet::search {
 namespace {
@@ -28,7 +29,7 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
   options.features = o.features;
   options.history = o.history;
   std::unique_ptr<SearchStrategy> strategy =
-      *MakeStrategy(o.strategy, space, std::move(options));
+      MakeStrategy(o.strategy, space, std::move(options));
   const double target_95 = table.best_time_ms / 0.95;
   const double target_99 = table.best_time_ms / 0.99;
   SeedResult r{o.trials + 1, o.trials + 1};
@@ -38,7 +39,7 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
     std::vector<uint64_t> proposed =
         strategy->Propose(std::min(o.batch, o.trials - trials));
     if (proposed.empty()) break;
-    std::vector<Observation> results;
+    std::vector<Measurement> results;
     for (uint64_t i : proposed) {
       ++trials;
       const Table::Row* row = rows.at(i);
@@ -59,12 +60,9 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
 TrialsToTarget Summarize(std::vector<size_t> values) {
   TrialsToTarget t;
   t.per_seed = values;
-  if (values.empty()) return t;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  t.median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  const size_t rank = static_cast<size_t>(std::ceil(0.9 * n));
-  t.p90 = values[std::max<size_t>(rank, 1) - 1];
+  const std::vector<double> v(values.begin(), values.end());
+  t.median = base::Median(v);
+  t.p90 = base::NearestRankPercentile(v, 90);
   return t;
 }
 
@@ -76,9 +74,6 @@ absl::StatusOr<SimulationResult> Simulate(const Table& table,
   }
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<SearchSpace> space = table.MakeSpace();
-  if (auto probe = MakeStrategy(o.strategy, *space, {}); !probe.ok()) {
-    return probe.status();
-  }
   const auto rows = table.RowsByIndex();
   std::vector<SeedResult> results(o.seeds);
   std::atomic<int> next{0};

@@ -1,4 +1,4 @@
-// Simulation (DESIGN.md, Search): a fully measured table replaces the
+// Simulation: a fully measured table replaces the
 // device, so strategies are compared deterministically and fast. Each seed
 // runs one strategy for a trial budget in batches; the figure of merit is
 // the number of trials until the best measured config is within 5% (and
@@ -17,7 +17,7 @@
 namespace tunefleet::search {
 
 struct SimulationOptions {
-  std::string strategy = "xgb";
+  Strategy strategy = Strategy::kXgb;
   size_t trials = 300;  // budget per seed
   int seeds = 50;       // seeds first_seed .. first_seed + seeds - 1
   uint64_t first_seed = 1;
@@ -37,7 +37,7 @@ struct TrialsToTarget {
 };
 
 struct SimulationResult {
-  std::string strategy;
+  Strategy strategy = Strategy::kXgb;
   int seeds = 0;
   size_t trials = 0;
   TrialsToTarget to_95;  // best time <= table best / 0.95
@@ -45,8 +45,7 @@ struct SimulationResult {
   double wall_s = 0;
 };
 
-// Errors: INVALID_ARGUMENT for an unknown strategy, zero trials, seeds or
-// batch.
+// Errors: INVALID_ARGUMENT for zero trials, seeds or batch.
 absl::StatusOr<SimulationResult> Simulate(const Table& table,
                                           const SimulationOptions& options);
 

@@ -62,12 +62,42 @@ std::optional<uint64_t> ProposalSet::RandomNeighbour(uint64_t index,
   return std::nullopt;
 }
 
-std::vector<std::string> StrategyNames() {
-  return {"grid", "random", "sa", "ga", "xgb"};
+namespace {
+
+constexpr std::pair<Strategy, absl::string_view> kStrategyNames[] = {
+    {Strategy::kGrid, "grid"},    {Strategy::kRandom, "random"},
+    {Strategy::kAnnealing, "sa"}, {Strategy::kGenetic, "ga"},
+    {Strategy::kXgb, "xgb"},
+};
+
+}  // namespace
+
+absl::string_view StrategyName(Strategy strategy) {
+  for (const auto& [s, name] : kStrategyNames) {
+    if (s == strategy) return name;
+  }
+  return "unknown";
 }
 
-absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
-    absl::string_view name, const SearchSpace& space, StrategyOptions options) {
+absl::StatusOr<Strategy> ParseStrategy(absl::string_view name) {
+  std::vector<absl::string_view> known;
+  for (const auto& [s, n] : kStrategyNames) {
+    if (n == name) return s;
+    known.push_back(n);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown strategy '", name, "'; known: ", absl::StrJoin(known, ", ")));
+}
+
+std::vector<Strategy> AllStrategies() {
+  std::vector<Strategy> all;
+  for (const auto& [s, name] : kStrategyNames) all.push_back(s);
+  return all;
+}
+
+std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
+                                             const SearchSpace& space,
+                                             StrategyOptions options) {
   if (!options.features) {
     std::vector<bool> size_like;
     for (const KnobSpec& k : space.knobs()) size_like.push_back(k.size_like);
@@ -75,16 +105,19 @@ absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
       return cost_model::KnobFeatures(space.Config(index), size_like);
     };
   }
-  if (name == "grid") return std::make_unique<GridSearch>(space);
-  if (name == "random") {
-    return std::make_unique<RandomSearch>(space, options.seed);
+  switch (strategy) {
+    case Strategy::kGrid:
+      return std::make_unique<GridSearch>(space);
+    case Strategy::kRandom:
+      return std::make_unique<RandomSearch>(space, options.seed);
+    case Strategy::kAnnealing:
+      return std::make_unique<AnnealingSearch>(space, options);
+    case Strategy::kGenetic:
+      return std::make_unique<GeneticSearch>(space, options);
+    case Strategy::kXgb:
+      break;
   }
-  if (name == "sa") return std::make_unique<AnnealingSearch>(space, options);
-  if (name == "ga") return std::make_unique<GeneticSearch>(space, options);
-  if (name == "xgb") return std::make_unique<XgbSearch>(space, options);
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown strategy '", name,
-                   "'; known: ", absl::StrJoin(StrategyNames(), ", ")));
+  return std::make_unique<XgbSearch>(space, options);
 }
 
 namespace {
@@ -110,7 +143,7 @@ class ResumedStrategy : public SearchStrategy {
     }
     return out;
   }
-  void Observe(const std::vector<Observation>& results) override {
+  void Observe(const std::vector<Measurement>& results) override {
     inner_->Observe(results);
   }
 

@@ -20,8 +20,8 @@
 
 namespace tunefleet::search {
 
-// The measured result of one proposed config.
-struct Observation {
+// A measured trial as a strategy sees it: which config, and how fast.
+struct Measurement {
   uint64_t index = 0;
   bool ok = false;       // false: any error; counts as the worst config
   double time_ns = 0.0;  // kernel time when ok
@@ -70,16 +70,29 @@ class SearchStrategy {
   // space is exhausted.
   virtual std::vector<uint64_t> Propose(size_t max_count) = 0;
   // Results of earlier proposals, in any order and grouping.
-  virtual void Observe(const std::vector<Observation>& results) = 0;
+  virtual void Observe(const std::vector<Measurement>& results) = 0;
 };
 
-// "grid", "random", "sa", "ga" or "xgb". Errors: INVALID_ARGUMENT naming
-// the known strategies.
-absl::StatusOr<std::unique_ptr<SearchStrategy>> MakeStrategy(
-    absl::string_view name, const SearchSpace& space, StrategyOptions options);
+// The strategies MakeStrategy() builds.
+enum class Strategy {
+  kGrid,       // every valid config in index order
+  kRandom,     // uniform sampling without replacement
+  kAnnealing,  // simulated annealing over one-step neighbours ("sa")
+  kGenetic,    // a genetic algorithm over knob values ("ga")
+  kXgb,        // XGBoost cost model and diverse batches (AutoTVM's XGBTuner)
+};
 
-// Names MakeStrategy() accepts.
-std::vector<std::string> StrategyNames();
+// "grid", "random", "sa", "ga", "xgb": the names users give.
+absl::string_view StrategyName(Strategy strategy);
+// The strategy named `name`. Errors: INVALID_ARGUMENT "unknown strategy
+// '<name>'; known: grid, random, sa, ga, xgb".
+absl::StatusOr<Strategy> ParseStrategy(absl::string_view name);
+// Every strategy, in the order above.
+std::vector<Strategy> AllStrategies();
+
+std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
+                                             const SearchSpace& space,
+                                             StrategyOptions options);
 
 // Wraps a new strategy for a resumed job: configs in `already_proposed`
 // (trials of the stopped run) are never proposed again. Their results are

@@ -12,12 +12,12 @@ XgbSearch::XgbSearch(const SearchSpace& space, StrategyOptions options)
       proposals_(space, options_.seed),
       model_(options_.xgb) {}
 
-void XgbSearch::Observe(const std::vector<Observation>& results) {
-  observations_.insert(observations_.end(), results.begin(), results.end());
+void XgbSearch::Observe(const std::vector<Measurement>& results) {
+  measurements_.insert(measurements_.end(), results.begin(), results.end());
 }
 
 bool XgbSearch::MaybeRefit() {
-  const size_t n = observations_.size();
+  const size_t n = measurements_.size();
   const bool has_history = !options_.history.empty();
   if (n < options_.min_train && !has_history) return false;
   if (model_.trained() && n - observed_at_fit_ < options_.refit_every) {
@@ -35,20 +35,20 @@ bool XgbSearch::MaybeRefit() {
     groups.push_back(static_cast<unsigned>(h.features.rows));
   }
   double best = 0;
-  for (const Observation& o : observations_) {
+  for (const Measurement& o : measurements_) {
     if (o.ok && o.time_ns > 0 && (best == 0 || o.time_ns < best)) {
       best = o.time_ns;
     }
   }
   // This job's results join as one more group once any of them ran.
   if (best > 0) {
-    for (const Observation& o : observations_) {
+    for (const Measurement& o : measurements_) {
       x.AddRow(options_.features(o.index));
       // Relative throughput in (0, 1]; failures rank below every success.
       labels.push_back(
           o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
     }
-    groups.push_back(static_cast<unsigned>(observations_.size()));
+    groups.push_back(static_cast<unsigned>(measurements_.size()));
   }
   if (x.rows == 0) return model_.trained();
   if (!model_.Fit(x, labels, groups).ok()) return model_.trained();
@@ -83,8 +83,8 @@ std::vector<std::pair<float, uint64_t>> XgbSearch::ScoreAll() {
 std::vector<std::pair<float, uint64_t>> XgbSearch::Walk(size_t want) {
   std::mt19937_64& rng = proposals_.rng();
   // Walkers start at the fastest measured configs and at random ones.
-  std::vector<Observation> measured;
-  for (const Observation& o : observations_) {
+  std::vector<Measurement> measured;
+  for (const Measurement& o : measurements_) {
     if (o.ok) measured.push_back(o);
   }
   std::sort(measured.begin(), measured.end(),

@@ -29,7 +29,7 @@ class XgbSearch : public SearchStrategy {
 
   absl::string_view name() const override { return "xgb"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Observation>& results) override;
+  void Observe(const std::vector<Measurement>& results) override;
 
   // Fits done so far (for tests and progress).
   int fits() const { return fits_; }
@@ -51,7 +51,7 @@ class XgbSearch : public SearchStrategy {
   StrategyOptions options_;
   ProposalSet proposals_;
   cost_model::XgbRanker model_;
-  std::vector<Observation> observations_;
+  std::vector<Measurement> measurements_;
   size_t observed_at_fit_ = 0;
   int fits_ = 0;
 };

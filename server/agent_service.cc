@@ -44,12 +44,11 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
   tunefleet::v1::AgentMessage message;
   while (stream->Read(&message)) {
     session->Touch(base::NowMs());
-    if (!message.has_result()) continue;  // heartbeats only prove liveness
-    const tunefleet::v1::MeasureResult& result = message.result();
-    std::optional<Lease> lease = scheduler_->EndLease(result.trial_id());
+    if (!message.has_measurement()) continue;  // heartbeats: liveness only
+    const tunefleet::v1::Measurement& m = message.measurement();
+    std::optional<Lease> lease = scheduler_->EndLease(m.trial_id());
     if (!lease) continue;  // stale or repeated: already requeued or done
-    jobs_->OnResult(lease->trial.job_id, result.trial_id(),
-                    result.measurement());
+    jobs_->OnResult(lease->trial.job_id, m.trial_id(), m);
   }
   const LostLeases lost = scheduler_->RemoveAgent(id);
   jobs_->OnLostLeases(lost);

@@ -13,6 +13,27 @@ namespace tunefleet::server {
 
 using tunefleet::v1::Measurement;
 
+namespace {
+
+// The search library's name for a job's strategy (STRATEGY_UNSPECIFIED is
+// the default, xgb).
+search::Strategy SearchStrategyOf(tunefleet::v1::Strategy strategy) {
+  switch (strategy) {
+    case tunefleet::v1::STRATEGY_GRID:
+      return search::Strategy::kGrid;
+    case tunefleet::v1::STRATEGY_RANDOM:
+      return search::Strategy::kRandom;
+    case tunefleet::v1::STRATEGY_SA:
+      return search::Strategy::kAnnealing;
+    case tunefleet::v1::STRATEGY_GA:
+      return search::Strategy::kGenetic;
+    default:
+      return search::Strategy::kXgb;
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<search::SearchSpace> BuildSpace(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,
     const templates::DeviceLimits& limits) {
@@ -39,7 +60,7 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       deadline_ms_(deadline_ms),
       resume_(std::move(resume)) {
   progress_.set_job_id(id_);
-  progress_.set_state("queued");
+  progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
   progress_.set_trials_total(static_cast<uint32_t>(spec_.budget));
   progress_.set_space_size(space_->valid_size());
   size_t history_rows = 0;
@@ -155,13 +176,15 @@ void Job::Run() {
   scheduler_->CancelJob(id_);
   if (interrupted) return;  // left unfinished for the next server
   if (!status.ok()) {
-    Finish("failed", std::string(status.message()));
+    Finish(tunefleet::v1::JOB_STATE_FAILED, std::string(status.message()));
   } else {
-    Finish(cancelled ? "cancelled" : "done", "");
+    Finish(cancelled ? tunefleet::v1::JOB_STATE_CANCELLED
+                     : tunefleet::v1::JOB_STATE_DONE,
+           "");
   }
 }
 
-void Job::Finish(const std::string& state, const std::string& reason) {
+void Job::Finish(tunefleet::v1::JobState state, const std::string& reason) {
   std::string message = reason;
   {
     absl::MutexLock lock(&mu_);
@@ -176,7 +199,8 @@ void Job::Finish(const std::string& state, const std::string& reason) {
 }
 
 absl::Status Job::Loop() {
-  TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(id_, "running", ""));
+  TUNEFLEET_RETURN_IF_ERROR(
+      store_->SetJobState(id_, tunefleet::v1::JOB_STATE_RUNNING, ""));
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
@@ -188,19 +212,18 @@ absl::Status Job::Loop() {
           *space_,
           cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
                                    trial::LimitsFromDeviceInfo(device_))));
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::unique_ptr<search::SearchStrategy> strategy,
-      search::MakeStrategy(spec_.strategy, *space_, std::move(options)));
+  std::unique_ptr<search::SearchStrategy> strategy = search::MakeStrategy(
+      SearchStrategyOf(spec_.strategy), *space_, std::move(options));
   if (!resume_.trials.empty()) {
     std::vector<uint64_t> proposed;
-    for (const store::TrialRow& t : resume_.trials)
+    for (const store::Trial& t : resume_.trials)
       proposed.push_back(t.config_index);
     strategy = search::ResumeStrategy(std::move(strategy), proposed);
     Replay(strategy.get());
   }
   {
     absl::MutexLock lock(&mu_);
-    progress_.set_state("running");
+    progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
     ++version_;
   }
   if (spec_.measure_reference && !resume_.reference_measured) {
@@ -214,10 +237,10 @@ absl::Status Job::Loop() {
   }
   bool exhausted = false;
   while (true) {
-    std::vector<search::Observation> observations;
+    std::vector<search::Measurement> measurements;
     size_t outstanding = 0;
-    if (!Collect(&observations, &outstanding)) return absl::OkStatus();
-    strategy->Observe(observations);
+    if (!Collect(&measurements, &outstanding)) return absl::OkStatus();
+    strategy->Observe(measurements);
     const int64_t done = Done();
     if (done >= spec_.budget) return absl::OkStatus();
     if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
@@ -261,12 +284,12 @@ bool Job::PastDeadline() {
 }
 
 void Job::Replay(search::SearchStrategy* strategy) {
-  std::vector<search::Observation> observations;
+  std::vector<search::Measurement> measurements;
   std::vector<QueuedTrial> queued;
   {
     absl::MutexLock lock(&mu_);
-    for (const store::TrialRow& t : resume_.trials) {
-      if (t.state != "done") {
+    for (const store::Trial& t : resume_.trials) {
+      if (t.state != tunefleet::v1::TRIAL_STATE_DONE) {
         outstanding_[t.id] = t.config_index;
         auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
             trial::BuildMeasureRequest(*spec_.tmpl, spec_.workload,
@@ -277,18 +300,18 @@ void Job::Replay(search::SearchStrategy* strategy) {
                                      t.attempt});
         continue;
       }
-      if (t.error == "CANCELLED") continue;
-      const bool ok = t.error == "OK";
-      observations.push_back(
+      if (t.error == Measurement::CANCELLED) continue;
+      const bool ok = t.error == Measurement::OK;
+      measurements.push_back(
           Count(t.id, t.config_index, t.error, ok ? t.time_ns : 0.0));
     }
     ++version_;
   }
-  strategy->Observe(observations);
+  strategy->Observe(measurements);
   scheduler_->Enqueue(std::move(queued));
 }
 
-bool Job::Collect(std::vector<search::Observation>* observations,
+bool Job::Collect(std::vector<search::Measurement>* measurements,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
   auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -304,8 +327,7 @@ bool Job::Collect(std::vector<search::Observation>* observations,
     if (it == outstanding_.end()) continue;
     const Measurement& m = r.measurement;
     const bool ok = m.error() == Measurement::OK;
-    observations->push_back(Count(r.trial_id, it->second,
-                                  Measurement::Error_Name(m.error()),
+    measurements->push_back(Count(r.trial_id, it->second, m.error(),
                                   ok ? trial::MedianNs(m.times_ns()) : 0.0));
     outstanding_.erase(it);
   }
@@ -314,10 +336,10 @@ bool Job::Collect(std::vector<search::Observation>* observations,
   return true;
 }
 
-search::Observation Job::Count(int64_t trial_id, uint64_t index,
-                               const std::string& error, double time_ns) {
-  const bool ok = error == "OK";
-  (*progress_.mutable_errors())[error]++;
+search::Measurement Job::Count(int64_t trial_id, uint64_t index,
+                               Measurement::Error error, double time_ns) {
+  const bool ok = error == Measurement::OK;
+  (*progress_.mutable_errors())[Measurement::Error_Name(error)]++;
   progress_.set_trials_done(progress_.trials_done() + 1);
   if (ok && (!progress_.has_best() || time_ns < progress_.best().time_ns())) {
     SetBest(trial_id, index, time_ns);
@@ -327,7 +349,7 @@ search::Observation Job::Count(int64_t trial_id, uint64_t index,
 }
 
 void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {
-  tunefleet::v1::Record* best = progress_.mutable_best();
+  tunefleet::v1::TuningRecord* best = progress_.mutable_best();
   best->set_trial_id(trial_id);
   best->set_job_id(id_);
   best->set_device_key(spec_.device_key);

@@ -42,7 +42,7 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 // server left (a resumed one): finished trials are kept and replayed to the
 // strategy, pending ones queued again under their ids.
 struct JobResume {
-  std::vector<store::TrialRow> trials;
+  std::vector<store::Trial> trials;
   bool reference_measured = false;
 };
 
@@ -91,14 +91,14 @@ class Job {
   void Run();
   absl::Status Loop();
   // Waits for results or cancellation; turns new results into
-  // observations and progress. False once cancelled.
-  bool Collect(std::vector<search::Observation>* observations,
+  // measurements and progress. False once cancelled.
+  bool Collect(std::vector<search::Measurement>* measurements,
                size_t* outstanding);
-  // Counts one finished trial (error: a Measurement.Error name; time_ns
-  // when OK) into the progress; returns it as the strategy sees it.
-  search::Observation Count(int64_t trial_id, uint64_t index,
-                            const std::string& error, double time_ns)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts one finished trial (time_ns when OK) into the progress; returns
+  // it as the strategy sees it.
+  search::Measurement Count(int64_t trial_id, uint64_t index,
+                            tunefleet::v1::Measurement::Error error,
+                            double time_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetBest(int64_t trial_id, uint64_t index, double time_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Done();
@@ -108,7 +108,7 @@ class Job {
   void OnReference(const tunefleet::v1::Measurement& m);
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
-  void Finish(const std::string& state, const std::string& message);
+  void Finish(tunefleet::v1::JobState state, const std::string& message);
   // Replays the resumed trials: finished ones into `strategy` and the
   // progress, unfinished ones into the queue again.
   void Replay(search::SearchStrategy* strategy);

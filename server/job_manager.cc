@@ -9,6 +9,7 @@
 #include "cost_model/transfer.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
+#include "proto/names.h"
 #include "search/strategy.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
@@ -61,8 +62,10 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   absl::StatusOr<templates::Workload> workload =
       trial::WorkloadFromProto(request.workload());
   if (!workload.ok()) return AsInvalid(workload.status(), "workload");
-  const std::string strategy =
-      request.strategy().empty() ? "xgb" : request.strategy();
+  const tunefleet::v1::Strategy strategy =
+      request.strategy() == tunefleet::v1::STRATEGY_UNSPECIFIED
+          ? tunefleet::v1::STRATEGY_XGB
+          : request.strategy();
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
       templates::FindTemplateFor(*workload, template_name);
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
@@ -93,7 +96,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       timing,
       request.early_stop(),
       {}};
-  if (!request.no_transfer() && strategy == "xgb") {
+  if (!request.no_transfer() && strategy == tunefleet::v1::STRATEGY_XGB) {
     absl::StatusOr<std::vector<search::HistoryGroup>> history =
         cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
     if (history.ok()) spec.history = *std::move(history);
@@ -134,13 +137,14 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::JobRow> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
                              store_->UnfinishedJobs());
   int resumed = 0;
-  for (const store::JobRow& row : rows) {
+  for (const store::Job& row : rows) {
     if (absl::Status s = Resume(row); !s.ok()) {
-      TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(
-          row.id, "failed", absl::StrCat("cannot resume: ", s.message())));
+      TUNEFLEET_RETURN_IF_ERROR(
+          store_->SetJobState(row.id, tunefleet::v1::JOB_STATE_FAILED,
+                              absl::StrCat("cannot resume: ", s.message())));
       continue;
     }
     ++resumed;
@@ -148,7 +152,7 @@ absl::StatusOr<int> JobManager::ResumeJobs() {
   return resumed;
 }
 
-absl::Status JobManager::Resume(const store::JobRow& row) {
+absl::Status JobManager::Resume(const store::Job& row) {
   if (row.request_json.empty()) {
     return absl::FailedPreconditionError(
         "the job was stored without its request (an older tunefleet)");
@@ -206,29 +210,31 @@ void JobManager::OnLostLeases(const LostLeases& lost) {
 
 absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
   if (std::shared_ptr<Job> job = Find(job_id)) {
-    if (!store::IsFinalJobState(job->Progress().state())) {
+    if (!proto::IsFinalJobState(job->Progress().state())) {
       job->Cancel();
       job->Join();
       return job->Progress();
     }
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(store::JobRow row, store_->GetJob(job_id));
-  if (store::IsFinalJobState(row.state)) {
+  TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
+  if (proto::IsFinalJobState(row.state)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " already ended (", row.state, ")"));
+        absl::StrCat("job ", job_id, " already ended (",
+                     proto::JobStateName(row.state), ")"));
   }
   // Unfinished but not running here (a resume failed to start it).
-  TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(job_id, "cancelled", ""));
+  TUNEFLEET_RETURN_IF_ERROR(
+      store_->SetJobState(job_id, tunefleet::v1::JOB_STATE_CANCELLED, ""));
   TUNEFLEET_ASSIGN_OR_RETURN(row, store_->GetJob(job_id));
   return StoredProgress(*store_, row);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
     int64_t limit) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::JobRow> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
                              store_->ListJobs(limit));
   std::vector<tunefleet::v1::JobProgress> out;
-  for (const store::JobRow& row : rows) {
+  for (const store::Job& row : rows) {
     if (std::shared_ptr<Job> job = Find(row.id)) {
       out.push_back(job->Progress());
       out.back().set_created_unix_ms(row.created_ms);
@@ -265,7 +271,7 @@ void JobManager::Shutdown() {
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::JobRow& row) {
+    store::Store& store, const store::Job& row) {
   TUNEFLEET_ASSIGN_OR_RETURN(store::JobTally tally, store.TallyJob(row.id));
   tunefleet::v1::JobProgress progress;
   progress.set_job_id(row.id);

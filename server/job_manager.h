@@ -24,7 +24,7 @@ inline constexpr size_t kMaxHistoryRows = 3000;
 // A stored job's progress from its row and trial tally (a job not running
 // in this server).
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::JobRow& row);
+    store::Store& store, const store::Job& row);
 
 // Thread-safe.
 class JobManager {
@@ -83,7 +83,7 @@ class JobManager {
       const tunefleet::v1::SubmitJobRequest& request);
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
-  absl::Status Resume(const store::JobRow& row);
+  absl::Status Resume(const store::Job& row);
   std::shared_ptr<Job> Launch(int64_t id, Prepared prepared,
                               int64_t deadline_ms, JobResume resume);
   std::vector<std::shared_ptr<Job>> TakeAll();

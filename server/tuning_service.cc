@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "proto/names.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
@@ -36,7 +37,7 @@ grpc::Status TuningServiceImpl::WatchJob(
   }
   std::shared_ptr<Job> job = jobs_->Find(request->job_id());
   if (job == nullptr) {
-    absl::StatusOr<store::JobRow> row = store_->GetJob(request->job_id());
+    absl::StatusOr<store::Job> row = store_->GetJob(request->job_id());
     if (!row.ok()) return ToGrpc(row.status());
     absl::StatusOr<tunefleet::v1::JobProgress> progress =
         StoredProgress(*store_, *row);
@@ -47,7 +48,7 @@ grpc::Status TuningServiceImpl::WatchJob(
   uint64_t version = 0;
   tunefleet::v1::JobProgress progress = job->Progress();
   if (!writer->Write(progress)) return grpc::Status::OK;
-  while (!store::IsFinalJobState(progress.state()) && !context->IsCancelled() &&
+  while (!proto::IsFinalJobState(progress.state()) && !context->IsCancelled() &&
          !stopping_) {
     if (job->WaitForUpdate(&version, absl::Milliseconds(500), &progress) &&
         !writer->Write(progress)) {

@@ -10,6 +10,7 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/names.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::store {
@@ -119,8 +120,8 @@ tunefleet::v1::Config ParseConfigText(const std::string& text) {
   return config;
 }
 
-tunefleet::v1::Record RecordFromRow(const Statement& s) {
-  tunefleet::v1::Record r;
+tunefleet::v1::TuningRecord RecordFromRow(const Statement& s) {
+  tunefleet::v1::TuningRecord r;
   r.set_trial_id(s.Int(0));
   r.set_job_id(s.Int(1));
   r.set_device_key(s.Text(2));
@@ -141,10 +142,6 @@ tunefleet::v1::Record RecordFromRow(const Statement& s) {
 }
 
 }  // namespace
-
-bool IsFinalJobState(absl::string_view state) {
-  return state == "done" || state == "failed" || state == "cancelled";
-}
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   TUNEFLEET_ASSIGN_OR_RETURN(Database db, Database::Open(path));
@@ -279,7 +276,7 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
                   "request_json, deadline_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                   "?7, 'queued', ?8, ?9, ?10)"));
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
-  s.Bind(4, spec.strategy).Bind(5, spec.budget);
+  s.Bind(4, proto::StrategyName(spec.strategy)).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
   const int64_t now = base::NowMs();
   s.Bind(8, now).Bind(9, request_json);
@@ -294,8 +291,8 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   return id;
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::SelectJobs(absl::string_view where,
-                                                      int64_t arg) {
+absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
+                                                   int64_t arg) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare(absl::StrCat(
@@ -307,19 +304,21 @@ absl::StatusOr<std::vector<JobRow>> Store::SelectJobs(absl::string_view where,
           "JOIN templates tp ON j.template_id = tp.id WHERE ",
           where, " ORDER BY j.id DESC")));
   s.Bind(1, arg);
-  std::vector<JobRow> out;
+  std::vector<Job> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
-    JobRow j;
+    Job j;
     j.id = row.Int(0);
     j.workload = row.Text(1);
     j.template_name = row.Text(2);
     j.template_version = static_cast<int>(row.Int(3));
     j.device_key = row.Text(4);
-    j.strategy = row.Text(5);
+    j.strategy = proto::ParseStrategy(row.Text(5))
+                     .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
     j.budget = row.Int(6);
     j.seed = static_cast<uint64_t>(row.Int(7));
     j.priority = static_cast<int>(row.Int(8));
-    j.state = row.Text(9);
+    j.state = proto::ParseJobState(row.Text(9))
+                  .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
     j.message = row.Text(10);
     j.reference_ns = row.Double(11);
     j.request_json = row.Text(12);
@@ -330,47 +329,49 @@ absl::StatusOr<std::vector<JobRow>> Store::SelectJobs(absl::string_view where,
   return out;
 }
 
-absl::StatusOr<JobRow> Store::GetJob(int64_t job_id) {
+absl::StatusOr<Job> Store::GetJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<JobRow> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows,
                              SelectJobs("j.id = ?1", job_id));
   if (rows.empty()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   return std::move(rows.front());
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::ListJobs(int64_t limit) {
+absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<JobRow> rows,
-                             SelectJobs("?1 = ?1", 0));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows, SelectJobs("?1 = ?1", 0));
   if (limit > 0 && rows.size() > static_cast<size_t>(limit)) {
     rows.resize(static_cast<size_t>(limit));
   }
   return rows;
 }
 
-absl::StatusOr<std::vector<JobRow>> Store::UnfinishedJobs() {
+absl::StatusOr<std::vector<Job>> Store::UnfinishedJobs() {
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
-      std::vector<JobRow> rows,
+      std::vector<Job> rows,
       SelectJobs("j.state IN ('queued', 'running') AND ?1 = ?1", 0));
   std::reverse(rows.begin(), rows.end());  // oldest first
   return rows;
 }
 
-absl::StatusOr<std::vector<TrialRow>> Store::JobTrials(int64_t job_id) {
+absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("SELECT id, config_index, state, error, time_ns, attempt "
                   "FROM trials WHERE job_id = ?1 ORDER BY id"));
   s.Bind(1, job_id);
-  std::vector<TrialRow> out;
+  std::vector<Trial> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
-    TrialRow t;
+    Trial t;
     t.id = row.Int(0);
     t.config_index = static_cast<uint64_t>(row.Int(1));
-    t.state = row.Text(2);
-    t.error = row.IsNull(3) ? "" : row.Text(3);
+    t.state = proto::ParseTrialState(row.Text(2))
+                  .value_or(tunefleet::v1::TRIAL_STATE_UNSPECIFIED);
+    if (!row.IsNull(3)) {
+      tunefleet::v1::Measurement::Error_Parse(row.Text(3), &t.error);
+    }
     t.time_ns = row.IsNull(4) ? 0 : row.Double(4);
     t.attempt = static_cast<int>(row.Int(5));
     out.push_back(std::move(t));
@@ -387,9 +388,9 @@ absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
   return s.Run();
 }
 
-absl::Status Store::SetJobState(int64_t job_id, const std::string& state,
+absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
                                 const std::string& message) {
-  const bool final = IsFinalJobState(state);
+  const bool final = proto::IsFinalJobState(state);
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
@@ -398,7 +399,7 @@ absl::Status Store::SetJobState(int64_t job_id, const std::string& state,
       db_.Prepare("UPDATE jobs SET state = ?2, message = ?3, "
                   "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END "
                   "WHERE id = ?1"));
-  s.Bind(1, job_id).Bind(2, state).Bind(3, message);
+  s.Bind(1, job_id).Bind(2, proto::JobStateName(state)).Bind(3, message);
   s.Bind(4, int64_t{final}).Bind(5, base::NowMs());
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
   if (final) {
@@ -518,13 +519,13 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
   RecordFilter filter;
   filter.job_id = job_id;
   filter.best_only = true;
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::Record> best,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
                              QueryRecords(filter));
   if (!best.empty()) tally.best = best.front();
   return tally;
 }
 
-absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
     const RecordFilter& filter) {
   const std::string sql =
       filter.best_only
@@ -540,7 +541,7 @@ absl::StatusOr<std::vector<tunefleet::v1::Record>> Store::QueryRecords(
   TUNEFLEET_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
   s.Bind(1, filter.op).Bind(2, filter.device_key).Bind(3, filter.job_id);
   s.Bind(4, filter.template_name);
-  std::vector<tunefleet::v1::Record> out;
+  std::vector<tunefleet::v1::TuningRecord> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow(
       [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));
   return out;
@@ -579,16 +580,18 @@ absl::StatusOr<std::string> Store::TemplateSource(const std::string& name,
   return s.Text(0);
 }
 
-absl::StatusOr<std::map<std::string, int64_t>> Store::TrialStates(
+absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> Store::TrialStates(
     int64_t job_id) {
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("SELECT state, COUNT(*) FROM trials WHERE "
                                "job_id = ?1 GROUP BY state"));
   s.Bind(1, job_id);
-  std::map<std::string, int64_t> out;
-  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow(
-      [&out](const Statement& row) { out[row.Text(0)] = row.Int(1); }));
+  std::map<tunefleet::v1::TrialState, int64_t> out;
+  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+    out[proto::ParseTrialState(row.Text(0))
+            .value_or(tunefleet::v1::TRIAL_STATE_UNSPECIFIED)] = row.Int(1);
+  }));
   return out;
 }
 

@@ -32,7 +32,7 @@ struct JobParams {
   templates::Workload workload;
   const templates::KernelTemplate* tmpl = nullptr;
   std::string device_key;
-  std::string strategy;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
   int64_t budget = 0;  // trials
   uint64_t seed = 0;
   int priority = 0;
@@ -40,17 +40,17 @@ struct JobParams {
 };
 
 // A job as stored.
-struct JobRow {
+struct Job {
   int64_t id = 0;
   std::string workload;  // canonical string
   std::string template_name;
   int template_version = 0;
   std::string device_key;
-  std::string strategy;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
   int64_t budget = 0;
   uint64_t seed = 0;
   int priority = 0;
-  std::string state;  // queued, running, done, failed, cancelled
+  tunefleet::v1::JobState state = tunefleet::v1::JOB_STATE_QUEUED;
   std::string message;
   double reference_ns = 0;   // naive reference kernel time; 0 if unmeasured
   std::string request_json;  // the SubmitJobRequest (schema v2; else empty)
@@ -59,11 +59,13 @@ struct JobRow {
 };
 
 // A trial as stored, for resuming a job.
-struct TrialRow {
+struct Trial {
   int64_t id = 0;
   uint64_t config_index = 0;
-  std::string state;  // pending, leased, done
-  std::string error;  // Measurement.Error name when done
+  tunefleet::v1::TrialState state = tunefleet::v1::TRIAL_STATE_PENDING;
+  // When done: the measurement's error code.
+  tunefleet::v1::Measurement::Error error =
+      tunefleet::v1::Measurement::ERROR_UNSPECIFIED;
   double time_ns = 0;
   int attempt = 0;  // leases so far
 };
@@ -78,7 +80,7 @@ struct NewTrial {
 struct JobTally {
   int64_t done = 0;
   std::map<std::string, uint32_t> errors;  // by Measurement.Error name
-  std::optional<tunefleet::v1::Record> best;
+  std::optional<tunefleet::v1::TuningRecord> best;
 };
 
 struct RecordFilter {
@@ -109,17 +111,17 @@ class Store {
   absl::StatusOr<int64_t> CreateJob(const JobParams& job,
                                     const std::string& request_json = "");
   // NOT_FOUND for an unknown id.
-  absl::StatusOr<JobRow> GetJob(int64_t job_id);
+  absl::StatusOr<Job> GetJob(int64_t job_id);
   // The newest `limit` jobs (0: all), newest first.
-  absl::StatusOr<std::vector<JobRow>> ListJobs(int64_t limit);
+  absl::StatusOr<std::vector<Job>> ListJobs(int64_t limit);
   // Jobs queued or running (a server stopped before they ended), oldest
   // first.
-  absl::StatusOr<std::vector<JobRow>> UnfinishedJobs();
+  absl::StatusOr<std::vector<Job>> UnfinishedJobs();
   // Every trial row of a job in id order.
-  absl::StatusOr<std::vector<TrialRow>> JobTrials(int64_t job_id);
+  absl::StatusOr<std::vector<Trial>> JobTrials(int64_t job_id);
   // leased -> pending for every trial of a job (its agents are gone).
   absl::Status RequeueLeased(int64_t job_id);
-  absl::Status SetJobState(int64_t job_id, const std::string& state,
+  absl::Status SetJobState(int64_t job_id, tunefleet::v1::JobState state,
                            const std::string& message);
   // Records the naive reference kernel's time for the job's task.
   absl::Status SetJobReference(int64_t job_id, double reference_ns);
@@ -139,7 +141,7 @@ class Store {
       double time_ns, double gflops);
 
   absl::StatusOr<JobTally> TallyJob(int64_t job_id);
-  absl::StatusOr<std::vector<tunefleet::v1::Record>> QueryRecords(
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> QueryRecords(
       const RecordFilter& filter);
   // The fastest time (ns) of the naive reference kernel measured for a
   // task (device key, canonical workload, template name); nullopt when
@@ -150,8 +152,9 @@ class Store {
   // The stored OpenCL source of a template version. NOT_FOUND if absent.
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version);
-  // Counts of trials by state ("pending", "leased", "done") for a job.
-  absl::StatusOr<std::map<std::string, int64_t>> TrialStates(int64_t job_id);
+  // Counts of a job's trials by state.
+  absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> TrialStates(
+      int64_t job_id);
 
  private:
   struct PrivateTag {
@@ -165,8 +168,8 @@ class Store {
  private:
   absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg).
-  absl::StatusOr<std::vector<JobRow>> SelectJobs(absl::string_view where,
-                                                 int64_t arg)
+  absl::StatusOr<std::vector<Job>> SelectJobs(absl::string_view where,
+                                              int64_t arg)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> UpsertWorkload(const templates::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -176,9 +179,6 @@ class Store {
   absl::Mutex mu_;
   Database db_ ABSL_GUARDED_BY(mu_);
 };
-
-// Whether a job state is final: done, failed or cancelled.
-bool IsFinalJobState(absl::string_view state);
 
 }  // namespace tunefleet::store
 

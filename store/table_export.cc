@@ -8,7 +8,7 @@
 namespace tunefleet::store {
 
 absl::StatusOr<std::string> ExportJobTable(Store& store, int64_t job_id) {
-  TUNEFLEET_ASSIGN_OR_RETURN(JobRow job, store.GetJob(job_id));
+  TUNEFLEET_ASSIGN_OR_RETURN(Job job, store.GetJob(job_id));
   TUNEFLEET_ASSIGN_OR_RETURN(const templates::KernelTemplate* tmpl,
                              templates::FindTemplate("", job.template_name));
   std::string device_json;
@@ -19,7 +19,7 @@ absl::StatusOr<std::string> ExportJobTable(Store& store, int64_t job_id) {
   }
   RecordFilter filter;
   filter.job_id = job_id;
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::Record> records,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
                              store.QueryRecords(filter));
   std::string out = absl::StrCat(
       "# format: tunefleet table v1\n# template: ", job.template_name,
@@ -31,7 +31,7 @@ absl::StatusOr<std::string> ExportJobTable(Store& store, int64_t job_id) {
   for (const templates::Knob& k : tmpl->knobs())
     absl::StrAppend(&out, k.name, ",");
   absl::StrAppend(&out, "time_ms,error\n");
-  for (const tunefleet::v1::Record& r : records) {
+  for (const tunefleet::v1::TuningRecord& r : records) {
     if (r.error() == tunefleet::v1::Measurement::CANCELLED) continue;
     std::vector<std::pair<std::string, int64_t>> pairs;
     for (const auto& k : r.config().knobs())

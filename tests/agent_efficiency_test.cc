@@ -491,7 +491,7 @@ MeasureRequest TinyRequest(const std::string& expression, int64_t trial_id) {
     v1::BufferSpec* b = r.add_buffers();
     b->set_name(name);
     b->set_elements(4096);
-    b->set_dtype("fp32");
+    b->set_dtype(v1::DTYPE_FP32);
     const bool output = std::string(name) == "y";
     b->set_output(output);
     b->set_fill(output ? v1::BufferSpec::ZERO : v1::BufferSpec::UNIFORM);

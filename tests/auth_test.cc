@@ -575,7 +575,7 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   *request.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
   request.set_device_key("auth-fake");
-  request.set_strategy("random");
+  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   request.set_trials(4);
   request.set_skip_reference(true);
   request.set_no_transfer(true);
@@ -585,7 +585,8 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   fake_agent.Stop();
   agent_thread.join();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(outcome->last.state(), "done") << outcome->last.message();
+  EXPECT_EQ(outcome->last.state(), tunefleet::v1::JOB_STATE_DONE)
+      << outcome->last.message();
   EXPECT_EQ(outcome->last.trials_done(), 4u);
 
   // The tuner may also cancel (this job has ended: FAILED_PRECONDITION,

@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
+#include "proto/names.h"
 #include "store/store.h"
 #include "tests/fleet_harness.h"
 #include "trial/trial_request.h"
@@ -32,7 +33,7 @@ tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, double cooldown_ms,
   *r.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
   r.set_device_key("chaos");
-  r.set_strategy("random");
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   r.set_trials(trials);
   r.set_seed(seed);
   r.set_skip_reference(true);
@@ -54,31 +55,30 @@ int64_t Submit(FleetHarness& fleet,
 }
 
 bool Ended(const std::optional<JobProgress>& p) {
-  return p && store::IsFinalJobState(p->state());
+  return p && proto::IsFinalJobState(p->state());
 }
 
 // Trials of a job as stored, read from the database file.
-std::vector<store::TrialRow> StoredTrials(const std::string& db,
-                                          int64_t job_id) {
+std::vector<store::Trial> StoredTrials(const std::string& db, int64_t job_id) {
   auto store = store::Store::Open(db);
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return {};
   auto rows = (*store)->JobTrials(job_id);
   EXPECT_TRUE(rows.ok()) << rows.status();
-  return rows.ok() ? *rows : std::vector<store::TrialRow>{};
+  return rows.ok() ? *rows : std::vector<store::Trial>{};
 }
 
 // Exactly `budget` finished trials, each config once, none left open.
-void ExpectExactlyOnce(const std::vector<store::TrialRow>& rows,
-                       size_t budget) {
+void ExpectExactlyOnce(const std::vector<store::Trial>& rows, size_t budget) {
   std::set<uint64_t> configs;
   size_t finished = 0, open = 0, lost = 0;
-  for (const store::TrialRow& t : rows) {
+  for (const store::Trial& t : rows) {
     EXPECT_TRUE(configs.insert(t.config_index).second)
         << "config " << t.config_index << " tried twice";
-    if (t.state != "done") ++open;
-    if (t.state == "done" && t.error != "CANCELLED") ++finished;
-    if (t.error == "DEVICE_LOST") ++lost;
+    const bool done = t.state == tunefleet::v1::TRIAL_STATE_DONE;
+    if (!done) ++open;
+    if (done && t.error != tunefleet::v1::Measurement::CANCELLED) ++finished;
+    if (t.error == tunefleet::v1::Measurement::DEVICE_LOST) ++lost;
   }
   EXPECT_EQ(finished, budget);
   EXPECT_EQ(open, 0u);
@@ -123,7 +123,7 @@ TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
   ASSERT_TRUE(
       FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
   const JobProgress last = *fleet.Job(job);
-  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
   std::printf("[chaos] %d agent kills, froze: %d, %u trials requeued\n", kills,
               froze, last.trials_requeued());
@@ -145,7 +145,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   ASSERT_GT(job, 0);
 
   // Results finished before each kill, which must survive unchanged.
-  std::map<int64_t, std::pair<std::string, double>> kept;
+  std::map<int64_t, std::pair<tunefleet::v1::Measurement::Error, double>> kept;
   for (uint32_t kill_after : {6u, 16u}) {
     ASSERT_TRUE(FleetHarness::WaitFor(
         [&] {
@@ -154,21 +154,23 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
         },
         kJobLimit));
     fleet.server().Kill(SIGKILL);
-    for (const store::TrialRow& t : StoredTrials(fleet.db_path(), job)) {
-      if (t.state == "done") kept[t.id] = {t.error, t.time_ns};
+    for (const store::Trial& t : StoredTrials(fleet.db_path(), job)) {
+      if (t.state == tunefleet::v1::TRIAL_STATE_DONE) {
+        kept[t.id] = {t.error, t.time_ns};
+      }
     }
     ASSERT_TRUE(fleet.StartServer());
   }
   ASSERT_TRUE(
       FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
   const JobProgress last = *fleet.Job(job);
-  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
   fleet.server().Kill(SIGTERM);
-  const std::vector<store::TrialRow> rows = StoredTrials(fleet.db_path(), job);
+  const std::vector<store::Trial> rows = StoredTrials(fleet.db_path(), job);
   ExpectExactlyOnce(rows, kTrials);
   size_t unchanged = 0;
-  for (const store::TrialRow& t : rows) {
+  for (const store::Trial& t : rows) {
     auto it = kept.find(t.id);
     if (it == kept.end()) continue;
     EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
@@ -189,7 +191,7 @@ tunefleet::v1::SubmitJobRequest HostileJob() {
   *r.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("hostile_scale", "N=1000"));
   r.set_device_key("hostile");
-  r.set_strategy("grid");
+  r.set_strategy(tunefleet::v1::STRATEGY_GRID);
   r.set_trials(5);
   r.set_skip_reference(true);
   r.mutable_timing()->set_repeat(1);

@@ -110,7 +110,7 @@ class Fleet : public ::testing::Test {
     *r.mutable_workload() =
         trial::WorkloadToProto(*templates::Workload::Parse("gemm", shape));
     r.set_trials(trials);
-    r.set_strategy("xgb");
+    r.set_strategy(tunefleet::v1::STRATEGY_XGB);
     r.set_seed(5);
     return r;
   }
@@ -133,14 +133,14 @@ class Fleet : public ::testing::Test {
     return last;
   }
 
-  static std::vector<tunefleet::v1::Record> Records(int64_t job_id,
-                                                    bool best_only) {
+  static std::vector<tunefleet::v1::TuningRecord> Records(int64_t job_id,
+                                                          bool best_only) {
     store::RecordFilter f;
     f.job_id = job_id;
     f.best_only = best_only;
     auto records = server_->store().QueryRecords(f);
     EXPECT_TRUE(records.ok()) << records.status();
-    return records.ok() ? *records : std::vector<tunefleet::v1::Record>{};
+    return records.ok() ? *records : std::vector<tunefleet::v1::TuningRecord>{};
   }
 
   static std::string db_path_;
@@ -162,13 +162,14 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
   EXPECT_EQ(submitted.device_key(), "pocl-test");
   EXPECT_GT(submitted.space_size(), 40u);
   JobProgress last = Watch(submitted.job_id());
-  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), 40u);
   ASSERT_TRUE(last.has_best());
   EXPECT_GT(last.best().gflops(), 0);
   EXPECT_GT(last.reference_time_ns(), 0);
 
-  std::vector<tunefleet::v1::Record> all = Records(submitted.job_id(), false);
+  std::vector<tunefleet::v1::TuningRecord> all =
+      Records(submitted.job_id(), false);
   ASSERT_EQ(all.size(), 40u);
   std::set<std::string> configs;
   for (const auto& r : all) {
@@ -176,7 +177,8 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
     configs.insert(cli::ConfigText(r.config()));
   }
   EXPECT_EQ(configs.size(), 40u) << "a config was measured twice";
-  std::vector<tunefleet::v1::Record> best = Records(submitted.job_id(), true);
+  std::vector<tunefleet::v1::TuningRecord> best =
+      Records(submitted.job_id(), true);
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].error(), Measurement::OK);  // OK means it verified
   EXPECT_EQ(best[0].trial_id(), last.best().trial_id());
@@ -189,7 +191,7 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
 
   auto job = server_->store().GetJob(submitted.job_id());
   ASSERT_TRUE(job.ok());
-  EXPECT_EQ(job->state, "done");
+  EXPECT_EQ(job->state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_GT(job->reference_ns, best[0].time_ns())
       << "the tuned kernel should beat the naive reference";
 }
@@ -209,8 +211,10 @@ TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
        grpc::StatusCode::INVALID_ARGUMENT, "dim K must be between 1"},
       {[](auto& r) { r.set_trials(0); }, grpc::StatusCode::INVALID_ARGUMENT,
        "trials: must be between 1"},
-      {[](auto& r) { r.set_strategy("guess"); },
-       grpc::StatusCode::INVALID_ARGUMENT, "strategy: unknown 'guess'"},
+      {[](auto& r) {
+         r.set_strategy(static_cast<tunefleet::v1::Strategy>(42));
+       },
+       grpc::StatusCode::INVALID_ARGUMENT, "strategy: unknown value 42"},
       {[](auto& r) { r.set_template_name("nope"); },
        grpc::StatusCode::INVALID_ARGUMENT, "template_name"},
       {[](auto& r) { r.set_device_key("never-seen"); },
@@ -245,12 +249,12 @@ TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
 TEST_F(Fleet, CompileErrorsAndWrongAnswersAreRecordedNotFatal) {
   tunefleet::v1::SubmitJobRequest r = Request("M=33,N=17,K=9", 24);
   r.set_template_name("gemm_faulty");
-  r.set_strategy("random");
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   tunefleet::v1::SubmitJobResponse submitted;
   grpc::Status submit = Submit(r, &submitted);
   ASSERT_TRUE(submit.ok()) << submit.error_message();
   JobProgress last = Watch(submitted.job_id());
-  EXPECT_EQ(last.state(), "done") << last.message();
+  EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), 24u);
   EXPECT_GT(last.errors().at("COMPILE_ERROR"), 0u);
   EXPECT_GT(last.errors().at("WRONG_ANSWER"), 0u);
@@ -271,19 +275,19 @@ TEST_F(Fleet, CompileErrorsAndWrongAnswersAreRecordedNotFatal) {
   tunefleet::v1::SubmitJobResponse after;
   ASSERT_TRUE(Submit(Request("M=16,N=16,K=16", 3), &after).ok());
   JobProgress next = Watch(after.job_id());
-  EXPECT_EQ(next.state(), "done");
+  EXPECT_EQ(next.state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_EQ(next.errors().at("OK"), 3u);
 }
 
 TEST_F(Fleet, EarlyStopEndsAJobThatStopsImproving) {
   tunefleet::v1::SubmitJobRequest r = Request("M=24,N=24,K=24", 200);
   r.set_early_stop(6);
-  r.set_strategy("random");
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   r.set_skip_reference(true);
   tunefleet::v1::SubmitJobResponse submitted;
   ASSERT_TRUE(Submit(r, &submitted).ok());
   JobProgress last = Watch(submitted.job_id());
-  EXPECT_EQ(last.state(), "done");
+  EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_LT(last.trials_done(), 200u);
   EXPECT_NE(last.message().find("stopped early"), std::string::npos)
       << last.message();
@@ -293,8 +297,8 @@ TEST_F(Fleet, EarlyStopEndsAJobThatStopsImproving) {
   // Every trial written is accounted for, none left pending.
   auto states = server_->store().TrialStates(submitted.job_id());
   ASSERT_TRUE(states.ok());
-  EXPECT_EQ(states->count("pending"), 0u);
-  EXPECT_EQ(states->count("leased"), 0u);
+  EXPECT_EQ(states->count(tunefleet::v1::TRIAL_STATE_PENDING), 0u);
+  EXPECT_EQ(states->count(tunefleet::v1::TRIAL_STATE_LEASED), 0u);
 }
 
 TEST_F(Fleet, XgbJobsStartFromEarlierRecordsUnlessTold) {
@@ -315,7 +319,7 @@ TEST_F(Fleet, XgbJobsStartFromEarlierRecordsUnlessTold) {
 
 TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   tunefleet::v1::SubmitJobRequest r = Request("M=40,N=24,K=8", 8);
-  r.set_strategy("random");
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   tunefleet::v1::SubmitJobResponse submitted;
   ASSERT_TRUE(Submit(r, &submitted).ok());
   Watch(submitted.job_id());

@@ -81,11 +81,10 @@ TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
 
 TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
   SearchSpace space = SmallSpace();
-  auto grid = MakeStrategy("grid", space, {});
-  ASSERT_TRUE(grid.ok());
+  auto grid = MakeStrategy(Strategy::kGrid, space, {});
   std::vector<uint64_t> all;
   for (int round = 0; round < 10; ++round) {
-    std::vector<uint64_t> batch = (*grid)->Propose(8);
+    std::vector<uint64_t> batch = grid->Propose(8);
     all.insert(all.end(), batch.begin(), batch.end());
   }
   EXPECT_EQ(all, space.valid_indices());
@@ -93,13 +92,13 @@ TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
 
 TEST(Strategies, SameSeedSameProposals) {
   SearchSpace space = SmallSpace();
-  for (const std::string& name : StrategyNames()) {
-    auto a = MakeStrategy(name, space, StrategyOptions{.seed = 9});
-    auto b = MakeStrategy(name, space, StrategyOptions{.seed = 9});
-    ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_EQ((*a)->Propose(10), (*b)->Propose(10)) << name;
+  for (Strategy strategy : AllStrategies()) {
+    auto a = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
+    auto b = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
+    EXPECT_EQ(a->Propose(10), b->Propose(10)) << StrategyName(strategy);
+    EXPECT_EQ(*ParseStrategy(StrategyName(strategy)), strategy);
   }
-  auto unknown = MakeStrategy("anneal", space, {});
+  auto unknown = ParseStrategy("anneal");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("grid, random, sa, ga, xgb"),
             absl::string_view::npos);
@@ -137,24 +136,24 @@ TEST(XgbRanker, LearnsAnOrdering) {
 
 // Trials a strategy needs to measure the space's best config (a synthetic
 // cost with one optimum), in batches of `batch`.
-int TrialsToOptimum(const std::string& name, const SearchSpace& space,
+int TrialsToOptimum(Strategy strategy, const SearchSpace& space,
                     const std::function<double(uint64_t)>& cost, uint64_t seed,
                     int batch) {
-  auto s = MakeStrategy(name, space, StrategyOptions{.seed = seed});
+  auto s = MakeStrategy(strategy, space, StrategyOptions{.seed = seed});
   const uint64_t best = *std::min_element(
       space.valid_indices().begin(), space.valid_indices().end(),
       [&](uint64_t a, uint64_t b) { return cost(a) < cost(b); });
   int trials = 0;
   while (true) {
-    std::vector<uint64_t> proposed = (*s)->Propose(batch);
+    std::vector<uint64_t> proposed = s->Propose(batch);
     if (proposed.empty()) return trials;
-    std::vector<Observation> results;
+    std::vector<Measurement> results;
     for (uint64_t i : proposed) {
       ++trials;
       if (i == best) return trials;
       results.push_back({i, true, cost(i)});
     }
-    (*s)->Observe(results);
+    s->Observe(results);
   }
 }
 
@@ -173,8 +172,8 @@ TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
   };
   std::vector<int> xgb, random;
   for (uint64_t seed = 1; seed <= 7; ++seed) {
-    xgb.push_back(TrialsToOptimum("xgb", space, cost, seed, 8));
-    random.push_back(TrialsToOptimum("random", space, cost, seed, 8));
+    xgb.push_back(TrialsToOptimum(Strategy::kXgb, space, cost, seed, 8));
+    random.push_back(TrialsToOptimum(Strategy::kRandom, space, cost, seed, 8));
   }
   std::sort(xgb.begin(), xgb.end());
   std::sort(random.begin(), random.end());
@@ -185,19 +184,20 @@ TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
 
 TEST(XgbSearch, TreatsFailuresAsWorst) {
   SearchSpace space = SmallSpace();
-  auto s = MakeStrategy("xgb", space, StrategyOptions{.seed = 1, .epsilon = 0});
+  auto s = MakeStrategy(Strategy::kXgb, space,
+                        StrategyOptions{.seed = 1, .epsilon = 0});
   // Configs with c == 3 fail; every other costs the same except a=2,b=2.
   for (int round = 0; round < 4; ++round) {
-    std::vector<Observation> results;
-    for (uint64_t i : (*s)->Propose(8)) {
+    std::vector<Measurement> results;
+    for (uint64_t i : s->Propose(8)) {
       std::vector<int64_t> v = space.Config(i);
       results.push_back({i, v[2] != 3, v[0] == 2 && v[1] == 2 ? 1.0 : 2.0});
     }
-    (*s)->Observe(results);
+    s->Observe(results);
   }
   // With the model trained, proposals avoid the failing knob value.
   int failing = 0;
-  std::vector<uint64_t> next = (*s)->Propose(8);
+  std::vector<uint64_t> next = s->Propose(8);
   for (uint64_t i : next) failing += space.Config(i)[2] == 3;
   EXPECT_LE(failing, 1) << "of " << next.size();
 }

@@ -26,7 +26,7 @@ Table Load(const std::string& name) {
 TEST(Simulate, IsDeterministicAndSummarises) {
   Table table = Load("clblast_xgemm_1_32_pocl_256.json");
   search::SimulationOptions o;
-  o.strategy = "ga";
+  o.strategy = search::Strategy::kGenetic;
   o.trials = 100;
   o.seeds = 6;
   auto a = search::Simulate(table, o);
@@ -43,7 +43,7 @@ TEST(Simulate, IsDeterministicAndSummarises) {
   auto s = search::Summarize({5, 1, 9, 3});
   EXPECT_DOUBLE_EQ(s.median, 4);
   EXPECT_DOUBLE_EQ(s.p90, 9);
-  o.strategy = "nope";
+  o.trials = 0;
   EXPECT_EQ(search::Simulate(table, o).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -60,7 +60,7 @@ TEST(Simulate, GridReachesTheBestExactlyWhereTheTableHasIt) {
     }
   }
   search::SimulationOptions o;
-  o.strategy = "grid";
+  o.strategy = search::Strategy::kGrid;
   o.trials = 600;
   o.seeds = 2;
   auto r = search::Simulate(table, o);
@@ -80,7 +80,8 @@ TEST(Simulate, XgbNeedsAQuarterOfRandomsTrialsOnEveryTable) {
     search::SimulationOptions o;
     o.trials = table.rows.size();
     o.seeds = 8;
-    auto results = cli::SimulateTable(table, {}, {"random", "xgb"}, o);
+    auto results = cli::SimulateTable(
+        table, {}, {search::Strategy::kRandom, search::Strategy::kXgb}, o);
     ASSERT_TRUE(results.ok()) << results.status();
     const double random = (*results)[0].to_95.median;
     const double xgb = (*results)[1].to_95.median;
@@ -115,8 +116,9 @@ TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
   search::SimulationOptions o;
   o.trials = 200;
   o.seeds = 12;
-  auto cold = cli::SimulateTable(*task, {}, {"xgb"}, o);
-  auto warm = cli::SimulateTable(*task, {*earlier}, {"xgb"}, o);
+  auto cold = cli::SimulateTable(*task, {}, {search::Strategy::kXgb}, o);
+  auto warm =
+      cli::SimulateTable(*task, {*earlier}, {search::Strategy::kXgb}, o);
   ASSERT_TRUE(cold.ok() && warm.ok()) << cold.status() << warm.status();
   EXPECT_LT((*warm)[0].to_99.median, (*cold)[0].to_99.median)
       << "warm " << (*warm)[0].to_99.median << " cold "

@@ -33,7 +33,7 @@ class StoreTest : public ::testing::Test {
     store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
                           *templates::FindTemplate("gemm", ""),
                           "test-gpu",
-                          "random",
+                          tunefleet::v1::STRATEGY_RANDOM,
                           budget,
                           1,
                           0};
@@ -86,8 +86,8 @@ TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
   EXPECT_FALSE(store_->InsertTrials(job, {{3, "a=3"}, {1, "a=1"}}).ok());
   auto states = store_->TrialStates(job);
   ASSERT_TRUE(states.ok());
-  EXPECT_EQ((*states)["done"], 1);
-  EXPECT_EQ((*states)["pending"], 1);
+  EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_DONE], 1);
+  EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_PENDING], 1);
 }
 
 TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
@@ -122,7 +122,9 @@ TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}, {3, "a=3"}});
   ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
   ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
-  ASSERT_TRUE(store_->SetJobState(job, "cancelled", "stopped").ok());
+  ASSERT_TRUE(
+      store_->SetJobState(job, tunefleet::v1::JOB_STATE_CANCELLED, "stopped")
+          .ok());
   store::RecordFilter filter;
   filter.job_id = job;
   auto records = *store_->QueryRecords(filter);
@@ -132,7 +134,7 @@ TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
   EXPECT_EQ(records[2].error(), Measurement::CANCELLED);
   auto row = store_->GetJob(job);
   ASSERT_TRUE(row.ok());
-  EXPECT_EQ(row->state, "cancelled");
+  EXPECT_EQ(row->state, tunefleet::v1::JOB_STATE_CANCELLED);
   EXPECT_EQ(row->message, "stopped");
 }
 

@@ -114,7 +114,7 @@ class ValidationServer : public ::testing::Test {
         *templates::Workload::Parse("gemm", "M=8,N=8,K=8"));
     r.set_device_key(kDeviceKey);
     r.set_trials(4);
-    r.set_strategy("random");
+    r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
     return r;
   }
 
@@ -208,8 +208,11 @@ TEST_F(ValidationServer, EveryInvalidSubmitJobFieldIsRefusedByName) {
        "workload.op: 'gemm\\' OR \\'1\\'=\\'1' may hold only letters"},
       {"op too long", [&](auto& r) { r.mutable_workload()->set_op(long_name); },
        "workload.op: must be at most 128 characters, got 200"},
-      {"bad dtype", [](auto& r) { r.mutable_workload()->set_dtype("fp64"); },
-       "workload: dtype 'fp64' is not supported by op gemm"},
+      {"bad dtype",
+       [](auto& r) {
+         r.mutable_workload()->set_dtype(static_cast<tunefleet::v1::Dtype>(9));
+       },
+       "workload.dtype: unknown value 9"},
       {"attribute of another op",
        [](auto& r) {
          auto* a = r.mutable_workload()->add_attrs();
@@ -239,10 +242,11 @@ TEST_F(ValidationServer, EveryInvalidSubmitJobFieldIsRefusedByName) {
        "device_key: must be at most 128 characters"},
       {"device key never seen", [](auto& r) { r.set_device_key("never-seen"); },
        "never-seen"},
-      {"strategy unknown", [](auto& r) { r.set_strategy("guess"); },
-       "strategy: unknown 'guess'"},
-      {"strategy too long", [&](auto& r) { r.set_strategy(long_name); },
-       "strategy: must be at most 128 characters"},
+      {"strategy unknown",
+       [](auto& r) {
+         r.set_strategy(static_cast<tunefleet::v1::Strategy>(42));
+       },
+       "strategy: unknown value 42"},
       // Counts and limits.
       {"no trials", [](auto& r) { r.set_trials(0); },
        "trials: must be between 1 and 1000000, got 0"},
@@ -568,37 +572,37 @@ TEST(Validation, HellosFromAgentsAreChecked) {
 }
 
 TEST(Validation, ResultsFromAgentsAreCheckedAndBadOnesCannotWin) {
-  tunefleet::v1::MeasureResult good;
+  tunefleet::v1::Measurement good;
   good.set_trial_id(7);
-  good.mutable_measurement()->set_error(tunefleet::v1::Measurement::OK);
-  good.mutable_measurement()->add_times_ns(1500);
-  ASSERT_TRUE(validation::ValidateMeasureResult(good).ok());
+  good.set_error(tunefleet::v1::Measurement::OK);
+  good.add_times_ns(1500);
+  ASSERT_TRUE(validation::ValidateMeasurement(good, "measurement").ok());
   EXPECT_EQ(validation::CheckedMeasurement(good).times_ns(0), 1500);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<
       std::pair<std::function<void(tunefleet::v1::Measurement&)>, const char*>>
       cases = {
           {[](auto& m) { m.set_error(tunefleet::v1::Measurement::Error(99)); },
-           "result.measurement.error: unknown error code 99"},
+           "measurement.error: unknown error code 99"},
           {[](auto& m) { m.clear_error(); },
-           "result.measurement.error: unknown error code 0"},
+           "measurement.error: unknown error code 0"},
           {[&](auto& m) { m.add_times_ns(nan); },
-           "result.measurement.times_ns: time nan is not a finite number"},
+           "measurement.times_ns: time nan is not a finite number"},
           {[](auto& m) { m.set_times_ns(0, -3); },
-           "result.measurement.times_ns: time -3"},
+           "measurement.times_ns: time -3"},
           {[](auto& m) { m.set_times_ns(0, 0); },
-           "result.measurement.times_ns: an OK result needs a time > 0"},
+           "measurement.times_ns: an OK result needs a time > 0"},
           {[](auto& m) {
              for (int i = 0; i < 1001; ++i) m.add_times_ns(1);
            },
-           "result.measurement.times_ns: 1002 times; at most 1000"},
+           "measurement.times_ns: 1002 times; at most 1000"},
           {[](auto& m) { m.set_error_message(std::string(70000, 'e')); },
-           "result.measurement.error_message: 70000 bytes"},
+           "measurement.error_message: 70000 bytes"},
       };
   for (const auto& [edit, message] : cases) {
-    tunefleet::v1::MeasureResult r = good;
-    edit(*r.mutable_measurement());
-    absl::Status s = validation::ValidateMeasureResult(r);
+    tunefleet::v1::Measurement r = good;
+    edit(r);
+    absl::Status s = validation::ValidateMeasurement(r, "measurement");
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
     EXPECT_THAT(std::string(s.message()), StartsWith(message));
     const tunefleet::v1::Measurement m = validation::CheckedMeasurement(r);
@@ -806,7 +810,7 @@ TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
   store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
                         *templates::FindTemplate("gemm", ""),
                         "dev",
-                        "random",
+                        tunefleet::v1::STRATEGY_RANDOM,
                         4,
                         1,
                         0};

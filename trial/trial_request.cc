@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/hash.h"
 #include "base/stats.h"
+#include "proto/names.h"
 
 namespace tunefleet::trial {
 namespace {
@@ -39,7 +40,8 @@ void AddBuffers(const templates::KernelTemplate& tmpl,
     tunefleet::v1::BufferSpec* spec = r->add_buffers();
     spec->set_name(b.name);
     spec->set_elements(b.elements);
-    spec->set_dtype(b.dtype);
+    spec->set_dtype(
+        proto::ParseDtype(b.dtype).value_or(tunefleet::v1::DTYPE_FP32));
     spec->set_output(b.output);
     spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
                             : tunefleet::v1::BufferSpec::UNIFORM);
@@ -124,7 +126,8 @@ templates::DeviceLimits LimitsFromDeviceInfo(
 tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload) {
   tunefleet::v1::Workload w;
   w.set_op(workload.op());
-  w.set_dtype(workload.dtype());
+  w.set_dtype(
+      proto::ParseDtype(workload.dtype()).value_or(tunefleet::v1::DTYPE_FP32));
   for (const templates::Dim& d : workload.dims()) {
     auto* dim = w.add_dims();
     dim->set_name(d.name);
@@ -144,9 +147,9 @@ absl::StatusOr<templates::Workload> WorkloadFromProto(
   for (const auto& d : workload.dims()) dims.push_back({d.name(), d.value()});
   std::vector<templates::Attr> attrs;
   for (const auto& a : workload.attrs()) attrs.push_back({a.name(), a.value()});
-  return templates::Workload::Create(
-      workload.op(), std::move(dims),
-      workload.dtype().empty() ? "fp32" : workload.dtype(), std::move(attrs));
+  return templates::Workload::Create(workload.op(), std::move(dims),
+                                     proto::DtypeName(workload.dtype()),
+                                     std::move(attrs));
 }
 
 tunefleet::v1::Config ConfigToProto(const templates::KernelTemplate& tmpl,

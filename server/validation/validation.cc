@@ -10,7 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "search/strategy.h"
+#include "proto/names.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::validation {
@@ -83,10 +83,10 @@ absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckName(absl::StrCat(field, ".dtype"),
-                                 workload.dtype(), /*allow_empty=*/true);
-      !s.ok()) {
-    return s;
+  if (!tunefleet::v1::Dtype_IsValid(workload.dtype())) {
+    return Invalid(absl::StrCat(field, ".dtype"),
+                   absl::StrCat("unknown value ", workload.dtype(),
+                                "; known: fp32, fp16"));
   }
   if (workload.dims_size() == 0) {
     return Invalid(absl::StrCat(field, ".dims"), "no dims given");
@@ -221,18 +221,11 @@ absl::Status ValidateSubmitJobRequest(
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckName("strategy", request.strategy(), true);
-      !s.ok()) {
-    return s;
-  }
-  if (!request.strategy().empty()) {
-    const std::vector<std::string> names = search::StrategyNames();
-    if (std::find(names.begin(), names.end(), request.strategy()) ==
-        names.end()) {
-      return Invalid("strategy",
-                     absl::StrCat("unknown '", request.strategy(),
-                                  "'; known: ", absl::StrJoin(names, ", ")));
-    }
+  if (!tunefleet::v1::Strategy_IsValid(request.strategy())) {
+    return Invalid(
+        "strategy",
+        absl::StrCat("unknown value ", request.strategy(),
+                     "; known: ", absl::StrJoin(proto::StrategyNames(), ", ")));
   }
   if (request.trials() < 1 || request.trials() > kMaxTrialsPerJob) {
     return Invalid("trials",
@@ -370,7 +363,6 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello) {
   const std::pair<const char*, const std::string*> texts[] = {
       {"hello.agent_name", &hello.agent_name()},
       {"hello.agent_version", &hello.agent_version()},
-      {"hello.token", &hello.token()},
       {"hello.device.platform_name", &hello.device().platform_name()},
       {"hello.device.platform_version", &hello.device().platform_version()},
       {"hello.device.device_name", &hello.device().device_name()},
@@ -443,24 +435,15 @@ absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& m,
                      kMaxErrorMessageBytes);
 }
 
-absl::Status ValidateMeasureResult(const tunefleet::v1::MeasureResult& result) {
-  return ValidateMeasurement(result.measurement(), "result.measurement");
-}
-
 tunefleet::v1::Measurement CheckedMeasurement(
     const tunefleet::v1::Measurement& measurement) {
-  absl::Status s = ValidateMeasurement(measurement, "result.measurement");
+  absl::Status s = ValidateMeasurement(measurement, "measurement");
   if (s.ok()) return measurement;
   tunefleet::v1::Measurement m;
   m.set_error(tunefleet::v1::Measurement::RUNTIME_ERROR);
   m.set_error_message(
       absl::StrCat("the agent sent an invalid result: ", s.message()));
   return m;
-}
-
-tunefleet::v1::Measurement CheckedMeasurement(
-    const tunefleet::v1::MeasureResult& result) {
-  return CheckedMeasurement(result.measurement());
 }
 
 }  // namespace tunefleet::validation

@@ -126,17 +126,12 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello);
 // INVALID_ARGUMENT "<field>.<member>: ...".
 absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& measurement,
                                  absl::string_view field);
-// ValidateMeasurement of result.measurement ("result.measurement.<member>").
-absl::Status ValidateMeasureResult(const tunefleet::v1::MeasureResult& result);
-
 // The measurement to record: the agent's own when ValidateMeasurement()
 // passes, else a RUNTIME_ERROR saying why, without times (so that a broken
 // or hostile agent can neither crash the job nor win it). JobManager runs
 // every result through it.
 tunefleet::v1::Measurement CheckedMeasurement(
     const tunefleet::v1::Measurement& measurement);
-tunefleet::v1::Measurement CheckedMeasurement(
-    const tunefleet::v1::MeasureResult& result);
 
 }  // namespace tunefleet::validation
 

@@ -34,7 +34,7 @@ tunefleet::v1::SubmitJobRequest Job(const char* op, const char* shape) {
   *r.mutable_workload() = tunefleet::trial::WorkloadToProto(
       *tunefleet::templates::Workload::Parse(op, shape));
   r.set_trials(20);
-  r.set_strategy("random");
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   r.set_device_key("pocl");
   return r;
 }
@@ -86,16 +86,13 @@ void ValidationSeeds(const std::filesystem::path& dir) {
   d->add_extensions("cl_khr_fp16");
   Write(dir, "hello", Kind(1, hello));
 
-  tunefleet::v1::MeasureResult result;
+  tunefleet::v1::Measurement result;
   result.set_trial_id(9);
-  result.mutable_measurement()->set_error(tunefleet::v1::Measurement::OK);
-  for (double t : {1500.0, 1480.0, 1510.0}) {
-    result.mutable_measurement()->add_times_ns(t);
-  }
+  result.set_error(tunefleet::v1::Measurement::OK);
+  for (double t : {1500.0, 1480.0, 1510.0}) result.add_times_ns(t);
   Write(dir, "result_ok", Kind(2, result));
-  result.mutable_measurement()->set_error(
-      tunefleet::v1::Measurement::COMPILE_ERROR);
-  result.mutable_measurement()->set_error_message("error: expected ';'");
+  result.set_error(tunefleet::v1::Measurement::COMPILE_ERROR);
+  result.set_error_message("error: expected ';'");
   Write(dir, "result_error", Kind(2, result));
 
   tunefleet::v1::QueryRecordsRequest query;

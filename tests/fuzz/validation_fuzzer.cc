@@ -1,9 +1,9 @@
-// libFuzzer target: request validation (server/validation.h). The first
-// byte picks what the rest is read as:
+// libFuzzer target: request validation (server/validation/validation.h). The
+// first byte picks what the rest is read as:
 //   0: a SubmitJobRequest protobuf, checked as JobManager::Prepare checks it
 //      (minus store and registry), then its workload run through the
 //      template's descriptor (buffers, launches, FLOPs) as a job would;
-//   1: an agent's Hello;  2: an agent's MeasureResult;
+//   1: an agent's Hello;  2: an agent's Measurement;
 //   3: QueryRecords, WatchJob, CancelJob and ListJobs requests;
 //   4: a Config against the gemm template's space;
 //   5: a canonical workload string ("gemm M=8 N=8 K=8 fp32").
@@ -117,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 2: {
-      tunefleet::v1::MeasureResult r;
+      tunefleet::v1::Measurement r;
       if (r.ParseFromArray(bytes, n)) {
         (void)validation::CheckedMeasurement(r);
       }
