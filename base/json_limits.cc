@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
-
 namespace tunefleet::base {
 
 int JsonDepth(absl::string_view text) {
@@ -26,13 +24,6 @@ int JsonDepth(absl::string_view text) {
     }
   }
   return deepest;
-}
-
-absl::Status CheckJsonDepth(absl::string_view text, int max_depth,
-                            absl::string_view what) {
-  if (JsonDepth(text) <= max_depth) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": nested deeper than ", max_depth, " levels"));
 }
 
 }  // namespace tunefleet::base

@@ -4,7 +4,6 @@
 #ifndef TUNEFLEET_BASE_JSON_LIMITS_H_
 #define TUNEFLEET_BASE_JSON_LIMITS_H_
 
-#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace tunefleet::base {
@@ -12,11 +11,6 @@ namespace tunefleet::base {
 // The deepest nesting of arrays and objects in JSON text (brackets inside
 // strings do not count).
 int JsonDepth(absl::string_view text);
-
-// OK when `text` nests at most `max_depth` levels. Errors:
-// INVALID_ARGUMENT "<what>: nested deeper than <max_depth> levels".
-absl::Status CheckJsonDepth(absl::string_view text, int max_depth,
-                            absl::string_view what);
 
 }  // namespace tunefleet::base
 

@@ -33,8 +33,6 @@ struct ExitStatus {
   bool success() const { return !signaled && code == 0; }
   // "exit code 3" or "signal 9 (Killed)".
   std::string ToString() const;
-  // The shell's convention: the exit code, or 128 + the signal.
-  int ShellCode() const { return signaled ? 128 + code : code; }
 };
 
 // A program started with posix_spawn. The handle kills (SIGKILL) and reaps

@@ -38,6 +38,7 @@
 #include "device_agent/program_cache.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
+#include "proto/timing_policy.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::bench {
@@ -506,7 +507,7 @@ int Main(int argc, char** argv) {
   // prefetch off vs on, each cold (its own nonce).
   nlohmann::json d;
   {
-    const v1::TimingPolicy timing = trial::DefaultTimingPolicy();
+    const v1::TimingPolicy timing = proto::DefaultTimingPolicy();
     for (bool prefetch : {false, true}) {
       MeasurerOptions options = base;
       options.prefetch = prefetch ? MeasurerOptions::Prefetch::kOn

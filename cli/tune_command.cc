@@ -16,6 +16,7 @@
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
 #include "proto/names.h"
+#include "proto/timing_policy.h"
 #include "proto/tuning.grpc.pb.h"
 #include "search/strategy.h"
 #include "trial/trial_request.h"
@@ -215,7 +216,7 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
     if (o.timeout_ms > 0) t->set_timeout_ms(o.timeout_ms);
     t->set_min_repeat_ms(o.min_repeat_ms >= 0
                              ? o.min_repeat_ms
-                             : trial::DefaultTimingPolicy().min_repeat_ms());
+                             : proto::DefaultTimingPolicy().min_repeat_ms());
   }
   return request;
 }

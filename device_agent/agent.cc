@@ -169,7 +169,6 @@ void Agent::MeasureLoop(Stream* stream) {
     m = backend_->Measure(request);
     m.set_trial_id(request.trial_id());
     m.set_attempt(request.attempt());
-    trials_measured_.fetch_add(1);
     Log(absl::StrCat(
         "trial ", request.trial_id(), ": ", Measurement::Error_Name(m.error()),
         m.times_ns_size() ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")

@@ -4,7 +4,6 @@
 #ifndef TUNEFLEET_DEVICE_AGENT_AGENT_H_
 #define TUNEFLEET_DEVICE_AGENT_AGENT_H_
 
-#include <atomic>
 #include <deque>
 #include <memory>
 #include <string>
@@ -44,7 +43,6 @@ class Agent {
   void Stop();
 
   const std::string& device_key() const { return key_; }
-  int64_t trials_measured() const { return trials_measured_.load(); }
 
  private:
   using Stream = grpc::ClientReaderWriter<tunefleet::v1::AgentMessage,
@@ -59,7 +57,6 @@ class Agent {
   AgentOptions options_;
   std::unique_ptr<MeasurementBackend> backend_;
   std::string key_;
-  std::atomic<int64_t> trials_measured_{0};
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -14,6 +14,7 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "nlohmann/json.hpp"
+#include "proto/timing_policy.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::agent {
@@ -146,14 +147,14 @@ absl::StatusOr<tunefleet::v1::MeasureRequest> MeasureRequestFor(
   tunefleet::v1::MeasureRequest request;
   if (o.config == "reference") {
     request = trial::BuildReferenceRequest(*task.tmpl, task.workload, 1,
-                                           trial::DefaultTimingPolicy());
+                                           proto::DefaultTimingPolicy());
   } else {
     TUNEFLEET_ASSIGN_OR_RETURN(templates::KnobValues config,
                                task.tmpl->ParseConfig(o.config));
     TUNEFLEET_RETURN_IF_ERROR(
         task.tmpl->CheckConfig(config, task.workload, limits));
     request = trial::BuildMeasureRequest(*task.tmpl, task.workload, config, 1,
-                                         trial::DefaultTimingPolicy());
+                                         proto::DefaultTimingPolicy());
   }
   if (!o.extra_options.empty()) {
     absl::StrAppend(request.mutable_kernel()->mutable_build_options(), " ",

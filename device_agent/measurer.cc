@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "base/time.h"
 #include "device_agent/verify.h"
+#include "proto/timing_policy.h"
 
 namespace tunefleet::agent {
 
@@ -23,12 +24,6 @@ using tunefleet::v1::TimingPolicy;
 
 constexpr size_t kProgramCacheCapacity = 256;
 constexpr size_t kMaxWorkloads = 4;
-
-// A trial's failure: the error code it is recorded with and why.
-struct TrialFailure {
-  Measurement::Error code;
-  std::string message;
-};
 
 Measurement Failed(Measurement::Error code, absl::string_view message) {
   Measurement m;
@@ -440,11 +435,14 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
                             const TimingPolicy& policy, double first_launch_ns,
                             double rtol, WorkloadState& state,
                             Measurement* result) {
-  const uint32_t repeat = policy.repeat() ? policy.repeat() : kDefaultRepeat;
+  // A field left 0 reads as the default the server would have set.
+  const TimingPolicy defaults = proto::DefaultTimingPolicy();
+  const uint32_t repeat = policy.repeat() ? policy.repeat() : defaults.repeat();
   const uint32_t max_launches =
-      policy.max_launches() ? policy.max_launches() : kDefaultMaxLaunches;
+      policy.max_launches() ? policy.max_launches() : defaults.max_launches();
   const double max_total_ns =
-      (policy.max_total_ms() > 0 ? policy.max_total_ms() : kDefaultMaxTotalMs) *
+      (policy.max_total_ms() > 0 ? policy.max_total_ms()
+                                 : defaults.max_total_ms()) *
       1e6;
   const double first = std::max(first_launch_ns, 1.0);
 

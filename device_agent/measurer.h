@@ -32,11 +32,6 @@
 
 namespace tunefleet::agent {
 
-// Defaults applied where a TimingPolicy field is 0.
-inline constexpr uint32_t kDefaultRepeat = 3;
-inline constexpr uint32_t kDefaultMaxLaunches = 1000;
-inline constexpr double kDefaultMaxTotalMs = 5000.0;
-
 struct MeasurerOptions {
   // Directory of persistent program binaries (ProgramCache); empty: programs
   // are cached in memory only.

@@ -74,7 +74,6 @@ class WorkerBackend : public MeasurementBackend {
 
   // Workers started after the first (each crash or timeout starts one).
   int restarts() const { return restarts_; }
-  pid_t worker_pid() const { return worker_.pid(); }
 
  private:
   struct PrivateTag {

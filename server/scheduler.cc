@@ -172,12 +172,6 @@ std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
   return out;
 }
 
-size_t Scheduler::Queued(const std::string& key) {
-  absl::MutexLock lock(&mu_);
-  auto it = queues_.find(key);
-  return it == queues_.end() ? 0 : it->second.size();
-}
-
 std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
   std::vector<Dispatch> out;
   std::deque<QueuedTrial>& queue = queues_[key];

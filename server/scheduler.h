@@ -81,8 +81,6 @@ class Scheduler {
   uint32_t Capacity(const std::string& key);
   // Connected agents, for ListDevices.
   std::vector<std::shared_ptr<AgentSession>> Agents();
-  // Trials queued (not leased) for a key.
-  size_t Queued(const std::string& key);
 
  private:
   struct AgentSlot {

@@ -81,10 +81,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
                      " (in use, or not an address of this host?)"));
   }
   if (options.resume_jobs) {
-    TUNEFLEET_ASSIGN_OR_RETURN(s->resumed_jobs_, s->jobs_->ResumeJobs());
-    if (options.verbose && s->resumed_jobs_ > 0) {
-      std::fprintf(stderr, "[server] resumed %d unfinished job(s)\n",
-                   s->resumed_jobs_);
+    TUNEFLEET_ASSIGN_OR_RETURN(const int resumed, s->jobs_->ResumeJobs());
+    if (options.verbose && resumed > 0) {
+      std::fprintf(stderr, "[server] resumed %d unfinished job(s)\n", resumed);
     }
   }
   s->reaper_ = std::thread([server = s.get()] { server->ReapLoop(); });

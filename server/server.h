@@ -111,11 +111,6 @@ class Server {
   int port_ = 0;
   absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
-  int resumed_jobs_ = 0;
-
- public:
-  // Jobs ResumeJobs() started at Start().
-  int resumed_jobs() const { return resumed_jobs_; }
 };
 
 }  // namespace tunefleet::server

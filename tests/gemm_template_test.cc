@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/registry.h"
+#include "proto/timing_policy.h"
 #include "tests/template_harness.h"
 #include "trial/trial_request.h"
 
@@ -37,7 +38,7 @@ class GemmOnDevice : public ::testing::Test {
     auto values = gemm_.ParseConfig(config);
     EXPECT_TRUE(values.ok()) << values.status();
     return trial::BuildMeasureRequest(gemm_, w, *values, 1,
-                                      trial::DefaultTimingPolicy());
+                                      proto::DefaultTimingPolicy());
   }
 
   Measurement Run(const Workload& w, const KnobValues& config) {

@@ -65,20 +65,6 @@ void SetVerification(const templates::KernelTemplate& tmpl,
 
 }  // namespace
 
-tunefleet::v1::TimingPolicy DefaultTimingPolicy() {
-  tunefleet::v1::TimingPolicy t;
-  t.set_warmup(1);
-  t.set_repeat(3);
-  t.set_number(1);
-  t.set_min_repeat_ms(10);
-  t.set_max_launches(200);
-  t.set_max_total_ms(2000);
-  t.set_cooldown_ms(0);
-  // Compile, fill, check and time: past this the agent kills its worker.
-  t.set_timeout_ms(60000);
-  return t;
-}
-
 tunefleet::v1::MeasureRequest BuildMeasureRequest(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,
     const templates::KnobValues& config, int64_t trial_id,

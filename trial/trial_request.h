@@ -13,11 +13,6 @@
 
 namespace tunefleet::trial {
 
-// The timing policy of DESIGN.md with tunefleet's defaults: one warm-up
-// launch, 3 rounds of at least 1 launch each lasting >= 10 ms, at most 200
-// timed launches and 2 s of kernel time per measurement.
-tunefleet::v1::TimingPolicy DefaultTimingPolicy();
-
 // Everything an agent needs to measure `config` of `tmpl` on `workload`.
 tunefleet::v1::MeasureRequest BuildMeasureRequest(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,

@@ -10,7 +10,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "proto/names.h"
+#include "proto/timing_policy.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::validation {
@@ -34,17 +36,6 @@ absl::Status CheckLength(absl::string_view field, absl::string_view value,
   if (value.size() <= max) return absl::OkStatus();
   return Invalid(
       field, absl::StrCat(value.size(), " bytes; at most ", max, " allowed"));
-}
-
-// A timing field (ms) within lo..hi (NaN is refused: every comparison
-// fails).
-absl::Status CheckRange(absl::string_view field, double value, int64_t lo,
-                        int64_t hi) {
-  if (value >= static_cast<double>(lo) && value <= static_cast<double>(hi)) {
-    return absl::OkStatus();
-  }
-  return Invalid("timing", absl::StrCat(field, " must be within ", lo, "..", hi,
-                                        " ms, got ", value));
 }
 
 }  // namespace
@@ -133,50 +124,9 @@ absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
 
 absl::StatusOr<tunefleet::v1::TimingPolicy> ValidateTimingPolicy(
     const tunefleet::v1::SubmitJobRequest& request) {
-  tunefleet::v1::TimingPolicy t = trial::DefaultTimingPolicy();
-  if (!request.has_timing()) return t;
-  const tunefleet::v1::TimingPolicy& r = request.timing();
-  if (r.repeat() > kMaxRepeat) {
-    return Invalid("timing", absl::StrCat("repeat must be <= ", kMaxRepeat,
-                                          ", got ", r.repeat()));
-  }
-  const std::pair<const char*, uint32_t> launches[] = {
-      {"number", r.number()},
-      {"warmup", r.warmup()},
-      {"max_launches", r.max_launches()}};
-  for (const auto& [name, value] : launches) {
-    if (value > kMaxLaunchesPerTrial) {
-      return Invalid("timing",
-                     absl::StrCat(name, " must be <= ", kMaxLaunchesPerTrial,
-                                  ", got ", value));
-    }
-  }
-  if (absl::Status s = CheckRange("min_repeat_ms", r.min_repeat_ms(), 0, 60000);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckRange("max_total_ms", r.max_total_ms(), 0, 600000);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckRange("cooldown_ms", r.cooldown_ms(), 0, 60000);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckRange("timeout_ms", r.timeout_ms(), 0, 3600000);
-      !s.ok()) {
-    return s;
-  }
-  if (r.repeat()) t.set_repeat(r.repeat());
-  if (r.number()) t.set_number(r.number());
-  if (r.warmup()) t.set_warmup(r.warmup());
-  if (r.max_launches()) t.set_max_launches(r.max_launches());
-  if (r.max_total_ms() > 0) t.set_max_total_ms(r.max_total_ms());
-  if (r.timeout_ms() > 0) t.set_timeout_ms(r.timeout_ms());
-  // 0 means something for these two: no minimum round time, no cooldown.
-  t.set_min_repeat_ms(r.min_repeat_ms());
-  t.set_cooldown_ms(r.cooldown_ms());
-  return t;
+  if (!request.has_timing()) return proto::DefaultTimingPolicy();
+  TUNEFLEET_RETURN_IF_ERROR(proto::CheckTimingPolicy(request.timing()));
+  return proto::WithDefaults(request.timing());
 }
 
 absl::Status ValidateTemplateSpec(const tunefleet::v1::TemplateSpec& spec) {

@@ -32,9 +32,6 @@ inline constexpr size_t kMaxTextLength = 1024;
 inline constexpr size_t kMaxPathLength = 4096;
 // Largest trial budget one job may ask for.
 inline constexpr uint32_t kMaxTrialsPerJob = 1000000;
-// Caps on a job's timing policy.
-inline constexpr uint32_t kMaxRepeat = 100;
-inline constexpr uint32_t kMaxLaunchesPerTrial = 10000;
 // Sizes of a user's template spec and source a job may carry (the server
 // caps a whole gRPC message at 16 MiB).
 inline constexpr size_t kMaxSpecBytes = 64 << 10;
@@ -73,9 +70,10 @@ absl::Status CheckJobId(absl::string_view field, int64_t job_id,
 absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
                                    absl::string_view field = "workload");
 
-// The request's timing policy with unset fields taken from
-// DefaultTimingPolicy(), each field within its cap (NaN refused). Errors:
-// INVALID_ARGUMENT "timing: <field> ...".
+// The request's timing policy (proto::DefaultTimingPolicy() when unset)
+// with unset fields taken from the default (proto::WithDefaults), each
+// field within its cap (proto::CheckTimingPolicy). Errors: INVALID_ARGUMENT
+// "timing: <field> ...".
 absl::StatusOr<tunefleet::v1::TimingPolicy> ValidateTimingPolicy(
     const tunefleet::v1::SubmitJobRequest& request);
 

@@ -16,6 +16,7 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
+#include "proto/timing_policy.h"
 #include "server/validation/validation.h"
 #include "trial/trial_request.h"
 
@@ -48,7 +49,7 @@ void RunTask(const templates::KernelTemplate& t, const templates::Workload& w) {
   for (const templates::Knob& k : t.knobs()) config.push_back(k.values.front());
   if (t.CheckConfig(config, w, limits).ok()) {
     tunefleet::v1::MeasureRequest r = trial::BuildMeasureRequest(
-        t, w, config, 1, trial::DefaultTimingPolicy());
+        t, w, config, 1, proto::DefaultTimingPolicy());
     (void)r.ByteSizeLong();
     (void)t.DerivedFeatures(config, w, limits);
   }
