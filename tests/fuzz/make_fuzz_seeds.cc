@@ -11,7 +11,7 @@
 #include "kernels_templates/workload.h"
 #include "proto/agent.pb.h"
 #include "proto/tuning.pb.h"
-#include "tests/onnx_test_models.h"
+#include "tests/support/onnx_test_models.h"
 #include "trial/trial_request.h"
 
 namespace {

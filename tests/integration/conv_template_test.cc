@@ -12,7 +12,7 @@
 #include "kernels_templates/conv/conv2d_template.h"
 #include "kernels_templates/conv/depthwise_template.h"
 #include "kernels_templates/registry.h"
-#include "tests/template_harness.h"
+#include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {

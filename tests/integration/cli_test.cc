@@ -3,9 +3,8 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
-#include "device_agent/build_inspect.h"
 #include "nlohmann/json.hpp"
-#include "tests/command_runner.h"
+#include "tests/support/command_runner.h"
 
 namespace tunefleet {
 namespace {
@@ -102,37 +101,30 @@ TEST_F(Cli, MeasureInspectReportsTheBuild) {
   EXPECT_NE(bad.err.find("build failed"), std::string::npos) << bad.err;
 }
 
-TEST(PtxCounts, CountsVectorLoadsSpillsAndFmas) {
-  const char* ptx = R"(.version 8.0
-.target sm_90
-	ld.shared.v4.f32 	{%f1, %f2, %f3, %f4}, [%r1];
-	ld.shared.v4.f32 	{%f5, %f6, %f7, %f8}, [%r1+16];
-	ld.shared.f32 	%f9, [%r2];
-	ld.global.nc.v4.f32 	{%f10, %f11, %f12, %f13}, [%rd1];
-	ld.global.f32 	%f14, [%rd2];
-	st.local.f32 	[%rd3], %f1;
-	fma.rn.f32 	%f15, %f1, %f5, %f15;
-	fma.rn.f32 	%f16, %f2, %f5, %f16;
-	bar.sync 	0;
-)";
-  const agent::PtxCounts c = agent::CountPtx(ptx);
-  EXPECT_EQ(c.shared_loads_v4, 2);
-  EXPECT_EQ(c.shared_loads, 1);
-  EXPECT_EQ(c.global_loads_v4, 1);
-  EXPECT_EQ(c.global_loads, 1);
-  EXPECT_EQ(c.local_accesses, 1);
-  EXPECT_EQ(c.fmas, 2);
-  EXPECT_EQ(c.barriers, 1);
-  // Not PTX (an ELF from PoCL): nothing counted.
-  EXPECT_EQ(agent::CountPtx("\x7f" "ELF fma.rn.f32").fmas, 0);
-}
-
 TEST_F(Cli, HelpAndUnknownFlags) {
   auto help = RunCommand(bin_ + " tune --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--trials"), std::string::npos);
   auto unknown = RunCommand(bin_ + " tune --shape M=1,N=1,K=1 --frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
+}
+
+TEST(Simulate, CommandPrintsTheIssuesJsonShape) {
+  const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
+  auto r = testing::RunCommand(
+      bin +
+      " simulate --json --strategy random --trials 50 --seeds 4 --table " +
+      testing::SourceDir() +
+      "/tests/data/tables/clblast_xgemm_1_32_pocl_256.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["strategy"], "random");
+  EXPECT_EQ(j["seeds"], 4);
+  EXPECT_TRUE(j["trials_to_95"].contains("median"));
+  EXPECT_TRUE(j["trials_to_99"].contains("p90"));
+  auto bad = testing::RunCommand(bin + " simulate --table /nonexistent.csv");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("cannot read table"), std::string::npos);
 }
 
 }  // namespace

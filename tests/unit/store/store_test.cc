@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 
-namespace tunefleet::server {
+namespace tunefleet::store {
 namespace {
 
 using tunefleet::v1::Measurement;
@@ -157,5 +157,96 @@ TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
   EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A device as an agent would report it; no agent needs to connect for
+// SubmitJob to be checked.
+tunefleet::v1::DeviceInfo TestDevice() {
+  tunefleet::v1::DeviceInfo d;
+  d.set_device_name("Validation GPU");
+  d.set_vendor("Acme");
+  d.set_max_work_group_size(256);
+  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
+  d.set_local_mem_bytes(32768);
+  // A device that claims a TiB per allocation: tunefleet's own cap
+  // (kMaxBufferBytes) still holds.
+  d.set_max_mem_alloc_bytes(uint64_t{1} << 40);
+  d.set_global_mem_bytes(uint64_t{1} << 40);
+  d.set_compute_units(4);
+  return d;
+}
+
+class StoreSecurity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        ::testing::TempDir() + "/validation_store_" + std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+    path_ = dir_ + "/records.db";
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_, path_;
+};
+
+TEST_F(StoreSecurity, DatabaseWalAndShmFilesAreOwnerOnly) {
+  // Even under a permissive umask.
+  const mode_t old_umask = umask(0);
+  auto store = store::Store::Open(path_);
+  umask(old_umask);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->UpsertDevice("dev", TestDevice()).ok());
+  for (const std::string suffix : {"", "-wal", "-shm"}) {
+    struct stat st;
+    ASSERT_EQ(stat((path_ + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600) << path_ + suffix;
+  }
+}
+
+TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
+  auto opened = store::Store::Open(path_);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  store::Store& store = **opened;
+  // Keys with SQL in them are stored and found as plain text.
+  const std::string hostile = "dev'); DROP TABLE jobs; --";
+  ASSERT_TRUE(store.UpsertDevice(hostile, TestDevice()).ok());
+  ASSERT_TRUE(store.UpsertDevice("dev", TestDevice()).ok());
+  auto found = store.GetDevice(hostile);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->device_name(), "Validation GPU");
+  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                        *templates::FindTemplate("gemm", ""),
+                        "dev",
+                        tunefleet::v1::STRATEGY_RANDOM,
+                        4,
+                        1,
+                        0};
+  auto job = store.CreateJob(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto trials = store.InsertTrials(*job, {{0, "MWG=16"}});
+  ASSERT_TRUE(trials.ok()) << trials.status();
+  tunefleet::v1::Measurement ok;
+  ok.set_error(tunefleet::v1::Measurement::OK);
+  ok.add_times_ns(1000);
+  ASSERT_TRUE(store.CompleteTrial(trials->front(), ok, 1000, 1).ok());
+  store::RecordFilter plain;
+  plain.op = "gemm";
+  auto one = store.QueryRecords(plain);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 1u);
+  for (const char* op : {"gemm' OR '1'='1", "' UNION SELECT * FROM jobs --"}) {
+    store::RecordFilter f;
+    f.op = op;
+    auto records = store.QueryRecords(f);
+    ASSERT_TRUE(records.ok()) << records.status();
+    EXPECT_TRUE(records->empty()) << op;
+  }
+  // The tables are intact.
+  auto jobs = store.ListJobs(10);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->size(), 1u);
+  auto devices = store.ListDevices();
+  ASSERT_TRUE(devices.ok());
+  EXPECT_EQ(devices->size(), 2u);
+}
+
 }  // namespace
-}  // namespace tunefleet::server
+}  // namespace tunefleet::store

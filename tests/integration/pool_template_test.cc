@@ -12,7 +12,7 @@
 #include "kernels_templates/pool/pool2d_template.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/softmax/softmax_template.h"
-#include "tests/template_harness.h"
+#include "tests/support/template_harness.h"
 
 namespace tunefleet {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/command_runner.h"
+#include "tests/support/command_runner.h"
 
 namespace tunefleet {
 namespace {

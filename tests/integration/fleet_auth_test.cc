@@ -2,8 +2,6 @@
 // loopback port, real gRPC clients and agents, the tunefleet and
 // tunefleet-server binaries, and certificates made by deploy/make-certs.sh.
 // Every test asserts what was refused or allowed and with which code.
-#include "server/auth/auth.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,8 +25,9 @@
 #include "kernels_templates/workload.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/tuning.grpc.pb.h"
+#include "server/auth/auth.h"
 #include "server/server.h"
-#include "tests/command_runner.h"
+#include "tests/support/command_runner.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {
@@ -217,57 +216,6 @@ grpc::Status ConnectAsAgent(const std::string& address,
 // ---------------------------------------------------------------------------
 // Tokens and the tokens file.
 
-TEST(TokenFile, GeneratedTokensAreLongRandomAndUrlSafe) {
-  const std::string a = *auth::GenerateToken();
-  const std::string b = *auth::GenerateToken();
-  EXPECT_EQ(a.size(), 43u);  // 32 bytes, base64url without padding
-  EXPECT_NE(a, b);
-  for (char c : a) {
-    EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                c == '_')
-        << a;
-  }
-  EXPECT_EQ(auth::HashToken("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
-TEST(TokenFile, FindMatchesOnlyTheExactToken) {
-  Tokens t = MakeTokens();
-  const auth::TokenEntry* e = t.set->Find(t.tuner);
-  ASSERT_NE(e, nullptr);
-  EXPECT_EQ(e->name, "alice");
-  EXPECT_EQ(e->role, auth::Role::kTuner);
-  EXPECT_EQ(t.set->Find(t.tuner + "x"), nullptr);
-  EXPECT_EQ(t.set->Find(t.tuner.substr(1)), nullptr);
-  EXPECT_EQ(t.set->Find(""), nullptr);
-  // Names and tokens are unique.
-  EXPECT_FALSE(t.set
-                   ->Add(auth::TokenEntry::ForToken("other", auth::Role::kAgent,
-                                                    "alice"))
-                   .ok());
-  EXPECT_FALSE(t.set
-                   ->Add(auth::TokenEntry::ForToken(t.agent, auth::Role::kAgent,
-                                                    "board-2"))
-                   .ok());
-}
-
-TEST(TokenFile, ParseNamesTheBadLine) {
-  const std::string good =
-      auth::TokenEntry::ForToken("t", auth::Role::kReader, "r").Line();
-  auto set = auth::TokenSet::Parse("# comment\n\n" + good + "\n", "f");
-  ASSERT_TRUE(set.ok()) << set.status();
-  EXPECT_EQ(set->entries().size(), 1u);
-  for (const std::string& bad :
-       {std::string("abcd reader r"), good.substr(0, 64) + " admin r",
-        good.substr(0, 64) + " reader", good.substr(0, 64) + " reader a b",
-        good.substr(0, 64) + " reader bad/name"}) {
-    auto parsed = auth::TokenSet::Parse(good + "\n" + bad + "\n", "f");
-    EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << bad;
-    EXPECT_NE(parsed.status().message().find("f:2: "), std::string::npos)
-        << parsed.status();
-  }
-}
-
 TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
   const std::string dir = TempDir("token_add");
   const std::string file = dir + "/tokens.txt";
@@ -347,47 +295,7 @@ TEST(TokenFile, AFileOthersMayReadIsRefused) {
 }
 
 // ---------------------------------------------------------------------------
-// The role table and the address rules.
-
-TEST(Roles, EveryRpcOfBothServicesHasARole) {
-  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
-  int methods = 0;
-  for (const char* service :
-       {"tunefleet.v1.AgentService", "tunefleet.v1.TuningService"}) {
-    const google::protobuf::ServiceDescriptor* s =
-        pool->FindServiceByName(service);
-    ASSERT_NE(s, nullptr) << service;
-    for (int i = 0; i < s->method_count(); ++i, ++methods) {
-      const std::string full =
-          absl::StrCat("/", s->full_name(), "/", s->method(i)->name());
-      EXPECT_TRUE(auth::RequiredRole(full).has_value())
-          << full << " has no role: add it to auth::RequiredRole and "
-          << "server/auth_services.h";
-    }
-  }
-  EXPECT_EQ(methods, 7);
-  EXPECT_EQ(auth::RequiredRole(auth::kConnectMethod), auth::Role::kAgent);
-  EXPECT_EQ(auth::RequiredRole(auth::kSubmitJobMethod), auth::Role::kTuner);
-  EXPECT_EQ(auth::RequiredRole(auth::kCancelJobMethod), auth::Role::kTuner);
-  EXPECT_EQ(auth::RequiredRole(auth::kListJobsMethod), auth::Role::kReader);
-  EXPECT_FALSE(auth::RequiredRole("/tunefleet.v1.TuningService/Nope"));
-  EXPECT_TRUE(auth::RoleAllows(auth::Role::kTuner, auth::Role::kReader));
-  EXPECT_FALSE(auth::RoleAllows(auth::Role::kReader, auth::Role::kTuner));
-  EXPECT_FALSE(auth::RoleAllows(auth::Role::kAgent, auth::Role::kReader));
-  EXPECT_FALSE(auth::RoleAllows(auth::Role::kTuner, auth::Role::kAgent));
-}
-
-TEST(Roles, LoopbackAddresses) {
-  for (const char* a :
-       {"127.0.0.1:7878", "127.1.2.3:0", "localhost:7878", "[::1]:7878",
-        "unix:/tmp/tf.sock", "ipv4:127.0.0.1:1"}) {
-    EXPECT_TRUE(auth::IsLoopbackAddress(a)) << a;
-  }
-  for (const char* a : {"0.0.0.0:7878", "[::]:7878", ":7878", "10.0.0.1:7878",
-                        "example.com:7878", "128.0.0.1:1"}) {
-    EXPECT_FALSE(auth::IsLoopbackAddress(a)) << a;
-  }
-}
+// The rules a server starts under.
 
 TEST(StartRules, NoTokensNeedsNoAuth) {
   server::ServerOptions options = LoopbackOptions("rules_tokens");

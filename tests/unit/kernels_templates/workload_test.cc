@@ -1,6 +1,5 @@
 #include "kernels_templates/workload.h"
 
-#include "base/hash.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/gemm/gemm_template.h"
 #include "kernels_templates/registry.h"
@@ -44,13 +43,6 @@ TEST(Workload, RejectsBadShapesNamingTheField) {
     EXPECT_NE(w.status().message().find(c.expect), absl::string_view::npos)
         << c.shape << " -> " << w.status();
   }
-}
-
-TEST(Fnv1a, MatchesPublishedVectors) {
-  // Test vectors of the FNV-1a 64-bit hash (Fowler/Noll/Vo reference).
-  EXPECT_EQ(base::Fnv1aHex(""), "cbf29ce484222325");
-  EXPECT_EQ(base::Fnv1aHex("a"), "af63dc4c8601ec8c");
-  EXPECT_EQ(base::Fnv1aHex("foobar"), "85944171f73967e8");
 }
 
 TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {

@@ -25,8 +25,8 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/auth/auth.h"
-#include "tests/command_runner.h"
-#include "tests/process.h"
+#include "tests/support/command_runner.h"
+#include "tests/support/process.h"
 
 namespace tunefleet::testing {
 

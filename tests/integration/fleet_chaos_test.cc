@@ -14,7 +14,7 @@
 #include "kernels_templates/workload.h"
 #include "proto/names.h"
 #include "store/store.h"
-#include "tests/fleet_harness.h"
+#include "tests/support/fleet_harness.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {

@@ -9,7 +9,7 @@
 #include "cli/simulate_command.h"
 #include "gtest/gtest.h"
 #include "search/table.h"
-#include "tests/command_runner.h"
+#include "tests/support/command_runner.h"
 
 namespace tunefleet {
 namespace {
@@ -123,24 +123,6 @@ TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
   EXPECT_LT((*warm)[0].to_99.median, (*cold)[0].to_99.median)
       << "warm " << (*warm)[0].to_99.median << " cold "
       << (*cold)[0].to_99.median;
-}
-
-TEST(Simulate, CommandPrintsTheIssuesJsonShape) {
-  const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
-  auto r = testing::RunCommand(
-      bin +
-      " simulate --json --strategy random --trials 50 --seeds 4 --table " +
-      testing::SourceDir() +
-      "/tests/data/tables/clblast_xgemm_1_32_pocl_256.json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["strategy"], "random");
-  EXPECT_EQ(j["seeds"], 4);
-  EXPECT_TRUE(j["trials_to_95"].contains("median"));
-  EXPECT_TRUE(j["trials_to_99"].contains("p90"));
-  auto bad = testing::RunCommand(bin + " simulate --table /nonexistent.csv");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("cannot read table"), std::string::npos);
 }
 
 }  // namespace

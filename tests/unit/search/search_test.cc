@@ -104,36 +104,6 @@ TEST(Strategies, SameSeedSameProposals) {
             absl::string_view::npos);
 }
 
-TEST(XgbRanker, LearnsAnOrdering) {
-  // y = -(x0 - 3)^2 - x1: the model must rank the held-out rows correctly.
-  cost_model::FeatureMatrix train, test;
-  std::vector<float> labels;
-  for (int x0 = 0; x0 < 8; ++x0) {
-    for (int x1 = 0; x1 < 4; ++x1) {
-      const std::vector<float> row = {static_cast<float>(x0),
-                                      static_cast<float>(x1)};
-      train.AddRow(row);
-      labels.push_back(-static_cast<float>((x0 - 3) * (x0 - 3) + x1));
-    }
-  }
-  cost_model::XgbRanker model({.rounds = 30, .max_depth = 3});
-  EXPECT_FALSE(model.Predict(train).ok());  // not trained yet
-  ASSERT_TRUE(model.Fit(train, labels).ok());
-  test.AddRow(std::vector<float>{3, 0});  // best
-  test.AddRow(std::vector<float>{7, 3});  // worst
-  test.AddRow(std::vector<float>{5, 1});
-  auto scores = model.Predict(test);
-  ASSERT_TRUE(scores.ok()) << scores.status();
-  EXPECT_GT((*scores)[0], (*scores)[2]);
-  EXPECT_GT((*scores)[2], (*scores)[1]);
-  cost_model::FeatureMatrix wrong;
-  wrong.AddRow(std::vector<float>{1, 2, 3});
-  EXPECT_EQ(model.Predict(wrong).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(model.Fit(train, {1.0f}).code(),
-            absl::StatusCode::kInvalidArgument);
-}
-
 // Trials a strategy needs to measure the space's best config (a synthetic
 // cost with one optimum), in batches of `batch`.
 int TrialsToOptimum(Strategy strategy, const SearchSpace& space,

@@ -7,8 +7,8 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "tests/command_runner.h"
-#include "tests/template_harness.h"
+#include "tests/support/command_runner.h"
+#include "tests/support/template_harness.h"
 
 namespace tunefleet::templates {
 namespace {

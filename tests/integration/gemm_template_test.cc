@@ -11,7 +11,7 @@
 #include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/registry.h"
 #include "proto/timing_policy.h"
-#include "tests/template_harness.h"
+#include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {

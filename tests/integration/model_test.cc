@@ -7,8 +7,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/command_runner.h"
-#include "tests/onnx_test_models.h"
+#include "tests/support/command_runner.h"
+#include "tests/support/onnx_test_models.h"
 
 namespace tunefleet {
 namespace {

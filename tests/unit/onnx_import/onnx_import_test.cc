@@ -4,9 +4,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
-#include "tests/onnx_test_models.h"
+#include "tests/support/onnx_test_models.h"
 
-namespace tunefleet::server {
+namespace tunefleet::onnx_import {
 namespace {
 
 using testing::SmallNet;
@@ -106,5 +106,57 @@ TEST(OnnxImport, ParsesInputShapes) {
   }
 }
 
+// ONNX models are read as hostile too (server/onnx_import.h).
+TEST(Validation, OnnxImportSurvivesHostileModels) {
+  using tunefleet::testing::GraphBuilder;
+  {  // A cycle after a conv: folding its epilogue must end.
+    GraphBuilder b;
+    b.Input("x", {1, 4, 8, 8});
+    b.Weight("w", {4, 4, 3, 3});
+    b.Weight("k", {4, 1, 1}, /*as_constant_node=*/false, 1.0f);
+    b.Node("Conv", {"x", "w"}, {"c"});
+    b.Node("Add", {"c", "k"}, {"a"});
+    b.Node("Add", {"a", "k"}, {"c"});  // "c" again: a loop
+    b.Output("a");
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "cycle.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    EXPECT_EQ(tasks->tasks.size(), 1u);  // the conv, its epilogue folded
+  }
+  {  // Zero strides: libonnx's shape inference would divide by them.
+    GraphBuilder b;
+    b.Input("x", {1, 4, 8, 8});
+    b.Weight("w", {4, 4, 3, 3});
+    auto* c = b.Node("Conv", {"x", "w"}, {"c"});
+    GraphBuilder::Ints(c, "strides", {0, 1});
+    b.Output("c");
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "strides.onnx", {});
+    EXPECT_THAT(std::string(tasks.status().message()),
+                HasSubstr("attribute strides must be >= 1"));
+  }
+  {  // A 2D input to a conv: libonnx's inference dereferences a null
+     // pointer. It runs in a child process, so this is a refusal.
+    GraphBuilder b;
+    b.Input("x", {10, 10});
+    b.Weight("w", {8, 2, 3, 3});
+    auto* c = b.Node("Conv", {"x", "w"}, {"c"});
+    GraphBuilder::Int(c, "group", 4);
+    b.Output("c");
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "rank.onnx", {});
+    EXPECT_EQ(tasks.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(tasks.status().message()),
+                HasSubstr("shape inference of rank.onnx"));
+  }
+  {  // A dense layer whose weight has a 0 dim: no division by zero.
+    GraphBuilder b;
+    b.Input("x", {2, 8});
+    b.Weight("w", {0, 4});
+    b.Node("MatMul", {"x", "w"}, {"y"});
+    b.Output("y");
+    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "zero.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    EXPECT_TRUE(tasks->tasks.empty());  // unsupported, not a crash
+  }
+}
+
 }  // namespace
-}  // namespace tunefleet::server
+}  // namespace tunefleet::onnx_import

@@ -1,0 +1,165 @@
+// Unit tests of tunefleet_base: files, hashes, JSON limits, child processes
+// with deadlines, order statistics and time.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "base/files.h"
+#include "base/hash.h"
+#include "base/json_limits.h"
+#include "base/stats.h"
+#include "base/subprocess.h"
+#include "base/time.h"
+#include "gtest/gtest.h"
+
+namespace tunefleet::base {
+namespace {
+
+std::string TestDir(const std::string& name) {
+  const std::string dir =
+      ::testing::TempDir() + "/base_test_" + std::to_string(getpid()) + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Hash, Sha256MatchesFips180Vectors) {
+  EXPECT_EQ(absl::BytesToHexString(Sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(absl::BytesToHexString(Sha256("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(Hash, Fnv1aMatchesPublishedVectors) {
+  // Test vectors of the FNV-1a 64-bit hash (Fowler/Noll/Vo reference).
+  EXPECT_EQ(Fnv1aHex(""), "cbf29ce484222325");
+  EXPECT_EQ(Fnv1aHex("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(Fnv1aHex("foobar"), "85944171f73967e8");
+}
+
+TEST(Files, AtomicWriteReplacesWholeFilesWithTheGivenMode) {
+  const std::string dir = TestDir("files");
+  const std::string path = dir + "/f.txt";
+  ASSERT_TRUE(WriteFileAtomically(path, "first", 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "second", 0600, /*sync=*/true).ok());
+  EXPECT_EQ(*ReadWholeFile(path), "second");
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // No temporary file is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  const absl::Status missing_dir =
+      WriteFileAtomically(dir + "/no/such/dir/f", "x");
+  EXPECT_TRUE(absl::IsNotFound(missing_dir)) << missing_dir;
+  const auto missing = ReadWholeFile(dir + "/nope", "tokens file");
+  EXPECT_TRUE(absl::IsNotFound(missing.status()));
+  EXPECT_NE(missing.status().message().find("cannot read tokens file"),
+            std::string::npos);
+}
+
+TEST(JsonLimits, DepthIgnoresBracketsInStrings) {
+  EXPECT_EQ(JsonDepth("{}"), 1);
+  EXPECT_EQ(JsonDepth(R"({"a": [[1], {"b": "[[[["}]})"), 3);
+  EXPECT_EQ(JsonDepth(R"("\"[")"), 0);
+  EXPECT_EQ(JsonDepth(std::string(100, '[')), 100);
+}
+
+TEST(Stats, MedianAndNearestRankPercentile) {
+  EXPECT_EQ(Median({}), 0);
+  EXPECT_EQ(Median({3, 1, 2}), 2);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(NearestRankPercentile({5, 1, 9, 3}, 90), 9);
+  EXPECT_EQ(NearestRankPercentile({5, 1, 9, 3}, 50), 3);
+  EXPECT_EQ(NearestRankPercentile({7}, 1), 7);
+}
+
+TEST(Subprocess, ReportsExitCodesSignalsAndDeadlines) {
+  auto ok = Subprocess::Spawn({"/bin/sh", "-c", "exit 3"}, {});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  const absl::StatusOr<ExitStatus> done = ok->Wait(DeadlineIn(10000));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_FALSE(done->signaled);
+  EXPECT_EQ(done->code, 3);
+  EXPECT_EQ(done->ToString(), "exit code 3");
+
+  auto sleeper = Subprocess::Spawn({"/bin/sleep", "30"}, {});
+  ASSERT_TRUE(sleeper.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(sleeper->Wait(DeadlineIn(50)).status()));
+  EXPECT_TRUE(sleeper->running());
+  const ExitStatus killed = sleeper->Kill();
+  EXPECT_TRUE(killed.signaled);
+  EXPECT_EQ(killed.code, SIGKILL);
+  EXPECT_FALSE(sleeper->running());
+
+  EXPECT_TRUE(absl::IsUnavailable(
+      Subprocess::Spawn({"/no/such/program"}, {}).status()));
+}
+
+TEST(Subprocess, OutputAndEnvironmentReachTheChild) {
+  const std::string log = TestDir("env") + "/out.log";
+  Subprocess::Options options;
+  options.output_path = log;
+  options.env = {"TUNEFLEET_BASE_TEST=hello"};
+  auto child = Subprocess::Spawn(
+      {"/bin/sh", "-c", "echo $TUNEFLEET_BASE_TEST; echo oops >&2"}, options);
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE(child->Wait(DeadlineIn(10000)).ok());
+  EXPECT_EQ(*ReadWholeFile(log), "hello\noops\n");
+}
+
+TEST(Subprocess, RunInChildReturnsBytesAndSurvivesCrashesAndHangs) {
+  auto good = RunInChild([] { return std::string("result"); }, 10000);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(good->exit.success());
+  EXPECT_EQ(good->bytes, "result");
+
+  auto crash = RunInChild(
+      []() -> std::string {
+        raise(SIGSEGV);
+        return "unreachable";
+      },
+      10000);
+  ASSERT_TRUE(crash.ok()) << crash.status();
+  EXPECT_TRUE(crash->exit.signaled);
+  EXPECT_EQ(crash->exit.code, SIGSEGV);
+  EXPECT_TRUE(crash->bytes.empty());
+
+  auto hang = RunInChild(
+      [] {
+        sleep(30);
+        return std::string();
+      },
+      100);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(hang.status())) << hang.status();
+}
+
+TEST(Subprocess, ReadFullSeesEndOfFileAndDeadline) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  char buffer[8];
+  EXPECT_TRUE(absl::IsDeadlineExceeded(
+      ReadFull(read_end.get(), buffer, 4, DeadlineIn(30))));
+  ASSERT_TRUE(WriteAll(write_end.get(), "abcd"));
+  ASSERT_TRUE(ReadFull(read_end.get(), buffer, 4, DeadlineIn(1000)).ok());
+  EXPECT_EQ(std::string(buffer, 4), "abcd");
+  write_end.Reset();
+  EXPECT_TRUE(absl::IsOutOfRange(
+      ReadFull(read_end.get(), buffer, 1, DeadlineIn(1000))));
+}
+
+TEST(Time, RealClockIsTheSystemClock) {
+  const int64_t before = NowMs();
+  const int64_t read = RealClock().NowMs();
+  EXPECT_GE(read, before);
+  EXPECT_LE(read, NowMs());
+  EXPECT_GT(before, int64_t{1600000000000});  // after September 2020
+}
+
+}  // namespace
+}  // namespace tunefleet::base
