@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/stats.h"
@@ -258,319 +259,362 @@ absl::StatusOr<ReplayFigures> CompareReplay(Measurer& plain, Measurer& replay,
   return f;
 }
 
+// The figures as JSON; the replayed ones only where replay was available.
 nlohmann::json ReplayJson(const ReplayFigures& f) {
-  if (!f.available) return {{"available", false}, {"reason", f.reason}};
-  return {{"available", true},
-          {"number", f.number},
-          {"plain_wall_ms_per_round", f.plain_wall_ms_per_round},
-          {"replay_wall_ms_per_round", f.replay_wall_ms_per_round},
-          {"plain_submit_ms_per_round", f.plain_submit_ms_per_round},
-          {"replay_submit_ms_per_round", f.replay_submit_ms_per_round},
-          {"replay_record_ms", f.replay_record_ms},
-          {"plain_device_ns_per_launch", f.plain_launch_ns},
-          {"replay_device_ns_per_launch", f.replay_launch_ns},
-          {"replay_fallbacks", f.fallbacks},
-          {"replay_clock", f.clock}};
+  nlohmann::json j = {
+      {"available", f.available},
+      {"number", f.number},
+      {"plain_wall_ms_per_round", f.plain_wall_ms_per_round},
+      {"plain_submit_ms_per_round", f.plain_submit_ms_per_round},
+      {"plain_device_ns_per_launch", f.plain_launch_ns}};
+  if (!f.available) {
+    j["reason"] = f.reason;
+    return j;
+  }
+  j.update({{"replay_wall_ms_per_round", f.replay_wall_ms_per_round},
+            {"replay_submit_ms_per_round", f.replay_submit_ms_per_round},
+            {"replay_record_ms", f.replay_record_ms},
+            {"replay_device_ns_per_launch", f.replay_launch_ns},
+            {"replay_fallbacks", f.fallbacks},
+            {"replay_clock", f.clock}});
+  return j;
 }
 
-void PrintReplay(const std::string& what, const ReplayFigures& f) {
-  std::cout << absl::StrFormat("  %s, %u launches per round:\n", what,
-                               f.number);
-  if (!f.available) {
-    std::cout << "    replay not available on this device (" << f.reason
-              << "); plain enqueues: "
+// Prints ReplayJson's figures as a small table.
+void PrintReplay(const std::string& what, const nlohmann::json& f) {
+  const uint32_t number = f["number"].get<uint32_t>();
+  const double plain_wall = f["plain_wall_ms_per_round"].get<double>();
+  const double plain_launch = f["plain_device_ns_per_launch"].get<double>();
+  std::cout << absl::StrFormat("  %s, %u launches per round:\n", what, number);
+  if (!f["available"].get<bool>()) {
+    std::cout << "    replay not available on this device ("
+              << f["reason"].get<std::string>() << "); plain enqueues: "
               << absl::StrFormat("%.3f ms per round, %.0f ns per launch\n",
-                                 f.plain_wall_ms_per_round, f.plain_launch_ns);
+                                 plain_wall, plain_launch);
     return;
   }
+  const double replay_wall = f["replay_wall_ms_per_round"].get<double>();
   std::cout << absl::StrFormat("    %-34s %12s %12s\n", "", "plain",
                                "replayed");
   std::cout << absl::StrFormat(
       "    %-34s %12.3f %12.3f   (%.2fx)\n", "host wall ms per round",
-      f.plain_wall_ms_per_round, f.replay_wall_ms_per_round,
-      f.replay_wall_ms_per_round > 0
-          ? f.plain_wall_ms_per_round / f.replay_wall_ms_per_round
-          : 0.0);
-  std::cout << absl::StrFormat(
-      "    %-34s %12.3f %12.3f\n", "host submit ms per round",
-      f.plain_submit_ms_per_round, f.replay_submit_ms_per_round);
+      plain_wall, replay_wall,
+      replay_wall > 0 ? plain_wall / replay_wall : 0.0);
+  std::cout << absl::StrFormat("    %-34s %12.3f %12.3f\n",
+                               "host submit ms per round",
+                               f["plain_submit_ms_per_round"].get<double>(),
+                               f["replay_submit_ms_per_round"].get<double>());
   std::cout << absl::StrFormat("    %-34s %12s %12.3f\n",
                                "record + finalize ms (once/trial)", "-",
-                               f.replay_record_ms);
+                               f["replay_record_ms"].get<double>());
   std::cout << absl::StrFormat("    %-34s %12.0f %12.0f\n",
-                               "device ns per launch (times_ns)",
-                               f.plain_launch_ns, f.replay_launch_ns);
-  std::cout << absl::StrFormat(
-      "    %-34s %12.0f %12.0f\n", "host wall ns per launch",
-      f.plain_wall_ms_per_round * 1e6 / std::max(f.number, 1u),
-      f.replay_wall_ms_per_round * 1e6 / std::max(f.number, 1u));
-  std::cout << "    replayed device time read from: " << f.clock << "\n";
-  if (f.fallbacks > 0) {
-    std::cout << "    (" << f.fallbacks
+                               "device ns per launch (times_ns)", plain_launch,
+                               f["replay_device_ns_per_launch"].get<double>());
+  std::cout << absl::StrFormat("    %-34s %12.0f %12.0f\n",
+                               "host wall ns per launch",
+                               plain_wall * 1e6 / std::max(number, 1u),
+                               replay_wall * 1e6 / std::max(number, 1u));
+  std::cout << "    replayed device time read from: "
+            << f["replay_clock"].get<std::string>() << "\n";
+  if (const int fallbacks = f["replay_fallbacks"].get<int>(); fallbacks > 0) {
+    std::cout << "    (" << fallbacks
               << " replayed trials fell back to plain enqueues)\n";
   }
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{
-      "agent_efficiency: what the device agent's program cache, binary "
-      "cache, buffer reuse, prefetch and command-buffer replay save on this "
-      "machine's OpenCL device"};
+// The command line.
+struct Flags {
   Setup setup;
   std::string template_name = "gemm_gpu";
   int64_t size = 256;
   int config_count = 16;
   uint64_t seed = 1;
-  bool json = false, no_nonce = false;
+  bool json = false;
+  bool no_nonce = false;
   uint64_t tiny_elements = 1024;
-  uint32_t tiny_number = 200, gemm_number = 20;
+  uint32_t tiny_number = 200;
+  uint32_t gemm_number = 20;
   int replay_trials = 5;
-  app.add_option("--platform", setup.platform, "OpenCL platform index")
+};
+
+void AddFlags(CLI::App& app, Flags& f) {
+  app.add_option("--platform", f.setup.platform, "OpenCL platform index")
       ->capture_default_str();
-  app.add_option("--device", setup.device, "OpenCL device index")
+  app.add_option("--device", f.setup.device, "OpenCL device index")
       ->capture_default_str();
-  app.add_option("--template", template_name, "gemm template")
+  app.add_option("--template", f.template_name, "gemm template")
       ->capture_default_str();
-  app.add_option("--size", size, "M = N = K")->capture_default_str();
-  app.add_option("--configs", config_count, "distinct valid configs")
+  app.add_option("--size", f.size, "M = N = K")->capture_default_str();
+  app.add_option("--configs", f.config_count, "distinct valid configs")
       ->capture_default_str();
-  app.add_option("--seed", seed, "config sampling seed")->capture_default_str();
-  app.add_option("--tiny-elements", tiny_elements,
+  app.add_option("--seed", f.seed, "config sampling seed")
+      ->capture_default_str();
+  app.add_option("--tiny-elements", f.tiny_elements,
                  "work-items of the tiny kernel of (e)")
       ->capture_default_str();
-  app.add_option("--tiny-number", tiny_number,
+  app.add_option("--tiny-number", f.tiny_number,
                  "launches per round of the tiny kernel in (e)")
       ->capture_default_str();
-  app.add_option("--gemm-number", gemm_number,
+  app.add_option("--gemm-number", f.gemm_number,
                  "launches per round of the gemm in (e)")
       ->capture_default_str();
-  app.add_option("--replay-trials", replay_trials,
+  app.add_option("--replay-trials", f.replay_trials,
                  "trials per side in (e); medians are printed")
       ->capture_default_str();
-  app.add_flag("--no-nonce", no_nonce,
+  app.add_flag("--no-nonce", f.no_nonce,
                "do not make builds distinct from earlier runs (driver "
                "caches may then serve 'cold' builds)");
-  app.add_flag("--json", json, "print JSON instead of a table");
-  CLI11_PARSE(app, argc, argv);
+  app.add_flag("--json", f.json, "print JSON instead of a table");
+}
 
-  auto fail = [](absl::string_view what, const absl::Status& s) {
-    std::cerr << "agent_efficiency: " << what << ": " << s.message() << "\n";
-    return 1;
-  };
+// What every section measures with: the device, the template, the workload
+// and its configs, the measurers' base options and the build nonce.
+class Bench {
+ public:
+  // Errors: the template, workload, device or configs the flags name do not
+  // exist or fit.
+  static absl::StatusOr<Bench> Open(const Flags& flags);
+
+  // (a) program build: cold source build vs the persistent binary cache.
+  absl::StatusOr<nlohmann::json> ProgramBuild();
+  // (b) in-memory program cache: hit vs rebuild.
+  absl::StatusOr<nlohmann::json> MemoryCache();
+  // (c) device buffers and reference output reused vs a fresh workload.
+  absl::StatusOr<nlohmann::json> BufferReuse();
+  // (d) a batch under the default timing policy, prefetch off vs on.
+  absl::StatusOr<nlohmann::json> Prefetch();
+  // (e) command-buffer replay vs plain enqueues, tiny kernel and gemm.
+  absl::StatusOr<nlohmann::json> Replay();
+
+  // The run's identity: device, template, workload, driver cache settings.
+  nlohmann::json Header() const;
+  const v1::DeviceInfo& info() const { return info_; }
+  const templates::KernelTemplate& tmpl() const { return *tmpl_; }
+  const templates::Workload& workload() const { return workload_; }
+  const std::vector<templates::KnobValues>& configs() const { return configs_; }
+  const Flags& flags() const { return flags_; }
+  // The binary cache's temporary directory, removed when the run ends.
+  const std::string& cache_dir() const { return cache_dir_; }
+
+ private:
+  Bench(Flags flags, const templates::KernelTemplate* tmpl,
+        templates::Workload workload)
+      : flags_(std::move(flags)), tmpl_(tmpl), workload_(std::move(workload)) {}
+  // A build nonce distinct from earlier runs' (0 with --no-nonce).
+  uint64_t Nonce();
+  std::vector<MeasureRequest> RequestsOf(const v1::TimingPolicy& timing,
+                                         uint64_t nonce) const {
+    return Requests(*tmpl_, workload_, configs_, timing, nonce);
+  }
+
+  Flags flags_;
+  const templates::KernelTemplate* tmpl_;
+  templates::Workload workload_;
+  v1::DeviceInfo info_;
+  std::vector<templates::KnobValues> configs_;
+  std::mt19937_64 nonce_rng_{std::random_device{}()};
+  std::string cache_dir_;
+  MeasurerOptions base_;    // prefetch and replay off
+  v1::TimingPolicy quick_;  // one launch
+};
+
+absl::Status TrialsFailed() {
+  return absl::InternalError("a trial failed (printed above)");
+}
+
+absl::StatusOr<Bench> Bench::Open(const Flags& flags) {
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
-      templates::FindTemplate("gemm", template_name);
-  if (!tmpl.ok()) return fail("template", tmpl.status());
+      templates::FindTemplate("gemm", flags.template_name);
+  if (!tmpl.ok()) return tmpl.status();
   absl::StatusOr<templates::Workload> workload = templates::Workload::Create(
-      "gemm", {{"M", size}, {"N", size}, {"K", size}});
-  if (!workload.ok()) return fail("workload", workload.status());
-
+      "gemm", {{"M", flags.size}, {"N", flags.size}, {"K", flags.size}});
+  if (!workload.ok()) return workload.status();
+  Bench bench(flags, *tmpl, *std::move(workload));
   // Each Measurer opens its own context, as a fresh worker process would.
-  auto probe = NewMeasurer(setup, {});
-  if (!probe.ok()) return fail("device", probe.status());
-  const v1::DeviceInfo info = (*probe)->device_info();
-  const templates::DeviceLimits limits = trial::LimitsFromDeviceInfo(info);
-  if (absl::Status s = (*tmpl)->CheckWorkload(*workload, limits); !s.ok()) {
-    return fail("workload", s);
+  auto probe = NewMeasurer(flags.setup, {});
+  if (!probe.ok()) return probe.status();
+  bench.info_ = (*probe)->device_info();
+  const templates::DeviceLimits limits =
+      trial::LimitsFromDeviceInfo(bench.info_);
+  if (absl::Status s = (*tmpl)->CheckWorkload(bench.workload_, limits);
+      !s.ok()) {
+    return s;
   }
-  const std::vector<templates::KnobValues> configs =
-      PickConfigs(**tmpl, *workload, limits, config_count, seed);
-  if (configs.empty()) {
-    return fail("configs", absl::NotFoundError("no valid config"));
-  }
-  std::mt19937_64 nonce_rng(std::random_device{}());
-  auto nonce = [&]() -> uint64_t {
-    return no_nonce ? 0 : nonce_rng() % 1000000000000ull + 1;
+  bench.configs_ = PickConfigs(**tmpl, bench.workload_, limits,
+                               flags.config_count, flags.seed);
+  if (bench.configs_.empty()) return absl::NotFoundError("no valid config");
+  bench.cache_dir_ = (std::filesystem::temp_directory_path() /
+                      absl::StrCat("agent_efficiency_", getpid()))
+                         .string();
+  std::filesystem::remove_all(bench.cache_dir_);
+  bench.quick_.set_repeat(1);
+  bench.quick_.set_number(1);
+  bench.base_.prefetch = MeasurerOptions::Prefetch::kOff;
+  bench.base_.replay = false;
+  return bench;
+}
+
+uint64_t Bench::Nonce() {
+  return flags_.no_nonce ? 0 : nonce_rng_() % 1000000000000ull + 1;
+}
+
+nlohmann::json Bench::Header() const {
+  return {{"device", info_.device_name()},
+          {"platform", info_.platform_version()},
+          {"driver", info_.driver_version()},
+          {"template", std::string(tmpl_->name())},
+          {"workload", workload_.Canonical()},
+          {"configs", configs_.size()},
+          {"driver_cache_env",
+           {{"POCL_KERNEL_CACHE", Env("POCL_KERNEL_CACHE")},
+            {"CUDA_CACHE_DISABLE", Env("CUDA_CACHE_DISABLE")}}},
+          {"nonce", !flags_.no_nonce}};
+}
+
+// Four fresh Measurers; requests of one nonce share their programs (rows 2
+// to 4).
+absl::StatusOr<nlohmann::json> Bench::ProgramBuild() {
+  const uint64_t n1 = Nonce(), n2 = Nonce();
+  struct Column {
+    std::string name;
+    uint64_t nonce;
+    bool binary_cache;
   };
-  const std::string cache_dir = (std::filesystem::temp_directory_path() /
-                                 absl::StrCat("agent_efficiency_", getpid()))
-                                    .string();
-  std::filesystem::remove_all(cache_dir);
-
-  v1::TimingPolicy quick;
-  quick.set_repeat(1);
-  quick.set_number(1);
-  MeasurerOptions base;
-  base.prefetch = MeasurerOptions::Prefetch::kOff;
-  base.replay = false;
-  nlohmann::json out;
-  out["device"] = info.device_name();
-  out["platform"] = info.platform_version();
-  out["driver"] = info.driver_version();
-  out["template"] = std::string((*tmpl)->name());
-  out["workload"] = workload->Canonical();
-  out["configs"] = configs.size();
-  out["driver_cache_env"] = {{"POCL_KERNEL_CACHE", Env("POCL_KERNEL_CACHE")},
-                             {"CUDA_CACHE_DISABLE", Env("CUDA_CACHE_DISABLE")}};
-  out["nonce"] = !no_nonce;
-
-  // (a) Program build: cold vs persistent binary cache. Four fresh
-  // Measurers; requests of one nonce share their programs (b2..b4).
-  nlohmann::json a;
-  {
-    const uint64_t n1 = nonce(), n2 = nonce();
-    struct Column {
-      std::string name;
-      uint64_t nonce;
-      bool binary_cache;
-    };
-    const std::vector<Column> columns = {
-        {"cold build, no binary cache", n1, false},
-        {"cold build + write binary", n2, true},
-        {"rebuild from source (new process)", n2, false},
-        {"load from binary cache (new process)", n2, true},
-    };
-    for (const Column& c : columns) {
-      MeasurerOptions options = base;
-      if (c.binary_cache) options.binary_cache_dir = cache_dir;
-      auto m = NewMeasurer(setup, options);
-      if (!m.ok()) return fail("device", m.status());
-      const Pass pass = RunAll(
-          **m, Requests(**tmpl, *workload, configs, quick, c.nonce), false);
-      if (!pass.ok) return 1;
-      const agent::ProgramCache::Stats stats = (*m)->program_cache().stats();
-      a.push_back(
-          {{"column", c.name},
-           {"program_ms_mean", Mean(Field(pass, CompileMs))},
-           {"program_ms_median", base::Median(Field(pass, CompileMs))},
-           {"trial_wall_ms_mean", Mean(Field(pass, WallMs))},
-           {"first_trial_wall_ms", pass.results[0].wall_ms()},
-           {"total_ms", pass.wall_ms},
-           {"binary_cache_hits", stats.disk_hits},
-           {"binary_cache_writes", stats.disk_writes},
-           {"binary_write_ms_mean",
-            stats.disk_writes ? stats.store_ms / stats.disk_writes : 0.0}});
-    }
+  const std::vector<Column> columns = {
+      {"cold build, no binary cache", n1, false},
+      {"cold build + write binary", n2, true},
+      {"rebuild from source (new process)", n2, false},
+      {"load from binary cache (new process)", n2, true},
+  };
+  nlohmann::json rows;
+  for (const Column& c : columns) {
+    MeasurerOptions options = base_;
+    if (c.binary_cache) options.binary_cache_dir = cache_dir_;
+    auto m = NewMeasurer(flags_.setup, options);
+    if (!m.ok()) return m.status();
+    const Pass pass = RunAll(**m, RequestsOf(quick_, c.nonce), false);
+    if (!pass.ok) return TrialsFailed();
+    const agent::ProgramCache::Stats stats = (*m)->program_cache().stats();
+    rows.push_back(
+        {{"column", c.name},
+         {"program_ms_mean", Mean(Field(pass, CompileMs))},
+         {"program_ms_median", Median(Field(pass, CompileMs))},
+         {"trial_wall_ms_mean", Mean(Field(pass, WallMs))},
+         {"first_trial_wall_ms", pass.results[0].wall_ms()},
+         {"total_ms", pass.wall_ms},
+         {"binary_cache_hits", stats.disk_hits},
+         {"binary_cache_writes", stats.disk_writes},
+         {"binary_write_ms_mean",
+          stats.disk_writes ? stats.store_ms / stats.disk_writes : 0.0}});
   }
-  out["a_program_build"] = a;
+  return rows;
+}
 
-  // (b) In-memory cache: the same programs again in one ProgramCache vs a
-  // rebuild in a new one (driver caches warm).
-  nlohmann::json b;
-  {
-    auto device = agent::OpenDevice(setup.platform, setup.device);
-    if (!device.ok()) return fail("device", device.status());
-    const auto requests = Requests(**tmpl, *workload, configs, quick, nonce());
-    agent::ProgramCache cache(device->context.get(), device->device,
+// The same programs again in one ProgramCache vs a rebuild in a new one
+// (driver caches warm).
+absl::StatusOr<nlohmann::json> Bench::MemoryCache() {
+  auto device = agent::OpenDevice(flags_.setup.platform, flags_.setup.device);
+  if (!device.ok()) return device.status();
+  const auto requests = RequestsOf(quick_, Nonce());
+  agent::ProgramCache cache(device->context.get(), device->device,
+                            agent::ProgramCache::Options{});
+  std::vector<double> first, rebuild, hit;
+  for (const MeasureRequest& r : requests) {
+    auto built = cache.Get(r.kernel().source(), r.kernel().build_options());
+    if (!built.ok()) return built.status();
+    first.push_back(built->compile_ms);
+  }
+  for (const MeasureRequest& r : requests) {
+    agent::ProgramCache fresh(device->context.get(), device->device,
                               agent::ProgramCache::Options{});
-    std::vector<double> first, rebuild, hit;
-    for (const MeasureRequest& r : requests) {
-      auto built = cache.Get(r.kernel().source(), r.kernel().build_options());
-      if (!built.ok()) return fail("build", built.status());
-      first.push_back(built->compile_ms);
-    }
-    for (const MeasureRequest& r : requests) {
-      agent::ProgramCache fresh(device->context.get(), device->device,
-                                agent::ProgramCache::Options{});
-      auto built = fresh.Get(r.kernel().source(), r.kernel().build_options());
-      if (!built.ok()) return fail("build", built.status());
-      rebuild.push_back(built->compile_ms);
-      const auto start = Clock::now();
-      auto again = cache.Get(r.kernel().source(), r.kernel().build_options());
-      hit.push_back(base::MsSince(start));
-      if (!again.ok() || !again->cache_hit) {
-        return fail("cache", absl::InternalError("expected a hit"));
-      }
-    }
-    b = {{"first_build_ms_mean", Mean(first)},
-         {"rebuild_ms_mean", Mean(rebuild)},
-         {"hit_ms_mean", Mean(hit)}};
-  }
-  out["b_memory_cache"] = b;
-
-  // (c) Buffers and reference output reused (same workload key) vs a fresh
-  // workload per trial (new buffers, fill, reference run). Programs are in
-  // memory in both, so only the workload set-up differs.
-  nlohmann::json c;
-  {
-    auto m = NewMeasurer(setup, base);
-    if (!m.ok()) return fail("device", m.status());
-    const uint64_t n = nonce();
-    auto reused = Requests(**tmpl, *workload, configs, quick, n);
-    auto fresh = reused;
-    for (size_t i = 0; i < fresh.size(); ++i) {
-      absl::StrAppend(fresh[i].mutable_workload_key(), " fresh ", i);
-      absl::StrAppend(fresh[i].mutable_verification()->mutable_reference_key(),
-                      " fresh ", i);
-    }
-    if (!RunAll(**m, reused, false).ok) return 1;  // build everything once
-    const Pass with = RunAll(**m, reused, false);
-    const Pass without = RunAll(**m, fresh, false);
-    if (!with.ok || !without.ok) return 1;
-    c = {{"reused_trial_wall_ms_mean", Mean(Field(with, WallMs))},
-         {"fresh_trial_wall_ms_mean", Mean(Field(without, WallMs))},
-         {"reused_trial_wall_ms_median", base::Median(Field(with, WallMs))},
-         {"fresh_trial_wall_ms_median", base::Median(Field(without, WallMs))}};
-  }
-  out["c_buffer_reuse"] = c;
-
-  // (d) A batch with the default timing policy, as the agent runs it:
-  // prefetch off vs on, each cold (its own nonce).
-  nlohmann::json d;
-  {
-    const v1::TimingPolicy timing = proto::DefaultTimingPolicy();
-    for (bool prefetch : {false, true}) {
-      MeasurerOptions options = base;
-      options.prefetch = prefetch ? MeasurerOptions::Prefetch::kOn
-                                  : MeasurerOptions::Prefetch::kOff;
-      auto m = NewMeasurer(setup, options);
-      if (!m.ok()) return fail("device", m.status());
-      const Pass pass = RunAll(
-          **m, Requests(**tmpl, *workload, configs, timing, nonce()), prefetch);
-      if (!pass.ok) return 1;
-      d.push_back(
-          {{"prefetch", prefetch},
-           {"batch_wall_ms", pass.wall_ms},
-           {"compile_ms_mean", Mean(Field(pass, CompileMs))},
-           {"kernel_ms_median", base::Median(Field(pass, KernelMs))},
-           {"prefetched_trials", CountSource(pass, Measurement::PREFETCHED)}});
+    auto built = fresh.Get(r.kernel().source(), r.kernel().build_options());
+    if (!built.ok()) return built.status();
+    rebuild.push_back(built->compile_ms);
+    const auto start = Clock::now();
+    auto again = cache.Get(r.kernel().source(), r.kernel().build_options());
+    hit.push_back(MsSince(start));
+    if (!again.ok() || !again->cache_hit) {
+      return absl::InternalError("expected an in-memory cache hit");
     }
   }
-  out["d_prefetch"] = d;
+  return nlohmann::json{{"first_build_ms_mean", Mean(first)},
+                        {"rebuild_ms_mean", Mean(rebuild)},
+                        {"hit_ms_mean", Mean(hit)}};
+}
 
-  // (e) Replay vs plain enqueues.
-  nlohmann::json e;
-  ReplayFigures tiny, gemm;
-  {
-    MeasurerOptions replay_on = base, replay_off = base;
-    replay_on.replay = true;
-    auto plain = NewMeasurer(setup, replay_off);
-    auto replay = NewMeasurer(setup, replay_on);
-    if (!plain.ok()) return fail("device", plain.status());
-    if (!replay.ok()) return fail("device", replay.status());
-    auto t =
-        CompareReplay(**plain, **replay,
-                      TinyRequest(tiny_elements, tiny_number), replay_trials);
-    if (!t.ok()) return fail("tiny kernel", t.status());
-    tiny = *t;
-    v1::TimingPolicy timing;
-    timing.set_repeat(5);
-    timing.set_number(gemm_number);
-    timing.set_max_launches(1000000);
-    timing.set_max_total_ms(60000);
-    auto g = CompareReplay(
-        **plain, **replay,
-        Requests(**tmpl, *workload, {configs[0]}, timing, 0)[0], replay_trials);
-    if (!g.ok()) return fail("gemm", g.status());
-    gemm = *g;
-    e = {{"tiny", ReplayJson(tiny)}, {"gemm", ReplayJson(gemm)}};
-    e["tiny"]["elements"] = tiny_elements;
-    e["gemm"]["config"] = (*tmpl)->ConfigString(configs[0]);
+// Programs are in memory on both sides, so only the workload set-up
+// (buffers, fill, reference run) differs.
+absl::StatusOr<nlohmann::json> Bench::BufferReuse() {
+  auto m = NewMeasurer(flags_.setup, base_);
+  if (!m.ok()) return m.status();
+  auto reused = RequestsOf(quick_, Nonce());
+  auto fresh = reused;
+  for (size_t i = 0; i < fresh.size(); ++i) {
+    absl::StrAppend(fresh[i].mutable_workload_key(), " fresh ", i);
+    absl::StrAppend(fresh[i].mutable_verification()->mutable_reference_key(),
+                    " fresh ", i);
   }
-  out["e_replay"] = e;
-  std::filesystem::remove_all(cache_dir);
+  if (!RunAll(**m, reused, false).ok) return TrialsFailed();  // build once
+  const Pass with = RunAll(**m, reused, false);
+  const Pass without = RunAll(**m, fresh, false);
+  if (!with.ok || !without.ok) return TrialsFailed();
+  return nlohmann::json{
+      {"reused_trial_wall_ms_mean", Mean(Field(with, WallMs))},
+      {"fresh_trial_wall_ms_mean", Mean(Field(without, WallMs))},
+      {"reused_trial_wall_ms_median", Median(Field(with, WallMs))},
+      {"fresh_trial_wall_ms_median", Median(Field(without, WallMs))}};
+}
 
-  if (json) {
-    std::cout << out.dump(2) << "\n";
-    return 0;
+// Each side cold (its own nonce), as the agent runs a batch.
+absl::StatusOr<nlohmann::json> Bench::Prefetch() {
+  const v1::TimingPolicy timing = proto::DefaultTimingPolicy();
+  nlohmann::json rows;
+  for (bool prefetch : {false, true}) {
+    MeasurerOptions options = base_;
+    options.prefetch = prefetch ? MeasurerOptions::Prefetch::kOn
+                                : MeasurerOptions::Prefetch::kOff;
+    auto m = NewMeasurer(flags_.setup, options);
+    if (!m.ok()) return m.status();
+    const Pass pass = RunAll(**m, RequestsOf(timing, Nonce()), prefetch);
+    if (!pass.ok) return TrialsFailed();
+    rows.push_back(
+        {{"prefetch", prefetch},
+         {"batch_wall_ms", pass.wall_ms},
+         {"compile_ms_mean", Mean(Field(pass, CompileMs))},
+         {"kernel_ms_median", Median(Field(pass, KernelMs))},
+         {"prefetched_trials", CountSource(pass, Measurement::PREFETCHED)}});
   }
-  std::cout << absl::StrFormat(
-      "agent efficiency on '%s' (%s, driver %s)\n%s %s, %zu configs; "
-      "driver caches: POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s; %s\n",
-      info.device_name(), info.platform_version(), info.driver_version(),
-      (*tmpl)->name(), workload->Canonical(), configs.size(),
-      Env("POCL_KERNEL_CACHE"), Env("CUDA_CACHE_DISABLE"),
-      no_nonce ? "no nonce (driver caches may serve builds)"
-               : "builds made distinct from earlier runs (nonce)");
+  return rows;
+}
+
+absl::StatusOr<nlohmann::json> Bench::Replay() {
+  MeasurerOptions replay_on = base_;
+  replay_on.replay = true;
+  auto plain = NewMeasurer(flags_.setup, base_);
+  if (!plain.ok()) return plain.status();
+  auto replay = NewMeasurer(flags_.setup, replay_on);
+  if (!replay.ok()) return replay.status();
+  absl::StatusOr<ReplayFigures> tiny = CompareReplay(
+      **plain, **replay, TinyRequest(flags_.tiny_elements, flags_.tiny_number),
+      flags_.replay_trials);
+  if (!tiny.ok()) return tiny.status();
+  v1::TimingPolicy timing;
+  timing.set_repeat(5);
+  timing.set_number(flags_.gemm_number);
+  timing.set_max_launches(1000000);
+  timing.set_max_total_ms(60000);
+  absl::StatusOr<ReplayFigures> gemm =
+      CompareReplay(**plain, **replay,
+                    Requests(*tmpl_, workload_, {configs_[0]}, timing, 0)[0],
+                    flags_.replay_trials);
+  if (!gemm.ok()) return gemm.status();
+  nlohmann::json e = {{"tiny", ReplayJson(*tiny)}, {"gemm", ReplayJson(*gemm)}};
+  e["tiny"]["elements"] = flags_.tiny_elements;
+  e["gemm"]["config"] = tmpl_->ConfigString(configs_[0]);
+  return e;
+}
+
+void PrintProgramBuild(const nlohmann::json& a, size_t configs) {
   std::cout << "\n(a) program build per config (a fresh Measurer per row; "
                "quick timing: 1 launch)\n";
   std::cout << absl::StrFormat("  %-38s %11s %11s %13s %10s\n", "",
@@ -592,16 +636,17 @@ int Main(int argc, char** argv) {
       a[1]["binary_write_ms_mean"].get<double>());
   const double cold = a[0]["program_ms_mean"].get<double>();
   const double loaded = a[3]["program_ms_mean"].get<double>();
+  const double cold_wall = a[0]["trial_wall_ms_mean"].get<double>();
+  const double loaded_wall = a[3]["trial_wall_ms_mean"].get<double>();
   std::cout << absl::StrFormat(
       "  binary cache: program %.2f -> %.2f ms (%.1fx), trial wall %.2f -> "
       "%.2f ms (%.1fx); %d of %d programs (configs + reference) from disk\n",
-      cold, loaded, loaded > 0 ? cold / loaded : 0.0,
-      a[0]["trial_wall_ms_mean"].get<double>(),
-      a[3]["trial_wall_ms_mean"].get<double>(),
-      a[0]["trial_wall_ms_mean"].get<double>() /
-          std::max(a[3]["trial_wall_ms_mean"].get<double>(), 1e-9),
-      a[3]["binary_cache_hits"].get<int>(),
-      static_cast<int>(configs.size()) + 1);
+      cold, loaded, loaded > 0 ? cold / loaded : 0.0, cold_wall, loaded_wall,
+      cold_wall / std::max(loaded_wall, 1e-9),
+      a[3]["binary_cache_hits"].get<int>(), static_cast<int>(configs) + 1);
+}
+
+void PrintCachesAndBuffers(const nlohmann::json& b, const nlohmann::json& c) {
   std::cout << absl::StrFormat(
       "\n(b) in-memory program cache: rebuild %.2f ms (first build %.2f ms) "
       "vs hit %.4f ms per program\n",
@@ -614,10 +659,14 @@ int Main(int argc, char** argv) {
       c["fresh_trial_wall_ms_mean"].get<double>(),
       c["reused_trial_wall_ms_median"].get<double>(),
       c["fresh_trial_wall_ms_median"].get<double>());
+}
+
+void PrintPrefetch(const nlohmann::json& d, size_t configs,
+                   const v1::DeviceInfo& info) {
   std::cout << absl::StrFormat(
       "\n(d) batch of %zu cold trials, default timing policy (3 rounds >= 10 "
       "ms):\n",
-      configs.size());
+      configs);
   std::cout << absl::StrFormat("  %-14s %12s %16s %17s %11s\n", "prefetch",
                                "batch wall s", "compile ms/trial",
                                "median kernel ms", "prefetched");
@@ -639,14 +688,70 @@ int Main(int argc, char** argv) {
             "timed kernels (the agent's default, --prefetch auto, keeps it "
             "off here)"
           : "");
+}
+
+void PrintTable(const Bench& bench, const nlohmann::json& out) {
+  const v1::DeviceInfo& info = bench.info();
+  const Flags& f = bench.flags();
+  std::cout << absl::StrFormat(
+      "agent efficiency on '%s' (%s, driver %s)\n%s %s, %zu configs; "
+      "driver caches: POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s; %s\n",
+      info.device_name(), info.platform_version(), info.driver_version(),
+      bench.tmpl().name(), bench.workload().Canonical(), bench.configs().size(),
+      Env("POCL_KERNEL_CACHE"), Env("CUDA_CACHE_DISABLE"),
+      f.no_nonce ? "no nonce (driver caches may serve builds)"
+                 : "builds made distinct from earlier runs (nonce)");
+  PrintProgramBuild(out["a_program_build"], bench.configs().size());
+  PrintCachesAndBuffers(out["b_memory_cache"], out["c_buffer_reuse"]);
+  PrintPrefetch(out["d_prefetch"], bench.configs().size(), info);
   std::cout << "\n(e) timing rounds: command-buffer replay vs plain "
                "enqueues (medians of "
-            << replay_trials << " trials)\n";
-  PrintReplay(absl::StrCat("tiny kernel y=2x, ", tiny_elements, " work-items"),
-              tiny);
-  PrintReplay(absl::StrCat("gemm ", (*tmpl)->ConfigString(configs[0])), gemm);
+            << f.replay_trials << " trials)\n";
+  PrintReplay(
+      absl::StrCat("tiny kernel y=2x, ", f.tiny_elements, " work-items"),
+      out["e_replay"]["tiny"]);
+  PrintReplay(
+      absl::StrCat("gemm ", bench.tmpl().ConfigString(bench.configs()[0])),
+      out["e_replay"]["gemm"]);
   std::cout << "  cl_qcom_recordable_queues: not implemented (no such device "
                "here)\n";
+}
+
+int Fail(absl::string_view what, const absl::Status& s) {
+  std::cerr << "agent_efficiency: " << what << ": " << s.message() << "\n";
+  return 1;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "agent_efficiency: what the device agent's program cache, binary "
+      "cache, buffer reuse, prefetch and command-buffer replay save on this "
+      "machine's OpenCL device"};
+  Flags flags;
+  AddFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+  absl::StatusOr<Bench> bench = Bench::Open(flags);
+  if (!bench.ok()) return Fail("set-up", bench.status());
+  absl::Cleanup remove_cache = [&bench] {
+    std::filesystem::remove_all(bench->cache_dir());
+  };
+  nlohmann::json out = bench->Header();
+  const std::pair<const char*, absl::StatusOr<nlohmann::json> (Bench::*)()>
+      sections[] = {{"a_program_build", &Bench::ProgramBuild},
+                    {"b_memory_cache", &Bench::MemoryCache},
+                    {"c_buffer_reuse", &Bench::BufferReuse},
+                    {"d_prefetch", &Bench::Prefetch},
+                    {"e_replay", &Bench::Replay}};
+  for (const auto& [key, run] : sections) {
+    absl::StatusOr<nlohmann::json> section = ((*bench).*run)();
+    if (!section.ok()) return Fail(key, section.status());
+    out[key] = *std::move(section);
+  }
+  if (flags.json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  PrintTable(*bench, out);
   return 0;
 }
 

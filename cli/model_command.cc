@@ -156,6 +156,86 @@ int RunTasks(const TasksOptions& o) {
   return kExitOk;
 }
 
+namespace {
+
+// "[ 3/53] N=1,C=16,...  x2   12.30 GFLOP/s   0.0420 ms  naive ...": a
+// task's line of progress.
+std::string TaskLine(int index, size_t total, const TaskOutcome& r) {
+  const onnx_import::ModelTask& task = *r.task;
+  const tunefleet::v1::JobProgress& p = r.last;
+  std::string line =
+      absl::StrFormat("[%2d/%zu] %-48s x%-2d ", index, total,
+                      task.workload.ShapeString().substr(0, 48), task.count);
+  if (p.has_best()) {
+    absl::StrAppendFormat(&line, "%7.2f GFLOP/s %8.4f ms", p.best().gflops(),
+                          p.best().time_ns() / 1e6);
+    if (p.reference_time_ns() > 0) {
+      absl::StrAppendFormat(&line, "  naive %7.2f GFLOP/s  %5.1fx",
+                            task.flops / p.reference_time_ns(),
+                            p.reference_time_ns() / p.best().time_ns());
+    }
+  } else {
+    absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
+  }
+  absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
+                        r.seconds);
+  return line;
+}
+
+// Tunes the tasks one job after the other until all are done or `stop`
+// fires. Errors: the first job the server refuses or loses.
+absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
+    const TuneOptions& o, const client::ServerConnection& server,
+    const StopSignal& stop, const std::vector<onnx_import::ModelTask>& tasks) {
+  std::vector<TaskOutcome> outcomes;
+  for (const onnx_import::ModelTask& task : tasks) {
+    if (stop.fired()) break;
+    const auto task_start = std::chrono::steady_clock::now();
+    absl::StatusOr<JobOutcome> outcome =
+        RunJob(server, JobRequest(o, task.workload, o.trials_per_task), nullptr,
+               nullptr);
+    if (!outcome.ok()) return outcome.status();
+    outcomes.push_back({&task, outcome->last,
+                        std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - task_start)
+                            .count()});
+    if (!o.quiet) {
+      std::fprintf(stderr, "%s\n",
+                   TaskLine(static_cast<int>(outcomes.size()), tasks.size(),
+                            outcomes.back())
+                       .c_str());
+    }
+  }
+  return outcomes;
+}
+
+// The run's summary: tasks tuned, the model's estimated latency before and
+// after, what was not tuned, where the records are.
+void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
+                       size_t tuned, double elapsed, const nlohmann::json& j) {
+  const double naive = j["latency_ms"]["naive"].get<double>();
+  const double after = j["latency_ms"]["tuned"].get<double>();
+  std::cout << absl::StrFormat(
+      "%s: %zu of %zu tasks tuned in %.0f s\n"
+      "  estimated latency (sum of kernel time x count): naive %.3f ms, "
+      "tuned %.3f ms (%.1fx)%s\n"
+      "  (per task the faster of the tuned and naive kernels, as emitted "
+      "libraries run them)\n",
+      o.onnx, tuned, m.tasks.size(), elapsed, naive, after,
+      after > 0 ? naive / after : 0.0,
+      j["latency_complete"].get<bool>() ? "" : " (some tasks have no figure)");
+  if (!m.unsupported.empty()) {
+    std::vector<std::string> ops;
+    for (const auto& u : m.unsupported) {
+      ops.push_back(absl::StrCat(u.op_type, " x", u.count));
+    }
+    std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
+  }
+  if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
+}
+
+}  // namespace
+
 int RunModelTune(const TuneOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<onnx_import::ModelTasks> m =
@@ -173,71 +253,17 @@ int RunModelTune(const TuneOptions& o) {
     std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
                  o.onnx.c_str(), m->tasks.size(), o.trials_per_task);
   }
-  std::vector<TaskOutcome> outcomes;
-  int index = 0;
-  for (const onnx_import::ModelTask& task : m->tasks) {
-    ++index;
-    if (stop.fired()) break;
-    const auto task_start = std::chrono::steady_clock::now();
-    absl::StatusOr<JobOutcome> outcome =
-        RunJob(*server, JobRequest(o, task.workload, o.trials_per_task),
-               nullptr, nullptr);
-    if (!outcome.ok()) return ReportError("tune", outcome.status());
-    TaskOutcome r{&task, outcome->last,
-                  std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - task_start)
-                      .count()};
-    outcomes.push_back(r);
-    if (o.quiet) continue;
-    const auto& p = r.last;
-    std::string line =
-        absl::StrFormat("[%2d/%zu] %-48s x%-2d ", index, m->tasks.size(),
-                        task.workload.ShapeString().substr(0, 48), task.count);
-    if (p.has_best()) {
-      absl::StrAppendFormat(&line, "%7.2f GFLOP/s %8.4f ms", p.best().gflops(),
-                            p.best().time_ns() / 1e6);
-      if (p.reference_time_ns() > 0) {
-        absl::StrAppendFormat(&line, "  naive %7.2f GFLOP/s  %5.1fx",
-                              task.flops / p.reference_time_ns(),
-                              p.reference_time_ns() / p.best().time_ns());
-      }
-    } else {
-      absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
-    }
-    absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
-                          r.seconds);
-    std::fprintf(stderr, "%s\n", line.c_str());
-  }
+  absl::StatusOr<std::vector<TaskOutcome>> outcomes =
+      TuneTasks(o, *server, stop, m->tasks);
+  if (!outcomes.ok()) return ReportError("tune", outcomes.status());
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  const nlohmann::json j = ModelTuneJson(o, outcomes, elapsed);
+  const nlohmann::json j = ModelTuneJson(o, *outcomes, elapsed);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << absl::StrFormat(
-        "%s: %zu of %zu tasks tuned in %.0f s\n"
-        "  estimated latency (sum of kernel time x count): naive %.3f ms, "
-        "tuned %.3f ms (%.1fx)%s\n"
-        "  (per task the faster of the tuned and naive kernels, as emitted "
-        "libraries run them)\n",
-        o.onnx, outcomes.size(), m->tasks.size(), elapsed,
-        j["latency_ms"]["naive"].get<double>(),
-        j["latency_ms"]["tuned"].get<double>(),
-        j["latency_ms"]["tuned"].get<double>() > 0
-            ? j["latency_ms"]["naive"].get<double>() /
-                  j["latency_ms"]["tuned"].get<double>()
-            : 0.0,
-        j["latency_complete"].get<bool>() ? ""
-                                          : " (some tasks have no figure)");
-    if (!m->unsupported.empty()) {
-      std::vector<std::string> ops;
-      for (const auto& u : m->unsupported) {
-        ops.push_back(absl::StrCat(u.op_type, " x", u.count));
-      }
-      std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
-    }
-    if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
+    PrintModelSummary(o, *m, outcomes->size(), elapsed, j);
   }
   if (stop.fired()) return 130;
   return kExitOk;

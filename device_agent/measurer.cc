@@ -539,14 +539,10 @@ absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
                     });
 }
 
-absl::Status Measurer::TimeReplayed(cl_kernel kernel,
-                                    const KernelLaunch& launch, uint32_t repeat,
-                                    uint32_t n, double max_total_ns,
-                                    double rtol, WorkloadState& state,
-                                    Measurement* result) {
+absl::StatusOr<ClCommandBuffer> Measurer::RecordLaunches(
+    cl_kernel kernel, const KernelLaunch& launch, uint32_t n) {
   const CommandBufferApi& api = *replay_api_;
   cl_command_queue queue = device_.queue.get();
-  const auto record_start = std::chrono::steady_clock::now();
   cl_int err = CL_SUCCESS;
   ClCommandBuffer buffer(api.create(1, &queue, nullptr, &err), api.release);
   if (err != CL_SUCCESS || buffer.get() == nullptr) {
@@ -563,63 +559,72 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
   }
   err = api.finalize(buffer.get());
   if (err != CL_SUCCESS) return ClError("clFinalizeCommandBufferKHR", err);
-  last_timing_.record_ms = base::MsSince(record_start);
+  return buffer;
+}
 
+// The replay's own event should span its commands, but some
+// implementations (PoCL 3.1) attach it to a trailing marker only: the
+// replay is also bracketed by two markers on the in-order queue, and their
+// END-to-END span is used when the event covers less than half of it.
+absl::StatusOr<double> Measurer::ReplayRound(
+    const ClCommandBuffer& buffer,
+    std::chrono::steady_clock::time_point round_start, double* submit_ms) {
+  cl_command_queue queue = device_.queue.get();
+  cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
+  cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
+  ClEvent before(raw_before);
+  if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+  err = replay_api_->enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
+  if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
+  ClEvent event(raw);
+  err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
+  ClEvent after(raw_after);
+  if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+  err = clFlush(queue);
+  *submit_ms += base::MsSince(round_start);
+  err |= clWaitForEvents(1, &raw_after);
+  if (err != CL_SUCCESS) return ClError("replaying the command buffer", err);
+  absl::StatusOr<double> event_ns = EventNs(raw);
+  if (!event_ns.ok()) return event_ns.status();
+  cl_ulong before_end = 0, after_end = 0;
+  double round_ns = *event_ns;
+  if (clGetEventProfilingInfo(raw_before, CL_PROFILING_COMMAND_END,
+                              sizeof(before_end), &before_end,
+                              nullptr) == CL_SUCCESS &&
+      clGetEventProfilingInfo(raw_after, CL_PROFILING_COMMAND_END,
+                              sizeof(after_end), &after_end,
+                              nullptr) == CL_SUCCESS &&
+      after_end > before_end) {
+    const double bracket_ns = static_cast<double>(after_end - before_end);
+    if (round_ns < 0.5 * bracket_ns) {
+      round_ns = bracket_ns;
+      last_timing_.replay_clock = "markers around the replay";
+    } else {
+      last_timing_.replay_clock = "command-buffer event";
+    }
+  }
+  if (!(round_ns > 0)) {
+    return absl::InternalError("the replay's profiling times are empty");
+  }
+  return round_ns;
+}
+
+absl::Status Measurer::TimeReplayed(cl_kernel kernel,
+                                    const KernelLaunch& launch, uint32_t repeat,
+                                    uint32_t n, double max_total_ns,
+                                    double rtol, WorkloadState& state,
+                                    Measurement* result) {
+  const auto record_start = std::chrono::steady_clock::now();
+  absl::StatusOr<ClCommandBuffer> buffer = RecordLaunches(kernel, launch, n);
+  if (!buffer.ok()) return buffer.status();
+  last_timing_.record_ms = base::MsSince(record_start);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
-  // The replay's own event should span its commands, but some
-  // implementations (PoCL 3.1) attach it to a trailing marker only: the
-  // replay is also bracketed by two markers on the in-order queue, and
-  // their END-to-END span is used when the event covers less than half of
-  // it.
-  absl::Status timed = TimeRounds(
-      repeat, n, max_total_ns, result,
-      [&](std::chrono::steady_clock::time_point round_start,
-          double* submit_ms) -> absl::StatusOr<double> {
-        cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
-        cl_int err =
-            clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
-        ClEvent before(raw_before);
-        if (err != CL_SUCCESS) {
-          return ClError("clEnqueueMarkerWithWaitList", err);
-        }
-        err = api.enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
-        if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
-        ClEvent event(raw);
-        err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
-        ClEvent after(raw_after);
-        if (err != CL_SUCCESS) {
-          return ClError("clEnqueueMarkerWithWaitList", err);
-        }
-        err = clFlush(queue);
-        *submit_ms += base::MsSince(round_start);
-        err |= clWaitForEvents(1, &raw_after);
-        if (err != CL_SUCCESS) {
-          return ClError("replaying the command buffer", err);
-        }
-        absl::StatusOr<double> event_ns = EventNs(raw);
-        if (!event_ns.ok()) return event_ns.status();
-        cl_ulong before_end = 0, after_end = 0;
-        double round_ns = *event_ns;
-        if (clGetEventProfilingInfo(raw_before, CL_PROFILING_COMMAND_END,
-                                    sizeof(before_end), &before_end,
-                                    nullptr) == CL_SUCCESS &&
-            clGetEventProfilingInfo(raw_after, CL_PROFILING_COMMAND_END,
-                                    sizeof(after_end), &after_end,
-                                    nullptr) == CL_SUCCESS &&
-            after_end > before_end) {
-          const double bracket_ns = static_cast<double>(after_end - before_end);
-          if (round_ns < 0.5 * bracket_ns) {
-            round_ns = bracket_ns;
-            last_timing_.replay_clock = "markers around the replay";
-          } else {
-            last_timing_.replay_clock = "command-buffer event";
-          }
-        }
-        if (!(round_ns > 0)) {
-          return absl::InternalError("the replay's profiling times are empty");
-        }
-        return round_ns;
-      });
+  absl::Status timed =
+      TimeRounds(repeat, n, max_total_ns, result,
+                 [&](std::chrono::steady_clock::time_point round_start,
+                     double* submit_ms) {
+                   return ReplayRound(*buffer, round_start, submit_ms);
+                 });
   if (!timed.ok()) return timed;
   // Outputs were poisoned before the first replay: they must equal the
   // reference again, or the replay did not run the kernel as recorded.

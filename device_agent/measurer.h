@@ -183,6 +183,16 @@ class Measurer {
                             uint32_t repeat, uint32_t n, double max_total_ns,
                             double rtol, WorkloadState& state,
                             tunefleet::v1::Measurement* result);
+  // A finalized command buffer of `n` launches of `kernel` (its arguments
+  // as set now). Errors: the failing cl_khr_command_buffer call.
+  absl::StatusOr<ClCommandBuffer> RecordLaunches(
+      cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch, uint32_t n);
+  // One timing round: replays `buffer` between two markers and returns its
+  // device time in ns (see TimeReplayed); adds the host submit time since
+  // `round_start` to *submit_ms.
+  absl::StatusOr<double> ReplayRound(
+      const ClCommandBuffer& buffer,
+      std::chrono::steady_clock::time_point round_start, double* submit_ms);
 
   ClDevice device_;
   tunefleet::v1::DeviceInfo info_;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "kernels_templates/registry.h"
 #include "onnx/defs/schema.h"
@@ -650,34 +651,90 @@ absl::Status ParseInputShape(absl::string_view text, InputShapes* shapes) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
+namespace {
+
+// A model read, its input dims fixed and its shapes inferred.
+struct InferredModel {
+  onnx::ModelProto model;
+  int64_t opset = 0;  // of the default (ai.onnx) domain
+};
+
+absl::StatusOr<InferredModel> ReadAndInfer(const std::string& bytes,
                                            absl::string_view name,
                                            const InputShapes& input_shapes) {
-  onnx::ModelProto model;
+  InferredModel out;
+  onnx::ModelProto& model = out.model;
   if (bytes.empty() || !model.ParseFromString(bytes) || !model.has_graph()) {
     return absl::InvalidArgumentError(absl::StrCat(
         name, " is not an ONNX model (no ModelProto with a graph)"));
   }
-  int64_t opset = 0;
   std::map<std::string, int> opsets;  // domain ("" for ai.onnx) -> version
   for (const auto& o : model.opset_import()) {
     const std::string domain = o.domain() == "ai.onnx" ? "" : o.domain();
     const int version = static_cast<int>(
         std::clamp<int64_t>(o.version(), 0, std::numeric_limits<int>::max()));
     opsets[domain] = version;
-    if (domain.empty()) opset = o.version();
+    if (domain.empty()) out.opset = o.version();
   }
-  if (absl::Status s =
-          ApplyInputShapes(model.mutable_graph(), input_shapes, name);
-      !s.ok()) {
-    return s;
+  TUNEFLEET_RETURN_IF_ERROR(
+      ApplyInputShapes(model.mutable_graph(), input_shapes, name));
+  TUNEFLEET_RETURN_IF_ERROR(CheckForInference(model.graph(), opsets, name, 0));
+  TUNEFLEET_RETURN_IF_ERROR(InferShapesIsolated(&model, name));
+  return out;
+}
+
+// The workload node `i` (with the nodes folded into it) runs, or why none.
+std::variant<Match, NoMatch> MatchNode(GraphIndex& g, int i, int64_t opset) {
+  const std::string& op = g.node(i).op_type();
+  if (op == "Conv") return MatchConv(g, i);
+  if (op == "MatMul" || op == "Gemm") return MatchDense(g, i);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+      op == "GlobalMaxPool") {
+    return MatchPool(g, i);
   }
-  if (absl::Status s = CheckForInference(model.graph(), opsets, name, 0);
-      !s.ok()) {
-    return s;
+  if (op == "Softmax") return MatchSoftmax(g, i, opset);
+  return NoMatch{"no template for this op"};
+}
+
+// Adds node `i`'s match to the task of its workload (a new one the first
+// time, with its template's FLOP count).
+void AddToTask(const Match& m, const onnx::NodeProto& node, int i,
+               std::map<std::string, size_t>& task_of, ModelTasks& out) {
+  auto [it, fresh] = task_of.emplace(m.workload.Canonical(), out.tasks.size());
+  if (fresh) {
+    ModelTask t{m.workload, 0, 0, "", {}};
+    if (auto tmpl = templates::FindTemplateFor(m.workload, ""); tmpl.ok()) {
+      t.flops = (*tmpl)->Flops(m.workload);
+      t.template_name = std::string((*tmpl)->name());
+    }
+    out.tasks.push_back(std::move(t));
   }
-  if (absl::Status s = InferShapesIsolated(&model, name); !s.ok()) return s;
-  const onnx::GraphProto& graph = model.graph();
+  ModelTask& t = out.tasks[it->second];
+  ++t.count;
+  t.nodes.push_back(node.name().empty() ? absl::StrCat(node.op_type(), "@", i)
+                                        : node.name());
+}
+
+// Tasks heaviest first (FLOPs x count); unsupported ops most frequent first.
+void SortResults(std::map<std::string, UnsupportedOp>& unsupported,
+                 ModelTasks& out) {
+  std::stable_sort(out.tasks.begin(), out.tasks.end(),
+                   [](const ModelTask& a, const ModelTask& b) {
+                     return a.flops * a.count > b.flops * b.count;
+                   });
+  for (auto& [op, u] : unsupported) out.unsupported.push_back(u);
+  std::sort(out.unsupported.begin(), out.unsupported.end(),
+            [](const auto& a, const auto& b) { return a.count > b.count; });
+}
+
+}  // namespace
+
+absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
+                                           absl::string_view name,
+                                           const InputShapes& input_shapes) {
+  TUNEFLEET_ASSIGN_OR_RETURN(InferredModel inferred,
+                             ReadAndInfer(bytes, name, input_shapes));
+  const onnx::GraphProto& graph = inferred.model.graph();
   GraphIndex g(graph);
   ModelTasks out;
   out.nodes = graph.node_size();
@@ -686,20 +743,9 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
   std::map<std::string, size_t> task_of;  // canonical -> index into tasks
   std::map<std::string, UnsupportedOp> unsupported;
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (covered[i]) continue;
     const std::string& op = graph.node(i).op_type();
-    if (op == "Constant") continue;
-    std::variant<Match, NoMatch> r = NoMatch{"no template for this op"};
-    if (op == "Conv") {
-      r = MatchConv(g, i);
-    } else if (op == "MatMul" || op == "Gemm") {
-      r = MatchDense(g, i);
-    } else if (op == "MaxPool" || op == "AveragePool" ||
-               op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-      r = MatchPool(g, i);
-    } else if (op == "Softmax") {
-      r = MatchSoftmax(g, i, opset);
-    }
+    if (covered[i] || op == "Constant") continue;
+    std::variant<Match, NoMatch> r = MatchNode(g, i, inferred.opset);
     if (const NoMatch* no = std::get_if<NoMatch>(&r)) {
       UnsupportedOp& u = unsupported[op];
       u.op_type = op;
@@ -708,29 +754,9 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
     }
     const Match& m = std::get<Match>(r);
     for (int n : m.nodes) covered[n] = true;
-    const std::string key = m.workload.Canonical();
-    auto [it, fresh] = task_of.emplace(key, out.tasks.size());
-    if (fresh) {
-      ModelTask t{m.workload, 0, 0, "", {}};
-      if (auto tmpl = templates::FindTemplateFor(m.workload, ""); tmpl.ok()) {
-        t.flops = (*tmpl)->Flops(m.workload);
-        t.template_name = std::string((*tmpl)->name());
-      }
-      out.tasks.push_back(std::move(t));
-    }
-    ModelTask& t = out.tasks[it->second];
-    ++t.count;
-    const onnx::NodeProto& node = graph.node(i);
-    t.nodes.push_back(node.name().empty() ? absl::StrCat(op, "@", i)
-                                          : node.name());
+    AddToTask(m, graph.node(i), i, task_of, out);
   }
-  std::stable_sort(out.tasks.begin(), out.tasks.end(),
-                   [](const ModelTask& a, const ModelTask& b) {
-                     return a.flops * a.count > b.flops * b.count;
-                   });
-  for (auto& [op, u] : unsupported) out.unsupported.push_back(u);
-  std::sort(out.unsupported.begin(), out.unsupported.end(),
-            [](const auto& a, const auto& b) { return a.count > b.count; });
+  SortResults(unsupported, out);
   return out;
 }
 

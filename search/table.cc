@@ -268,67 +268,84 @@ absl::Status ParseJson(absl::string_view text, absl::string_view name,
                  "tunefleet JSON (\"results\")");
 }
 
+// OK when the knob names can be written back as CSV and none repeats.
+absl::Status CheckKnobNames(const std::vector<std::string>& knobs,
+                            absl::string_view name) {
+  if (knobs.empty()) return Invalid(name, "no knob columns");
+  for (size_t k = 0; k < knobs.size(); ++k) {
+    if (const char* why = CsvTrouble(knobs[k], true)) {
+      return Invalid(name, absl::StrCat("knob name '", absl::CEscape(knobs[k]),
+                                        "' ", why));
+    }
+    if (std::find(knobs.begin(), knobs.begin() + k, knobs[k]) !=
+        knobs.begin() + k) {
+      return Invalid(name,
+                     absl::StrCat("knob '", knobs[k], "' is named twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Column `k` as a knob: integers keep their values, anything else is
+// categorical (values 0..n-1, in label order, with the labels in
+// *labels). Fills `position` with each text's position among the values.
+absl::StatusOr<KnobSpec> KnobOfColumn(const RawTable& raw, size_t k,
+                                      absl::string_view name,
+                                      std::map<std::string, uint32_t>& position,
+                                      std::vector<std::string>* labels_out) {
+  bool numeric = true;
+  std::set<int64_t> numbers;
+  std::set<std::string> labels;
+  for (const RawTable::Row& r : raw.rows) {
+    if (const char* why = CsvTrouble(r.values[k], false)) {
+      return Invalid(name,
+                     absl::StrCat("a value of knob ", raw.knobs[k], ", '",
+                                  absl::CEscape(r.values[k]), "', ", why));
+    }
+    int64_t v = 0;
+    numeric = numeric && absl::SimpleAtoi(r.values[k], &v);
+    numbers.insert(v);
+    labels.insert(r.values[k]);
+  }
+  KnobSpec spec;
+  spec.name = raw.knobs[k];
+  if (numeric) {
+    spec.values.assign(numbers.begin(), numbers.end());
+    spec.size_like = spec.values.front() > 0;
+    for (size_t i = 0; i < spec.values.size(); ++i) {
+      position[std::to_string(spec.values[i])] = static_cast<uint32_t>(i);
+    }
+    // Texts like "08" name the same value as "8".
+    for (const std::string& l : labels) {
+      int64_t v = 0;
+      (void)absl::SimpleAtoi(l, &v);  // numeric: it parsed above
+      position[l] = position[std::to_string(v)];
+    }
+    return spec;
+  }
+  labels_out->assign(labels.begin(), labels.end());
+  for (size_t i = 0; i < labels_out->size(); ++i) {
+    spec.values.push_back(static_cast<int64_t>(i));
+    position[(*labels_out)[i]] = static_cast<uint32_t>(i);
+  }
+  spec.size_like = false;
+  return spec;
+}
+
 absl::StatusOr<Table> Build(RawTable raw, absl::string_view name) {
   Table t;
   t.format = raw.format;
   t.metadata = std::move(raw.metadata);
   const size_t n = raw.knobs.size();
-  if (n == 0) return Invalid(name, "no knob columns");
-  for (size_t k = 0; k < n; ++k) {
-    if (const char* why = CsvTrouble(raw.knobs[k], true)) {
-      return Invalid(
-          name,
-          absl::StrCat("knob name '", absl::CEscape(raw.knobs[k]), "' ", why));
-    }
-    if (std::find(raw.knobs.begin(), raw.knobs.begin() + k, raw.knobs[k]) !=
-        raw.knobs.begin() + k) {
-      return Invalid(name,
-                     absl::StrCat("knob '", raw.knobs[k], "' is named twice"));
-    }
-  }
+  if (absl::Status s = CheckKnobNames(raw.knobs, name); !s.ok()) return s;
   if (raw.rows.empty()) return Invalid(name, "has no rows");
-  // Each column: integers keep their values; anything else is categorical.
   std::vector<std::map<std::string, uint32_t>> position(n);
   for (size_t k = 0; k < n; ++k) {
-    bool numeric = true;
-    std::set<int64_t> numbers;
-    std::set<std::string> labels;
-    for (const RawTable::Row& r : raw.rows) {
-      if (const char* why = CsvTrouble(r.values[k], false)) {
-        return Invalid(name,
-                       absl::StrCat("a value of knob ", raw.knobs[k], ", '",
-                                    absl::CEscape(r.values[k]), "', ", why));
-      }
-      int64_t v = 0;
-      numeric = numeric && absl::SimpleAtoi(r.values[k], &v);
-      numbers.insert(v);
-      labels.insert(r.values[k]);
-    }
-    KnobSpec spec;
-    spec.name = raw.knobs[k];
-    if (numeric) {
-      spec.values.assign(numbers.begin(), numbers.end());
-      spec.size_like = spec.values.front() > 0;
-      for (size_t i = 0; i < spec.values.size(); ++i) {
-        position[k][std::to_string(spec.values[i])] = static_cast<uint32_t>(i);
-      }
-      // Texts like "08" name the same value as "8".
-      for (const std::string& l : labels) {
-        int64_t v = 0;
-        (void)absl::SimpleAtoi(l, &v);  // numeric: it parsed above
-        position[k][l] = position[k][std::to_string(v)];
-      }
-      t.labels.emplace_back();
-    } else {
-      std::vector<std::string> sorted(labels.begin(), labels.end());
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        spec.values.push_back(static_cast<int64_t>(i));
-        position[k][sorted[i]] = static_cast<uint32_t>(i);
-      }
-      spec.size_like = false;
-      t.labels.push_back(std::move(sorted));
-    }
-    t.knobs.push_back(std::move(spec));
+    t.labels.emplace_back();
+    absl::StatusOr<KnobSpec> spec =
+        KnobOfColumn(raw, k, name, position[k], &t.labels.back());
+    if (!spec.ok()) return spec.status();
+    t.knobs.push_back(*std::move(spec));
   }
   // One row per config; a config measured twice keeps its best time.
   std::map<std::vector<uint32_t>, Table::Row> unique;

@@ -39,7 +39,8 @@ tunefleet::v1::SubmitJobRequest Job(const char* op, const char* shape) {
   return r;
 }
 
-void ValidationSeeds(const std::filesystem::path& dir) {
+// Job submissions (kind 0) of every built-in op and of a user's template.
+void SubmitSeeds(const std::filesystem::path& dir) {
   Write(dir, "submit_gemm", Kind(0, Job("gemm", "M=64,N=48,K=32")));
   tunefleet::v1::SubmitJobRequest conv =
       Job("conv2d", "N=1,C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1,act=relu");
@@ -72,7 +73,11 @@ void ValidationSeeds(const std::filesystem::path& dir) {
       "kernel void saxpy(int n, float a, global float* x, global float* z,"
       " global float* y) {}");
   Write(dir, "submit_spec", Kind(0, user));
+}
 
+// An agent's hello and measurements (kinds 1 and 2), a query (3), a config
+// (4) and canonical workloads (5).
+void AgentAndQuerySeeds(const std::filesystem::path& dir) {
   tunefleet::v1::Hello hello;
   hello.set_device_key("rk3588-mali-g610");
   hello.set_agent_name("board:42");
@@ -123,6 +128,11 @@ void ValidationSeeds(const std::filesystem::path& dir) {
         std::string(1, 5) +
             "conv2d N=1 C=8 H=12 W=12 K=16 R=3 S=3 SH=2 SW=2 PH=1 PW=1 DH=1 "
             "DW=1 G=1 fp16 act=clip");
+}
+
+void ValidationSeeds(const std::filesystem::path& dir) {
+  SubmitSeeds(dir);
+  AgentAndQuerySeeds(dir);
 }
 
 void OnnxSeeds(const std::filesystem::path& dir) {
