@@ -1,8 +1,8 @@
-// The cost-model features of a task's configs (DESIGN.md, Search and cost
-// model): knob values (log2 for size-like knobs), the template's derived
-// features, the workload's dims (log2) and the device's properties. Shapes
-// and devices are part of every row, so one model carries over across
-// them (transfer learning).
+// The cost-model features of a task's configs (docs/ARCHITECTURE.md, Search and
+// cost model): knob values (log2 for size-like knobs), the template's derived
+// features, the workload's dims (log2) and the device's properties. Shapes and
+// devices are part of every row, so one model carries over across them
+// (transfer learning).
 #ifndef TUNEFLEET_COST_MODEL_TASK_FEATURES_H_
 #define TUNEFLEET_COST_MODEL_TASK_FEATURES_H_
 

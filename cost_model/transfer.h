@@ -1,5 +1,5 @@
-// Transfer learning (DESIGN.md, Search and cost model): the results of
-// earlier tasks that a new task's model trains on before (and along with)
+// Transfer learning (docs/ARCHITECTURE.md, Search and cost model): the results
+// of earlier tasks that a new task's model trains on before (and along with)
 // its own, as AutoTVM's transfer learning of cost models does.
 #ifndef TUNEFLEET_COST_MODEL_TRANSFER_H_
 #define TUNEFLEET_COST_MODEL_TRANSFER_H_

@@ -1,6 +1,6 @@
-// The device agent's connection to the server (DESIGN.md, Process model):
-// dials out, sends Hello, then heartbeats; measures what the server sends and
-// streams the results back; reconnects with exponential backoff.
+// The device agent's connection to the server (docs/ARCHITECTURE.md, Process
+// model): dials out, sends Hello, then heartbeats; measures what the server
+// sends and streams the results back; reconnects with exponential backoff.
 #ifndef TUNEFLEET_DEVICE_AGENT_AGENT_H_
 #define TUNEFLEET_DEVICE_AGENT_AGENT_H_
 

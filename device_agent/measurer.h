@@ -1,7 +1,7 @@
 // Runs trials on one OpenCL device: builds the kernel (with a program cache),
-// checks its output against the naive reference (run once per workload,
-// output cached) and times it with OpenCL profiling events under the
-// request's timing policy (DESIGN.md, Process model and protocol).
+// checks its output against the naive reference (run once per workload, output
+// cached) and times it with OpenCL profiling events under the request's timing
+// policy (proto/timing_policy.h).
 //
 // Agent efficiency (each can be turned off, so its saving can be measured;
 // bench/agent_efficiency prints them):

@@ -1,6 +1,6 @@
 // Thin RAII layer over the OpenCL 1.2 C API for the device agent: owning
 // handles, error names, device selection and the device properties that the
-// agent reports in Hello (DESIGN.md, Process model and protocol).
+// agent reports in Hello (proto/common.proto, DeviceInfo).
 #ifndef TUNEFLEET_DEVICE_AGENT_OPENCL_H_
 #define TUNEFLEET_DEVICE_AGENT_OPENCL_H_
 
@@ -145,7 +145,8 @@ struct ClDevice {
 // UNAVAILABLE when the context or queue cannot be created.
 absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index);
 
-// The device properties of DESIGN.md, read with clGetDeviceInfo.
+// The device properties an agent reports (DeviceInfo), read with
+// clGetDeviceInfo.
 tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device);
 

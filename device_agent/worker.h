@@ -1,4 +1,4 @@
-// Crash isolation on the device (DESIGN.md): measurements run in a
+// Crash isolation on the device: measurements run in a
 // supervised worker process. A kernel that hangs is killed at the trial's
 // deadline (TIMEOUT); one that crashes the worker is reported
 // (RUNTIME_ERROR) and a new worker starts; the agent and its stream stay

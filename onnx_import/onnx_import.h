@@ -1,7 +1,7 @@
-// ONNX model import: the distinct tuning tasks of a model (DESIGN.md: "a
-// model import yields many tasks"). Reads the model with libonnx's
-// protobuf classes, fixes the dims of its inputs, runs ONNX's own shape
-// inference, then maps nodes to workloads:
+// ONNX model import: the distinct tuning tasks of a model (a model yields many
+// tasks; the client imports it, the server never parses ONNX). Reads the model
+// with libonnx's protobuf classes, fixes the dims of its inputs, runs ONNX's
+// own shape inference, then maps nodes to workloads:
 //   Conv (group 1 or grouped)        -> conv2d (1x1 ones run through GEMM)
 //   Conv with group == C == K        -> depthwise_conv2d
 //   MatMul / Gemm with a constant weight -> dense (+ bias from Add or C)

@@ -1,4 +1,4 @@
-// The search space of a task (DESIGN.md, Search): every config of a
+// The search space of a task: every config of a
 // template's knobs that passes its constraints for one workload on one
 // device. Configs are numbered by a mixed-radix index over the knobs' value
 // lists, so a space is enumerated lazily (index <-> config) and strategies

@@ -1,6 +1,6 @@
-// Search strategies share one interface (DESIGN.md, Search): propose the
-// next configs, take measured results. A job runner alternates the two; a
-// simulator does the same against a recorded table.
+// Search strategies share one interface (docs/ARCHITECTURE.md, Search and cost
+// model): propose the next configs, take measured results. A job runner
+// alternates the two; a simulator does the same against a recorded table.
 #ifndef TUNEFLEET_SEARCH_STRATEGY_H_
 #define TUNEFLEET_SEARCH_STRATEGY_H_
 

@@ -1,6 +1,6 @@
-// Recorded tables: a fully measured search space (every config with its
-// time) that stands in for a device in simulation (DESIGN.md, Search). Four
-// formats are read:
+// Recorded tables: a fully measured search space (every config with its time)
+// that stands in for a device in simulation (docs/ARCHITECTURE.md, Search and
+// cost model). Four formats are read:
 //  - tunefleet CSV: '# key: value' metadata lines, a header of knob columns
 //    plus `time_ms` (or `time`) and optionally `error`; a row whose error is
 //    not OK, or whose time is empty or "inf", is a failed config;

@@ -1,8 +1,7 @@
-// The tuning-record database (DESIGN.md, Store): devices, workloads,
+// The tuning-record database (docs/ARCHITECTURE.md, Store): devices, workloads,
 // templates, jobs and trials in one SQLite file in WAL mode. A trial row is
-// written before the trial is sent; its result is written in one
-// transaction, idempotently by trial id, so a repeated result never counts
-// twice.
+// written before the trial is sent; its result is written in one transaction,
+// idempotently by trial id, so a repeated result never counts twice.
 #ifndef TUNEFLEET_STORE_STORE_H_
 #define TUNEFLEET_STORE_STORE_H_
 
