@@ -154,13 +154,14 @@ std::string ResolveOp(const std::string& op_flag,
   return "gemm";
 }
 
-absl::Status CheckDatabaseExists(const std::string& path) {
+absl::StatusOr<std::unique_ptr<store::Store>> OpenDatabase(
+    const std::string& path) {
   if (access(path.c_str(), R_OK) != 0) {
     return absl::NotFoundError(
         absl::StrCat("no database at ", path,
                      " (run `tunefleet tune` first, or pass --db)"));
   }
-  return absl::OkStatus();
+  return store::Store::Open(path);
 }
 
 }  // namespace tunefleet::cli

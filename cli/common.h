@@ -15,6 +15,7 @@
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/tuning.pb.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 
@@ -79,9 +80,11 @@ absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> LoadTemplateSpec(
 std::string ResolveOp(const std::string& op_flag,
                       const std::optional<tunefleet::v1::TemplateSpec>& spec);
 
-// Opens the database file for reading commands; refuses to create one.
-// Errors: NOT_FOUND when the file does not exist.
-absl::Status CheckDatabaseExists(const std::string& path);
+// Opens an existing database file for the commands that read one; refuses
+// to create it. Errors: NOT_FOUND naming the path when there is no file;
+// store::Store::Open's.
+absl::StatusOr<std::unique_ptr<store::Store>> OpenDatabase(
+    const std::string& path);
 
 }  // namespace tunefleet::cli
 

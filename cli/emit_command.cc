@@ -23,10 +23,7 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
 }
 
 int RunEmit(const EmitOptions& o) {
-  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
-    return ReportError("emit", s);
-  }
-  auto store = store::Store::Open(o.db);
+  auto store = OpenDatabase(o.db);
   if (!store.ok()) return ReportError("emit", store.status());
   emitter::EmitOptions options{o.device_keys, o.out};
   if (options.device_keys.empty()) {

@@ -32,8 +32,7 @@ absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
 
 absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
     const std::string& path, uint32_t limit) {
-  if (absl::Status s = CheckDatabaseExists(path); !s.ok()) return s;
-  auto store = store::Store::Open(path);
+  auto store = OpenDatabase(path);
   if (!store.ok()) return store.status();
   auto rows = (*store)->ListJobs(limit);
   if (!rows.ok()) return rows.status();

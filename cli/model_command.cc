@@ -241,14 +241,10 @@ int RunModelTune(const TuneOptions& o) {
   absl::StatusOr<onnx_import::ModelTasks> m =
       LoadModelTasks(o.onnx, o.input_shapes);
   if (!m.ok()) return ReportError("tune", m.status());
-  if (absl::Status s = CheckStrategy(o.strategy); !s.ok()) {
-    return ReportError("tune", s);
-  }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<client::ServerConnection> server = ServerFor(o, &fleet);
+  absl::StatusOr<client::ServerConnection> server = StartTune(o, stop, &fleet);
   if (!server.ok()) return ReportError("tune", server.status());
-  StopOnSignal(stop, fleet.get());
   if (!o.quiet) {
     std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
                  o.onnx.c_str(), m->tasks.size(), o.trials_per_task);

@@ -29,9 +29,7 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
     return std::vector<tunefleet::v1::TuningRecord>(response.records().begin(),
                                                     response.records().end());
   }
-  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<store::Store>> store =
-      store::Store::Open(o.db);
+  absl::StatusOr<std::unique_ptr<store::Store>> store = OpenDatabase(o.db);
   if (!store.ok()) return store.status();
   store::RecordFilter filter;
   filter.op = o.op;
@@ -108,10 +106,7 @@ int RunDevices(const DevicesOptions& o) {
         &context, tunefleet::v1::ListDevicesRequest(), &response));
     if (!s.ok()) return ReportError("devices", s);
   } else {
-    if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
-      return ReportError("devices", s);
-    }
-    auto store = store::Store::Open(o.db);
+    auto store = OpenDatabase(o.db);
     if (!store.ok()) return ReportError("devices", store.status());
     auto devices = (*store)->ListDevices();
     if (!devices.ok()) return ReportError("devices", devices.status());

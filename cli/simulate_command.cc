@@ -197,10 +197,7 @@ CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
 }
 
 int RunExport(const ExportOptions& o) {
-  if (absl::Status s = CheckDatabaseExists(o.db); !s.ok()) {
-    return ReportError("export", s);
-  }
-  auto store = store::Store::Open(o.db);
+  auto store = OpenDatabase(o.db);
   if (!store.ok()) return ReportError("export", store.status());
   absl::StatusOr<std::string> csv = store::ExportJobTable(**store, o.job);
   if (!csv.ok()) return ReportError("export", csv.status());

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/embedded.h"
 #include "cli/model_command.h"
@@ -172,26 +173,6 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   return cmd;
 }
 
-absl::Status CheckStrategy(const std::string& strategy) {
-  return proto::ParseStrategy(strategy).status();
-}
-
-absl::StatusOr<client::ServerConnection> ServerFor(
-    const TuneOptions& o, std::unique_ptr<EmbeddedFleet>* fleet) {
-  if (!o.server.empty()) return client::ConnectionTo(o.server, o.connection);
-  EmbeddedOptions e;
-  e.db_path = o.db;
-  e.platform = o.platform;
-  e.device = o.device;
-  e.device_key = o.device_key;
-  e.verbose = o.verbose;
-  absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
-      EmbeddedFleet::Start(e);
-  if (!started.ok()) return started.status();
-  *fleet = *std::move(started);
-  return (*fleet)->connection();
-}
-
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
                                            const templates::Workload& workload,
                                            uint32_t trials) {
@@ -221,6 +202,24 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
   return request;
 }
 
+namespace {
+
+absl::StatusOr<client::ServerConnection> ServerFor(
+    const TuneOptions& o, std::unique_ptr<EmbeddedFleet>* fleet) {
+  if (!o.server.empty()) return client::ConnectionTo(o.server, o.connection);
+  EmbeddedOptions e;
+  e.db_path = o.db;
+  e.platform = o.platform;
+  e.device = o.device;
+  e.device_key = o.device_key;
+  e.verbose = o.verbose;
+  absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
+      EmbeddedFleet::Start(e);
+  if (!started.ok()) return started.status();
+  *fleet = *std::move(started);
+  return (*fleet)->connection();
+}
+
 void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet) {
   if (fleet != nullptr) {
     // Ctrl-C cancels an embedded job cleanly: its finished trials stay,
@@ -237,6 +236,18 @@ void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet) {
   });
 }
 
+}  // namespace
+
+absl::StatusOr<client::ServerConnection> StartTune(
+    const TuneOptions& o, StopSignal& stop,
+    std::unique_ptr<EmbeddedFleet>* fleet) {
+  TUNEFLEET_RETURN_IF_ERROR(proto::ParseStrategy(o.strategy).status());
+  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
+                             ServerFor(o, fleet));
+  StopOnSignal(stop, fleet->get());
+  return server;
+}
+
 int RunTune(const TuneOptions& o) {
   if (!o.onnx.empty()) return RunModelTune(o);
   const auto start = std::chrono::steady_clock::now();
@@ -251,14 +262,10 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<templates::Workload> workload =
       templates::Workload::Parse(ResolveOp(o.op, *spec), o.shape, o.dtype);
   if (!workload.ok()) return ReportError("tune", workload.status());
-  if (absl::Status s = CheckStrategy(o.strategy); !s.ok()) {
-    return ReportError("tune", s);
-  }
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<client::ServerConnection> server = ServerFor(o, &fleet);
+  absl::StatusOr<client::ServerConnection> server = StartTune(o, stop, &fleet);
   if (!server.ok()) return ReportError("tune", server.status());
-  StopOnSignal(stop, fleet.get());
   tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);
   if (*spec) {
     // The spec names its template; the file path is not a template name.

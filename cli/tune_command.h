@@ -56,19 +56,16 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& options);
 // Runs it; returns the process exit code (common.h).
 int RunTune(const TuneOptions& options);
 
-// The server to talk to: --server with the connection flags, or an
-// embedded fleet started here (`fleet` keeps it alive). Errors: the
-// connection flags' (ConnectionTo), the fleet's start errors.
-absl::StatusOr<client::ServerConnection> ServerFor(
-    const TuneOptions& options, std::unique_ptr<EmbeddedFleet>* fleet);
-
-// OK when `strategy` names a strategy (proto::ParseStrategy); else
-// INVALID_ARGUMENT listing them.
-absl::Status CheckStrategy(const std::string& strategy);
-
-// Makes Ctrl-C cancel the embedded fleet's jobs cleanly, or, with a remote
-// server (fleet null), end this process and leave the job running there.
-void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet);
+// What a tune command runs against: the server (--server with the
+// connection flags, or an embedded fleet started here and kept alive by
+// `fleet`), with Ctrl-C wired to `stop`: it cancels the embedded fleet's
+// jobs cleanly, or, with a remote server, ends this process and leaves the
+// job running there. Errors: INVALID_ARGUMENT for an unknown --strategy
+// (checked first), the connection flags' (ConnectionTo), the fleet's start
+// errors.
+absl::StatusOr<client::ServerConnection> StartTune(
+    const TuneOptions& options, StopSignal& stop,
+    std::unique_ptr<EmbeddedFleet>* fleet);
 
 // A SubmitJobRequest with the options' strategy, seed, timing and flags.
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& options,

@@ -33,15 +33,18 @@ std::vector<std::string> ShortNames(const EnumDescriptor& e,
   return names;
 }
 
-// The value whose short name is `name` (case-insensitive). Errors:
-// INVALID_ARGUMENT "unknown <what> '<name>'; known: ...".
-absl::StatusOr<int> ParseShortName(const EnumDescriptor& e,
-                                   absl::string_view prefix,
-                                   absl::string_view name,
-                                   absl::string_view what) {
+// The value of enum E whose short name is `name` (case-insensitive).
+// Errors: INVALID_ARGUMENT "unknown <what> '<name>'; known: ...".
+template <typename E>
+absl::StatusOr<E> ParseShortName(const EnumDescriptor& e,
+                                 absl::string_view prefix,
+                                 absl::string_view name,
+                                 absl::string_view what) {
   const std::string full = absl::StrCat(prefix, absl::AsciiStrToUpper(name));
   const google::protobuf::EnumValueDescriptor* v = e.FindValueByName(full);
-  if (v != nullptr && v->number() != 0 && !name.empty()) return v->number();
+  if (v != nullptr && v->number() != 0 && !name.empty()) {
+    return static_cast<E>(v->number());
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown ", what, " '", name,
                    "'; known: ", absl::StrJoin(ShortNames(e, prefix), ", ")));
@@ -54,10 +57,8 @@ std::string JobStateName(tunefleet::v1::JobState state) {
 }
 
 absl::StatusOr<tunefleet::v1::JobState> ParseJobState(absl::string_view name) {
-  absl::StatusOr<int> v = ParseShortName(*tunefleet::v1::JobState_descriptor(),
-                                         "JOB_STATE_", name, "job state");
-  if (!v.ok()) return v.status();
-  return static_cast<tunefleet::v1::JobState>(*v);
+  return ParseShortName<tunefleet::v1::JobState>(
+      *tunefleet::v1::JobState_descriptor(), "JOB_STATE_", name, "job state");
 }
 
 bool IsFinalJobState(tunefleet::v1::JobState state) {
@@ -73,11 +74,9 @@ std::string TrialStateName(tunefleet::v1::TrialState state) {
 
 absl::StatusOr<tunefleet::v1::TrialState> ParseTrialState(
     absl::string_view name) {
-  absl::StatusOr<int> v =
-      ParseShortName(*tunefleet::v1::TrialState_descriptor(), "TRIAL_STATE_",
-                     name, "trial state");
-  if (!v.ok()) return v.status();
-  return static_cast<tunefleet::v1::TrialState>(*v);
+  return ParseShortName<tunefleet::v1::TrialState>(
+      *tunefleet::v1::TrialState_descriptor(), "TRIAL_STATE_", name,
+      "trial state");
 }
 
 std::string StrategyName(tunefleet::v1::Strategy strategy) {
@@ -90,10 +89,8 @@ std::string StrategyName(tunefleet::v1::Strategy strategy) {
 
 absl::StatusOr<tunefleet::v1::Strategy> ParseStrategy(absl::string_view name) {
   if (name.empty()) return tunefleet::v1::STRATEGY_XGB;
-  absl::StatusOr<int> v = ParseShortName(*tunefleet::v1::Strategy_descriptor(),
-                                         "STRATEGY_", name, "strategy");
-  if (!v.ok()) return v.status();
-  return static_cast<tunefleet::v1::Strategy>(*v);
+  return ParseShortName<tunefleet::v1::Strategy>(
+      *tunefleet::v1::Strategy_descriptor(), "STRATEGY_", name, "strategy");
 }
 
 std::vector<std::string> StrategyNames() {
@@ -107,10 +104,8 @@ std::string DtypeName(tunefleet::v1::Dtype dtype) {
 }
 
 absl::StatusOr<tunefleet::v1::Dtype> ParseDtype(absl::string_view name) {
-  absl::StatusOr<int> v = ParseShortName(*tunefleet::v1::Dtype_descriptor(),
-                                         "DTYPE_", name, "dtype");
-  if (!v.ok()) return v.status();
-  return static_cast<tunefleet::v1::Dtype>(*v);
+  return ParseShortName<tunefleet::v1::Dtype>(
+      *tunefleet::v1::Dtype_descriptor(), "DTYPE_", name, "dtype");
 }
 
 }  // namespace tunefleet::proto

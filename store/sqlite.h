@@ -68,6 +68,16 @@ class Database {
   absl::StatusOr<Statement> Prepare(absl::string_view sql);
   // Runs one or more statements without parameters (schema, pragmas).
   absl::Status Exec(absl::string_view sql);
+  // Prepares one statement, binds `args` to ?1, ?2, ... in order and runs
+  // it to completion. Errors: Prepare's and Statement::Run's.
+  template <typename... Args>
+  absl::Status Run(absl::string_view sql, const Args&... args) {
+    absl::StatusOr<Statement> s = Prepare(sql);
+    if (!s.ok()) return s.status();
+    int index = 0;
+    (s->Bind(++index, args), ...);
+    return s->Run();
+  }
   int64_t LastInsertId() const;
   int Changes() const;
   sqlite3* get() const { return db_.get(); }

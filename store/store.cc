@@ -180,17 +180,13 @@ absl::Status Store::UpsertDevice(const std::string& key,
   (void)google::protobuf::util::MessageToJsonString(info, &json);
   const int64_t now = base::NowMs();
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare(
-          "INSERT INTO devices (device_key, device_name, vendor, "
-          "driver_version, info_json, first_seen_ms, last_seen_ms) "
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (device_key) DO "
-          "UPDATE SET device_name = ?2, vendor = ?3, driver_version = ?4, "
-          "info_json = ?5, last_seen_ms = ?6"));
-  s.Bind(1, key).Bind(2, info.device_name()).Bind(3, info.vendor());
-  s.Bind(4, info.driver_version()).Bind(5, json).Bind(6, now);
-  return s.Run();
+  return db_.Run(
+      "INSERT INTO devices (device_key, device_name, vendor, driver_version, "
+      "info_json, first_seen_ms, last_seen_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (device_key) DO "
+      "UPDATE SET device_name = ?2, vendor = ?3, driver_version = ?4, "
+      "info_json = ?5, last_seen_ms = ?6",
+      key, info.device_name(), info.vendor(), info.driver_version(), json, now);
 }
 
 absl::StatusOr<tunefleet::v1::DeviceInfo> Store::GetDevice(
@@ -381,11 +377,8 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
 
 absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE jobs SET reference_ns = ?2 WHERE id = ?1"));
-  s.Bind(1, job_id).Bind(2, reference_ns);
-  return s.Run();
+  return db_.Run("UPDATE jobs SET reference_ns = ?2 WHERE id = ?1", job_id,
+                 reference_ns);
 }
 
 absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
@@ -394,24 +387,19 @@ absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE jobs SET state = ?2, message = ?3, "
-                  "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END "
-                  "WHERE id = ?1"));
-  s.Bind(1, job_id).Bind(2, proto::JobStateName(state)).Bind(3, message);
-  s.Bind(4, int64_t{final}).Bind(5, base::NowMs());
-  TUNEFLEET_RETURN_IF_ERROR(s.Run());
+  TUNEFLEET_RETURN_IF_ERROR(
+      db_.Run("UPDATE jobs SET state = ?2, message = ?3, "
+              "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END WHERE id = ?1",
+              job_id, proto::JobStateName(state), message, int64_t{final},
+              base::NowMs()));
   if (final) {
     // A finished job leaves no trial without a result: those never
     // measured are recorded as CANCELLED.
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        Statement c,
-        db_.Prepare("UPDATE trials SET state = 'done', error = 'CANCELLED', "
-                    "error_message = 'job ended before this trial ran', "
-                    "done_ms = ?2 WHERE job_id = ?1 AND state != 'done'"));
-    c.Bind(1, job_id).Bind(2, base::NowMs());
-    TUNEFLEET_RETURN_IF_ERROR(c.Run());
+    TUNEFLEET_RETURN_IF_ERROR(
+        db_.Run("UPDATE trials SET state = 'done', error = 'CANCELLED', "
+                "error_message = 'job ended before this trial ran', "
+                "done_ms = ?2 WHERE job_id = ?1 AND state != 'done'",
+                job_id, base::NowMs()));
   }
   return txn.Commit();
 }
@@ -439,33 +427,26 @@ absl::StatusOr<std::vector<int64_t>> Store::InsertTrials(
 
 absl::Status Store::LeaseTrial(int64_t trial_id, const std::string& agent) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE trials SET state = 'leased', agent = ?2, "
-                  "attempt = attempt + 1, leased_ms = ?3 "
-                  "WHERE id = ?1 AND state = 'pending'"));
-  s.Bind(1, trial_id).Bind(2, agent).Bind(3, base::NowMs());
-  return s.Run();
+  return db_.Run(
+      "UPDATE trials SET state = 'leased', agent = ?2, attempt = attempt + 1, "
+      "leased_ms = ?3 WHERE id = ?1 AND state = 'pending'",
+      trial_id, agent, base::NowMs());
 }
 
 absl::Status Store::RequeueTrial(int64_t trial_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE trials SET state = 'pending', "
-                  "agent = NULL WHERE id = ?1 AND state = 'leased'"));
-  s.Bind(1, trial_id);
-  return s.Run();
+  return db_.Run(
+      "UPDATE trials SET state = 'pending', agent = NULL "
+      "WHERE id = ?1 AND state = 'leased'",
+      trial_id);
 }
 
 absl::Status Store::RequeueLeased(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE trials SET state = 'pending', "
-                  "agent = NULL WHERE job_id = ?1 AND state = 'leased'"));
-  s.Bind(1, job_id);
-  return s.Run();
+  return db_.Run(
+      "UPDATE trials SET state = 'pending', agent = NULL "
+      "WHERE job_id = ?1 AND state = 'leased'",
+      job_id);
 }
 
 absl::StatusOr<bool> Store::CompleteTrial(int64_t trial_id,

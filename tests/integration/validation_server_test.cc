@@ -17,6 +17,7 @@
 #include "proto/tuning.grpc.pb.h"
 #include "server/server.h"
 #include "store/store.h"
+#include "tests/support/test_device.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::server {
@@ -28,22 +29,7 @@ using tunefleet::v1::SubmitJobRequest;
 
 constexpr char kDeviceKey[] = "val-dev";
 
-// A device as an agent would report it; no agent needs to connect for
-// SubmitJob to be checked.
-tunefleet::v1::DeviceInfo TestDevice() {
-  tunefleet::v1::DeviceInfo d;
-  d.set_device_name("Validation GPU");
-  d.set_vendor("Acme");
-  d.set_max_work_group_size(256);
-  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
-  d.set_local_mem_bytes(32768);
-  // A device that claims a TiB per allocation: tunefleet's own cap
-  // (kMaxBufferBytes) still holds.
-  d.set_max_mem_alloc_bytes(uint64_t{1} << 40);
-  d.set_global_mem_bytes(uint64_t{1} << 40);
-  d.set_compute_units(4);
-  return d;
-}
+using ::tunefleet::testing::TestDevice;
 
 std::string SaxpySpecText() {
   return R"(name = "saxpy_val"
