@@ -17,12 +17,10 @@
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
 #include "proto/tuning.pb.h"
+#include "store/schema.h"
 #include "store/sqlite.h"
 
 namespace tunefleet::store {
-
-// The schema version this build writes; see store.cc for migrations.
-inline constexpr int kSchemaVersion = 2;
 
 // What a new job row holds: its task (workload and template), where it
 // runs and how it searches. The server's JobSpec adds what only the running
@@ -165,7 +163,6 @@ class Store {
   Store(PrivateTag, Database db) : db_(std::move(db)) {}
 
  private:
-  absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg).
   absl::StatusOr<std::vector<Job>> SelectJobs(absl::string_view where,
                                               int64_t arg)
