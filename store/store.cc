@@ -8,7 +8,6 @@
 #include "google/protobuf/util/json_util.h"
 #include "proto/names.h"
 #include "store/schema.h"
-#include "trial/trial_request.h"
 
 namespace tunefleet::store {
 
