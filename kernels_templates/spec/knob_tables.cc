@@ -31,7 +31,11 @@ KnobTables::KnobTables(const SpecModel& model)
     const std::vector<int> knobs = KnobsOf(h);
     if (knobs.empty()) continue;
     std::vector<size_t> strides;
-    if (Strides(knobs, strides) > kMaxEntries) continue;
+    const size_t entries = Strides(knobs, strides);
+    if (entries > kMaxEntries ||
+        !Spend(entries * (1 + LetPlan(model, {h}).size()))) {
+      continue;
+    }
     table_of_[h] = static_cast<int>(tables_.size());
     tables_.push_back(Build(h, knobs));
   }
@@ -68,15 +72,18 @@ void KnobTables::SetCombination(size_t index, const std::vector<int>& knobs,
   }
 }
 
+bool KnobTables::Spend(size_t work) {
+  if (work > work_left_) return false;
+  work_left_ -= work;
+  return true;
+}
+
 std::vector<KnobTables::CheckRun> KnobTables::Runs(
-    const std::vector<int>& checks) const {
+    const std::vector<int>& checks) {
   std::vector<CheckRun> runs;
   CheckRun run;
   auto close = [&] {
-    if (run.count > 1) {
-      FillRun(checks, run);
-      runs.push_back(std::move(run));
-    }
+    if (run.count > 1 && FillRun(checks, run)) runs.push_back(std::move(run));
     run = CheckRun();
   };
   for (size_t i = 0; i < checks.size(); ++i) {
@@ -98,13 +105,14 @@ std::vector<KnobTables::CheckRun> KnobTables::Runs(
   return runs;
 }
 
-void KnobTables::FillRun(const std::vector<int>& checks, CheckRun& run) const {
+bool KnobTables::FillRun(const std::vector<int>& checks, CheckRun& run) {
   const SpecModel& m = *model_;
   const std::vector<int> handles(checks.begin() + run.first,
                                  checks.begin() + run.first + run.count);
   const LetPlan lets(m, handles);
   std::vector<double> slots(m.slots.size(), 0.0);
   const size_t entries = Strides(run.knobs, run.strides);
+  if (!Spend(entries * (run.count + lets.size()))) return false;
   run.first_failing.assign(entries, CheckRun::kAllHold);
   for (size_t index = 0; index < entries; ++index) {
     SetCombination(index, run.knobs, run.strides, slots);
@@ -117,6 +125,7 @@ void KnobTables::FillRun(const std::vector<int>& checks, CheckRun& run) const {
       }
     }
   }
+  return true;
 }
 
 bool KnobTables::KnobsRead(int handle,

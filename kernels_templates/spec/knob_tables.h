@@ -18,6 +18,10 @@ class KnobTables {
   // Most entries of one table; expressions over more knob combinations are
   // evaluated.
   static constexpr size_t kMaxEntries = 4096;
+  // Most evaluations all tables of a spec may take to build (a hostile
+  // spec must not make parsing slow: this is some 30 ms); tables past it
+  // are left out. The built-in specs take at most an eighth of it.
+  static constexpr size_t kMaxWork = size_t{1} << 20;
 
   KnobTables() = default;
   // Tables for the model's expressions (it must outlive this object).
@@ -42,7 +46,8 @@ class KnobTables {
 
   // The runs of `checks` (expression handles, checked in order): maximal
   // runs of knob-only checks whose table fits kMaxRunEntries.
-  std::vector<CheckRun> Runs(const std::vector<int>& checks) const;
+  // Builds them within what is left of kMaxWork.
+  std::vector<CheckRun> Runs(const std::vector<int>& checks);
   // The position in `run` of the first check that fails, or kAllHold.
   static int FirstFailing(const CheckRun& run, const int* digits) {
     size_t index = 0;
@@ -80,7 +85,12 @@ class KnobTables {
   Table Build(int handle, const std::vector<int>& knobs) const;
   // Knobs of a knob-only expression (empty when it is not one).
   std::vector<int> KnobsOf(int handle) const;
-  void FillRun(const std::vector<int>& checks, CheckRun& run) const;
+  // Fills the run's table; false (and no table) when that would take more
+  // than the work left.
+  bool FillRun(const std::vector<int>& checks, CheckRun& run);
+  // Takes `work` evaluations from what is left of kMaxWork; false (and
+  // nothing taken) when less is left.
+  bool Spend(size_t work);
   // Strides of mixed-radix digits over `knobs`, the last fastest; returns
   // the number of combinations (or a number over 2^40 when it is larger).
   size_t Strides(const std::vector<int>& knobs,
@@ -97,6 +107,7 @@ class KnobTables {
   std::vector<std::vector<int16_t>> digit_of_;
   std::vector<std::vector<int>> let_knobs_;  // per let; see knob_only_
   std::vector<bool> let_knob_only_;
+  size_t work_left_ = kMaxWork;
   std::vector<int> table_of_;  // per expression: index into tables_, or -1
   std::vector<Table> tables_;
 };

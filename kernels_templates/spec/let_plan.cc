@@ -35,33 +35,31 @@ LetPlan::LetPlan(const SpecModel& model, const std::vector<int>& expressions,
     : model_(&model), tables_(tables) {
   const std::vector<std::vector<bool>> closures = Closures(model);
   std::vector<bool> done(model.lets.size(), false);
+  auto step = [&model](size_t j) {
+    return Step{model.slots.let(static_cast<int>(j)), model.lets[j].expression};
+  };
   for (int handle : expressions) {
     std::vector<bool> need(model.lets.size(), false);
     MarkNeeds(model, handle, closures, need);
-    std::vector<int> lets;
+    std::vector<Step> steps;
     for (size_t j = 0; j < need.size(); ++j) {
-      if (need[j] && !done[j]) lets.push_back(static_cast<int>(j));
+      if (need[j] && !done[j]) steps.push_back(step(j));
       done[j] = done[j] || need[j];
     }
-    before_.push_back(std::move(lets));
+    before_.push_back(std::move(steps));
   }
   for (size_t j = 0; j < done.size(); ++j) {
-    if (done[j]) all_.push_back(static_cast<int>(j));
+    if (done[j]) all_.push_back(step(j));
   }
 }
 
-void LetPlan::Compute(const std::vector<int>& lets, double* slots,
+void LetPlan::Compute(const std::vector<Step>& steps, double* slots,
                       const int* digits) const {
-  for (int j : lets) {
-    const int h = model_->lets[j].expression;
-    slots[model_->slots.let(j)] = tables_ != nullptr
-                                      ? tables_->Value(h, slots, digits)
-                                      : model_->expressions->Evaluate(h, slots);
+  for (const Step& s : steps) {
+    slots[s.slot] = tables_ != nullptr
+                        ? tables_->Value(s.expression, slots, digits)
+                        : model_->expressions->Evaluate(s.expression, slots);
   }
-}
-
-void LetPlan::Before(size_t i, double* slots, const int* digits) const {
-  Compute(before_[i], slots, digits);
 }
 
 void LetPlan::All(double* slots, const int* digits) const {

@@ -9,10 +9,8 @@
 #include "kernels_templates/spec/spec_model.h"
 
 namespace tunefleet::templates {
-class KnobTables;
-}  // namespace tunefleet::templates
 
-namespace tunefleet::templates {
+class KnobTables;
 
 class LetPlan {
  public:
@@ -27,18 +25,28 @@ class LetPlan {
   // Computes into `slots` the lets expression i needs that expressions
   // before it did not. `digits`: the config's knob digits (KnobTables),
   // or null.
-  void Before(size_t i, double* slots, const int* digits = nullptr) const;
+  void Before(size_t i, double* slots, const int* digits = nullptr) const {
+    if (!before_[i].empty()) Compute(before_[i], slots, digits);
+  }
   // Computes every let that any expression of the list needs.
   void All(double* slots, const int* digits = nullptr) const;
+  // How many lets All() computes.
+  size_t size() const { return all_.size(); }
 
  private:
-  void Compute(const std::vector<int>& lets, double* slots,
+  // A let to compute: its slot and expression.
+  struct Step {
+    int slot;
+    int expression;
+  };
+
+  void Compute(const std::vector<Step>& steps, double* slots,
                const int* digits) const;
 
   const SpecModel* model_ = nullptr;
   const KnobTables* tables_ = nullptr;
-  std::vector<std::vector<int>> before_;  // let indices, ascending
-  std::vector<int> all_;
+  std::vector<std::vector<Step>> before_;  // in the lets' order
+  std::vector<Step> all_;
 };
 
 }  // namespace tunefleet::templates

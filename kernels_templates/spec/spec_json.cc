@@ -97,6 +97,24 @@ absl::StatusOr<bool> GetBool(const json& j, const char* key, bool fallback) {
   return j[key].get<bool>();
 }
 
+namespace {
+
+// OK when field `key` of `j` is a list of at most `max_items` items of
+// `what` ("list", "list of tables").
+absl::Status CheckList(const json& j, const char* key, size_t max_items,
+                       absl::string_view what) {
+  if (!j[key].is_array()) {
+    return Invalid(absl::StrCat("\"", key, "\" must be a ", what));
+  }
+  if (j[key].size() > max_items) {
+    return Invalid(absl::StrCat("\"", key, "\" has ", j[key].size(),
+                                " items; at most ", max_items));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> GetStrings(const json& j,
                                                     const char* key,
                                                     size_t max_items,
@@ -107,13 +125,7 @@ absl::StatusOr<std::vector<std::string>> GetStrings(const json& j,
     out.push_back(j[key].get<std::string>());
     return out;
   }
-  if (!j[key].is_array()) {
-    return Invalid(absl::StrCat("\"", key, "\" must be a list"));
-  }
-  if (j[key].size() > max_items) {
-    return Invalid(absl::StrCat("\"", key, "\" has ", j[key].size(),
-                                " items; at most ", max_items));
-  }
+  if (absl::Status s = CheckList(j, key, max_items, "list"); !s.ok()) return s;
   for (const json& v : j[key]) {
     if (v.is_string()) {
       out.push_back(v.get<std::string>());
@@ -139,12 +151,9 @@ absl::StatusOr<std::vector<json>> GetTables(const json& j, const char* key,
                                             size_t max_items) {
   std::vector<json> out;
   if (!j.contains(key)) return out;
-  if (!j[key].is_array()) {
-    return Invalid(absl::StrCat("\"", key, "\" must be a list of tables"));
-  }
-  if (j[key].size() > max_items) {
-    return Invalid(absl::StrCat("\"", key, "\" has ", j[key].size(),
-                                " items; at most ", max_items));
+  if (absl::Status s = CheckList(j, key, max_items, "list of tables");
+      !s.ok()) {
+    return s;
   }
   for (const json& v : j[key]) {
     if (!v.is_object()) {

@@ -246,7 +246,7 @@ absl::Status SpecTemplate::CheckWorkload(const Workload& w,
 }
 
 absl::Status SpecTemplate::ConfigError(const KnobValues& config,
-                                       const std::string& why) const {
+                                       absl::string_view why) const {
   return absl::InvalidArgumentError(
       absl::StrCat(ConfigString(config), ": ", why));
 }
@@ -269,7 +269,11 @@ absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
   const int* digits =
       tables_.Digits(config, digits_storage) ? digits_storage : nullptr;
   if (const int i = FirstFailingConstraint(digits, frame); i >= 0) {
-    return ConfigError(config, Render(model_.constraints[i].reason, w, frame));
+    const TextTemplate& reason = model_.constraints[i].reason;
+    if (const std::string* text = reason.StaticText()) {
+      return ConfigError(config, *text);
+    }
+    return ConfigError(config, Render(reason, w, frame));
   }
   if (!model_.launch_checks) return absl::OkStatus();
   return CheckLaunchRules(config, limits, frame);

@@ -247,7 +247,7 @@ class SpecTemplate : public KernelTemplate {
   // The position of the first constraint the config fails, or -1.
   int FirstFailingConstraint(const int* digits, Frame& frame) const;
   absl::Status ConfigError(const KnobValues& config,
-                           const std::string& why) const;
+                           absl::string_view why) const;
   LaunchDesc MakeLaunch(const SpecKernel& k, const LetPlan& plan,
                         const KnobValues& config, const Workload& w) const;
   std::string BuildOptions(const SpecKernel& k, const Frame& frame,

@@ -42,6 +42,12 @@ class TextTemplate {
                      absl::string_view workload,
                      absl::string_view template_name) const;
 
+  // The text when it is plain (one piece of text), else null.
+  const std::string* StaticText() const {
+    return pieces_.size() == 1 && pieces_[0].kind == Piece::kText
+               ? &pieces_[0].text
+               : nullptr;
+  }
   // Whether some piece is an expression, or {workload}.
   bool HasExpressions() const;
   bool HasWorkload() const;
