@@ -132,17 +132,17 @@ absl::Status ParseAttrs(const json& j, SpecModel& m) {
                                 " attributes"));
   }
   const OpSpec* op = FindOp(m.op);
-  for (const auto& [name, values] : j["attrs"].items()) {
-    auto it =
-        op == nullptr
-            ? std::vector<AttrSpec>::const_iterator()
-            : std::find_if(op->attrs.begin(), op->attrs.end(),
-                           [&](const AttrSpec& a) { return a.name == name; });
-    if (op == nullptr || it == op->attrs.end()) {
+  for (const auto& item : j["attrs"].items()) {
+    const std::string name = item.key();
+    const AttrSpec* op_attr = nullptr;
+    for (size_t a = 0; op != nullptr && a < op->attrs.size(); ++a) {
+      if (op->attrs[a].name == name) op_attr = &op->attrs[a];
+    }
+    if (op_attr == nullptr) {
       return Invalid(
           absl::StrCat("attrs: op ", m.op, " has no attribute '", name, "'"));
     }
-    absl::StatusOr<SpecAttr> attr = ParseAttr(name, values, *it);
+    absl::StatusOr<SpecAttr> attr = ParseAttr(name, item.value(), *op_attr);
     if (!attr.ok()) return attr.status();
     m.attrs.push_back(*std::move(attr));
   }

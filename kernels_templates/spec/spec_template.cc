@@ -61,9 +61,8 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Parse(
   t->model_ = *std::move(model);
   t->spec_text_ = spec;
   t->spec_format_ = format;
-  if (t->model_.reference.source != t->model_.kernel.source) {
-    t->reference_source_ = reference_source;
-  }
+  const spec_json::json& reference = (*j)["reference"];
+  if (reference.contains("source")) t->reference_source_ = reference_source;
   if (t->model_.kernel.source.empty()) {
     return Invalid("the OpenCL source is empty");
   }

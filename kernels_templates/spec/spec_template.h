@@ -215,6 +215,9 @@ class SpecTemplate : public KernelTemplate {
  public:
   // Use Load() or Parse().
   explicit SpecTemplate(PrivateTag) {}
+  // Its plans point into it.
+  SpecTemplate(const SpecTemplate&) = delete;
+  SpecTemplate& operator=(const SpecTemplate&) = delete;
 
  private:
   // Variable values of one evaluation, by slot.
