@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -71,8 +72,21 @@ class TableWriter {
           *spec, index, AddSource(std::string(spec->source())));
       if (!code.ok()) continue;
       shape_specs_.push_back(spec);
+      AddDtypes(spec->op());
       shape_code_ += code->definitions;
       shape_templates_ += absl::StrCat("    ", code->entry, ",\n");
+    }
+  }
+  // The fp16 and element_bytes values of the dtypes of `op`, as the tuner
+  // computes them.
+  void AddDtypes(absl::string_view op) {
+    const templates::OpSpec* spec = templates::FindOp(op);
+    for (size_t i = 0; spec != nullptr && i < spec->dtypes.size(); ++i) {
+      const std::string name(spec->dtypes[i]);
+      if (!dtypes_.insert(name).second) continue;
+      absl::StrAppend(&dtype_values_, "    {\"", absl::CEscape(name), "\", ",
+                      templates::IsHalf(name) ? 1 : 0, ", ",
+                      templates::ElementBytes(name), "},\n");
     }
   }
   // The index of the shape-generic template named `name`, or -1.
@@ -175,6 +189,9 @@ class TableWriter {
         &s, "};\n\nconst Device kDevices[] = {\n", devices_,
         "};\nconst size_t kNumDevices = ", num_devices_, ";\n\nnamespace {\n\n",
         shape_code_, shape_arrays_, "}  // namespace\n\n",
+        "const DtypeValues kDtypeValues[] = {\n", dtype_values_,
+        dtypes_.empty() ? "    {\"\", 0, 0},\n" : "",
+        "};\nconst size_t kNumDtypeValues = ", dtypes_.size(), ";\n\n",
         "const ShapeTemplate kShapeTemplates[] = {\n", shape_templates_,
         shape_specs_.empty() ? "    {},\n" : "",
         "};\nconst size_t kNumShapeTemplates = ", shape_specs_.size(),
@@ -195,6 +212,8 @@ class TableWriter {
  private:
   std::string devices_, args_, kernels_;
   std::string shape_code_, shape_templates_, shape_arrays_, shape_entries_;
+  std::string dtype_values_;
+  std::set<std::string> dtypes_;
   std::vector<const templates::SpecTemplate*> shape_specs_;
   int num_devices_ = 0, num_args_ = 0, num_kernels_ = 0;
   int num_shape_entries_ = 0;

@@ -201,9 +201,14 @@ bool MakeShape(const std::string& op, const std::vector<long long>& dims,
     out->vars[t.num_dims + a] = attr.numbers[v];
   }
   const int dtype_slot = t.num_dims + t.num_attrs;
-  out->vars[dtype_slot] = dtype == "fp16" ? 1 : 0;
-  out->vars[dtype_slot + 1] = dtype == "fp16" ? 2 : 4;
-  return true;
+  for (size_t d = 0; d < internal::kNumDtypeValues; ++d) {
+    const internal::DtypeValues& values = internal::kDtypeValues[d];
+    if (dtype != values.name) continue;
+    out->vars[dtype_slot] = values.fp16;
+    out->vars[dtype_slot + 1] = values.element_bytes;
+    return true;
+  }
+  return false;
 }
 
 // The variables of a shape with a config and a device's limits.

@@ -51,6 +51,14 @@ struct ShapeLaunch {
   long long ints[64] = {};  // the integer arguments, by Arg::value
 };
 
+// What a dtype means to the generated checks and launches: their fp16 and
+// element_bytes variables.
+struct DtypeValues {
+  const char* name;
+  double fp16;
+  double element_bytes;
+};
+
 // A string attribute of an op and the numbers its values stand for.
 struct Attr {
   const char* name;
@@ -110,6 +118,8 @@ extern const KernelEntry kKernelEntries[];
 extern const size_t kNumKernelEntries;
 extern const Device kDevices[];
 extern const size_t kNumDevices;
+extern const DtypeValues kDtypeValues[];
+extern const size_t kNumDtypeValues;
 extern const ShapeTemplate kShapeTemplates[];
 extern const size_t kNumShapeTemplates;
 extern const ShapeEntry kShapeEntries[];
