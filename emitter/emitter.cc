@@ -221,6 +221,75 @@ class TableWriter {
   std::vector<std::string> source_order_;
 };
 
+// A record this build can emit: its template, workload, config and
+// source.
+struct UsableRecord {
+  const templates::KernelTemplate* tmpl = nullptr;
+  templates::Workload workload;
+  templates::KnobValues config;
+  std::string source;
+};
+
+// The record's parts, or why it cannot be emitted (FAILED_PRECONDITION:
+// an unknown template or version, a config or source the store lacks).
+absl::StatusOr<UsableRecord> ReadRecord(store::Store& store,
+                                        const tunefleet::v1::Record& r) {
+  auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
+  auto workload = trial::WorkloadFromProto(r.workload());
+  if (!tmpl.ok() || !workload.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), " (", r.template_name(),
+                     "): template unknown to this build"));
+  }
+  if ((*tmpl)->version() != r.template_version()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), ": tuned with ", r.template_name(), " v",
+                     r.template_version(), ", this build has v",
+                     (*tmpl)->version(), "; tune again"));
+  }
+  std::vector<std::pair<std::string, int64_t>> pairs;
+  for (const auto& k : r.config().knobs()) {
+    pairs.emplace_back(k.name(), k.value());
+  }
+  auto config = (*tmpl)->ConfigFromPairs(pairs);
+  auto source = store.TemplateSource(r.template_name(), r.template_version());
+  if (!config.ok() || !source.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        r.workload_key(), ": ",
+        !config.ok() ? config.status().message() : source.status().message()));
+  }
+  return UsableRecord{*tmpl, *std::move(workload), *std::move(config),
+                      *std::move(source)};
+}
+
+// Adds a usable record of device `device` (key `key`) to the table: the
+// naive reference when it measured faster than every tuned config (tiny
+// tasks, where launch overhead dominates), else an entry of its
+// shape-generic template, else its exact launch.
+void AddRecord(store::Store& store, const std::string& key, int device,
+               const tunefleet::v1::Record& r, const UsableRecord& u,
+               TableWriter& table, EmitSummary& summary) {
+  absl::StatusOr<std::optional<double>> reference =
+      store.ReferenceTime(key, u.workload.Canonical(), r.template_name());
+  if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
+    const templates::LaunchDesc l = u.tmpl->ReferenceLaunch(u.workload);
+    tunefleet::v1::Record fallback = r;
+    fallback.set_time_ns(**reference);
+    fallback.set_gflops(u.tmpl->Flops(u.workload) / **reference);
+    table.AddKernel(device, u.workload, *u.tmpl, l,
+                    table.AddSource(std::string(l.source)), fallback);
+    ++summary.reference_entries;
+  } else if (const int shape = table.ShapeTemplate(u.tmpl->name());
+             shape >= 0) {
+    table.AddShapeEntry(shape, device, u.workload, u.config,
+                        table.AddSource(u.source), r);
+  } else {
+    table.AddKernel(device, u.workload, *u.tmpl,
+                    u.tmpl->Launch(u.config, u.workload),
+                    table.AddSource(u.source), r);
+  }
+}
+
 // Adds the best records of one device key; returns how many were usable.
 absl::StatusOr<int> AddDeviceRecords(store::Store& store,
                                      const std::string& key, TableWriter& table,
@@ -235,56 +304,13 @@ absl::StatusOr<int> AddDeviceRecords(store::Store& store,
   const int device = table.AddDevice(key, info);
   int added = 0;
   for (const tunefleet::v1::Record& r : records) {
-    auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
-    auto workload = trial::WorkloadFromProto(r.workload());
-    if (!tmpl.ok() || !workload.ok()) {
-      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), " (",
-                                             r.template_name(),
-                                             "): template unknown to this "
-                                             "build"));
+    absl::StatusOr<UsableRecord> usable = ReadRecord(store, r);
+    if (!usable.ok()) {
+      summary.skipped.push_back(
+          absl::StrCat(key, ": ", usable.status().message()));
       continue;
     }
-    if ((*tmpl)->version() != r.template_version()) {
-      summary.skipped.push_back(absl::StrCat(
-          key, ": ", r.workload_key(), ": tuned with ", r.template_name(), " v",
-          r.template_version(), ", this build has v", (*tmpl)->version(),
-          "; tune again"));
-      continue;
-    }
-    std::vector<std::pair<std::string, int64_t>> pairs;
-    for (const auto& k : r.config().knobs()) {
-      pairs.emplace_back(k.name(), k.value());
-    }
-    auto config = (*tmpl)->ConfigFromPairs(pairs);
-    auto source = store.TemplateSource(r.template_name(), r.template_version());
-    if (!config.ok() || !source.ok()) {
-      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), ": ",
-                                             !config.ok()
-                                                 ? config.status().message()
-                                                 : source.status().message()));
-      continue;
-    }
-    // Ship the naive reference when it measured faster than every tuned
-    // config (tiny tasks, where launch overhead dominates).
-    absl::StatusOr<std::optional<double>> reference =
-        store.ReferenceTime(key, workload->Canonical(), r.template_name());
-    if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
-      const templates::LaunchDesc l = (*tmpl)->ReferenceLaunch(*workload);
-      tunefleet::v1::Record fallback = r;
-      fallback.set_time_ns(**reference);
-      fallback.set_gflops((*tmpl)->Flops(*workload) / **reference);
-      table.AddKernel(device, *workload, **tmpl, l,
-                      table.AddSource(std::string(l.source)), fallback);
-      ++summary.reference_entries;
-    } else if (const int shape = table.ShapeTemplate((*tmpl)->name());
-               shape >= 0) {
-      table.AddShapeEntry(shape, device, *workload, *config,
-                          table.AddSource(*source), r);
-    } else {
-      table.AddKernel(device, *workload, **tmpl,
-                      (*tmpl)->Launch(*config, *workload),
-                      table.AddSource(*source), r);
-    }
+    AddRecord(store, key, device, r, *usable, table, summary);
     ++added;
   }
   return added;

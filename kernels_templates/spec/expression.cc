@@ -276,12 +276,12 @@ class ExpressionSet::Compiler {
   std::vector<double> storage_;  // where variables live while compiling
 };
 
-ExpressionSet::ExpressionSet() = default;
+ExpressionSet::ExpressionSet(PrivateTag) {}
 ExpressionSet::~ExpressionSet() = default;
 
 absl::StatusOr<std::unique_ptr<ExpressionSet>> ExpressionSet::Create(
     std::vector<std::string> variables) {
-  std::unique_ptr<ExpressionSet> set(new ExpressionSet());
+  auto set = std::make_unique<ExpressionSet>(PrivateTag{});
   set->compiler_ = std::make_unique<Compiler>(variables.size());
   // muParser reports errors by throwing; they stop here.
   try {

@@ -73,9 +73,15 @@ class ExpressionSet {
  private:
   struct Program;
   class Compiler;
+  struct PrivateTag {
+    explicit PrivateTag() = default;
+  };
 
-  ExpressionSet();
+ public:
+  // Use Create().
+  explicit ExpressionSet(PrivateTag);
 
+ private:
   std::vector<std::string> variables_;
   std::vector<Program> programs_;
   // muParser, bound to dummy storage: only Add() uses it.
