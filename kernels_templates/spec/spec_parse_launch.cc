@@ -57,14 +57,13 @@ absl::StatusOr<SpecCheck> ParseCheck(const json& t, const std::string& what,
 }
 
 absl::Status ParseConstraints(const json& j, SpecModel& m) {
-  if (j.contains("constraints") && j["constraints"].is_array() &&
-      j["constraints"].size() > kMaxSpecConstraints) {
-    return Invalid(absl::StrCat("\"constraints\" has ", j["constraints"].size(),
-                                " items; at most ", kMaxSpecConstraints));
-  }
   if (!j.contains("constraints")) return absl::OkStatus();
   if (!j["constraints"].is_array()) {
     return Invalid("\"constraints\" must be a list");
+  }
+  if (j["constraints"].size() > kMaxSpecConstraints) {
+    return Invalid(absl::StrCat("\"constraints\" has ", j["constraints"].size(),
+                                " items; at most ", kMaxSpecConstraints));
   }
   for (const json& c : j["constraints"]) {
     if (c.is_object()) {
