@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -10,19 +11,22 @@
 #include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "base/status_macros.h"
-#include "kernels_templates/gemm/gemm_template.h"
+#include "emitter/shape_code.h"
 #include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::emitter {
 
-// Runtime files of the emitted library, embedded from server/emit/.
+// Files of the emitted library, embedded from runtime/ (and the expression
+// functions from kernels_templates/spec/).
 absl::string_view EmitPublicHeader();
 absl::string_view EmitTableHeader();
 absl::string_view EmitRuntime();
 absl::string_view EmitCMakeLists();
 absl::string_view EmitCMakeConfig();
+absl::string_view EmitExpressionFunctions();
 
 namespace {
 
@@ -38,7 +42,8 @@ std::string CxxLiteral(absl::string_view text) {
   return out;
 }
 
-// The generated table: device keys, distinct sources and GEMM entries.
+// The generated table: device keys, distinct sources, the shape-generic
+// templates of this build with their generated code, and the entries.
 class TableWriter {
  public:
   int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
@@ -53,22 +58,87 @@ class TableWriter {
     if (fresh) source_order_.push_back(source);
     return it->second;
   }
-  void AddGemm(int device, const templates::Workload& w,
-               const tunefleet_gemm::GemmKnobs& k, int source,
-               const tunefleet::v1::TuningRecord& r) {
-    gemm_ += absl::StrFormat(
-        "    {%d, %d, %d, %d, {%d, %d, %d, %d, %d, %d, %d, %d, %d}, %d, %.1f, "
+
+  // Adds every shape-generic template of the registry, with its source as
+  // that of its default config (so a library always has one, whatever its
+  // records). A template whose code cannot be generated is left to exact
+  // entries.
+  void AddShapeTemplates() {
+    for (const templates::KernelTemplate* t : templates::AllTemplates()) {
+      const auto* spec = dynamic_cast<const templates::SpecTemplate*>(t);
+      if (spec == nullptr || !spec->model().shape_generic) continue;
+      const int index = static_cast<int>(shape_specs_.size());
+      absl::StatusOr<ShapeCode> code = GenerateShapeCode(
+          *spec, index, AddSource(std::string(spec->source())));
+      if (!code.ok()) continue;
+      shape_specs_.push_back(spec);
+      AddDtypes(spec->op());
+      shape_code_ += code->definitions;
+      shape_templates_ += absl::StrCat("    ", code->entry, ",\n");
+    }
+  }
+  // The fp16 and element_bytes values of the dtypes of `op`, as the tuner
+  // computes them.
+  void AddDtypes(absl::string_view op) {
+    const templates::OpSpec* spec = templates::FindOp(op);
+    for (size_t i = 0; spec != nullptr && i < spec->dtypes.size(); ++i) {
+      const std::string name(spec->dtypes[i]);
+      if (!dtypes_.insert(name).second) continue;
+      absl::StrAppend(&dtype_values_, "    {\"", absl::CEscape(name), "\", ",
+                      templates::IsHalf(name) ? 1 : 0, ", ",
+                      templates::ElementBytes(name), "},\n");
+    }
+  }
+  // The index of the shape-generic template named `name`, or -1.
+  int ShapeTemplate(absl::string_view name) const {
+    for (size_t i = 0; i < shape_specs_.size(); ++i) {
+      if (shape_specs_[i]->name() == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  // An entry of a shape-generic template: the record's shape and config.
+  void AddShapeEntry(int tmpl, int device, const templates::Workload& w,
+                     const templates::KnobValues& config, int source,
+                     const tunefleet::v1::TuningRecord& r) {
+    const templates::SpecModel& m = shape_specs_[tmpl]->model();
+    std::vector<std::string> attrs;
+    for (const templates::SpecAttr& a : m.attrs) {
+      double number = 0;
+      for (const auto& [value, n] : a.values) {
+        if (value == w.attr(a.name)) number = n;
+      }
+      attrs.push_back(absl::StrFormat("%.17g", number));
+    }
+    const int i = num_shape_entries_++;
+    absl::StrAppend(
+        &shape_arrays_, "const long long kEntryDims", i, "[] = {",
+        absl::StrJoin(w.dims(), ", ",
+                      [](std::string* out, const templates::Dim& d) {
+                        absl::StrAppend(out, d.value);
+                      }),
+        "};\nconst long long kEntryKnobs", i, "[] = {",
+        absl::StrJoin(config, ", "), "};\n");
+    if (!attrs.empty()) {
+      absl::StrAppend(&shape_arrays_, "const double kEntryAttrs", i, "[] = {",
+                      absl::StrJoin(attrs, ", "), "};\n");
+    }
+    shape_entries_ += absl::StrFormat(
+        "    {%d, %d, \"%s\", %s, kEntryDims%d, kEntryKnobs%d, %d, %.1f, "
         "%.3f},\n",
-        device, w.dim("M"), w.dim("N"), w.dim("K"), k.mwg, k.nwg, k.kwg, k.mwi,
-        k.nwi, k.vw, k.sa, k.sb, k.kunroll, source, r.time_ns(), r.gflops());
-    ++num_gemm_;
+        tmpl, device, absl::CEscape(w.dtype()),
+        attrs.empty() ? "nullptr" : absl::StrCat("kEntryAttrs", i), i, i,
+        source, r.time_ns(), r.gflops());
   }
   // A generic entry: the exact launch of a record's config.
   void AddKernel(int device, const templates::Workload& w,
                  const templates::KernelTemplate& tmpl,
                  const templates::LaunchDesc& l, int source,
                  const tunefleet::v1::TuningRecord& r) {
-    const std::vector<std::string> order = BufferOrder(tmpl, w);
+    // Buffers in the order callers pass them: the template's.
+    std::vector<std::string> order;
+    for (const templates::BufferDesc& b : tmpl.Buffers(w)) {
+      order.push_back(b.name);
+    }
     const int first_arg = num_args_;
     int floats = 0;
     for (const templates::ArgDesc& a : l.args) {
@@ -102,57 +172,123 @@ class TableWriter {
     ++num_kernels_;
   }
 
-  int entries() const { return num_gemm_ + num_kernels_; }
+  int entries() const { return num_shape_entries_ + num_kernels_; }
 
-  std::string Render(int default_gemm_source) const {
+  std::string Render() const {
     std::string s =
         "// Generated by `tunefleet emit`. Do not edit: run it again.\n"
+        "#include <cmath>\n#include <string>\n\n"
+        "#include \"expression_functions.h\"\n"
         "#include \"tuned_table.h\"\n\n"
         "namespace tunefleet_tuned::internal {\n\n"
         "const char* const kSources[] = {\n";
     for (const std::string& source : source_order_) {
       absl::StrAppend(&s, CxxLiteral(source), "    ,\n");
     }
-    absl::StrAppend(&s, "};\n\nconst Device kDevices[] = {\n", devices_,
-                    "};\nconst size_t kNumDevices = ", num_devices_, ";\n\n",
-                    "const GemmEntry kGemmEntries[] = {\n", gemm_,
-                    num_gemm_ == 0 ? "    {0, 1, 1, 1, {}, 0, 0, 0},\n" : "",
-                    "};\nconst size_t kNumGemmEntries = ", num_gemm_, ";\n",
-                    "const int kDefaultGemmSource = ", default_gemm_source,
-                    ";\n\nconst Arg kArgs[] = {\n", args_,
-                    num_args_ == 0 ? "    {'i', 0},\n" : "",
-                    "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
-                    num_kernels_ == 0
-                        ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
-                          "{0, 0, 0}, 0, 0, 0, 0, 0, 0},\n"
-                        : "",
-                    "};\nconst size_t kNumKernelEntries = ", num_kernels_,
-                    ";\n\n}  // namespace tunefleet_tuned::internal\n");
+    absl::StrAppend(
+        &s, "};\n\nconst Device kDevices[] = {\n", devices_,
+        "};\nconst size_t kNumDevices = ", num_devices_, ";\n\nnamespace {\n\n",
+        shape_code_, shape_arrays_, "}  // namespace\n\n",
+        "const DtypeValues kDtypeValues[] = {\n", dtype_values_,
+        dtypes_.empty() ? "    {\"\", 0, 0},\n" : "",
+        "};\nconst size_t kNumDtypeValues = ", dtypes_.size(), ";\n\n",
+        "const ShapeTemplate kShapeTemplates[] = {\n", shape_templates_,
+        shape_specs_.empty() ? "    {},\n" : "",
+        "};\nconst size_t kNumShapeTemplates = ", shape_specs_.size(),
+        ";\n\nconst ShapeEntry kShapeEntries[] = {\n", shape_entries_,
+        num_shape_entries_ == 0 ? "    {},\n" : "",
+        "};\nconst size_t kNumShapeEntries = ", num_shape_entries_, ";\n",
+        "\nconst Arg kArgs[] = {\n", args_,
+        num_args_ == 0 ? "    {'i', 0},\n" : "",
+        "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
+        num_kernels_ == 0 ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
+                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0},\n"
+                          : "",
+        "};\nconst size_t kNumKernelEntries = ", num_kernels_,
+        ";\n\n}  // namespace tunefleet_tuned::internal\n");
     return s;
   }
 
  private:
-  // Buffers in the order callers pass them (tunefleet_tuned.h, Run()).
-  static std::vector<std::string> BufferOrder(
-      const templates::KernelTemplate& tmpl, const templates::Workload& w) {
-    const std::string& op = w.op();
-    if (op == "conv2d" || op == "depthwise_conv2d" || op == "dense") {
-      return {"input", "weight", "output", "scale", "shift"};
-    }
-    if (op == "pool2d" || op == "global_pool" || op == "softmax") {
-      return {"input", "output"};
-    }
-    std::vector<std::string> order;
-    for (const templates::BufferDesc& b : tmpl.Buffers(w))
-      order.push_back(b.name);
-    return order;
-  }
-
-  std::string devices_, gemm_, args_, kernels_;
-  int num_devices_ = 0, num_gemm_ = 0, num_args_ = 0, num_kernels_ = 0;
+  std::string devices_, args_, kernels_;
+  std::string shape_code_, shape_templates_, shape_arrays_, shape_entries_;
+  std::string dtype_values_;
+  std::set<std::string> dtypes_;
+  std::vector<const templates::SpecTemplate*> shape_specs_;
+  int num_devices_ = 0, num_args_ = 0, num_kernels_ = 0;
+  int num_shape_entries_ = 0;
   std::map<std::string, int> sources_;
   std::vector<std::string> source_order_;
 };
+
+// A record this build can emit: its template, workload, config and
+// source.
+struct UsableRecord {
+  const templates::KernelTemplate* tmpl = nullptr;
+  templates::Workload workload;
+  templates::KnobValues config;
+  std::string source;
+};
+
+// The record's parts, or why it cannot be emitted (FAILED_PRECONDITION:
+// an unknown template or version, a config or source the store lacks).
+absl::StatusOr<UsableRecord> ReadRecord(store::Store& store,
+                                        const tunefleet::v1::TuningRecord& r) {
+  auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
+  auto workload = trial::WorkloadFromProto(r.workload());
+  if (!tmpl.ok() || !workload.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), " (", r.template_name(),
+                     "): template unknown to this build"));
+  }
+  if ((*tmpl)->version() != r.template_version()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), ": tuned with ", r.template_name(), " v",
+                     r.template_version(), ", this build has v",
+                     (*tmpl)->version(), "; tune again"));
+  }
+  std::vector<std::pair<std::string, int64_t>> pairs;
+  for (const auto& k : r.config().knobs()) {
+    pairs.emplace_back(k.name(), k.value());
+  }
+  auto config = (*tmpl)->ConfigFromPairs(pairs);
+  auto source = store.TemplateSource(r.template_name(), r.template_version());
+  if (!config.ok() || !source.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        r.workload_key(), ": ",
+        !config.ok() ? config.status().message() : source.status().message()));
+  }
+  return UsableRecord{*tmpl, *std::move(workload), *std::move(config),
+                      *std::move(source)};
+}
+
+// Adds a usable record of device `device` (key `key`) to the table: the
+// naive reference when it measured faster than every tuned config (tiny
+// tasks, where launch overhead dominates), else an entry of its
+// shape-generic template, else its exact launch.
+void AddRecord(store::Store& store, const std::string& key, int device,
+               const tunefleet::v1::TuningRecord& r, const UsableRecord& u,
+               TableWriter& table, EmitSummary& summary) {
+  absl::StatusOr<std::optional<double>> reference =
+      store.ReferenceTime(key, u.workload.Canonical(), r.template_name());
+  if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
+    const templates::LaunchDesc l = u.tmpl->ReferenceLaunch(u.workload);
+    tunefleet::v1::TuningRecord fallback = r;
+    fallback.set_time_ns(**reference);
+    fallback.set_gflops(u.tmpl->Flops(u.workload) / **reference);
+    table.AddKernel(device, u.workload, *u.tmpl, l,
+                    table.AddSource(std::string(l.source)), fallback);
+    ++summary.reference_entries;
+  } else if (const int shape = table.ShapeTemplate(u.tmpl->name());
+             shape >= 0) {
+    table.AddShapeEntry(shape, device, u.workload, u.config,
+                        table.AddSource(u.source), r);
+  } else {
+    table.AddKernel(device, u.workload, *u.tmpl,
+                    u.tmpl->Launch(u.config, u.workload),
+                    table.AddSource(u.source), r);
+  }
+}
 
 // Adds the best records of one device key; returns how many were usable.
 absl::StatusOr<int> AddDeviceRecords(store::Store& store,
@@ -168,56 +304,13 @@ absl::StatusOr<int> AddDeviceRecords(store::Store& store,
   const int device = table.AddDevice(key, info);
   int added = 0;
   for (const tunefleet::v1::TuningRecord& r : records) {
-    auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
-    auto workload = trial::WorkloadFromProto(r.workload());
-    if (!tmpl.ok() || !workload.ok()) {
-      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), " (",
-                                             r.template_name(),
-                                             "): template unknown to this "
-                                             "build"));
+    absl::StatusOr<UsableRecord> usable = ReadRecord(store, r);
+    if (!usable.ok()) {
+      summary.skipped.push_back(
+          absl::StrCat(key, ": ", usable.status().message()));
       continue;
     }
-    if ((*tmpl)->version() != r.template_version()) {
-      summary.skipped.push_back(absl::StrCat(
-          key, ": ", r.workload_key(), ": tuned with ", r.template_name(), " v",
-          r.template_version(), ", this build has v", (*tmpl)->version(),
-          "; tune again"));
-      continue;
-    }
-    std::vector<std::pair<std::string, int64_t>> pairs;
-    for (const auto& k : r.config().knobs()) {
-      pairs.emplace_back(k.name(), k.value());
-    }
-    auto config = (*tmpl)->ConfigFromPairs(pairs);
-    auto source = store.TemplateSource(r.template_name(), r.template_version());
-    if (!config.ok() || !source.ok()) {
-      summary.skipped.push_back(absl::StrCat(key, ": ", r.workload_key(), ": ",
-                                             !config.ok()
-                                                 ? config.status().message()
-                                                 : source.status().message()));
-      continue;
-    }
-    // Ship the naive reference when it measured faster than every tuned
-    // config (tiny tasks, where launch overhead dominates).
-    absl::StatusOr<std::optional<double>> reference =
-        store.ReferenceTime(key, workload->Canonical(), r.template_name());
-    if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
-      const templates::LaunchDesc l = (*tmpl)->ReferenceLaunch(*workload);
-      tunefleet::v1::TuningRecord fallback = r;
-      fallback.set_time_ns(**reference);
-      fallback.set_gflops((*tmpl)->Flops(*workload) / **reference);
-      table.AddKernel(device, *workload, **tmpl, l,
-                      table.AddSource(std::string(l.source)), fallback);
-      ++summary.reference_entries;
-    } else if ((*tmpl)->name() == "gemm_tiled") {
-      table.AddGemm(device, *workload,
-                    templates::GemmTemplate::ToGemmKnobs(*config),
-                    table.AddSource(*source), r);
-    } else {
-      table.AddKernel(device, *workload, **tmpl,
-                      (*tmpl)->Launch(*config, *workload),
-                      table.AddSource(*source), r);
-    }
+    AddRecord(store, key, device, r, *usable, table, summary);
     ++added;
   }
   return added;
@@ -235,6 +328,7 @@ absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
   }
   EmitSummary summary;
   TableWriter table;
+  table.AddShapeTemplates();
   for (const std::string& key : options.device_keys) {
     TUNEFLEET_ASSIGN_OR_RETURN(int added,
                                AddDeviceRecords(store, key, table, summary));
@@ -243,10 +337,6 @@ absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
           "device key ", key, " has no valid tuning record to emit"));
     }
   }
-  // The default config's source: the built-in template's, so a library
-  // always has one even if its records came from another version.
-  const int default_source =
-      table.AddSource(std::string(templates::GemmSource()));
   summary.entries = table.entries();
 
   const std::filesystem::path out(options.out_dir);
@@ -263,9 +353,9 @@ absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
       {"cmake/tunefleet_tunedConfig.cmake", std::string(EmitCMakeConfig())},
       {"include/tunefleet_tuned.h", std::string(EmitPublicHeader())},
       {"src/tuned_table.h", std::string(EmitTableHeader())},
-      {"src/gemm_geometry.h", std::string(templates::GemmGeometryHeader())},
+      {"src/expression_functions.h", std::string(EmitExpressionFunctions())},
       {"src/tuned_runtime.cc", std::string(EmitRuntime())},
-      {"src/tuned_table.cc", table.Render(default_source)},
+      {"src/tuned_table.cc", table.Render()},
   };
   for (const auto& [name, text] : files) {
     TUNEFLEET_RETURN_IF_ERROR(

@@ -1,8 +1,11 @@
-// The library emitter (DESIGN.md, Emitted library): turns the best records
-// of some device keys into a small C++ library with the kernel sources, a
-// lookup table keyed by device and workload, one call per op, and a CMake
-// package. The runtime files come from server/emit/; only
-// src/tuned_table.cc is generated.
+// The library emitter: turns the best records of some device keys into a
+// small C++ library with the kernel sources, a lookup table keyed by device
+// and workload, one call per op, and a CMake package. The runtime files
+// come from emitter/runtime/; only src/tuned_table.cc is generated: the
+// table, and for shape-generic templates (spec_template.h) their checks
+// and launches as C++ translated from their specs (shape_code.h), so that
+// any shape runs with the config of the nearest tuned one. Nothing here
+// depends on a template's name.
 #ifndef TUNEFLEET_EMITTER_EMITTER_H_
 #define TUNEFLEET_EMITTER_EMITTER_H_
 

@@ -77,7 +77,11 @@ std::string KernelTemplate::SourceHash() const {
 }
 
 double KernelTemplate::Tolerance(const Workload& workload) const {
-  return workload.dtype() == "fp16" ? std::max(rtol(), 1e-2) : rtol();
+  return IsHalf(workload.dtype()) ? std::max(rtol(), 1e-2) : rtol();
 }
+
+bool IsHalf(absl::string_view dtype) { return dtype == "fp16"; }
+
+int ElementBytes(absl::string_view dtype) { return IsHalf(dtype) ? 2 : 4; }
 
 }  // namespace tunefleet::templates

@@ -1,8 +1,9 @@
-// The descriptor of a tunable kernel (DESIGN.md "template"): its knobs and
-// constraints, how to launch it for a workload, its naive reference kernel
-// and its FLOP count. One template = one OpenCL source + one descriptor, as in
-// CLBlast's tuner layout; the generic tuning engine lives in search/ and
-// server/.
+// The descriptor of a tunable kernel: its knobs and constraints, how to
+// launch it for a workload, its naive reference kernel and its FLOP count.
+// One template = one OpenCL source + one descriptor, as in CLBlast's tuner
+// layout; every built-in and user template is a SpecTemplate
+// (spec/spec_template.h) run from its spec file, and the generic tuning
+// engine lives in search/ and server/.
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_KERNEL_TEMPLATE_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_KERNEL_TEMPLATE_H_
 
@@ -29,6 +30,12 @@ struct Knob {
 
 // A config: values[i] is the value of knobs()[i].
 using KnobValues = std::vector<int64_t>;
+
+// Bytes per element of a dtype: 2 for "fp16" (IEEE half), else 4 ("fp32").
+// The one place that reads a dtype's storage.
+int ElementBytes(absl::string_view dtype);
+// Whether a dtype stores IEEE halves ("fp16").
+bool IsHalf(absl::string_view dtype);
 
 // The device properties that template constraints and cost-model features
 // read (clGetDeviceInfo values).

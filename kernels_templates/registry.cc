@@ -1,15 +1,12 @@
 #include "kernels_templates/registry.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "kernels_templates/conv/conv2d_template.h"
-#include "kernels_templates/conv/depthwise_template.h"
-#include "kernels_templates/gemm/gemm_gpu_template.h"
-#include "kernels_templates/gemm/gemm_template.h"
-#include "kernels_templates/pool/global_pool_template.h"
-#include "kernels_templates/pool/pool2d_template.h"
-#include "kernels_templates/softmax/softmax_template.h"
+#include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/spec/spec_template.h"
 
 namespace tunefleet::templates {
@@ -17,23 +14,42 @@ namespace {
 
 struct Registry {
   Registry() {
-    using Variant = GemmTemplate::Variant;
-    for (Variant v : {Variant::kGemm, Variant::kDense, Variant::kConv1x1}) {
-      templates.push_back(std::make_unique<GemmTemplate>(v));
+    absl::StatusOr<std::vector<std::unique_ptr<KernelTemplate>>> builtin =
+        LoadBuiltinTemplates();
+    if (!builtin.ok()) {
+      // A built-in spec that does not parse is a defect of this build.
+      std::fprintf(stderr, "tunefleet: built-in templates: %s\n",
+                   builtin.status().ToString().c_str());
+      std::abort();
     }
-    // After gemm_tiled, which stays the default for op gemm.
-    templates.push_back(std::make_unique<GemmGpuTemplate>());
-    // After conv2d_1x1_gemm, so 1x1 convolutions still go to the GEMM.
-    templates.push_back(std::make_unique<Conv2dTemplate>());
-    templates.push_back(std::make_unique<DepthwiseTemplate>());
-    templates.push_back(std::make_unique<Pool2dTemplate>());
-    templates.push_back(std::make_unique<GlobalPoolTemplate>());
-    templates.push_back(std::make_unique<SoftmaxTemplate>());
+    absl::MutexLock lock(&mu);
+    templates = *std::move(builtin);
     built_in = templates.size();
   }
+
+  // The template called `name`, or null.
+  const KernelTemplate* Named(absl::string_view name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    for (const auto& t : templates) {
+      if (t->name() == name) return t.get();
+    }
+    return nullptr;
+  }
+
+  // OK while users may register another template.
+  absl::Status CheckRoom(absl::string_view name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (templates.size() - built_in < kMaxRegisteredTemplates) {
+      return absl::OkStatus();
+    }
+    return absl::ResourceExhaustedError(
+        absl::StrCat("template ", name, ": this process already holds ",
+                     kMaxRegisteredTemplates, " registered templates"));
+  }
+
   absl::Mutex mu;
   std::vector<std::unique_ptr<KernelTemplate>> templates ABSL_GUARDED_BY(mu);
-  size_t built_in = 0;  // the first templates, registered above
+  size_t built_in = 0;  // the first templates, loaded above
 };
 
 Registry& TheRegistry() {
@@ -54,47 +70,35 @@ std::vector<const KernelTemplate*> AllTemplates() {
 absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl) {
   Registry& r = TheRegistry();
   absl::MutexLock lock(&r.mu);
-  for (const auto& t : r.templates) {
-    if (t->name() == tmpl->name()) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("a template named ", tmpl->name(), " exists"));
-    }
+  if (r.Named(tmpl->name()) != nullptr) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("a template named ", tmpl->name(), " exists"));
   }
-  if (r.templates.size() - r.built_in >= kMaxRegisteredTemplates) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("template ", tmpl->name(), ": this process already holds ",
-                     kMaxRegisteredTemplates, " registered templates"));
-  }
+  if (absl::Status s = r.CheckRoom(tmpl->name()); !s.ok()) return s;
   r.templates.push_back(std::move(tmpl));
   return absl::OkStatus();
 }
 
 absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
     const std::string& spec, const std::string& format,
-    const std::string& source) {
+    const std::string& source, const std::string& reference_source) {
   absl::StatusOr<std::unique_ptr<SpecTemplate>> parsed =
-      SpecTemplate::Parse(spec, format, source);
+      SpecTemplate::Parse(spec, format, source, reference_source);
   if (!parsed.ok()) return parsed.status();
-  const std::string name((*parsed)->name());
-  for (const KernelTemplate* t : AllTemplates()) {
-    if (t->name() != name) continue;
-    if (t->SourceHash() == (*parsed)->SourceHash()) return t;
-    return absl::AlreadyExistsError(
-        absl::StrCat("a different template named ", name, " is registered"));
+  const std::string hash = (*parsed)->SourceHash();
+  // Look-up, op and insertion under one lock: two identical registrations
+  // racing both get the one template.
+  Registry& r = TheRegistry();
+  absl::MutexLock lock(&r.mu);
+  if (const KernelTemplate* t = r.Named((*parsed)->name())) {
+    if (t->SourceHash() == hash) return t;
+    return absl::AlreadyExistsError(absl::StrCat(
+        "a different template named ", (*parsed)->name(), " is registered"));
   }
-  {
-    Registry& r = TheRegistry();
-    absl::MutexLock lock(&r.mu);
-    if (r.templates.size() - r.built_in >= kMaxRegisteredTemplates) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("template ", name, ": this process already holds ",
-                       kMaxRegisteredTemplates, " registered templates"));
-    }
-  }
+  if (absl::Status s = r.CheckRoom((*parsed)->name()); !s.ok()) return s;
   if (absl::Status s = RegisterOp((*parsed)->Op()); !s.ok()) return s;
-  const KernelTemplate* raw = parsed->get();
-  if (absl::Status s = RegisterTemplate(*std::move(parsed)); !s.ok()) return s;
-  return raw;
+  r.templates.push_back(*std::move(parsed));
+  return r.templates.back().get();
 }
 
 absl::StatusOr<const KernelTemplate*> RegisterSpecFile(
@@ -103,7 +107,8 @@ absl::StatusOr<const KernelTemplate*> RegisterSpecFile(
       SpecTemplate::Load(path);
   if (!loaded.ok()) return loaded.status();
   return RegisterSpecTemplate((*loaded)->spec_text(), (*loaded)->spec_format(),
-                              std::string((*loaded)->source()));
+                              std::string((*loaded)->source()),
+                              (*loaded)->reference_source());
 }
 
 absl::StatusOr<const KernelTemplate*> FindTemplate(absl::string_view op,

@@ -18,22 +18,23 @@ namespace tunefleet::templates {
 // stays until the process ends, so a server must not grow without bound.
 inline constexpr size_t kMaxRegisteredTemplates = 1024;
 
-// All known templates, built-in first. Templates live until the process
-// ends. Thread-safe.
+// All known templates, built-in first (builtin_templates.h gives their
+// order). Templates live until the process ends. Thread-safe.
 std::vector<const KernelTemplate*> AllTemplates();
 
 // Adds a template. Errors: ALREADY_EXISTS when its name is taken;
 // RESOURCE_EXHAUSTED past kMaxRegisteredTemplates.
 absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl);
 
-// Parses a user's template spec (spec/spec_template.h), registers its op
-// when new and the template, and returns it. The same template (name and
-// source hash) registered again returns the first. Errors: the spec's
-// errors; ALREADY_EXISTS when another template has the name;
+// Parses a user's template spec (spec/spec_template.h; `reference_source`
+// for a reference with its own source), registers its op when new and the
+// template, and returns it. The same template (name and source hash)
+// registered again, concurrently too, returns the first. Errors: the
+// spec's errors; ALREADY_EXISTS when another template has the name;
 // RESOURCE_EXHAUSTED past kMaxRegisteredTemplates.
 absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
     const std::string& spec, const std::string& format,
-    const std::string& source);
+    const std::string& source, const std::string& reference_source = "");
 
 // Loads a template spec file (.toml or .json, and the OpenCL source it
 // names; SpecTemplate::Load) and registers it as RegisterSpecTemplate()

@@ -116,17 +116,20 @@ absl::Status RegisterOp(const OpSpec& spec) {
   if (spec.name.empty() || spec.dims.empty()) {
     return absl::InvalidArgumentError("an op needs a name and dims");
   }
-  if (const OpSpec* existing = FindOp(spec.name)) {
-    bool same = existing->dims.size() == spec.dims.size();
+  OpTable& t = Ops();
+  // Look-up and insertion under one lock: two registrations of the same
+  // new op racing both succeed, and it is added once.
+  absl::MutexLock lock(&t.mu);
+  for (const OpSpec& existing : t.ops) {
+    if (existing.name != spec.name) continue;
+    bool same = existing.dims.size() == spec.dims.size();
     for (size_t i = 0; same && i < spec.dims.size(); ++i) {
-      same = existing->dims[i].name == spec.dims[i].name;
+      same = existing.dims[i].name == spec.dims[i].name;
     }
     if (same) return absl::OkStatus();
     return absl::AlreadyExistsError(
         absl::StrCat("op ", spec.name, " exists with other dims"));
   }
-  OpTable& t = Ops();
-  absl::MutexLock lock(&t.mu);
   OpSpec copy;
   copy.name = t.Intern(spec.name);
   for (const DimSpec& d : spec.dims) {

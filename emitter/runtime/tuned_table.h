@@ -4,8 +4,7 @@
 #define TUNEFLEET_TUNED_TABLE_H_
 
 #include <cstddef>
-
-#include "gemm_geometry.h"
+#include <string>
 
 namespace tunefleet_tuned::internal {
 
@@ -16,28 +15,17 @@ struct Device {
   const char* name;
 };
 
-// The best GEMM config of one device and shape.
-struct GemmEntry {
-  int device;  // index into kDevices
-  long long m, n, k;
-  tunefleet_gemm::GemmKnobs knobs;
-  int source;  // index into kSources
-  double time_ns;
-  double gflops;
-};
-
-// One argument of a generic entry's kernel: a dim baked in at tuning
-// time, the caller's buffer number `value`, or the caller's float number
-// `value`.
+// One argument of a kernel: an integer (a value baked in at tuning time,
+// or for a shape-generic template the index of a computed one), the
+// caller's buffer number `value`, or the caller's float number `value`.
 struct Arg {
   char kind;  // 'i' int, 'b' buffer, 'f' float
   long long value;
 };
 
-// The best kernel of one device and exact workload, for ops other than
-// GEMM (and GEMM's fused variants).
+// The best kernel of one device and exact workload.
 struct KernelEntry {
-  int device;            // index into kDevices
+  int device;  // index into kDevices
   const char* op;
   const char* workload;  // canonical workload string
   int source;            // index into kSources
@@ -45,11 +33,81 @@ struct KernelEntry {
   const char* options;   // build options
   int dims;              // NDRange dimensions
   size_t global[3];
-  size_t local[3];       // all 0: let the runtime choose
-  int first_arg;         // into kArgs
+  size_t local[3];  // all 0: let the runtime choose
+  int first_arg;    // into kArgs
   int num_args;
-  int num_buffers;       // buffers the caller passes
-  int num_floats;        // floats the caller passes
+  int num_buffers;  // buffers the caller passes
+  int num_floats;   // floats the caller passes
+  double time_ns;
+  double gflops;
+};
+
+// The launch of a shape-generic template for one shape and config.
+struct ShapeLaunch {
+  int dims = 1;
+  size_t global[3] = {1, 1, 1};
+  size_t local[3] = {0, 0, 0};  // all 0: let the runtime choose
+  std::string options;
+  long long ints[64] = {};  // the integer arguments, by Arg::value
+};
+
+// What a dtype means to the generated checks and launches: their fp16 and
+// element_bytes variables.
+struct DtypeValues {
+  const char* name;
+  double fp16;
+  double element_bytes;
+};
+
+// A string attribute of an op and the numbers its values stand for.
+struct Attr {
+  const char* name;
+  int num_values;
+  const char* const* values;  // values[0] is the default
+  const double* numbers;
+};
+
+// A template whose launch runs any shape it accepts with any config that
+// passes its checks: a config tuned for one shape may run another. Its
+// check and launch are C++ generated from the template's spec. They read
+// `vars`: the dims, attrs (as numbers), fp16, element_bytes, knobs and
+// device limits (max_work_group_size, max_work_item_size0..2,
+// local_mem_bytes, max_mem_alloc_bytes, compute_units) in that order, and
+// store the spec's named values after them (num_vars in all).
+struct ShapeTemplate {
+  const char* name;
+  const char* op;
+  int num_dims;
+  const char* const* dims;
+  int num_attrs;
+  const Attr* attrs;
+  int num_dtypes;  // 0: any
+  const char* const* dtypes;
+  int num_knobs;
+  const char* const* knobs;
+  const long long* default_config;
+  int default_source;  // index into kSources
+  const char* kernel;  // entry point
+  int num_args;
+  const Arg* args;
+  int num_buffers;  // buffers the caller passes
+  int num_floats;   // floats the caller passes
+  int num_vars;
+  // Null when the config passes every check of the template, else the
+  // reason.
+  const char* (*check)(double* vars);
+  void (*launch)(double* vars, ShapeLaunch* out);
+};
+
+// The best config of a shape-generic template on one device and shape.
+struct ShapeEntry {
+  int shape_template;  // index into kShapeTemplates
+  int device;          // index into kDevices
+  const char* dtype;
+  const double* attrs;     // the attributes' numbers
+  const long long* dims;   // in the op's order
+  const long long* knobs;  // in the template's order
+  int source;              // index into kSources
   double time_ns;
   double gflops;
 };
@@ -60,10 +118,12 @@ extern const KernelEntry kKernelEntries[];
 extern const size_t kNumKernelEntries;
 extern const Device kDevices[];
 extern const size_t kNumDevices;
-extern const GemmEntry kGemmEntries[];
-extern const size_t kNumGemmEntries;
-// Source of the default GEMM config (the library's first GEMM source).
-extern const int kDefaultGemmSource;
+extern const DtypeValues kDtypeValues[];
+extern const size_t kNumDtypeValues;
+extern const ShapeTemplate kShapeTemplates[];
+extern const size_t kNumShapeTemplates;
+extern const ShapeEntry kShapeEntries[];
+extern const size_t kNumShapeEntries;
 
 }  // namespace tunefleet_tuned::internal
 

@@ -18,7 +18,7 @@
 #include "device_agent/program_cache.h"
 #include "device_agent/worker.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/registry.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {
@@ -27,7 +27,6 @@ namespace {
 using agent::Measurer;
 using agent::MeasurerOptions;
 using agent::ProgramCache;
-using templates::GemmTemplate;
 using templates::KnobValues;
 using templates::Workload;
 using tunefleet::v1::Measurement;
@@ -51,7 +50,8 @@ Workload Gemm(int64_t m, int64_t n, int64_t k) {
 
 MeasureRequest Request(int config_index, int64_t trial_id, uint32_t repeat = 1,
                        uint32_t number = 1) {
-  static const GemmTemplate gemm;
+  static const templates::KernelTemplate& gemm =
+      *templates::FindTemplate("gemm", "gemm_tiled").value();
   v1::TimingPolicy timing;
   timing.set_repeat(repeat);
   timing.set_number(number);

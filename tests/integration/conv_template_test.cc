@@ -8,9 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/common/template_support.h"
-#include "kernels_templates/conv/conv2d_template.h"
-#include "kernels_templates/conv/depthwise_template.h"
+#include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/registry.h"
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
@@ -18,11 +16,8 @@
 namespace tunefleet {
 namespace {
 
-using templates::Conv2dTemplate;
-using templates::ConvOutputSize;
-using templates::ConvWindow;
-using templates::DepthwiseTemplate;
 using templates::DeviceLimits;
+using templates::KernelTemplate;
 using templates::KnobValues;
 using templates::Workload;
 using ::testing::HasSubstr;
@@ -43,6 +38,14 @@ Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
   return Parse("depthwise_conv2d", shape, dtype);
 }
 
+// The registry's direct convolution templates.
+const KernelTemplate& Conv2dDirect() {
+  return *templates::FindTemplate("", "conv2d_direct").value();
+}
+const KernelTemplate& DepthwiseDirect() {
+  return *templates::FindTemplate("", "depthwise_direct").value();
+}
+
 // Limits of a small GPU-like device, for constraint checks off the device.
 DeviceLimits SmallDevice() {
   DeviceLimits d;
@@ -54,25 +57,49 @@ DeviceLimits SmallDevice() {
   return d;
 }
 
+// The output size of a square convolution along one axis, as
+// conv2d_direct computes it: its reference launch runs one work-item per
+// output column and row.
+int64_t OutputSize(int in, int kernel, int stride, int pad, int dilation) {
+  const Workload w = Conv(
+      absl::StrCat("C=1,K=1,H=", in, ",W=", in, ",R=", kernel, ",S=", kernel,
+                   ",SH=", stride, ",SW=", stride, ",PH=", pad, ",PW=", pad,
+                   ",DH=", dilation, ",DW=", dilation));
+  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  EXPECT_EQ(l.global[0], l.global[1]) << w.Canonical();
+  return static_cast<int64_t>(l.global[1]);
+}
+
 TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
-  EXPECT_EQ(ConvOutputSize(7, 3, 1, 1, 1), 7);   // "same" 3x3
-  EXPECT_EQ(ConvOutputSize(13, 5, 2, 2, 1), 7);  // (13+4-4-1)/2+1
-  EXPECT_EQ(ConvOutputSize(14, 3, 2, 1, 1), 7);  // (14+2-2-1)/2+1, floor
-  EXPECT_EQ(ConvOutputSize(9, 3, 1, 2, 2), 9);   // dilation 2, pad 2
-  EXPECT_EQ(ConvOutputSize(1, 3, 1, 1, 1), 1);   // 1x1 image, pad 1
-  EXPECT_EQ(ConvOutputSize(4, 3, 2, 0, 1), 1);   // (4-2-1)/2+1
-  EXPECT_EQ(ConvOutputSize(5, 3, 1, 0, 3), 0);   // window 7 > 5: empty
-  const ConvWindow w =
-      ConvWindow::Of(Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2"));
-  EXPECT_EQ(w.p, 7);
-  EXPECT_EQ(w.q, 5);  // (7+2-4-1)/1+1
-  EXPECT_EQ(w.TileRows(4), 3 * 2 + 4 + 1);
-  EXPECT_EQ(w.TileCols(4), 3 + 2 * 2 + 1);
+  EXPECT_EQ(OutputSize(7, 3, 1, 1, 1), 7);   // "same" 3x3
+  EXPECT_EQ(OutputSize(13, 5, 2, 2, 1), 7);  // (13+4-4-1)/2+1
+  EXPECT_EQ(OutputSize(14, 3, 2, 1, 1), 7);  // (14+2-2-1)/2+1, floor
+  EXPECT_EQ(OutputSize(9, 3, 1, 2, 2), 9);   // dilation 2, pad 2
+  EXPECT_EQ(OutputSize(1, 3, 1, 1, 1), 1);   // 1x1 image, pad 1
+  EXPECT_EQ(OutputSize(4, 3, 2, 0, 1), 1);   // (4-2-1)/2+1
+  EXPECT_EQ(OutputSize(5, 3, 1, 0, 3), 0);   // window 7 > 5: empty
+  const Workload w = Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2");
+  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  EXPECT_EQ(l.global[1], 7u);  // P
+  EXPECT_EQ(l.global[0], 5u);  // Q = (7+2-4-1)/1+1
+  // The local input tile of 4 x 4 outputs: (4-1)*SH + (R-1)*DH + 1 = 11
+  // rows by (4-1)*SW + (S-1)*DW + 1 = 8 columns of floats, which a device
+  // of 4 KiB local memory sees as that fraction of it.
+  DeviceLimits device = SmallDevice();
+  device.local_mem_bytes = 4096;
+  const KnobValues tile = *Conv2dDirect().ParseConfig(
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=4,WGQ=4,VW=1,CB=1,LI=1,LW=0,UNROLL=1");
+  double fraction = -1;
+  for (const templates::Feature& f :
+       Conv2dDirect().DerivedFeatures(tile, w, device)) {
+    if (f.name == "local_mem_fraction") fraction = f.value;
+  }
+  EXPECT_EQ(fraction * 4096, 11.0 * 8 * 4);
 }
 
 TEST(ConvShapes, FlopsAndBytes) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
   // P = 7, Q = 4, C/G = 2.
   const Workload c =
       Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2");
@@ -87,8 +114,8 @@ TEST(ConvShapes, FlopsAndBytes) {
 }
 
 TEST(ConvChecks, WorkloadRefusals) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
   const Workload bad_c = Conv("C=6,H=8,W=8,K=8,R=3,S=3,G=4");
   const Workload bad_k = Conv("C=8,H=8,W=8,K=6,R=3,S=3,G=4");
@@ -139,8 +166,8 @@ void ExpectRefusals(
 }
 
 TEST(ConvChecks, ConfigConstraints) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
   const Workload c = Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
   EXPECT_TRUE(CheckText(conv, c, limits,
@@ -186,8 +213,8 @@ TEST(ConvChecks, ConfigConstraints) {
 }
 
 TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
   const Workload c = Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
   const KnobValues a = *conv.ParseConfig(
@@ -267,10 +294,12 @@ __kernel void conv2d_input_side(
 // the input-side kernel above, depthwise_reference against
 // conv2d_reference with G = K = C (the same buffers and seeds).
 TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
-  const std::string source =
-      absl::StrCat(templates::KernelPreamble(), kInputSideConv);
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
+  // dtype.cl and epilogue.cl, as the references' sources start.
+  const std::string source = absl::StrCat(
+      *templates::BuiltinFile("common/dtype.cl"), "\n",
+      *templates::BuiltinFile("common/epilogue.cl"), "\n", kInputSideConv);
   v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
@@ -311,7 +340,7 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
 // 7 and 13, H != W, stride 2, padding 1 and 2, dilation 2, kernels 1x1,
 // 3x3, 5x5 and 3x1, groups, a batch of 2, and every epilogue.
 TEST(ConvOnDevice, Conv2dRandomConfigsMatchReference) {
-  Conv2dTemplate conv;
+  const KernelTemplate& conv = Conv2dDirect();
   const std::vector<Workload> shapes = {
       Conv("C=3,H=7,W=13,K=5,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
            "act=hardswish"),
@@ -349,7 +378,7 @@ void ExpectChosenConfigsMatch(
 // memory at image edges, strided gathers, and partial unrolling.
 TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
   ExpectChosenConfigsMatch(
-      Conv2dTemplate(), Conv,
+      Conv2dDirect(), Conv,
       {{"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
         "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
        {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
@@ -361,7 +390,7 @@ TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
 }
 
 TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
-  DepthwiseTemplate dw;
+  const KernelTemplate& dw = DepthwiseDirect();
   const std::vector<Workload> shapes = {
       Depthwise("C=3,H=7,W=13,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
                 "act=hardswish"),
@@ -384,8 +413,8 @@ TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
 }
 
 TEST(ConvOnDevice, HalfStorageMatchesReference) {
-  Conv2dTemplate conv;
-  DepthwiseTemplate dw;
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
   EXPECT_THAT(testing::CheckRandomConfigs(
                   conv,
                   {Conv("C=4,H=7,W=9,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,"

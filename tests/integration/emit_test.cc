@@ -1,9 +1,13 @@
 // tune -> emit -> build the emitted library with CMake -> install -> use it
 // from another project via find_package -> run on PoCL against a host
 // reference.
+#include <cstdio>
 #include <filesystem>
+#include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/command_runner.h"
 
@@ -13,6 +17,38 @@ namespace {
 using testing::BinaryDir;
 using testing::RunCommand;
 using testing::SourceDir;
+
+// Expects each line of emit_consumer's output to show the launch the tuner
+// itself computes for the shape and config: the library's geometry and
+// build options are generated from the template's spec, not written again.
+void ExpectLaunchesOfTheTemplate(const std::string& output) {
+  const templates::KernelTemplate& gemm =
+      *templates::FindTemplate("gemm", "gemm_tiled").value();
+  std::istringstream lines(output);
+  std::string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    int m = 0, n = 0, k = 0;
+    char match[32], device[32], config[256];
+    double error = 0;
+    if (std::sscanf(line.c_str(), "%dx%dx%d %31s %31s %lf %255s", &m, &n, &k,
+                    match, device, &error, config) != 7) {
+      continue;
+    }
+    auto workload =
+        templates::Workload::Create("gemm", {{"M", m}, {"N", n}, {"K", k}});
+    auto values = gemm.ParseConfig(config);
+    ASSERT_TRUE(workload.ok() && values.ok()) << line;
+    const templates::LaunchDesc l = gemm.Launch(*values, *workload);
+    EXPECT_NE(line.find(absl::StrCat("[", l.build_options, "] g=", l.global[0],
+                                     ",", l.global[1], " l=", l.local[0], ",",
+                                     l.local[1])),
+              std::string::npos)
+        << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
 
 TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
@@ -57,6 +93,7 @@ TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   EXPECT_NE(run.out.find(tuned["best"]["config_string"].get<std::string>()),
             std::string::npos)
       << run.out;
+  ExpectLaunchesOfTheTemplate(run.out);
   std::filesystem::remove_all(work);
 }
 

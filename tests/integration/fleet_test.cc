@@ -10,7 +10,6 @@
 #include "cost_model/task_features.h"
 #include "device_agent/agent.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/gemm/gemm_template.h"
 #include "kernels_templates/registry.h"
 #include "proto/tuning.grpc.pb.h"
 #include "search/table.h"
@@ -25,11 +24,13 @@ namespace {
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::Measurement;
 
-// The GEMM template plus a FAULT knob: 1 breaks compilation, 2 makes every
-// result wrong by one. For tests of error handling through the whole path.
-class FaultyGemm : public templates::GemmTemplate {
+// The registry's GEMM template plus a FAULT knob: 1 breaks compilation, 2
+// makes every result wrong by one. For tests of error handling through the
+// whole path.
+class FaultyGemm : public templates::KernelTemplate {
  public:
-  FaultyGemm() : knobs_(GemmTemplate::knobs()) {
+  explicit FaultyGemm(const templates::KernelTemplate& gemm)
+      : gemm_(gemm), knobs_(gemm.knobs()) {
     // Narrow the space so the faults come up within a few trials.
     for (auto& k : knobs_) {
       if (k.name == "MWG" || k.name == "NWG") k.values = {16, 32};
@@ -40,20 +41,59 @@ class FaultyGemm : public templates::GemmTemplate {
         "#if FAULT == 1\n#error deliberate compile error\n#endif\n"
         "#if FAULT == 2\n#define mad(a, b, c) ((a) * (b) + (c) + 1.0f)\n"
         "#endif\n",
-        GemmTemplate::source());
+        gemm.source());
   }
   absl::string_view name() const override { return "gemm_faulty"; }
+  int version() const override { return gemm_.version(); }
+  absl::string_view op() const override { return gemm_.op(); }
   const std::vector<templates::Knob>& knobs() const override { return knobs_; }
   absl::string_view source() const override { return source_; }
+  absl::Status CheckWorkload(const templates::Workload& w,
+                             const templates::DeviceLimits& l) const override {
+    return gemm_.CheckWorkload(w, l);
+  }
+  absl::Status CheckConfig(const templates::KnobValues& config,
+                           const templates::Workload& w,
+                           const templates::DeviceLimits& l) const override {
+    if (config.size() != knobs_.size()) {
+      return absl::InvalidArgumentError("config has the wrong size");
+    }
+    return gemm_.CheckConfig(GemmConfig(config), w, l);
+  }
+  std::vector<templates::BufferDesc> Buffers(
+      const templates::Workload& w) const override {
+    return gemm_.Buffers(w);
+  }
   templates::LaunchDesc Launch(const templates::KnobValues& config,
                                const templates::Workload& w) const override {
-    templates::LaunchDesc l = GemmTemplate::Launch(config, w);
+    templates::LaunchDesc l = gemm_.Launch(GemmConfig(config), w);
     l.source = source_;
     l.build_options += absl::StrCat(" -DFAULT=", config.back());
     return l;
   }
+  templates::LaunchDesc ReferenceLaunch(
+      const templates::Workload& w) const override {
+    return gemm_.ReferenceLaunch(w);
+  }
+  double Flops(const templates::Workload& w) const override {
+    return gemm_.Flops(w);
+  }
+  double Bytes(const templates::Workload& w) const override {
+    return gemm_.Bytes(w);
+  }
+  std::vector<templates::Feature> DerivedFeatures(
+      const templates::KnobValues& config, const templates::Workload& w,
+      const templates::DeviceLimits& l) const override {
+    return gemm_.DerivedFeatures(GemmConfig(config), w, l);
+  }
 
  private:
+  // The config without FAULT.
+  static templates::KnobValues GemmConfig(const templates::KnobValues& c) {
+    return templates::KnobValues(c.begin(), c.end() - 1);
+  }
+
+  const templates::KernelTemplate& gemm_;
   std::vector<templates::Knob> knobs_;
   std::string source_;
 };
@@ -61,7 +101,8 @@ class FaultyGemm : public templates::GemmTemplate {
 class Fleet : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    (void)templates::RegisterTemplate(std::make_unique<FaultyGemm>());
+    (void)templates::RegisterTemplate(std::make_unique<FaultyGemm>(
+        *templates::FindTemplate("gemm", "gemm_tiled").value()));
     db_path_ = ::testing::TempDir() + "/integration_" +
                std::to_string(getpid()) + ".db";
     std::filesystem::remove(db_path_);

@@ -1,14 +1,13 @@
-// The tunable GEMM against its naive reference on the OpenCL device (PoCL in
-// CI), for odd shapes and configs spread over the knobs.
-#include "kernels_templates/gemm/gemm_template.h"
-
+// The GEMM templates (gemm_tiled, dense_gemm, conv2d_1x1_gemm, gemm_gpu),
+// found by name in the registry, against their naive references on the
+// OpenCL device (PoCL in CI), for odd shapes and configs spread over the
+// knobs.
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "device_agent/measurer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/gemm/gemm_gpu_template.h"
 #include "kernels_templates/registry.h"
 #include "proto/timing_policy.h"
 #include "tests/support/template_harness.h"
@@ -17,10 +16,15 @@
 namespace tunefleet {
 namespace {
 
-using templates::GemmTemplate;
+using templates::KernelTemplate;
 using templates::KnobValues;
 using templates::Workload;
 using tunefleet::v1::Measurement;
+
+// The registry's template called `name`.
+const KernelTemplate& Template(absl::string_view name) {
+  return *templates::FindTemplate("", name).value();
+}
 
 class GemmOnDevice : public ::testing::Test {
  protected:
@@ -49,7 +53,7 @@ class GemmOnDevice : public ::testing::Test {
         trial::BuildMeasureRequest(gemm_, w, config, 1, quick));
   }
 
-  GemmTemplate gemm_;
+  const KernelTemplate& gemm_ = Template("gemm_tiled");
   static std::unique_ptr<agent::Measurer> measurer_;
 };
 
@@ -178,7 +182,6 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
 namespace tunefleet {
 namespace {
 
-using templates::GemmTemplate;
 using templates::Workload;
 
 Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
@@ -188,7 +191,7 @@ Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
 }
 
 TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
-  GemmTemplate dense(GemmTemplate::Variant::kDense);
+  const KernelTemplate& dense = Template("dense_gemm");
   std::vector<Workload> shapes;
   for (const char* epilogue :
        {"", ",affine=shift,act=relu", ",affine=scale_shift,act=clip",
@@ -202,7 +205,7 @@ TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
 }
 
 TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
-  GemmTemplate conv(GemmTemplate::Variant::kConv1x1);
+  const KernelTemplate& conv = Template("conv2d_1x1_gemm");
   const Workload ok = Parse(
       "conv2d", "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu");
   EXPECT_TRUE(conv.Accepts(ok));
@@ -221,8 +224,8 @@ TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
 }
 
 TEST(GemmVariants, HalfStorageMatchesReference) {
-  GemmTemplate gemm;
-  GemmTemplate dense(GemmTemplate::Variant::kDense);
+  const KernelTemplate& gemm = Template("gemm_tiled");
+  const KernelTemplate& dense = Template("dense_gemm");
   EXPECT_THAT(testing::CheckRandomConfigs(
                   gemm, {Parse("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
               ::testing::IsEmpty());
@@ -246,7 +249,7 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
 // multiples of any tile; N, K odd force LOADV = 1), double buffering on
 // and off, against the reference on PoCL.
 TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
-  templates::GemmGpuTemplate t;
+  const KernelTemplate& t = Template("gemm_gpu");
   std::vector<Workload> shapes;
   for (const char* s :
        {"M=1,N=1,K=1", "M=7,N=13,K=3", "M=33,N=20,K=36", "M=64,N=64,K=64",
@@ -276,7 +279,7 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
 }
 
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
-  templates::GemmGpuTemplate t;
+  const KernelTemplate& t = Template("gemm_gpu");
   const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
   // BM BN BK TM TN LOADV DB STRN WTILE
   const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};

@@ -3,15 +3,13 @@
 // each template's naive reference on the OpenCL device (PoCL in CI) for
 // odd shapes.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/pool/global_pool_template.h"
-#include "kernels_templates/pool/pool2d_template.h"
 #include "kernels_templates/registry.h"
-#include "kernels_templates/softmax/softmax_template.h"
 #include "tests/support/template_harness.h"
 
 namespace tunefleet {
@@ -19,11 +17,8 @@ namespace {
 
 using templates::DeviceLimits;
 using templates::Feature;
-using templates::GlobalPoolTemplate;
 using templates::KernelTemplate;
 using templates::KnobValues;
-using templates::Pool2dTemplate;
-using templates::SoftmaxTemplate;
 using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -32,6 +27,17 @@ Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
   auto w = Workload::Parse(op, shape, dtype);
   EXPECT_TRUE(w.ok()) << w.status();
   return *w;
+}
+
+// The registry's templates.
+const KernelTemplate& Pool2dDirect() {
+  return *templates::FindTemplate("", "pool2d_direct").value();
+}
+const KernelTemplate& GlobalPoolReduce() {
+  return *templates::FindTemplate("", "global_pool_reduce").value();
+}
+const KernelTemplate& SoftmaxRows() {
+  return *templates::FindTemplate("", "softmax_rows").value();
 }
 
 // A GPU-like device: 1024 work-items a group, 48 KiB local memory.
@@ -91,22 +97,26 @@ std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
 
 // ---------------------------------------------------------------- pool2d
 
+// Output rows P and columns Q of a pool2d workload, as pool2d_direct
+// computes them: its reference launch runs one work-item per output.
+std::pair<uint64_t, uint64_t> OutputSize(const Workload& w) {
+  const templates::LaunchDesc l = Pool2dDirect().ReferenceLaunch(w);
+  return {l.global[1], l.global[0]};
+}
+
 TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
+  using Size = std::pair<uint64_t, uint64_t>;
   // MobileNet's stem MaxPool: 3x3, stride 2, pad 1 on 112x112 -> 56x56.
   const Workload stem =
       Parse("pool2d", "C=64,H=112,W=112,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
-  EXPECT_EQ(Pool2dTemplate::OutputRows(stem), 56);
-  EXPECT_EQ(Pool2dTemplate::OutputCols(stem), 56);
+  EXPECT_EQ(OutputSize(stem), Size(56, 56));
   // 2x2 stride 2 on 13x7: floor(11/2)+1 = 6 rows, floor(5/2)+1 = 3 cols.
   const Workload odd = Parse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2");
-  EXPECT_EQ(Pool2dTemplate::OutputRows(odd), 6);
-  EXPECT_EQ(Pool2dTemplate::OutputCols(odd), 3);
+  EXPECT_EQ(OutputSize(odd), Size(6, 3));
   // Stride 1, pad 1 keeps the size.
   const Workload same = Parse("pool2d", "C=1,H=5,W=9,R=3,S=3,PH=1,PW=1");
-  EXPECT_EQ(Pool2dTemplate::OutputRows(same), 5);
-  EXPECT_EQ(Pool2dTemplate::OutputCols(same), 9);
-  Pool2dTemplate pool;
-  const std::vector<templates::BufferDesc> b = pool.Buffers(odd);
+  EXPECT_EQ(OutputSize(same), Size(5, 9));
+  const std::vector<templates::BufferDesc> b = Pool2dDirect().Buffers(odd);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].name, "input");
   EXPECT_EQ(b[0].elements, 3u * 13 * 7);
@@ -116,7 +126,7 @@ TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
 }
 
 TEST(Pool2dTemplate, FlopsAndBytes) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   const Workload w =
       Parse("pool2d", "N=2,C=3,H=13,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
   // P = 7, Q = 4: N*C*P*Q*R*S.
@@ -130,7 +140,7 @@ TEST(Pool2dTemplate, FlopsAndBytes) {
 }
 
 TEST(Pool2dTemplate, RefusesBadShapes) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   const DeviceLimits limits = GpuLimits();
   EXPECT_TRUE(
       pool.CheckWorkload(Parse("pool2d", "C=1,H=1,W=1,R=1,S=1"), limits).ok());
@@ -155,7 +165,7 @@ TEST(Pool2dTemplate, RefusesBadShapes) {
 }
 
 TEST(Pool2dTemplate, ConfigConstraints) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   const DeviceLimits limits = GpuLimits();
   const Workload w =
       Parse("pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
@@ -208,14 +218,14 @@ std::vector<Workload> PoolShapes(const char* mode, const char* dtype) {
 }
 
 TEST(Pool2dOnDevice, MaxPoolRandomConfigsMatchReference) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(pool, PoolShapes("max", "fp32"), 4, 1),
       IsEmpty());
 }
 
 TEST(Pool2dOnDevice, AvgPoolRandomConfigsMatchReference) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(pool, PoolShapes("avg", "fp32"), 4, 101),
       IsEmpty());
@@ -224,7 +234,7 @@ TEST(Pool2dOnDevice, AvgPoolRandomConfigsMatchReference) {
 TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
   // Local tiles with stride 1, 2 (even-lane loads) and 3 (gathers), vector
   // widths 2 and 4, unrolled windows, several planes per work-item.
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   const std::vector<Workload> shapes = {
       Parse("pool2d", "N=2,C=5,H=17,W=23,R=3,S=3,SH=2,SW=2,PH=1,PW=1"),
       Parse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg"),
@@ -241,7 +251,7 @@ TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
 }
 
 TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
-  Pool2dTemplate pool;
+  const KernelTemplate& pool = Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(
           pool,
@@ -262,7 +272,7 @@ TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
 // ----------------------------------------------------------- global_pool
 
 TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
-  GlobalPoolTemplate pool;
+  const KernelTemplate& pool = GlobalPoolReduce();
   const DeviceLimits limits = GpuLimits();
   const Workload w = Parse("global_pool", "N=2,C=3,H=13,W=9,mode=avg");
   EXPECT_EQ(pool.Flops(w), 2.0 * 3 * 13 * 9);
@@ -292,7 +302,7 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
 }
 
 TEST(GlobalPoolOnDevice, RandomConfigsMatchReference) {
-  GlobalPoolTemplate pool;
+  const KernelTemplate& pool = GlobalPoolReduce();
   const std::vector<Workload> shapes = {
       Parse("global_pool", "C=3,H=1,W=1"),
       Parse("global_pool", "N=2,C=5,H=7,W=7,mode=avg"),
@@ -307,7 +317,7 @@ TEST(GlobalPoolOnDevice, RandomConfigsMatchReference) {
 TEST(GlobalPoolOnDevice, ChosenConfigsMatchReference) {
   // The widest reduction tree, unrolled vector loads with a scalar tail,
   // and many planes per work-group with a partial last group.
-  GlobalPoolTemplate pool;
+  const KernelTemplate& pool = GlobalPoolReduce();
   EXPECT_THAT(
       CheckConfigs(pool,
                    {Parse("global_pool", "N=2,C=3,H=48,W=191,mode=avg"),
@@ -318,7 +328,7 @@ TEST(GlobalPoolOnDevice, ChosenConfigsMatchReference) {
 }
 
 TEST(GlobalPoolOnDevice, HalfStorageMatchesReference) {
-  GlobalPoolTemplate pool;
+  const KernelTemplate& pool = GlobalPoolReduce();
   EXPECT_THAT(testing::CheckRandomConfigs(
                   pool,
                   {Parse("global_pool", "N=2,C=3,H=7,W=7,mode=avg", "fp16"),
@@ -337,7 +347,7 @@ TEST(GlobalPoolOnDevice, HalfStorageMatchesReference) {
 // --------------------------------------------------------------- softmax
 
 TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
-  SoftmaxTemplate softmax;
+  const KernelTemplate& softmax = SoftmaxRows();
   const DeviceLimits limits = GpuLimits();
   const Workload w = Parse("softmax", "N=5,D=1000");
   // Subtract, exp, add and divide per element.
@@ -376,7 +386,7 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
 }
 
 TEST(SoftmaxOnDevice, RandomConfigsMatchReference) {
-  SoftmaxTemplate softmax;
+  const KernelTemplate& softmax = SoftmaxRows();
   std::vector<Workload> shapes;
   for (const char* shape :
        {"N=1,D=1", "N=5,D=1", "N=5,D=2", "N=1,D=3", "N=5,D=3", "N=1,D=1000",
@@ -389,7 +399,7 @@ TEST(SoftmaxOnDevice, RandomConfigsMatchReference) {
 TEST(SoftmaxOnDevice, ChosenConfigsMatchReference) {
   // One pass in registers, many passes (online max and sum) with partial
   // last passes, and partial last work-groups of rows.
-  SoftmaxTemplate softmax;
+  const KernelTemplate& softmax = SoftmaxRows();
   EXPECT_THAT(
       CheckConfigs(
           softmax,
@@ -401,7 +411,7 @@ TEST(SoftmaxOnDevice, ChosenConfigsMatchReference) {
 }
 
 TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
-  SoftmaxTemplate softmax;
+  const KernelTemplate& softmax = SoftmaxRows();
   EXPECT_THAT(
       testing::CheckRandomConfigs(softmax,
                                   {Parse("softmax", "N=5,D=1027", "fp16"),

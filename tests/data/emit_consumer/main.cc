@@ -1,14 +1,38 @@
 // Runs tunefleet_tuned::Gemm on the first OpenCL device for the shapes on
-// the command line (MxNxK ...) and checks each result against a host
-// reference computed in double precision. Prints one line per shape:
+// the command line (MxNxK ...), and tunefleet_tuned::Run for the same
+// workload ("gemm M=.. N=.. K=.. fp32"), and checks each result against a
+// host reference computed in double precision. Prints one line per shape:
 //   <M>x<N>x<K> <shape_match> <device_match> <max_rel_error> <config>
+//       [<build options>] g=<global0>,<global1> l=<local0>,<local1>
+//       run=<max_rel_error of Run>
 // Exit code 0 when every result matches.
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tunefleet_tuned.h"
+
+namespace {
+
+// max|c - a*b| / max|a*b| over the m x n result (row-major, in double).
+double RelativeError(int m, int n, int k, const std::vector<float>& a,
+                     const std::vector<float>& b, const std::vector<float>& c) {
+  double worst = 0, scale = 1e-30;
+  for (int r = 0; r < m; ++r) {
+    for (int col = 0; col < n; ++col) {
+      double sum = 0;
+      for (int q = 0; q < k; ++q)
+        sum += double(a[size_t(r) * k + q]) * b[size_t(q) * n + col];
+      scale = std::fmax(scale, std::fabs(sum));
+      worst = std::fmax(worst, std::fabs(sum - c[size_t(r) * n + col]));
+    }
+  }
+  return worst / scale;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   cl_platform_id platform;
@@ -39,22 +63,31 @@ int main(int argc, char** argv) {
       err = clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, c.size() * 4, c.data(),
                                 0, nullptr, nullptr);
     }
-    double worst = 0, scale = 1e-30;
-    for (int r = 0; r < m; ++r) {
-      for (int col = 0; col < n; ++col) {
-        double sum = 0;
-        for (int q = 0; q < k; ++q)
-          sum += double(a[size_t(r) * k + q]) * b[size_t(q) * n + col];
-        scale = std::fmax(scale, std::fabs(sum));
-        worst = std::fmax(worst, std::fabs(sum - c[size_t(r) * n + col]));
-      }
+    const double rel =
+        err == CL_SUCCESS ? RelativeError(m, n, k, a, b, c) : INFINITY;
+    const std::string workload = "gemm M=" + std::to_string(m) +
+                                 " N=" + std::to_string(n) +
+                                 " K=" + std::to_string(k) + " fp32";
+    std::vector<float> c2(c.size(), 0.0f);
+    const cl_mem buffers[3] = {da, db, dc};
+    const float zero = 0;  // so that a Run that computes nothing fails
+    clEnqueueFillBuffer(queue, dc, &zero, sizeof(zero), 0, c2.size() * 4, 0,
+                        nullptr, nullptr);
+    err = tunefleet_tuned::Run(queue, workload.c_str(), buffers, 3, nullptr, 0);
+    if (err == CL_SUCCESS) {
+      err = clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, c2.size() * 4, c2.data(),
+                                0, nullptr, nullptr);
     }
-    const double rel = err == CL_SUCCESS ? worst / scale : INFINITY;
+    const double run_rel =
+        err == CL_SUCCESS ? RelativeError(m, n, k, a, b, c2) : INFINITY;
     const tunefleet_tuned::GemmChoice choice =
         tunefleet_tuned::DescribeGemm(device, m, n, k);
-    std::printf("%dx%dx%d %s %s %g %s\n", m, n, k, choice.shape_match.c_str(),
-                choice.device_match.c_str(), rel, choice.config.c_str());
-    if (!(rel < 1e-4)) ++failures;
+    std::printf("%dx%dx%d %s %s %g %s [%s] g=%zu,%zu l=%zu,%zu run=%g\n", m, n,
+                k, choice.shape_match.c_str(), choice.device_match.c_str(), rel,
+                choice.config.c_str(), choice.build_options.c_str(),
+                choice.global[0], choice.global[1], choice.local[0],
+                choice.local[1], run_rel);
+    if (!(rel < 1e-4) || !(run_rel < 1e-4)) ++failures;
     clReleaseMemObject(da);
     clReleaseMemObject(db);
     clReleaseMemObject(dc);

@@ -52,7 +52,7 @@ const std::map<std::string, Library>& Libraries() {
          "device_agent/worker."},
         {"measure", "client", "proto"}}},
       {"transfer", {{"cost_model/transfer."}, {"task_features", "store"}}},
-      {"emitter", {{"emitter/emitter."}, {"store", "templates", "trial"}}},
+      {"emitter", {{"emitter/"}, {"store", "templates", "trial", "base"}}},
       {"server",
        {{"server/"},
         {"store", "transfer", "task_features", "search", "trial", "validation",

@@ -1,8 +1,9 @@
 #include "kernels_templates/workload.h"
 
 #include "gtest/gtest.h"
-#include "kernels_templates/gemm/gemm_template.h"
+#include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/registry.h"
+#include "kernels_templates/spec/spec_template.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -45,8 +46,13 @@ TEST(Workload, RejectsBadShapesNamingTheField) {
   }
 }
 
+// The built-in GEMM template.
+const KernelTemplate& Gemm() {
+  return *FindTemplate("gemm", "gemm_tiled").value();
+}
+
 TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
-  GemmTemplate gemm;
+  const KernelTemplate& gemm = Gemm();
   auto c = gemm.ParseConfig(
       "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -61,7 +67,7 @@ TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
 }
 
 TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
-  GemmTemplate gemm;
+  const KernelTemplate& gemm = Gemm();
   const Workload w = *Workload::Parse("gemm", "M=64,N=64,K=64");
   DeviceLimits small{64, {64, 64, 64}, 4096, 1 << 30, 1};
   // 16x16 work-items: too many for a 64-item device.
@@ -85,7 +91,7 @@ TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
 }
 
 TEST(GemmTemplate, GeometryCoversEveryElement) {
-  GemmTemplate gemm;
+  const KernelTemplate& gemm = Gemm();
   auto c = *gemm.ParseConfig(
       "MWG=32,NWG=64,KWG=8,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1");
   const Workload w = *Workload::Parse("gemm", "M=33,N=65,K=9");
@@ -107,7 +113,15 @@ TEST(Registry, FindsByOpAndNameAndRejectsDuplicates) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("gemm_tiled"),
             absl::string_view::npos);
-  EXPECT_EQ(RegisterTemplate(std::make_unique<GemmTemplate>()).code(),
+  // The built-in spec of gemm_tiled, loaded again.
+  auto read = [](const std::string& path) -> absl::StatusOr<std::string> {
+    absl::StatusOr<absl::string_view> text = BuiltinFile(path);
+    if (!text.ok()) return text.status();
+    return std::string(*text);
+  };
+  auto again = SpecTemplate::Load("gemm/gemm_tiled.toml", read);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(RegisterTemplate(*std::move(again)).code(),
             absl::StatusCode::kAlreadyExists);
 }
 
