@@ -27,8 +27,8 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INTERNAL, std::string(s.message()));
   }
   const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
-  auto session =
-      std::make_shared<AgentSession>(id, hello, stream, context, base::NowMs());
+  auto session = std::make_shared<AgentSession>(id, hello, stream, context,
+                                                scheduler_->clock().NowMs());
   tunefleet::v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_agent_id(id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(
@@ -43,7 +43,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
 
   tunefleet::v1::AgentMessage message;
   while (stream->Read(&message)) {
-    session->Touch(base::NowMs());
+    session->Touch(scheduler_->clock().NowMs());
     if (!message.has_measurement()) continue;  // heartbeats: liveness only
     const tunefleet::v1::Measurement& m = message.measurement();
     std::optional<Lease> lease = scheduler_->EndLease(m.trial_id());

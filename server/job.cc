@@ -50,13 +50,15 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         Scheduler* scheduler, int64_t deadline_ms, JobResume resume)
+         Scheduler* scheduler, const base::Clock& clock, int64_t deadline_ms,
+         JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
       space_(std::move(space)),
       store_(store),
       scheduler_(scheduler),
+      clock_(clock),
       deadline_ms_(deadline_ms),
       resume_(std::move(resume)) {
   progress_.set_job_id(id_);
@@ -276,7 +278,7 @@ bool Job::StoppedEarly(int64_t done) {
 }
 
 bool Job::PastDeadline() {
-  if (deadline_ms_ <= 0 || base::NowMs() < deadline_ms_) return false;
+  if (deadline_ms_ <= 0 || clock_.NowMs() < deadline_ms_) return false;
   absl::MutexLock lock(&mu_);
   progress_.set_message(absl::StrCat("deadline reached after ",
                                      progress_.trials_done(), " trials"));
