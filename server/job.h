@@ -94,7 +94,15 @@ class Job {
     tunefleet::v1::Measurement measurement;
   };
   void Run();
+  // Proposes, dispatches and collects until the job ends; errors from the
+  // store or the strategy's setup fail the job.
   absl::Status Loop();
+  // The job's search strategy over its space; for a resumed job, with the
+  // stored trials replayed (Replay()).
+  absl::StatusOr<std::unique_ptr<search::SearchStrategy>> MakeStrategy();
+  // Queues the naive reference kernel's measurement, ahead of the job's
+  // trials (one priority higher).
+  void EnqueueReference();
   // Waits for results or cancellation; turns new results into
   // measurements and progress. False once cancelled.
   bool Collect(std::vector<search::Measurement>* measurements,
