@@ -18,7 +18,7 @@
 namespace tunefleet::server {
 
 // The caps on a request (trials, timing, spec sizes) live in
-// server/validation.h.
+// server/validation/validation.h.
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 

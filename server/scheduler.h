@@ -2,8 +2,8 @@
 // every agent busy up to its capacity, highest job priority first. Each
 // handed-out trial is a lease held by one agent until a deadline; when the
 // agent goes away, falls silent, or the deadline passes, the lease returns
-// to the front of the queue for another agent of the key (DESIGN.md,
-// lease). A trial whose lease was lost kMaxAttempts times is given up.
+// to the front of the queue for another agent of the key. A trial whose
+// lease was lost kMaxAttempts times is given up.
 #ifndef TUNEFLEET_SERVER_SCHEDULER_H_
 #define TUNEFLEET_SERVER_SCHEDULER_H_
 

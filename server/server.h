@@ -1,6 +1,6 @@
 // tunefleet-server assembled: the store, scheduler, job manager and both
 // gRPC services on one listening port, behind token authentication and,
-// optionally, TLS (server/auth.h).
+// optionally, TLS (server/auth/auth.h).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
