@@ -22,6 +22,7 @@
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/test_device.h"
 #include "tests/unit/server/fake_agent.h"
 #include "trial/trial_request.h"
 
@@ -32,6 +33,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using tunefleet::testing::FakeAgent;
 using tunefleet::testing::FakeClock;
+using tunefleet::testing::TestDevice;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
@@ -40,20 +42,6 @@ constexpr char kKey[] = "test-gpu";
 // How long a test waits for something that should happen at once; only
 // reached when it does not (a failure).
 constexpr absl::Duration kPatience = absl::Seconds(60);
-
-// A device as an agent would report it.
-tunefleet::v1::DeviceInfo TestDevice() {
-  tunefleet::v1::DeviceInfo d;
-  d.set_device_name("Unit GPU");
-  d.set_vendor("Acme");
-  d.set_max_work_group_size(256);
-  for (int i = 0; i < 3; ++i) d.add_max_work_item_sizes(256);
-  d.set_local_mem_bytes(32768);
-  d.set_max_mem_alloc_bytes(uint64_t{1} << 30);
-  d.set_global_mem_bytes(uint64_t{1} << 32);
-  d.set_compute_units(4);
-  return d;
-}
 
 Measurement Ok(double ns) {
   Measurement m;
