@@ -3,18 +3,26 @@
 #define TUNEFLEET_SERVER_AGENT_SERVICE_H_
 
 #include <atomic>
+#include <memory>
+#include <string>
 
+#include "grpcpp/grpcpp.h"
 #include "proto/agent.grpc.pb.h"
+#include "server/agent_session.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
 
+using AgentStream = grpc::ServerReaderWriter<tunefleet::v1::ServerMessage,
+                                             tunefleet::v1::AgentMessage>;
+
 // Longest device key accepted in Hello.
 inline constexpr size_t kMaxDeviceKeyLength = 128;
 
-// Thread-safe: gRPC runs one Connect() per agent on its own thread.
+// Thread-safe: gRPC runs one Connect() per agent on its own thread. Times
+// (when an agent was last heard from) come from the scheduler's clock.
 class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
  public:
   AgentServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
@@ -31,6 +39,12 @@ class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
                        AgentStream* stream) override;
 
  private:
+  // Checks that the stream's first message is a valid Hello and records
+  // its device. Errors: INVALID_ARGUMENT, INTERNAL (the store).
+  absl::Status Admit(const tunefleet::v1::AgentMessage& first);
+  // Routes the agent's results until its stream ends.
+  void Serve(AgentStream* stream, AgentSession& session);
+
   store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;

@@ -1,6 +1,6 @@
 // The gRPC services as the network sees them: each call is checked by the
-// Authorizer (server/auth.h) against its method's role before it reaches
-// AgentServiceImpl or TuningServiceImpl.
+// Authorizer (server/auth/auth.h) against its method's role before it
+// reaches AgentServiceImpl or TuningServiceImpl.
 //
 // Why wrappers and not an interceptor: in gRPC 1.51 (Debian 12) a server
 // interceptor cannot end a call with a status before the handler runs, and

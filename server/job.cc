@@ -50,13 +50,15 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         Scheduler* scheduler, int64_t deadline_ms, JobResume resume)
+         Scheduler* scheduler, const base::Clock& clock, int64_t deadline_ms,
+         JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
       space_(std::move(space)),
       store_(store),
       scheduler_(scheduler),
+      clock_(clock),
       deadline_ms_(deadline_ms),
       resume_(std::move(resume)) {
   progress_.set_job_id(id_);
@@ -198,9 +200,7 @@ void Job::Finish(tunefleet::v1::JobState state, const std::string& reason) {
   ++version_;
 }
 
-absl::Status Job::Loop() {
-  TUNEFLEET_RETURN_IF_ERROR(
-      store_->SetJobState(id_, tunefleet::v1::JOB_STATE_RUNNING, ""));
+absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
@@ -221,19 +221,31 @@ absl::Status Job::Loop() {
     strategy = search::ResumeStrategy(std::move(strategy), proposed);
     Replay(strategy.get());
   }
+  return strategy;
+}
+
+void Job::EnqueueReference() {
+  auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
+      trial::BuildReferenceRequest(*spec_.tmpl, spec_.workload,
+                                   reference_trial_id(), spec_.timing));
+  scheduler_->Enqueue(
+      {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
+                   spec_.device_key, std::move(request)}});
+}
+
+absl::Status Job::Loop() {
+  TUNEFLEET_RETURN_IF_ERROR(
+      store_->SetJobState(id_, tunefleet::v1::JOB_STATE_RUNNING, ""));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
+                             MakeStrategy());
   {
     absl::MutexLock lock(&mu_);
     progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
     ++version_;
   }
+  // First in line: the baseline the tuned kernels are compared with.
   if (spec_.measure_reference && !resume_.reference_measured) {
-    // First in line: the baseline the tuned kernels are compared with.
-    auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-        trial::BuildReferenceRequest(*spec_.tmpl, spec_.workload,
-                                     reference_trial_id(), spec_.timing));
-    scheduler_->Enqueue(
-        {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
-                     spec_.device_key, std::move(request)}});
+    EnqueueReference();
   }
   bool exhausted = false;
   while (true) {
@@ -276,7 +288,7 @@ bool Job::StoppedEarly(int64_t done) {
 }
 
 bool Job::PastDeadline() {
-  if (deadline_ms_ <= 0 || base::NowMs() < deadline_ms_) return false;
+  if (deadline_ms_ <= 0 || clock_.NowMs() < deadline_ms_) return false;
   absl::MutexLock lock(&mu_);
   progress_.set_message(absl::StrCat("deadline reached after ",
                                      progress_.trials_done(), " trials"));

@@ -14,6 +14,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/time.h"
 #include "proto/tuning.pb.h"
 #include "search/space.h"
 #include "search/strategy.h"
@@ -48,12 +49,16 @@ struct JobResume {
 
 // Thread-safe: OnResult() comes from agent streams, Progress() and
 // WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
+// The job's thread waits for results in real time (a few hundred ms at a
+// time) and checks the deadline against `clock` after each wait.
 class Job {
  public:
-  // `deadline_ms`: Unix ms past which the job ends; 0 for none.
+  // `deadline_ms`: Unix ms of `clock` from which on the job ends; 0 for
+  // none. `store`, `scheduler` and `clock` must outlive the job.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
-      Scheduler* scheduler, int64_t deadline_ms, JobResume resume = {});
+      Scheduler* scheduler, const base::Clock& clock, int64_t deadline_ms,
+      JobResume resume = {});
   ~Job();
 
   int64_t id() const { return id_; }
@@ -89,7 +94,15 @@ class Job {
     tunefleet::v1::Measurement measurement;
   };
   void Run();
+  // Proposes, dispatches and collects until the job ends; errors from the
+  // store or the strategy's setup fail the job.
   absl::Status Loop();
+  // The job's search strategy over its space; for a resumed job, with the
+  // stored trials replayed (Replay()).
+  absl::StatusOr<std::unique_ptr<search::SearchStrategy>> MakeStrategy();
+  // Queues the naive reference kernel's measurement, ahead of the job's
+  // trials (one priority higher).
+  void EnqueueReference();
   // Waits for results or cancellation; turns new results into
   // measurements and progress. False once cancelled.
   bool Collect(std::vector<search::Measurement>* measurements,
@@ -121,6 +134,7 @@ class Job {
   const std::unique_ptr<search::SearchSpace> space_;
   store::Store* const store_;
   Scheduler* const scheduler_;
+  const base::Clock& clock_;
   const int64_t deadline_ms_;
   JobResume resume_;  // consumed by Replay()
   std::thread thread_;

@@ -117,17 +117,17 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
                              store_->CreateJob(prepared.spec, json));
   const int64_t deadline_ms =
-      request.deadline_s() > 0 ? base::NowMs() + request.deadline_s() * 1000LL
+      request.deadline_s() > 0 ? clock_.NowMs() + request.deadline_s() * 1000LL
                                : 0;
   return Launch(id, std::move(prepared), deadline_ms, {});
 }
 
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
                                         int64_t deadline_ms, JobResume resume) {
-  auto job = std::make_shared<Job>(id, std::move(prepared.spec),
-                                   std::move(prepared.device),
-                                   std::move(prepared.space), store_,
-                                   scheduler_, deadline_ms, std::move(resume));
+  auto job = std::make_shared<Job>(
+      id, std::move(prepared.spec), std::move(prepared.device),
+      std::move(prepared.space), store_, scheduler_, clock_, deadline_ms,
+      std::move(resume));
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;

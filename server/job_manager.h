@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/time.h"
 #include "proto/tuning.pb.h"
 #include "server/job.h"
 #include "server/scheduler.h"
@@ -17,7 +18,7 @@
 namespace tunefleet::server {
 
 // The caps on a request (trials, timing, spec sizes) live in
-// server/validation.h.
+// server/validation/validation.h.
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 
@@ -26,11 +27,14 @@ inline constexpr size_t kMaxHistoryRows = 3000;
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
     store::Store& store, const store::Job& row);
 
-// Thread-safe.
+// Thread-safe. Job deadlines (SubmitJobRequest.deadline_s) are measured
+// against `clock`; `store`, `scheduler` and `clock` must outlive the
+// manager.
 class JobManager {
  public:
-  JobManager(store::Store* store, Scheduler* scheduler)
-      : store_(store), scheduler_(scheduler) {}
+  JobManager(store::Store* store, Scheduler* scheduler,
+             const base::Clock& clock = base::RealClock())
+      : store_(store), scheduler_(scheduler), clock_(clock) {}
   ~JobManager() { Shutdown(); }
 
   // Starts again every job the store holds as queued or running: finished
@@ -88,8 +92,9 @@ class JobManager {
                               int64_t deadline_ms, JobResume resume);
   std::vector<std::shared_ptr<Job>> TakeAll();
 
-  store::Store* store_;
-  Scheduler* scheduler_;
+  store::Store* const store_;
+  Scheduler* const scheduler_;
+  const base::Clock& clock_;
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
 };

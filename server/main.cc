@@ -5,124 +5,175 @@
 
 #include <csignal>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "server/auth/auth.h"
 #include "server/server.h"
 
-int main(int argc, char** argv) {
-  // SIGINT/SIGTERM go to a sigwait thread; block them before threads start.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);  // reload the tokens file
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+namespace {
 
-  CLI::App app{
-      "tunefleet-server: the tuning daemon. Device agents dial in "
-      "(tunefleet-agent --server HOST:PORT); clients submit jobs with "
-      "`tunefleet tune --server HOST:PORT`. Every measurement is stored in "
-      "a SQLite database."};
-  tunefleet::server::ServerOptions options;
-  app.add_option("--listen", options.listen,
-                 "address to listen on, HOST:PORT (port 0: any free port)")
+using tunefleet::server::Server;
+using tunefleet::server::ServerOptions;
+
+// The command line: the server's options and what main() does with them.
+struct Flags {
+  ServerOptions options;
+  bool no_resume = false;
+  std::string tokens_file;
+};
+
+// Blocks SIGINT, SIGTERM (stop) and SIGHUP (reload the tokens file) in this
+// thread and the ones it starts, for HandleSignals() to sigwait on; must
+// run before any thread starts.
+sigset_t BlockServerSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void AddFlags(CLI::App* app, Flags* flags) {
+  ServerOptions& options = flags->options;
+  app->add_option("--listen", options.listen,
+                  "address to listen on, HOST:PORT (port 0: any free port)")
       ->capture_default_str();
-  app.add_option("--db", options.db_path, "SQLite database file")
+  app->add_option("--db", options.db_path, "SQLite database file")
       ->capture_default_str();
-  app.add_option("--heartbeat-ms", options.heartbeat_interval_ms,
-                 "heartbeat interval asked of agents; one silent for 3 "
-                 "intervals is dropped and its trials requeued")
+  app->add_option("--heartbeat-ms", options.heartbeat_interval_ms,
+                  "heartbeat interval asked of agents; one silent for 3 "
+                  "intervals is dropped and its trials requeued")
       ->capture_default_str()
       ->check(CLI::Range(10, 600000));
-  bool no_resume = false;
-  app.add_flag("--no-resume", no_resume,
-               "leave jobs an earlier run left unfinished as they are "
-               "(default: resume them)");
-  std::string tokens_file;
+  app->add_flag("--no-resume", flags->no_resume,
+                "leave jobs an earlier run left unfinished as they are "
+                "(default: resume them)");
   CLI::Option* tokens_option =
-      app.add_option("--tokens", tokens_file,
-                     "file of accepted tokens, hashed (tunefleet token add "
-                     "--tokens FILE); mode 0600; SIGHUP reloads it");
-  app.add_flag("--no-auth", options.no_auth,
-               "accept every caller without a token (development on a "
-               "loopback address; elsewhere it needs --insecure too)")
+      app->add_option("--tokens", flags->tokens_file,
+                      "file of accepted tokens, hashed (tunefleet token add "
+                      "--tokens FILE); mode 0600; SIGHUP reloads it");
+  app->add_flag("--no-auth", options.no_auth,
+                "accept every caller without a token (development on a "
+                "loopback address; elsewhere it needs --insecure too)")
       ->excludes(tokens_option);
-  app.add_option("--tls-cert", options.tls.cert_file,
-                 "TLS: the server's certificate chain (PEM; "
-                 "deploy/make-certs.sh)");
-  app.add_option("--tls-key", options.tls.key_file,
-                 "TLS: the private key of --tls-cert (PEM)");
-  app.add_option("--client-ca", options.tls.client_ca_file,
-                 "TLS: require client certificates signed by this CA (PEM)");
-  app.add_flag("--insecure", options.insecure,
-               "allow plaintext (no TLS) or --no-auth on an address that is "
-               "not loopback");
-  CLI11_PARSE(app, argc, argv);
-  options.resume_jobs = !no_resume;
-  if (!tokens_file.empty()) {
-    absl::StatusOr<tunefleet::auth::TokenSet> tokens =
-        tunefleet::auth::TokenSet::Load(tokens_file);
-    if (!tokens.ok()) {
-      std::fprintf(stderr, "tunefleet-server: %s\n",
-                   std::string(tokens.status().message()).c_str());
-      return 2;
-    }
-    options.tokens =
-        std::make_shared<const tunefleet::auth::TokenSet>(*std::move(tokens));
-  }
+  app->add_option("--tls-cert", options.tls.cert_file,
+                  "TLS: the server's certificate chain (PEM; "
+                  "deploy/make-certs.sh)");
+  app->add_option("--tls-key", options.tls.key_file,
+                  "TLS: the private key of --tls-cert (PEM)");
+  app->add_option("--client-ca", options.tls.client_ca_file,
+                  "TLS: require client certificates signed by this CA (PEM)");
+  app->add_flag("--insecure", options.insecure,
+                "allow plaintext (no TLS) or --no-auth on an address that is "
+                "not loopback");
+}
 
-  auto server = tunefleet::server::Server::Start(options);
-  if (!server.ok()) {
-    std::fprintf(stderr, "tunefleet-server: %s\n",
-                 std::string(server.status().message()).c_str());
-    const absl::StatusCode code = server.status().code();
-    return code == absl::StatusCode::kFailedPrecondition ||
-                   code == absl::StatusCode::kInvalidArgument ||
-                   code == absl::StatusCode::kNotFound
-               ? 2
-               : 1;
-  }
+// The tokens of `flags.tokens_file` (if any) into the options. Errors:
+// TokenSet::Load's.
+absl::Status LoadTokens(Flags* flags) {
+  if (flags->tokens_file.empty()) return absl::OkStatus();
+  absl::StatusOr<tunefleet::auth::TokenSet> tokens =
+      tunefleet::auth::TokenSet::Load(flags->tokens_file);
+  if (!tokens.ok()) return tokens.status();
+  flags->options.tokens =
+      std::make_shared<const tunefleet::auth::TokenSet>(*std::move(tokens));
+  return absl::OkStatus();
+}
+
+// 2 for a refusal of the command line or its files, else 1.
+int StartFailureExitCode(const absl::Status& status) {
+  const absl::StatusCode code = status.code();
+  return code == absl::StatusCode::kFailedPrecondition ||
+                 code == absl::StatusCode::kInvalidArgument ||
+                 code == absl::StatusCode::kNotFound
+             ? 2
+             : 1;
+}
+
+void PrintListening(const Server& server, const ServerOptions& options) {
   const std::string auth =
       options.no_auth
           ? "no authentication"
           : absl::StrCat(options.tokens->entries().size(), " token(s)");
   std::fprintf(
       stderr, "tunefleet-server: listening on %s (%s, %s), database %s\n",
-      (*server)->address().c_str(), options.tls.enabled() ? "TLS" : "plaintext",
+      server.address().c_str(), options.tls.enabled() ? "TLS" : "plaintext",
       auth.c_str(), options.db_path.c_str());
-  std::thread([&server, stop_signals, tokens_file] {
-    while (true) {
-      int signal = 0;
-      sigwait(&stop_signals, &signal);
-      if (signal != SIGHUP) break;
-      if (tokens_file.empty()) {
-        std::fprintf(stderr,
-                     "tunefleet-server: SIGHUP: no --tokens to reload\n");
-        continue;
-      }
-      // A file that no longer loads leaves the tokens in use as they were.
-      absl::StatusOr<tunefleet::auth::TokenSet> tokens =
-          tunefleet::auth::TokenSet::Load(tokens_file);
-      absl::Status reloaded =
-          tokens.ok()
-              ? (*server)->SetTokens(
-                    std::make_shared<const tunefleet::auth::TokenSet>(*tokens))
-              : tokens.status();
-      if (reloaded.ok()) {
-        std::fprintf(stderr,
-                     "tunefleet-server: reloaded %zu token(s) from %s\n",
-                     tokens->entries().size(), tokens_file.c_str());
-      } else {
-        std::fprintf(
-            stderr,
-            "tunefleet-server: SIGHUP: %s (keeping the tokens in use)\n",
-            std::string(reloaded.message()).c_str());
-      }
-    }
-    (*server)->Shutdown();
+}
+
+// SIGHUP: reads the tokens file again. A file that no longer loads leaves
+// the tokens in use as they were.
+void ReloadTokens(Server& server, const std::string& tokens_file) {
+  if (tokens_file.empty()) {
+    std::fprintf(stderr, "tunefleet-server: SIGHUP: no --tokens to reload\n");
+    return;
+  }
+  absl::StatusOr<tunefleet::auth::TokenSet> tokens =
+      tunefleet::auth::TokenSet::Load(tokens_file);
+  absl::Status reloaded =
+      tokens.ok()
+          ? server.SetTokens(
+                std::make_shared<const tunefleet::auth::TokenSet>(*tokens))
+          : tokens.status();
+  if (reloaded.ok()) {
+    std::fprintf(stderr, "tunefleet-server: reloaded %zu token(s) from %s\n",
+                 tokens->entries().size(), tokens_file.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "tunefleet-server: SIGHUP: %s (keeping the tokens in use)\n",
+                 std::string(reloaded.message()).c_str());
+  }
+}
+
+// Waits for `signals`: reloads the tokens on SIGHUP, shuts the server down
+// on the others.
+void HandleSignals(sigset_t signals, Server& server,
+                   const std::string& tokens_file) {
+  while (true) {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal != SIGHUP) break;
+    ReloadTokens(server, tokens_file);
+  }
+  server.Shutdown();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const sigset_t signals = BlockServerSignals();
+  CLI::App app{
+      "tunefleet-server: the tuning daemon. Device agents dial in "
+      "(tunefleet-agent --server HOST:PORT); clients submit jobs with "
+      "`tunefleet tune --server HOST:PORT`. Every measurement is stored in "
+      "a SQLite database."};
+  Flags flags;
+  AddFlags(&app, &flags);
+  CLI11_PARSE(app, argc, argv);
+  flags.options.resume_jobs = !flags.no_resume;
+  if (absl::Status s = LoadTokens(&flags); !s.ok()) {
+    std::fprintf(stderr, "tunefleet-server: %s\n",
+                 std::string(s.message()).c_str());
+    return 2;
+  }
+
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(flags.options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "tunefleet-server: %s\n",
+                 std::string(server.status().message()).c_str());
+    return StartFailureExitCode(server.status());
+  }
+  PrintListening(**server, flags.options);
+  std::thread([signals, &server = **server, tokens_file = flags.tokens_file] {
+    HandleSignals(signals, server, tokens_file);
   }).detach();
   (*server)->Wait();
   std::fprintf(stderr, "tunefleet-server: stopped\n");

@@ -73,7 +73,8 @@ LostLeases Scheduler::RemoveAgent(const std::string& agent_id) {
 }
 
 std::vector<std::shared_ptr<AgentSession>> Scheduler::SilentAgents(
-    int64_t silent_since_ms) {
+    int64_t silent_ms) {
+  const int64_t silent_since_ms = clock_.NowMs() - silent_ms;
   absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<AgentSession>> out;
   for (const auto& [id, slot] : agents_) {
@@ -84,7 +85,8 @@ std::vector<std::shared_ptr<AgentSession>> Scheduler::SilentAgents(
   return out;
 }
 
-LostLeases Scheduler::ExpireLeases(int64_t now_ms) {
+LostLeases Scheduler::ExpireLeases() {
+  const int64_t now_ms = clock_.NowMs();
   std::vector<Dispatch> out;
   LostLeases lost;
   {
@@ -200,7 +202,7 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
                                   ? next->request->timing().timeout_ms()
                                   : 120000.0;
     const int64_t deadline =
-        base::NowMs() +
+        clock_.NowMs() +
         free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
     leases_[next->trial_id] = Lease{*next, free->session->id(), deadline};
     out.push_back(Dispatch{free->session, std::move(*next)});

@@ -2,8 +2,8 @@
 // every agent busy up to its capacity, highest job priority first. Each
 // handed-out trial is a lease held by one agent until a deadline; when the
 // agent goes away, falls silent, or the deadline passes, the lease returns
-// to the front of the queue for another agent of the key (DESIGN.md,
-// lease). A trial whose lease was lost kMaxAttempts times is given up.
+// to the front of the queue for another agent of the key. A trial whose
+// lease was lost kMaxAttempts times is given up.
 #ifndef TUNEFLEET_SERVER_SCHEDULER_H_
 #define TUNEFLEET_SERVER_SCHEDULER_H_
 
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "base/time.h"
 #include "proto/common.pb.h"
 #include "server/agent_session.h"
 #include "store/store.h"
@@ -42,7 +43,7 @@ struct QueuedTrial {
 struct Lease {
   QueuedTrial trial;
   std::string agent_id;
-  int64_t deadline_ms = 0;  // Unix ms
+  int64_t deadline_ms = 0;  // Unix ms of the scheduler's clock
 };
 
 // Trials whose leases were lost: back in the queue, or given up after
@@ -52,20 +53,30 @@ struct LostLeases {
   std::vector<QueuedTrial> abandoned;
 };
 
-// Thread-safe. Sends happen outside the scheduler's lock.
+// Thread-safe. Sends happen outside the scheduler's lock. Lease deadlines
+// and agents' silence are measured against `clock`; it and `store` must
+// outlive the scheduler. Writes to the store (a trial leased, or back to
+// pending) are best effort: a failed write leaves the row as it was and
+// the queue goes on.
 class Scheduler {
  public:
-  explicit Scheduler(store::Store* store) : store_(store) {}
+  explicit Scheduler(store::Store* store,
+                     const base::Clock& clock = base::RealClock())
+      : store_(store), clock_(clock) {}
+
+  // The clock deadlines and last-seen times are read from; AgentSession
+  // times (connect, Touch) must come from it too.
+  const base::Clock& clock() const { return clock_; }
 
   void AddAgent(std::shared_ptr<AgentSession> agent);
   // Closes the session and returns its leases to the queue.
   LostLeases RemoveAgent(const std::string& agent_id);
-  // Agents not heard from since `silent_since_ms`. The caller disconnects
-  // them; their calls then RemoveAgent().
-  std::vector<std::shared_ptr<AgentSession>> SilentAgents(
-      int64_t silent_since_ms);
-  // Leases whose deadline is before `now_ms` go back to the queue.
-  LostLeases ExpireLeases(int64_t now_ms);
+  // Agents last heard from more than `silent_ms` ago by the clock. The
+  // caller disconnects them; their calls then RemoveAgent().
+  std::vector<std::shared_ptr<AgentSession>> SilentAgents(int64_t silent_ms);
+  // Leases whose deadline the clock has passed go back to the queue (or
+  // are given up).
+  LostLeases ExpireLeases();
 
   // Queues trials and dispatches what free agents can take.
   void Enqueue(std::vector<QueuedTrial> trials);
@@ -103,7 +114,8 @@ class Scheduler {
   // Writes the requeued trials' rows back to pending.
   void StoreRequeued(const LostLeases& lost);
 
-  store::Store* store_;
+  store::Store* const store_;
+  const base::Clock& clock_;
   absl::Mutex mu_;
   std::map<std::string, AgentSlot> agents_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<QueuedTrial>> queues_ ABSL_GUARDED_BY(mu_);

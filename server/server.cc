@@ -54,8 +54,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   auto s = std::make_unique<Server>(PrivateTag{});
   s->options_ = options;
   TUNEFLEET_ASSIGN_OR_RETURN(s->store_, store::Store::Open(options.db_path));
-  s->scheduler_ = std::make_unique<Scheduler>(s->store_.get());
-  s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get());
+  const base::Clock& clock =
+      options.clock != nullptr ? *options.clock : base::RealClock();
+  s->scheduler_ = std::make_unique<Scheduler>(s->store_.get(), clock);
+  s->jobs_ =
+      std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(), clock);
   s->agent_service_ = std::make_unique<AgentServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
       options.heartbeat_interval_ms);
@@ -103,17 +106,21 @@ void Server::ReapLoop() {
       };
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping), tick)) return;
     }
-    const int64_t now = base::NowMs();
-    for (const auto& agent : scheduler_->SilentAgents(now - silent_ms)) {
-      if (options_.verbose) {
-        std::fprintf(stderr, "[server] %s silent for %lld ms; dropping it\n",
-                     agent->id().c_str(),
-                     static_cast<long long>(now - agent->last_seen_ms()));
-      }
-      agent->Disconnect();
-    }
-    jobs_->OnLostLeases(scheduler_->ExpireLeases(now));
+    Reap(silent_ms);
   }
+}
+
+void Server::Reap(int64_t silent_ms) {
+  for (const auto& agent : scheduler_->SilentAgents(silent_ms)) {
+    if (options_.verbose) {
+      const int64_t now = scheduler_->clock().NowMs();
+      std::fprintf(stderr, "[server] %s silent for %lld ms; dropping it\n",
+                   agent->id().c_str(),
+                   static_cast<long long>(now - agent->last_seen_ms()));
+    }
+    agent->Disconnect();
+  }
+  jobs_->OnLostLeases(scheduler_->ExpireLeases());
 }
 
 Server::~Server() { Shutdown(); }

@@ -1,6 +1,6 @@
 // tunefleet-server assembled: the store, scheduler, job manager and both
 // gRPC services on one listening port, behind token authentication and,
-// optionally, TLS (server/auth.h).
+// optionally, TLS (server/auth/auth.h).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "base/time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_service.h"
 #include "server/auth/auth.h"
@@ -30,6 +31,10 @@ struct ServerOptions {
   int heartbeat_misses = 3;
   // Start again the jobs an earlier run left unfinished.
   bool resume_jobs = true;
+  // What lease deadlines, agents' silence and job deadlines are measured
+  // against; nullptr: the system clock (base::RealClock()). Must outlive
+  // the server. Waits (the reaper's tick) stay in real time.
+  const base::Clock* clock = nullptr;
 
   // Security (README.md, "Authentication and TLS"). Start() refuses:
   // - no `tokens` unless `no_auth` (development: every caller may do
@@ -105,8 +110,11 @@ class Server {
   std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;
   std::unique_ptr<AuthorizedTuningService> authorized_tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  // Drops silent agents and expired leases until shutdown.
+  // Runs Reap() every tick (real time) until shutdown.
   void ReapLoop();
+  // Disconnects the agents silent for more than `silent_ms` by the
+  // scheduler's clock and takes back the leases past their deadline.
+  void Reap(int64_t silent_ms);
   std::thread reaper_;
   int port_ = 0;
   absl::Mutex mu_;

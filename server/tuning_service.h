@@ -15,8 +15,9 @@ namespace tunefleet::server {
 // Maps an absl::Status onto the gRPC status of the same code.
 grpc::Status ToGrpc(const absl::Status& status);
 
-// Every call checks its request first (server/validation.h) and refuses a
-// bad one with INVALID_ARGUMENT naming the field. Thread-safe.
+// Every call checks its request first (server/validation/validation.h)
+// and refuses a bad one with INVALID_ARGUMENT naming the field.
+// Thread-safe.
 class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
  public:
   TuningServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs)

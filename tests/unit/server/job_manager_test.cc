@@ -1,0 +1,521 @@
+// Jobs run by a JobManager on a real scheduler and a real store on a
+// temporary file, measured by fake agents that answer the requests they
+// receive as AgentServiceImpl routes an agent's results (Scheduler::EndLease,
+// then JobManager::OnResult). Time is a fake clock; the tests wait for
+// conditions with generous real-time limits, never for fixed durations.
+#include "server/job_manager.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/scheduler.h"
+#include "store/store.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/test_device.h"
+#include "tests/unit/server/fake_agent.h"
+#include "trial/trial_request.h"
+
+namespace tunefleet::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using tunefleet::testing::FakeAgent;
+using tunefleet::testing::FakeClock;
+using tunefleet::testing::TestDevice;
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::Measurement;
+using tunefleet::v1::MeasureRequest;
+
+constexpr char kKey[] = "test-gpu";
+// How long a test waits for something that should happen at once; only
+// reached when it does not (a failure).
+constexpr absl::Duration kPatience = absl::Seconds(60);
+
+Measurement Ok(double ns) {
+  Measurement m;
+  m.set_error(Measurement::OK);
+  // Three rounds; the job keeps their median.
+  for (double t : {ns * 1.1, ns, ns * 0.95}) m.add_times_ns(t);
+  m.set_number(10);
+  return m;
+}
+
+Measurement Failed(Measurement::Error error) {
+  Measurement m;
+  m.set_error(error);
+  m.set_error_message("the fake agent says so");
+  return m;
+}
+
+// The result an agent sends back for one request.
+using AnswerFn = std::function<Measurement(const MeasureRequest&)>;
+
+// Delivers `m` for `request` as the agent service does.
+void Deliver(Scheduler& scheduler, JobManager& jobs,
+             const MeasureRequest& request, Measurement m) {
+  m.set_trial_id(request.trial_id());
+  std::optional<Lease> lease = scheduler.EndLease(request.trial_id());
+  if (lease) jobs.OnResult(lease->trial.job_id, request.trial_id(), m);
+}
+
+// Answers every request `agent` receives on its own thread, until
+// destroyed; records what it answered.
+class Answerer {
+ public:
+  Answerer(FakeAgent* agent, Scheduler* scheduler, JobManager* jobs,
+           AnswerFn answer)
+      : agent_(agent),
+        scheduler_(scheduler),
+        jobs_(jobs),
+        answer_(std::move(answer)),
+        thread_([this] { Run(); }) {}
+  ~Answerer() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+  // trial id -> the measurement sent, reference runs included.
+  std::map<int64_t, Measurement> answered() const {
+    absl::MutexLock lock(&mu_);
+    return answered_;
+  }
+
+ private:
+  void Run() {
+    while (!stop_.load()) {
+      std::optional<MeasureRequest> r = agent_->Next(absl::Milliseconds(20));
+      if (!r) continue;
+      Measurement m = answer_(*r);
+      m.set_trial_id(r->trial_id());
+      {
+        absl::MutexLock lock(&mu_);
+        answered_[r->trial_id()] = m;
+      }
+      Deliver(*scheduler_, *jobs_, *r, m);
+    }
+  }
+
+  FakeAgent* const agent_;
+  Scheduler* const scheduler_;
+  JobManager* const jobs_;
+  const AnswerFn answer_;
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex mu_;
+  std::map<int64_t, Measurement> answered_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;  // last: starts once the rest is set
+};
+
+// A deterministic answer: OK with a time that depends on the trial, but
+// every fifth trial fails to compile.
+Measurement MixedAnswer(const MeasureRequest& r) {
+  if (r.trial_id() > 0 && r.trial_id() % 5 == 0) {
+    return Failed(Measurement::COMPILE_ERROR);
+  }
+  return Ok(1000.0 + static_cast<double>((r.trial_id() * 37) % 101));
+}
+
+// Waits until `done` holds for the job's progress (or kPatience passes);
+// returns the last progress seen.
+JobProgress WaitFor(Job& job,
+                    const std::function<bool(const JobProgress&)>& done) {
+  const absl::Time give_up = absl::Now() + kPatience;
+  uint64_t version = 0;
+  JobProgress progress = job.Progress();
+  while (!done(progress) && absl::Now() < give_up) {
+    job.WaitForUpdate(&version, absl::Milliseconds(100), &progress);
+  }
+  return progress;
+}
+
+bool Ended(const JobProgress& p) {
+  return p.state() == tunefleet::v1::JOB_STATE_DONE ||
+         p.state() == tunefleet::v1::JOB_STATE_CANCELLED ||
+         p.state() == tunefleet::v1::JOB_STATE_FAILED;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/job_manager_test_" +
+            std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+            ".db";
+    RemoveDatabase();
+    auto store = store::Store::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    ASSERT_TRUE(store_->UpsertDevice(kKey, TestDevice()).ok());
+    scheduler_ = std::make_unique<Scheduler>(store_.get(), clock_);
+    jobs_ =
+        std::make_unique<JobManager>(store_.get(), scheduler_.get(), clock_);
+  }
+
+  void TearDown() override {
+    answerers_.clear();
+    jobs_.reset();
+    scheduler_.reset();
+    store_.reset();
+    RemoveDatabase();
+  }
+
+  void RemoveDatabase() {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::filesystem::remove(path_ + suffix);
+    }
+  }
+
+  // A GEMM job on kKey with a random search and no transfer learning.
+  static tunefleet::v1::SubmitJobRequest Request(uint32_t trials) {
+    tunefleet::v1::SubmitJobRequest r;
+    *r.mutable_workload() = trial::WorkloadToProto(
+        *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
+    r.set_device_key(kKey);
+    r.set_trials(trials);
+    r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+    r.set_seed(7);
+    r.set_no_transfer(true);
+    r.set_skip_reference(true);
+    return r;
+  }
+
+  std::shared_ptr<Job> Submit(const tunefleet::v1::SubmitJobRequest& r) {
+    absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(r);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? *job : nullptr;
+  }
+
+  // Connects a fake agent to `scheduler` (the fixture's by default).
+  FakeAgent& Connect(const std::string& id, uint32_t capacity,
+                     Scheduler* scheduler = nullptr) {
+    if (scheduler == nullptr) scheduler = scheduler_.get();
+    agents_.push_back(
+        std::make_unique<FakeAgent>(id, kKey, capacity, clock_.NowMs()));
+    scheduler->AddAgent(agents_.back()->session());
+    return *agents_.back();
+  }
+
+  // Answers what `agent` receives from now on with `answer`, to the
+  // fixture's scheduler and manager.
+  Answerer& AnswerAll(FakeAgent& agent, AnswerFn answer) {
+    answerers_.push_back(std::make_unique<Answerer>(
+        &agent, scheduler_.get(), jobs_.get(), std::move(answer)));
+    return *answerers_.back();
+  }
+
+  // The next request `agent` receives; fails the test when none comes.
+  static MeasureRequest NextRequest(FakeAgent& agent) {
+    std::optional<MeasureRequest> r = agent.Next(kPatience);
+    EXPECT_TRUE(r.has_value()) << agent.id() << " received no request";
+    return r.value_or(MeasureRequest());
+  }
+
+  std::vector<store::Trial> Rows(int64_t job_id) {
+    absl::StatusOr<std::vector<store::Trial>> rows = store_->JobTrials(job_id);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    return rows.value_or(std::vector<store::Trial>());
+  }
+
+  store::Job StoredJob(int64_t job_id) {
+    absl::StatusOr<store::Job> row = store_->GetJob(job_id);
+    EXPECT_TRUE(row.ok()) << row.status();
+    return row.value_or(store::Job());
+  }
+
+  std::string path_;
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  // Agents outlive the schedulers that send to them.
+  std::vector<std::unique_ptr<FakeAgent>> agents_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<JobManager> jobs_;
+  std::vector<std::unique_ptr<Answerer>> answerers_;
+};
+
+TEST_F(JobManagerTest, JobRunsToItsBudgetAndItsTalliesAgree) {
+  constexpr uint32_t kBudget = 12;
+  FakeAgent& agent = Connect("agent-1", 3);
+  Answerer& answerer = AnswerAll(agent, MixedAnswer);
+  tunefleet::v1::SubmitJobRequest request = Request(kBudget);
+  request.set_skip_reference(false);
+  std::shared_ptr<Job> job = Submit(request);
+  ASSERT_NE(job, nullptr);
+
+  const JobProgress done = WaitFor(*job, Ended);
+  ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
+
+  // What the agent was asked and answered: the reference (first, by its
+  // priority) and exactly the budget's trials, each once.
+  const std::map<int64_t, Measurement> answered = answerer.answered();
+  ASSERT_EQ(agent.Received().size(), kBudget + 1);
+  EXPECT_EQ(agent.Received()[0].trial_id(), job->reference_trial_id());
+  std::map<std::string, uint32_t> errors;
+  int64_t best_id = 0;
+  double best_ns = 0;
+  for (const auto& [id, m] : answered) {
+    if (id == job->reference_trial_id()) continue;
+    ++errors[Measurement::Error_Name(m.error())];
+    const double ns = trial::MedianNs(m.times_ns());
+    if (m.error() == Measurement::OK && (best_id == 0 || ns < best_ns)) {
+      best_id = id;
+      best_ns = ns;
+    }
+  }
+  ASSERT_EQ(answered.size(), kBudget + 1);
+  ASSERT_NE(best_id, 0);
+
+  // The live progress.
+  EXPECT_EQ(done.trials_done(), kBudget);
+  EXPECT_EQ(done.trials_total(), kBudget);
+  EXPECT_EQ(done.trials_requeued(), 0u);
+  using ErrorCounts = std::map<std::string, uint32_t>;
+  EXPECT_EQ(ErrorCounts(done.errors().begin(), done.errors().end()), errors);
+  EXPECT_EQ(done.best().trial_id(), best_id);
+  EXPECT_DOUBLE_EQ(done.best().time_ns(), best_ns);
+  EXPECT_DOUBLE_EQ(
+      done.reference_time_ns(),
+      trial::MedianNs(answered.at(job->reference_trial_id()).times_ns()));
+
+  // The store: the job, its tally and best record, one done row a trial.
+  const store::Job row = StoredJob(job->id());
+  EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_DOUBLE_EQ(row.reference_ns, done.reference_time_ns());
+  absl::StatusOr<store::JobTally> tally = store_->TallyJob(job->id());
+  ASSERT_TRUE(tally.ok()) << tally.status();
+  EXPECT_EQ(tally->done, kBudget);
+  EXPECT_EQ(tally->errors, errors);
+  ASSERT_TRUE(tally->best.has_value());
+  EXPECT_EQ(tally->best->trial_id(), best_id);
+  EXPECT_DOUBLE_EQ(tally->best->time_ns(), best_ns);
+  const std::vector<store::Trial> rows = Rows(job->id());
+  ASSERT_EQ(rows.size(), kBudget);
+  for (const store::Trial& t : rows) {
+    EXPECT_EQ(t.state, tunefleet::v1::TRIAL_STATE_DONE) << t.id;
+    EXPECT_EQ(t.attempt, 1) << t.id;
+    EXPECT_EQ(t.error, answered.at(t.id).error()) << t.id;
+  }
+  // What a later server would report from the store agrees too.
+  absl::StatusOr<JobProgress> stored = StoredProgress(*store_, row);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->trials_done(), done.trials_done());
+  EXPECT_EQ(stored->best().trial_id(), best_id);
+}
+
+TEST_F(JobManagerTest, CancelEndsTheJobCancelled) {
+  FakeAgent& agent = Connect("agent-1", 2);
+  std::shared_ptr<Job> job = Submit(Request(50));
+  ASSERT_NE(job, nullptr);
+  NextRequest(agent);
+  NextRequest(agent);
+
+  absl::StatusOr<JobProgress> cancelled = jobs_->Cancel(job->id());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_EQ(cancelled->state(), tunefleet::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(cancelled->trials_done(), 0u);
+  EXPECT_EQ(job->Progress().state(), tunefleet::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(StoredJob(job->id()).state, tunefleet::v1::JOB_STATE_CANCELLED);
+
+  absl::StatusOr<JobProgress> again = jobs_->Cancel(job->id());
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(again.status().message(), HasSubstr("already ended"));
+  EXPECT_EQ(jobs_->Cancel(job->id() + 100).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(JobManagerTest, JobEndsWhenTheClockPassesItsDeadline) {
+  FakeAgent& agent = Connect("agent-1", 1);
+  tunefleet::v1::SubmitJobRequest request = Request(100);
+  request.set_deadline_s(60);
+  std::shared_ptr<Job> job = Submit(request);
+  ASSERT_NE(job, nullptr);
+
+  // A millisecond before the deadline the job goes on: after the result
+  // it sends the next trial.
+  const MeasureRequest first = NextRequest(agent);
+  clock_.Advance(60 * 1000 - 1);
+  Deliver(*scheduler_, *jobs_, first, Ok(2000));
+  const MeasureRequest second = NextRequest(agent);
+  EXPECT_NE(second.trial_id(), first.trial_id());
+  EXPECT_EQ(job->Progress().state(), tunefleet::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job->Progress().trials_done(), 1u);
+
+  clock_.Advance(1);
+  const JobProgress done = WaitFor(*job, Ended);
+  EXPECT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_THAT(done.message(), HasSubstr("deadline reached"));
+  EXPECT_EQ(done.trials_done(), 1u);
+  const store::Job row = StoredJob(job->id());
+  EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_THAT(row.message, HasSubstr("deadline reached"));
+  EXPECT_EQ(agent.pending(), 0u);  // nothing more was sent
+}
+
+TEST_F(JobManagerTest, JobStopsEarlyWithoutImprovement) {
+  FakeAgent& agent = Connect("agent-1", 1);
+  // The first trial is the fastest; none after it improves.
+  int answers = 0;
+  AnswerAll(agent, [&answers](const MeasureRequest&) {
+    return Ok(answers++ == 0 ? 100.0 : 1000.0 + answers);
+  });
+  tunefleet::v1::SubmitJobRequest request = Request(50);
+  request.set_early_stop(3);
+  std::shared_ptr<Job> job = Submit(request);
+  ASSERT_NE(job, nullptr);
+
+  const JobProgress done = WaitFor(*job, Ended);
+  EXPECT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE);
+  // One agent taking one trial at a time: exactly the first and three
+  // without improvement.
+  EXPECT_EQ(done.trials_done(), 4u);
+  EXPECT_THAT(done.message(), HasSubstr("stopped early"));
+  EXPECT_DOUBLE_EQ(done.best().time_ns(), 100.0);
+  EXPECT_EQ(StoredJob(job->id()).state, tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_EQ(Rows(job->id()).size(), 4u);
+}
+
+TEST_F(JobManagerTest, LeasesOfALostAgentAreRequeuedAndCounted) {
+  constexpr uint32_t kBudget = 6;
+  FakeAgent& lost_agent = Connect("agent-lost", 2);
+  std::shared_ptr<Job> job = Submit(Request(kBudget));
+  ASSERT_NE(job, nullptr);
+  const MeasureRequest first = NextRequest(lost_agent);
+  const MeasureRequest second = NextRequest(lost_agent);
+
+  // The agent goes away mid-job, as when its stream ends.
+  const LostLeases lost = scheduler_->RemoveAgent(lost_agent.id());
+  EXPECT_EQ(lost.requeued.size(), 2u);
+  EXPECT_THAT(lost.abandoned, IsEmpty());
+  jobs_->OnLostLeases(lost);
+  EXPECT_EQ(job->Progress().trials_requeued(), 2u);
+
+  FakeAgent& agent = Connect("agent-2", 2);
+  AnswerAll(agent, MixedAnswer);
+  const JobProgress done = WaitFor(*job, Ended);
+  ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
+  EXPECT_EQ(done.trials_done(), kBudget);
+  EXPECT_EQ(done.trials_requeued(), 2u);
+
+  // The lost trials were measured again under their ids, as second
+  // attempts; no other trial was sent twice.
+  std::map<int64_t, uint32_t> attempts;
+  for (const MeasureRequest& r : agent.Received()) {
+    EXPECT_EQ(attempts.count(r.trial_id()), 0u) << r.trial_id();
+    attempts[r.trial_id()] = r.attempt();
+  }
+  EXPECT_EQ(attempts.size(), kBudget);
+  EXPECT_EQ(attempts[first.trial_id()], 2u);
+  EXPECT_EQ(attempts[second.trial_id()], 2u);
+  EXPECT_EQ(lost_agent.Received().size(), 2u);
+  const std::vector<store::Trial> rows = Rows(job->id());
+  ASSERT_EQ(rows.size(), kBudget);
+  for (const store::Trial& t : rows) {
+    EXPECT_EQ(t.state, tunefleet::v1::TRIAL_STATE_DONE) << t.id;
+  }
+}
+
+TEST_F(JobManagerTest, TrialLostMaxAttemptsTimesEndsAsDeviceLost) {
+  std::shared_ptr<Job> job = Submit(Request(1));
+  ASSERT_NE(job, nullptr);
+  int64_t trial_id = 0;
+  for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
+    FakeAgent& agent = Connect(absl::StrCat("agent-", attempt), 1);
+    const MeasureRequest r = NextRequest(agent);
+    if (attempt == 1) trial_id = r.trial_id();
+    EXPECT_EQ(r.trial_id(), trial_id);
+    EXPECT_EQ(r.attempt(), static_cast<uint32_t>(attempt));
+    const LostLeases lost = scheduler_->RemoveAgent(agent.id());
+    EXPECT_EQ(lost.abandoned.size(), attempt == kMaxAttempts ? 1u : 0u);
+    jobs_->OnLostLeases(lost);
+  }
+
+  const JobProgress done = WaitFor(*job, Ended);
+  EXPECT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_EQ(done.trials_done(), 1u);
+  EXPECT_EQ(done.trials_requeued(), static_cast<uint32_t>(kMaxAttempts - 1));
+  ASSERT_EQ(done.errors().count("DEVICE_LOST"), 1u);
+  EXPECT_EQ(done.errors().at("DEVICE_LOST"), 1u);
+  EXPECT_FALSE(done.has_best());
+  const std::vector<store::Trial> rows = Rows(job->id());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].state, tunefleet::v1::TRIAL_STATE_DONE);
+  EXPECT_EQ(rows[0].error, Measurement::DEVICE_LOST);
+}
+
+TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
+  constexpr uint32_t kBudget = 6;
+  FakeAgent& first_agent = Connect("agent-1", 1);
+  std::shared_ptr<Job> job = Submit(Request(kBudget));
+  ASSERT_NE(job, nullptr);
+  const int64_t id = job->id();
+  // Three trials measured, the fourth leased when the server stops.
+  std::set<int64_t> measured;
+  for (int i = 0; i < 3; ++i) {
+    const MeasureRequest r = NextRequest(first_agent);
+    Deliver(*scheduler_, *jobs_, r, MixedAnswer(r));
+    measured.insert(r.trial_id());
+  }
+  const MeasureRequest leased = NextRequest(first_agent);
+  EXPECT_EQ(measured.count(leased.trial_id()), 0u);
+  EXPECT_EQ(
+      WaitFor(*job, [](const JobProgress& p) { return p.trials_done() == 3; })
+          .trials_done(),
+      3u);
+
+  jobs_->Shutdown();
+  job.reset();
+  EXPECT_EQ(jobs_->Find(id), nullptr);
+  EXPECT_EQ(StoredJob(id).state, tunefleet::v1::JOB_STATE_RUNNING);
+  absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> states =
+      store_->TrialStates(id);
+  ASSERT_TRUE(states.ok()) << states.status();
+  EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_DONE], 3);
+  EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_LEASED], 1);
+
+  // A new server on the same store: scheduler, manager and agent.
+  Scheduler scheduler(store_.get(), clock_);
+  JobManager jobs(store_.get(), &scheduler, clock_);
+  FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
+  // Stops before `jobs` and `scheduler` go.
+  Answerer answerer(&second_agent, &scheduler, &jobs, MixedAnswer);
+  absl::StatusOr<int> resumed = jobs.ResumeJobs();
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(*resumed, 1);
+  std::shared_ptr<Job> again = jobs.Find(id);
+  ASSERT_NE(again, nullptr);
+  const JobProgress done = WaitFor(*again, Ended);
+  ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
+  EXPECT_EQ(done.trials_done(), kBudget);
+
+  // The finished trials were not measured again; the leased one was, as
+  // its second attempt; the rest were new.
+  std::set<int64_t> remeasured;
+  for (const MeasureRequest& r : second_agent.Received()) {
+    EXPECT_EQ(measured.count(r.trial_id()), 0u) << r.trial_id();
+    EXPECT_TRUE(remeasured.insert(r.trial_id()).second) << r.trial_id();
+    if (r.trial_id() == leased.trial_id()) {
+      EXPECT_EQ(r.attempt(), 2u);
+    }
+  }
+  EXPECT_EQ(remeasured.count(leased.trial_id()), 1u);
+  EXPECT_EQ(remeasured.size(), kBudget - measured.size());
+  EXPECT_EQ(StoredJob(id).state, tunefleet::v1::JOB_STATE_DONE);
+  const std::vector<store::Trial> rows = Rows(id);
+  ASSERT_EQ(rows.size(), kBudget);
+  for (const store::Trial& t : rows) {
+    EXPECT_EQ(t.state, tunefleet::v1::TRIAL_STATE_DONE) << t.id;
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet::server
