@@ -89,9 +89,12 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   }
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
                              validation::ValidateTimingPolicy(request));
+  // Created now by the manager's clock, which also times the deadline.
+  const int64_t now = clock_.NowMs();
   JobSpec spec{
       {*workload, *tmpl, key, strategy, static_cast<int64_t>(request.trials()),
-       request.seed(), request.priority(), request.deadline_s()},
+       request.seed(), request.priority(), now,
+       request.deadline_s() > 0 ? now + request.deadline_s() * 1000LL : 0},
       !request.skip_reference(),
       timing,
       request.early_stop(),
@@ -116,9 +119,7 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   }
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
                              store_->CreateJob(prepared.spec, json));
-  const int64_t deadline_ms =
-      request.deadline_s() > 0 ? clock_.NowMs() + request.deadline_s() * 1000LL
-                               : 0;
+  const int64_t deadline_ms = prepared.spec.deadline_ms;
   return Launch(id, std::move(prepared), deadline_ms, {});
 }
 

@@ -122,10 +122,10 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
   s.Bind(4, proto::StrategyName(spec.strategy)).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
-  const int64_t now = base::NowMs();
-  s.Bind(8, now).Bind(9, request_json);
-  if (spec.deadline_s > 0) {
-    s.Bind(10, now + spec.deadline_s * 1000);
+  s.Bind(8, spec.created_ms > 0 ? spec.created_ms : base::NowMs());
+  s.Bind(9, request_json);
+  if (spec.deadline_ms > 0) {
+    s.Bind(10, spec.deadline_ms);
   } else {
     s.BindNull(10);
   }

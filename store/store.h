@@ -33,7 +33,8 @@ struct JobParams {
   int64_t budget = 0;  // trials
   uint64_t seed = 0;
   int priority = 0;
-  int64_t deadline_s = 0;  // wall time from creation; 0: none
+  int64_t created_ms = 0;   // Unix ms; 0: now, by the system clock
+  int64_t deadline_ms = 0;  // Unix ms past which the job ends; 0: none
 };
 
 // A job as stored.

@@ -91,6 +91,28 @@ TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
   EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_PENDING], 1);
 }
 
+TEST_F(StoreTest, JobsKeepTheTimesTheirCreatorGave) {
+  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                        *templates::FindTemplate("gemm", ""),
+                        "test-gpu",
+                        tunefleet::v1::STRATEGY_GRID,
+                        3,
+                        1,
+                        0,
+                        1700000000000,
+                        1700000060000};
+  auto id = store_->CreateJob(spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto job = store_->GetJob(*id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->created_ms, 1700000000000);
+  EXPECT_EQ(job->deadline_ms, 1700000060000);
+  EXPECT_EQ(job->strategy, tunefleet::v1::STRATEGY_GRID);
+  EXPECT_EQ(job->state, tunefleet::v1::JOB_STATE_QUEUED);
+  // No deadline is stored as none.
+  EXPECT_EQ(store_->GetJob(MakeJob())->deadline_ms, 0);
+}
+
 TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
   const int64_t job = MakeJob();
   auto ids =
