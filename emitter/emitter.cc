@@ -82,11 +82,12 @@ class TableWriter {
   void AddDtypes(absl::string_view op) {
     const templates::OpSpec* spec = templates::FindOp(op);
     for (size_t i = 0; spec != nullptr && i < spec->dtypes.size(); ++i) {
-      const std::string name(spec->dtypes[i]);
+      const templates::Dtype dtype = spec->dtypes[i];
+      const std::string name(templates::DtypeName(dtype));
       if (!dtypes_.insert(name).second) continue;
       absl::StrAppend(&dtype_values_, "    {\"", absl::CEscape(name), "\", ",
-                      templates::IsHalf(name) ? 1 : 0, ", ",
-                      templates::ElementBytes(name), "},\n");
+                      dtype == templates::Dtype::kFp16 ? 1 : 0, ", ",
+                      templates::ElementBytes(dtype), "},\n");
     }
   }
   // The index of the shape-generic template named `name`, or -1.
@@ -125,7 +126,7 @@ class TableWriter {
     shape_entries_ += absl::StrFormat(
         "    {%d, %d, \"%s\", %s, kEntryDims%d, kEntryKnobs%d, %d, %.1f, "
         "%.3f},\n",
-        tmpl, device, absl::CEscape(w.dtype()),
+        tmpl, device, templates::DtypeName(w.dtype()),
         attrs.empty() ? "nullptr" : absl::StrCat("kEntryAttrs", i), i, i,
         source, r.time_ns(), r.gflops());
   }

@@ -214,6 +214,13 @@ std::vector<std::string> QuotedAll(const std::vector<std::string>& names) {
   return out;
 }
 
+// The quoted names of `dtypes`.
+std::vector<std::string> DtypeNames(const std::vector<templates::Dtype>& dtypes) {
+  std::vector<std::string> out;
+  for (templates::Dtype d : dtypes) out.push_back(Quoted(templates::DtypeName(d)));
+  return out;
+}
+
 // The arrays of the attributes: values, numbers, and the Attr entries.
 std::string AttrArrays(const SpecModel& m, int index) {
   std::string code;
@@ -258,7 +265,7 @@ absl::StatusOr<ShapeCode> GenerateShapeCode(const templates::SpecTemplate& tmpl,
       "// Template ", m.name, " (op ", m.op, "), from its spec.\n",
       Array("char* const", "kDims", index, QuotedAll(m.dims)),
       AttrArrays(m, index),
-      Array("char* const", "kDtypes", index, QuotedAll(m.dtypes)),
+      Array("char* const", "kDtypes", index, DtypeNames(m.dtypes)),
       Array("char* const", "kKnobs", index, knobs),
       Array("long long", "kDefaultConfig", index, defaults),
       ArgArray(m, index, &floats), CheckFunction(m, index), *launch);

@@ -77,11 +77,9 @@ std::string KernelTemplate::SourceHash() const {
 }
 
 double KernelTemplate::Tolerance(const Workload& workload) const {
-  return IsHalf(workload.dtype()) ? std::max(rtol(), 1e-2) : rtol();
+  return workload.dtype() == Dtype::kFp16 ? std::max(rtol(), 1e-2) : rtol();
 }
 
-bool IsHalf(absl::string_view dtype) { return dtype == "fp16"; }
 
-int ElementBytes(absl::string_view dtype) { return IsHalf(dtype) ? 2 : 4; }
 
 }  // namespace tunefleet::templates

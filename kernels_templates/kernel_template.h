@@ -31,11 +31,6 @@ struct Knob {
 // A config: values[i] is the value of knobs()[i].
 using KnobValues = std::vector<int64_t>;
 
-// Bytes per element of a dtype: 2 for "fp16" (IEEE half), else 4 ("fp32").
-// The one place that reads a dtype's storage.
-int ElementBytes(absl::string_view dtype);
-// Whether a dtype stores IEEE halves ("fp16").
-bool IsHalf(absl::string_view dtype);
 
 // The device properties that template constraints and cost-model features
 // read (clGetDeviceInfo values).
@@ -62,7 +57,7 @@ struct BufferDesc {
   uint64_t elements = 0;
   bool output = false;         // outputs start zeroed and are verified
   uint32_t seed = 0;           // inputs: uniform [-1, 1) values from this seed
-  std::string dtype = "fp32";  // "fp32" or "fp16" (stored as IEEE half)
+  Dtype dtype = Dtype::kFp32;
 };
 
 // One kernel argument: a buffer by name, a 32-bit integer or a float.

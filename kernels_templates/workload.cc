@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "base/hash.h"
+#include "base/status_macros.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -42,12 +43,12 @@ std::vector<OpSpec> MakeOps() {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
-  const std::vector<absl::string_view> dtypes = {"fp32", "fp16"};
+  const std::vector<Dtype> dtypes = {Dtype::kFp32, Dtype::kFp16};
   std::vector<DimSpec> conv = concat(
       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"K", {}}}, WindowDims(true));
   conv.push_back({"G", 1});
   return {
-      {"gemm", {{"M", {}}, {"N", {}}, {"K", {}}}, {}, {"fp32", "fp16"}},
+      {"gemm", {{"M", {}}, {"N", {}}, {"K", {}}}, {}, dtypes},
       // Fully connected: M rows (batch), N outputs, K inputs.
       {"dense", {{"M", 1}, {"N", {}}, {"K", {}}}, {kAffine, kAct}, dtypes},
       {"conv2d", conv, {kAffine, kAct}, dtypes},
@@ -140,15 +141,135 @@ absl::Status RegisterOp(const OpSpec& spec) {
     for (absl::string_view v : a.values) attr.values.push_back(t.Intern(v));
     copy.attrs.push_back(std::move(attr));
   }
-  for (absl::string_view d : spec.dtypes) copy.dtypes.push_back(t.Intern(d));
-  if (copy.dtypes.empty()) copy.dtypes.push_back(t.Intern("fp32"));
+  copy.dtypes = spec.dtypes;
+  if (copy.dtypes.empty()) copy.dtypes.push_back(Dtype::kFp32);
   t.ops.push_back(std::move(copy));
   return absl::OkStatus();
 }
 
+namespace {
+
+// "M,N,K?" for messages: the op's dims, ? marking optional ones.
+std::string DimNames(const OpSpec& spec) {
+  return absl::StrJoin(spec.dims, ",", [](std::string* out, const DimSpec& d) {
+    absl::StrAppend(out, d.name, d.default_value ? "?" : "");
+  });
+}
+
+// OK when every dim given is one of the op's, once.
+absl::Status CheckDimNames(const OpSpec& spec, const std::vector<Dim>& dims) {
+  for (const Dim& d : dims) {
+    if (std::count_if(dims.begin(), dims.end(),
+                      [&](const Dim& o) { return o.name == d.name; }) > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape dim ", d.name, " is given more than once"));
+    }
+    if (std::none_of(spec.dims.begin(), spec.dims.end(),
+                     [&](const DimSpec& s) { return s.name == d.name; })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op ", spec.name, " has no dim '", d.name, "' (it takes ",
+          DimNames(spec), "; ? marks optional dims)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The op's dims in its order, optional ones defaulted, each within its
+// range.
+absl::StatusOr<std::vector<Dim>> CanonicalDims(const OpSpec& spec,
+                                               const std::vector<Dim>& dims) {
+  std::vector<Dim> out;
+  for (const DimSpec& s : spec.dims) {
+    auto it = std::find_if(dims.begin(), dims.end(),
+                           [&](const Dim& d) { return d.name == s.name; });
+    if (it == dims.end() && !s.default_value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape of ", spec.name, " is missing dim ", s.name, " (", spec.name,
+          " takes ", DimNames(spec), "; ? marks optional dims)"));
+    }
+    const int64_t value = it == dims.end() ? *s.default_value : it->value;
+    if (value < s.min_value || value > kMaxDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape dim ", s.name, " must be between ", s.min_value,
+                       " and ", kMaxDim, ", got ", value));
+    }
+    out.push_back(Dim{std::string(s.name), value});
+  }
+  return out;
+}
+
+// OK when the product of the dims (each read as at least 1) is at most
+// kMaxShapeProduct; checked before each step, so it never overflows.
+absl::Status CheckShapeProduct(absl::string_view op,
+                               const std::vector<Dim>& dims) {
+  int64_t product = 1;
+  for (const Dim& d : dims) {
+    const int64_t factor = std::max<int64_t>(d.value, 1);
+    if (product > kMaxShapeProduct / factor) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape of ", op, " is too large: the product of its dims ",
+          absl::StrJoin(dims, "*",
+                        [](std::string* out, const Dim& x) {
+                          absl::StrAppend(out, x.name);
+                        }),
+          " exceeds 2^53 (", kMaxShapeProduct, ")"));
+    }
+    product *= factor;
+  }
+  return absl::OkStatus();
+}
+
+// Every attribute of the op in its order, those not given at their
+// default; each given one is the op's, once, with one of its values.
+absl::StatusOr<std::vector<Attr>> CanonicalAttrs(const OpSpec& spec,
+                                                 const std::vector<Attr>& attrs) {
+  for (const Attr& a : attrs) {
+    if (std::count_if(attrs.begin(), attrs.end(),
+                      [&](const Attr& o) { return o.name == a.name; }) > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute ", a.name, " is given more than once"));
+    }
+    auto s = std::find_if(spec.attrs.begin(), spec.attrs.end(),
+                          [&](const AttrSpec& x) { return x.name == a.name; });
+    if (s == spec.attrs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op ", spec.name, " has no attribute '", a.name, "'"));
+    }
+    if (std::find(s->values.begin(), s->values.end(), a.value) ==
+        s->values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute ", a.name, "=", a.value, " of ", spec.name,
+                       " is not one of ", absl::StrJoin(s->values, ", ")));
+    }
+  }
+  std::vector<Attr> out;
+  for (const AttrSpec& s : spec.attrs) {
+    auto it = std::find_if(attrs.begin(), attrs.end(),
+                           [&](const Attr& a) { return a.name == s.name; });
+    out.push_back(
+        Attr{std::string(s.name),
+             std::string(it == attrs.end() ? s.values[0] : it->value)});
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::string_view DtypeName(Dtype dtype) {
+  return dtype == Dtype::kFp16 ? "fp16" : "fp32";
+}
+
+absl::StatusOr<Dtype> ParseDtype(absl::string_view name) {
+  if (name == "fp32") return Dtype::kFp32;
+  if (name == "fp16") return Dtype::kFp16;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", name, "'; known: fp32, fp16"));
+}
+
+int ElementBytes(Dtype dtype) { return dtype == Dtype::kFp16 ? 2 : 4; }
+
 absl::StatusOr<Workload> Workload::Create(absl::string_view op,
-                                          std::vector<Dim> dims,
-                                          absl::string_view dtype,
+                                          std::vector<Dim> dims, Dtype dtype,
                                           std::vector<Attr> attrs) {
   const OpSpec* spec = FindOp(op);
   if (spec == nullptr) {
@@ -157,94 +278,25 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
   }
   if (std::find(spec->dtypes.begin(), spec->dtypes.end(), dtype) ==
       spec->dtypes.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("dtype '", dtype, "' is not supported by op ", op,
-                     "; supported: ", absl::StrJoin(spec->dtypes, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dtype '", DtypeName(dtype), "' is not supported by op ", op,
+        "; supported: ",
+        absl::StrJoin(spec->dtypes, ", ", [](std::string* out, Dtype d) {
+          absl::StrAppend(out, DtypeName(d));
+        })));
   }
   if (dims.size() > kMaxWorkloadDims || attrs.size() > kMaxWorkloadAttrs) {
     return absl::InvalidArgumentError(absl::StrCat(
         "shape of ", op, " has ", dims.size(), " dims and ", attrs.size(),
         " attributes; at most ", kMaxWorkloadDims, " and ", kMaxWorkloadAttrs));
   }
-  auto dim_names = [spec] {
-    return absl::StrJoin(
-        spec->dims, ",", [](std::string* out, const DimSpec& d) {
-          absl::StrAppend(out, d.name, d.default_value ? "?" : "");
-        });
-  };
-  for (const Dim& d : dims) {
-    if (std::count_if(dims.begin(), dims.end(),
-                      [&](const Dim& o) { return o.name == d.name; }) > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape dim ", d.name, " is given more than once"));
-    }
-    if (std::none_of(spec->dims.begin(), spec->dims.end(),
-                     [&](const DimSpec& s) { return s.name == d.name; })) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("op ", op, " has no dim '", d.name, "' (it takes ",
-                       dim_names(), "; ? marks optional dims)"));
-    }
-  }
+  TUNEFLEET_RETURN_IF_ERROR(CheckDimNames(*spec, dims));
   Workload w;
   w.op_ = std::string(op);
-  w.dtype_ = std::string(dtype);
-  for (const DimSpec& s : spec->dims) {
-    auto it = std::find_if(dims.begin(), dims.end(),
-                           [&](const Dim& d) { return d.name == s.name; });
-    if (it == dims.end() && !s.default_value) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape of ", op, " is missing dim ", s.name, " (", op,
-                       " takes ", dim_names(), "; ? marks optional dims)"));
-    }
-    const int64_t value = it == dims.end() ? *s.default_value : it->value;
-    if (value < s.min_value || value > kMaxDim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shape dim ", s.name, " must be between ", s.min_value,
-                       " and ", kMaxDim, ", got ", value));
-    }
-    w.dims_.push_back(Dim{std::string(s.name), value});
-  }
-  // Checked before each step, so the product itself never overflows.
-  int64_t product = 1;
-  for (const Dim& d : w.dims_) {
-    const int64_t factor = std::max<int64_t>(d.value, 1);
-    if (product > kMaxShapeProduct / factor) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shape of ", op, " is too large: the product of its dims ",
-          absl::StrJoin(w.dims_, "*",
-                        [](std::string* out, const Dim& x) {
-                          absl::StrAppend(out, x.name);
-                        }),
-          " exceeds 2^53 (", kMaxShapeProduct, ")"));
-    }
-    product *= factor;
-  }
-  for (const Attr& a : attrs) {
-    if (std::count_if(attrs.begin(), attrs.end(),
-                      [&](const Attr& o) { return o.name == a.name; }) > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("attribute ", a.name, " is given more than once"));
-    }
-    auto s = std::find_if(spec->attrs.begin(), spec->attrs.end(),
-                          [&](const AttrSpec& x) { return x.name == a.name; });
-    if (s == spec->attrs.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("op ", op, " has no attribute '", a.name, "'"));
-    }
-    if (std::find(s->values.begin(), s->values.end(), a.value) ==
-        s->values.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("attribute ", a.name, "=", a.value, " of ", op,
-                       " is not one of ", absl::StrJoin(s->values, ", ")));
-    }
-  }
-  for (const AttrSpec& s : spec->attrs) {
-    auto it = std::find_if(attrs.begin(), attrs.end(),
-                           [&](const Attr& a) { return a.name == s.name; });
-    w.attrs_.push_back(
-        Attr{std::string(s.name),
-             std::string(it == attrs.end() ? s.values[0] : it->value)});
-  }
+  w.dtype_ = dtype;
+  TUNEFLEET_ASSIGN_OR_RETURN(w.dims_, CanonicalDims(*spec, dims));
+  TUNEFLEET_RETURN_IF_ERROR(CheckShapeProduct(op, w.dims_));
+  TUNEFLEET_ASSIGN_OR_RETURN(w.attrs_, CanonicalAttrs(*spec, attrs));
   return w;
 }
 
@@ -280,7 +332,8 @@ absl::StatusOr<Workload> Workload::Parse(absl::string_view op,
     return absl::InvalidArgumentError(absl::StrCat(
         "empty shape for op ", op, "; expected e.g. ", "M=512,N=512,K=512"));
   }
-  return Create(op, std::move(dims), dtype, std::move(attrs));
+  TUNEFLEET_ASSIGN_OR_RETURN(const Dtype type, ParseDtype(dtype));
+  return Create(op, std::move(dims), type, std::move(attrs));
 }
 
 absl::StatusOr<Workload> Workload::ParseCanonical(absl::string_view text) {
@@ -339,7 +392,7 @@ std::string Workload::ShapeString() const {
 std::string Workload::Canonical() const {
   std::string s = op_;
   for (const Dim& d : dims_) absl::StrAppend(&s, " ", d.name, "=", d.value);
-  absl::StrAppend(&s, " ", dtype_);
+  absl::StrAppend(&s, " ", DtypeName(dtype_));
   for (const Attr* a : NonDefaultAttrs()) {
     absl::StrAppend(&s, " ", a->name, "=", a->value);
   }

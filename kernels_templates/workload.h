@@ -1,6 +1,6 @@
 // Workloads: an op with concrete shapes, attributes and a dtype, e.g.
 // "gemm M=512 N=512 K=512 fp32" or "conv2d N=1 C=16 ... G=1 fp32
-// act=hardswish affine=scale_shift" (DESIGN.md, Vocabulary).
+// act=hardswish affine=scale_shift" (docs/ARCHITECTURE.md, Words).
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_
 
@@ -25,6 +25,18 @@ inline constexpr int64_t kMaxShapeProduct = int64_t{1} << 53;
 inline constexpr size_t kMaxWorkloadDims = 32;
 inline constexpr size_t kMaxWorkloadAttrs = 16;
 
+// Element type of a workload's tensors in device memory: fp32, or fp16
+// storage (IEEE 754 binary16; arithmetic stays fp32).
+enum class Dtype { kFp32, kFp16 };
+
+// "fp32", "fp16".
+absl::string_view DtypeName(Dtype dtype);
+// The dtype named `name`. Errors: INVALID_ARGUMENT "unknown dtype '<name>';
+// known: fp32, fp16".
+absl::StatusOr<Dtype> ParseDtype(absl::string_view name);
+// Bytes of one element: 4 for fp32, 2 for fp16.
+int ElementBytes(Dtype dtype);
+
 // One dim of an op: its name, and a default when it may be left out.
 struct DimSpec {
   absl::string_view name;
@@ -44,7 +56,7 @@ struct OpSpec {
   absl::string_view name;
   std::vector<DimSpec> dims;
   std::vector<AttrSpec> attrs;
-  std::vector<absl::string_view> dtypes;
+  std::vector<Dtype> dtypes;  // empty: fp32 only
 };
 
 // Returns the spec of a known op, or nullptr. Thread-safe.
@@ -79,12 +91,13 @@ class Workload {
   // attr or dtype, or the dims whose product is too large.
   static absl::StatusOr<Workload> Create(absl::string_view op,
                                          std::vector<Dim> dims,
-                                         absl::string_view dtype = "fp32",
+                                         Dtype dtype = Dtype::kFp32,
                                          std::vector<Attr> attrs = {});
 
   // Parses a shape string "M=512,N=512,K=512" (also ' ' or ';' separated);
-  // tokens naming an attribute ("act=relu") set it. Errors: as Create, and
-  // INVALID_ARGUMENT naming a malformed token or non-integer dim.
+  // tokens naming an attribute ("act=relu") set it; `dtype` is a dtype's
+  // name. Errors: as Create, and INVALID_ARGUMENT naming a malformed token,
+  // a non-integer dim or an unknown dtype.
   static absl::StatusOr<Workload> Parse(absl::string_view op,
                                         absl::string_view shape,
                                         absl::string_view dtype = "fp32");
@@ -96,7 +109,7 @@ class Workload {
   const std::vector<Dim>& dims() const { return dims_; }
   // Every attribute of the op, defaults included, in canonical order.
   const std::vector<Attr>& attrs() const { return attrs_; }
-  const std::string& dtype() const { return dtype_; }
+  Dtype dtype() const { return dtype_; }
 
   // Value of a dim the op defines; 0 for a name the op does not have.
   int64_t dim(absl::string_view name) const;
@@ -124,7 +137,7 @@ class Workload {
   std::string op_;
   std::vector<Dim> dims_;
   std::vector<Attr> attrs_;
-  std::string dtype_;
+  Dtype dtype_ = Dtype::kFp32;
 };
 
 }  // namespace tunefleet::templates

@@ -266,7 +266,8 @@ void FoldEpilogue(const GraphIndex& g, std::string out, bool bias,
 absl::StatusOr<templates::Workload> MakeWorkload(
     absl::string_view op, std::vector<templates::Dim> dims,
     std::vector<templates::Attr> attrs = {}) {
-  return templates::Workload::Create(op, std::move(dims), "fp32",
+  return templates::Workload::Create(op, std::move(dims),
+                                     templates::Dtype::kFp32,
                                      std::move(attrs));
 }
 

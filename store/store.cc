@@ -73,7 +73,7 @@ absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
       Statement insert,
       db_.Prepare("INSERT OR IGNORE INTO workloads (op, shape, dtype, "
                   "canonical, hash) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  insert.Bind(1, w.op()).Bind(2, w.ShapeString()).Bind(3, w.dtype());
+  insert.Bind(1, w.op()).Bind(2, w.ShapeString()).Bind(3, templates::DtypeName(w.dtype()));
   insert.Bind(4, w.Canonical()).Bind(5, w.Hash());
   TUNEFLEET_RETURN_IF_ERROR(insert.Run());
   TUNEFLEET_ASSIGN_OR_RETURN(

@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "base/hash.h"
 #include "base/stats.h"
-#include "proto/names.h"
 
 namespace tunefleet::trial {
 namespace {
@@ -40,8 +39,7 @@ void AddBuffers(const templates::KernelTemplate& tmpl,
     tunefleet::v1::BufferSpec* spec = r->add_buffers();
     spec->set_name(b.name);
     spec->set_elements(b.elements);
-    spec->set_dtype(
-        proto::ParseDtype(b.dtype).value_or(tunefleet::v1::DTYPE_FP32));
+    spec->set_dtype(DtypeToProto(b.dtype));
     spec->set_output(b.output);
     spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
                             : tunefleet::v1::BufferSpec::UNIFORM);
@@ -109,11 +107,20 @@ templates::DeviceLimits LimitsFromDeviceInfo(
   return l;
 }
 
+tunefleet::v1::Dtype DtypeToProto(templates::Dtype dtype) {
+  return dtype == templates::Dtype::kFp16 ? tunefleet::v1::DTYPE_FP16
+                                          : tunefleet::v1::DTYPE_FP32;
+}
+
+templates::Dtype DtypeFromProto(tunefleet::v1::Dtype dtype) {
+  return dtype == tunefleet::v1::DTYPE_FP16 ? templates::Dtype::kFp16
+                                            : templates::Dtype::kFp32;
+}
+
 tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload) {
   tunefleet::v1::Workload w;
   w.set_op(workload.op());
-  w.set_dtype(
-      proto::ParseDtype(workload.dtype()).value_or(tunefleet::v1::DTYPE_FP32));
+  w.set_dtype(DtypeToProto(workload.dtype()));
   for (const templates::Dim& d : workload.dims()) {
     auto* dim = w.add_dims();
     dim->set_name(d.name);
@@ -134,7 +141,7 @@ absl::StatusOr<templates::Workload> WorkloadFromProto(
   std::vector<templates::Attr> attrs;
   for (const auto& a : workload.attrs()) attrs.push_back({a.name(), a.value()});
   return templates::Workload::Create(workload.op(), std::move(dims),
-                                     proto::DtypeName(workload.dtype()),
+                                     DtypeFromProto(workload.dtype()),
                                      std::move(attrs));
 }
 

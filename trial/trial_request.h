@@ -29,6 +29,11 @@ tunefleet::v1::MeasureRequest BuildReferenceRequest(
 templates::DeviceLimits LimitsFromDeviceInfo(
     const tunefleet::v1::DeviceInfo& info);
 
+// The wire's dtype of a template dtype, and back (DTYPE_UNSPECIFIED reads
+// as fp32).
+tunefleet::v1::Dtype DtypeToProto(templates::Dtype dtype);
+templates::Dtype DtypeFromProto(tunefleet::v1::Dtype dtype);
+
 tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload);
 
 // Errors: INVALID_ARGUMENT from Workload::Create, naming the bad field.

@@ -6,7 +6,7 @@
 //         input[n][g*Cg + c][p*SH - PH + r*DH][q*SW - PW + s*DW] *
 //         weight[k][c][r][s], channel k)
 //
-// Knobs (build-time defines, see conv2d_template.cc):
+// Knobs (build-time defines, see conv2d_direct.toml):
 //   KWI, KWG   output channels per work-item / per work-group (KWI | KWG)
 //   PWI, QWI   output rows / columns per work-item (register tile)
 //   WGP, WGQ   work-items per work-group along P / along Q

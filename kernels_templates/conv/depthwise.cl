@@ -7,7 +7,7 @@
 //         input[n][c][p*SH - PH + r*DH][q*SW - PW + s*DW] * weight[c][r][s],
 //         channel c)
 //
-// Knobs (build-time defines, see depthwise_template.cc):
+// Knobs (build-time defines, see depthwise_direct.toml):
 //   PWI, QWI   output rows / columns per work-item (register tile)
 //   WGP, WGQ   work-items per work-group along P / along Q
 //   CWG        channels per work-group (one per work-item along dim 2)

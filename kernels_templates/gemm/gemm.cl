@@ -1,7 +1,7 @@
 // Tunable single-precision GEMM: C = A * B, all row-major.
 //   A is M x K, B is K x N, C is M x N; any M, N, K >= 1.
 //
-// Knobs (build-time defines, see gemm_geometry.h):
+// Knobs (build-time defines, see gemm_tiled.toml):
 //   MWG, NWG   rows / columns of C per work-group
 //   KWG        depth of one K tile (local memory tile, loop blocking)
 //   MWI, NWI   rows / columns of C per work-item (register tile)

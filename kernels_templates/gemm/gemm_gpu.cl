@@ -2,7 +2,7 @@
 // (vector loads need N % LOADV == 0 and K % LOADV == 0; the descriptor
 // enforces it).
 //
-// Knobs (build-time defines, gemm_gpu_template.cc):
+// Knobs (build-time defines, gemm_gpu.toml):
 //   BM, BN  rows / columns of C per work-group (the block tile)
 //   BK      depth of one K tile staged in local memory
 //   TM, TN  rows / columns of C per work-item (the register tile, at most

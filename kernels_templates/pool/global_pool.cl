@@ -2,7 +2,7 @@
 // max or mean of input[n, c, :, :], one output per plane (n, c); output
 // N x C (x 1 x 1). Any N, C, H, W >= 1.
 //
-// Knobs (build-time defines, see global_pool_template.cc):
+// Knobs (build-time defines, see global_pool_reduce.toml):
 //   WPC     work-items per plane, cooperating on its H*W reduction: each
 //           reduces a strided share, then a tree reduction in local memory
 //           (a power of two, 1 .. 256)

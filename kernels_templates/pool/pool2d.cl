@@ -8,7 +8,7 @@
 // The host refuses shapes whose windows could lie wholly in the padding
 // (2*PH > R or 2*PW > S), so every window has an in-bounds element.
 //
-// Knobs (build-time defines, see pool2d_template.cc):
+// Knobs (build-time defines, see pool2d_direct.toml):
 //   PWI, QWI       output rows / columns per work-item (register tile)
 //   WGQ, WGP, WGC  work-group shape over Q, P and planes (N*C)
 //   CWG            planes per work-group (each work-item does CWG/WGC)

@@ -3,7 +3,7 @@
 // m[n] = max_d x[n, d] (subtracting the row max keeps exp finite). Any
 // N, D >= 1.
 //
-// Knobs (build-time defines, see softmax_template.cc):
+// Knobs (build-time defines, see softmax_rows.toml):
 //   WPR     work-items per row (a power of two, 1 .. 256), combining their
 //           partial results by a tree reduction in local memory
 //   RPG     rows per work-group (work-group WPR x RPG)

@@ -97,7 +97,7 @@ struct SpecModel {
   double rtol = 1e-4;
   std::vector<std::string> dims;
   std::vector<SpecAttr> attrs;
-  std::vector<std::string> dtypes;  // empty: every dtype of the op
+  std::vector<Dtype> dtypes;  // empty: every dtype of the op
   std::vector<Knob> knobs;
   std::vector<std::string> defines;  // names passed as -D without options
   std::vector<SpecValue> lets, features;

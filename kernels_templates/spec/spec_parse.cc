@@ -75,7 +75,7 @@ absl::Status ParseDims(const json& j, SpecModel& m) {
     }
   }
   const OpSpec* known = FindOp(m.op);
-  std::vector<std::string> op_dtypes = {"fp32"};
+  std::vector<Dtype> op_dtypes = {Dtype::kFp32};
   if (known != nullptr) {
     std::vector<std::string> known_dims;
     for (const DimSpec& d : known->dims) known_dims.emplace_back(d.name);
@@ -84,8 +84,7 @@ absl::Status ParseDims(const json& j, SpecModel& m) {
                                   absl::StrJoin(known_dims, ",")));
     }
     m.dims = known_dims;
-    op_dtypes.clear();
-    for (absl::string_view d : known->dtypes) op_dtypes.emplace_back(d);
+    op_dtypes = known->dtypes;
   } else {
     if (dims->empty()) {
       return Invalid(absl::StrCat("op ", m.op, " is new: give its \"dims\""));
@@ -95,13 +94,19 @@ absl::Status ParseDims(const json& j, SpecModel& m) {
   absl::StatusOr<std::vector<std::string>> dtypes = GetStrings(j, "dtypes", 4);
   if (!dtypes.ok()) return dtypes.status();
   for (const std::string& d : *dtypes) {
-    if (std::find(op_dtypes.begin(), op_dtypes.end(), d) == op_dtypes.end()) {
-      return Invalid(absl::StrCat("dtypes: op ", m.op, " has no dtype '", d,
-                                  "' (it has ", absl::StrJoin(op_dtypes, ", "),
-                                  ")"));
+    const absl::StatusOr<Dtype> dtype = ParseDtype(d);
+    if (!dtype.ok() || std::find(op_dtypes.begin(), op_dtypes.end(), *dtype) ==
+                           op_dtypes.end()) {
+      return Invalid(absl::StrCat(
+          "dtypes: op ", m.op, " has no dtype '", d, "' (it has ",
+          absl::StrJoin(op_dtypes, ", ",
+                        [](std::string* out, Dtype t) {
+                          absl::StrAppend(out, DtypeName(t));
+                        }),
+          ")"));
     }
+    m.dtypes.push_back(*dtype);
   }
-  m.dtypes = *dtypes;
   return absl::OkStatus();
 }
 

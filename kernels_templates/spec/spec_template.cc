@@ -116,7 +116,7 @@ OpSpec SpecTemplate::Op() const {
   OpSpec spec;
   spec.name = model_.op;
   for (const std::string& d : model_.dims) spec.dims.push_back({d, {}});
-  spec.dtypes = {"fp32"};
+  spec.dtypes = {Dtype::kFp32};
   return spec;
 }
 
@@ -135,7 +135,7 @@ SpecTemplate::Frame SpecTemplate::NewFrame(const Workload& w) const {
       if (name == value) frame[s.attr(i)] = number;
     }
   }
-  frame[s.fp16()] = IsHalf(w.dtype()) ? 1 : 0;
+  frame[s.fp16()] = w.dtype() == Dtype::kFp16 ? 1 : 0;
   frame[s.element_bytes()] = ElementBytes(w.dtype());
   return frame;
 }
@@ -225,7 +225,7 @@ absl::Status SpecTemplate::CheckBuffers(const Workload& w,
     }
     const uint64_t bytes =
         tunefleet_expr::Size(*n) *
-        (b.workload_dtype ? ElementBytes(w.dtype()) : ElementBytes("fp32"));
+        (b.workload_dtype ? ElementBytes(w.dtype()) : ElementBytes(Dtype::kFp32));
     if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
@@ -346,7 +346,7 @@ std::vector<BufferDesc> SpecTemplate::Buffers(const Workload& w) const {
   for (const SpecBuffer& b : model_.buffers) {
     const double n = model_.expressions->Evaluate(b.elements, frame.data());
     out.push_back({b.name, tunefleet_expr::Size(n), b.output, b.seed,
-                   b.workload_dtype ? w.dtype() : "fp32"});
+                   b.workload_dtype ? w.dtype() : Dtype::kFp32});
   }
   return out;
 }

@@ -214,7 +214,7 @@ absl::Status ValidateSubmitJobRequest(
 absl::Status ValidateTask(const templates::KernelTemplate& tmpl,
                           const templates::Workload& workload) {
   for (const templates::BufferDesc& b : tmpl.Buffers(workload)) {
-    const uint64_t element_bytes = b.dtype == "fp16" ? 2 : 4;
+    const uint64_t element_bytes = templates::ElementBytes(b.dtype);
     if (b.elements < 1 || b.elements > kMaxBufferBytes / element_bytes) {
       return Invalid("workload",
                      absl::StrCat("buffer ", b.name, " of ",

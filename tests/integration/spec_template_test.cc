@@ -221,9 +221,9 @@ TEST(SpecTemplate, ReadsTheFieldsOfBuiltInSpecs) {
   const std::vector<BufferDesc> buffers = spec.Buffers(avg);
   ASSERT_EQ(buffers.size(), 3u);
   EXPECT_EQ(buffers[0].elements, 6u * 16);
-  EXPECT_EQ(buffers[0].dtype, "fp16");
+  EXPECT_EQ(buffers[0].dtype, templates::Dtype::kFp16);
   EXPECT_EQ(buffers[0].seed, 1u);
-  EXPECT_EQ(buffers[1].dtype, "fp32");
+  EXPECT_EQ(buffers[1].dtype, templates::Dtype::kFp32);
   EXPECT_EQ(buffers[1].seed, 9u);
   EXPECT_EQ(buffers[2].seed, 0u);
   EXPECT_EQ(spec.Flops(avg), 12);

@@ -76,7 +76,7 @@ TEST(Validation, WorkloadShapesRefuseZeroNegativeAndOverflow) {
       std::string(
           Workload::Create("pool2d",
                            {{"C", 8}, {"H", 8}, {"W", 8}, {"R", 2}, {"S", 2}},
-                           "fp32", {{"mode", "max"}, {"mode", "avg"}})
+                           Dtype::kFp32, {{"mode", "max"}, {"mode", "avg"}})
               .status()
               .message()),
       HasSubstr("attribute mode is given more than once"));
