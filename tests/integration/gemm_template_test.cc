@@ -278,44 +278,5 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
   }
 }
 
-TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
-  const KernelTemplate& t = Template("gemm_gpu");
-  const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
-  // BM BN BK TM TN LOADV DB STRN WTILE
-  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};
-  ASSERT_TRUE(t.CheckConfig(big, w, testing::DeviceLimits()).ok());
-  const templates::LaunchDesc l = t.Launch(big, w);
-  EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
-  EXPECT_EQ(l.global, (std::vector<uint64_t>{32, 32}));
-  EXPECT_THAT(l.build_options, ::testing::HasSubstr("-DEDGE_M=0"));
-  // N = 255 is odd: no vector loads.
-  const Workload odd = *Workload::Parse("gemm", "M=256,N=255,K=256");
-  EXPECT_THAT(
-      std::string(t.CheckConfig(big, odd, testing::DeviceLimits()).message()),
-      ::testing::HasSubstr("LOADV must divide N and K"));
-  // A 32x32 block with 8x8 register tiles has 16 work-items for a 32x8 A
-  // tile of 64 float4s: 4 each, fine.
-  EXPECT_TRUE(
-      t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w, testing::DeviceLimits())
-          .ok());
-  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 8, 2, 2, 4, 0, 0, 0}, w,
-                                        testing::DeviceLimits())
-                              .message()),
-              ::testing::HasSubstr("more than 256 work-items"));
-  EXPECT_THAT(std::string(t.CheckConfig({256, 256, 8, 16, 16, 4, 0, 1, 0}, w,
-                                        testing::DeviceLimits())
-                              .message()),
-              ::testing::HasSubstr("more than 128 accumulators"));
-  EXPECT_THAT(std::string(t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w,
-                                        testing::DeviceLimits())
-                              .message()),
-              ::testing::HasSubstr("STRN needs TN % 4 == 0"));
-  EXPECT_THAT(std::string(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 1}, w,
-                                        testing::DeviceLimits())
-                              .message()),
-              ::testing::HasSubstr("WTILE needs"));
-  EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
-}
-
 }  // namespace
 }  // namespace tunefleet

@@ -1,0 +1,259 @@
+// The direct convolution templates (conv2d_direct, depthwise_direct) off the
+// device: shape arithmetic, workload and config checks, derived features
+// and template selection.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/builtin_templates.h"
+#include "kernels_templates/registry.h"
+
+namespace tunefleet {
+namespace {
+
+using templates::DeviceLimits;
+using templates::KernelTemplate;
+using templates::KnobValues;
+using templates::Workload;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+Workload Parse(const char* op, const std::string& shape,
+               const char* dtype = "fp32") {
+  auto w = Workload::Parse(op, shape, dtype);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+Workload Conv(const std::string& shape, const char* dtype = "fp32") {
+  return Parse("conv2d", shape, dtype);
+}
+
+Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
+  return Parse("depthwise_conv2d", shape, dtype);
+}
+
+// The registry's direct convolution templates.
+const KernelTemplate& Conv2dDirect() {
+  return *templates::FindTemplate("", "conv2d_direct").value();
+}
+const KernelTemplate& DepthwiseDirect() {
+  return *templates::FindTemplate("", "depthwise_direct").value();
+}
+
+// Limits of a small GPU-like device, for constraint checks off the device.
+DeviceLimits SmallDevice() {
+  DeviceLimits d;
+  d.max_work_group_size = 256;
+  d.max_work_item_sizes = {256, 256, 16};
+  d.local_mem_bytes = 32 * 1024;
+  d.max_mem_alloc_bytes = uint64_t{1} << 30;
+  d.compute_units = 8;
+  return d;
+}
+
+// The output size of a square convolution along one axis, as
+// conv2d_direct computes it: its reference launch runs one work-item per
+// output column and row.
+int64_t OutputSize(int in, int kernel, int stride, int pad, int dilation) {
+  const Workload w = Conv(
+      absl::StrCat("C=1,K=1,H=", in, ",W=", in, ",R=", kernel, ",S=", kernel,
+                   ",SH=", stride, ",SW=", stride, ",PH=", pad, ",PW=", pad,
+                   ",DH=", dilation, ",DW=", dilation));
+  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  EXPECT_EQ(l.global[0], l.global[1]) << w.Canonical();
+  return static_cast<int64_t>(l.global[1]);
+}
+
+TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
+  EXPECT_EQ(OutputSize(7, 3, 1, 1, 1), 7);   // "same" 3x3
+  EXPECT_EQ(OutputSize(13, 5, 2, 2, 1), 7);  // (13+4-4-1)/2+1
+  EXPECT_EQ(OutputSize(14, 3, 2, 1, 1), 7);  // (14+2-2-1)/2+1, floor
+  EXPECT_EQ(OutputSize(9, 3, 1, 2, 2), 9);   // dilation 2, pad 2
+  EXPECT_EQ(OutputSize(1, 3, 1, 1, 1), 1);   // 1x1 image, pad 1
+  EXPECT_EQ(OutputSize(4, 3, 2, 0, 1), 1);   // (4-2-1)/2+1
+  EXPECT_EQ(OutputSize(5, 3, 1, 0, 3), 0);   // window 7 > 5: empty
+  const Workload w = Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2");
+  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  EXPECT_EQ(l.global[1], 7u);  // P
+  EXPECT_EQ(l.global[0], 5u);  // Q = (7+2-4-1)/1+1
+  // The local input tile of 4 x 4 outputs: (4-1)*SH + (R-1)*DH + 1 = 11
+  // rows by (4-1)*SW + (S-1)*DW + 1 = 8 columns of floats, which a device
+  // of 4 KiB local memory sees as that fraction of it.
+  DeviceLimits device = SmallDevice();
+  device.local_mem_bytes = 4096;
+  const KnobValues tile = *Conv2dDirect().ParseConfig(
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=4,WGQ=4,VW=1,CB=1,LI=1,LW=0,UNROLL=1");
+  double fraction = -1;
+  for (const templates::Feature& f :
+       Conv2dDirect().DerivedFeatures(tile, w, device)) {
+    if (f.name == "local_mem_fraction") fraction = f.value;
+  }
+  EXPECT_EQ(fraction * 4096, 11.0 * 8 * 4);
+}
+
+TEST(ConvShapes, FlopsAndBytes) {
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
+  // P = 7, Q = 4, C/G = 2.
+  const Workload c =
+      Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2");
+  EXPECT_EQ(conv.Flops(c), 2.0 * 2 * 8 * 7 * 4 * 2 * 25);
+  EXPECT_EQ(conv.Bytes(c), 4.0 * (2 * 4 * 13 * 7 + 8 * 2 * 25 + 2 * 8 * 7 * 4));
+  const Workload d =
+      Depthwise("N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2", "fp16");
+  EXPECT_EQ(dw.Flops(d), 2.0 * 2 * 5 * 7 * 4 * 25);
+  EXPECT_EQ(dw.Bytes(d), 2.0 * (2 * 5 * 13 * 7 + 5 * 25 + 2 * 5 * 7 * 4));
+  EXPECT_EQ(dw.Tolerance(d), 1e-2);
+  EXPECT_EQ(conv.Tolerance(c), 1e-4);
+}
+
+TEST(ConvChecks, WorkloadRefusals) {
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
+  const DeviceLimits limits = SmallDevice();
+  const Workload bad_c = Conv("C=6,H=8,W=8,K=8,R=3,S=3,G=4");
+  const Workload bad_k = Conv("C=8,H=8,W=8,K=6,R=3,S=3,G=4");
+  for (const Workload& w : {bad_c, bad_k}) {
+    EXPECT_TRUE(conv.Accepts(w));  // the op is ours; the shape is refused
+    const absl::Status s = conv.CheckWorkload(w, limits);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr("G=4 must divide"));
+  }
+  EXPECT_TRUE(
+      conv.CheckWorkload(Conv("C=8,H=8,W=8,K=4,R=3,S=3,G=4"), limits).ok());
+  // The dilated window does not fit in the padded input.
+  const absl::Status empty =
+      conv.CheckWorkload(Conv("C=2,H=4,W=9,K=2,R=3,S=3,DH=2"), limits);
+  EXPECT_THAT(empty.message(), HasSubstr("output is empty"));
+  EXPECT_FALSE(dw.CheckWorkload(Depthwise("C=2,H=9,W=2,R=3,S=3"), limits).ok());
+  // Buffers over the max allocation.
+  DeviceLimits tiny = limits;
+  tiny.max_mem_alloc_bytes = 1024;
+  EXPECT_THAT(
+      conv.CheckWorkload(Conv("C=8,H=16,W=16,K=8,R=3,S=3"), tiny).message(),
+      HasSubstr("max allocation"));
+  // Ops of the other template.
+  EXPECT_FALSE(conv.Accepts(Depthwise("C=2,H=5,W=5,R=3,S=3")));
+  EXPECT_FALSE(dw.Accepts(Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
+  EXPECT_FALSE(dw.CheckWorkload(Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
+}
+
+// CheckConfig of a config given as text, which must parse.
+absl::Status CheckText(const templates::KernelTemplate& tmpl, const Workload& w,
+                       const DeviceLimits& limits, const char* text) {
+  auto config = tmpl.ParseConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return config.status();
+  return tmpl.CheckConfig(*config, w, limits);
+}
+
+// Expects every config of `refusals` ({config text, part of the reason})
+// to be refused for `w` with that reason.
+void ExpectRefusals(
+    const templates::KernelTemplate& tmpl, const Workload& w,
+    const DeviceLimits& limits,
+    const std::vector<std::pair<const char*, const char*>>& refusals) {
+  for (const auto& [text, reason] : refusals) {
+    EXPECT_THAT(CheckText(tmpl, w, limits, text).message(), HasSubstr(reason))
+        << text;
+  }
+}
+
+TEST(ConvChecks, ConfigConstraints) {
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
+  const DeviceLimits limits = SmallDevice();
+  const Workload c = Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
+  EXPECT_TRUE(CheckText(conv, c, limits,
+                        "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
+                        "LW=1,UNROLL=2")
+                  .ok());
+  ExpectRefusals(
+      conv, c, limits,
+      {{"KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "KWI must divide KWG"},
+       {"KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,LW=0,UNROLL=1",
+        "VW must divide QWI"},
+       {"KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "register tile"},
+       {"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,LW=0,UNROLL=1",
+        "CB > 1"},
+       // 32 x 8 x 2 = 512 work-items > 256.
+       {"KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "work-group size"},
+       // 32 work-items along dim 2 (channels), over the device's 16.
+       {"KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
+        "work-item sizes"},
+       // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
+       {"KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,LW=0,UNROLL=1",
+        "local memory"}});
+  // UNROLL beyond the taps of a 1x1 (stride 2) convolution.
+  ExpectRefusals(
+      conv, Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"), limits,
+      {{"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=2",
+        "UNROLL"}});
+
+  const Workload d = Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
+  EXPECT_TRUE(CheckText(dw, d, limits,
+                        "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4")
+                  .ok());
+  ExpectRefusals(
+      dw, d, limits,
+      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1",
+        "VW must divide QWI"},
+       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1",
+        "work-group size"},
+       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1", "local memory"}});
+}
+
+TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
+  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& dw = DepthwiseDirect();
+  const DeviceLimits limits = SmallDevice();
+  const Workload c = Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
+  const KnobValues a = *conv.ParseConfig(
+      "KWI=4,KWG=8,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=1,LI=0,LW=0,UNROLL=1");
+  const KnobValues b = *conv.ParseConfig(
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=4,LI=1,LW=1,UNROLL=8");
+  const auto fa = conv.DerivedFeatures(a, c, limits);
+  const auto fb = conv.DerivedFeatures(b, c, limits);
+  ASSERT_EQ(fa.size(), fb.size());
+  for (size_t i = 0; i < fa.size(); ++i) EXPECT_EQ(fa[i].name, fb[i].name);
+  // Config a: 8 x 4 x 2 = 64 work-items per group, tiles of 8 channels x 8
+  // rows x 32 columns: 4 x 3 x 3 = 36 groups, no padding work.
+  EXPECT_DOUBLE_EQ(fa[0].value, 6.0);            // log2_work_group_size
+  EXPECT_DOUBLE_EQ(fa[1].value, std::log2(36));  // log2_work_groups
+  EXPECT_DOUBLE_EQ(fa[3].value, 5.0);            // log2_register_tile
+  EXPECT_DOUBLE_EQ(fa[10].value, 1.0);           // padding_factor
+  EXPECT_GT(fa[6].value, fb[6].value);           // arithmetic intensity
+  EXPECT_GT(fb[4].value, 0.0);                   // local memory in use
+  const auto fd = dw.DerivedFeatures(
+      *dw.ParseConfig("PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4"),
+      Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
+  EXPECT_EQ(fd.size(), fa.size());
+  EXPECT_DOUBLE_EQ(fd[10].value, 1.0);
+}
+
+TEST(ConvChecks, RegistryPicksTheSpecialisedTemplateFirst) {
+  auto pick = [](const Workload& w) {
+    auto t = templates::FindTemplateFor(w, "");
+    EXPECT_TRUE(t.ok()) << t.status();
+    return t.ok() ? std::string((*t)->name()) : std::string();
+  };
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1")), "conv2d_1x1_gemm");
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=3,S=3,PH=1,PW=1")), "conv2d_direct");
+  // 1x1 convolutions the GEMM does not take.
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,SH=2,SW=2")), "conv2d_direct");
+  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,G=2")), "conv2d_direct");
+  EXPECT_EQ(pick(Depthwise("C=16,H=8,W=8,R=3,S=3,PH=1,PW=1")),
+            "depthwise_direct");
+  auto named = templates::FindTemplateFor(Conv("C=4,H=8,W=8,K=4,R=1,S=1"),
+                                          "conv2d_direct");
+  ASSERT_TRUE(named.ok()) << named.status();
+}
+
+}  // namespace
+}  // namespace tunefleet
