@@ -143,13 +143,6 @@ class ProgramCacheOnDevice : public ::testing::Test {
   agent::ClDevice device_;
 };
 
-TEST(Sha256, KnownVectors) {
-  EXPECT_EQ(agent::Sha256Hex(""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(agent::Sha256Hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
 TEST_F(ProgramCacheOnDevice, BinaryCacheRoundTrip) {
   const std::string dir = FreshDir("roundtrip");
   {

@@ -1,0 +1,140 @@
+// Users' templates from declarative specs, run: a spec template against its
+// reference on the OpenCL device, and tuned from the command line.
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <latch>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/spec/expression.h"
+#include "kernels_templates/spec/spec_template.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/command_runner.h"
+#include "tests/support/template_harness.h"
+
+namespace tunefleet::templates {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string SaxpySpec() {
+  return testing::SourceDir() + "/tests/data/templates/saxpy.toml";
+}
+
+TEST(SpecTemplate, LoadsAndRunsAgainstItsReference) {
+  auto t = SpecTemplate::Load(SaxpySpec());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->name(), "saxpy_vec");
+  EXPECT_EQ((*t)->op(), "saxpy");
+  ASSERT_EQ((*t)->knobs().size(), 2u);
+  EXPECT_EQ((*t)->knobs()[0].name, "VW");
+  ASSERT_TRUE(RegisterOp((*t)->Op()).ok());
+  auto w = Workload::Parse("saxpy", "N=1001");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_DOUBLE_EQ((*t)->Flops(*w), 2002);
+  EXPECT_DOUBLE_EQ((*t)->Bytes(*w), 12012);
+  auto config = (*t)->ParseConfig("VW=4,WG=64");
+  ASSERT_TRUE(config.ok());
+  const LaunchDesc l = (*t)->Launch(*config, *w);
+  EXPECT_EQ(l.global, (std::vector<uint64_t>{256}));  // ceil(1001/256) * 64
+  EXPECT_EQ(l.local, (std::vector<uint64_t>{64}));
+  EXPECT_EQ(l.build_options, "-DVW=4 -DWG=64");
+  ASSERT_EQ(l.args.size(), 5u);
+  EXPECT_EQ(l.args[1].kind, ArgDesc::Kind::kFloat);
+  EXPECT_FLOAT_EQ(l.args[1].real, 2.5f);
+  // A constraint of the spec: VW * WG <= 4 * N.
+  const Workload tiny = *Workload::Parse("saxpy", "N=10");
+  auto big = *(*t)->ParseConfig("VW=8,WG=128");
+  auto refused = (*t)->CheckConfig(big, tiny, testing::DeviceLimits());
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("VW * WG <= 4 * N"));
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  **t, {*w, tiny, *Workload::Parse("saxpy", "N=5")}, 4, 5),
+              ::testing::IsEmpty());
+}
+
+// The fields the built-in specs use, on a user's spec of an existing op
+// with an attribute (global_pool's mode).
+constexpr char kFieldsSpec[] = R"spec(
+name = "spec_fields_test"
+op = "global_pool"
+version = 3
+dtypes = ["fp16"]
+launch_checks = false
+config_rechecks_workload = true
+knobs = [
+  { name = "WG", values = [64, 32, 128] },
+  { name = "A", values = [2, 1] },
+]
+let = [
+  { name = "planes", value = "N * C" },
+  { name = "twice", value = "2 * planes" },
+]
+accepts = { expression = "H == W", reason = "{template} takes square planes, not {workload}" }
+workload_checks = [
+  { expression = "planes <= 100", reason = "{workload}: {planes} planes > 100" },
+]
+constraints = [
+  { expression = "WG % 64 == 0", reason = "WG is not a multiple of 64" },
+  "A <= 1",
+]
+features = [
+  { name = "log2_wg", value = "log2(WG)" },
+  { name = "mode_number", value = "mode" },
+]
+flops = "twice"
+
+[attrs]
+mode = { max = 0, avg = 7 }
+
+[[buffers]]
+name = "x"
+elements = "planes * H * W"
+dtype = "workload"
+
+[[buffers]]
+name = "scale"
+elements = "C"
+seed = 9
+
+[[buffers]]
+name = "y"
+elements = "planes"
+output = true
+dtype = "workload"
+
+[kernel]
+name = "k"
+global = ["WG * planes"]
+local = ["WG"]
+args = ["N", "x", "scale", "y", "float:mode / 2"]
+options = ["-DWG={WG}", { text = " -DAVG=1", when = "mode == 7" }, " -DNAME={template}"]
+
+[reference]
+name = "r"
+global = ["planes"]
+args = ["N", "x", "scale", "y", "float:0"]
+)spec";
+
+TEST(SpecTemplate, TunesFromTheCommandLine) {
+  const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
+  const std::string db =
+      ::testing::TempDir() + "/spec_" + std::to_string(getpid()) + ".db";
+  std::filesystem::remove(db);
+  auto r = testing::RunCommand(bin + " tune --json --quiet --template " +
+                               SaxpySpec() + " --shape N=4099 --trials 6 " +
+                               "--db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"], "saxpy N=4099 fp32");
+  EXPECT_EQ(j["errors"]["OK"], 6);
+  EXPECT_GT(j["speedup_vs_reference"].get<double>(), 0);
+  std::filesystem::remove(db);
+}
+
+}  // namespace
+}  // namespace tunefleet::templates
