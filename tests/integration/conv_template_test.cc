@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
@@ -23,28 +24,17 @@ using templates::KnobValues;
 using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-Workload Parse(const char* op, const std::string& shape,
-               const char* dtype = "fp32") {
-  auto w = Workload::Parse(op, shape, dtype);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
-}
-
 Workload Conv(const std::string& shape, const char* dtype = "fp32") {
-  return Parse("conv2d", shape, dtype);
+  return testing::MustParse("conv2d", shape, dtype);
 }
-
 Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
-  return Parse("depthwise_conv2d", shape, dtype);
+  return testing::MustParse("depthwise_conv2d", shape, dtype);
 }
-
-// The registry's direct convolution templates.
 const KernelTemplate& Conv2dDirect() {
-  return *templates::FindTemplate("", "conv2d_direct").value();
+  return testing::BuiltinTemplate("conv2d_direct");
 }
 const KernelTemplate& DepthwiseDirect() {
-  return *templates::FindTemplate("", "depthwise_direct").value();
+  return testing::BuiltinTemplate("depthwise_direct");
 }
 
 // The convolution written from the input side: output (p, q) takes input

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "proto/timing_policy.h"
+#include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
@@ -20,11 +21,6 @@ using templates::KernelTemplate;
 using templates::KnobValues;
 using templates::Workload;
 using tunefleet::v1::Measurement;
-
-// The registry's template called `name`.
-const KernelTemplate& Template(absl::string_view name) {
-  return *templates::FindTemplate("", name).value();
-}
 
 class GemmOnDevice : public ::testing::Test {
  protected:
@@ -53,7 +49,7 @@ class GemmOnDevice : public ::testing::Test {
         trial::BuildMeasureRequest(gemm_, w, config, 1, quick));
   }
 
-  const KernelTemplate& gemm_ = Template("gemm_tiled");
+  const KernelTemplate& gemm_ = testing::BuiltinTemplate("gemm_tiled");
   static std::unique_ptr<agent::Measurer> measurer_;
 };
 
@@ -191,7 +187,7 @@ Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
 }
 
 TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
-  const KernelTemplate& dense = Template("dense_gemm");
+  const KernelTemplate& dense = testing::BuiltinTemplate("dense_gemm");
   std::vector<Workload> shapes;
   for (const char* epilogue :
        {"", ",affine=shift,act=relu", ",affine=scale_shift,act=clip",
@@ -205,7 +201,7 @@ TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
 }
 
 TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
-  const KernelTemplate& conv = Template("conv2d_1x1_gemm");
+  const KernelTemplate& conv = testing::BuiltinTemplate("conv2d_1x1_gemm");
   const Workload ok = Parse(
       "conv2d", "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu");
   EXPECT_TRUE(conv.Accepts(ok));
@@ -224,8 +220,8 @@ TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
 }
 
 TEST(GemmVariants, HalfStorageMatchesReference) {
-  const KernelTemplate& gemm = Template("gemm_tiled");
-  const KernelTemplate& dense = Template("dense_gemm");
+  const KernelTemplate& gemm = testing::BuiltinTemplate("gemm_tiled");
+  const KernelTemplate& dense = testing::BuiltinTemplate("dense_gemm");
   EXPECT_THAT(testing::CheckRandomConfigs(
                   gemm, {Parse("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
               ::testing::IsEmpty());
@@ -249,7 +245,7 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
 // multiples of any tile; N, K odd force LOADV = 1), double buffering on
 // and off, against the reference on PoCL.
 TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
-  const KernelTemplate& t = Template("gemm_gpu");
+  const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
   std::vector<Workload> shapes;
   for (const char* s :
        {"M=1,N=1,K=1", "M=7,N=13,K=3", "M=33,N=20,K=36", "M=64,N=64,K=64",

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 
 namespace tunefleet {
@@ -25,20 +26,16 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
-  auto w = Workload::Parse(op, shape, dtype);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
+  return testing::MustParse(op, shape, dtype);
 }
-
-// The registry's templates.
 const KernelTemplate& Pool2dDirect() {
-  return *templates::FindTemplate("", "pool2d_direct").value();
+  return testing::BuiltinTemplate("pool2d_direct");
 }
 const KernelTemplate& GlobalPoolReduce() {
-  return *templates::FindTemplate("", "global_pool_reduce").value();
+  return testing::BuiltinTemplate("global_pool_reduce");
 }
 const KernelTemplate& SoftmaxRows() {
-  return *templates::FindTemplate("", "softmax_rows").value();
+  return testing::BuiltinTemplate("softmax_rows");
 }
 
 // Runs each config (as text) on each workload; returns a line per failure,

@@ -57,69 +57,6 @@ TEST(SpecTemplate, LoadsAndRunsAgainstItsReference) {
               ::testing::IsEmpty());
 }
 
-// The fields the built-in specs use, on a user's spec of an existing op
-// with an attribute (global_pool's mode).
-constexpr char kFieldsSpec[] = R"spec(
-name = "spec_fields_test"
-op = "global_pool"
-version = 3
-dtypes = ["fp16"]
-launch_checks = false
-config_rechecks_workload = true
-knobs = [
-  { name = "WG", values = [64, 32, 128] },
-  { name = "A", values = [2, 1] },
-]
-let = [
-  { name = "planes", value = "N * C" },
-  { name = "twice", value = "2 * planes" },
-]
-accepts = { expression = "H == W", reason = "{template} takes square planes, not {workload}" }
-workload_checks = [
-  { expression = "planes <= 100", reason = "{workload}: {planes} planes > 100" },
-]
-constraints = [
-  { expression = "WG % 64 == 0", reason = "WG is not a multiple of 64" },
-  "A <= 1",
-]
-features = [
-  { name = "log2_wg", value = "log2(WG)" },
-  { name = "mode_number", value = "mode" },
-]
-flops = "twice"
-
-[attrs]
-mode = { max = 0, avg = 7 }
-
-[[buffers]]
-name = "x"
-elements = "planes * H * W"
-dtype = "workload"
-
-[[buffers]]
-name = "scale"
-elements = "C"
-seed = 9
-
-[[buffers]]
-name = "y"
-elements = "planes"
-output = true
-dtype = "workload"
-
-[kernel]
-name = "k"
-global = ["WG * planes"]
-local = ["WG"]
-args = ["N", "x", "scale", "y", "float:mode / 2"]
-options = ["-DWG={WG}", { text = " -DAVG=1", when = "mode == 7" }, " -DNAME={template}"]
-
-[reference]
-name = "r"
-global = ["planes"]
-args = ["N", "x", "scale", "y", "float:0"]
-)spec";
-
 TEST(SpecTemplate, TunesFromTheCommandLine) {
   const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
   const std::string db =

@@ -17,6 +17,7 @@
 #include "proto/tuning.grpc.pb.h"
 #include "server/server.h"
 #include "store/store.h"
+#include "tests/support/template_fixtures.h"
 #include "tests/support/test_device.h"
 #include "trial/trial_request.h"
 
@@ -25,39 +26,12 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using ::tunefleet::testing::SaxpySpecText;
 using tunefleet::v1::SubmitJobRequest;
 
 constexpr char kDeviceKey[] = "val-dev";
 
 using ::tunefleet::testing::TestDevice;
-
-std::string SaxpySpecText() {
-  return R"(name = "saxpy_val"
-op = "saxpy_val"
-dims = ["N"]
-flops = "2 * N"
-constraints = ["WG <= max_work_group_size"]
-[knobs]
-VW = [1, 2, 4]
-WG = [16, 32, 64]
-[[buffers]]
-name = "x"
-elements = "N"
-[[buffers]]
-name = "y"
-elements = "N"
-output = true
-[kernel]
-name = "saxpy"
-global = ["ceil(N / (VW * WG)) * WG"]
-local = ["WG"]
-args = ["N", "float:2", "x", "y"]
-[reference]
-name = "saxpy_reference"
-global = ["N"]
-args = ["N", "float:2", "x", "y"]
-)";
-}
 
 class ValidationServer : public ::testing::Test {
  protected:

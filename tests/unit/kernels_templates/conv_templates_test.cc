@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/template_fixtures.h"
 
 namespace tunefleet {
 namespace {
@@ -19,39 +20,22 @@ using templates::KnobValues;
 using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-Workload Parse(const char* op, const std::string& shape,
-               const char* dtype = "fp32") {
-  auto w = Workload::Parse(op, shape, dtype);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
-}
-
-Workload Conv(const std::string& shape, const char* dtype = "fp32") {
-  return Parse("conv2d", shape, dtype);
-}
-
-Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
-  return Parse("depthwise_conv2d", shape, dtype);
-}
-
-// The registry's direct convolution templates.
-const KernelTemplate& Conv2dDirect() {
-  return *templates::FindTemplate("", "conv2d_direct").value();
-}
-const KernelTemplate& DepthwiseDirect() {
-  return *templates::FindTemplate("", "depthwise_direct").value();
-}
+using ::tunefleet::testing::CheckText;
 
 // Limits of a small GPU-like device, for constraint checks off the device.
-DeviceLimits SmallDevice() {
-  DeviceLimits d;
-  d.max_work_group_size = 256;
-  d.max_work_item_sizes = {256, 256, 16};
-  d.local_mem_bytes = 32 * 1024;
-  d.max_mem_alloc_bytes = uint64_t{1} << 30;
-  d.compute_units = 8;
-  return d;
+DeviceLimits SmallDevice() { return testing::GpuLimits(256, 32, 8); }
+
+Workload Conv(const std::string& shape, const char* dtype = "fp32") {
+  return testing::MustParse("conv2d", shape, dtype);
+}
+Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
+  return testing::MustParse("depthwise_conv2d", shape, dtype);
+}
+const KernelTemplate& Conv2dDirect() {
+  return testing::BuiltinTemplate("conv2d_direct");
+}
+const KernelTemplate& DepthwiseDirect() {
+  return testing::BuiltinTemplate("depthwise_direct");
 }
 
 // The output size of a square convolution along one axis, as
@@ -139,15 +123,6 @@ TEST(ConvChecks, WorkloadRefusals) {
   EXPECT_FALSE(conv.Accepts(Depthwise("C=2,H=5,W=5,R=3,S=3")));
   EXPECT_FALSE(dw.Accepts(Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
   EXPECT_FALSE(dw.CheckWorkload(Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
-}
-
-// CheckConfig of a config given as text, which must parse.
-absl::Status CheckText(const templates::KernelTemplate& tmpl, const Workload& w,
-                       const DeviceLimits& limits, const char* text) {
-  auto config = tmpl.ParseConfig(text);
-  EXPECT_TRUE(config.ok()) << config.status();
-  if (!config.ok()) return config.status();
-  return tmpl.CheckConfig(*config, w, limits);
 }
 
 // Expects every config of `refusals` ({config text, part of the reason})

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "proto/timing_policy.h"
+#include "tests/support/template_fixtures.h"
 
 namespace tunefleet {
 namespace {
@@ -17,55 +18,43 @@ using templates::KnobValues;
 using templates::Workload;
 using tunefleet::v1::Measurement;
 
-// The registry's template called `name`.
-const KernelTemplate& Template(absl::string_view name) {
-  return *templates::FindTemplate("", name).value();
-}
-
-// A big GPU's limits: work-groups of up to 1024, 64 KiB of local memory.
-templates::DeviceLimits BigGpu() {
-  templates::DeviceLimits d;
-  d.max_work_group_size = 1024;
-  d.max_work_item_sizes = {1024, 1024, 64};
-  d.local_mem_bytes = 64 * 1024;
-  d.max_mem_alloc_bytes = uint64_t{1} << 32;
-  d.compute_units = 132;
-  return d;
-}
-
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
-  const KernelTemplate& t = Template("gemm_gpu");
+  const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
   const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
   // BM BN BK TM TN LOADV DB STRN WTILE
   const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};
-  ASSERT_TRUE(t.CheckConfig(big, w, BigGpu()).ok());
+  ASSERT_TRUE(t.CheckConfig(big, w, testing::GpuLimits(1024, 64, 132)).ok());
   const templates::LaunchDesc l = t.Launch(big, w);
   EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
   EXPECT_EQ(l.global, (std::vector<uint64_t>{32, 32}));
   EXPECT_THAT(l.build_options, ::testing::HasSubstr("-DEDGE_M=0"));
   // N = 255 is odd: no vector loads.
   const Workload odd = *Workload::Parse("gemm", "M=256,N=255,K=256");
-  EXPECT_THAT(std::string(t.CheckConfig(big, odd, BigGpu()).message()),
-              ::testing::HasSubstr("LOADV must divide N and K"));
+  EXPECT_THAT(
+      std::string(
+          t.CheckConfig(big, odd, testing::GpuLimits(1024, 64, 132)).message()),
+      ::testing::HasSubstr("LOADV must divide N and K"));
   // A 32x32 block with 8x8 register tiles has 16 work-items for a 32x8 A
   // tile of 64 float4s: 4 each, fine.
-  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w, BigGpu()).ok());
-  EXPECT_THAT(
-      std::string(t.CheckConfig({128, 128, 8, 2, 2, 4, 0, 0, 0}, w, BigGpu())
-                      .message()),
-      ::testing::HasSubstr("more than 256 work-items"));
-  EXPECT_THAT(
-      std::string(t.CheckConfig({256, 256, 8, 16, 16, 4, 0, 1, 0}, w, BigGpu())
-                      .message()),
-      ::testing::HasSubstr("more than 128 accumulators"));
-  EXPECT_THAT(
-      std::string(
-          t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w, BigGpu()).message()),
-      ::testing::HasSubstr("STRN needs TN % 4 == 0"));
-  EXPECT_THAT(
-      std::string(
-          t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 1}, w, BigGpu()).message()),
-      ::testing::HasSubstr("WTILE needs"));
+  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w,
+                            testing::GpuLimits(1024, 64, 132))
+                  .ok());
+  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 8, 2, 2, 4, 0, 0, 0}, w,
+                                        testing::GpuLimits(1024, 64, 132))
+                              .message()),
+              ::testing::HasSubstr("more than 256 work-items"));
+  EXPECT_THAT(std::string(t.CheckConfig({256, 256, 8, 16, 16, 4, 0, 1, 0}, w,
+                                        testing::GpuLimits(1024, 64, 132))
+                              .message()),
+              ::testing::HasSubstr("more than 128 accumulators"));
+  EXPECT_THAT(std::string(t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w,
+                                        testing::GpuLimits(1024, 64, 132))
+                              .message()),
+              ::testing::HasSubstr("STRN needs TN % 4 == 0"));
+  EXPECT_THAT(std::string(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 1}, w,
+                                        testing::GpuLimits(1024, 64, 132))
+                              .message()),
+              ::testing::HasSubstr("WTILE needs"));
   EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
 }
 

@@ -12,40 +12,14 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
+#include "tests/support/template_fixtures.h"
 
 namespace tunefleet::templates {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-std::string SaxpySpecText() {
-  return R"(name = "saxpy_val"
-op = "saxpy_val"
-dims = ["N"]
-flops = "2 * N"
-constraints = ["WG <= max_work_group_size"]
-[knobs]
-VW = [1, 2, 4]
-WG = [16, 32, 64]
-[[buffers]]
-name = "x"
-elements = "N"
-[[buffers]]
-name = "y"
-elements = "N"
-output = true
-[kernel]
-name = "saxpy"
-global = ["ceil(N / (VW * WG)) * WG"]
-local = ["WG"]
-args = ["N", "float:2", "x", "y"]
-[reference]
-name = "saxpy_reference"
-global = ["N"]
-args = ["N", "float:2", "x", "y"]
-)";
-}
+using ::tunefleet::testing::SaxpySpecText;
 
 TEST(Validation, WorkloadShapesRefuseZeroNegativeAndOverflow) {
   using templates::Workload;

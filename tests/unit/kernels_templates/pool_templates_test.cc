@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/template_fixtures.h"
 
 namespace tunefleet {
 namespace {
@@ -20,42 +21,20 @@ using templates::KnobValues;
 using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::tunefleet::testing::CheckText;
+using ::tunefleet::testing::GpuLimits;
 
 Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
-  auto w = Workload::Parse(op, shape, dtype);
-  EXPECT_TRUE(w.ok()) << w.status();
-  return *w;
+  return testing::MustParse(op, shape, dtype);
 }
-
-// The registry's templates.
 const KernelTemplate& Pool2dDirect() {
-  return *templates::FindTemplate("", "pool2d_direct").value();
+  return testing::BuiltinTemplate("pool2d_direct");
 }
 const KernelTemplate& GlobalPoolReduce() {
-  return *templates::FindTemplate("", "global_pool_reduce").value();
+  return testing::BuiltinTemplate("global_pool_reduce");
 }
 const KernelTemplate& SoftmaxRows() {
-  return *templates::FindTemplate("", "softmax_rows").value();
-}
-
-// A GPU-like device: 1024 work-items a group, 48 KiB local memory.
-DeviceLimits GpuLimits() {
-  DeviceLimits d;
-  d.max_work_group_size = 1024;
-  d.max_work_item_sizes = {1024, 1024, 64};
-  d.local_mem_bytes = 48 * 1024;
-  d.max_mem_alloc_bytes = uint64_t{1} << 30;
-  d.compute_units = 16;
-  return d;
-}
-
-// CheckConfig of a config given as text, which must parse.
-absl::Status CheckText(const KernelTemplate& tmpl, const Workload& w,
-                       const DeviceLimits& limits, const char* text) {
-  auto config = tmpl.ParseConfig(text);
-  EXPECT_TRUE(config.ok()) << config.status();
-  if (!config.ok()) return config.status();
-  return tmpl.CheckConfig(*config, w, limits);
+  return testing::BuiltinTemplate("softmax_rows");
 }
 
 std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {

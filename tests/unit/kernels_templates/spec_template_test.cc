@@ -16,22 +16,12 @@
 #include "kernels_templates/spec/expression.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/command_runner.h"
+#include "tests/support/template_fixtures.h"
 
 namespace tunefleet::templates {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A GPU's limits, for checks off the device.
-DeviceLimits GpuLimits() {
-  DeviceLimits d;
-  d.max_work_group_size = 1024;
-  d.max_work_item_sizes = {1024, 1024, 64};
-  d.local_mem_bytes = 48 * 1024;
-  d.max_mem_alloc_bytes = uint64_t{1} << 30;
-  d.compute_units = 16;
-  return d;
-}
 
 std::string SaxpySpec() {
   return testing::SourceDir() + "/tests/data/templates/saxpy.toml";
@@ -182,7 +172,7 @@ TEST(SpecTemplate, ReadsTheFieldsOfBuiltInSpecs) {
   EXPECT_TRUE(spec.Accepts(avg));
   EXPECT_FALSE(spec.Accepts(wide));
   EXPECT_FALSE(spec.Accepts(GlobalPool("C=3,H=4,W=4", "fp32")));  // dtypes
-  const DeviceLimits limits = GpuLimits();
+  const DeviceLimits limits = testing::GpuLimits();
   EXPECT_EQ(spec.CheckWorkload(wide, limits).message(),
             "spec_fields_test takes square planes, not " + wide.Canonical());
   const Workload many = GlobalPool("C=200,H=2,W=2");
@@ -323,7 +313,7 @@ TEST(Expressions, FollowMuParserAndPrintAsCxx) {
 TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
   const KernelTemplate& gemm = *FindTemplate("gemm", "gemm_tiled").value();
   const Workload w = *Workload::Parse("gemm", "M=100,N=37,K=19");
-  const DeviceLimits limits = GpuLimits();
+  const DeviceLimits limits = testing::GpuLimits();
   std::vector<KnobValues> configs(1);
   for (const Knob& k : gemm.knobs()) {
     std::vector<KnobValues> more;

@@ -1,0 +1,89 @@
+// What template tests share off the device: workloads that must parse, the
+// registry's templates by name, the limits of a few device classes, a
+// config checked from its text, and a user's spec of a new op.
+#ifndef TUNEFLEET_TESTS_SUPPORT_TEMPLATE_FIXTURES_H_
+#define TUNEFLEET_TESTS_SUPPORT_TEMPLATE_FIXTURES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/kernel_template.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/workload.h"
+
+namespace tunefleet::testing {
+
+// The workload `op` with `shape`; the test fails when it does not parse.
+inline templates::Workload MustParse(absl::string_view op,
+                                     absl::string_view shape,
+                                     absl::string_view dtype = "fp32") {
+  auto w = templates::Workload::Parse(op, shape, dtype);
+  EXPECT_TRUE(w.ok()) << w.status();
+  return *w;
+}
+
+// The registry's template called `name` (it must exist).
+inline const templates::KernelTemplate& BuiltinTemplate(
+    absl::string_view name) {
+  return *templates::FindTemplate("", name).value();
+}
+
+// Device limits of a GPU-like device: work-groups of up to `group`
+// work-items, `local_kib` KiB of local memory, 1 GiB allocations.
+inline templates::DeviceLimits GpuLimits(uint64_t group = 1024,
+                                         uint64_t local_kib = 48,
+                                         uint32_t compute_units = 16) {
+  templates::DeviceLimits d;
+  d.max_work_group_size = group;
+  d.max_work_item_sizes = {group, group, 64};
+  d.local_mem_bytes = local_kib * 1024;
+  d.max_mem_alloc_bytes = uint64_t{1} << 30;
+  d.compute_units = compute_units;
+  return d;
+}
+
+// CheckConfig of a config given as text, which must parse.
+inline absl::Status CheckText(const templates::KernelTemplate& tmpl,
+                              const templates::Workload& w,
+                              const templates::DeviceLimits& limits,
+                              const char* text) {
+  auto config = tmpl.ParseConfig(text);
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return config.status();
+  return tmpl.CheckConfig(*config, w, limits);
+}
+
+// A user's spec of a new op, saxpy_val (y = 2x over N floats).
+inline std::string SaxpySpecText() {
+  return R"(name = "saxpy_val"
+op = "saxpy_val"
+dims = ["N"]
+flops = "2 * N"
+constraints = ["WG <= max_work_group_size"]
+[knobs]
+VW = [1, 2, 4]
+WG = [16, 32, 64]
+[[buffers]]
+name = "x"
+elements = "N"
+[[buffers]]
+name = "y"
+elements = "N"
+output = true
+[kernel]
+name = "saxpy"
+global = ["ceil(N / (VW * WG)) * WG"]
+local = ["WG"]
+args = ["N", "float:2", "x", "y"]
+[reference]
+name = "saxpy_reference"
+global = ["N"]
+args = ["N", "float:2", "x", "y"]
+)";
+}
+
+}  // namespace tunefleet::testing
+
+#endif  // TUNEFLEET_TESTS_SUPPORT_TEMPLATE_FIXTURES_H_
