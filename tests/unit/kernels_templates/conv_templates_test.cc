@@ -22,8 +22,13 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::tunefleet::testing::CheckText;
 
-// Limits of a small GPU-like device, for constraint checks off the device.
-DeviceLimits SmallDevice() { return testing::GpuLimits(256, 32, 8); }
+// Limits of a small GPU-like device, for constraint checks off the device:
+// at most 16 work-items along the third dimension.
+DeviceLimits SmallDevice() {
+  DeviceLimits d = testing::GpuLimits(256, 32, 8);
+  d.max_work_item_sizes[2] = 16;
+  return d;
+}
 
 Workload Conv(const std::string& shape, const char* dtype = "fp32") {
   return testing::MustParse("conv2d", shape, dtype);
