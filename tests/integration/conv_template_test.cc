@@ -15,28 +15,11 @@
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
 
-using templates::DeviceLimits;
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-Workload Conv(const std::string& shape, const char* dtype = "fp32") {
-  return testing::MustParse("conv2d", shape, dtype);
-}
-Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
-  return testing::MustParse("depthwise_conv2d", shape, dtype);
-}
-const KernelTemplate& Conv2dDirect() {
-  return testing::BuiltinTemplate("conv2d_direct");
-}
-const KernelTemplate& DepthwiseDirect() {
-  return testing::BuiltinTemplate("depthwise_direct");
-}
-
 // The convolution written from the input side: output (p, q) takes input
 // pixel (ih, iw) through tap (r, s) when ih + PH - p*SH = r*DH and likewise
 // for columns. Independent of conv2d_reference's window arithmetic, with the
@@ -73,12 +56,12 @@ __kernel void conv2d_input_side(
 // the input-side kernel above, depthwise_reference against
 // conv2d_reference with G = K = C (the same buffers and seeds).
 TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   // dtype.cl and epilogue.cl, as the references' sources start.
-  const std::string source = absl::StrCat(
-      *templates::BuiltinFile("common/dtype.cl"), "\n",
-      *templates::BuiltinFile("common/epilogue.cl"), "\n", kInputSideConv);
+  const std::string source =
+      absl::StrCat(*BuiltinFile("common/dtype.cl"), "\n",
+                   *BuiltinFile("common/epilogue.cl"), "\n", kInputSideConv);
   v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
@@ -87,7 +70,7 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
         "affine=scale_shift,act=hardswish",
         "C=3,H=6,W=11,K=2,R=5,S=3,SH=1,SW=3,PH=2,PW=1,DH=2,DW=1,act=relu",
         "C=2,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,affine=shift"}) {
-    const Workload w = Conv(shape);
+    const Workload w = testing::Conv(shape);
     v1::MeasureRequest r = trial::BuildReferenceRequest(conv, w, 1, quick);
     v1::KernelLaunch* ref = r.mutable_verification()->mutable_reference();
     ref->set_source(source);
@@ -102,8 +85,8 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
        {"N=2,C=3,H=9,W=7,R=3,S=3,SH=2,SW=1,PH=1,PW=2,DH=1,DW=2,"
         "affine=scale_shift,act=clip",
         "C=4,H=6,W=11,R=5,S=3,SW=3,PH=2,PW=1,DH=2,act=hardsigmoid"}) {
-    const Workload d = Depthwise(shape);
-    const Workload as_conv = Conv(
+    const Workload d = testing::Depthwise(shape);
+    const Workload as_conv = testing::Conv(
         absl::StrCat(d.ShapeString(), ",K=", d.dim("C"), ",G=", d.dim("C")));
     v1::MeasureRequest r = trial::BuildReferenceRequest(dw, d, 1, quick);
     const v1::MeasureRequest c =
@@ -119,16 +102,17 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
 // 7 and 13, H != W, stride 2, padding 1 and 2, dilation 2, kernels 1x1,
 // 3x3, 5x5 and 3x1, groups, a batch of 2, and every epilogue.
 TEST(ConvOnDevice, Conv2dRandomConfigsMatchReference) {
-  const KernelTemplate& conv = Conv2dDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
   const std::vector<Workload> shapes = {
-      Conv("C=3,H=7,W=13,K=5,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
-           "act=hardswish"),
-      Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2,"
-           "affine=shift,act=relu"),
-      Conv("C=8,H=9,W=11,K=8,R=3,S=3,PH=2,PW=2,DH=2,DW=2,G=4,act=clip"),
-      Conv("C=5,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
-      Conv("C=6,H=7,W=3,K=7,R=3,S=1,PH=1,affine=scale_shift"),
-      Conv("N=2,C=4,H=3,W=5,K=6,R=1,S=1,SH=2,SW=2,affine=shift"),
+      testing::Conv("C=3,H=7,W=13,K=5,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+                    "act=hardswish"),
+      testing::Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2,"
+                    "affine=shift,act=relu"),
+      testing::Conv(
+          "C=8,H=9,W=11,K=8,R=3,S=3,PH=2,PW=2,DH=2,DW=2,G=4,act=clip"),
+      testing::Conv("C=5,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
+      testing::Conv("C=6,H=7,W=3,K=7,R=3,S=1,PH=1,affine=scale_shift"),
+      testing::Conv("N=2,C=4,H=3,W=5,K=6,R=1,S=1,SH=2,SW=2,affine=shift"),
   };
   EXPECT_THAT(testing::CheckRandomConfigs(conv, shapes, 4, 101), IsEmpty());
 }
@@ -137,8 +121,8 @@ TEST(ConvOnDevice, Conv2dRandomConfigsMatchReference) {
 // on the device; expects every config to be valid and to match the
 // reference.
 void ExpectChosenConfigsMatch(
-    const templates::KernelTemplate& tmpl,
-    Workload (*parse)(const std::string&, const char*),
+    const KernelTemplate& tmpl,
+    Workload (*parse)(absl::string_view, absl::string_view),
     const std::vector<std::pair<const char*, const char*>>& cases) {
   const DeviceLimits limits = testing::DeviceLimits();
   for (const auto& [shape, text] : cases) {
@@ -157,7 +141,7 @@ void ExpectChosenConfigsMatch(
 // memory at image edges, strided gathers, and partial unrolling.
 TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
   ExpectChosenConfigsMatch(
-      Conv2dDirect(), Conv,
+      testing::Conv2dDirect(), testing::Conv,
       {{"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
         "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
        {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
@@ -169,20 +153,21 @@ TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
 }
 
 TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   const std::vector<Workload> shapes = {
-      Depthwise("C=3,H=7,W=13,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
-                "act=hardswish"),
-      Depthwise("N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2,affine=shift,"
-                "act=relu"),
-      Depthwise("C=4,H=9,W=11,R=3,S=3,PH=2,PW=2,DH=2,DW=2,act=clip"),
-      Depthwise("C=2,H=1,W=1,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
-      Depthwise("C=6,H=7,W=3,R=3,S=1,PH=1,affine=scale_shift"),
-      Depthwise("N=2,C=3,H=3,W=5,R=1,S=1"),
+      testing::Depthwise("C=3,H=7,W=13,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+                         "act=hardswish"),
+      testing::Depthwise(
+          "N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2,affine=shift,"
+          "act=relu"),
+      testing::Depthwise("C=4,H=9,W=11,R=3,S=3,PH=2,PW=2,DH=2,DW=2,act=clip"),
+      testing::Depthwise("C=2,H=1,W=1,R=3,S=3,PH=1,PW=1,act=hardsigmoid"),
+      testing::Depthwise("C=6,H=7,W=3,R=3,S=1,PH=1,affine=scale_shift"),
+      testing::Depthwise("N=2,C=3,H=3,W=5,R=1,S=1"),
   };
   EXPECT_THAT(testing::CheckRandomConfigs(dw, shapes, 4, 201), IsEmpty());
   ExpectChosenConfigsMatch(
-      dw, Depthwise,
+      dw, testing::Depthwise,
       {{"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
         "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4"},
        {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
@@ -192,27 +177,30 @@ TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
 }
 
 TEST(ConvOnDevice, HalfStorageMatchesReference) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
-  EXPECT_THAT(testing::CheckRandomConfigs(
-                  conv,
-                  {Conv("C=4,H=7,W=9,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
-                        "act=relu",
-                        "fp16"),
-                   Conv("N=2,C=4,H=13,W=13,K=4,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=2,"
-                        "act=hardswish",
-                        "fp16")},
-                  3, 301),
-              IsEmpty());
-  EXPECT_THAT(testing::CheckRandomConfigs(
-                  dw,
-                  {Depthwise("C=8,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,"
-                             "affine=scale_shift,act=relu",
-                             "fp16"),
-                   Depthwise("C=3,H=7,W=12,R=5,S=5,PH=2,PW=2", "fp16")},
-                  3, 401),
-              IsEmpty());
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          conv,
+          {testing::Conv("C=4,H=7,W=9,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+                         "act=relu",
+                         "fp16"),
+           testing::Conv(
+               "N=2,C=4,H=13,W=13,K=4,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=2,"
+               "act=hardswish",
+               "fp16")},
+          3, 301),
+      IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          dw,
+          {testing::Depthwise("C=8,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,"
+                              "affine=scale_shift,act=relu",
+                              "fp16"),
+           testing::Depthwise("C=3,H=7,W=12,R=5,S=5,PH=2,PW=2", "fp16")},
+          3, 401),
+      IsEmpty());
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates

@@ -14,12 +14,9 @@
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
 
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
 using tunefleet::v1::Measurement;
 
 class GemmOnDevice : public ::testing::Test {
@@ -64,7 +61,7 @@ Workload Gemm(int64_t m, int64_t n, int64_t k) {
 }
 
 TEST_F(GemmOnDevice, OddShapesMatchReference) {
-  const templates::DeviceLimits limits =
+  const DeviceLimits limits =
       trial::LimitsFromDeviceInfo(measurer_->device_info());
   // Configs covering local memory on/off, vector widths and unrolling.
   const std::vector<std::string> configs = {
@@ -91,7 +88,7 @@ TEST_F(GemmOnDevice, OddShapesMatchReference) {
 }
 
 TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
-  const templates::DeviceLimits limits =
+  const DeviceLimits limits =
       trial::LimitsFromDeviceInfo(measurer_->device_info());
   std::mt19937 rng(7);
   const Workload w = Gemm(45, 71, 39);
@@ -172,14 +169,6 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   EXPECT_EQ(m.number(), 2u);
 }
 
-}  // namespace
-}  // namespace tunefleet
-
-namespace tunefleet {
-namespace {
-
-using templates::Workload;
-
 Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
   auto w = Workload::Parse(op, shape, dtype);
   EXPECT_TRUE(w.ok()) << w.status();
@@ -214,7 +203,7 @@ TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
           conv, {ok, Parse("conv2d", "C=3,H=1,W=1,K=1,R=1,S=1,act=hardswish")},
           4, 21),
       ::testing::IsEmpty());
-  auto chosen = templates::FindTemplateFor(ok, "");
+  auto chosen = FindTemplateFor(ok, "");
   ASSERT_TRUE(chosen.ok());
   EXPECT_EQ((*chosen)->name(), "conv2d_1x1_gemm");
 }
@@ -255,7 +244,7 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
   EXPECT_THAT(testing::CheckRandomConfigs(t, shapes, 6, 21),
               ::testing::IsEmpty());
   // Warp-tiled configs, which random draws rarely hit at small shapes.
-  templates::KnobValues warp = {64, 64, 16, 4, 4, 1, 1, 1, 1};
+  KnobValues warp = {64, 64, 16, 4, 4, 1, 1, 1, 1};
   for (const Workload& w : {shapes[4], shapes[5]}) {
     ASSERT_TRUE(t.CheckConfig(warp, w, testing::DeviceLimits()).ok());
     EXPECT_EQ(testing::RunConfig(t, w, warp).error(), Measurement::OK)
@@ -275,4 +264,4 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates

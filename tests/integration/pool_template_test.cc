@@ -14,29 +14,11 @@
 #include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
 
-using templates::DeviceLimits;
-using templates::Feature;
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
-  return testing::MustParse(op, shape, dtype);
-}
-const KernelTemplate& Pool2dDirect() {
-  return testing::BuiltinTemplate("pool2d_direct");
-}
-const KernelTemplate& GlobalPoolReduce() {
-  return testing::BuiltinTemplate("global_pool_reduce");
-}
-const KernelTemplate& SoftmaxRows() {
-  return testing::BuiltinTemplate("softmax_rows");
-}
 
 // Runs each config (as text) on each workload; returns a line per failure,
 // including configs the template refuses.
@@ -79,21 +61,21 @@ std::vector<Workload> PoolShapes(const char* mode, const char* dtype) {
            "C=5,H=13,W=7,R=3,S=3,PH=1,PW=1",
            "C=2,H=9,W=20,R=3,S=2,SH=3,SW=3,PH=1,PW=1",
        }) {
-    shapes.push_back(
-        Parse("pool2d", absl::StrCat(shape, ",mode=", mode).c_str(), dtype));
+    shapes.push_back(testing::MustParse(
+        "pool2d", absl::StrCat(shape, ",mode=", mode).c_str(), dtype));
   }
   return shapes;
 }
 
 TEST(Pool2dOnDevice, MaxPoolRandomConfigsMatchReference) {
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(pool, PoolShapes("max", "fp32"), 4, 1),
       IsEmpty());
 }
 
 TEST(Pool2dOnDevice, AvgPoolRandomConfigsMatchReference) {
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(pool, PoolShapes("avg", "fp32"), 4, 101),
       IsEmpty());
@@ -102,12 +84,13 @@ TEST(Pool2dOnDevice, AvgPoolRandomConfigsMatchReference) {
 TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
   // Local tiles with stride 1, 2 (even-lane loads) and 3 (gathers), vector
   // widths 2 and 4, unrolled windows, several planes per work-item.
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   const std::vector<Workload> shapes = {
-      Parse("pool2d", "N=2,C=5,H=17,W=23,R=3,S=3,SH=2,SW=2,PH=1,PW=1"),
-      Parse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg"),
-      Parse("pool2d", "C=3,H=14,W=22,R=2,S=2,SH=2,SW=2,mode=avg"),
-      Parse("pool2d", "C=4,H=11,W=25,R=3,S=3,SH=3,SW=3,PH=1,PW=1"),
+      testing::MustParse("pool2d",
+                         "N=2,C=5,H=17,W=23,R=3,S=3,SH=2,SW=2,PH=1,PW=1"),
+      testing::MustParse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg"),
+      testing::MustParse("pool2d", "C=3,H=14,W=22,R=2,S=2,SH=2,SW=2,mode=avg"),
+      testing::MustParse("pool2d", "C=4,H=11,W=25,R=3,S=3,SH=3,SW=3,PH=1,PW=1"),
   };
   EXPECT_THAT(
       CheckConfigs(pool, shapes,
@@ -119,19 +102,21 @@ TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
 }
 
 TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   EXPECT_THAT(
       testing::CheckRandomConfigs(
           pool,
-          {Parse("pool2d", "N=2,C=3,H=7,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
-                 "fp16"),
-           Parse("pool2d", "C=5,H=13,W=9,R=3,S=3,PH=1,PW=1,mode=avg", "fp16")},
+          {testing::MustParse(
+               "pool2d", "N=2,C=3,H=7,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1", "fp16"),
+           testing::MustParse(
+               "pool2d", "C=5,H=13,W=9,R=3,S=3,PH=1,PW=1,mode=avg", "fp16")},
           4, 201),
       IsEmpty());  // Stride 2 with four lanes: eight-half loads at odd columns.
   EXPECT_THAT(
       CheckConfigs(
           pool,
-          {Parse("pool2d", "C=3,H=9,W=21,R=3,S=3,SH=2,SW=2,PH=1,PW=1", "fp16")},
+          {testing::MustParse(
+              "pool2d", "C=3,H=9,W=21,R=3,S=3,SH=2,SW=2,PH=1,PW=1", "fp16")},
           {"PWI=1,QWI=4,VW=4,WGQ=2,WGP=2,WGC=1,CWG=1,LT=0,UNR=0",
            "PWI=2,QWI=4,VW=4,WGQ=2,WGP=2,WGC=1,CWG=2,LT=1,UNR=1"}),
       IsEmpty());
@@ -140,14 +125,14 @@ TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
 // ----------------------------------------------------------- global_pool
 
 TEST(GlobalPoolOnDevice, RandomConfigsMatchReference) {
-  const KernelTemplate& pool = GlobalPoolReduce();
+  const KernelTemplate& pool = testing::GlobalPoolReduce();
   const std::vector<Workload> shapes = {
-      Parse("global_pool", "C=3,H=1,W=1"),
-      Parse("global_pool", "N=2,C=5,H=7,W=7,mode=avg"),
-      Parse("global_pool", "C=4,H=13,W=9"),
-      Parse("global_pool", "C=3,H=13,W=9,mode=avg"),
-      Parse("global_pool", "C=2,H=48,W=191,mode=avg"),
-      Parse("global_pool", "C=3,H=47,W=192"),
+      testing::MustParse("global_pool", "C=3,H=1,W=1"),
+      testing::MustParse("global_pool", "N=2,C=5,H=7,W=7,mode=avg"),
+      testing::MustParse("global_pool", "C=4,H=13,W=9"),
+      testing::MustParse("global_pool", "C=3,H=13,W=9,mode=avg"),
+      testing::MustParse("global_pool", "C=2,H=48,W=191,mode=avg"),
+      testing::MustParse("global_pool", "C=3,H=47,W=192"),
   };
   EXPECT_THAT(testing::CheckRandomConfigs(pool, shapes, 5, 301), IsEmpty());
 }
@@ -155,42 +140,45 @@ TEST(GlobalPoolOnDevice, RandomConfigsMatchReference) {
 TEST(GlobalPoolOnDevice, ChosenConfigsMatchReference) {
   // The widest reduction tree, unrolled vector loads with a scalar tail,
   // and many planes per work-group with a partial last group.
-  const KernelTemplate& pool = GlobalPoolReduce();
+  const KernelTemplate& pool = testing::GlobalPoolReduce();
   EXPECT_THAT(
-      CheckConfigs(pool,
-                   {Parse("global_pool", "N=2,C=3,H=48,W=191,mode=avg"),
-                    Parse("global_pool", "N=2,C=3,H=47,W=192")},
-                   {"WPC=256,CPG=1,VW=8,UNROLL=4", "WPC=64,CPG=4,VW=4,UNROLL=2",
-                    "WPC=1,CPG=8,VW=8,UNROLL=4", "WPC=8,CPG=2,VW=2,UNROLL=1"}),
+      CheckConfigs(
+          pool,
+          {testing::MustParse("global_pool", "N=2,C=3,H=48,W=191,mode=avg"),
+           testing::MustParse("global_pool", "N=2,C=3,H=47,W=192")},
+          {"WPC=256,CPG=1,VW=8,UNROLL=4", "WPC=64,CPG=4,VW=4,UNROLL=2",
+           "WPC=1,CPG=8,VW=8,UNROLL=4", "WPC=8,CPG=2,VW=2,UNROLL=1"}),
       IsEmpty());
 }
 
 TEST(GlobalPoolOnDevice, HalfStorageMatchesReference) {
-  const KernelTemplate& pool = GlobalPoolReduce();
+  const KernelTemplate& pool = testing::GlobalPoolReduce();
   EXPECT_THAT(testing::CheckRandomConfigs(
                   pool,
-                  {Parse("global_pool", "N=2,C=3,H=7,W=7,mode=avg", "fp16"),
-                   Parse("global_pool", "C=2,H=13,W=9", "fp16")},
+                  {testing::MustParse("global_pool", "N=2,C=3,H=7,W=7,mode=avg",
+                                      "fp16"),
+                   testing::MustParse("global_pool", "C=2,H=13,W=9", "fp16")},
                   4, 401),
               IsEmpty());  // Eight-lane half loads at planes that are not
                            // 16-byte aligned.
   EXPECT_THAT(
-      CheckConfigs(pool,
-                   {Parse("global_pool", "N=2,C=3,H=7,W=7", "fp16"),
-                    Parse("global_pool", "C=3,H=13,W=9,mode=avg", "fp16")},
-                   {"WPC=1,CPG=4,VW=8,UNROLL=1", "WPC=4,CPG=1,VW=8,UNROLL=2"}),
+      CheckConfigs(
+          pool,
+          {testing::MustParse("global_pool", "N=2,C=3,H=7,W=7", "fp16"),
+           testing::MustParse("global_pool", "C=3,H=13,W=9,mode=avg", "fp16")},
+          {"WPC=1,CPG=4,VW=8,UNROLL=1", "WPC=4,CPG=1,VW=8,UNROLL=2"}),
       IsEmpty());
 }
 
 // --------------------------------------------------------------- softmax
 
 TEST(SoftmaxOnDevice, RandomConfigsMatchReference) {
-  const KernelTemplate& softmax = SoftmaxRows();
+  const KernelTemplate& softmax = testing::SoftmaxRows();
   std::vector<Workload> shapes;
   for (const char* shape :
        {"N=1,D=1", "N=5,D=1", "N=5,D=2", "N=1,D=3", "N=5,D=3", "N=1,D=1000",
         "N=5,D=1000", "N=1,D=1027", "N=5,D=1027"}) {
-    shapes.push_back(Parse("softmax", shape));
+    shapes.push_back(testing::MustParse("softmax", shape));
   }
   EXPECT_THAT(testing::CheckRandomConfigs(softmax, shapes, 4, 501), IsEmpty());
 }
@@ -198,28 +186,29 @@ TEST(SoftmaxOnDevice, RandomConfigsMatchReference) {
 TEST(SoftmaxOnDevice, ChosenConfigsMatchReference) {
   // One pass in registers, many passes (online max and sum) with partial
   // last passes, and partial last work-groups of rows.
-  const KernelTemplate& softmax = SoftmaxRows();
+  const KernelTemplate& softmax = testing::SoftmaxRows();
   EXPECT_THAT(
-      CheckConfigs(
-          softmax,
-          {Parse("softmax", "N=5,D=1027"), Parse("softmax", "N=3,D=1000")},
-          {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
-           "WPR=1,RPG=4,VW=8,EPW=4", "WPR=128,RPG=4,VW=1,EPW=8",
-           "WPR=32,RPG=1,VW=8,EPW=4"}),
+      CheckConfigs(softmax,
+                   {testing::MustParse("softmax", "N=5,D=1027"),
+                    testing::MustParse("softmax", "N=3,D=1000")},
+                   {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
+                    "WPR=1,RPG=4,VW=8,EPW=4", "WPR=128,RPG=4,VW=1,EPW=8",
+                    "WPR=32,RPG=1,VW=8,EPW=4"}),
       IsEmpty());
 }
 
 TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
-  const KernelTemplate& softmax = SoftmaxRows();
+  const KernelTemplate& softmax = testing::SoftmaxRows();
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  softmax,
+                  {testing::MustParse("softmax", "N=5,D=1027", "fp16"),
+                   testing::MustParse("softmax", "N=1,D=3", "fp16")},
+                  4, 601),
+              IsEmpty());  // Eight-lane half loads and stores at rows that are
+                           // not 16-byte aligned.
   EXPECT_THAT(
-      testing::CheckRandomConfigs(softmax,
-                                  {Parse("softmax", "N=5,D=1027", "fp16"),
-                                   Parse("softmax", "N=1,D=3", "fp16")},
-                                  4, 601),
-      IsEmpty());  // Eight-lane half loads and stores at rows that are not
-                   // 16-byte aligned.
-  EXPECT_THAT(
-      CheckConfigs(softmax, {Parse("softmax", "N=5,D=1027", "fp16")},
+      CheckConfigs(softmax,
+                   {testing::MustParse("softmax", "N=5,D=1027", "fp16")},
                    {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
       IsEmpty());
 }
@@ -227,4 +216,4 @@ TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
 // -------------------------------------------------------------- registry
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates

@@ -24,10 +24,37 @@ inline templates::Workload MustParse(absl::string_view op,
   return *w;
 }
 
+// Workloads of the built-in convolution ops.
+inline templates::Workload Conv(absl::string_view shape,
+                                absl::string_view dtype = "fp32") {
+  return MustParse("conv2d", shape, dtype);
+}
+inline templates::Workload Depthwise(absl::string_view shape,
+                                     absl::string_view dtype = "fp32") {
+  return MustParse("depthwise_conv2d", shape, dtype);
+}
+
 // The registry's template called `name` (it must exist).
 inline const templates::KernelTemplate& BuiltinTemplate(
     absl::string_view name) {
   return *templates::FindTemplate("", name).value();
+}
+
+// The built-in templates the template tests check.
+inline const templates::KernelTemplate& Conv2dDirect() {
+  return BuiltinTemplate("conv2d_direct");
+}
+inline const templates::KernelTemplate& DepthwiseDirect() {
+  return BuiltinTemplate("depthwise_direct");
+}
+inline const templates::KernelTemplate& Pool2dDirect() {
+  return BuiltinTemplate("pool2d_direct");
+}
+inline const templates::KernelTemplate& GlobalPoolReduce() {
+  return BuiltinTemplate("global_pool_reduce");
+}
+inline const templates::KernelTemplate& SoftmaxRows() {
+  return BuiltinTemplate("softmax_rows");
 }
 
 // Device limits of a GPU-like device: work-groups of up to `group`

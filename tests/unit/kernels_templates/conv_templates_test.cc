@@ -11,16 +11,12 @@
 #include "kernels_templates/registry.h"
 #include "tests/support/template_fixtures.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
 
-using templates::DeviceLimits;
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
+using testing::CheckText;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::tunefleet::testing::CheckText;
 
 // Limits of a small GPU-like device, for constraint checks off the device:
 // at most 16 work-items along the third dimension.
@@ -30,28 +26,15 @@ DeviceLimits SmallDevice() {
   return d;
 }
 
-Workload Conv(const std::string& shape, const char* dtype = "fp32") {
-  return testing::MustParse("conv2d", shape, dtype);
-}
-Workload Depthwise(const std::string& shape, const char* dtype = "fp32") {
-  return testing::MustParse("depthwise_conv2d", shape, dtype);
-}
-const KernelTemplate& Conv2dDirect() {
-  return testing::BuiltinTemplate("conv2d_direct");
-}
-const KernelTemplate& DepthwiseDirect() {
-  return testing::BuiltinTemplate("depthwise_direct");
-}
-
 // The output size of a square convolution along one axis, as
 // conv2d_direct computes it: its reference launch runs one work-item per
 // output column and row.
 int64_t OutputSize(int in, int kernel, int stride, int pad, int dilation) {
-  const Workload w = Conv(
+  const Workload w = testing::Conv(
       absl::StrCat("C=1,K=1,H=", in, ",W=", in, ",R=", kernel, ",S=", kernel,
                    ",SH=", stride, ",SW=", stride, ",PH=", pad, ",PW=", pad,
                    ",DH=", dilation, ",DW=", dilation));
-  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  const LaunchDesc l = testing::Conv2dDirect().ReferenceLaunch(w);
   EXPECT_EQ(l.global[0], l.global[1]) << w.Canonical();
   return static_cast<int64_t>(l.global[1]);
 }
@@ -64,8 +47,9 @@ TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
   EXPECT_EQ(OutputSize(1, 3, 1, 1, 1), 1);   // 1x1 image, pad 1
   EXPECT_EQ(OutputSize(4, 3, 2, 0, 1), 1);   // (4-2-1)/2+1
   EXPECT_EQ(OutputSize(5, 3, 1, 0, 3), 0);   // window 7 > 5: empty
-  const Workload w = Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2");
-  const templates::LaunchDesc l = Conv2dDirect().ReferenceLaunch(w);
+  const Workload w =
+      testing::Conv("C=4,H=13,W=7,K=8,R=5,S=3,SH=2,PH=2,PW=1,DW=2");
+  const LaunchDesc l = testing::Conv2dDirect().ReferenceLaunch(w);
   EXPECT_EQ(l.global[1], 7u);  // P
   EXPECT_EQ(l.global[0], 5u);  // Q = (7+2-4-1)/1+1
   // The local input tile of 4 x 4 outputs: (4-1)*SH + (R-1)*DH + 1 = 11
@@ -73,26 +57,26 @@ TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
   // of 4 KiB local memory sees as that fraction of it.
   DeviceLimits device = SmallDevice();
   device.local_mem_bytes = 4096;
-  const KnobValues tile = *Conv2dDirect().ParseConfig(
+  const KnobValues tile = *testing::Conv2dDirect().ParseConfig(
       "KWI=1,KWG=1,PWI=1,QWI=1,WGP=4,WGQ=4,VW=1,CB=1,LI=1,LW=0,UNROLL=1");
   double fraction = -1;
-  for (const templates::Feature& f :
-       Conv2dDirect().DerivedFeatures(tile, w, device)) {
+  for (const Feature& f :
+       testing::Conv2dDirect().DerivedFeatures(tile, w, device)) {
     if (f.name == "local_mem_fraction") fraction = f.value;
   }
   EXPECT_EQ(fraction * 4096, 11.0 * 8 * 4);
 }
 
 TEST(ConvShapes, FlopsAndBytes) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   // P = 7, Q = 4, C/G = 2.
   const Workload c =
-      Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2");
+      testing::Conv("N=2,C=4,H=13,W=7,K=8,R=5,S=5,SH=2,SW=2,PH=2,PW=2,G=2");
   EXPECT_EQ(conv.Flops(c), 2.0 * 2 * 8 * 7 * 4 * 2 * 25);
   EXPECT_EQ(conv.Bytes(c), 4.0 * (2 * 4 * 13 * 7 + 8 * 2 * 25 + 2 * 8 * 7 * 4));
-  const Workload d =
-      Depthwise("N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2", "fp16");
+  const Workload d = testing::Depthwise(
+      "N=2,C=5,H=13,W=7,R=5,S=5,SH=2,SW=2,PH=2,PW=2", "fp16");
   EXPECT_EQ(dw.Flops(d), 2.0 * 2 * 5 * 7 * 4 * 25);
   EXPECT_EQ(dw.Bytes(d), 2.0 * (2 * 5 * 13 * 7 + 5 * 25 + 2 * 5 * 7 * 4));
   EXPECT_EQ(dw.Tolerance(d), 1e-2);
@@ -100,11 +84,11 @@ TEST(ConvShapes, FlopsAndBytes) {
 }
 
 TEST(ConvChecks, WorkloadRefusals) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
-  const Workload bad_c = Conv("C=6,H=8,W=8,K=8,R=3,S=3,G=4");
-  const Workload bad_k = Conv("C=8,H=8,W=8,K=6,R=3,S=3,G=4");
+  const Workload bad_c = testing::Conv("C=6,H=8,W=8,K=8,R=3,S=3,G=4");
+  const Workload bad_k = testing::Conv("C=8,H=8,W=8,K=6,R=3,S=3,G=4");
   for (const Workload& w : {bad_c, bad_k}) {
     EXPECT_TRUE(conv.Accepts(w));  // the op is ours; the shape is refused
     const absl::Status s = conv.CheckWorkload(w, limits);
@@ -112,29 +96,32 @@ TEST(ConvChecks, WorkloadRefusals) {
     EXPECT_THAT(s.message(), HasSubstr("G=4 must divide"));
   }
   EXPECT_TRUE(
-      conv.CheckWorkload(Conv("C=8,H=8,W=8,K=4,R=3,S=3,G=4"), limits).ok());
+      conv.CheckWorkload(testing::Conv("C=8,H=8,W=8,K=4,R=3,S=3,G=4"), limits)
+          .ok());
   // The dilated window does not fit in the padded input.
   const absl::Status empty =
-      conv.CheckWorkload(Conv("C=2,H=4,W=9,K=2,R=3,S=3,DH=2"), limits);
+      conv.CheckWorkload(testing::Conv("C=2,H=4,W=9,K=2,R=3,S=3,DH=2"), limits);
   EXPECT_THAT(empty.message(), HasSubstr("output is empty"));
-  EXPECT_FALSE(dw.CheckWorkload(Depthwise("C=2,H=9,W=2,R=3,S=3"), limits).ok());
+  EXPECT_FALSE(
+      dw.CheckWorkload(testing::Depthwise("C=2,H=9,W=2,R=3,S=3"), limits).ok());
   // Buffers over the max allocation.
   DeviceLimits tiny = limits;
   tiny.max_mem_alloc_bytes = 1024;
   EXPECT_THAT(
-      conv.CheckWorkload(Conv("C=8,H=16,W=16,K=8,R=3,S=3"), tiny).message(),
+      conv.CheckWorkload(testing::Conv("C=8,H=16,W=16,K=8,R=3,S=3"), tiny)
+          .message(),
       HasSubstr("max allocation"));
   // Ops of the other template.
-  EXPECT_FALSE(conv.Accepts(Depthwise("C=2,H=5,W=5,R=3,S=3")));
-  EXPECT_FALSE(dw.Accepts(Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
-  EXPECT_FALSE(dw.CheckWorkload(Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
+  EXPECT_FALSE(conv.Accepts(testing::Depthwise("C=2,H=5,W=5,R=3,S=3")));
+  EXPECT_FALSE(dw.Accepts(testing::Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
+  EXPECT_FALSE(
+      dw.CheckWorkload(testing::Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
 }
 
 // Expects every config of `refusals` ({config text, part of the reason})
 // to be refused for `w` with that reason.
 void ExpectRefusals(
-    const templates::KernelTemplate& tmpl, const Workload& w,
-    const DeviceLimits& limits,
+    const KernelTemplate& tmpl, const Workload& w, const DeviceLimits& limits,
     const std::vector<std::pair<const char*, const char*>>& refusals) {
   for (const auto& [text, reason] : refusals) {
     EXPECT_THAT(CheckText(tmpl, w, limits, text).message(), HasSubstr(reason))
@@ -143,10 +130,10 @@ void ExpectRefusals(
 }
 
 TEST(ConvChecks, ConfigConstraints) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
-  const Workload c = Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
+  const Workload c = testing::Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
   EXPECT_TRUE(CheckText(conv, c, limits,
                         "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
                         "LW=1,UNROLL=2")
@@ -172,11 +159,11 @@ TEST(ConvChecks, ConfigConstraints) {
         "local memory"}});
   // UNROLL beyond the taps of a 1x1 (stride 2) convolution.
   ExpectRefusals(
-      conv, Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"), limits,
+      conv, testing::Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"), limits,
       {{"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=2",
         "UNROLL"}});
 
-  const Workload d = Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
+  const Workload d = testing::Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
   EXPECT_TRUE(CheckText(dw, d, limits,
                         "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4")
                   .ok());
@@ -190,10 +177,10 @@ TEST(ConvChecks, ConfigConstraints) {
 }
 
 TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
-  const KernelTemplate& conv = Conv2dDirect();
-  const KernelTemplate& dw = DepthwiseDirect();
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
   const DeviceLimits limits = SmallDevice();
-  const Workload c = Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
+  const Workload c = testing::Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
   const KnobValues a = *conv.ParseConfig(
       "KWI=4,KWG=8,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=1,LI=0,LW=0,UNROLL=1");
   const KnobValues b = *conv.ParseConfig(
@@ -212,28 +199,32 @@ TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
   EXPECT_GT(fb[4].value, 0.0);                   // local memory in use
   const auto fd = dw.DerivedFeatures(
       *dw.ParseConfig("PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4"),
-      Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
+      testing::Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
   EXPECT_EQ(fd.size(), fa.size());
   EXPECT_DOUBLE_EQ(fd[10].value, 1.0);
 }
 
 TEST(ConvChecks, RegistryPicksTheSpecialisedTemplateFirst) {
   auto pick = [](const Workload& w) {
-    auto t = templates::FindTemplateFor(w, "");
+    auto t = FindTemplateFor(w, "");
     EXPECT_TRUE(t.ok()) << t.status();
     return t.ok() ? std::string((*t)->name()) : std::string();
   };
-  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1")), "conv2d_1x1_gemm");
-  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=3,S=3,PH=1,PW=1")), "conv2d_direct");
+  EXPECT_EQ(pick(testing::Conv("C=16,H=8,W=8,K=32,R=1,S=1")),
+            "conv2d_1x1_gemm");
+  EXPECT_EQ(pick(testing::Conv("C=16,H=8,W=8,K=32,R=3,S=3,PH=1,PW=1")),
+            "conv2d_direct");
   // 1x1 convolutions the GEMM does not take.
-  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,SH=2,SW=2")), "conv2d_direct");
-  EXPECT_EQ(pick(Conv("C=16,H=8,W=8,K=32,R=1,S=1,G=2")), "conv2d_direct");
-  EXPECT_EQ(pick(Depthwise("C=16,H=8,W=8,R=3,S=3,PH=1,PW=1")),
+  EXPECT_EQ(pick(testing::Conv("C=16,H=8,W=8,K=32,R=1,S=1,SH=2,SW=2")),
+            "conv2d_direct");
+  EXPECT_EQ(pick(testing::Conv("C=16,H=8,W=8,K=32,R=1,S=1,G=2")),
+            "conv2d_direct");
+  EXPECT_EQ(pick(testing::Depthwise("C=16,H=8,W=8,R=3,S=3,PH=1,PW=1")),
             "depthwise_direct");
-  auto named = templates::FindTemplateFor(Conv("C=4,H=8,W=8,K=4,R=1,S=1"),
-                                          "conv2d_direct");
+  auto named = FindTemplateFor(testing::Conv("C=4,H=8,W=8,K=4,R=1,S=1"),
+                               "conv2d_direct");
   ASSERT_TRUE(named.ok()) << named.status();
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates

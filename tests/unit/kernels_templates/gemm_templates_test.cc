@@ -10,13 +10,8 @@
 #include "proto/timing_policy.h"
 #include "tests/support/template_fixtures.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
-
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
-using tunefleet::v1::Measurement;
 
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
@@ -24,7 +19,7 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   // BM BN BK TM TN LOADV DB STRN WTILE
   const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};
   ASSERT_TRUE(t.CheckConfig(big, w, testing::GpuLimits(1024, 64, 132)).ok());
-  const templates::LaunchDesc l = t.Launch(big, w);
+  const LaunchDesc l = t.Launch(big, w);
   EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
   EXPECT_EQ(l.global, (std::vector<uint64_t>{32, 32}));
   EXPECT_THAT(l.build_options, ::testing::HasSubstr("-DEDGE_M=0"));
@@ -59,4 +54,4 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates

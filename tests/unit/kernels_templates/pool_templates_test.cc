@@ -11,31 +11,13 @@
 #include "kernels_templates/registry.h"
 #include "tests/support/template_fixtures.h"
 
-namespace tunefleet {
+namespace tunefleet::templates {
 namespace {
 
-using templates::DeviceLimits;
-using templates::Feature;
-using templates::KernelTemplate;
-using templates::KnobValues;
-using templates::Workload;
+using testing::CheckText;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::tunefleet::testing::CheckText;
 using ::tunefleet::testing::GpuLimits;
-
-Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
-  return testing::MustParse(op, shape, dtype);
-}
-const KernelTemplate& Pool2dDirect() {
-  return testing::BuiltinTemplate("pool2d_direct");
-}
-const KernelTemplate& GlobalPoolReduce() {
-  return testing::BuiltinTemplate("global_pool_reduce");
-}
-const KernelTemplate& SoftmaxRows() {
-  return testing::BuiltinTemplate("softmax_rows");
-}
 
 std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
   std::vector<std::string> names;
@@ -48,23 +30,25 @@ std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
 // Output rows P and columns Q of a pool2d workload, as pool2d_direct
 // computes them: its reference launch runs one work-item per output.
 std::pair<uint64_t, uint64_t> OutputSize(const Workload& w) {
-  const templates::LaunchDesc l = Pool2dDirect().ReferenceLaunch(w);
+  const LaunchDesc l = testing::Pool2dDirect().ReferenceLaunch(w);
   return {l.global[1], l.global[0]};
 }
 
 TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
   using Size = std::pair<uint64_t, uint64_t>;
   // MobileNet's stem MaxPool: 3x3, stride 2, pad 1 on 112x112 -> 56x56.
-  const Workload stem =
-      Parse("pool2d", "C=64,H=112,W=112,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  const Workload stem = testing::MustParse(
+      "pool2d", "C=64,H=112,W=112,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
   EXPECT_EQ(OutputSize(stem), Size(56, 56));
   // 2x2 stride 2 on 13x7: floor(11/2)+1 = 6 rows, floor(5/2)+1 = 3 cols.
-  const Workload odd = Parse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2");
+  const Workload odd =
+      testing::MustParse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2");
   EXPECT_EQ(OutputSize(odd), Size(6, 3));
   // Stride 1, pad 1 keeps the size.
-  const Workload same = Parse("pool2d", "C=1,H=5,W=9,R=3,S=3,PH=1,PW=1");
+  const Workload same =
+      testing::MustParse("pool2d", "C=1,H=5,W=9,R=3,S=3,PH=1,PW=1");
   EXPECT_EQ(OutputSize(same), Size(5, 9));
-  const std::vector<templates::BufferDesc> b = Pool2dDirect().Buffers(odd);
+  const std::vector<BufferDesc> b = testing::Pool2dDirect().Buffers(odd);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].name, "input");
   EXPECT_EQ(b[0].elements, 3u * 13 * 7);
@@ -74,49 +58,54 @@ TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
 }
 
 TEST(Pool2dTemplate, FlopsAndBytes) {
-  const KernelTemplate& pool = Pool2dDirect();
-  const Workload w =
-      Parse("pool2d", "N=2,C=3,H=13,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  const KernelTemplate& pool = testing::Pool2dDirect();
+  const Workload w = testing::MustParse(
+      "pool2d", "N=2,C=3,H=13,W=7,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
   // P = 7, Q = 4: N*C*P*Q*R*S.
   EXPECT_EQ(pool.Flops(w), 2.0 * 3 * 7 * 4 * 9);
   EXPECT_EQ(pool.Bytes(w), (2.0 * 3 * 13 * 7 + 2.0 * 3 * 7 * 4) * 4);
-  const Workload half =
-      Parse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2,mode=avg", "fp16");
+  const Workload half = testing::MustParse(
+      "pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2,mode=avg", "fp16");
   EXPECT_EQ(pool.Bytes(half), (3.0 * 13 * 7 + 3.0 * 6 * 3) * 2);
   EXPECT_EQ(pool.Tolerance(half), 1e-2);
   EXPECT_EQ(pool.Tolerance(w), 1e-4);
 }
 
 TEST(Pool2dTemplate, RefusesBadShapes) {
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   const DeviceLimits limits = GpuLimits();
   EXPECT_TRUE(
-      pool.CheckWorkload(Parse("pool2d", "C=1,H=1,W=1,R=1,S=1"), limits).ok());
-  absl::Status big =
-      pool.CheckWorkload(Parse("pool2d", "C=1,H=2,W=5,R=3,S=3"), limits);
+      pool.CheckWorkload(testing::MustParse("pool2d", "C=1,H=1,W=1,R=1,S=1"),
+                         limits)
+          .ok());
+  absl::Status big = pool.CheckWorkload(
+      testing::MustParse("pool2d", "C=1,H=2,W=5,R=3,S=3"), limits);
   EXPECT_FALSE(big.ok());
   EXPECT_THAT(big.message(), HasSubstr("larger than the padded input"));
   // 3x3 on 1x1 with padding 1 fits the padded input.
-  EXPECT_TRUE(pool.CheckWorkload(
-                      Parse("pool2d", "C=1,H=1,W=1,R=3,S=3,PH=1,PW=1"), limits)
+  EXPECT_TRUE(pool.CheckWorkload(testing::MustParse(
+                                     "pool2d", "C=1,H=1,W=1,R=3,S=3,PH=1,PW=1"),
+                                 limits)
                   .ok());
   absl::Status pad = pool.CheckWorkload(
-      Parse("pool2d", "C=1,H=8,W=8,R=2,S=2,PH=0,PW=2"), limits);
+      testing::MustParse("pool2d", "C=1,H=8,W=8,R=2,S=2,PH=0,PW=2"), limits);
   EXPECT_FALSE(pad.ok());
   EXPECT_THAT(pad.message(), HasSubstr("half the window"));
-  EXPECT_FALSE(pool.CheckWorkload(Parse("softmax", "D=4"), limits).ok());
+  EXPECT_FALSE(
+      pool.CheckWorkload(testing::MustParse("softmax", "D=4"), limits).ok());
   DeviceLimits tiny = limits;
   tiny.max_mem_alloc_bytes = 1000;
-  EXPECT_THAT(pool.CheckWorkload(Parse("pool2d", "C=8,H=9,W=9,R=3,S=3"), tiny)
+  EXPECT_THAT(pool.CheckWorkload(
+                      testing::MustParse("pool2d", "C=8,H=9,W=9,R=3,S=3"), tiny)
                   .message(),
               HasSubstr("max allocation"));
 }
 
 TEST(Pool2dTemplate, ConfigConstraints) {
-  const KernelTemplate& pool = Pool2dDirect();
+  const KernelTemplate& pool = testing::Pool2dDirect();
   const DeviceLimits limits = GpuLimits();
-  const Workload w =
-      Parse("pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
+  const Workload w = testing::MustParse(
+      "pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
   auto check = [&](const char* text) {
     return CheckText(pool, w, limits, text);
   };
@@ -150,14 +139,16 @@ TEST(Pool2dTemplate, ConfigConstraints) {
 }
 
 TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
-  const KernelTemplate& pool = GlobalPoolReduce();
+  const KernelTemplate& pool = testing::GlobalPoolReduce();
   const DeviceLimits limits = GpuLimits();
-  const Workload w = Parse("global_pool", "N=2,C=3,H=13,W=9,mode=avg");
+  const Workload w =
+      testing::MustParse("global_pool", "N=2,C=3,H=13,W=9,mode=avg");
   EXPECT_EQ(pool.Flops(w), 2.0 * 3 * 13 * 9);
   EXPECT_EQ(pool.Bytes(w), (2.0 * 3 * 13 * 9 + 2.0 * 3) * 4);
   EXPECT_EQ(pool.Buffers(w)[1].elements, 6u);
   EXPECT_TRUE(pool.CheckWorkload(w, limits).ok());
-  EXPECT_FALSE(pool.CheckWorkload(Parse("softmax", "D=4"), limits).ok());
+  EXPECT_FALSE(
+      pool.CheckWorkload(testing::MustParse("softmax", "D=4"), limits).ok());
   auto check = [&](const Workload& x, const char* text) {
     return CheckText(pool, x, limits, text);
   };
@@ -170,7 +161,7 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   EXPECT_THAT(check(w, "WPC=1,CPG=16,VW=1,UNROLL=1").message(),
               HasSubstr("N*C rounded up"));
   // 1x1 planes: only one element per work-item per step.
-  const Workload one = Parse("global_pool", "C=7,H=1,W=1");
+  const Workload one = testing::MustParse("global_pool", "C=7,H=1,W=1");
   EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
   EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
   auto a = pool.ParseConfig("WPC=32,CPG=4,VW=2,UNROLL=2");
@@ -180,17 +171,19 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
 }
 
 TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
-  const KernelTemplate& softmax = SoftmaxRows();
+  const KernelTemplate& softmax = testing::SoftmaxRows();
   const DeviceLimits limits = GpuLimits();
-  const Workload w = Parse("softmax", "N=5,D=1000");
+  const Workload w = testing::MustParse("softmax", "N=5,D=1000");
   // Subtract, exp, add and divide per element.
   EXPECT_EQ(softmax.Flops(w), 4.0 * 5 * 1000);
   EXPECT_EQ(softmax.Bytes(w), 2.0 * 5 * 1000 * 4);
-  EXPECT_EQ(softmax.Bytes(Parse("softmax", "N=5,D=1000", "fp16")),
+  EXPECT_EQ(softmax.Bytes(testing::MustParse("softmax", "N=5,D=1000", "fp16")),
             2.0 * 5 * 1000 * 2);
   EXPECT_TRUE(softmax.CheckWorkload(w, limits).ok());
-  EXPECT_FALSE(
-      softmax.CheckWorkload(Parse("global_pool", "C=1,H=1,W=1"), limits).ok());
+  EXPECT_FALSE(softmax
+                   .CheckWorkload(
+                       testing::MustParse("global_pool", "C=1,H=1,W=1"), limits)
+                   .ok());
   auto check = [&](const Workload& x, const char* text) {
     return CheckText(softmax, x, limits, text);
   };
@@ -204,7 +197,7 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
   EXPECT_THAT(check(w, "WPR=1,RPG=16,VW=1,EPW=1").message(),
               HasSubstr("N rounded up"));
   // A row of one element: one work-item, one lane.
-  const Workload one = Parse("softmax", "N=5,D=1");
+  const Workload one = testing::MustParse("softmax", "N=5,D=1");
   EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
   EXPECT_FALSE(check(one, "WPR=2,RPG=8,VW=1,EPW=1").ok());
   // Rows that fit one pass are read once.
@@ -224,11 +217,11 @@ TEST(PoolTemplates, RegisteredForTheirOps) {
            {"pool2d", "C=1,H=4,W=4,R=2,S=2,SH=2,SW=2", "pool2d_direct"},
            {"global_pool", "C=1,H=4,W=4", "global_pool_reduce"},
            {"softmax", "D=10", "softmax_rows"}}) {
-    auto t = templates::FindTemplateFor(Parse(op, shape), "");
+    auto t = FindTemplateFor(testing::MustParse(op, shape), "");
     ASSERT_TRUE(t.ok()) << t.status();
     EXPECT_EQ((*t)->name(), name);
   }
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::templates
