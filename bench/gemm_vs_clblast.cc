@@ -143,21 +143,20 @@ double PeakTflops(const tunefleet::v1::DeviceInfo& d) {
   return d.compute_units() * (d.max_clock_mhz() * 1e6) * 128 * 2 / 1e12;
 }
 
+#ifdef GPU_GEMM_DEFAULTS
+constexpr bool kGpu = true;  // bench/gpu_gemm
+#else
+constexpr bool kGpu = false;
+#endif
+
 // The command line, with the defaults of the CPU or the GPU benchmark.
 struct Flags {
-#ifdef GPU_GEMM_DEFAULTS
-  std::vector<int> sizes = {1024, 2048, 4096};
-  uint32_t trials = 300;
-  std::string template_name = "gemm_gpu";
-  double unit = 1e12;  // TFLOP/s
-  std::string unit_name = "TF/s";
-#else
-  std::vector<int> sizes = {256, 512, 1024};
-  uint32_t trials = 100;
-  std::string template_name = "gemm_tiled";
-  double unit = 1e9;  // GFLOP/s
-  std::string unit_name = "GF/s";
-#endif
+  std::vector<int> sizes = kGpu ? std::vector<int>{1024, 2048, 4096}
+                                : std::vector<int>{256, 512, 1024};
+  uint32_t trials = kGpu ? 300 : 100;
+  std::string template_name = kGpu ? "gemm_gpu" : "gemm_tiled";
+  double unit = kGpu ? 1e12 : 1e9;  // TFLOP/s or GFLOP/s
+  std::string unit_name = kGpu ? "TF/s" : "GF/s";
   std::string db;
   bool json = false;
   int platform = 0;
@@ -285,13 +284,11 @@ void PrintTable(const Flags& f, const nlohmann::json& out) {
 }
 
 int Main(int argc, char** argv) {
-#ifdef GPU_GEMM_DEFAULTS
-  CLI::App app{
-      "gpu_gemm: tuned SGEMM (template gemm_gpu) vs CLBlast SGEMM "
-      "on a GPU, in TFLOP/s and as a fraction of FP32 peak"};
-#else
-  CLI::App app{"tuned SGEMM vs CLBlast SGEMM on this machine's OpenCL device"};
-#endif
+  CLI::App app{kGpu ? "gpu_gemm: tuned SGEMM (template gemm_gpu) vs CLBlast "
+                      "SGEMM on a GPU, in TFLOP/s and as a fraction of FP32 "
+                      "peak"
+                    : "tuned SGEMM vs CLBlast SGEMM on this machine's OpenCL "
+                      "device"};
   Flags f;
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);

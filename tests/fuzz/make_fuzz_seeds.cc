@@ -174,17 +174,9 @@ void OnnxSeeds(const std::filesystem::path& dir) {
     b.Output("p");
     Write(dir, "gemm_softmax.onnx", b.Bytes());
   }
-  {  // A cycle after a conv (the epilogue folding once looped forever).
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 3, 3});
-    b.Weight("k", {4, 1, 1}, /*as_constant_node=*/false, 1.0f);
-    b.Node("Conv", {"x", "w"}, {"c"});
-    b.Node("Add", {"c", "k"}, {"a"});
-    b.Node("Add", {"a", "k"}, {"c"});
-    b.Output("a");
-    Write(dir, "regression-epilogue-cycle.onnx", b.Bytes());
-  }
+  // A cycle after a conv (the epilogue folding once looped forever).
+  Write(dir, "regression-epilogue-cycle.onnx",
+        tunefleet::testing::EpilogueCycle());
   {  // Average pooling and a grouped convolution.
     GraphBuilder b;
     b.Input("x", {1, 8, 10, 10});

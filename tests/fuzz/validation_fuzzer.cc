@@ -89,6 +89,13 @@ void Config(const tunefleet::v1::Config& config) {
   if ((*t)->CheckConfig(*v, *w, FuzzDevice()).ok()) (void)(*t)->Launch(*v, *w);
 }
 
+// Runs `check` on the bytes read as a Message, when they parse as one.
+template <typename Message, typename Check>
+void CheckIfParsed(const char* bytes, int n, Check check) {
+  Message m;
+  if (m.ParseFromArray(bytes, n)) (void)check(m);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -124,35 +131,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    case 3: {
-      tunefleet::v1::QueryRecordsRequest q;
-      if (q.ParseFromArray(bytes, n))
-        (void)validation::ValidateQueryRecordsRequest(q);
-      tunefleet::v1::WatchJobRequest w;
-      if (w.ParseFromArray(bytes, n))
-        (void)validation::ValidateWatchJobRequest(w);
-      tunefleet::v1::CancelJobRequest c;
-      if (c.ParseFromArray(bytes, n))
-        (void)validation::ValidateCancelJobRequest(c);
-      tunefleet::v1::ListJobsRequest l;
-      if (l.ParseFromArray(bytes, n))
-        (void)validation::ValidateListJobsRequest(l);
+    case 3:
+      CheckIfParsed<tunefleet::v1::QueryRecordsRequest>(
+          bytes, n, validation::ValidateQueryRecordsRequest);
+      CheckIfParsed<tunefleet::v1::WatchJobRequest>(
+          bytes, n, validation::ValidateWatchJobRequest);
+      CheckIfParsed<tunefleet::v1::CancelJobRequest>(
+          bytes, n, validation::ValidateCancelJobRequest);
+      CheckIfParsed<tunefleet::v1::ListJobsRequest>(
+          bytes, n, validation::ValidateListJobsRequest);
       break;
-    }
-    case 4: {
-      tunefleet::v1::Config c;
-      if (c.ParseFromArray(bytes, n)) Config(c);
-      break;
-    }
-    case 5: {
-      absl::StatusOr<templates::Workload> w =
-          templates::Workload::ParseCanonical(std::string(bytes, n));
-      if (w.ok()) {
-        auto t = templates::FindTemplateFor(*w, "");
-        if (t.ok()) RunTask(**t, *w);
-      }
-      break;
-    }
   }
-  return 0;
+  case 4: {
+    tunefleet::v1::Config c;
+    if (c.ParseFromArray(bytes, n)) Config(c);
+    break;
+  }
+  case 5: {
+    absl::StatusOr<templates::Workload> w =
+        templates::Workload::ParseCanonical(std::string(bytes, n));
+    if (w.ok()) {
+      auto t = templates::FindTemplateFor(*w, "");
+      if (t.ok()) RunTask(**t, *w);
+    }
+    break;
+  }
+}
+return 0;
 }

@@ -91,6 +91,20 @@ class GraphBuilder {
   onnx::ModelProto model_;
 };
 
+// A conv whose epilogue loops: conv -> Add -> Add -> back into the conv's
+// output name (a cycle that made epilogue folding loop forever once).
+inline std::string EpilogueCycle() {
+  GraphBuilder b;
+  b.Input("x", {1, 4, 8, 8});
+  b.Weight("w", {4, 4, 3, 3});
+  b.Weight("k", {4, 1, 1}, /*as_constant_node=*/false, 1.0f);
+  b.Node("Conv", {"x", "w"}, {"c"});
+  b.Node("Add", {"c", "k"}, {"a"});
+  b.Node("Add", {"a", "k"}, {"c"});  // "c" again: a loop
+  b.Output("a");
+  return b.Bytes();
+}
+
 // A MobileNet-like block: conv 3x3/s2 + BN + ReLU, depthwise 3x3 + BN +
 // HardSwish (spelled out), a 1x1 conv with bias + HardSigmoid twice (same
 // shape), pools, a dense layer with bias and a softmax.

@@ -34,22 +34,19 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w,
                             testing::GpuLimits(1024, 64, 132))
                   .ok());
-  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 8, 2, 2, 4, 0, 0, 0}, w,
-                                        testing::GpuLimits(1024, 64, 132))
-                              .message()),
-              ::testing::HasSubstr("more than 256 work-items"));
-  EXPECT_THAT(std::string(t.CheckConfig({256, 256, 8, 16, 16, 4, 0, 1, 0}, w,
-                                        testing::GpuLimits(1024, 64, 132))
-                              .message()),
-              ::testing::HasSubstr("more than 128 accumulators"));
-  EXPECT_THAT(std::string(t.CheckConfig({64, 64, 8, 8, 2, 1, 0, 1, 0}, w,
-                                        testing::GpuLimits(1024, 64, 132))
-                              .message()),
-              ::testing::HasSubstr("STRN needs TN % 4 == 0"));
-  EXPECT_THAT(std::string(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 1}, w,
-                                        testing::GpuLimits(1024, 64, 132))
-                              .message()),
-              ::testing::HasSubstr("WTILE needs"));
+  // BM BN BK TM TN LOADV DB STRN WTILE, and the reason it is refused.
+  const std::pair<KnobValues, const char*> refusals[] = {
+      {{128, 128, 8, 2, 2, 4, 0, 0, 0}, "more than 256 work-items"},
+      {{256, 256, 8, 16, 16, 4, 0, 1, 0}, "more than 128 accumulators"},
+      {{64, 64, 8, 8, 2, 1, 0, 1, 0}, "STRN needs TN % 4 == 0"},
+      {{32, 32, 8, 8, 8, 4, 0, 1, 1}, "WTILE needs"},
+  };
+  for (const auto& [config, reason] : refusals) {
+    EXPECT_THAT(
+        std::string(t.CheckConfig(config, w, testing::GpuLimits(1024, 64, 132))
+                        .message()),
+        ::testing::HasSubstr(reason));
+  }
   EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
 }
 

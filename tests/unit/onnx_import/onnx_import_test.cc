@@ -110,15 +110,8 @@ TEST(OnnxImport, ParsesInputShapes) {
 TEST(Validation, OnnxImportSurvivesHostileModels) {
   using tunefleet::testing::GraphBuilder;
   {  // A cycle after a conv: folding its epilogue must end.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 3, 3});
-    b.Weight("k", {4, 1, 1}, /*as_constant_node=*/false, 1.0f);
-    b.Node("Conv", {"x", "w"}, {"c"});
-    b.Node("Add", {"c", "k"}, {"a"});
-    b.Node("Add", {"a", "k"}, {"c"});  // "c" again: a loop
-    b.Output("a");
-    auto tasks = onnx_import::ImportOnnxBytes(b.Bytes(), "cycle.onnx", {});
+    auto tasks = onnx_import::ImportOnnxBytes(
+        tunefleet::testing::EpilogueCycle(), "cycle.onnx", {});
     ASSERT_TRUE(tasks.ok()) << tasks.status();
     EXPECT_EQ(tasks->tasks.size(), 1u);  // the conv, its epilogue folded
   }

@@ -22,6 +22,7 @@
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/temp_store.h"
 #include "tests/support/test_device.h"
 #include "tests/unit/server/fake_agent.h"
 #include "trial/trial_request.h"
@@ -33,6 +34,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using tunefleet::testing::FakeAgent;
 using tunefleet::testing::FakeClock;
+using tunefleet::testing::TempStore;
 using tunefleet::testing::TestDevice;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::Measurement;
@@ -148,32 +150,16 @@ bool Ended(const JobProgress& p) {
 class JobManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/job_manager_test_" +
-            std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-            ".db";
-    RemoveDatabase();
-    auto store = store::Store::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NE(store_, nullptr);
     ASSERT_TRUE(store_->UpsertDevice(kKey, TestDevice()).ok());
-    scheduler_ = std::make_unique<Scheduler>(store_.get(), clock_);
-    jobs_ =
-        std::make_unique<JobManager>(store_.get(), scheduler_.get(), clock_);
+    scheduler_ = std::make_unique<Scheduler>(store_, clock_);
+    jobs_ = std::make_unique<JobManager>(store_, scheduler_.get(), clock_);
   }
 
   void TearDown() override {
     answerers_.clear();
     jobs_.reset();
     scheduler_.reset();
-    store_.reset();
-    RemoveDatabase();
-  }
-
-  void RemoveDatabase() {
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::filesystem::remove(path_ + suffix);
-    }
   }
 
   // A GEMM job on kKey with a random search and no transfer learning.
@@ -233,9 +219,9 @@ class JobManagerTest : public ::testing::Test {
     return row.value_or(store::Job());
   }
 
-  std::string path_;
   FakeClock clock_;
-  std::unique_ptr<store::Store> store_;
+  TempStore db_{"job_manager_test"};
+  store::Store* const store_ = db_.store();
   // Agents outlive the schedulers that send to them.
   std::vector<std::unique_ptr<FakeAgent>> agents_;
   std::unique_ptr<Scheduler> scheduler_;
@@ -483,8 +469,8 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_LEASED], 1);
 
   // A new server on the same store: scheduler, manager and agent.
-  Scheduler scheduler(store_.get(), clock_);
-  JobManager jobs(store_.get(), &scheduler, clock_);
+  Scheduler scheduler(store_, clock_);
+  JobManager jobs(store_, &scheduler, clock_);
   FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
   // Stops before `jobs` and `scheduler` go.
   Answerer answerer(&second_agent, &scheduler, &jobs, MixedAnswer);

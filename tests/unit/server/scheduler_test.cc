@@ -16,6 +16,7 @@
 #include "kernels_templates/registry.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/temp_store.h"
 #include "tests/unit/server/fake_agent.h"
 
 namespace tunefleet::server {
@@ -25,6 +26,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using tunefleet::testing::FakeAgent;
 using tunefleet::testing::FakeClock;
+using tunefleet::testing::TempStore;
 
 // A trial's timeout in its request; its lease lasts this plus
 // kLeaseSlackMs per lease its agent holds.
@@ -34,24 +36,11 @@ constexpr int64_t kLeaseMs = kTimeoutMs + kLeaseSlackMs;
 class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/scheduler_test_" +
-            std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-            ".db";
-    std::filesystem::remove(path_);
-    auto store = store::Store::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-    scheduler_ = std::make_unique<Scheduler>(store_.get(), clock_);
+    ASSERT_NE(store_, nullptr);
+    scheduler_ = std::make_unique<Scheduler>(store_, clock_);
   }
 
-  void TearDown() override {
-    scheduler_.reset();
-    store_.reset();
-    std::filesystem::remove(path_);
-    std::filesystem::remove(path_ + "-wal");
-    std::filesystem::remove(path_ + "-shm");
-  }
+  void TearDown() override { scheduler_.reset(); }
 
   // `n` pending trial rows of a new job in the store, as queued trials of
   // `key` at `priority`.
@@ -113,8 +102,8 @@ class SchedulerTest : public ::testing::Test {
     return {};
   }
 
-  std::string path_;
-  std::unique_ptr<store::Store> store_;
+  TempStore db_{"scheduler_test"};
+  store::Store* const store_ = db_.store();
   FakeClock clock_;
   std::vector<std::unique_ptr<FakeAgent>> agents_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/temp_store.h"
 #include "tests/support/test_device.h"
 
 namespace tunefleet::store {
@@ -17,13 +18,7 @@ using tunefleet::v1::Measurement;
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ =
-        ::testing::TempDir() + "/store_test_" + std::to_string(getpid()) + "_" +
-        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    std::filesystem::remove(path_);
-    auto store = store::Store::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NE(store_, nullptr);
     tunefleet::v1::DeviceInfo info;
     info.set_device_name("Test GPU");
     info.set_vendor("Acme");
@@ -50,8 +45,9 @@ class StoreTest : public ::testing::Test {
     return m;
   }
 
-  std::string path_;
-  std::unique_ptr<store::Store> store_;
+  testing::TempStore db_{"store_test"};
+  store::Store* store_ = db_.store();
+  const std::string& path_ = db_.path();
 };
 
 TEST_F(StoreTest, CreatesFileWithOwnerOnlyModeAndWal) {
@@ -165,7 +161,8 @@ TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
   const int64_t job = MakeJob();
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}});
   ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
-  store_.reset();
+  db_.Close();
+  store_ = nullptr;
   auto reopened = store::Store::Open(path_);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ((*reopened)->TallyJob(job)->done, 1);
