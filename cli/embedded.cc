@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "base/files.h"
 #include "base/status_macros.h"
-#include "server/auth/auth.h"
+#include "server/auth/tokens.h"
 
 namespace tunefleet::cli {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
-#include "server/auth/auth.h"
+#include "server/auth/tokens.h"
 
 namespace tunefleet::cli {
 namespace {

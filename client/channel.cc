@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/files.h"
+#include "base/status_macros.h"
 #include "grpcpp/support/client_interceptor.h"
 
 namespace tunefleet::client {
@@ -83,20 +84,16 @@ absl::StatusOr<ChannelOptions> LoadChannelOptions(const ChannelFiles& files) {
         "--client-cert needs TLS: pass --ca FILE too");
   }
   if (!files.ca_file.empty()) {
-    absl::StatusOr<std::string> ca =
-        base::ReadWholeFile(files.ca_file, "CA file");
-    if (!ca.ok()) return ca.status();
-    options.ca_pem = *std::move(ca);
+    TUNEFLEET_ASSIGN_OR_RETURN(options.ca_pem,
+                               base::ReadWholeFile(files.ca_file, "CA file"));
   }
   if (!files.client_cert_file.empty()) {
-    absl::StatusOr<std::string> cert =
-        base::ReadWholeFile(files.client_cert_file, "client certificate");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key =
-        base::ReadWholeFile(files.client_key_file, "client key");
-    if (!key.ok()) return key.status();
-    options.client_cert_pem = *std::move(cert);
-    options.client_key_pem = *std::move(key);
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        options.client_cert_pem,
+        base::ReadWholeFile(files.client_cert_file, "client certificate"));
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        options.client_key_pem,
+        base::ReadWholeFile(files.client_key_file, "client key"));
   }
   return options;
 }

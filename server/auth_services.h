@@ -1,5 +1,5 @@
 // The gRPC services as the network sees them: each call is checked by the
-// Authorizer (server/auth/auth.h) against its method's role before it
+// Authorizer (server/auth/authorizer.h) against its method's role before it
 // reaches AgentServiceImpl or TuningServiceImpl.
 //
 // Why wrappers and not an interceptor: in gRPC 1.51 (Debian 12) a server
@@ -13,7 +13,7 @@
 #include "proto/agent.grpc.pb.h"
 #include "proto/tuning.grpc.pb.h"
 #include "server/agent_service.h"
-#include "server/auth/auth.h"
+#include "server/auth/authorizer.h"
 #include "server/tuning_service.h"
 
 namespace tunefleet::server {

@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "server/auth/auth.h"
+#include "server/auth/tokens.h"
 #include "server/server.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // tunefleet-server assembled: the store, scheduler, job manager and both
 // gRPC services on one listening port, behind token authentication and,
-// optionally, TLS (server/auth/auth.h).
+// optionally, TLS (server/auth/).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
@@ -12,7 +12,9 @@
 #include "base/time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_service.h"
-#include "server/auth/auth.h"
+#include "server/auth/authorizer.h"
+#include "server/auth/tls.h"
+#include "server/auth/tokens.h"
 #include "server/auth_services.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"

@@ -24,7 +24,7 @@
 #include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/auth/auth.h"
+#include "server/auth/tokens.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/process.h"
 

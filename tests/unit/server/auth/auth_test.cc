@@ -1,8 +1,6 @@
 // Unit tests of tunefleet_auth: tokens (generation, hashing, the tokens
 // file format), the role each RPC needs, and which listen addresses are
 // loopback.
-#include "server/auth/auth.h"
-
 #include <cctype>
 #include <memory>
 #include <string>
@@ -12,6 +10,10 @@
 #include "gtest/gtest.h"
 #include "proto/agent.pb.h"
 #include "proto/tuning.pb.h"
+#include "server/auth/authorizer.h"
+#include "server/auth/roles.h"
+#include "server/auth/tls.h"
+#include "server/auth/tokens.h"
 
 namespace tunefleet::auth {
 namespace {

@@ -1,20 +1,14 @@
-#include "server/auth/auth.h"
+#include "server/auth/tokens.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <openssl/bio.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/x509.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -38,20 +32,6 @@ constexpr char kTokensFileHeader[] =
     "per line.\n"
     "# Managed with `tunefleet token add|list|remove --tokens FILE`; reload "
     "a running server with SIGHUP.\n";
-
-// Deleters for OpenSSL handles.
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct X509Free {
-  void operator()(X509* x509) const { X509_free(x509); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
 // OK when `mode` gives group and others no access.
 absl::Status CheckPrivateMode(mode_t mode, const std::string& path) {
@@ -82,56 +62,7 @@ absl::StatusOr<TokenDigest> ParseDigest(absl::string_view hex) {
   return digest;
 }
 
-// Loads one PEM certificate (the first of the file).
-absl::StatusOr<X509Ptr> ParseCertificate(const std::string& pem,
-                                         const std::string& path) {
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  if (bio == nullptr) return absl::InternalError("BIO_new_mem_buf failed");
-  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
-  if (cert == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " holds no PEM certificate"));
-  }
-  return cert;
-}
-
 }  // namespace
-
-absl::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kAgent:
-      return "agent";
-    case Role::kReader:
-      return "reader";
-    case Role::kTuner:
-      return "tuner";
-  }
-  return "?";
-}
-
-absl::StatusOr<Role> ParseRole(absl::string_view name) {
-  for (Role role : {Role::kAgent, Role::kReader, Role::kTuner}) {
-    if (name == RoleName(role)) return role;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown role '", name, "'; roles: agent, tuner, reader"));
-}
-
-bool RoleAllows(Role held, Role needed) {
-  return held == needed || (held == Role::kTuner && needed == Role::kReader);
-}
-
-std::optional<Role> RequiredRole(absl::string_view full_method) {
-  if (full_method == kConnectMethod) return Role::kAgent;
-  if (full_method == kSubmitJobMethod || full_method == kCancelJobMethod) {
-    return Role::kTuner;
-  }
-  if (full_method == kWatchJobMethod || full_method == kListDevicesMethod ||
-      full_method == kQueryRecordsMethod || full_method == kListJobsMethod) {
-    return Role::kReader;
-  }
-  return std::nullopt;
-}
 
 TokenDigest DigestToken(absl::string_view token) {
   TokenDigest digest{};
@@ -334,163 +265,6 @@ absl::StatusOr<int> RemoveTokenFromFile(const std::string& path,
     return s;
   }
   return removed;
-}
-
-Authorizer::Authorizer(std::shared_ptr<const TokenSet> tokens,
-                       bool log_refusals)
-    : enabled_(tokens != nullptr),
-      log_refusals_(log_refusals),
-      tokens_(std::move(tokens)) {}
-
-absl::Status Authorizer::SetTokens(std::shared_ptr<const TokenSet> tokens) {
-  if (!enabled_) {
-    return absl::FailedPreconditionError(
-        "authentication is off (--no-auth); restart with --tokens FILE");
-  }
-  if (tokens == nullptr) return absl::InvalidArgumentError("no token set");
-  absl::MutexLock lock(&mu_);
-  tokens_ = std::move(tokens);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> Authorizer::Authorize(
-    absl::string_view full_method,
-    const std::vector<absl::string_view>& authorization) const {
-  if (!enabled_) return std::string();
-  const std::optional<Role> needed = RequiredRole(full_method);
-  if (!needed) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("no role may call ", full_method));
-  }
-  if (authorization.empty()) {
-    return absl::UnauthenticatedError(
-        "no access token: pass --token-file FILE (or --token); the server "
-        "expects 'authorization: Bearer <token>' metadata");
-  }
-  if (authorization.size() > 1) {
-    return absl::UnauthenticatedError(
-        "several 'authorization' metadata values; send one");
-  }
-  absl::string_view token = authorization.front();
-  if (!absl::ConsumePrefix(&token, "Bearer ") || token.empty()) {
-    return absl::UnauthenticatedError(
-        "'authorization' metadata must be 'Bearer <token>'");
-  }
-  std::shared_ptr<const TokenSet> tokens;
-  {
-    absl::MutexLock lock(&mu_);
-    tokens = tokens_;
-  }
-  const TokenEntry* entry = tokens->Find(token);
-  if (entry == nullptr) {
-    return absl::UnauthenticatedError(
-        "unknown access token (not in the server's tokens file)");
-  }
-  if (!RoleAllows(entry->role, *needed)) {
-    const absl::string_view method =
-        full_method.substr(full_method.rfind('/') + 1);
-    return absl::PermissionDeniedError(
-        absl::StrCat(method, " needs a token of role ", RoleName(*needed),
-                     *needed == Role::kReader ? " (or tuner)" : "", "; token '",
-                     entry->name, "' has role ", RoleName(entry->role)));
-  }
-  return entry->name;
-}
-
-grpc::Status Authorizer::Check(const grpc::ServerContext& context,
-                               absl::string_view full_method) const {
-  if (!enabled_) return grpc::Status::OK;
-  std::vector<absl::string_view> authorization;
-  const auto range = context.client_metadata().equal_range("authorization");
-  for (auto it = range.first; it != range.second; ++it) {
-    authorization.emplace_back(it->second.data(), it->second.size());
-  }
-  absl::StatusOr<std::string> caller = Authorize(full_method, authorization);
-  if (caller.ok()) return grpc::Status::OK;
-  if (log_refusals_) {
-    std::fprintf(stderr, "[server] refused %s from %s: %s\n",
-                 std::string(full_method).c_str(), context.peer().c_str(),
-                 std::string(caller.status().message()).c_str());
-  }
-  return grpc::Status(static_cast<grpc::StatusCode>(caller.status().code()),
-                      std::string(caller.status().message()));
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
-    const TlsServerFiles& tls) {
-  if (tls.cert_file.empty() != tls.key_file.empty()) {
-    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
-  }
-  if (!tls.enabled()) {
-    if (!tls.client_ca_file.empty()) {
-      return absl::InvalidArgumentError(
-          "--client-ca needs TLS: pass --tls-cert and --tls-key too");
-    }
-    return grpc::InsecureServerCredentials();
-  }
-  absl::StatusOr<std::string> cert_pem =
-      base::ReadWholeFile(tls.cert_file, "TLS certificate");
-  if (!cert_pem.ok()) return cert_pem.status();
-  absl::StatusOr<std::string> key_pem =
-      base::ReadWholeFile(tls.key_file, "TLS key");
-  if (!key_pem.ok()) return key_pem.status();
-  absl::StatusOr<X509Ptr> cert = ParseCertificate(*cert_pem, tls.cert_file);
-  if (!cert.ok()) return cert.status();
-  {
-    BioPtr bio(
-        BIO_new_mem_buf(key_pem->data(), static_cast<int>(key_pem->size())));
-    if (bio == nullptr) return absl::InternalError("BIO_new_mem_buf failed");
-    PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-    if (key == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          tls.key_file, " holds no PEM private key (or it is encrypted)"));
-    }
-    if (X509_check_private_key(cert->get(), key.get()) != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the key in ", tls.key_file,
-                       " does not match the certificate in ", tls.cert_file));
-    }
-  }
-  grpc::SslServerCredentialsOptions ssl(
-      tls.client_ca_file.empty()
-          ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  if (!tls.client_ca_file.empty()) {
-    absl::StatusOr<std::string> ca_pem =
-        base::ReadWholeFile(tls.client_ca_file, "client CA");
-    if (!ca_pem.ok()) return ca_pem.status();
-    absl::StatusOr<X509Ptr> ca = ParseCertificate(*ca_pem, tls.client_ca_file);
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *std::move(ca_pem);
-  }
-  ssl.pem_key_cert_pairs.push_back({*std::move(key_pem), *std::move(cert_pem)});
-  return grpc::SslServerCredentials(ssl);
-}
-
-bool IsLoopbackAddress(absl::string_view listen) {
-  if (absl::StartsWith(listen, "unix:") ||
-      absl::StartsWith(listen, "unix-abstract:")) {
-    return true;
-  }
-  for (absl::string_view scheme : {"ipv4:", "ipv6:"}) {
-    if (absl::ConsumePrefix(&listen, scheme)) break;
-  }
-  const size_t colon = listen.rfind(':');
-  absl::string_view host =
-      colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
-  if (host == "localhost") return true;
-  const std::string h(host);
-  in_addr v4{};
-  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127;
-  }
-  return false;
 }
 
 }  // namespace tunefleet::auth
