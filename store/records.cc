@@ -71,8 +71,8 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
     TUNEFLEET_ASSIGN_OR_RETURN(
         Statement s,
         db_.Prepare("SELECT error, COUNT(*) FROM trials WHERE job_id = ?1 "
-                    "AND state = 'done' GROUP BY error"));
-    s.Bind(1, job_id);
+                    "AND state = 'done' GROUP BY error",
+                    job_id));
     TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&tally](const Statement& row) {
       tally.errors[row.Text(0)] = static_cast<uint32_t>(row.Int(1));
       tally.done += row.Int(1);
@@ -100,9 +100,9 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
           : absl::StrCat("SELECT ", kRecordColumns, " ", kRecordJoins, "WHERE ",
                          kRecordFilter, " ORDER BY t.id");
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
-  s.Bind(1, filter.op).Bind(2, filter.device_key).Bind(3, filter.job_id);
-  s.Bind(4, filter.template_name);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement s, db_.Prepare(sql, filter.op, filter.device_key, filter.job_id,
+                               filter.template_name));
   std::vector<tunefleet::v1::TuningRecord> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow(
       [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));
@@ -119,8 +119,8 @@ absl::StatusOr<std::optional<double>> Store::ReferenceTime(
                   "JOIN workloads w ON j.workload_id = w.id "
                   "JOIN templates tp ON j.template_id = tp.id "
                   "WHERE j.device_key = ?1 AND w.canonical = ?2 AND "
-                  "tp.name = ?3 AND j.reference_ns > 0"));
-  s.Bind(1, device_key).Bind(2, workload).Bind(3, template_name);
+                  "tp.name = ?3 AND j.reference_ns > 0",
+                  device_key, workload, template_name));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row || s.IsNull(0)) return std::optional<double>();
   return std::optional<double>(s.Double(0));
@@ -132,8 +132,8 @@ absl::StatusOr<std::string> Store::TemplateSource(const std::string& name,
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("SELECT source FROM templates WHERE name = ?1 AND "
-                  "version = ?2 ORDER BY id DESC LIMIT 1"));
-  s.Bind(1, name).Bind(2, int64_t{version});
+                  "version = ?2 ORDER BY id DESC LIMIT 1",
+                  name, int64_t{version}));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) {
     return absl::NotFoundError(

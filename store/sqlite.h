@@ -68,14 +68,23 @@ class Database {
   absl::StatusOr<Statement> Prepare(absl::string_view sql);
   // Runs one or more statements without parameters (schema, pragmas).
   absl::Status Exec(absl::string_view sql);
-  // Prepares one statement, binds `args` to ?1, ?2, ... in order and runs
-  // it to completion. Errors: Prepare's and Statement::Run's.
+  // Prepares one statement and binds `args` to ?1, ?2, ... in order.
+  // Errors: Prepare's; a failed Bind() shows in the statement's Step/Run.
+  template <typename... Args>
+  requires(sizeof...(Args) >
+           0) absl::StatusOr<Statement> Prepare(absl::string_view sql,
+                                                const Args&... args) {
+    absl::StatusOr<Statement> s = Prepare(sql);
+    int index = 0;
+    if (s.ok()) (s->Bind(++index, args), ...);
+    return s;
+  }
+  // Prepare(sql, args...) run to completion. Errors: Prepare's and
+  // Statement::Run's.
   template <typename... Args>
   absl::Status Run(absl::string_view sql, const Args&... args) {
-    absl::StatusOr<Statement> s = Prepare(sql);
+    absl::StatusOr<Statement> s = Prepare(sql, args...);
     if (!s.ok()) return s.status();
-    int index = 0;
-    (s->Bind(++index, args), ...);
     return s->Run();
   }
   int64_t LastInsertId() const;

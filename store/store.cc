@@ -42,8 +42,7 @@ absl::StatusOr<tunefleet::v1::DeviceInfo> Store::GetDevice(
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare("SELECT info_json FROM devices WHERE device_key = ?1"));
-  s.Bind(1, key);
+      db_.Prepare("SELECT info_json FROM devices WHERE device_key = ?1", key));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) {
     return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
@@ -69,17 +68,14 @@ Store::ListDevices() {
 }
 
 absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
+  TUNEFLEET_RETURN_IF_ERROR(
+      db_.Run("INSERT OR IGNORE INTO workloads (op, shape, dtype, "
+              "canonical, hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+              w.op(), w.ShapeString(), templates::DtypeName(w.dtype()),
+              w.Canonical(), w.Hash()));
   TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement insert,
-      db_.Prepare("INSERT OR IGNORE INTO workloads (op, shape, dtype, "
-                  "canonical, hash) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  insert.Bind(1, w.op()).Bind(2, w.ShapeString()).Bind(3, templates::DtypeName(w.dtype()));
-  insert.Bind(4, w.Canonical()).Bind(5, w.Hash());
-  TUNEFLEET_RETURN_IF_ERROR(insert.Run());
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement q,
-      db_.Prepare("SELECT id FROM workloads WHERE canonical = ?1"));
-  q.Bind(1, w.Canonical());
+      Statement q, db_.Prepare("SELECT id FROM workloads WHERE canonical = ?1",
+                               w.Canonical()));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::InternalError("workload row vanished");
   return q.Int(0);
@@ -88,18 +84,15 @@ absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
 absl::StatusOr<int64_t> Store::UpsertTemplate(
     const templates::KernelTemplate& t) {
   const std::string hash = t.SourceHash();
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement insert,
-      db_.Prepare("INSERT OR IGNORE INTO templates (name, version, op, "
-                  "source_hash, source) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  insert.Bind(1, t.name()).Bind(2, int64_t{t.version()}).Bind(3, t.op());
-  insert.Bind(4, hash).Bind(5, t.source());
-  TUNEFLEET_RETURN_IF_ERROR(insert.Run());
+  TUNEFLEET_RETURN_IF_ERROR(
+      db_.Run("INSERT OR IGNORE INTO templates (name, version, op, "
+              "source_hash, source) VALUES (?1, ?2, ?3, ?4, ?5)",
+              t.name(), int64_t{t.version()}, t.op(), hash, t.source()));
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement q,
       db_.Prepare("SELECT id FROM templates WHERE name = ?1 AND version = ?2 "
-                  "AND source_hash = ?3"));
-  q.Bind(1, t.name()).Bind(2, int64_t{t.version()}).Bind(3, hash);
+                  "AND source_hash = ?3",
+                  t.name(), int64_t{t.version()}, hash));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return absl::InternalError("template row vanished");
   return q.Int(0);

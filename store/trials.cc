@@ -15,8 +15,8 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("SELECT id, config_index, state, error, time_ns, attempt "
-                  "FROM trials WHERE job_id = ?1 ORDER BY id"));
-  s.Bind(1, job_id);
+                  "FROM trials WHERE job_id = ?1 ORDER BY id",
+                  job_id));
   std::vector<Trial> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
     Trial t;
@@ -29,7 +29,7 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
     }
     t.time_ns = row.IsNull(4) ? 0 : row.Double(4);
     t.attempt = static_cast<int>(row.Int(5));
-    out.push_back(std::move(t));
+    out.push_back(t);
   }));
   return out;
 }
@@ -42,13 +42,10 @@ absl::StatusOr<std::vector<int64_t>> Store::InsertTrials(
   std::vector<int64_t> ids;
   const int64_t now = base::NowMs();
   for (const NewTrial& t : trials) {
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        Statement s,
-        db_.Prepare("INSERT INTO trials (job_id, config_index, config, state, "
-                    "created_ms) VALUES (?1, ?2, ?3, 'pending', ?4)"));
-    s.Bind(1, job_id).Bind(2, static_cast<int64_t>(t.config_index));
-    s.Bind(3, t.config).Bind(4, now);
-    TUNEFLEET_RETURN_IF_ERROR(s.Run());
+    TUNEFLEET_RETURN_IF_ERROR(
+        db_.Run("INSERT INTO trials (job_id, config_index, config, state, "
+                "created_ms) VALUES (?1, ?2, ?3, 'pending', ?4)",
+                job_id, static_cast<int64_t>(t.config_index), t.config, now));
     ids.push_back(db_.LastInsertId());
   }
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
@@ -118,8 +115,8 @@ absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> Store::TrialStates(
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("SELECT state, COUNT(*) FROM trials WHERE "
-                               "job_id = ?1 GROUP BY state"));
-  s.Bind(1, job_id);
+                               "job_id = ?1 GROUP BY state",
+                               job_id));
   std::map<tunefleet::v1::TrialState, int64_t> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
     out[proto::ParseTrialState(row.Text(0))
