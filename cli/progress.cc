@@ -62,6 +62,9 @@ nlohmann::json JobJson(const JobProgress& p) {
   nlohmann::json best = nullptr;
   if (p.has_best()) {
     best = {{"config", ConfigJson(p.best().config())},
+            {"config_string", ConfigText(p.best().config())},
+            {"template", p.best().template_name()},
+            {"trial_id", p.best().trial_id()},
             {"time_ms", p.best().time_ns() / 1e6},
             {"gflops", p.best().gflops()}};
   }

@@ -27,36 +27,23 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
+// JobJson(p) with what only this run knows: the submission's answer, the
+// elapsed time and, for a local run, the database.
 nlohmann::json SummaryJson(const TuneOptions& o,
                            const tunefleet::v1::SubmitJobResponse& submitted,
                            const std::string& workload, const JobProgress& p,
                            double elapsed_s) {
-  nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [code, count] : p.errors()) errors[code] = count;
-  nlohmann::json j = {
-      {"job_id", submitted.job_id()},
-      {"device_key", submitted.device_key()},
-      {"workload", workload},
-      {"strategy", o.strategy},
-      {"state", proto::JobStateName(p.state())},
-      {"trials", p.trials_done()},
-      {"trials_requested", p.trials_total()},
-      {"space_size", submitted.space_size()},
-      {"history_rows", p.history_rows()},
-      {"errors", errors},
-      {"best", nullptr},
-      {"elapsed_s", elapsed_s},
-  };
+  nlohmann::json j = JobJson(p);
+  j["job_id"] = submitted.job_id();
+  j["device_key"] = submitted.device_key();
+  j["workload"] = workload;
+  j["strategy"] = o.strategy;
+  j["trials_requested"] = p.trials_total();
+  j["space_size"] = submitted.space_size();
+  j["history_rows"] = p.history_rows();
+  j["elapsed_s"] = elapsed_s;
   if (o.server.empty()) j["database"] = o.db;
-  if (!p.message().empty()) j["message"] = p.message();
-  if (p.has_best()) {
-    j["best"] = {{"config", ConfigJson(p.best().config())},
-                 {"config_string", ConfigText(p.best().config())},
-                 {"template", p.best().template_name()},
-                 {"trial_id", p.best().trial_id()},
-                 {"time_ms", p.best().time_ns() / 1e6},
-                 {"gflops", p.best().gflops()}};
-  }
+  if (p.message().empty()) j.erase("message");
   if (p.reference_time_ns() > 0) {
     const double flops =
         p.has_best() ? p.best().gflops() * p.best().time_ns() : 0;

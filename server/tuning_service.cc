@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "proto/names.h"
 #include "store/store.h"
 
@@ -17,16 +18,15 @@ grpc::Status ToGrpc(const absl::Status& status) {
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
-  if (absl::Status s = validation::ValidateSubmitJobRequest(*request);
-      !s.ok()) {
-    return ToGrpc(s);
-  }
-  absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(*request);
-  if (!job.ok()) return ToGrpc(job.status());
-  response->set_job_id((*job)->id());
-  response->set_device_key((*job)->spec().device_key);
-  response->set_space_size((*job)->space_size());
-  return grpc::Status::OK;
+  return ToGrpc([&]() -> absl::Status {
+    TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitJobRequest(*request));
+    TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
+                               jobs_->Submit(*request));
+    response->set_job_id(job->id());
+    response->set_device_key(job->spec().device_key);
+    response->set_space_size(job->space_size());
+    return absl::OkStatus();
+  }());
 }
 
 grpc::Status TuningServiceImpl::WatchJob(
@@ -37,13 +37,15 @@ grpc::Status TuningServiceImpl::WatchJob(
   }
   std::shared_ptr<Job> job = jobs_->Find(request->job_id());
   if (job == nullptr) {
-    absl::StatusOr<store::Job> row = store_->GetJob(request->job_id());
-    if (!row.ok()) return ToGrpc(row.status());
-    absl::StatusOr<tunefleet::v1::JobProgress> progress =
-        StoredProgress(*store_, *row);
-    if (!progress.ok()) return ToGrpc(progress.status());
-    writer->Write(*progress);
-    return grpc::Status::OK;
+    // A job of an earlier server run: its stored state, once.
+    return ToGrpc([&]() -> absl::Status {
+      TUNEFLEET_ASSIGN_OR_RETURN(store::Job row,
+                                 store_->GetJob(request->job_id()));
+      TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress progress,
+                                 StoredProgress(*store_, row));
+      writer->Write(progress);
+      return absl::OkStatus();
+    }());
   }
   uint64_t version = 0;
   tunefleet::v1::JobProgress progress = job->Progress();
@@ -82,44 +84,41 @@ grpc::Status TuningServiceImpl::ListDevices(
 grpc::Status TuningServiceImpl::QueryRecords(
     grpc::ServerContext*, const tunefleet::v1::QueryRecordsRequest* request,
     tunefleet::v1::QueryRecordsResponse* response) {
-  if (absl::Status s = validation::ValidateQueryRecordsRequest(*request);
-      !s.ok()) {
-    return ToGrpc(s);
-  }
-  store::RecordFilter filter;
-  filter.op = request->op();
-  filter.device_key = request->device_key();
-  filter.job_id = request->job_id();
-  filter.best_only = request->best_only();
-  auto records = store_->QueryRecords(filter);
-  if (!records.ok()) return ToGrpc(records.status());
-  for (auto& r : *records) *response->add_records() = std::move(r);
-  return grpc::Status::OK;
+  return ToGrpc([&]() -> absl::Status {
+    TUNEFLEET_RETURN_IF_ERROR(
+        validation::ValidateQueryRecordsRequest(*request));
+    store::RecordFilter filter;
+    filter.op = request->op();
+    filter.device_key = request->device_key();
+    filter.job_id = request->job_id();
+    filter.best_only = request->best_only();
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
+                               store_->QueryRecords(filter));
+    for (auto& r : records) *response->add_records() = std::move(r);
+    return absl::OkStatus();
+  }());
 }
 
 grpc::Status TuningServiceImpl::ListJobs(
     grpc::ServerContext*, const tunefleet::v1::ListJobsRequest* request,
     tunefleet::v1::ListJobsResponse* response) {
-  if (absl::Status s = validation::ValidateListJobsRequest(*request); !s.ok()) {
-    return ToGrpc(s);
-  }
-  auto jobs = jobs_->List(request->limit() == 0 ? 50 : request->limit());
-  if (!jobs.ok()) return ToGrpc(jobs.status());
-  for (auto& j : *jobs) *response->add_jobs() = std::move(j);
-  return grpc::Status::OK;
+  return ToGrpc([&]() -> absl::Status {
+    TUNEFLEET_RETURN_IF_ERROR(validation::ValidateListJobsRequest(*request));
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        auto jobs, jobs_->List(request->limit() == 0 ? 50 : request->limit()));
+    for (auto& j : jobs) *response->add_jobs() = std::move(j);
+    return absl::OkStatus();
+  }());
 }
 
 grpc::Status TuningServiceImpl::CancelJob(
     grpc::ServerContext*, const tunefleet::v1::CancelJobRequest* request,
     tunefleet::v1::JobProgress* response) {
-  if (absl::Status s = validation::ValidateCancelJobRequest(*request);
-      !s.ok()) {
-    return ToGrpc(s);
-  }
-  auto progress = jobs_->Cancel(request->job_id());
-  if (!progress.ok()) return ToGrpc(progress.status());
-  *response = *std::move(progress);
-  return grpc::Status::OK;
+  return ToGrpc([&]() -> absl::Status {
+    TUNEFLEET_RETURN_IF_ERROR(validation::ValidateCancelJobRequest(*request));
+    TUNEFLEET_ASSIGN_OR_RETURN(*response, jobs_->Cancel(request->job_id()));
+    return absl::OkStatus();
+  }());
 }
 
 }  // namespace tunefleet::server

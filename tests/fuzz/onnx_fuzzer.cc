@@ -1,4 +1,4 @@
-// libFuzzer target: ONNX import (server/onnx_import.h). The bytes are read
+// libFuzzer target: ONNX import (onnx_import/onnx_import.h). The bytes are read
 // as a model (a ModelProto), its dims fixed and shapes inferred by libonnx,
 // and its nodes mapped to tuning tasks. Nothing may crash, leak or hit
 // undefined behaviour; a refusal is fine.

@@ -25,7 +25,8 @@
 #include "kernels_templates/workload.h"
 #include "proto/agent.grpc.pb.h"
 #include "proto/tuning.grpc.pb.h"
-#include "server/auth/auth.h"
+#include "server/auth/tls.h"
+#include "server/auth/tokens.h"
 #include "server/server.h"
 #include "tests/support/command_runner.h"
 #include "trial/trial_request.h"
@@ -62,23 +63,22 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
-// Two independent CAs with their certificates, made once per process.
+// A CA with its server, agent and client certificates in a fresh directory,
+// made by the deploy script.
+std::string MakeCerts(const std::string& name) {
+  const std::string dir = TempDir(name);
+  auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return dir;
+}
+
+// Two independent CAs, made once per process.
 const std::string& CertsA() {
-  static const std::string dir = [] {
-    const std::string d = TempDir("certs_a");
-    auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + d);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return d;
-  }();
+  static const std::string dir = MakeCerts("certs_a");
   return dir;
 }
 const std::string& CertsB() {
-  static const std::string dir = [] {
-    const std::string d = TempDir("certs_b");
-    auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + d);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return d;
-  }();
+  static const std::string dir = MakeCerts("certs_b");
   return dir;
 }
 
@@ -138,52 +138,55 @@ grpc::Status ListDevices(tunefleet::v1::TuningService::Stub& stub) {
   return stub.ListDevices(&context, {}, &response);
 }
 
+// A context whose call gives up after 30 s.
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline() {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return c;
+}
+
+// The status of one unary call `call(context, response)`.
+template <typename Response, typename Call>
+grpc::Status UnaryStatus(Call call) {
+  Response response;
+  return call(ContextWithDeadline().get(), &response);
+}
+
 // Every TuningService method once with `channel`; the status of each.
 std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
     const std::string& address, const client::ChannelOptions& channel) {
   auto stub = TuningStub(address, channel);
   std::vector<std::pair<std::string, grpc::Status>> out;
-  auto deadline = [](grpc::ClientContext& c) {
-    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  };
+  out.emplace_back("SubmitJob", UnaryStatus<tunefleet::v1::SubmitJobResponse>(
+                                    [&](grpc::ClientContext* c, auto* r) {
+                                      return stub->SubmitJob(c, {}, r);
+                                    }));
+  tunefleet::v1::CancelJobRequest cancel;
+  cancel.set_job_id(1);
+  out.emplace_back("CancelJob", UnaryStatus<tunefleet::v1::JobProgress>(
+                                    [&](grpc::ClientContext* c, auto* r) {
+                                      return stub->CancelJob(c, cancel, r);
+                                    }));
   {
-    grpc::ClientContext c;
-    deadline(c);
-    tunefleet::v1::SubmitJobResponse r;
-    out.emplace_back("SubmitJob", stub->SubmitJob(&c, {}, &r));
-  }
-  {
-    grpc::ClientContext c;
-    deadline(c);
-    tunefleet::v1::JobProgress r;
-    tunefleet::v1::CancelJobRequest q;
-    q.set_job_id(1);
-    out.emplace_back("CancelJob", stub->CancelJob(&c, q, &r));
-  }
-  {
-    grpc::ClientContext c;
-    deadline(c);
+    auto c = ContextWithDeadline();
     tunefleet::v1::WatchJobRequest q;
     q.set_job_id(1);
-    auto reader = stub->WatchJob(&c, q);
+    auto reader = stub->WatchJob(c.get(), q);
     tunefleet::v1::JobProgress p;
     while (reader->Read(&p)) {
     }
     out.emplace_back("WatchJob", reader->Finish());
   }
   out.emplace_back("ListDevices", ListDevices(*stub));
-  {
-    grpc::ClientContext c;
-    deadline(c);
-    tunefleet::v1::QueryRecordsResponse r;
-    out.emplace_back("QueryRecords", stub->QueryRecords(&c, {}, &r));
-  }
-  {
-    grpc::ClientContext c;
-    deadline(c);
-    tunefleet::v1::ListJobsResponse r;
-    out.emplace_back("ListJobs", stub->ListJobs(&c, {}, &r));
-  }
+  out.emplace_back("QueryRecords",
+                   UnaryStatus<tunefleet::v1::QueryRecordsResponse>(
+                       [&](grpc::ClientContext* c, auto* r) {
+                         return stub->QueryRecords(c, {}, r);
+                       }));
+  out.emplace_back("ListJobs", UnaryStatus<tunefleet::v1::ListJobsResponse>(
+                                   [&](grpc::ClientContext* c, auto* r) {
+                                     return stub->ListJobs(c, {}, r);
+                                   }));
   return out;
 }
 

@@ -54,6 +54,21 @@ int64_t Submit(FleetHarness& fleet,
   return response.job_id();
 }
 
+// Starts the server and agents 0 and 1 and, once both are connected,
+// submits `request`; its job id, or 0 when the fleet did not come up
+// within a minute or the submission failed.
+int64_t StartFleetWithJob(FleetHarness& fleet,
+                          const tunefleet::v1::SubmitJobRequest& request) {
+  if (!fleet.StartServer()) return 0;
+  fleet.StartAgent(0);
+  fleet.StartAgent(1);
+  if (!FleetHarness::WaitFor([&] { return fleet.Connected("chaos") == 2; },
+                             std::chrono::seconds(60))) {
+    return 0;
+  }
+  return Submit(fleet, request);
+}
+
 bool Ended(const std::optional<JobProgress>& p) {
   return p && proto::IsFinalJobState(p->state());
 }
@@ -89,13 +104,8 @@ void ExpectExactlyOnce(const std::vector<store::Trial>& rows, size_t budget) {
 
 TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
   FleetHarness fleet("agents");
-  ASSERT_TRUE(fleet.StartServer());
-  fleet.StartAgent(0);
-  fleet.StartAgent(1);
-  ASSERT_TRUE(FleetHarness::WaitFor(
-      [&] { return fleet.Connected("chaos") == 2; }, std::chrono::seconds(60)));
   constexpr uint32_t kTrials = 48;
-  const int64_t job = Submit(fleet, GemmJob(kTrials, 250, 11));
+  const int64_t job = StartFleetWithJob(fleet, GemmJob(kTrials, 250, 11));
   ASSERT_GT(job, 0);
 
   const unsigned seed = std::random_device{}();
@@ -135,13 +145,8 @@ TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
 
 TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   FleetHarness fleet("server");
-  ASSERT_TRUE(fleet.StartServer());
-  fleet.StartAgent(0);
-  fleet.StartAgent(1);
-  ASSERT_TRUE(FleetHarness::WaitFor(
-      [&] { return fleet.Connected("chaos") == 2; }, std::chrono::seconds(60)));
   constexpr uint32_t kTrials = 30;
-  const int64_t job = Submit(fleet, GemmJob(kTrials, 200, 12));
+  const int64_t job = StartFleetWithJob(fleet, GemmJob(kTrials, 200, 12));
   ASSERT_GT(job, 0);
 
   // Results finished before each kill, which must survive unchanged.

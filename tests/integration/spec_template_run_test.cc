@@ -15,6 +15,7 @@
 #include "kernels_templates/spec/spec_template.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/command_runner.h"
+#include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 
 namespace tunefleet::templates {
@@ -22,12 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string SaxpySpec() {
-  return testing::SourceDir() + "/tests/data/templates/saxpy.toml";
-}
-
 TEST(SpecTemplate, LoadsAndRunsAgainstItsReference) {
-  auto t = SpecTemplate::Load(SaxpySpec());
+  auto t = SpecTemplate::Load(testing::SaxpySpecPath());
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ((*t)->name(), "saxpy_vec");
   EXPECT_EQ((*t)->op(), "saxpy");
@@ -63,8 +60,8 @@ TEST(SpecTemplate, TunesFromTheCommandLine) {
       ::testing::TempDir() + "/spec_" + std::to_string(getpid()) + ".db";
   std::filesystem::remove(db);
   auto r = testing::RunCommand(bin + " tune --json --quiet --template " +
-                               SaxpySpec() + " --shape N=4099 --trials 6 " +
-                               "--db " + db);
+                               testing::SaxpySpecPath() +
+                               " --shape N=4099 --trials 6 " + "--db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["workload"], "saxpy N=4099 fp32");

@@ -12,6 +12,7 @@
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
+#include "tests/support/command_runner.h"
 
 namespace tunefleet::testing {
 
@@ -80,6 +81,12 @@ inline absl::Status CheckText(const templates::KernelTemplate& tmpl,
   EXPECT_TRUE(config.ok()) << config.status();
   if (!config.ok()) return config.status();
   return tmpl.CheckConfig(*config, w, limits);
+}
+
+// The path of the user's spec in tests/data/templates/saxpy.toml (op
+// saxpy_vec).
+inline std::string SaxpySpecPath() {
+  return SourceDir() + "/tests/data/templates/saxpy.toml";
 }
 
 // A user's spec of a new op, saxpy_val (y = 2x over N floats).

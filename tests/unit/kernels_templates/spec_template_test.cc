@@ -23,10 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string SaxpySpec() {
-  return testing::SourceDir() + "/tests/data/templates/saxpy.toml";
-}
-
 TEST(SpecTemplate, BadSpecsNameWhatIsWrong) {
   const std::string ok_kernel =
       "[kernel]\nname = \"k\"\nglobal = [\"N\"]\nargs = [\"N\", \"y\"]\n"
@@ -75,7 +71,7 @@ TEST(SpecTemplate, BadSpecsNameWhatIsWrong) {
 }
 
 TEST(SpecTemplate, RegisteringTwiceReturnsTheSameTemplate) {
-  auto loaded = SpecTemplate::Load(SaxpySpec());
+  auto loaded = SpecTemplate::Load(testing::SaxpySpecPath());
   ASSERT_TRUE(loaded.ok());
   const std::string source((*loaded)->source());
   auto a = RegisterSpecTemplate((*loaded)->spec_text(), "toml", source);
@@ -349,7 +345,7 @@ TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
 // Registering the same spec from many threads at once: every call gets the
 // one template (registry.h), and its new op is added once.
 TEST(Registry, ConcurrentIdenticalRegistrationsAllSucceed) {
-  auto loaded = SpecTemplate::Load(SaxpySpec());
+  auto loaded = SpecTemplate::Load(testing::SaxpySpecPath());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const std::string source((*loaded)->source());
   constexpr int kThreads = 16;

@@ -106,7 +106,7 @@ TEST(OnnxImport, ParsesInputShapes) {
   }
 }
 
-// ONNX models are read as hostile too (server/onnx_import.h).
+// ONNX models are read as hostile too (onnx_import/onnx_import.h).
 TEST(Validation, OnnxImportSurvivesHostileModels) {
   using tunefleet::testing::GraphBuilder;
   {  // A cycle after a conv: folding its epilogue must end.
