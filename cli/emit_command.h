@@ -1,5 +1,5 @@
 // `tunefleet emit`: writes a tuned kernel library for device keys from a
-// database's best records (server/emitter.h).
+// database's best records (emitter/emitter.h).
 #ifndef TUNEFLEET_CLI_EMIT_COMMAND_H_
 #define TUNEFLEET_CLI_EMIT_COMMAND_H_
 

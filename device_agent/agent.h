@@ -20,7 +20,7 @@ struct AgentOptions {
   std::string server;      // HOST:PORT of tunefleet-server
   std::string device_key;  // empty: DefaultDeviceKey() of the device
   std::string agent_name;  // empty: "<hostname>-<pid>"
-  // TLS and the bearer token (device_agent/channel.h).
+  // TLS and the bearer token (client/channel.h).
   client::ChannelOptions channel;
   uint32_t max_in_flight = 2;
   // Used when the server's Welcome names no interval.

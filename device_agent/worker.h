@@ -4,7 +4,7 @@
 // (RUNTIME_ERROR) and a new worker starts; the agent and its stream stay
 // up. The worker is the agent's own executable started with
 // kWorkerFlag; requests and replies are WorkerRequest / WorkerReply
-// (proto/worker.proto) on two pipes, as fds 3 and 4 of the worker.
+// (device_agent/worker.proto) on two pipes, as fds 3 and 4 of the worker.
 #ifndef TUNEFLEET_DEVICE_AGENT_WORKER_H_
 #define TUNEFLEET_DEVICE_AGENT_WORKER_H_
 
