@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     OpSpec spec;
     spec.name = op;
     spec.dims = {{"N", {}}};
-    spec.dtypes = {"fp32"};
+    spec.dtypes = {Dtype::kFp32};
     (void)RegisterOp(spec);
   }
   return 0;

@@ -141,21 +141,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckIfParsed<tunefleet::v1::ListJobsRequest>(
           bytes, n, validation::ValidateListJobsRequest);
       break;
-  }
-  case 4: {
-    tunefleet::v1::Config c;
-    if (c.ParseFromArray(bytes, n)) Config(c);
-    break;
-  }
-  case 5: {
-    absl::StatusOr<templates::Workload> w =
-        templates::Workload::ParseCanonical(std::string(bytes, n));
-    if (w.ok()) {
-      auto t = templates::FindTemplateFor(*w, "");
-      if (t.ok()) RunTask(**t, *w);
+    case 4: {
+      tunefleet::v1::Config c;
+      if (c.ParseFromArray(bytes, n)) Config(c);
+      break;
     }
-    break;
+    case 5: {
+      absl::StatusOr<templates::Workload> w =
+          templates::Workload::ParseCanonical(std::string(bytes, n));
+      if (w.ok()) {
+        auto t = templates::FindTemplateFor(*w, "");
+        if (t.ok()) RunTask(**t, *w);
+      }
+      break;
+    }
   }
-}
-return 0;
+  return 0;
 }
