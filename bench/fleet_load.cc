@@ -30,8 +30,8 @@
 #include "device_agent/backend.h"
 #include "grpcpp/grpcpp.h"
 #include "kernels_templates/workload.h"
-#include "proto/tuning.grpc.pb.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace {
 
@@ -76,7 +76,13 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
         o, std::make_unique<tunefleet::agent::FakeBackend>(
                tunefleet::agent::FakeBackend::FakeDevice("bench/fleet_load"),
                delay_us)));
-    threads.emplace_back([a = agents.back().get()] { a->Run(); });
+    threads.emplace_back([a = agents.back().get()] {
+      const absl::Status ended = a->Run();
+      if (!ended.ok()) {
+        std::fprintf(stderr, "fleet_load: agent ended: %s\n",
+                     std::string(ended.message()).c_str());
+      }
+    });
   }
   auto stub = tunefleet::v1::TuningService::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));

@@ -3,14 +3,20 @@
 # A static library of the Protobuf messages (and, for the files listed
 # under GRPC, the gRPC stubs) generated from .proto files of the current
 # folder. Paths are resolved from the repository root, so a file imports
-# "proto/common.proto" and its generated header is included as
+# "tunefleet/v1/common.proto" and its generated header is included as
 # "<folder>/<stem>.pb.h".
 function(tunefleet_proto_library target)
   cmake_parse_arguments(ARG "" "" "PROTOS;GRPC;DEPS" ${ARGN})
   set(srcs)
   foreach(p ${ARG_PROTOS})
     get_filename_component(stem ${p} NAME_WE)
-    file(RELATIVE_PATH rel_dir ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+    get_filename_component(abs ${CMAKE_CURRENT_SOURCE_DIR}/${p} ABSOLUTE)
+    get_filename_component(abs_dir ${abs} DIRECTORY)
+    set(root ${CMAKE_SOURCE_DIR})
+    if(abs MATCHES "^${CMAKE_SOURCE_DIR}/proto/")
+      set(root ${CMAKE_SOURCE_DIR}/proto)
+    endif()
+    file(RELATIVE_PATH rel_dir ${root} ${abs_dir})
     set(gen ${CMAKE_BINARY_DIR}/${rel_dir})
     set(outs ${gen}/${stem}.pb.cc ${gen}/${stem}.pb.h)
     set(grpc_args)
@@ -22,11 +28,12 @@ function(tunefleet_proto_library target)
     add_custom_command(
       OUTPUT ${outs}
       COMMAND protobuf::protoc
+        --proto_path=${CMAKE_SOURCE_DIR}/proto
         --proto_path=${CMAKE_SOURCE_DIR}
         --cpp_out=${CMAKE_BINARY_DIR}
         ${grpc_args}
-        ${CMAKE_CURRENT_SOURCE_DIR}/${p}
-      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${p}
+        ${abs}
+      DEPENDS ${abs}
       COMMENT "protoc ${rel_dir}/${p}")
     list(APPEND srcs ${outs})
   endforeach()

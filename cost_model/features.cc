@@ -18,8 +18,9 @@ std::vector<float> KnobFeatures(std::span<const int64_t> values,
     if (!size) {
       f[i] = static_cast<float>(values[i]);
     } else {
-      f[i] = values[i] > 0 ? static_cast<float>(std::log2(static_cast<double>(values[i])))
-                           : -1.0f;
+      f[i] = values[i] > 0
+                 ? static_cast<float>(std::log2(static_cast<double>(values[i])))
+                 : -1.0f;
     }
   }
   return f;

@@ -12,9 +12,9 @@
 #include "absl/status/statusor.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
-#include "proto/common.pb.h"
 #include "search/space.h"
 #include "search/table.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::cost_model {
 

@@ -81,12 +81,14 @@ issue() {
 
 # The server's names: the arguments, localhost, 127.0.0.1 and ::1.
 san="DNS:localhost,IP:127.0.0.1,IP:::1"
+# Each name once: a name given that is already there is not added again.
 for host in "$@"; do
   if [[ "$host" =~ ^[0-9.]+$ || "$host" == *:* ]]; then
-    san="$san,IP:$host"
+    entry="IP:$host"
   else
-    san="$san,DNS:$host"
+    entry="DNS:$host"
   fi
+  [[ ",$san," == *",$entry,"* ]] || san="$san,$entry"
 done
 issue server "${1:-localhost}" serverAuth "$san"
 for agent in $agents; do

@@ -134,8 +134,9 @@ absl::StatusOr<const KernelTemplate*> FindTemplateFor(const Workload& workload,
     names.push_back(std::string(t->name()));
   }
   return absl::NotFoundError(absl::StrCat(
-      name.empty() ? "no template" : absl::StrCat("template '", name, "'"),
-      " runs ", workload.Canonical(), "; templates of ", workload.op(), ": ",
+      name.empty() ? "no template runs "
+                   : absl::StrCat("template '", name, "' does not run "),
+      workload.Canonical(), "; templates of ", workload.op(), ": ",
       names.empty() ? "none" : absl::StrJoin(names, ", ")));
 }
 

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "proto/common.pb.h"
-#include "proto/tuning.pb.h"
+#include "tunefleet/v1/common.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::proto {
 

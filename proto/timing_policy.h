@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::proto {
 

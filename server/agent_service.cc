@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "server/tuning_service.h"
+#include "server/auth/grpc_status.h"
 #include "server/validation/validation.h"
 
 namespace tunefleet::server {
@@ -59,7 +59,7 @@ grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
                                        AgentStream* stream) {
   tunefleet::v1::AgentMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
-  if (absl::Status s = Admit(first); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = Admit(first); !s.ok()) return auth::ToGrpc(s);
   const tunefleet::v1::Hello& hello = first.hello();
   const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
   GrpcAgentChannel channel(stream, context);

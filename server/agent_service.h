@@ -1,4 +1,5 @@
-// AgentService: the server end of the agent stream (proto/agent.proto).
+// AgentService: the server end of the agent stream
+// (proto/tunefleet/v1/agent.proto).
 #ifndef TUNEFLEET_SERVER_AGENT_SERVICE_H_
 #define TUNEFLEET_SERVER_AGENT_SERVICE_H_
 
@@ -7,19 +8,16 @@
 #include <string>
 
 #include "grpcpp/grpcpp.h"
-#include "proto/agent.grpc.pb.h"
 #include "server/agent_session.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "store/store.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
 
 namespace tunefleet::server {
 
 using AgentStream = grpc::ServerReaderWriter<tunefleet::v1::ServerMessage,
                                              tunefleet::v1::AgentMessage>;
-
-// Longest device key accepted in Hello.
-inline constexpr size_t kMaxDeviceKeyLength = 128;
 
 // Thread-safe: gRPC runs one Connect() per agent on its own thread. Times
 // (when an agent was last heard from) come from the scheduler's clock.

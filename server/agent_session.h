@@ -9,7 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "proto/agent.pb.h"
+#include "tunefleet/v1/agent.pb.h"
 
 namespace tunefleet::server {
 

@@ -57,6 +57,13 @@ grpc::Status AuthorizedTuningService::QueryRecords(
   });
 }
 
+grpc::Status AuthorizedTuningService::GetJob(
+    grpc::ServerContext* context, const tunefleet::v1::GetJobRequest* request,
+    tunefleet::v1::JobProgress* response) {
+  return Authorized(*auth_, *context, auth::kGetJobMethod,
+                    [&] { return inner_->GetJob(context, request, response); });
+}
+
 grpc::Status AuthorizedTuningService::ListJobs(
     grpc::ServerContext* context, const tunefleet::v1::ListJobsRequest* request,
     tunefleet::v1::ListJobsResponse* response) {

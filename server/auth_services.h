@@ -10,11 +10,11 @@
 #ifndef TUNEFLEET_SERVER_AUTH_SERVICES_H_
 #define TUNEFLEET_SERVER_AUTH_SERVICES_H_
 
-#include "proto/agent.grpc.pb.h"
-#include "proto/tuning.grpc.pb.h"
 #include "server/agent_service.h"
 #include "server/auth/authorizer.h"
 #include "server/tuning_service.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::server {
 
@@ -58,6 +58,9 @@ class AuthorizedTuningService final
       grpc::ServerContext* context,
       const tunefleet::v1::QueryRecordsRequest* request,
       tunefleet::v1::QueryRecordsResponse* response) override;
+  grpc::Status GetJob(grpc::ServerContext* context,
+                      const tunefleet::v1::GetJobRequest* request,
+                      tunefleet::v1::JobProgress* response) override;
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const tunefleet::v1::ListJobsRequest* request,
                         tunefleet::v1::ListJobsResponse* response) override;

@@ -15,11 +15,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/time.h"
-#include "proto/tuning.pb.h"
 #include "search/space.h"
 #include "search/strategy.h"
 #include "server/scheduler.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::server {
 

@@ -231,9 +231,9 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
-    int64_t limit) {
+    int64_t limit, int64_t before_id) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
-                             store_->ListJobs(limit));
+                             store_->ListJobs(limit, before_id));
   std::vector<tunefleet::v1::JobProgress> out;
   for (const store::Job& row : rows) {
     if (std::shared_ptr<Job> job = Find(row.id)) {

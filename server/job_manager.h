@@ -9,11 +9,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
-#include "proto/tuning.pb.h"
 #include "server/job.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::server {
 
@@ -67,8 +67,10 @@ class JobManager {
   // Cancels one job. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a
   // job already ended. Returns its progress after the cancel.
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id);
-  // The newest `limit` jobs, live progress where running.
-  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> List(int64_t limit);
+  // The newest `limit` jobs below id `before_id` (0: any), live progress
+  // where running.
+  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> List(
+      int64_t limit, int64_t before_id = 0);
 
   // Cancels every running job (their state becomes cancelled).
   void CancelAll();

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/version.h"
 #include "server/auth/tokens.h"
 #include "server/server.h"
 
@@ -155,6 +156,8 @@ int main(int argc, char** argv) {
       "(tunefleet-agent --server HOST:PORT); clients submit jobs with "
       "`tunefleet tune --server HOST:PORT`. Every measurement is stored in "
       "a SQLite database."};
+  app.set_version_flag("--version", std::string("tunefleet-server ") +
+                                        tunefleet::base::kVersion);
   Flags flags;
   AddFlags(&app, &flags);
   CLI11_PARSE(app, argc, argv);

@@ -167,6 +167,15 @@ uint32_t Scheduler::Capacity(const std::string& key) {
   return total;
 }
 
+std::vector<int64_t> Scheduler::LeasedTrials(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  std::vector<int64_t> out;
+  for (const auto& [trial_id, lease] : leases_) {
+    if (lease.trial.job_id == job_id && trial_id > 0) out.push_back(trial_id);
+  }
+  return out;  // leases_ is ordered by trial id
+}
+
 std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
   absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<AgentSession>> out;

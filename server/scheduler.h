@@ -16,9 +16,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
-#include "proto/common.pb.h"
 #include "server/agent_session.h"
 #include "store/store.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::server {
 
@@ -90,6 +90,9 @@ class Scheduler {
 
   // Sum of the capacities of the connected agents of a key.
   uint32_t Capacity(const std::string& key);
+  // The job's trials held by agents now (trial rows only, not its
+  // reference run), by id.
+  std::vector<int64_t> LeasedTrials(int64_t job_id);
   // Connected agents, for ListDevices.
   std::vector<std::shared_ptr<AgentSession>> Agents();
 

@@ -5,9 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
 #include "base/time.h"
-#include "store/store.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
 
 namespace tunefleet::server {
 
@@ -15,6 +17,9 @@ namespace tunefleet::server {
 constexpr int kMaxMessageBytes = 16 << 20;
 
 absl::Status CheckSecurityOptions(const ServerOptions& options) {
+  TUNEFLEET_RETURN_IF_ERROR(
+      base::ParseHostPort(options.listen, "--listen", /*allow_port_zero=*/true)
+          .status());
   if (options.no_auth && options.tokens != nullptr) {
     return absl::InvalidArgumentError(
         "--no-auth and --tokens: give one of them, not both");
@@ -71,7 +76,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->authorized_tuning_service_ = std::make_unique<AuthorizedTuningService>(
       s->tuning_service_.get(), s->authorizer_.get());
 
+  // Standard services for generic tools: grpc.health.v1.Health and server
+  // reflection. Both are process-wide switches read when a builder is made.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC lets a second process bind the same port (SO_REUSEPORT) and then
+  // splits connections between the two servers and their databases; a port
+  // in use must be an error instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen, credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -79,10 +92,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   builder.RegisterService(s->authorized_tuning_service_.get());
   s->grpc_server_ = builder.BuildAndStart();
   if (s->grpc_server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.listen,
-                     " (in use, or not an address of this host?)"));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen,
+        ": the port is in use (another tunefleet-server? stop it or pick "
+        "another --listen port) or the host is not an address of this "
+        "machine"));
   }
+  s->grpc_server_->GetHealthCheckService()->SetServingStatus(
+      tunefleet::v1::TuningService::service_full_name(), true);
+  s->grpc_server_->GetHealthCheckService()->SetServingStatus(
+      tunefleet::v1::AgentService::service_full_name(), true);
   if (options.resume_jobs) {
     TUNEFLEET_ASSIGN_OR_RETURN(const int resumed, s->jobs_->ResumeJobs());
     if (options.verbose && resumed > 0) {
@@ -143,6 +162,7 @@ void Server::Shutdown() {
   if (jobs_) jobs_->Shutdown();
   // Streams still open after the deadline (agents, watchers) are cancelled.
   if (grpc_server_) {
+    grpc_server_->GetHealthCheckService()->Shutdown();  // all NOT_SERVING
     grpc_server_->Shutdown(std::chrono::system_clock::now() +
                            std::chrono::milliseconds(500));
   }

@@ -3,23 +3,19 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "proto/names.h"
+#include "server/page_token.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
 
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
   return ToGrpc([&]() -> absl::Status {
-    TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitJobRequest(*request));
+    // JobManager::Submit validates the request.
     TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
                                jobs_->Submit(*request));
     response->set_job_id(job->id());
@@ -27,6 +23,43 @@ grpc::Status TuningServiceImpl::SubmitJob(
     response->set_space_size(job->space_size());
     return absl::OkStatus();
   }());
+}
+
+absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
+    int64_t job_id) {
+  tunefleet::v1::JobProgress progress;
+  if (std::shared_ptr<Job> job = jobs_->Find(job_id)) {
+    progress = job->Progress();
+  } else {
+    // A job of an earlier server run: its stored state.
+    TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
+    TUNEFLEET_ASSIGN_OR_RETURN(progress, StoredProgress(*store_, row));
+  }
+  AddFleetState(&progress);
+  return progress;
+}
+
+void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
+  progress->clear_in_flight_trial_ids();
+  progress->clear_waiting_reason();
+  for (int64_t id : scheduler_->LeasedTrials(progress->job_id())) {
+    progress->add_in_flight_trial_ids(id);
+  }
+  if (proto::IsFinalJobState(progress->state())) return;
+  std::map<std::string, int> agents_by_key;
+  for (const auto& agent : scheduler_->Agents()) ++agents_by_key[agent->key()];
+  if (agents_by_key.contains(progress->device_key())) return;
+  std::vector<std::string> keys;
+  for (const auto& [key, count] : agents_by_key) {
+    keys.push_back(
+        absl::StrCat(key, " (", count, " agent", count > 1 ? "s" : "", ")"));
+  }
+  progress->set_waiting_reason(absl::StrCat(
+      "no agent of device key '", progress->device_key(), "' is connected; ",
+      keys.empty() ? "no agent is connected at all"
+                   : absl::StrCat("connected: ", absl::StrJoin(keys, ", ")),
+      "; start `tunefleet-agent --server ... --key ", progress->device_key(),
+      "` on that device"));
 }
 
 grpc::Status TuningServiceImpl::WatchJob(
@@ -37,27 +70,39 @@ grpc::Status TuningServiceImpl::WatchJob(
   }
   std::shared_ptr<Job> job = jobs_->Find(request->job_id());
   if (job == nullptr) {
-    // A job of an earlier server run: its stored state, once.
-    return ToGrpc([&]() -> absl::Status {
-      TUNEFLEET_ASSIGN_OR_RETURN(store::Job row,
-                                 store_->GetJob(request->job_id()));
-      TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress progress,
-                                 StoredProgress(*store_, row));
-      writer->Write(progress);
-      return absl::OkStatus();
-    }());
+    absl::StatusOr<tunefleet::v1::JobProgress> stored =
+        CurrentProgress(request->job_id());
+    if (stored.ok()) writer->Write(*stored);
+    return ToGrpc(stored.status());
   }
   uint64_t version = 0;
   tunefleet::v1::JobProgress progress = job->Progress();
+  AddFleetState(&progress);
+  std::string waiting = progress.waiting_reason();
   if (!writer->Write(progress)) return grpc::Status::OK;
   while (!proto::IsFinalJobState(progress.state()) && !context->IsCancelled() &&
          !stopping_) {
-    if (job->WaitForUpdate(&version, absl::Milliseconds(500), &progress) &&
-        !writer->Write(progress)) {
-      break;
-    }
+    // A new message on new progress, or when why the job waits changed (an
+    // agent of its key connected or left).
+    const bool changed =
+        job->WaitForUpdate(&version, absl::Milliseconds(500), &progress);
+    if (!changed) progress = job->Progress();
+    AddFleetState(&progress);
+    if (!changed && progress.waiting_reason() == waiting) continue;
+    waiting = progress.waiting_reason();
+    if (!writer->Write(progress)) break;
   }
   return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::GetJob(
+    grpc::ServerContext*, const tunefleet::v1::GetJobRequest* request,
+    tunefleet::v1::JobProgress* response) {
+  return ToGrpc([&]() -> absl::Status {
+    TUNEFLEET_RETURN_IF_ERROR(validation::ValidateGetJobRequest(*request));
+    TUNEFLEET_ASSIGN_OR_RETURN(*response, CurrentProgress(request->job_id()));
+    return absl::OkStatus();
+  }());
 }
 
 grpc::Status TuningServiceImpl::ListDevices(
@@ -87,13 +132,28 @@ grpc::Status TuningServiceImpl::QueryRecords(
   return ToGrpc([&]() -> absl::Status {
     TUNEFLEET_RETURN_IF_ERROR(
         validation::ValidateQueryRecordsRequest(*request));
+    // With best_only the page starts at an offset, else after a trial id.
+    const absl::string_view list = request->best_only() ? "best" : "records";
+    TUNEFLEET_ASSIGN_OR_RETURN(const int64_t start,
+                               ParsePageToken(request->page_token(), list));
+    const int64_t page_size = request->page_size() == 0
+                                  ? validation::kDefaultRecordsPage
+                                  : request->page_size();
     store::RecordFilter filter;
     filter.op = request->op();
     filter.device_key = request->device_key();
     filter.job_id = request->job_id();
     filter.best_only = request->best_only();
+    filter.limit = page_size + 1;  // one more tells whether a page follows
+    (request->best_only() ? filter.offset : filter.after_trial_id) = start;
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
                                store_->QueryRecords(filter));
+    if (records.size() > static_cast<size_t>(page_size)) {
+      records.resize(static_cast<size_t>(page_size));
+      response->set_next_page_token(MakePageToken(
+          list, request->best_only() ? start + page_size
+                                     : records.back().trial_id()));
+    }
     for (auto& r : records) *response->add_records() = std::move(r);
     return absl::OkStatus();
   }());
@@ -104,9 +164,23 @@ grpc::Status TuningServiceImpl::ListJobs(
     tunefleet::v1::ListJobsResponse* response) {
   return ToGrpc([&]() -> absl::Status {
     TUNEFLEET_RETURN_IF_ERROR(validation::ValidateListJobsRequest(*request));
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        auto jobs, jobs_->List(request->limit() == 0 ? 50 : request->limit()));
-    for (auto& j : jobs) *response->add_jobs() = std::move(j);
+    // Newest first: the next page holds the jobs below the last id sent.
+    TUNEFLEET_ASSIGN_OR_RETURN(const int64_t before_id,
+                               ParsePageToken(request->page_token(), "jobs"));
+    const int64_t page_size = request->page_size() == 0
+                                  ? validation::kDefaultJobsPage
+                                  : request->page_size();
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::JobProgress> jobs,
+                               jobs_->List(page_size + 1, before_id));
+    if (jobs.size() > static_cast<size_t>(page_size)) {
+      jobs.resize(static_cast<size_t>(page_size));
+      response->set_next_page_token(
+          MakePageToken("jobs", jobs.back().job_id()));
+    }
+    for (auto& j : jobs) {
+      AddFleetState(&j);
+      *response->add_jobs() = std::move(j);
+    }
     return absl::OkStatus();
   }());
 }
@@ -117,6 +191,8 @@ grpc::Status TuningServiceImpl::CancelJob(
   return ToGrpc([&]() -> absl::Status {
     TUNEFLEET_RETURN_IF_ERROR(validation::ValidateCancelJobRequest(*request));
     TUNEFLEET_ASSIGN_OR_RETURN(*response, jobs_->Cancel(request->job_id()));
+    // The trials agents still hold: their results may land after this.
+    AddFleetState(response);
     return absl::OkStatus();
   }());
 }

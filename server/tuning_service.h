@@ -1,19 +1,19 @@
-// TuningService: the client API (proto/tuning.proto).
+// TuningService: the client API (proto/tunefleet/v1/tuning.proto).
 #ifndef TUNEFLEET_SERVER_TUNING_SERVICE_H_
 #define TUNEFLEET_SERVER_TUNING_SERVICE_H_
 
 #include <atomic>
 
-#include "proto/tuning.grpc.pb.h"
+#include "server/auth/grpc_status.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::server {
 
-// Maps an absl::Status onto the gRPC status of the same code.
-grpc::Status ToGrpc(const absl::Status& status);
+using auth::ToGrpc;
 
 // Every call checks its request first (server/validation/validation.h)
 // and refuses a bad one with INVALID_ARGUMENT naming the field.
@@ -33,6 +33,11 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
       grpc::ServerContext* context,
       const tunefleet::v1::WatchJobRequest* request,
       grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) override;
+  // The job's progress now. NOT_FOUND if unknown; INVALID_ARGUMENT for a
+  // job_id < 1.
+  grpc::Status GetJob(grpc::ServerContext* context,
+                      const tunefleet::v1::GetJobRequest* request,
+                      tunefleet::v1::JobProgress* response) override;
   grpc::Status ListDevices(
       grpc::ServerContext* context,
       const tunefleet::v1::ListDevicesRequest* request,
@@ -41,8 +46,9 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
       grpc::ServerContext* context,
       const tunefleet::v1::QueryRecordsRequest* request,
       tunefleet::v1::QueryRecordsResponse* response) override;
-  // INVALID_ARGUMENT for a limit over kMaxListedJobs.
-  // QueryRecords: INVALID_ARGUMENT for a bad op, device_key or job_id.
+  // INVALID_ARGUMENT for a page_size over kMaxListedJobs or a page_token
+  // not issued for this list. QueryRecords: INVALID_ARGUMENT for a bad op,
+  // device_key, job_id, page_size (over kMaxRecordsPage) or page_token.
   grpc::Status ListJobs(grpc::ServerContext* context,
                         const tunefleet::v1::ListJobsRequest* request,
                         tunefleet::v1::ListJobsResponse* response) override;
@@ -56,6 +62,11 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   void Stop() { stopping_ = true; }
 
  private:
+  // The progress of a job, live or stored. NOT_FOUND if unknown.
+  absl::StatusOr<tunefleet::v1::JobProgress> CurrentProgress(int64_t job_id);
+  // Adds what only the scheduler knows: the trials in flight and, for a job
+  // not yet ended, why it waits (no agent of its device key connected).
+  void AddFleetState(tunefleet::v1::JobProgress* progress);
   store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;

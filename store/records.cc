@@ -17,7 +17,8 @@ using tunefleet::v1::Measurement;
 // Columns of a record query, shared by QueryRecords' two forms.
 constexpr absl::string_view kRecordColumns =
     "t.id, t.job_id, j.device_key, w.op, w.shape, w.dtype, tp.name, "
-    "tp.version, t.config, t.error, t.time_ns, t.gflops";
+    "tp.version, t.config, t.error, t.time_ns, t.gflops, t.agent, "
+    "t.created_ms, t.done_ms, t.compile_ms, t.error_message";
 constexpr absl::string_view kRecordJoins =
     "FROM trials t JOIN jobs j ON t.job_id = j.id "
     "JOIN workloads w ON j.workload_id = w.id "
@@ -26,6 +27,8 @@ constexpr absl::string_view kRecordFilter =
     "t.state = 'done' AND (?1 = '' OR w.op = ?1) AND "
     "(?2 = '' OR j.device_key = ?2) AND (?3 = 0 OR t.job_id = ?3) AND "
     "(?4 = '' OR tp.name = ?4)";
+// A page: ?5 rows at most (-1: all) after skipping ?6 of them.
+constexpr absl::string_view kRecordPage = " LIMIT ?5 OFFSET ?6";
 
 tunefleet::v1::Config ParseConfigText(const std::string& text) {
   tunefleet::v1::Config config;
@@ -59,6 +62,11 @@ tunefleet::v1::TuningRecord RecordFromRow(const Statement& s) {
   r.set_error(error);
   r.set_time_ns(s.Double(10));
   r.set_gflops(s.Double(11));
+  r.set_agent_name(s.Text(12));
+  r.set_created_unix_ms(s.Int(13));
+  r.set_measured_unix_ms(s.Int(14));
+  r.set_compile_ms(s.Double(15));
+  r.set_error_message(s.Text(16));
   return r;
 }
 
@@ -96,13 +104,18 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
                 ", ROW_NUMBER() OVER (PARTITION BY j.device_key, w.id, "
                 "tp.name ORDER BY t.time_ns, t.id) AS rank ",
                 kRecordJoins, "WHERE ", kRecordFilter,
-                " AND t.error = 'OK') WHERE rank = 1 ORDER BY 3, 4, 5")
+                " AND t.error = 'OK') WHERE rank = 1 ORDER BY 3, 4, 5, 6, 7",
+                kRecordPage)
           : absl::StrCat("SELECT ", kRecordColumns, " ", kRecordJoins, "WHERE ",
-                         kRecordFilter, " ORDER BY t.id");
+                         kRecordFilter, " AND t.id > ?7 ORDER BY t.id",
+                         kRecordPage);
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare(sql, filter.op, filter.device_key, filter.job_id,
-                               filter.template_name));
+                               filter.template_name,
+                               filter.limit > 0 ? filter.limit : int64_t{-1},
+                               filter.best_only ? filter.offset : int64_t{0}));
+  if (!filter.best_only) s.Bind(7, filter.after_trial_id);
   std::vector<tunefleet::v1::TuningRecord> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow(
       [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));

@@ -129,7 +129,7 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
 }
 
 absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
-                                                   int64_t arg) {
+                                                   int64_t arg, int64_t limit) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare(absl::StrCat(
@@ -139,7 +139,8 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
           "j.created_ms, j.deadline_ms FROM jobs j "
           "JOIN workloads w ON j.workload_id = w.id "
           "JOIN templates tp ON j.template_id = tp.id WHERE ",
-          where, " ORDER BY j.id DESC")));
+          where, " ORDER BY j.id DESC",
+          limit > 0 ? absl::StrCat(" LIMIT ", limit) : "")));
   s.Bind(1, arg);
   std::vector<Job> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
@@ -174,13 +175,10 @@ absl::StatusOr<Job> Store::GetJob(int64_t job_id) {
   return std::move(rows.front());
 }
 
-absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit) {
+absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit,
+                                                 int64_t before_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows, SelectJobs("?1 = ?1", 0));
-  if (limit > 0 && rows.size() > static_cast<size_t>(limit)) {
-    rows.resize(static_cast<size_t>(limit));
-  }
-  return rows;
+  return SelectJobs("(?1 = 0 OR j.id < ?1)", before_id, limit);
 }
 
 absl::StatusOr<std::vector<Job>> Store::UnfinishedJobs() {

@@ -16,9 +16,9 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
-#include "proto/tuning.pb.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::store {
 
@@ -87,6 +87,13 @@ struct RecordFilter {
   int64_t job_id = 0;         // 0: any
   std::string template_name;  // empty: any
   bool best_only = false;  // best record per (device key, workload, template)
+  // A page of the result: at most `limit` records (0: all), after skipping
+  // records up to trial id `after_trial_id` (records are in trial id order)
+  // or, with best_only (in device key, op, shape, dtype, template order),
+  // the first `offset` records.
+  int64_t limit = 0;
+  int64_t after_trial_id = 0;
+  int64_t offset = 0;
 };
 
 // Thread-safe: one connection behind a mutex.
@@ -110,8 +117,10 @@ class Store {
                                     const std::string& request_json = "");
   // NOT_FOUND for an unknown id.
   absl::StatusOr<Job> GetJob(int64_t job_id);
-  // The newest `limit` jobs (0: all), newest first.
-  absl::StatusOr<std::vector<Job>> ListJobs(int64_t limit);
+  // The newest `limit` jobs (0: all) with an id below `before_id` (0: any),
+  // newest first.
+  absl::StatusOr<std::vector<Job>> ListJobs(int64_t limit,
+                                            int64_t before_id = 0);
   // Jobs queued or running (a server stopped before they ended), oldest
   // first.
   absl::StatusOr<std::vector<Job>> UnfinishedJobs();
@@ -164,9 +173,10 @@ class Store {
   Store(PrivateTag, Database db) : db_(std::move(db)) {}
 
  private:
-  // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg).
+  // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg),
+  // newest first, at most `limit` (0: all).
   absl::StatusOr<std::vector<Job>> SelectJobs(absl::string_view where,
-                                              int64_t arg)
+                                              int64_t arg, int64_t limit = 0)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> UpsertWorkload(const templates::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

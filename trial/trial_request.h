@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::trial {
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "server/auth/grpc_status.h"
 
 namespace tunefleet::auth {
 Authorizer::Authorizer(std::shared_ptr<const TokenSet> tokens,
@@ -36,18 +36,24 @@ absl::StatusOr<std::string> Authorizer::Authorize(
   }
   if (authorization.empty()) {
     return absl::UnauthenticatedError(
-        "no access token: pass --token-file FILE (or --token); the server "
-        "expects 'authorization: Bearer <token>' metadata");
+        "no access token: every call must carry the metadata "
+        "'authorization: Bearer <token>' (tunefleet's CLI and agent send it "
+        "with --token-file FILE)");
   }
   if (authorization.size() > 1) {
     return absl::UnauthenticatedError(
         "several 'authorization' metadata values; send one");
   }
+  // RFC 6750 section 2.1: the scheme is "Bearer"; auth schemes are case
+  // insensitive (RFC 7235 section 2.1), so "bearer" is accepted too.
   absl::string_view token = authorization.front();
-  if (!absl::ConsumePrefix(&token, "Bearer ") || token.empty()) {
+  constexpr absl::string_view kScheme = "bearer ";
+  if (token.size() <= kScheme.size() ||
+      !absl::EqualsIgnoreCase(token.substr(0, kScheme.size()), kScheme)) {
     return absl::UnauthenticatedError(
-        "'authorization' metadata must be 'Bearer <token>'");
+        "the 'authorization' metadata must be 'Bearer <token>'");
   }
+  token.remove_prefix(kScheme.size());
   std::shared_ptr<const TokenSet> tokens;
   {
     absl::MutexLock lock(&mu_);
@@ -84,8 +90,7 @@ grpc::Status Authorizer::Check(const grpc::ServerContext& context,
                  std::string(full_method).c_str(), context.peer().c_str(),
                  std::string(caller.status().message()).c_str());
   }
-  return grpc::Status(static_cast<grpc::StatusCode>(caller.status().code()),
-                      std::string(caller.status().message()));
+  return ToGrpc(caller.status());
 }
 
 }  // namespace tunefleet::auth

@@ -33,7 +33,8 @@ std::optional<Role> RequiredRole(absl::string_view full_method) {
     return Role::kTuner;
   }
   if (full_method == kWatchJobMethod || full_method == kListDevicesMethod ||
-      full_method == kQueryRecordsMethod || full_method == kListJobsMethod) {
+      full_method == kQueryRecordsMethod || full_method == kListJobsMethod ||
+      full_method == kGetJobMethod) {
     return Role::kReader;
   }
   return std::nullopt;

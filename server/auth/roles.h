@@ -36,6 +36,7 @@ inline constexpr char kQueryRecordsMethod[] =
     "/tunefleet.v1.TuningService/QueryRecords";
 inline constexpr char kListJobsMethod[] =
     "/tunefleet.v1.TuningService/ListJobs";
+inline constexpr char kGetJobMethod[] = "/tunefleet.v1.TuningService/GetJob";
 
 // The role a method needs; nullopt for a method no token may call.
 std::optional<Role> RequiredRole(absl::string_view full_method);

@@ -283,6 +283,11 @@ absl::Status ValidateWatchJobRequest(
   return CheckJobId("job_id", request.job_id(), /*allow_zero=*/false);
 }
 
+absl::Status ValidateGetJobRequest(
+    const tunefleet::v1::GetJobRequest& request) {
+  return CheckJobId("job_id", request.job_id(), /*allow_zero=*/false);
+}
+
 absl::Status ValidateCancelJobRequest(
     const tunefleet::v1::CancelJobRequest& request) {
   return CheckJobId("job_id", request.job_id(), /*allow_zero=*/false);
@@ -290,9 +295,9 @@ absl::Status ValidateCancelJobRequest(
 
 absl::Status ValidateListJobsRequest(
     const tunefleet::v1::ListJobsRequest& request) {
-  if (request.limit() <= kMaxListedJobs) return absl::OkStatus();
-  return Invalid("limit", absl::StrCat("at most ", kMaxListedJobs, ", got ",
-                                       request.limit()));
+  if (request.page_size() <= kMaxListedJobs) return absl::OkStatus();
+  return Invalid("page_size", absl::StrCat("at most ", kMaxListedJobs, ", got ",
+                                           request.page_size()));
 }
 
 absl::Status ValidateQueryRecordsRequest(
@@ -301,6 +306,10 @@ absl::Status ValidateQueryRecordsRequest(
   if (absl::Status s = CheckName("device_key", request.device_key(), true);
       !s.ok()) {
     return s;
+  }
+  if (request.page_size() > kMaxRecordsPage) {
+    return Invalid("page_size", absl::StrCat("at most ", kMaxRecordsPage,
+                                             ", got ", request.page_size()));
   }
   return CheckJobId("job_id", request.job_id(), /*allow_zero=*/true);
 }

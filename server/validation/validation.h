@@ -19,8 +19,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kernels_templates/kernel_template.h"
-#include "proto/agent.pb.h"
-#include "proto/tuning.pb.h"
+#include "tunefleet/v1/agent.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::validation {
 
@@ -40,8 +40,12 @@ inline constexpr size_t kMaxSourceBytes = 1 << 20;
 inline constexpr int32_t kMaxPriority = 1000;
 // A job's wall-clock limit: one year.
 inline constexpr uint32_t kMaxDeadlineS = 365u * 24 * 3600;
-// Most jobs one ListJobs call returns.
+// Most jobs one ListJobs page holds, and the default page size.
 inline constexpr uint32_t kMaxListedJobs = 10000;
+inline constexpr uint32_t kDefaultJobsPage = 50;
+// Most records one QueryRecords page holds, and the default page size.
+inline constexpr uint32_t kMaxRecordsPage = 10000;
+inline constexpr uint32_t kDefaultRecordsPage = 1000;
 // Largest buffer a workload may need, whatever a device reports: 16 GiB.
 inline constexpr uint64_t kMaxBufferBytes = uint64_t{1} << 34;
 // Agent-reported limits: requests in flight, work-item dimensions,
@@ -103,9 +107,10 @@ absl::StatusOr<templates::KnobValues> ValidateConfig(
     absl::string_view field = "config");
 
 // The other client requests. Errors: INVALID_ARGUMENT naming the field
-// (job_id, limit, op, device_key).
+// (job_id, page_size, op, device_key).
 absl::Status ValidateWatchJobRequest(
     const tunefleet::v1::WatchJobRequest& request);
+absl::Status ValidateGetJobRequest(const tunefleet::v1::GetJobRequest& request);
 absl::Status ValidateCancelJobRequest(
     const tunefleet::v1::CancelJobRequest& request);
 absl::Status ValidateListJobsRequest(

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "kernels_templates/workload.h"
-#include "proto/agent.pb.h"
-#include "proto/tuning.pb.h"
 #include "tests/support/onnx_test_models.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/agent.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace {
 

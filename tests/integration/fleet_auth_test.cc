@@ -23,13 +23,13 @@
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "proto/agent.grpc.pb.h"
-#include "proto/tuning.grpc.pb.h"
 #include "server/auth/tls.h"
 #include "server/auth/tokens.h"
 #include "server/server.h"
 #include "tests/support/command_runner.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet {
 namespace {
@@ -187,6 +187,12 @@ std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
                                    [&](grpc::ClientContext* c, auto* r) {
                                      return stub->ListJobs(c, {}, r);
                                    }));
+  tunefleet::v1::GetJobRequest get;
+  get.set_job_id(1);
+  out.emplace_back("GetJob", UnaryStatus<tunefleet::v1::JobProgress>(
+                                 [&](grpc::ClientContext* c, auto* r) {
+                                   return stub->GetJob(c, get, r);
+                                 }));
   return out;
 }
 
@@ -398,6 +404,10 @@ TEST_F(Auth, NoTokenIsUnauthenticatedForEveryMethod) {
         << method << ": " << status.error_message();
     EXPECT_NE(status.error_message().find("no access token"), std::string::npos)
         << method << ": " << status.error_message();
+    // It says what a gRPC client of any language must send.
+    EXPECT_NE(status.error_message().find("'authorization: Bearer <token>'"),
+              std::string::npos)
+        << method << ": " << status.error_message();
   }
   grpc::Status s = ConnectAsAgent(address(), client::ChannelOptions());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED)
@@ -422,6 +432,23 @@ TEST_F(Auth, UnknownOrMalformedTokenIsUnauthenticated) {
   grpc::Status s = stub->ListDevices(&context, {}, &response);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(s.error_message().find("Bearer"), std::string::npos);
+}
+
+// RFC 6750 clients may send the scheme in any case.
+TEST_F(Auth, BearerSchemeIsCaseInsensitive) {
+  auto stub = TuningStub(address(), client::ChannelOptions());
+  for (const std::string scheme : {"bearer ", "BEARER ", "Bearer "}) {
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", scheme + tokens_->tuner);
+    tunefleet::v1::ListDevicesResponse response;
+    grpc::Status s = stub->ListDevices(&context, {}, &response);
+    EXPECT_TRUE(s.ok()) << scheme << ": " << s.error_message();
+  }
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", "bearer");
+  tunefleet::v1::ListDevicesResponse response;
+  EXPECT_EQ(stub->ListDevices(&context, {}, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
 }
 
 TEST_F(Auth, ReaderMayReadButNotSubmitOrCancel) {
@@ -475,7 +502,7 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   agent::Agent fake_agent(agent_options,
                           std::make_unique<agent::FakeBackend>(
                               agent::FakeBackend::FakeDevice("auth_test"), 0));
-  std::thread agent_thread([&] { fake_agent.Run(); });
+  std::thread agent_thread([&] { EXPECT_TRUE(fake_agent.Run().ok()); });
   for (int i = 0; i < 3000 && server_->scheduler().Capacity("auth-fake") == 0;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -11,12 +11,12 @@
 #include "device_agent/agent.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
-#include "proto/tuning.grpc.pb.h"
 #include "search/table.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "store/table_export.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet {
 namespace {
@@ -126,7 +126,7 @@ class Fleet : public ::testing::Test {
     agent_ = std::make_unique<agent::Agent>(
         agent_options,
         std::make_unique<agent::LocalBackend>(*std::move(measurer)));
-    agent_thread_ = std::thread([] { agent_->Run(); });
+    agent_thread_ = std::thread([] { EXPECT_TRUE(agent_->Run().ok()); });
     for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

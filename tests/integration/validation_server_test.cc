@@ -14,12 +14,12 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "proto/tuning.grpc.pb.h"
 #include "server/server.h"
 #include "store/store.h"
 #include "tests/support/template_fixtures.h"
 #include "tests/support/test_device.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::server {
 namespace {
@@ -182,7 +182,7 @@ TEST_F(ValidationServer, EveryInvalidSubmitJobFieldIsRefusedByName) {
        "workload.attrs[1].name: attribute act is given more than once"},
       // Names.
       {"template unknown", [](auto& r) { r.set_template_name("nope"); },
-       "template_name: template 'nope' runs"},
+       "template_name: template 'nope' does not run"},
       {"template name with a newline",
        [](auto& r) { r.set_template_name("gemm\ntiled"); },
        "template_name: 'gemm\\ntiled' may hold only"},
@@ -411,12 +411,20 @@ TEST_F(ValidationServer, OtherCallsRefuseBadFieldsByName) {
   }
   {
     grpc::ClientContext context;
+    tunefleet::v1::GetJobRequest g;
+    tunefleet::v1::JobProgress p;
+    grpc::Status s = stub_->GetJob(&context, g, &p);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got 0");
+  }
+  {
+    grpc::ClientContext context;
     tunefleet::v1::ListJobsRequest l;
-    l.set_limit(validation::kMaxListedJobs + 1);
+    l.set_page_size(validation::kMaxListedJobs + 1);
     tunefleet::v1::ListJobsResponse out;
     grpc::Status s = stub_->ListJobs(&context, l, &out);
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_EQ(s.error_message(), "limit: at most 10000, got 10001");
+    EXPECT_EQ(s.error_message(), "page_size: at most 10000, got 10001");
   }
   const std::vector<std::pair<
       std::function<void(tunefleet::v1::QueryRecordsRequest&)>, const char*>>
@@ -426,6 +434,10 @@ TEST_F(ValidationServer, OtherCallsRefuseBadFieldsByName) {
            "op: must be at most 128 characters, got 129"},
           {[](auto& q) { q.set_device_key("a b"); }, "device_key: 'a b'"},
           {[](auto& q) { q.set_job_id(-1); }, "job_id: must be >= 0, got -1"},
+          {[](auto& q) { q.set_page_size(10001); },
+           "page_size: at most 10000, got 10001"},
+          {[](auto& q) { q.set_page_token("bm90IGEgdG9rZW4"); },
+           "page_token: 'bm90IGEgdG9rZW4' is not a next_page_token"},
       };
   for (const auto& [edit, message] : queries) {
     grpc::ClientContext context;

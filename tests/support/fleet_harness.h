@@ -23,10 +23,10 @@
 #include "absl/strings/str_cat.h"
 #include "client/channel.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/tuning.grpc.pb.h"
 #include "server/auth/tokens.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/process.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::testing {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::testing {
 

@@ -26,7 +26,7 @@ struct Library {
 const std::map<std::string, Library>& Libraries() {
   static const std::map<std::string, Library> libraries = {
       {"base", {{"base/"}, {}}},
-      {"proto", {{"proto/common.pb", "proto/agent.", "proto/tuning."}, {}}},
+      {"proto", {{"tunefleet/v1/"}, {}}},
       {"contract", {{"proto/names.", "proto/timing_policy."}, {"proto"}}},
       {"templates", {{"kernels_templates/"}, {"base"}}},
       {"cost_model", {{"cost_model/features.", "cost_model/xgb_ranker."}, {}}},

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "base/files.h"
 #include "base/hash.h"
+#include "base/host_port.h"
 #include "base/json_limits.h"
 #include "base/stats.h"
 #include "base/subprocess.h"
@@ -159,6 +160,42 @@ TEST(Time, RealClockIsTheSystemClock) {
   EXPECT_GE(read, before);
   EXPECT_LE(read, NowMs());
   EXPECT_GT(before, int64_t{1600000000000});  // after September 2020
+}
+
+TEST(HostPort, ParsesNamesAddressesAndBracketedIpv6) {
+  struct Case {
+    const char* text;
+    const char* host;
+    int port;
+    const char* back;
+  };
+  for (const Case& c :
+       {Case{"127.0.0.1:7878", "127.0.0.1", 7878, "127.0.0.1:7878"},
+        Case{"tuner.lan:1", "tuner.lan", 1, "tuner.lan:1"},
+        Case{"[::1]:65535", "::1", 65535, "[::1]:65535"},
+        Case{"ipv6host:80", "ipv6host", 80, "ipv6host:80"}}) {
+    absl::StatusOr<HostPort> got = ParseHostPort(c.text, "--server");
+    ASSERT_TRUE(got.ok()) << c.text << ": " << got.status();
+    EXPECT_EQ(got->host, c.host);
+    EXPECT_EQ(got->port, c.port);
+    EXPECT_EQ(got->ToString(), c.back);
+  }
+  EXPECT_TRUE(ParseHostPort("0.0.0.0:0", "--listen", true).ok());
+}
+
+TEST(HostPort, RefusesWhatGrpcWouldMisreadNamingTheFlagAndTheForm) {
+  for (const char* bad :
+       {"", "127.0.0.1", "127.0.0.1:", ":7878", "http://127.0.0.1:7878",
+        "dns:///tuner:7878", "ipv4:127.0.0.1:1", "host:port", "host:-1",
+        "host:70000", "host:0", "::1:7878", "[::1]", "[::1]7878",
+        "[::1:7878"}) {
+    absl::StatusOr<HostPort> got = ParseHostPort(bad, "--server");
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string message(got.status().message());
+    EXPECT_NE(message.find("--server '"), std::string::npos) << message;
+    EXPECT_NE(message.find("HOST:PORT"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "proto/agent.pb.h"
 #include "server/agent_session.h"
+#include "tunefleet/v1/agent.pb.h"
 
 namespace tunefleet::testing {
 

@@ -8,12 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "proto/agent.pb.h"
-#include "proto/tuning.pb.h"
 #include "server/auth/authorizer.h"
 #include "server/auth/roles.h"
 #include "server/auth/tls.h"
 #include "server/auth/tokens.h"
+#include "tunefleet/v1/agent.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::auth {
 namespace {
@@ -104,11 +104,12 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
           << "server/auth_services.h";
     }
   }
-  EXPECT_EQ(methods, 7);
+  EXPECT_EQ(methods, 8);
   EXPECT_EQ(RequiredRole(kConnectMethod), Role::kAgent);
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
   EXPECT_TRUE(RoleAllows(Role::kTuner, Role::kReader));
   EXPECT_FALSE(RoleAllows(Role::kReader, Role::kTuner));

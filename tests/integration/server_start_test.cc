@@ -1,0 +1,195 @@
+// What a server's start and its standard services promise: a port in use or
+// an address without a port is refused with a message that says what to do
+// (the server in-process and the tunefleet-server binary), and generic
+// gRPC tools find the health service and server reflection without the
+// .proto files.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "server/server.h"
+#include "tests/support/command_runner.h"
+
+namespace tunefleet {
+namespace {
+
+using ::testing::HasSubstr;
+using tunefleet::testing::BinaryDir;
+using tunefleet::testing::RunCommand;
+
+std::string TempDb(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          absl::StrCat("tf_start_", name, "_", getpid(), ".db"))
+      .string();
+}
+
+absl::StatusOr<std::unique_ptr<server::Server>> StartOn(
+    const std::string& listen, const std::string& db) {
+  server::ServerOptions options;
+  options.listen = listen;
+  options.db_path = db;
+  options.no_auth = true;
+  options.verbose = false;
+  return server::Server::Start(options);
+}
+
+TEST(ServerStart, ASecondServerOnTheSamePortIsRefused) {
+  auto first = StartOn("127.0.0.1:0", TempDb("first"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string address = (*first)->address();
+
+  auto second = StartOn(address, TempDb("second"));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(second.status().message(), HasSubstr("in use"));
+  EXPECT_THAT(second.status().message(), HasSubstr("another tunefleet-server"));
+
+  // The binary says so and exits non-zero instead of sharing the port.
+  const auto r = RunCommand(
+      absl::StrCat(BinaryDir(), "/server/tunefleet-server --no-auth --listen ",
+                   address, " --db ", TempDb("binary")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("in use"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("listening")));
+}
+
+TEST(ServerStart, AnAddressWithoutAPortIsRefused) {
+  for (const std::string listen : {"127.0.0.1", "http://127.0.0.1:7878",
+                                   "127.0.0.1:", "127.0.0.1:99999"}) {
+    auto server = StartOn(listen, TempDb("noport"));
+    ASSERT_FALSE(server.ok()) << listen;
+    EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(server.status().message(), HasSubstr("--listen"));
+    EXPECT_THAT(server.status().message(), HasSubstr("HOST:PORT"));
+  }
+  const auto r = RunCommand(absl::StrCat(
+      BinaryDir(),
+      "/server/tunefleet-server --no-auth --listen 127.0.0.1 --db ",
+      TempDb("binary_noport")));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("HOST:PORT"));
+}
+
+TEST(ServerStart, VersionIsPrinted) {
+  const auto r = RunCommand(BinaryDir() + "/server/tunefleet-server --version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr(absl::StrCat("tunefleet-server ", TUNEFLEET_VERSION)));
+}
+
+// A protobuf string field `field` holding `value`, encoded by hand: the
+// tests speak the standard services without their generated code.
+std::string StringField(int field, const std::string& value) {
+  std::string out(1, static_cast<char>((field << 3) | 2));
+  out += static_cast<char>(value.size());  // values here are < 128 bytes
+  return out + value;
+}
+
+grpc::ByteBuffer Buffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+std::string Bytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  (void)buffer.Dump(&slices);
+  std::string out;
+  for (const auto& s : slices) {
+    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return out;
+}
+
+// One grpc.health.v1.Health/Check of `service`: its status, and the
+// response bytes in `*response`.
+grpc::Status HealthCheck(grpc::GenericStub& stub, const std::string& service,
+                         std::string* response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  grpc::CompletionQueue cq;
+  const grpc::ByteBuffer request =
+      Buffer(service.empty() ? "" : StringField(1, service));
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check",
+                                    request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer reply;
+  grpc::Status status;
+  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  EXPECT_TRUE(cq.Next(&tag, &ok));
+  *response = Bytes(reply);
+  return status;
+}
+
+// One request on grpc.reflection.v1alpha.ServerReflection's stream; the
+// first response's bytes.
+std::string Reflect(grpc::GenericStub& stub, const std::string& request) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareCall(
+      &context,
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag = nullptr;
+  bool ok = false;
+  auto step = [&] { return cq.Next(&tag, &ok) && ok; };
+  call->StartCall(reinterpret_cast<void*>(1));
+  if (!step()) return "";
+  call->Write(Buffer(request), reinterpret_cast<void*>(2));
+  if (!step()) return "";
+  call->WritesDone(reinterpret_cast<void*>(3));
+  if (!step()) return "";
+  grpc::ByteBuffer reply;
+  call->Read(&reply, reinterpret_cast<void*>(4));
+  const std::string bytes = step() ? Bytes(reply) : "";
+  grpc::Status status;
+  context.TryCancel();
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  cq.Next(&tag, &ok);
+  return bytes;
+}
+
+TEST(ServerStart, HealthAndReflectionServeGenericTools) {
+  auto server = StartOn("127.0.0.1:0", TempDb("health"));
+  ASSERT_TRUE(server.ok()) << server.status();
+  grpc::GenericStub stub(grpc::CreateChannel(
+      (*server)->address(), grpc::InsecureChannelCredentials()));
+
+  // SERVING is status 1: field 1, varint 1.
+  const std::string kServing("\x08\x01", 2);
+  for (const std::string service :
+       {"", "tunefleet.v1.TuningService", "tunefleet.v1.AgentService"}) {
+    std::string response;
+    grpc::Status s = HealthCheck(stub, service, &response);
+    EXPECT_TRUE(s.ok()) << service << ": " << s.error_message();
+    EXPECT_EQ(response, kServing) << service;
+  }
+  std::string response;
+  EXPECT_EQ(HealthCheck(stub, "no.such.Service", &response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  // list_services (field 7) names both services.
+  const std::string services = Reflect(stub, StringField(7, ""));
+  EXPECT_THAT(services, HasSubstr("tunefleet.v1.TuningService"));
+  EXPECT_THAT(services, HasSubstr("tunefleet.v1.AgentService"));
+  // file_containing_symbol (field 4) returns the file that defines it.
+  const std::string file =
+      Reflect(stub, StringField(4, "tunefleet.v1.TuningService"));
+  EXPECT_THAT(file, HasSubstr("tunefleet/v1/tuning.proto"));
+  EXPECT_THAT(file, HasSubstr("QueryRecordsRequest"));
+}
+
+}  // namespace
+}  // namespace tunefleet

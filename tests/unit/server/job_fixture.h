@@ -1,0 +1,231 @@
+// What the server's unit tests of jobs share: a real scheduler, job manager
+// and store on a temporary file, with fake agents (fake_agent.h) answered as
+// AgentServiceImpl routes an agent's results (Scheduler::EndLease, then
+// JobManager::OnResult). Time is a fake clock; tests wait for conditions
+// with generous real-time limits, never for fixed durations.
+#ifndef TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
+#define TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/job_manager.h"
+#include "server/scheduler.h"
+#include "store/store.h"
+#include "tests/support/fake_clock.h"
+#include "tests/support/temp_store.h"
+#include "tests/support/test_device.h"
+#include "tests/unit/server/fake_agent.h"
+#include "trial/trial_request.h"
+
+namespace tunefleet::server {
+
+using tunefleet::testing::FakeAgent;
+using tunefleet::testing::FakeClock;
+using tunefleet::testing::TempStore;
+using tunefleet::testing::TestDevice;
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::Measurement;
+using tunefleet::v1::MeasureRequest;
+
+constexpr char kKey[] = "test-gpu";
+// How long a test waits for something that should happen at once; only
+// reached when it does not (a failure).
+constexpr absl::Duration kPatience = absl::Seconds(60);
+
+inline Measurement Ok(double ns) {
+  Measurement m;
+  m.set_error(Measurement::OK);
+  // Three rounds; the job keeps their median.
+  for (double t : {ns * 1.1, ns, ns * 0.95}) m.add_times_ns(t);
+  m.set_number(10);
+  return m;
+}
+
+inline Measurement Failed(Measurement::Error error) {
+  Measurement m;
+  m.set_error(error);
+  m.set_error_message("the fake agent says so");
+  return m;
+}
+
+// The result an agent sends back for one request.
+using AnswerFn = std::function<Measurement(const MeasureRequest&)>;
+
+// Delivers `m` for `request` as the agent service does.
+inline void Deliver(Scheduler& scheduler, JobManager& jobs,
+                    const MeasureRequest& request, Measurement m) {
+  m.set_trial_id(request.trial_id());
+  std::optional<Lease> lease = scheduler.EndLease(request.trial_id());
+  if (lease) jobs.OnResult(lease->trial.job_id, request.trial_id(), m);
+}
+
+// Answers every request `agent` receives on its own thread, until
+// destroyed; records what it answered.
+class Answerer {
+ public:
+  Answerer(FakeAgent* agent, Scheduler* scheduler, JobManager* jobs,
+           AnswerFn answer)
+      : agent_(agent),
+        scheduler_(scheduler),
+        jobs_(jobs),
+        answer_(std::move(answer)),
+        thread_([this] { Run(); }) {}
+  ~Answerer() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+  // trial id -> the measurement sent, reference runs included.
+  std::map<int64_t, Measurement> answered() const {
+    absl::MutexLock lock(&mu_);
+    return answered_;
+  }
+
+ private:
+  void Run() {
+    while (!stop_.load()) {
+      std::optional<MeasureRequest> r = agent_->Next(absl::Milliseconds(20));
+      if (!r) continue;
+      Measurement m = answer_(*r);
+      m.set_trial_id(r->trial_id());
+      {
+        absl::MutexLock lock(&mu_);
+        answered_[r->trial_id()] = m;
+      }
+      Deliver(*scheduler_, *jobs_, *r, m);
+    }
+  }
+
+  FakeAgent* const agent_;
+  Scheduler* const scheduler_;
+  JobManager* const jobs_;
+  const AnswerFn answer_;
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex mu_;
+  std::map<int64_t, Measurement> answered_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;  // last: starts once the rest is set
+};
+
+// A deterministic answer: OK with a time that depends on the trial, but
+// every fifth trial fails to compile.
+inline Measurement MixedAnswer(const MeasureRequest& r) {
+  if (r.trial_id() > 0 && r.trial_id() % 5 == 0) {
+    return Failed(Measurement::COMPILE_ERROR);
+  }
+  return Ok(1000.0 + static_cast<double>((r.trial_id() * 37) % 101));
+}
+
+// Waits until `done` holds for the job's progress (or kPatience passes);
+// returns the last progress seen.
+inline JobProgress WaitFor(
+    Job& job, const std::function<bool(const JobProgress&)>& done) {
+  const absl::Time give_up = absl::Now() + kPatience;
+  uint64_t version = 0;
+  JobProgress progress = job.Progress();
+  while (!done(progress) && absl::Now() < give_up) {
+    job.WaitForUpdate(&version, absl::Milliseconds(100), &progress);
+  }
+  return progress;
+}
+
+inline bool Ended(const JobProgress& p) {
+  return p.state() == tunefleet::v1::JOB_STATE_DONE ||
+         p.state() == tunefleet::v1::JOB_STATE_CANCELLED ||
+         p.state() == tunefleet::v1::JOB_STATE_FAILED;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(store_, nullptr);
+    ASSERT_TRUE(store_->UpsertDevice(kKey, TestDevice()).ok());
+    scheduler_ = std::make_unique<Scheduler>(store_, clock_);
+    jobs_ = std::make_unique<JobManager>(store_, scheduler_.get(), clock_);
+  }
+
+  void TearDown() override {
+    answerers_.clear();
+    jobs_.reset();
+    scheduler_.reset();
+  }
+
+  // A GEMM job on kKey with a random search and no transfer learning.
+  static tunefleet::v1::SubmitJobRequest Request(uint32_t trials) {
+    tunefleet::v1::SubmitJobRequest r;
+    *r.mutable_workload() = trial::WorkloadToProto(
+        *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
+    r.set_device_key(kKey);
+    r.set_trials(trials);
+    r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+    r.set_seed(7);
+    r.set_no_transfer(true);
+    r.set_skip_reference(true);
+    return r;
+  }
+
+  std::shared_ptr<Job> Submit(const tunefleet::v1::SubmitJobRequest& r) {
+    absl::StatusOr<std::shared_ptr<Job>> job = jobs_->Submit(r);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? *job : nullptr;
+  }
+
+  // Connects a fake agent to `scheduler` (the fixture's by default).
+  FakeAgent& Connect(const std::string& id, uint32_t capacity,
+                     Scheduler* scheduler = nullptr) {
+    if (scheduler == nullptr) scheduler = scheduler_.get();
+    agents_.push_back(
+        std::make_unique<FakeAgent>(id, kKey, capacity, clock_.NowMs()));
+    scheduler->AddAgent(agents_.back()->session());
+    return *agents_.back();
+  }
+
+  // Answers what `agent` receives from now on with `answer`, to the
+  // fixture's scheduler and manager.
+  Answerer& AnswerAll(FakeAgent& agent, AnswerFn answer) {
+    answerers_.push_back(std::make_unique<Answerer>(
+        &agent, scheduler_.get(), jobs_.get(), std::move(answer)));
+    return *answerers_.back();
+  }
+
+  // The next request `agent` receives; fails the test when none comes.
+  static MeasureRequest NextRequest(FakeAgent& agent) {
+    std::optional<MeasureRequest> r = agent.Next(kPatience);
+    EXPECT_TRUE(r.has_value()) << agent.id() << " received no request";
+    return r.value_or(MeasureRequest());
+  }
+
+  std::vector<store::Trial> Rows(int64_t job_id) {
+    absl::StatusOr<std::vector<store::Trial>> rows = store_->JobTrials(job_id);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    return rows.value_or(std::vector<store::Trial>());
+  }
+
+  store::Job StoredJob(int64_t job_id) {
+    absl::StatusOr<store::Job> row = store_->GetJob(job_id);
+    EXPECT_TRUE(row.ok()) << row.status();
+    return row.value_or(store::Job());
+  }
+
+  FakeClock clock_;
+  TempStore db_{"job_manager_test"};
+  store::Store* const store_ = db_.store();
+  // Agents outlive the schedulers that send to them.
+  std::vector<std::unique_ptr<FakeAgent>> agents_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<JobManager> jobs_;
+  std::vector<std::unique_ptr<Answerer>> answerers_;
+};
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
