@@ -7,8 +7,10 @@
 #include <random>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/version.h"
 #include "grpcpp/grpcpp.h"
 
 namespace tunefleet::agent {
@@ -16,6 +18,24 @@ namespace tunefleet::agent {
 using tunefleet::v1::AgentMessage;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::ServerMessage;
+
+namespace {
+
+// A refusal no retry can change: the server does not accept the token
+// (none, unknown, revoked) or its role may not connect.
+bool IsTokenRefusal(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAUTHENTICATED ||
+         code == grpc::StatusCode::PERMISSION_DENIED;
+}
+
+}  // namespace
+
+std::string RequestName(const tunefleet::v1::MeasureRequest& request) {
+  if (request.trial_id() < 0) {
+    return absl::StrCat("job ", -request.trial_id(), " reference");
+  }
+  return absl::StrCat("trial ", request.trial_id());
+}
 
 std::string DefaultAgentName() {
   char host[256] = {0};
@@ -44,27 +64,44 @@ void Agent::Stop() {
   if (context_ != nullptr) context_->TryCancel();
 }
 
-void Agent::Run() {
+absl::Status Agent::Run() {
   auto channel = client::CreateServerChannel(options_.server, options_.channel);
   auto stub = tunefleet::v1::AgentService::NewStub(channel);
   std::mt19937_64 rng(std::random_device{}());
   absl::Duration backoff = options_.min_backoff;
   while (true) {
+    const Session session = Serve(*stub);
     {
       absl::MutexLock lock(&mu_);
-      if (stopping_) return;
+      if (stopping_) return absl::OkStatus();
     }
-    if (Serve(*stub)) backoff = options_.min_backoff;
+    const grpc::StatusCode code = session.status.error_code();
+    if (IsTokenRefusal(code)) {
+      return absl::Status(
+          static_cast<absl::StatusCode>(code),
+          absl::StrCat(
+              "the server at ", options_.server,
+              " refused this agent's token (",
+              absl::StatusCodeToString(static_cast<absl::StatusCode>(code)),
+              ": ", session.status.error_message(), ")"));
+    }
+    if (session.welcomed) backoff = options_.min_backoff;
     // Exponential backoff with jitter in [backoff/2, backoff].
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     const absl::Duration wait = backoff * jitter(rng);
     backoff = std::min(backoff * 2, options_.max_backoff);
+    Log(absl::StrCat(
+        "disconnected from ", options_.server, ": ",
+        session.status.error_message().empty() ? "stream closed"
+                                               : session.status.error_message(),
+        "; reconnecting in ",
+        absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1)))));
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return stopping_;
     };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
-    if (stopping_) return;
+    if (stopping_) return absl::OkStatus();
   }
 }
 
@@ -73,11 +110,12 @@ bool Agent::Write(Stream* stream, const AgentMessage& message) {
   return stream->Write(message);
 }
 
-bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
+Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
+  Session session;
   grpc::ClientContext context;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return false;
+    if (stopping_) return session;
     context_ = &context;
     queue_.clear();
   }
@@ -89,15 +127,14 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   h->set_agent_name(options_.agent_name);
   // Hello.token stays empty: the token travels in call metadata (channel.h).
   h->set_max_in_flight(options_.max_in_flight);
-  h->set_agent_version("0.1.0");
+  h->set_agent_version(base::kVersion);
 
-  bool welcomed = false;
   std::thread measure_thread, heartbeat_thread;
   if (Write(stream.get(), hello)) {
     ServerMessage msg;
     while (stream->Read(&msg)) {
-      if (msg.has_welcome() && !welcomed) {
-        welcomed = true;
+      if (msg.has_welcome() && !session.welcomed) {
+        session.welcomed = true;
         Log(absl::StrCat("connected to ", options_.server, " as ",
                          msg.welcome().agent_id()));
         {
@@ -134,16 +171,10 @@ bool Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   }
   if (measure_thread.joinable()) measure_thread.join();
   if (heartbeat_thread.joinable()) heartbeat_thread.join();
-  const grpc::Status status = stream->Finish();
-  {
-    absl::MutexLock lock(&mu_);
-    context_ = nullptr;
-    if (stopping_) return welcomed;
-  }
-  Log(absl::StrCat("disconnected from ", options_.server, ": ",
-                   status.error_message().empty() ? "stream closed"
-                                                  : status.error_message()));
-  return welcomed;
+  session.status = stream->Finish();
+  absl::MutexLock lock(&mu_);
+  context_ = nullptr;
+  return session;
 }
 
 void Agent::MeasureLoop(Stream* stream) {
@@ -170,7 +201,7 @@ void Agent::MeasureLoop(Stream* stream) {
     m.set_trial_id(request.trial_id());
     m.set_attempt(request.attempt());
     Log(absl::StrCat(
-        "trial ", request.trial_id(), ": ", Measurement::Error_Name(m.error()),
+        RequestName(request), ": ", Measurement::Error_Name(m.error()),
         m.times_ns_size() ? absl::StrCat(" ", m.times_ns(0) / 1e6, " ms")
                           : ""));
     if (!Write(stream, out)) return;

@@ -1,6 +1,7 @@
 // The device agent's connection to the server (docs/ARCHITECTURE.md, Process
 // model): dials out, sends Hello, then heartbeats; measures what the server
-// sends and streams the results back; reconnects with exponential backoff.
+// sends and streams the results back; reconnects with exponential backoff,
+// except when the server refuses the agent's token.
 #ifndef TUNEFLEET_DEVICE_AGENT_AGENT_H_
 #define TUNEFLEET_DEVICE_AGENT_AGENT_H_
 
@@ -8,11 +9,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/channel.h"
 #include "device_agent/backend.h"
-#include "proto/agent.grpc.pb.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
 
 namespace tunefleet::agent {
 
@@ -30,15 +32,20 @@ struct AgentOptions {
   bool verbose = true;  // log connections and trials to stderr
 };
 
-// Serves one device. Run() blocks until Stop(); Stop() and the accessors are
-// thread-safe.
+// Serves one device. Run() blocks until Stop() or a refusal of the token;
+// Stop() and the accessors are thread-safe.
 class Agent {
  public:
   Agent(AgentOptions options, std::unique_ptr<MeasurementBackend> backend);
   ~Agent();
 
-  // Connects, serves and reconnects until Stop().
-  void Run();
+  // Connects, serves and reconnects (with backoff, after any transient end:
+  // no server, a network error, a server restart) until Stop(); then OK.
+  // Errors, ending it at once since no retry can succeed: UNAUTHENTICATED
+  // when the server does not accept the token (none, unknown or revoked),
+  // PERMISSION_DENIED when the token's role may not connect (not agent);
+  // the message holds the server's reason.
+  absl::Status Run();
   // Ends Run(): cancels the open stream; the trial being measured finishes.
   void Stop();
 
@@ -47,8 +54,13 @@ class Agent {
  private:
   using Stream = grpc::ClientReaderWriter<tunefleet::v1::AgentMessage,
                                           tunefleet::v1::ServerMessage>;
-  // One connection's lifetime; returns true when Hello was accepted.
-  bool Serve(tunefleet::v1::AgentService::Stub& stub);
+  // How one connection ended.
+  struct Session {
+    bool welcomed = false;  // the server accepted Hello
+    grpc::Status status;    // the stream's final status (Finish())
+  };
+  // One connection's lifetime.
+  Session Serve(tunefleet::v1::AgentService::Stub& stub);
   void MeasureLoop(Stream* stream);
   void HeartbeatLoop(Stream* stream, absl::Duration interval);
   bool Write(Stream* stream, const tunefleet::v1::AgentMessage& message);
@@ -70,6 +82,11 @@ class Agent {
 
 // "<hostname>-<pid>".
 std::string DefaultAgentName();
+
+// How the agent names `request` in its log: "trial 12", or "job 63
+// reference" for a job's reference run (the naive reference kernel, sent
+// with trial_id -job_id: server/job.h, Job::reference_trial_id()).
+std::string RequestName(const tunefleet::v1::MeasureRequest& request);
 
 }  // namespace tunefleet::agent
 

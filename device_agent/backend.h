@@ -9,7 +9,7 @@
 #include <string>
 
 #include "device_agent/measurer.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::agent {
 

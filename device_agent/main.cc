@@ -6,6 +6,10 @@
 //     [--prefetch auto|on|off] [--prefetch-threads N] [--replay]
 //   tunefleet-agent --info
 //   tunefleet-agent measure --shape M=64,N=64,K=64 --config reference
+// Serving exits 0 after SIGINT or SIGTERM, 1 when the server refuses the
+// token (unknown, revoked or not of role agent) or the device cannot be
+// served, and 2 for a usage error (a --server without a port, a missing
+// token file, no such device).
 #include <pthread.h>
 #include <sys/prctl.h>
 
@@ -16,6 +20,9 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/version.h"
 #include "client/channel.h"
 #include "device_agent/agent.h"
 #include "device_agent/measure_command.h"
@@ -124,18 +131,49 @@ int PrintInfo(const ServeFlags& f) {
   std::string json;
   google::protobuf::util::JsonPrintOptions print;
   print.add_whitespace = true;
+  // snake_case keys, as the proto fields and every JSON of the CLI.
+  print.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(
       QueryDeviceInfo(opened->platform, opened->device), &json, print);
   std::cout << json;
   return 0;
 }
 
-// Serves until SIGINT or SIGTERM.
+// `refusal` (Agent::Run()'s UNAUTHENTICATED or PERMISSION_DENIED) with
+// what to do about it.
+absl::Status WithTokenAdvice(const absl::Status& refusal) {
+  constexpr absl::string_view kMakeOne =
+      "`tunefleet token add --tokens TOKENS_FILE --role agent` on the "
+      "server's machine makes one";
+  if (absl::IsPermissionDenied(refusal)) {
+    return absl::Status(
+        refusal.code(),
+        absl::StrCat(refusal.message(),
+                     ": give this agent a token of role agent with "
+                     "--token-file FILE; ",
+                     kMakeOne));
+  }
+  return absl::Status(
+      refusal.code(),
+      absl::StrCat(refusal.message(),
+                   ": check --token-file (or --token, TUNEFLEET_TOKEN_FILE, "
+                   "TUNEFLEET_TOKEN); the token must be in the server's "
+                   "tokens file, not revoked, and of role agent; ",
+                   kMakeOne));
+}
+
+// Serves until SIGINT or SIGTERM, or until the server refuses the token.
 int Serve(ServeFlags& f) {
   if (f.agent.server.empty()) {
     return Fail(absl::InvalidArgumentError("--server HOST:PORT is required"),
                 2);
   }
+  // A missing port or a scheme is refused here, not dialled (gRPC would
+  // pick port 443, or retry an unreachable address forever).
+  absl::StatusOr<std::string> address =
+      client::CheckServerAddress(f.agent.server);
+  if (!address.ok()) return Fail(address.status(), 2);
+  f.agent.server = *std::move(address);
   // The stop signals are taken by a sigwait thread (below), so they are
   // blocked before any thread (gRPC's included) starts.
   sigset_t stop_signals;
@@ -172,7 +210,9 @@ int Serve(ServeFlags& f) {
       m.binary_cache_dir.empty() ? "built per worker (no binary cache)"
                                  : ("cached in " + m.binary_cache_dir).c_str(),
       f.prefetch.c_str(), m.replay ? "where cl_khr_command_buffer" : "off");
-  agent.Run();
+  if (absl::Status ended = agent.Run(); !ended.ok()) {
+    return Fail(WithTokenAdvice(ended), 1);
+  }
   return 0;
 }
 
@@ -188,6 +228,8 @@ int main(int argc, char** argv) {
       "for a tunefleet-server. It dials out to the server, so boards behind "
       "NAT work, and reconnects with backoff. `tunefleet-agent measure` "
       "measures one config here, with no server."};
+  app.set_version_flag(
+      "--version", std::string("tunefleet-agent ") + tunefleet::base::kVersion);
   app.require_subcommand(0, 1);
   ServeFlags flags;
   AddConnectionFlags(app, flags);

@@ -28,7 +28,7 @@
 #include "device_agent/opencl.h"
 #include "device_agent/program_cache.h"
 #include "device_agent/workload_buffers.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::agent {
 

@@ -1,6 +1,6 @@
 // Thin RAII layer over the OpenCL 1.2 C API for the device agent: owning
 // handles, error names, device selection and the device properties that the
-// agent reports in Hello (proto/common.proto, DeviceInfo).
+// agent reports in Hello (proto/tunefleet/v1/common.proto, DeviceInfo).
 #ifndef TUNEFLEET_DEVICE_AGENT_OPENCL_H_
 #define TUNEFLEET_DEVICE_AGENT_OPENCL_H_
 
@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::agent {
 

@@ -20,6 +20,7 @@
 #include "device_agent/backend.h"
 #include "device_agent/measurer.h"
 #include "device_agent/worker.pb.h"
+#include "proto/timing_policy.h"
 
 namespace tunefleet::agent {
 
@@ -44,8 +45,9 @@ class WorkerBackend : public MeasurementBackend {
     std::string executable = "/proc/self/exe";
     int platform = 0;
     int device = 0;
-    // Deadline of a trial whose request carries no timeout_ms.
-    double default_timeout_ms = 120000;
+    // Deadline of a trial whose request carries no timeout_ms, in ms:
+    // tunefleet's one default (proto/timing_policy.h).
+    double default_timeout_ms = proto::DefaultTimingPolicy().timeout_ms();
     // Deadline of starting a worker (opening the device, building the
     // fill kernels).
     double start_timeout_ms = 60000;

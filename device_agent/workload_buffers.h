@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "device_agent/opencl.h"
-#include "proto/common.pb.h"
+#include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::agent {
 
