@@ -2,14 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "client/rpc_error.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
-#include "proto/tuning.grpc.pb.h"
+#include "proto/names.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 
@@ -21,10 +25,52 @@ int ReportError(const std::string& command, const absl::Status& status) {
              : kExitFailed;
 }
 
-absl::Status FromGrpc(const grpc::Status& status) {
-  if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+absl::Status FromGrpc(const grpc::Status& status,
+                      const client::ServerConnection& server) {
+  return client::RpcError(status, server.address, server.tls());
+}
+
+namespace {
+
+// Characters of UTF-8 `text` (continuation bytes not counted).
+size_t DisplayWidth(absl::string_view text) {
+  size_t n = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows,
+                        const std::vector<bool>& right_aligned) {
+  std::vector<size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], DisplayWidth(row[i]));
+    }
+  };
+  measure(header);
+  for (const auto& row : rows) measure(row);
+  std::string out;
+  auto append = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t i = 0; i < width.size(); ++i) {
+      const absl::string_view cell =
+          i < row.size() ? absl::string_view(row[i]) : absl::string_view();
+      const std::string pad(width[i] - DisplayWidth(cell), ' ');
+      const bool right = i < right_aligned.size() && right_aligned[i];
+      const bool last = i + 1 == width.size();
+      absl::StrAppend(&line, i > 0 ? "  " : "", right ? pad : "", cell,
+                      !right && !last ? pad : "");
+    }
+    absl::StrAppend(&out, line, "\n");
+  };
+  append(header);
+  for (const auto& row : rows) append(row);
+  return out;
 }
 
 void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files) {
@@ -68,10 +114,15 @@ nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& r) {
       {"template_version", r.template_version()},
       {"config", ConfigJson(r.config())},
       {"error", tunefleet::v1::Measurement::Error_Name(r.error())},
+      {"error_message", r.error_message()},
       {"time_ms", r.time_ns() / 1e6},
       {"gflops", r.gflops()},
       {"trial_id", r.trial_id()},
       {"job_id", r.job_id()},
+      {"agent_name", r.agent_name()},
+      {"created_unix_ms", r.created_unix_ms()},
+      {"measured_unix_ms", r.measured_unix_ms()},
+      {"compile_ms", r.compile_ms()},
   };
 }
 
@@ -87,9 +138,8 @@ absl::StatusOr<JobOutcome> RunJob(
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(60));
-    absl::Status s =
-        FromGrpc(stub->SubmitJob(&context, request, &outcome.submitted));
-    if (!s.ok()) return s;
+    TUNEFLEET_RETURN_IF_ERROR(FromGrpc(
+        stub->SubmitJob(&context, request, &outcome.submitted), server));
   }
   if (on_submitted) on_submitted(outcome.submitted);
   absl::StatusOr<tunefleet::v1::JobProgress> last =
@@ -114,13 +164,42 @@ absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
     last = progress;
     any = true;
   }
-  absl::Status s = FromGrpc(reader->Finish());
-  if (!s.ok()) return s;
-  if (!any) {
-    return absl::UnavailableError(
-        "the server ended the watch without progress (shutting down?)");
+  const grpc::Status finished = reader->Finish();
+  switch (finished.error_code()) {
+    case grpc::StatusCode::OK:
+      break;
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::UNKNOWN:
+    case grpc::StatusCode::INTERNAL:
+    case grpc::StatusCode::ABORTED:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      // Once the stream carried progress, the server was there: a broken
+      // transport now means it went away, not that it was never reachable.
+      if (any) return LostJobError(server, job_id, finished.error_message());
+      return FromGrpc(finished, server);
+    default:
+      return FromGrpc(finished, server);
+  }
+  if (!any || !proto::IsFinalJobState(last.state())) {
+    return LostJobError(server, job_id,
+                        "the server ended the stream before the job ended: "
+                        "shutting down, or a job of an earlier run it did "
+                        "not resume?");
   }
   return last;
+}
+
+absl::Status LostJobError(const client::ServerConnection& server,
+                          int64_t job_id, absl::string_view cause) {
+  const std::string flags = absl::StrCat(" --server ", server.address,
+                                         server.tls() ? " --ca ..." : "");
+  return absl::UnavailableError(absl::StrCat(
+      "lost the connection to tunefleet-server at ", server.address,
+      " during job ", job_id, " (", cause,
+      "). The server keeps the job and goes on with it when it is back: "
+      "follow it with `tunefleet watch ",
+      job_id, flags, "`, or list it with `tunefleet jobs", flags, "`"));
 }
 
 absl::StatusOr<std::optional<tunefleet::v1::TemplateSpec>> LoadTemplateSpec(

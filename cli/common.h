@@ -7,15 +7,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
-#include "proto/tuning.pb.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 
@@ -28,7 +30,20 @@ inline constexpr int kExitBadInput = 2;  // the request was wrong
 // code for the status (kExitBadInput for INVALID_ARGUMENT and NOT_FOUND).
 int ReportError(const std::string& command, const absl::Status& status);
 
-absl::Status FromGrpc(const grpc::Status& status);
+// A call's status to `server` as the user should read it
+// (client::RpcError: no server there, TLS on one side only, token advice).
+// Use this wherever an RPC failure reaches the user.
+absl::Status FromGrpc(const grpc::Status& status,
+                      const client::ServerConnection& server);
+
+// Text laid out in columns, each as wide as its widest cell (header
+// included, counted in UTF-8 characters) and two spaces apart, so long
+// device keys and workloads never shift the columns after them. Columns
+// whose `right_aligned` entry is true are right-aligned (numbers); the last
+// column is not padded. One line per row, each ending in '\n'.
+std::string FormatTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows,
+                        const std::vector<bool>& right_aligned = {});
 
 // Adds the connection flags every command with --server takes: --token,
 // --token-file, --ca, --client-cert, --client-key (also read from
@@ -40,7 +55,10 @@ void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files);
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
 // "MWG=64,NWG=64,..."
 std::string ConfigText(const tunefleet::v1::Config& config);
-// A record as {device_key, workload, template, config, time_ms, gflops, ...}.
+// A record as {device_key, workload, template, template_version, config,
+// error, error_message, time_ms, gflops, trial_id, job_id, agent_name,
+// created_unix_ms, measured_unix_ms, compile_ms}: snake_case keys, as every
+// JSON of the CLI.
 nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& record);
 
 // A submitted job and its final progress.
@@ -51,8 +69,8 @@ struct JobOutcome {
 
 // Submits a job to the server and watches it to its end,
 // calling `on_progress` for every update (and `on_submitted` once, when the
-// job is accepted). Errors: the server's refusal of the request, or the
-// watch stream's failure.
+// job is accepted). Errors: the server's refusal of the request (FromGrpc),
+// or WatchJob's.
 absl::StatusOr<JobOutcome> RunJob(
     const client::ServerConnection& server,
     const tunefleet::v1::SubmitJobRequest& request,
@@ -60,13 +78,21 @@ absl::StatusOr<JobOutcome> RunJob(
         on_submitted,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
 
-// Streams a job's progress from the server until the job ends
-// (or the server ends the stream), calling `on_progress` for each update.
-// Returns the last progress. Errors: NOT_FOUND for an unknown job, the
-// stream's failure.
+// Streams a job's progress from the server until the job ends, calling
+// `on_progress` for each update. Returns the last progress. Errors:
+// NOT_FOUND for an unknown job; UNAVAILABLE (LostJobError) when the
+// connection breaks or the server ends the stream before the job ends;
+// else FromGrpc's.
 absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
     const client::ServerConnection& server, int64_t job_id,
     const std::function<void(const tunefleet::v1::JobProgress&)>& on_progress);
+
+// The connection to `server` was lost while following job `job_id`
+// (`cause`: what gRPC said): UNAVAILABLE saying so, that the server keeps
+// the job, and how to follow it once the server is back (`tunefleet watch
+// JOB`, `tunefleet jobs`).
+absl::Status LostJobError(const client::ServerConnection& server,
+                          int64_t job_id, absl::string_view cause);
 
 // When `template_arg` is a spec file (.toml or .json), loads it and the
 // OpenCL source it names, registers its op and template in this process

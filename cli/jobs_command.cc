@@ -1,33 +1,53 @@
 #include "cli/jobs_command.h"
 
+#include <algorithm>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "proto/names.h"
-#include "proto/tuning.grpc.pb.h"
 #include "server/job_manager.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
 
 using tunefleet::v1::JobProgress;
 
+// The most a server sends in one page (tuning.proto).
+constexpr uint32_t kMaxPageSize = 10000;
+
+// The newest o.limit jobs, following the server's pages (of --page-size
+// jobs, else as many as are still wanted).
 absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
-  absl::StatusOr<client::ServerConnection> server =
-      client::ConnectionTo(o.server, o.connection);
-  if (!server.ok()) return server.status();
-  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
-  grpc::ClientContext context;
+  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
+                             client::ConnectionTo(o.server, o.connection));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  std::vector<JobProgress> jobs;
   tunefleet::v1::ListJobsRequest request;
-  request.set_limit(o.limit);
-  tunefleet::v1::ListJobsResponse response;
-  absl::Status s = FromGrpc(stub->ListJobs(&context, request, &response));
-  if (!s.ok()) return s;
-  return std::vector<JobProgress>(response.jobs().begin(),
-                                  response.jobs().end());
+  while (jobs.size() < o.limit) {
+    const uint32_t left = o.limit - static_cast<uint32_t>(jobs.size());
+    request.set_page_size(
+        std::min(o.page_size == 0 ? kMaxPageSize : o.page_size, left));
+    grpc::ClientContext context;
+    tunefleet::v1::ListJobsResponse response;
+    TUNEFLEET_RETURN_IF_ERROR(
+        FromGrpc(stub->ListJobs(&context, request, &response), server));
+    for (const JobProgress& p : response.jobs()) {
+      if (jobs.size() < o.limit) jobs.push_back(p);
+    }
+    if (response.next_page_token().empty() || response.jobs().empty()) break;
+    if (response.next_page_token() == request.page_token()) {
+      return absl::InternalError(
+          "ListJobs: the server sent the same page token again");
+    }
+    request.set_page_token(response.next_page_token());
+  }
+  return jobs;
 }
 
 absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
@@ -45,22 +65,6 @@ absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
   return out;
 }
 
-void PrintJobTable(const std::vector<JobProgress>& jobs) {
-  std::cout << absl::StrFormat("%6s %-10s %-11s %-34s %-20s %-6s %s\n", "JOB",
-                               "STATE", "TRIALS", "WORKLOAD", "DEVICE KEY",
-                               "STRAT", "BEST");
-  for (const JobProgress& p : jobs) {
-    const std::string best =
-        p.has_best() ? absl::StrFormat("%.2f GFLOP/s", p.best().gflops()) : "-";
-    std::cout << absl::StrFormat(
-        "%6d %-10s %-11s %-34s %-20s %-6s %s\n", p.job_id(),
-        proto::JobStateName(p.state()),
-        absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
-        p.workload_key(), p.device_key(), proto::StrategyName(p.strategy()),
-        best);
-  }
-}
-
 void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
   cmd->add_option("--server", o.server, "tunefleet-server address HOST:PORT")
       ->required();
@@ -69,6 +73,21 @@ void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
 }
 
 }  // namespace
+
+std::string JobTable(const std::vector<JobProgress>& jobs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const JobProgress& p : jobs) {
+    rows.push_back(
+        {absl::StrCat(p.job_id()), proto::JobStateName(p.state()),
+         absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
+         p.workload_key(), p.device_key(), proto::StrategyName(p.strategy()),
+         p.has_best() ? absl::StrFormat("%.2f GFLOP/s", p.best().gflops())
+                      : "-"});
+  }
+  return FormatTable(
+      {"JOB", "STATE", "TRIALS", "WORKLOAD", "DEVICE KEY", "STRAT", "BEST"},
+      rows, {true, false, true});
+}
 
 CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -80,6 +99,10 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
       ->capture_default_str();
   cmd->add_option("--limit", o.limit, "newest jobs to list")
       ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--page-size", o.page_size,
+                  "with --server: jobs per request (default: --limit, at "
+                  "most the server's page)")
       ->check(CLI::Range(1, 10000));
   cmd->add_flag("--json", o.json, "print a JSON list of jobs");
   return cmd;
@@ -94,7 +117,7 @@ int RunJobs(const JobsOptions& o) {
     for (const JobProgress& p : *jobs) list.push_back(JobJson(p));
     std::cout << list.dump(2) << "\n";
   } else {
-    PrintJobTable(*jobs);
+    std::cout << JobTable(*jobs);
   }
   return kExitOk;
 }
@@ -122,7 +145,7 @@ int RunWatch(const JobsOptions& o) {
   if (o.json) {
     std::cout << JobJson(*last).dump(2) << "\n";
   } else {
-    PrintJobTable({*last});
+    std::cout << JobTable({*last});
     if (!last->message().empty()) std::cout << last->message() << "\n";
   }
   return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
@@ -145,15 +168,13 @@ int RunCancel(const JobsOptions& o) {
   tunefleet::v1::CancelJobRequest request;
   request.set_job_id(o.job_id);
   JobProgress progress;
-  absl::Status s = FromGrpc(stub->CancelJob(&context, request, &progress));
+  absl::Status s =
+      FromGrpc(stub->CancelJob(&context, request, &progress), *server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
     std::cout << JobJson(progress).dump(2) << "\n";
   } else {
-    std::cout << "job " << progress.job_id() << " "
-              << proto::JobStateName(progress.state()) << " after "
-              << progress.trials_done() << " of " << progress.trials_total()
-              << " trials\n";
+    std::cout << CancelledText(progress) << "\n";
   }
   return kExitOk;
 }

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "client/channel.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 
@@ -15,14 +17,19 @@ struct JobsOptions {
   std::string server;               // HOST:PORT; empty: read --db
   client::ChannelFiles connection;  // token and TLS for --server
   std::string db = "tunefleet.db";
-  uint32_t limit = 50;
-  int64_t job_id = 0;  // watch and cancel
+  uint32_t limit = 50;     // jobs: newest jobs to list
+  uint32_t page_size = 0;  // jobs --server: jobs per request; 0: the server's
+  int64_t job_id = 0;      // watch and cancel
   bool json = false;
   bool quiet = false;  // watch: no progress lines
 };
 
 CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& options);
 int RunJobs(const JobsOptions& options);
+
+// The jobs table: JOB, STATE, TRIALS, WORKLOAD, DEVICE KEY, STRAT, BEST,
+// each column as wide as its content.
+std::string JobTable(const std::vector<tunefleet::v1::JobProgress>& jobs);
 
 CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& options);
 // Exit: 0 when the job ended done, 1 failed or cancelled.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "proto/names.h"
 
@@ -156,44 +157,51 @@ int RunTasks(const TasksOptions& o) {
   return kExitOk;
 }
 
-namespace {
-
-// "[ 3/53] N=1,C=16,...  x2   12.30 GFLOP/s   0.0420 ms  naive ...": a
-// task's line of progress.
-std::string TaskLine(int index, size_t total, const TaskOutcome& r) {
-  const onnx_import::ModelTask& task = *r.task;
-  const tunefleet::v1::JobProgress& p = r.last;
-  std::string line =
-      absl::StrFormat("[%2d/%zu] %-48s x%-2d ", index, total,
-                      task.workload.ShapeString().substr(0, 48), task.count);
+std::string TaskLine(int index, size_t total, size_t workload_width,
+                     const onnx_import::ModelTask& task,
+                     const tunefleet::v1::JobProgress& p, double seconds) {
+  std::string line = absl::StrFormat("[%2d/%zu] %-*s x%-2d ", index, total,
+                                     static_cast<int>(workload_width),
+                                     task.workload.Canonical(), task.count);
   if (p.has_best()) {
     absl::StrAppendFormat(&line, "%7.2f GFLOP/s %8.4f ms", p.best().gflops(),
                           p.best().time_ns() / 1e6);
     if (p.reference_time_ns() > 0) {
-      absl::StrAppendFormat(&line, "  naive %7.2f GFLOP/s  %5.1fx",
-                            task.flops / p.reference_time_ns(),
-                            p.reference_time_ns() / p.best().time_ns());
+      absl::StrAppendFormat(
+          &line, "  naive %7.2f GFLOP/s, tuned %s",
+          task.flops / p.reference_time_ns(),
+          RelativeSpeed(p.reference_time_ns(), p.best().time_ns()));
     }
   } else {
     absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
   }
   absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
-                        r.seconds);
+                        seconds);
   return line;
 }
+
+namespace {
 
 // Tunes the tasks one job after the other until all are done or `stop`
 // fires. Errors: the first job the server refuses or loses.
 absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     const TuneOptions& o, const client::ServerConnection& server,
-    const StopSignal& stop, const std::vector<onnx_import::ModelTask>& tasks) {
+    const StopSignal& stop, CurrentJob& current,
+    const std::vector<onnx_import::ModelTask>& tasks) {
+  size_t workload_width = 0;
+  for (const onnx_import::ModelTask& task : tasks) {
+    workload_width = std::max(workload_width, task.workload.Canonical().size());
+  }
   std::vector<TaskOutcome> outcomes;
   for (const onnx_import::ModelTask& task : tasks) {
     if (stop.fired()) break;
     const auto task_start = std::chrono::steady_clock::now();
-    absl::StatusOr<JobOutcome> outcome =
-        RunJob(server, JobRequest(o, task.workload, o.trials_per_task), nullptr,
-               nullptr);
+    absl::StatusOr<JobOutcome> outcome = RunJob(
+        server, JobRequest(o, task.workload, o.trials_per_task),
+        [&](const tunefleet::v1::SubmitJobResponse& submitted) {
+          current.Set(submitted.job_id());
+        },
+        nullptr);
     if (!outcome.ok()) return outcome.status();
     outcomes.push_back({&task, outcome->last,
                         std::chrono::duration<double>(
@@ -202,7 +210,8 @@ absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     if (!o.quiet) {
       std::fprintf(stderr, "%s\n",
                    TaskLine(static_cast<int>(outcomes.size()), tasks.size(),
-                            outcomes.back())
+                            workload_width, task, outcomes.back().last,
+                            outcomes.back().seconds)
                        .c_str());
     }
   }
@@ -243,14 +252,16 @@ int RunModelTune(const TuneOptions& o) {
   if (!m.ok()) return ReportError("tune", m.status());
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<client::ServerConnection> server = StartTune(o, stop, &fleet);
+  CurrentJob current;
+  absl::StatusOr<client::ServerConnection> server =
+      StartTune(o, stop, &fleet, &current);
   if (!server.ok()) return ReportError("tune", server.status());
   if (!o.quiet) {
     std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
                  o.onnx.c_str(), m->tasks.size(), o.trials_per_task);
   }
   absl::StatusOr<std::vector<TaskOutcome>> outcomes =
-      TuneTasks(o, *server, stop, m->tasks);
+      TuneTasks(o, *server, stop, current, m->tasks);
   if (!outcomes.ok()) return ReportError("tune", outcomes.status());
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

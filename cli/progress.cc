@@ -25,10 +25,21 @@ std::string ErrorsText(const JobProgress& p) {
                        : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
 }
 
-ProgressPrinter::ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(2)) {}
+ProgressPrinter::ProgressPrinter(bool quiet, FILE* out)
+    : quiet_(quiet), out_(out), tty_(isatty(fileno(out))) {}
 
 void ProgressPrinter::Update(const JobProgress& p) {
   if (quiet_) return;
+  if (p.waiting_reason() != waiting_) {
+    waiting_ = p.waiting_reason();
+    if (!waiting_.empty()) {
+      if (line_open_) std::fprintf(out_, "\n");
+      line_open_ = false;
+      std::fprintf(out_, "job %lld waits: %s\n",
+                   static_cast<long long>(p.job_id()), waiting_.c_str());
+      std::fflush(out_);
+    }
+  }
   const double best = p.has_best() ? p.best().gflops() : 0;
   const uint32_t step = std::max(1u, p.trials_total() / 10);
   const bool milestone = p.trials_done() / step != last_done_ / step;
@@ -43,22 +54,73 @@ void ProgressPrinter::Update(const JobProgress& p) {
     line += absl::StrCat("  requeued ", p.trials_requeued());
   }
   if (tty_) {
-    std::fprintf(stderr, "\r%-100s", line.c_str());
+    std::fprintf(out_, "\r%-100s", line.c_str());
+    line_open_ = true;
   } else {
-    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(out_, "%s\n", line.c_str());
   }
-  std::fflush(stderr);
+  std::fflush(out_);
   last_done_ = p.trials_done();
   last_best_ = best;
 }
 
 void ProgressPrinter::End() {
-  if (!quiet_ && tty_) std::fprintf(stderr, "\n");
+  if (!quiet_ && line_open_) std::fprintf(out_, "\n");
+  line_open_ = false;
+}
+
+std::string RelativeSpeed(double reference, double tuned) {
+  const double ratio = reference / tuned;
+  if (ratio >= 0.95 && ratio <= 1.05) return "as fast";
+  if (ratio > 1) return absl::StrFormat("%.1fx faster", ratio);
+  return absl::StrFormat("%.1fx slower", 1 / ratio);
+}
+
+std::string SpeedupText(double reference, double tuned) {
+  const std::string relative = RelativeSpeed(reference, tuned);
+  return absl::StrCat("tuned kernel is ", relative,
+                      relative == "as fast" ? " as" : " than",
+                      " the naive reference");
+}
+
+std::string SpaceExhaustedText(const JobProgress& p) {
+  if (p.state() != tunefleet::v1::JOB_STATE_DONE || p.space_size() == 0 ||
+      p.space_size() >= p.trials_total() || p.trials_done() < p.space_size()) {
+    return "";
+  }
+  return absl::StrCat("search space has ", p.space_size(),
+                      p.space_size() == 1 ? " config" : " configs",
+                      "; all measured before the ", p.trials_total(),
+                      "-trial budget");
+}
+
+std::string CancelledText(const JobProgress& p) {
+  std::string text =
+      absl::StrCat("cancelled job ", p.job_id(), ": ", p.trials_done(), " of ",
+                   p.trials_total(), " trials done");
+  const int in_flight = p.in_flight_trial_ids_size();
+  if (in_flight == 0) return text;
+  // Name a few; a big fleet may hold many.
+  constexpr int kNamed = 10;
+  std::vector<std::string> ids;
+  for (int i = 0; i < in_flight && i < kNamed; ++i) {
+    ids.push_back(absl::StrCat(p.in_flight_trial_ids(i)));
+  }
+  absl::StrAppend(&text, "; ", in_flight, " in flight (trial",
+                  in_flight == 1 ? " " : "s ", absl::StrJoin(ids, ", "),
+                  in_flight > kNamed
+                      ? absl::StrCat(" and ", in_flight - kNamed, " more")
+                      : "",
+                  in_flight == 1 ? ") is kept if its agent finishes it"
+                                 : ") are kept if their agents finish them");
+  return text;
 }
 
 nlohmann::json JobJson(const JobProgress& p) {
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [code, count] : p.errors()) errors[code] = count;
+  nlohmann::json in_flight = nlohmann::json::array();
+  for (int64_t id : p.in_flight_trial_ids()) in_flight.push_back(id);
   nlohmann::json best = nullptr;
   if (p.has_best()) {
     best = {{"config", ConfigJson(p.best().config())},
@@ -80,7 +142,9 @@ nlohmann::json JobJson(const JobProgress& p) {
           {"requeued", p.trials_requeued()},
           {"errors", errors},
           {"best", best},
-          {"message", p.message()}};
+          {"message", p.message()},
+          {"in_flight_trial_ids", in_flight},
+          {"waiting_reason", p.waiting_reason()}};
 }
 
 }  // namespace tunefleet::cli

@@ -4,37 +4,60 @@
 #define TUNEFLEET_CLI_PROGRESS_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "proto/tuning.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 
 // "  errors: COMPILE_ERROR 2, TIMEOUT 1", or "" when every trial was OK.
 std::string ErrorsText(const tunefleet::v1::JobProgress& p);
 
-// Progress on stderr: one rewritten line on a terminal; otherwise a line
-// per new best and per tenth of the budget, so logs stay short. Not
-// thread-safe.
+// Progress on `out` (stderr for the commands): one rewritten line on a
+// terminal; otherwise a line per new best and per tenth of the budget, so
+// logs stay short. Why the job waits (JobProgress.waiting_reason) gets a
+// line of its own each time it changes, not every update. Not thread-safe.
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(bool quiet);
+  explicit ProgressPrinter(bool quiet, FILE* out = stderr);
   void Update(const tunefleet::v1::JobProgress& p);
   // Ends the rewritten line on a terminal.
   void End();
 
  private:
   bool quiet_;
+  FILE* out_;
   bool tty_;
+  bool line_open_ = false;  // a rewritten line is on the terminal
   uint32_t last_done_ = 0;
   double last_best_ = 0;
+  std::string waiting_;  // the waiting_reason last shown
 };
 
 // {job_id, state, workload, device_key, strategy, priority, trials,
 //  trials_total, requeued, errors, best {config, time_ms, gflops} | null,
-//  message}.
+//  message, in_flight_trial_ids, waiting_reason}.
 nlohmann::json JobJson(const tunefleet::v1::JobProgress& p);
+
+// How a tuned kernel's time compares with the naive reference's, both in
+// the same unit (> 0): "2.3x faster", "1.7x slower", or "as fast" when
+// they are within 5%.
+std::string RelativeSpeed(double reference, double tuned);
+// The same as a sentence: "tuned kernel is 2.3x faster than the naive
+// reference", "... 1.7x slower than ...", "... as fast as ...".
+std::string SpeedupText(double reference, double tuned);
+
+// "search space has 16 configs; all measured before the 30-trial budget"
+// when a job ended done because its space ran out before its budget; ""
+// otherwise.
+std::string SpaceExhaustedText(const tunefleet::v1::JobProgress& p);
+
+// One count for a cancelled job, naming the trials still in flight:
+// "cancelled job 62: 3 of 300 trials done; 2 in flight (trials 55, 56) are
+// kept if their agents finish them".
+std::string CancelledText(const tunefleet::v1::JobProgress& p);
 
 }  // namespace tunefleet::cli
 

@@ -2,10 +2,12 @@
 
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
-#include "proto/tuning.grpc.pb.h"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -13,21 +15,34 @@ namespace {
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
     const QueryOptions& o) {
   if (!o.server.empty()) {
-    absl::StatusOr<client::ServerConnection> server =
-        client::ConnectionTo(o.server, o.connection);
-    if (!server.ok()) return server.status();
-    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
+    TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
+                               client::ConnectionTo(o.server, o.connection));
+    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
     tunefleet::v1::QueryRecordsRequest request;
     request.set_op(o.op);
     request.set_device_key(o.device_key);
     request.set_job_id(o.job_id);
     request.set_best_only(!o.all);
-    tunefleet::v1::QueryRecordsResponse response;
-    grpc::ClientContext context;
-    absl::Status s = FromGrpc(stub->QueryRecords(&context, request, &response));
-    if (!s.ok()) return s;
-    return std::vector<tunefleet::v1::TuningRecord>(response.records().begin(),
-                                                    response.records().end());
+    request.set_page_size(o.page_size);
+    // Every page: the server sends 1,000 records at a time by default.
+    std::vector<tunefleet::v1::TuningRecord> records;
+    while (true) {
+      tunefleet::v1::QueryRecordsResponse response;
+      grpc::ClientContext context;
+      TUNEFLEET_RETURN_IF_ERROR(
+          FromGrpc(stub->QueryRecords(&context, request, &response), server));
+      records.insert(records.end(), response.records().begin(),
+                     response.records().end());
+      if (response.next_page_token().empty() || response.records().empty()) {
+        break;
+      }
+      if (response.next_page_token() == request.page_token()) {
+        return absl::InternalError(
+            "QueryRecords: the server sent the same page token again");
+      }
+      request.set_page_token(response.next_page_token());
+    }
+    return records;
   }
   absl::StatusOr<std::unique_ptr<store::Store>> store = OpenDatabase(o.db);
   if (!store.ok()) return store.status();
@@ -41,6 +56,21 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
 
 }  // namespace
 
+std::string RecordTable(
+    const std::vector<tunefleet::v1::TuningRecord>& records) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : records) {
+    rows.push_back({r.device_key(), r.workload_key(),
+                    tunefleet::v1::Measurement::Error_Name(r.error()),
+                    absl::StrFormat("%.4f", r.time_ns() / 1e6),
+                    absl::StrFormat("%.2f", r.gflops()),
+                    ConfigText(r.config())});
+  }
+  return FormatTable(
+      {"DEVICE KEY", "WORKLOAD", "RESULT", "TIME (ms)", "GFLOP/s", "CONFIG"},
+      rows, {false, false, false, true, true, false});
+}
+
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "query", "best tuning records per device key and workload");
@@ -52,6 +82,10 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
   cmd->add_option("--job", o.job_id, "only this job's records");
   cmd->add_flag("--all", o.all, "every record, not only the best");
   cmd->add_flag("--json", o.json, "print a JSON list on stdout");
+  cmd->add_option("--page-size", o.page_size,
+                  "with --server: records per request (default: the "
+                  "server's, 1000); every page is fetched")
+      ->check(CLI::Range(1, 10000));
   return cmd;
 }
 
@@ -69,15 +103,7 @@ int RunQuery(const QueryOptions& o) {
     std::cout << "no records\n";
     return kExitOk;
   }
-  std::cout << absl::StrFormat("%-32s %-30s %-14s %11s %10s  %s\n",
-                               "DEVICE KEY", "WORKLOAD", "RESULT", "TIME (ms)",
-                               "GFLOP/s", "CONFIG");
-  for (const auto& r : *records) {
-    std::cout << absl::StrFormat(
-        "%-32s %-30s %-14s %11.4f %10.2f  %s\n", r.device_key(),
-        r.workload_key(), tunefleet::v1::Measurement::Error_Name(r.error()),
-        r.time_ns() / 1e6, r.gflops(), ConfigText(r.config()));
-  }
+  std::cout << RecordTable(*records);
   return kExitOk;
 }
 
@@ -102,8 +128,10 @@ int RunDevices(const DevicesOptions& o) {
     if (!server.ok()) return ReportError("devices", server.status());
     auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
     grpc::ClientContext context;
-    absl::Status s = FromGrpc(stub->ListDevices(
-        &context, tunefleet::v1::ListDevicesRequest(), &response));
+    absl::Status s =
+        FromGrpc(stub->ListDevices(
+                     &context, tunefleet::v1::ListDevicesRequest(), &response),
+                 *server);
     if (!s.ok()) return ReportError("devices", s);
   } else {
     auto store = OpenDatabase(o.db);
@@ -129,13 +157,14 @@ int RunDevices(const DevicesOptions& o) {
     std::cout << list.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << absl::StrFormat("%-32s %-40s %6s %s\n", "DEVICE KEY", "DEVICE",
-                               "AGENTS", "DRIVER");
+  std::vector<std::vector<std::string>> rows;
   for (const auto& d : response.devices()) {
-    std::cout << absl::StrFormat("%-32s %-40s %6d %s\n", d.device_key(),
-                                 d.device().device_name(), d.connected_agents(),
-                                 d.device().driver_version());
+    rows.push_back({d.device_key(), d.device().device_name(),
+                    absl::StrCat(d.connected_agents()),
+                    d.device().driver_version()});
   }
+  std::cout << FormatTable({"DEVICE KEY", "DEVICE", "AGENTS", "DRIVER"}, rows,
+                           {false, false, true, false});
   return kExitOk;
 }
 

@@ -4,10 +4,13 @@
 #ifndef TUNEFLEET_CLI_QUERY_COMMAND_H_
 #define TUNEFLEET_CLI_QUERY_COMMAND_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "client/channel.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 
@@ -20,10 +23,16 @@ struct QueryOptions {
   int64_t job_id = 0;
   bool all = false;
   bool json = false;
+  uint32_t page_size = 0;  // --server: records per request; 0: the server's
 };
 
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& options);
 int RunQuery(const QueryOptions& options);
+
+// The records table: DEVICE KEY, WORKLOAD, RESULT, TIME (ms), GFLOP/s,
+// CONFIG, each column as wide as its content.
+std::string RecordTable(
+    const std::vector<tunefleet::v1::TuningRecord>& records);
 
 struct DevicesOptions {
   std::string server;

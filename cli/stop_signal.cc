@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace tunefleet::cli {
@@ -15,15 +17,18 @@ StopSignal::StopSignal(std::function<void()> on_signal)
   watcher_ = std::thread([this] {
     const timespec tick = {0, 100 * 1000 * 1000};
     while (!done_.load()) {
-      if (sigtimedwait(&signals_, nullptr, &tick) > 0 &&
-          !fired_.exchange(true)) {
-        std::function<void()> callback;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          callback = on_signal_;
-        }
-        if (callback) callback();
+      if (sigtimedwait(&signals_, nullptr, &tick) <= 0) continue;
+      if (fired_.exchange(true)) {
+        // The second Ctrl-C: the user will not wait for a clean stop.
+        std::fprintf(stderr, "\ninterrupted again: quitting at once\n");
+        std::_Exit(130);
       }
+      std::function<void()> callback;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        callback = on_signal_;
+      }
+      if (callback) callback();
     }
   });
 }

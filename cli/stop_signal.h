@@ -14,7 +14,9 @@
 namespace tunefleet::cli {
 
 // Construct before any thread starts (threads inherit the blocked mask).
-// `on_signal` runs at most once, on the watcher thread. Not copyable.
+// `on_signal` runs at most once, on the watcher thread, for the first
+// signal; a second signal ends the process at once (exit 130), for a user
+// who does not want to wait for the clean stop. Not copyable.
 class StopSignal {
  public:
   explicit StopSignal(std::function<void()> on_signal);

@@ -18,9 +18,9 @@
 #include "kernels_templates/workload.h"
 #include "proto/names.h"
 #include "proto/timing_policy.h"
-#include "proto/tuning.grpc.pb.h"
 #include "search/strategy.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -43,7 +43,9 @@ nlohmann::json SummaryJson(const TuneOptions& o,
   j["history_rows"] = p.history_rows();
   j["elapsed_s"] = elapsed_s;
   if (o.server.empty()) j["database"] = o.db;
-  if (p.message().empty()) j.erase("message");
+  // A job that ran out of configs ends done with no message; say so.
+  if (p.message().empty()) j["message"] = SpaceExhaustedText(p);
+  if (j["message"].get<std::string>().empty()) j.erase("message");
   if (p.reference_time_ns() > 0) {
     const double flops =
         p.has_best() ? p.best().gflops() * p.best().time_ns() : 0;
@@ -56,12 +58,18 @@ nlohmann::json SummaryJson(const TuneOptions& o,
   return j;
 }
 
-void PrintSummary(const nlohmann::json& j) {
+// `cancelled`: the count of a job cancelled here (CancelledText), else "".
+void PrintSummary(const nlohmann::json& j, const std::string& cancelled) {
   std::cout << "job " << j["job_id"] << " " << j["state"].get<std::string>()
             << ": " << j["workload"].get<std::string>() << " on "
-            << j["device_key"].get<std::string>() << ", " << j["trials"]
-            << " trials (" << j["strategy"].get<std::string>()
-            << "), search space " << j["space_size"] << " configs\n";
+            << j["device_key"].get<std::string>();
+  if (cancelled.empty()) {
+    std::cout << ", " << j["trials"] << " trials";
+  }
+  std::cout << " (" << j["strategy"].get<std::string>() << "), search space "
+            << j["space_size"] << " configs\n";
+  // One count for a cancelled job, with the trials that may still land.
+  if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
   if (j.contains("message")) {
     std::cout << "  " << j["message"].get<std::string>() << "\n";
   }
@@ -85,10 +93,11 @@ void PrintSummary(const nlohmann::json& j) {
       b["gflops"].get<double>());
   if (j.contains("speedup_vs_reference")) {
     std::cout << absl::StrFormat(
-        "  naive reference %.4f ms, %.2f GFLOP/s: tuned is %.1fx faster\n",
+        "  naive reference %.4f ms, %.2f GFLOP/s: %s\n",
         j["reference"]["time_ms"].get<double>(),
         j["reference"]["gflops"].get<double>(),
-        j["speedup_vs_reference"].get<double>());
+        SpeedupText(j["reference"]["time_ms"].get<double>(),
+                    b["time_ms"].get<double>()));
   }
   if (j.contains("database")) {
     std::cout << "  records in " << j["database"].get<std::string>() << "\n";
@@ -120,7 +129,8 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
                   "(default: the first template that runs the workload)");
   cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
   cmd->add_option("--strategy", o.strategy,
-                  "search strategy: grid, random, xgb")
+                  absl::StrCat("search strategy: ",
+                               absl::StrJoin(proto::StrategyNames(), ", ")))
       ->capture_default_str();
   cmd->add_option("--server", o.server,
                   "tunefleet-server HOST:PORT (default: embedded server)");
@@ -134,19 +144,27 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--deadline-s", o.deadline_s,
                   "end the job after this many seconds, whatever is left of "
                   "its budget (0: none)");
+  const tunefleet::v1::TimingPolicy timing = proto::DefaultTimingPolicy();
   cmd->add_option("--timeout-ms", o.timeout_ms,
-                  "per-trial deadline on the agent (compile + run); a kernel "
-                  "past it is killed and recorded as TIMEOUT (0: server "
-                  "default, 60000)");
+                  absl::StrCat("per-trial deadline on the agent (compile + "
+                               "run); a kernel past it is killed and "
+                               "recorded as TIMEOUT (0: the server's "
+                               "default, ",
+                               timing.timeout_ms(), ")"));
   cmd->add_option("--platform", o.platform,
                   "embedded agent: OpenCL platform index");
   cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
-  cmd->add_option("--repeat", o.repeat, "timing: rounds per trial (default 3)");
+  cmd->add_option(
+      "--repeat", o.repeat,
+      absl::StrCat("timing: rounds per trial (default ", timing.repeat(), ")"));
   cmd->add_option("--number", o.number,
-                  "timing: launches per round, at least (default 1)");
+                  absl::StrCat("timing: launches per round, at least "
+                               "(default ",
+                               timing.number(), ")"));
   cmd->add_option("--min-repeat-ms", o.min_repeat_ms,
-                  "timing: raise --number until a round lasts this long "
-                  "(default 10)");
+                  absl::StrCat("timing: raise --number until a round lasts "
+                               "this long (default ",
+                               timing.min_repeat_ms(), ")"));
   cmd->add_option("--early-stop", o.early_stop,
                   "stop after this many trials without improvement (0: off)");
   cmd->add_flag("--no-transfer", o.no_transfer,
@@ -207,31 +225,85 @@ absl::StatusOr<client::ServerConnection> ServerFor(
   return (*fleet)->connection();
 }
 
-void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet) {
+// Cancels `current`'s job on the embedded fleet's server, keeping the
+// answer (the count and the trials in flight) for the summary; before a job
+// is submitted, every job of the fleet.
+void CancelEmbedded(EmbeddedFleet& fleet, CurrentJob& current) {
+  const int64_t job_id = current.id();
+  if (job_id == 0) {
+    std::fprintf(stderr,
+                 "\ntunefleet tune: cancelling; press Ctrl-C again "
+                 "to quit at once\n");
+    fleet.server().jobs().CancelAll();
+    return;
+  }
+  std::fprintf(stderr,
+               "\ntunefleet tune: cancelling job %lld (its finished trials "
+               "stay in the database); press Ctrl-C again to quit at once\n",
+               static_cast<long long>(job_id));
+  auto stub =
+      tunefleet::v1::TuningService::NewStub(client::Dial(fleet.connection()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  tunefleet::v1::CancelJobRequest request;
+  request.set_job_id(job_id);
+  JobProgress progress;
+  if (stub->CancelJob(&context, request, &progress).ok()) {
+    current.SetCancelled(progress);
+  } else {
+    fleet.server().jobs().CancelAll();  // e.g. it ended just now
+  }
+}
+
+void StopOnSignal(StopSignal& stop, EmbeddedFleet* fleet,
+                  const std::string& address, CurrentJob* current) {
   if (fleet != nullptr) {
     // Ctrl-C cancels an embedded job cleanly: its finished trials stay,
     // the rest are recorded as CANCELLED.
-    stop.Set([fleet] { fleet->server().jobs().CancelAll(); });
+    stop.Set([fleet, current] { CancelEmbedded(*fleet, *current); });
     return;
   }
-  stop.Set([] {
-    std::fprintf(stderr,
-                 "\ntunefleet tune: interrupted; the job goes on on the "
-                 "server (tunefleet watch JOB / tunefleet cancel JOB "
-                 "--server ...)\n");
+  stop.Set([address, current] {
+    const int64_t job_id = current->id();
+    if (job_id == 0) {
+      std::fprintf(stderr,
+                   "\ntunefleet tune: interrupted; a job submitted just now "
+                   "goes on on the server: `tunefleet jobs --server %s` "
+                   "lists it\n",
+                   address.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "\ntunefleet tune: interrupted; job %lld goes on on the "
+                   "server: `tunefleet watch %lld --server %s` follows it, "
+                   "`tunefleet cancel %lld --server %s` cancels it\n",
+                   static_cast<long long>(job_id),
+                   static_cast<long long>(job_id), address.c_str(),
+                   static_cast<long long>(job_id), address.c_str());
+    }
     std::_Exit(130);
   });
 }
 
 }  // namespace
 
+void CurrentJob::SetCancelled(const JobProgress& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = p;
+}
+
+std::optional<JobProgress> CurrentJob::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
 absl::StatusOr<client::ServerConnection> StartTune(
     const TuneOptions& o, StopSignal& stop,
-    std::unique_ptr<EmbeddedFleet>* fleet) {
+    std::unique_ptr<EmbeddedFleet>* fleet, CurrentJob* current) {
   TUNEFLEET_RETURN_IF_ERROR(proto::ParseStrategy(o.strategy).status());
   TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
                              ServerFor(o, fleet));
-  StopOnSignal(stop, fleet->get());
+  StopOnSignal(stop, fleet->get(), server.address, current);
   return server;
 }
 
@@ -251,7 +323,9 @@ int RunTune(const TuneOptions& o) {
   if (!workload.ok()) return ReportError("tune", workload.status());
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
-  absl::StatusOr<client::ServerConnection> server = StartTune(o, stop, &fleet);
+  CurrentJob current;
+  absl::StatusOr<client::ServerConnection> server =
+      StartTune(o, stop, &fleet, &current);
   if (!server.ok()) return ReportError("tune", server.status());
   tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);
   if (*spec) {
@@ -263,6 +337,9 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<JobOutcome> outcome = RunJob(
       *server, request,
       [&](const tunefleet::v1::SubmitJobResponse& submitted) {
+        current.Set(submitted.job_id());
+        // A Ctrl-C while the job was being submitted cancelled none.
+        if (stop.fired() && fleet) fleet->server().jobs().CancelAll();
         if (o.quiet) return;
         std::fprintf(stderr,
                      "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
@@ -283,10 +360,16 @@ int RunTune(const TuneOptions& o) {
           .count();
   nlohmann::json summary =
       SummaryJson(o, outcome->submitted, workload->Canonical(), last, elapsed);
+  // After a Ctrl-C: one count, from the cancel's answer (trials still in
+  // flight then may land later).
+  std::string cancelled;
+  if (last.state() == tunefleet::v1::JOB_STATE_CANCELLED) {
+    cancelled = CancelledText(current.cancelled().value_or(last));
+  }
   if (o.json) {
     std::cout << summary.dump(2) << "\n";
   } else {
-    PrintSummary(summary);
+    PrintSummary(summary, cancelled);
   }
   if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
   return last.state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;

@@ -3,7 +3,11 @@
 #ifndef TUNEFLEET_CLI_TUNE_COMMAND_H_
 #define TUNEFLEET_CLI_TUNE_COMMAND_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +17,7 @@
 #include "cli/embedded.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
-#include "proto/tuning.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 
@@ -53,19 +57,41 @@ struct TuneOptions {
 // Registers the subcommand; `options` must outlive parsing.
 CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& options);
 
-// Runs it; returns the process exit code (common.h).
+// Runs it; returns the process exit code (common.h): 0 when the job ended
+// done, 1 when it failed or the connection to the server was lost (the
+// message says how to follow the job), 130 after Ctrl-C.
 int RunTune(const TuneOptions& options);
+
+// The job a tune command runs now, for its Ctrl-C handler (another
+// thread). Thread-safe.
+class CurrentJob {
+ public:
+  // Once the server accepted the job.
+  void Set(int64_t job_id) { job_id_.store(job_id); }
+  int64_t id() const { return job_id_.load(); }  // 0: none yet
+  // The CancelJob answer after a Ctrl-C: the count and the trials in
+  // flight at that moment.
+  void SetCancelled(const tunefleet::v1::JobProgress& p);
+  std::optional<tunefleet::v1::JobProgress> cancelled() const;
+
+ private:
+  std::atomic<int64_t> job_id_{0};
+  mutable std::mutex mu_;
+  std::optional<tunefleet::v1::JobProgress> cancelled_;
+};
 
 // What a tune command runs against: the server (--server with the
 // connection flags, or an embedded fleet started here and kept alive by
-// `fleet`), with Ctrl-C wired to `stop`: it cancels the embedded fleet's
-// jobs cleanly, or, with a remote server, ends this process and leaves the
-// job running there. Errors: INVALID_ARGUMENT for an unknown --strategy
-// (checked first), the connection flags' (ConnectionTo), the fleet's start
-// errors.
+// `fleet`), with Ctrl-C wired to `stop`. With the embedded fleet the first
+// Ctrl-C cancels `current`'s job (all of the fleet's before one is
+// submitted) and the command ends once the job has (a second Ctrl-C quits
+// at once); with a remote server it ends this process and leaves the job
+// running there, naming it and how to follow or cancel it. Errors:
+// INVALID_ARGUMENT for an unknown --strategy (checked first), the
+// connection flags' (ConnectionTo), the fleet's start errors.
 absl::StatusOr<client::ServerConnection> StartTune(
     const TuneOptions& options, StopSignal& stop,
-    std::unique_ptr<EmbeddedFleet>* fleet);
+    std::unique_ptr<EmbeddedFleet>* fleet, CurrentJob* current);
 
 // A SubmitJobRequest with the options' strategy, seed, timing and flags.
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& options,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/files.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
 #include "grpcpp/support/client_interceptor.h"
 
@@ -98,6 +99,12 @@ absl::StatusOr<ChannelOptions> LoadChannelOptions(const ChannelFiles& files) {
   return options;
 }
 
+absl::StatusOr<std::string> CheckServerAddress(absl::string_view address) {
+  TUNEFLEET_ASSIGN_OR_RETURN(base::HostPort parsed,
+                             base::ParseHostPort(address, "--server"));
+  return parsed.ToString();
+}
+
 std::shared_ptr<grpc::Channel> CreateServerChannel(
     const std::string& address, const ChannelOptions& options) {
   std::shared_ptr<grpc::ChannelCredentials> credentials;
@@ -126,9 +133,9 @@ std::shared_ptr<grpc::Channel> CreateServerChannel(
 
 absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
                                               const ChannelFiles& files) {
-  absl::StatusOr<ChannelOptions> channel = LoadChannelOptions(files);
-  if (!channel.ok()) return channel.status();
-  return ServerConnection{address, *std::move(channel)};
+  TUNEFLEET_ASSIGN_OR_RETURN(std::string checked, CheckServerAddress(address));
+  TUNEFLEET_ASSIGN_OR_RETURN(ChannelOptions channel, LoadChannelOptions(files));
+  return ServerConnection{std::move(checked), std::move(channel)};
 }
 
 std::shared_ptr<grpc::Channel> Dial(const ServerConnection& connection) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/grpcpp.h"
 
 namespace tunefleet::client {
@@ -52,8 +53,17 @@ absl::StatusOr<ChannelOptions> LoadChannelOptions(const ChannelFiles& files);
 // whitespace. Errors: NOT_FOUND, INVALID_ARGUMENT when empty.
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
-// A channel to `address` (HOST:PORT) with TLS when options.ca_pem is set,
-// attaching options.token to every call. Thread-safe, as grpc::Channel.
+// `address` as --server gives it, checked (base::ParseHostPort) and
+// written as gRPC takes it ("host:port", "[::1]:port"). Every client checks
+// its --server with this before dialling, so a missing port is refused
+// instead of gRPC dialling port 0 (or 443). Errors: INVALID_ARGUMENT naming
+// --server, the value and the expected HOST:PORT form (an empty address, a
+// scheme, a missing or out-of-range port).
+absl::StatusOr<std::string> CheckServerAddress(absl::string_view address);
+
+// A channel to `address` (HOST:PORT, as CheckServerAddress returns it) with
+// TLS when options.ca_pem is set, attaching options.token to every call.
+// Thread-safe, as grpc::Channel.
 std::shared_ptr<grpc::Channel> CreateServerChannel(
     const std::string& address, const ChannelOptions& options);
 
@@ -61,10 +71,13 @@ std::shared_ptr<grpc::Channel> CreateServerChannel(
 struct ServerConnection {
   std::string address;  // HOST:PORT
   ChannelOptions channel;
+
+  bool tls() const { return !channel.ca_pem.empty(); }
 };
 
-// `address` with the token and certificates `files` names. Errors: as
-// LoadChannelOptions (NOT_FOUND, INVALID_ARGUMENT).
+// `address` (checked by CheckServerAddress) with the token and certificates
+// `files` names. Errors: CheckServerAddress's, then LoadChannelOptions'
+// (NOT_FOUND, INVALID_ARGUMENT).
 absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
                                               const ChannelFiles& files);
 
