@@ -1,17 +1,24 @@
-// `tunefleet emit`: writes a tuned kernel library for device keys from a
-// database's best records (emitter/emitter.h).
+// `tunefleet emit`: writes a tuned kernel library for device keys from the
+// best records of a database (--db) or a running server (--server)
+// (emitter/emitter.h).
 #ifndef TUNEFLEET_CLI_EMIT_COMMAND_H_
 #define TUNEFLEET_CLI_EMIT_COMMAND_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/channel.h"
 
 namespace tunefleet::cli {
 
 struct EmitOptions {
   std::string db = "tunefleet.db";
+  std::string server;               // HOST:PORT; empty: read --db
+  client::ChannelFiles connection;  // token and TLS for --server
+  // Records per QueryRecords page asked of the server; 0: its default.
+  uint32_t page_size = 0;
   std::vector<std::string> device_keys;
   std::string out;
   bool json = false;

@@ -23,7 +23,9 @@ namespace tunefleet::emitter {
 // functions from kernels_templates/spec/).
 absl::string_view EmitPublicHeader();
 absl::string_view EmitTableHeader();
+absl::string_view EmitRuntimeHeader();
 absl::string_view EmitRuntime();
+absl::string_view EmitGemm();
 absl::string_view EmitCMakeLists();
 absl::string_view EmitCMakeConfig();
 absl::string_view EmitExpressionFunctions();
@@ -72,6 +74,7 @@ class TableWriter {
           *spec, index, AddSource(std::string(spec->source())));
       if (!code.ok()) continue;
       shape_specs_.push_back(spec);
+      ops_.insert(std::string(spec->op()));
       AddDtypes(spec->op());
       shape_code_ += code->definitions;
       shape_templates_ += absl::StrCat("    ", code->entry, ",\n");
@@ -170,6 +173,7 @@ class TableWriter {
         global[0], global[1], global[2], local[0], local[1], local[2],
         first_arg, num_args_ - first_arg, static_cast<int>(order.size()),
         floats, r.time_ns(), r.gflops());
+    ops_.insert(w.op());
     ++num_kernels_;
   }
 
@@ -205,12 +209,68 @@ class TableWriter {
         num_kernels_ == 0 ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
                             "{0, 0, 0}, 0, 0, 0, 0, 0, 0},\n"
                           : "",
-        "};\nconst size_t kNumKernelEntries = ", num_kernels_,
-        ";\n\n}  // namespace tunefleet_tuned::internal\n");
+        "};\nconst size_t kNumKernelEntries = ", num_kernels_, ";\n\n",
+        RenderOps(), "\n}  // namespace tunefleet_tuned::internal\n");
     return s;
   }
 
  private:
+  // kOps: how workload strings of the library's ops read (dims, their
+  // defaults and minimums, attributes, dtypes), for the runtime's
+  // CanonicalWorkload().
+  std::string RenderOps() const {
+    std::string arrays, ops;
+    int i = 0;
+    for (const std::string& name : ops_) {
+      const templates::OpSpec* spec = templates::FindOp(name);
+      if (spec == nullptr) continue;
+      absl::StrAppend(&arrays, "const OpDim kOpDims", i, "[] = {\n");
+      for (const templates::DimSpec& d : spec->dims) {
+        absl::StrAppend(&arrays, "    {\"", absl::CEscape(d.name), "\", ",
+                        d.default_value ? "true" : "false", ", ",
+                        d.default_value.value_or(0), ", ", d.min_value, "},\n");
+      }
+      absl::StrAppend(&arrays, "};\n");
+      std::string attrs = "nullptr";
+      if (!spec->attrs.empty()) {
+        attrs = absl::StrCat("kOpAttrs", i);
+        std::string entries;
+        for (size_t a = 0; a < spec->attrs.size(); ++a) {
+          const templates::AttrSpec& attr = spec->attrs[a];
+          absl::StrAppend(
+              &arrays, "const char* const kOpAttrValues", i, "_", a, "[] = {",
+              absl::StrJoin(attr.values, ", ",
+                            [](std::string* out, absl::string_view v) {
+                              absl::StrAppend(out, "\"", absl::CEscape(v),
+                                              "\"");
+                            }),
+              "};\n");
+          absl::StrAppend(&entries, "    {\"", absl::CEscape(attr.name), "\", ",
+                          attr.values.size(), ", kOpAttrValues", i, "_", a,
+                          ", nullptr},\n");
+        }
+        absl::StrAppend(&arrays, "const Attr ", attrs, "[] = {\n", entries,
+                        "};\n");
+      }
+      std::vector<std::string> dtypes;
+      for (templates::Dtype d : spec->dtypes) {
+        dtypes.push_back(absl::StrCat("\"", templates::DtypeName(d), "\""));
+      }
+      if (dtypes.empty()) dtypes.push_back("\"fp32\"");
+      absl::StrAppend(&arrays, "const char* const kOpDtypes", i, "[] = {",
+                      absl::StrJoin(dtypes, ", "), "};\n");
+      absl::StrAppend(&ops, "    {\"", absl::CEscape(name), "\", ",
+                      spec->dims.size(), ", kOpDims", i, ", ",
+                      spec->attrs.size(), ", ", attrs, ", ", dtypes.size(),
+                      ", kOpDtypes", i, "},\n");
+      ++i;
+    }
+    return absl::StrCat("namespace {\n\n", arrays,
+                        "\n}  // namespace\n\nconst Op kOps[] = {\n", ops,
+                        i == 0 ? "    {},\n" : "",
+                        "};\nconst size_t kNumOps = ", i, ";\n");
+  }
+
   std::string devices_, args_, kernels_;
   std::string shape_code_, shape_templates_, shape_arrays_, shape_entries_;
   std::string dtype_values_;
@@ -220,6 +280,7 @@ class TableWriter {
   int num_shape_entries_ = 0;
   std::map<std::string, int> sources_;
   std::vector<std::string> source_order_;
+  std::set<std::string> ops_;  // of the entries and shape templates
 };
 
 // A record this build can emit: its template, workload, config and
@@ -232,8 +293,9 @@ struct UsableRecord {
 };
 
 // The record's parts, or why it cannot be emitted (FAILED_PRECONDITION:
-// an unknown template or version, a config or source the store lacks).
-absl::StatusOr<UsableRecord> ReadRecord(store::Store& store,
+// an unknown template or version, a config or template source the records
+// lack).
+absl::StatusOr<UsableRecord> ReadRecord(RecordSource& records,
                                         const tunefleet::v1::TuningRecord& r) {
   auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
   auto workload = trial::WorkloadFromProto(r.workload());
@@ -253,7 +315,7 @@ absl::StatusOr<UsableRecord> ReadRecord(store::Store& store,
     pairs.emplace_back(k.name(), k.value());
   }
   auto config = (*tmpl)->ConfigFromPairs(pairs);
-  auto source = store.TemplateSource(r.template_name(), r.template_version());
+  auto source = records.TemplateSource(r.template_name(), r.template_version());
   if (!config.ok() || !source.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         r.workload_key(), ": ",
@@ -266,17 +328,20 @@ absl::StatusOr<UsableRecord> ReadRecord(store::Store& store,
 // Adds a usable record of device `device` (key `key`) to the table: the
 // naive reference when it measured faster than every tuned config (tiny
 // tasks, where launch overhead dominates), else an entry of its
-// shape-generic template, else its exact launch.
-void AddRecord(store::Store& store, const std::string& key, int device,
-               const tunefleet::v1::TuningRecord& r, const UsableRecord& u,
-               TableWriter& table, EmitSummary& summary) {
-  absl::StatusOr<std::optional<double>> reference =
-      store.ReferenceTime(key, u.workload.Canonical(), r.template_name());
-  if (reference.ok() && reference->has_value() && **reference < r.time_ns()) {
+// shape-generic template, else its exact launch. Errors: the source's, when
+// it cannot tell the reference time.
+absl::Status AddRecord(RecordSource& records, const std::string& key,
+                       int device, const tunefleet::v1::TuningRecord& r,
+                       const UsableRecord& u, TableWriter& table,
+                       EmitSummary& summary) {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<double> reference,
+      records.ReferenceTime(key, u.workload.Canonical(), r.template_name()));
+  if (reference.has_value() && *reference < r.time_ns()) {
     const templates::LaunchDesc l = u.tmpl->ReferenceLaunch(u.workload);
     tunefleet::v1::TuningRecord fallback = r;
-    fallback.set_time_ns(**reference);
-    fallback.set_gflops(u.tmpl->Flops(u.workload) / **reference);
+    fallback.set_time_ns(*reference);
+    fallback.set_gflops(u.tmpl->Flops(u.workload) / *reference);
     table.AddKernel(device, u.workload, *u.tmpl, l,
                     table.AddSource(std::string(l.source)), fallback);
     ++summary.reference_entries;
@@ -289,29 +354,28 @@ void AddRecord(store::Store& store, const std::string& key, int device,
                     u.tmpl->Launch(u.config, u.workload),
                     table.AddSource(u.source), r);
   }
+  return absl::OkStatus();
 }
 
 // Adds the best records of one device key; returns how many were usable.
-absl::StatusOr<int> AddDeviceRecords(store::Store& store,
+absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
                                      EmitSummary& summary) {
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo info,
-                             store.GetDevice(key));
-  store::RecordFilter filter;
-  filter.device_key = key;
-  filter.best_only = true;
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
-                             store.QueryRecords(filter));
+                             records.GetDevice(key));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
+                             records.BestRecords(key));
   const int device = table.AddDevice(key, info);
   int added = 0;
-  for (const tunefleet::v1::TuningRecord& r : records) {
-    absl::StatusOr<UsableRecord> usable = ReadRecord(store, r);
+  for (const tunefleet::v1::TuningRecord& r : best) {
+    absl::StatusOr<UsableRecord> usable = ReadRecord(records, r);
     if (!usable.ok()) {
       summary.skipped.push_back(
           absl::StrCat(key, ": ", usable.status().message()));
       continue;
     }
-    AddRecord(store, key, device, r, *usable, table, summary);
+    TUNEFLEET_RETURN_IF_ERROR(
+        AddRecord(records, key, device, r, *usable, table, summary));
     ++added;
   }
   return added;
@@ -319,7 +383,38 @@ absl::StatusOr<int> AddDeviceRecords(store::Store& store,
 
 }  // namespace
 
-absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
+absl::StatusOr<std::vector<std::string>> StoreRecords::DeviceKeys() {
+  TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
+  std::vector<std::string> keys;
+  for (const auto& [key, info] : devices) keys.push_back(key);
+  return keys;
+}
+
+absl::StatusOr<tunefleet::v1::DeviceInfo> StoreRecords::GetDevice(
+    const std::string& key) {
+  return store_->GetDevice(key);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+StoreRecords::BestRecords(const std::string& key) {
+  store::RecordFilter filter;
+  filter.device_key = key;
+  filter.best_only = true;
+  return store_->QueryRecords(filter);
+}
+
+absl::StatusOr<std::optional<double>> StoreRecords::ReferenceTime(
+    const std::string& key, const std::string& workload,
+    const std::string& template_name) {
+  return store_->ReferenceTime(key, workload, template_name);
+}
+
+absl::StatusOr<std::string> StoreRecords::TemplateSource(
+    const std::string& name, int version) {
+  return store_->TemplateSource(name, version);
+}
+
+absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
                                         const EmitOptions& options) {
   if (options.device_keys.empty()) {
     return absl::InvalidArgumentError("device key: at least one is needed");
@@ -332,7 +427,7 @@ absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
   table.AddShapeTemplates();
   for (const std::string& key : options.device_keys) {
     TUNEFLEET_ASSIGN_OR_RETURN(int added,
-                               AddDeviceRecords(store, key, table, summary));
+                               AddDeviceRecords(records, key, table, summary));
     if (added == 0) {
       return absl::NotFoundError(absl::StrCat(
           "device key ", key, " has no valid tuning record to emit"));
@@ -355,7 +450,9 @@ absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
       {"include/tunefleet_tuned.h", std::string(EmitPublicHeader())},
       {"src/tuned_table.h", std::string(EmitTableHeader())},
       {"src/expression_functions.h", std::string(EmitExpressionFunctions())},
+      {"src/tuned_runtime.h", std::string(EmitRuntimeHeader())},
       {"src/tuned_runtime.cc", std::string(EmitRuntime())},
+      {"src/tuned_gemm.cc", std::string(EmitGemm())},
       {"src/tuned_table.cc", table.Render()},
   };
   for (const auto& [name, text] : files) {

@@ -4,16 +4,20 @@
 // come from emitter/runtime/; only src/tuned_table.cc is generated: the
 // table, and for shape-generic templates (spec_template.h) their checks
 // and launches as C++ translated from their specs (shape_code.h), so that
-// any shape runs with the config of the nearest tuned one. Nothing here
-// depends on a template's name.
+// any shape runs with the config of the nearest tuned one. Records come
+// from a RecordSource: a database, or a server through the CLI. Nothing
+// here depends on a template's name.
 #ifndef TUNEFLEET_EMITTER_EMITTER_H_
 #define TUNEFLEET_EMITTER_EMITTER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "store/store.h"
+#include "tunefleet/v1/common.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::emitter {
 
@@ -31,11 +35,62 @@ struct EmitSummary {
   int reference_entries = 0;
 };
 
-// Writes the library into options.out_dir (created if needed; files there
+// Where the emitter reads what it emits: a database (StoreRecords) or a
+// server (`tunefleet emit --server`). Two sources of the same records give
+// the same library.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+
+  // Every device key the source knows, in its order.
+  virtual absl::StatusOr<std::vector<std::string>> DeviceKeys() = 0;
+  // The device a key's records were measured on. Errors: NOT_FOUND "no
+  // device with key '<key>'" for a key never seen; the source's own.
+  virtual absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) = 0;
+  // The best successful record per (workload, template) of a device key,
+  // ordered by op, shape, dtype and template (store::Store::QueryRecords
+  // with best_only).
+  virtual absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string& key) = 0;
+  // The fastest time of the naive reference kernel, in ns, over the jobs of
+  // a device key, workload (canonical string) and template; nullopt when
+  // none measured it (store::Store::ReferenceTime).
+  virtual absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& key, const std::string& workload,
+      const std::string& template_name) = 0;
+  // The OpenCL source of a template version. Errors: NOT_FOUND.
+  virtual absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                                     int version) = 0;
+};
+
+// The records of a database. `store` must outlive it.
+class StoreRecords : public RecordSource {
+ public:
+  explicit StoreRecords(store::Store* store) : store_(store) {}
+
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override;
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string& key) override;
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& key, const std::string& workload,
+      const std::string& template_name) override;
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override;
+
+ private:
+  store::Store* store_;  // not owned
+};
+
+// Writes the library of the best records `records` holds for
+// options.device_keys into options.out_dir (created if needed; files there
 // of the same names are replaced). Errors: INVALID_ARGUMENT without device
-// keys or out_dir; NOT_FOUND for a device key the store never saw or with
-// no valid record; UNAVAILABLE when a file cannot be written.
-absl::StatusOr<EmitSummary> EmitLibrary(store::Store& store,
+// keys or out_dir; NOT_FOUND for a device key the source never saw or with
+// no valid record; UNAVAILABLE when a file cannot be written; the source's
+// errors.
+absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
                                         const EmitOptions& options);
 
 }  // namespace tunefleet::emitter

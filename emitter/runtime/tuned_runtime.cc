@@ -1,11 +1,13 @@
 // Run-time lookup and launch of the tuned kernels (see tunefleet_tuned.h):
 // exact-workload entries, and the nearest tuned shape of shape-generic
 // templates (tuned_table.h), whose checks and launches are generated code.
+#include "tuned_runtime.h"
+
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,11 +16,8 @@
 #include "tunefleet_tuned.h"
 
 namespace tunefleet_tuned {
+namespace internal {
 namespace {
-
-using internal::ShapeEntry;
-using internal::ShapeLaunch;
-using internal::ShapeTemplate;
 
 std::string DeviceString(cl_device_id device, cl_device_info param) {
   size_t size = 0;
@@ -62,93 +61,17 @@ ProgramCache& Cache() {
   return cache;
 }
 
-cl_int GetProgram(cl_context context, cl_device_id device, const char* source,
-                  const std::string& options, cl_program* out) {
-  ProgramCache& cache = Cache();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  auto key = std::make_tuple(context, device, source, options);
-  auto it = cache.programs.find(key);
-  if (it != cache.programs.end()) {
-    *out = it->second;
-    return CL_SUCCESS;
-  }
-  cl_int err = CL_SUCCESS;
-  cl_program program =
-      clCreateProgramWithSource(context, 1, &source, nullptr, &err);
-  if (err != CL_SUCCESS) return err;
-  err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
-  if (err != CL_SUCCESS) {
-    clReleaseProgram(program);
-    return err;
-  }
-  cache.programs[key] = program;
-  *out = program;
-  return CL_SUCCESS;
-}
-
-// What a launch needs besides its program.
-struct Launch {
-  const char* source;
-  const char* kernel;
-  const std::string* options;
-  int dims;
-  const size_t* global;
-  const size_t* local;  // all 0: let the runtime choose
-  const internal::Arg* args;
-  int num_args;
-  const long long* ints;  // for 'i' args of shape-generic launches, or null
-};
-
-cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
-               const float* floats, cl_uint num_wait_events,
-               const cl_event* wait_events, cl_event* event) {
-  cl_device_id device = nullptr;
-  cl_context context = nullptr;
-  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device),
-                                     &device, nullptr);
-  if (err != CL_SUCCESS) return err;
-  err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
-                              &context, nullptr);
-  if (err != CL_SUCCESS) return err;
-  cl_program program = nullptr;
-  err = GetProgram(context, device, l.source, *l.options, &program);
-  if (err != CL_SUCCESS) return err;
-  cl_kernel kernel = clCreateKernel(program, l.kernel, &err);
-  if (err != CL_SUCCESS) return err;
-  for (int a = 0; a < l.num_args && err == CL_SUCCESS; ++a) {
-    const internal::Arg& arg = l.args[a];
-    if (arg.kind == 'i') {
-      const cl_int v = static_cast<cl_int>(l.ints != nullptr ? l.ints[arg.value]
-                                                             : arg.value);
-      err = clSetKernelArg(kernel, a, sizeof(v), &v);
-    } else if (arg.kind == 'b') {
-      err = clSetKernelArg(kernel, a, sizeof(cl_mem), &buffers[arg.value]);
-    } else {
-      err = clSetKernelArg(kernel, a, sizeof(float), &floats[arg.value]);
-    }
-  }
-  if (err == CL_SUCCESS) {
-    const bool local = l.local[0] != 0;
-    err = clEnqueueNDRangeKernel(queue, kernel, l.dims, nullptr, l.global,
-                                 local ? l.local : nullptr, num_wait_events,
-                                 wait_events, event);
-  }
-  clReleaseKernel(kernel);
-  return err;
-}
-
 // The entry for an exact workload on `device`: same device name, else same
 // vendor, else any tuned device.
-const internal::KernelEntry* FindEntry(cl_device_id device,
-                                       const char* workload) {
+const KernelEntry* FindEntry(cl_device_id device, const char* workload) {
   const std::string name = DeviceString(device, CL_DEVICE_NAME);
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
-  const internal::KernelEntry* by_vendor = nullptr;
-  const internal::KernelEntry* any = nullptr;
-  for (size_t i = 0; i < internal::kNumKernelEntries; ++i) {
-    const internal::KernelEntry& e = internal::kKernelEntries[i];
+  const KernelEntry* by_vendor = nullptr;
+  const KernelEntry* any = nullptr;
+  for (size_t i = 0; i < kNumKernelEntries; ++i) {
+    const KernelEntry& e = kKernelEntries[i];
     if (std::string(e.workload) != workload) continue;
-    const internal::Device& d = internal::kDevices[e.device];
+    const Device& d = kDevices[e.device];
     if (name == d.name) return &e;
     if (by_vendor == nullptr && vendor == d.vendor) by_vendor = &e;
     if (any == nullptr) any = &e;
@@ -156,59 +79,19 @@ const internal::KernelEntry* FindEntry(cl_device_id device,
   return by_vendor != nullptr ? by_vendor : any;
 }
 
-// A shape of a shape-generic template: its variables up to the knobs.
-struct Shape {
-  int tmpl = -1;  // index into kShapeTemplates
-  std::string dtype;
-  std::vector<double> vars;
-};
-
 const ShapeTemplate& TemplateOf(const Shape& s) {
-  return internal::kShapeTemplates[s.tmpl];
+  return kShapeTemplates[s.tmpl];
 }
 
 // The first shape-generic template of `op` that runs `dtype`, or -1.
 int FindShapeTemplate(const std::string& op, const std::string& dtype) {
-  for (size_t i = 0; i < internal::kNumShapeTemplates; ++i) {
-    const ShapeTemplate& t = internal::kShapeTemplates[i];
+  for (size_t i = 0; i < kNumShapeTemplates; ++i) {
+    const ShapeTemplate& t = kShapeTemplates[i];
     bool dtype_ok = t.num_dtypes == 0;
     for (int d = 0; d < t.num_dtypes; ++d) dtype_ok |= dtype == t.dtypes[d];
     if (op == t.op && dtype_ok) return static_cast<int>(i);
   }
   return -1;
-}
-
-// The shape of `op` with `dims` (in the op's order) and attributes by name
-// (missing ones at their default). False without a template for it or
-// with an unknown attribute value.
-bool MakeShape(const std::string& op, const std::vector<long long>& dims,
-               const std::string& dtype,
-               const std::map<std::string, std::string>& attrs, Shape* out) {
-  out->tmpl = FindShapeTemplate(op, dtype);
-  if (out->tmpl < 0) return false;
-  const ShapeTemplate& t = TemplateOf(*out);
-  if (static_cast<int>(dims.size()) != t.num_dims) return false;
-  out->dtype = dtype;
-  out->vars.assign(t.num_vars, 0.0);
-  for (int i = 0; i < t.num_dims; ++i) out->vars[i] = double(dims[i]);
-  for (int a = 0; a < t.num_attrs; ++a) {
-    const internal::Attr& attr = t.attrs[a];
-    auto it = attrs.find(attr.name);
-    const std::string value = it == attrs.end() ? attr.values[0] : it->second;
-    int v = 0;
-    while (v < attr.num_values && value != attr.values[v]) ++v;
-    if (v == attr.num_values) return false;
-    out->vars[t.num_dims + a] = attr.numbers[v];
-  }
-  const int dtype_slot = t.num_dims + t.num_attrs;
-  for (size_t d = 0; d < internal::kNumDtypeValues; ++d) {
-    const internal::DtypeValues& values = internal::kDtypeValues[d];
-    if (dtype != values.name) continue;
-    out->vars[dtype_slot] = values.fp16;
-    out->vars[dtype_slot + 1] = values.element_bytes;
-    return true;
-  }
-  return false;
 }
 
 // The variables of a shape with a config and a device's limits.
@@ -259,9 +142,9 @@ const ShapeEntry* NearestIn(Tier in_tier, const Shape& s,
                             const std::vector<double>& limits) {
   const ShapeEntry* best = nullptr;
   double best_distance = 0;
-  for (size_t i = 0; i < internal::kNumShapeEntries; ++i) {
-    const ShapeEntry& e = internal::kShapeEntries[i];
-    if (!SameVariant(e, s) || !in_tier(internal::kDevices[e.device])) continue;
+  for (size_t i = 0; i < kNumShapeEntries; ++i) {
+    const ShapeEntry& e = kShapeEntries[i];
+    if (!SameVariant(e, s) || !in_tier(kDevices[e.device])) continue;
     if (!Passes(s, e.knobs, limits)) continue;
     const double d = ShapeDistance(e, s);
     if (best == nullptr || d < best_distance) {
@@ -277,11 +160,9 @@ Pick FindShape(cl_device_id device, const Shape& s) {
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
   const std::vector<double> limits = Limits(device);
   Pick pick;
-  auto same_name = [&](const internal::Device& d) { return name == d.name; };
-  auto same_vendor = [&](const internal::Device& d) {
-    return vendor == d.vendor;
-  };
-  auto any = [](const internal::Device&) { return true; };
+  auto same_name = [&](const Device& d) { return name == d.name; };
+  auto same_vendor = [&](const Device& d) { return vendor == d.vendor; };
+  auto any = [](const Device&) { return true; };
   if ((pick.entry = NearestIn(same_name, s, limits))) {
     pick.device_match = "name";
   } else if ((pick.entry = NearestIn(same_vendor, s, limits))) {
@@ -310,59 +191,139 @@ std::string ConfigText(const ShapeTemplate& t, const long long* knobs) {
   return text;
 }
 
-// Enqueues the shape with the config of its pick. CL_INVALID_WORK_GROUP_SIZE
-// when that config fails the template's checks on this device.
-cl_int RunShape(cl_command_queue queue, const Shape& s, const cl_mem* buffers,
-                const float* floats, cl_uint num_wait_events,
-                const cl_event* wait_events, cl_event* event) {
-  cl_device_id device = nullptr;
-  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device),
-                                     &device, nullptr);
-  if (err != CL_SUCCESS) return err;
-  const ShapeTemplate& t = TemplateOf(s);
-  const Pick pick = FindShape(device, s);
-  std::vector<double> vars = VarsFor(s, KnobsOf(pick, s), Limits(device));
-  if (t.check(vars.data()) != nullptr) return CL_INVALID_WORK_GROUP_SIZE;
-  ShapeLaunch launch;
-  t.launch(vars.data(), &launch);
-  const int source = pick.entry ? pick.entry->source : t.default_source;
-  const Launch l{internal::kSources[source],
-                 t.kernel,
-                 &launch.options,
-                 launch.dims,
-                 launch.global,
-                 launch.local,
-                 t.args,
-                 t.num_args,
-                 launch.ints};
-  return Enqueue(queue, l, buffers, floats, num_wait_events, wait_events,
-                 event);
+// Workload strings.
+
+// The largest dim (kernels take dims as 32-bit ints) and the largest
+// product of a workload's dims, as kernels_templates/workload.h has them.
+constexpr long long kMaxDim = 2147483647LL;
+constexpr double kMaxShapeProduct = 9007199254740992.0;  // 2^53
+
+const Op* FindOp(const std::string& name) {
+  for (size_t i = 0; i < kNumOps; ++i) {
+    if (name == kOps[i].name) return &kOps[i];
+  }
+  return nullptr;
+}
+
+// `text` as an integer (an optional sign, then decimal digits only).
+bool ParseInteger(const std::string& text, long long* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size()) return false;
+  *out = value;
+  return true;
+}
+
+// The tokens of a workload string: split at spaces, tabs, commas and
+// semicolons.
+std::vector<std::string> Tokens(const char* text) {
+  std::vector<std::string> tokens(1);
+  for (const char* p = text; *p != '\0'; ++p) {
+    const char c = *p;
+    if (c == ' ' || c == '\t' || c == '\n' || c == ',' || c == ';') {
+      if (!tokens.back().empty()) tokens.emplace_back();
+    } else {
+      tokens.back() += c;
+    }
+  }
+  if (tokens.back().empty()) tokens.pop_back();
+  return tokens;
+}
+
+// The canonical string of a workload in any form Run() reads, or "" (see
+// CanonicalWorkload() in tunefleet_tuned.h): "op D=v ... dtype [attr=v
+// ...]" with every dim in the op's order and the attributes away from
+// their default, as templates::Workload::Canonical() writes it.
+std::string Canonicalize(const char* workload) {
+  if (workload == nullptr) return "";
+  const std::vector<std::string> tokens = Tokens(workload);
+  const Op* op = tokens.empty() ? nullptr : FindOp(tokens[0]);
+  if (op == nullptr) return "";
+  std::vector<long long> dims(op->num_dims, 0);
+  std::vector<bool> dim_given(op->num_dims, false);
+  std::vector<int> attrs(op->num_attrs, 0);  // value indices; 0: default
+  std::vector<bool> attr_given(op->num_attrs, false);
+  std::string dtype;
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    const size_t eq = tokens[i].find('=');
+    if (eq == std::string::npos) {
+      if (!dtype.empty()) return "";
+      dtype = tokens[i];
+      continue;
+    }
+    const std::string name = tokens[i].substr(0, eq);
+    const std::string value = tokens[i].substr(eq + 1);
+    int d = 0;
+    while (d < op->num_dims && name != op->dims[d].name) ++d;
+    if (d < op->num_dims) {
+      if (dim_given[d] || !ParseInteger(value, &dims[d])) return "";
+      dim_given[d] = true;
+      continue;
+    }
+    int a = 0;
+    while (a < op->num_attrs && name != op->attrs[a].name) ++a;
+    if (a == op->num_attrs || attr_given[a]) return "";
+    const Attr& attr = op->attrs[a];
+    int v = 0;
+    while (v < attr.num_values && value != attr.values[v]) ++v;
+    if (v == attr.num_values) return "";
+    attrs[a] = v;
+    attr_given[a] = true;
+  }
+  if (dtype.empty()) dtype = "fp32";
+  bool dtype_known = false;
+  for (int t = 0; t < op->num_dtypes; ++t) {
+    dtype_known |= dtype == op->dtypes[t];
+  }
+  if (!dtype_known) return "";
+  std::string out = op->name;
+  double product = 1;
+  for (int d = 0; d < op->num_dims; ++d) {
+    const OpDim& dim = op->dims[d];
+    if (!dim_given[d]) {
+      if (!dim.has_default) return "";
+      dims[d] = dim.default_value;
+    }
+    if (dims[d] < dim.min_value || dims[d] > kMaxDim) return "";
+    product *= dims[d] < 1 ? 1.0 : double(dims[d]);
+    out += " " + std::string(dim.name) + "=" + std::to_string(dims[d]);
+  }
+  if (product > kMaxShapeProduct) return "";
+  out += " " + dtype;
+  for (int a = 0; a < op->num_attrs; ++a) {
+    if (attrs[a] == 0) continue;
+    out += " " + std::string(op->attrs[a].name) + "=" +
+           op->attrs[a].values[attrs[a]];
+  }
+  return out;
 }
 
 // Parses a canonical workload "op D=v ... dtype [attr=value ...]" into a
 // shape. False when it is not one of a shape-generic template.
-bool ParseShape(const char* workload, Shape* out) {
-  std::istringstream in(workload);
-  std::string op, token, dtype = "fp32";
-  in >> op;
+bool ParseShape(const std::string& canonical, Shape* out) {
+  const std::vector<std::string> tokens = Tokens(canonical.c_str());
+  if (tokens.empty()) return false;
+  const std::string& op = tokens[0];
+  std::string dtype = "fp32";
   std::map<std::string, std::string> named;
-  while (in >> token) {
-    const size_t eq = token.find('=');
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    const size_t eq = tokens[i].find('=');
     if (eq == std::string::npos) {
-      dtype = token;
+      dtype = tokens[i];
     } else {
-      named[token.substr(0, eq)] = token.substr(eq + 1);
+      named[tokens[i].substr(0, eq)] = tokens[i].substr(eq + 1);
     }
   }
   const int tmpl = FindShapeTemplate(op, dtype);
   if (tmpl < 0) return false;
-  const ShapeTemplate& t = internal::kShapeTemplates[tmpl];
+  const ShapeTemplate& t = kShapeTemplates[tmpl];
   std::vector<long long> dims;
   for (int i = 0; i < t.num_dims; ++i) {
     auto it = named.find(t.dims[i]);
     if (it == named.end()) return false;
     dims.push_back(std::atoll(it->second.c_str()));
-    if (dims.back() < 1) return false;
     named.erase(it);
   }
   return MakeShape(op, dims, dtype, named, out);
@@ -370,12 +331,125 @@ bool ParseShape(const char* workload, Shape* out) {
 
 }  // namespace
 
-std::string DescribeRun(cl_device_id device, const char* workload) {
-  const internal::KernelEntry* e = FindEntry(device, workload);
-  if (e != nullptr) return internal::kDevices[e->device].key;
-  Shape s;
-  if (!ParseShape(workload, &s)) return "";
+cl_int GetProgram(cl_context context, cl_device_id device, const char* source,
+                  const std::string& options, cl_program* out) {
+  ProgramCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto key = std::make_tuple(context, device, source, options);
+  auto it = cache.programs.find(key);
+  if (it != cache.programs.end()) {
+    *out = it->second;
+    return CL_SUCCESS;
+  }
+  cl_int err = CL_SUCCESS;
+  cl_program program =
+      clCreateProgramWithSource(context, 1, &source, nullptr, &err);
+  if (err != CL_SUCCESS) return err;
+  err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    clReleaseProgram(program);
+    return err;
+  }
+  cache.programs[key] = program;
+  *out = program;
+  return CL_SUCCESS;
+}
+
+cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
+               const float* floats, cl_uint num_wait_events,
+               const cl_event* wait_events, cl_event* event) {
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device),
+                                     &device, nullptr);
+  if (err != CL_SUCCESS) return err;
+  err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof(context),
+                              &context, nullptr);
+  if (err != CL_SUCCESS) return err;
+  cl_program program = nullptr;
+  err = GetProgram(context, device, l.source, *l.options, &program);
+  if (err != CL_SUCCESS) return err;
+  cl_kernel kernel = clCreateKernel(program, l.kernel, &err);
+  if (err != CL_SUCCESS) return err;
+  for (int a = 0; a < l.num_args && err == CL_SUCCESS; ++a) {
+    const Arg& arg = l.args[a];
+    if (arg.kind == 'i') {
+      const cl_int v = static_cast<cl_int>(l.ints != nullptr ? l.ints[arg.value]
+                                                             : arg.value);
+      err = clSetKernelArg(kernel, a, sizeof(v), &v);
+    } else if (arg.kind == 'b') {
+      err = clSetKernelArg(kernel, a, sizeof(cl_mem), &buffers[arg.value]);
+    } else {
+      err = clSetKernelArg(kernel, a, sizeof(float), &floats[arg.value]);
+    }
+  }
+  if (err == CL_SUCCESS) {
+    const bool local = l.local[0] != 0;
+    err = clEnqueueNDRangeKernel(queue, kernel, l.dims, nullptr, l.global,
+                                 local ? l.local : nullptr, num_wait_events,
+                                 wait_events, event);
+  }
+  clReleaseKernel(kernel);
+  return err;
+}
+
+bool MakeShape(const std::string& op, const std::vector<long long>& dims,
+               const std::string& dtype,
+               const std::map<std::string, std::string>& attrs, Shape* out) {
+  out->tmpl = FindShapeTemplate(op, dtype);
+  if (out->tmpl < 0) return false;
+  const ShapeTemplate& t = TemplateOf(*out);
+  if (static_cast<int>(dims.size()) != t.num_dims) return false;
+  out->dtype = dtype;
+  out->vars.assign(t.num_vars, 0.0);
+  for (int i = 0; i < t.num_dims; ++i) out->vars[i] = double(dims[i]);
+  for (int a = 0; a < t.num_attrs; ++a) {
+    const Attr& attr = t.attrs[a];
+    auto it = attrs.find(attr.name);
+    const std::string value = it == attrs.end() ? attr.values[0] : it->second;
+    int v = 0;
+    while (v < attr.num_values && value != attr.values[v]) ++v;
+    if (v == attr.num_values) return false;
+    out->vars[t.num_dims + a] = attr.numbers[v];
+  }
+  const int dtype_slot = t.num_dims + t.num_attrs;
+  for (size_t d = 0; d < kNumDtypeValues; ++d) {
+    const DtypeValues& values = kDtypeValues[d];
+    if (dtype != values.name) continue;
+    out->vars[dtype_slot] = values.fp16;
+    out->vars[dtype_slot + 1] = values.element_bytes;
+    return true;
+  }
+  return false;
+}
+
+cl_int PrepareShape(cl_device_id device, const Shape& s, ShapeRun* out) {
+  const ShapeTemplate& t = TemplateOf(s);
   const Pick pick = FindShape(device, s);
+  std::vector<double> vars = VarsFor(s, KnobsOf(pick, s), Limits(device));
+  if (t.check(vars.data()) != nullptr) return CL_INVALID_WORK_GROUP_SIZE;
+  out->tmpl = &t;
+  out->source = kSources[pick.entry ? pick.entry->source : t.default_source];
+  out->launch = ShapeLaunch();
+  t.launch(vars.data(), &out->launch);
+  return CL_SUCCESS;
+}
+
+}  // namespace internal
+
+std::string CanonicalWorkload(const char* workload) {
+  return internal::Canonicalize(workload);
+}
+
+std::string DescribeRun(cl_device_id device, const char* workload) {
+  const std::string canonical = internal::Canonicalize(workload);
+  if (canonical.empty()) return "";
+  const internal::KernelEntry* e =
+      internal::FindEntry(device, canonical.c_str());
+  if (e != nullptr) return internal::kDevices[e->device].key;
+  internal::Shape s;
+  if (!internal::ParseShape(canonical, &s)) return "";
+  const internal::Pick pick = internal::FindShape(device, s);
   return pick.entry ? internal::kDevices[pick.entry->device].key : "";
 }
 
@@ -386,48 +460,56 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
   cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof(device),
                                      &device, nullptr);
   if (err != CL_SUCCESS) return err;
-  if (const internal::KernelEntry* e = FindEntry(device, workload)) {
+  const std::string canonical = internal::Canonicalize(workload);
+  if (canonical.empty()) return CL_INVALID_VALUE;
+  if (const internal::KernelEntry* e =
+          internal::FindEntry(device, canonical.c_str())) {
     if (num_buffers != static_cast<size_t>(e->num_buffers) ||
         num_floats != static_cast<size_t>(e->num_floats)) {
       return CL_INVALID_VALUE;
     }
     const std::string options = e->options;
-    const Launch l{internal::kSources[e->source],
-                   e->kernel,
-                   &options,
-                   e->dims,
-                   e->global,
-                   e->local,
-                   &internal::kArgs[e->first_arg],
-                   e->num_args,
-                   nullptr};
-    return Enqueue(queue, l, buffers, floats, 0, nullptr, event);
+    const internal::Launch l{internal::kSources[e->source],
+                             e->kernel,
+                             &options,
+                             e->dims,
+                             e->global,
+                             e->local,
+                             &internal::kArgs[e->first_arg],
+                             e->num_args,
+                             nullptr};
+    return internal::Enqueue(queue, l, buffers, floats, 0, nullptr, event);
   }
-  Shape s;
-  if (!ParseShape(workload, &s) ||
-      num_buffers != static_cast<size_t>(TemplateOf(s).num_buffers) ||
-      num_floats != static_cast<size_t>(TemplateOf(s).num_floats)) {
+  internal::Shape s;
+  if (!internal::ParseShape(canonical, &s) ||
+      num_buffers != static_cast<size_t>(internal::TemplateOf(s).num_buffers) ||
+      num_floats != static_cast<size_t>(internal::TemplateOf(s).num_floats)) {
     return CL_INVALID_VALUE;
   }
-  return RunShape(queue, s, buffers, floats, 0, nullptr, event);
+  internal::ShapeRun run;
+  err = internal::PrepareShape(device, s, &run);
+  if (err != CL_SUCCESS) return err;
+  return internal::Enqueue(queue, run.AsLaunch(), buffers, floats, 0, nullptr,
+                           event);
 }
 
 GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
   GemmChoice c;
   c.device_match = "none";
   c.shape_match = "default";
-  Shape s;
-  if (!MakeShape("gemm", {m, n, k}, "fp32", {}, &s)) return c;
-  const ShapeTemplate& t = TemplateOf(s);
-  const Pick pick = FindShape(device, s);
-  const long long* knobs = KnobsOf(pick, s);
-  std::vector<double> vars = VarsFor(s, knobs, Limits(device));
-  ShapeLaunch launch;
+  internal::Shape s;
+  if (!internal::MakeShape("gemm", {m, n, k}, "fp32", {}, &s)) return c;
+  const internal::ShapeTemplate& t = internal::TemplateOf(s);
+  const internal::Pick pick = internal::FindShape(device, s);
+  const long long* knobs = internal::KnobsOf(pick, s);
+  std::vector<double> vars =
+      internal::VarsFor(s, knobs, internal::Limits(device));
+  internal::ShapeLaunch launch;
   t.launch(vars.data(), &launch);
   c.device_key = pick.entry ? internal::kDevices[pick.entry->device].key : "";
   c.device_match = pick.device_match;
   c.shape_match = pick.shape_match;
-  c.config = ConfigText(t, knobs);
+  c.config = internal::ConfigText(t, knobs);
   c.build_options = launch.options;
   for (int d = 0; d < 2; ++d) {
     c.global[d] = launch.global[d];
@@ -436,22 +518,8 @@ GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
   return c;
 }
 
-cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
-            cl_mem c, cl_uint num_wait_events, const cl_event* wait_events,
-            cl_event* event) {
-  if (m < 1 || n < 1 || k < 1) return CL_INVALID_VALUE;
-  Shape s;
-  if (!MakeShape("gemm", {m, n, k}, "fp32", {}, &s) ||
-      TemplateOf(s).num_buffers != 3) {
-    return CL_INVALID_VALUE;
-  }
-  const cl_mem buffers[3] = {a, b, c};
-  return RunShape(queue, s, buffers, nullptr, num_wait_events, wait_events,
-                  event);
-}
-
 void ReleaseCachedPrograms() {
-  ProgramCache& cache = Cache();
+  internal::ProgramCache& cache = internal::Cache();
   std::lock_guard<std::mutex> lock(cache.mu);
   for (auto& [key, program] : cache.programs) clReleaseProgram(program);
   cache.programs.clear();
@@ -465,7 +533,7 @@ int NumTunedEntries() {
 int NumTunedEntries(const char* op) {
   int n = 0;
   for (size_t i = 0; i < internal::kNumShapeEntries; ++i) {
-    const ShapeEntry& e = internal::kShapeEntries[i];
+    const internal::ShapeEntry& e = internal::kShapeEntries[i];
     n += std::string(internal::kShapeTemplates[e.shape_template].op) == op;
   }
   for (size_t i = 0; i < internal::kNumKernelEntries; ++i) {

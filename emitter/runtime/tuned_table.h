@@ -67,6 +67,26 @@ struct Attr {
   const double* numbers;
 };
 
+// One dim of an op as workload strings name it.
+struct OpDim {
+  const char* name;
+  bool has_default;  // false: every workload gives it
+  long long default_value;
+  long long min_value;
+};
+
+// An op of this library's entries: how its workload strings read (as
+// kernels_templates/workload.h has it). Attributes' numbers are unused.
+struct Op {
+  const char* name;
+  int num_dims;
+  const OpDim* dims;  // in canonical order
+  int num_attrs;
+  const Attr* attrs;  // in canonical order
+  int num_dtypes;
+  const char* const* dtypes;
+};
+
 // A template whose launch runs any shape it accepts with any config that
 // passes its checks: a config tuned for one shape may run another. Its
 // check and launch are C++ generated from the template's spec. They read
@@ -124,6 +144,8 @@ extern const ShapeTemplate kShapeTemplates[];
 extern const size_t kNumShapeTemplates;
 extern const ShapeEntry kShapeEntries[];
 extern const size_t kNumShapeEntries;
+extern const Op kOps[];
+extern const size_t kNumOps;
 
 }  // namespace tunefleet_tuned::internal
 

@@ -9,6 +9,9 @@
 // config passes the template's checks on the device, else the template's
 // safe default config.
 //
+// Errors are cl_int status codes: CL_SUCCESS, an OpenCL error, or for
+// Gemm() and GemmStridedBatched() one of the k* codes below.
+//
 // Thread-safety: all functions may be called from several threads. Built
 // programs are cached per (context, device, build options) until
 // ReleaseCachedPrograms().
@@ -25,6 +28,119 @@
 
 namespace tunefleet_tuned {
 
+// ---------------------------------------------------------------------------
+// BLAS-style GEMM, modelled on CLBlast's clblast::Gemm<float> and
+// clblast::GemmStridedBatched<float> (CLBlast's include/clblast.h): the
+// same parameters in the same order and with the same meaning, the same
+// layout and transpose values (those of CBLAS), and the same status codes
+// for bad arguments. Unlike CLBlast, the queue comes first and is passed by
+// value, and a wait list may be given, as everywhere in this library.
+
+// How a matrix is stored: row by row (element (i, j) at i * ld + j) or
+// column by column (element (i, j) at i + j * ld).
+enum class Layout { kRowMajor = 101, kColMajor = 102 };
+
+// Whether an operand is used as stored or transposed. For real (fp32)
+// matrices kConjugate is the same as kYes.
+enum class Transpose { kNo = 111, kYes = 112, kConjugate = 113 };
+
+// Status codes of Gemm() and GemmStridedBatched() beyond OpenCL's own (which
+// they also return, e.g. CL_INVALID_COMMAND_QUEUE, CL_INVALID_VALUE for a
+// layout or transpose out of its enum, CL_BUILD_PROGRAM_FAILURE, or
+// CL_MEM_OBJECT_ALLOCATION_FAILURE / CL_INVALID_BUFFER_SIZE when a
+// temporary matrix cannot be allocated). Values are CLBlast's StatusCode's.
+inline constexpr cl_int kInvalidMatrixA = -1022;  // A is null or not a buffer
+inline constexpr cl_int kInvalidMatrixB = -1021;  // B is null or not a buffer
+inline constexpr cl_int kInvalidMatrixC = -1020;  // C is null or not a buffer
+// m, n or k is 0 or above 2^31 - 1 (the tuned kernels index with int).
+inline constexpr cl_int kInvalidDimension = -1017;
+inline constexpr cl_int kInvalidLeadDimA = -1016;  // a_ld below its minimum
+inline constexpr cl_int kInvalidLeadDimB = -1015;  // b_ld below its minimum
+inline constexpr cl_int kInvalidLeadDimC = -1014;  // c_ld below its minimum
+// The buffer is smaller than its offset, strides and ld make the matrix.
+inline constexpr cl_int kInsufficientMemoryA = -1011;
+inline constexpr cl_int kInsufficientMemoryB = -1010;
+inline constexpr cl_int kInsufficientMemoryC = -1009;
+inline constexpr cl_int kInvalidBatchCount = -2049;  // batch_count is 0
+
+// Enqueues C = alpha * op(A) * op(B) + beta * C on `queue`, fp32, where
+// op(X) is X or its transpose; op(A) is m x k, op(B) is k x n, C is m x n.
+//
+//   layout       how A, B and C are stored (all three alike).
+//   a_transpose  kNo: A is stored as m x k; kYes/kConjugate: as k x m.
+//   b_transpose  kNo: B is stored as k x n; kYes/kConjugate: as n x k.
+//   m, n, k      the dims above, each 1 to 2^31 - 1.
+//   alpha        scales op(A) * op(B). With alpha == 0, A and B are not
+//                read (C = beta * C).
+//   a_buffer     A, fp32, in the queue's context.
+//   a_offset     elements from the start of a_buffer to A's first element.
+//   a_ld         A's leading dimension, in elements: the distance between
+//                consecutive rows (kRowMajor) or columns (kColMajor) of A
+//                as stored; at least the length of one such row or column:
+//                  row-major, kNo: k    row-major, kYes: m
+//                  col-major, kNo: m    col-major, kYes: k
+//   b_buffer, b_offset, b_ld  the same for B; b_ld at least
+//                  row-major, kNo: n    row-major, kYes: k
+//                  col-major, kNo: k    col-major, kYes: n
+//   beta         scales C's input. With beta == 0, C's input is not read
+//                (it may hold NaN).
+//   c_buffer, c_offset, c_ld  the same for C (never transposed); c_ld at
+//                least n (row-major) or m (col-major).
+//   num_wait_events, wait_events  commands to wait for first.
+//   event        when not null, receives an event that completes when C is
+//                written (the caller releases it).
+//
+// Buffers must hold the matrices their offset and ld describe: a stored
+// matrix of `outer` rows (row-major) or columns (column-major) of `inner`
+// elements each (inner being the minimum ld above) needs at least
+// offset + (outer - 1) * ld + inner floats. A and B may be the same buffer;
+// C must not overlap them.
+//
+// How it runs (as CLBlast's "indirect" GEMM): the tuned kernel takes tight
+// row-major A (m x k) and B (k x n) at offset 0 and writes a tight C. When
+// an operand is not in that form (transposed, ld above the tight one, an
+// offset), a small helper kernel first copies it into a temporary in that
+// form; unless alpha == 1, beta == 0 and C is tight at offset 0, the tuned
+// kernel writes a temporary and a helper kernel computes C = alpha * T +
+// beta * C. Temporaries are allocated per call and released when the
+// commands using them end. A call that needs none of that (row-major, no
+// transposes, tight lds, zero offsets, alpha 1, beta 0) is one launch of
+// the tuned kernel. A column-major call runs the row-major problem
+// C^T = op(B)^T op(A)^T, i.e. the tuned shape of n x m x k
+// (DescribeGemm(device, n, m, k)); a row-major one that of m x n x k.
+//
+// Returns CL_SUCCESS, a k* code above for a bad argument (checked in the
+// order of the parameters, before anything is enqueued), or the OpenCL
+// error of a failed step.
+cl_int Gemm(cl_command_queue queue, Layout layout, Transpose a_transpose,
+            Transpose b_transpose, size_t m, size_t n, size_t k, float alpha,
+            cl_mem a_buffer, size_t a_offset, size_t a_ld, cl_mem b_buffer,
+            size_t b_offset, size_t b_ld, float beta, cl_mem c_buffer,
+            size_t c_offset, size_t c_ld, cl_uint num_wait_events = 0,
+            const cl_event* wait_events = nullptr, cl_event* event = nullptr);
+
+// batch_count independent GEMMs as Gemm() does each: GEMM number i (0 <= i <
+// batch_count) reads A at a_offset + i * a_stride, B at b_offset + i *
+// b_stride and updates C at c_offset + i * c_stride (strides in elements;
+// a stride of 0 shares that operand between all GEMMs, e.g. one weight
+// matrix; C's matrices must not overlap). Buffers must hold the last
+// matrix: its offset plus the extent Gemm() requires. An operand that needs
+// packing is packed for all GEMMs in one launch (a shared one, tight at
+// offset 0, is read in place), the tuned kernel runs once per GEMM, and one
+// epilogue launch updates every C. Returns as Gemm(), and
+// kInvalidBatchCount when batch_count is 0.
+cl_int GemmStridedBatched(
+    cl_command_queue queue, Layout layout, Transpose a_transpose,
+    Transpose b_transpose, size_t m, size_t n, size_t k, float alpha,
+    cl_mem a_buffer, size_t a_offset, size_t a_ld, size_t a_stride,
+    cl_mem b_buffer, size_t b_offset, size_t b_ld, size_t b_stride, float beta,
+    cl_mem c_buffer, size_t c_offset, size_t c_ld, size_t c_stride,
+    size_t batch_count, cl_uint num_wait_events = 0,
+    const cl_event* wait_events = nullptr, cl_event* event = nullptr);
+
+// ---------------------------------------------------------------------------
+// The tuned kernels themselves.
+
 // What Gemm() runs for a device and shape.
 struct GemmChoice {
   std::string device_key;    // tuned device key the config comes from
@@ -36,15 +152,18 @@ struct GemmChoice {
   size_t local[2];
 };
 
-// The choice for C(MxN) = A(MxK) * B(KxN) on `device`: the nearest tuned
-// fp32 GEMM shape, by the lookup above.
+// The choice for C(MxN) = A(MxK) * B(KxN) on `device`, row-major: the
+// nearest tuned fp32 GEMM shape, by the lookup above.
 GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k);
 
 // Enqueues C = A * B on `queue`: row-major fp32, A is m x k, B is k x n,
-// C is m x n, all in buffers of the queue's context. Returns CL_SUCCESS or
-// the OpenCL error (CL_INVALID_VALUE for a dim < 1; CL_BUILD_PROGRAM_FAILURE
-// when the kernel does not build). `event`, when not null, receives the
-// kernel's event.
+// C is m x n, tight (ld k, n and n) at offset 0 of buffers of the queue's
+// context: the tuned kernel alone, as Gemm(queue, Layout::kRowMajor,
+// Transpose::kNo, Transpose::kNo, m, n, k, 1, a, 0, k, b, 0, n, 0, c, 0, n).
+// Returns CL_SUCCESS, CL_INVALID_VALUE for a dim < 1, the codes of that
+// Gemm() for bad buffers, or the OpenCL error (CL_BUILD_PROGRAM_FAILURE when
+// the kernel does not build). `event`, when not null, receives the kernel's
+// event.
 cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
             cl_mem c, cl_uint num_wait_events = 0,
             const cl_event* wait_events = nullptr, cl_event* event = nullptr);
@@ -52,9 +171,15 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 // Enqueues the tuned kernel of a workload of any op, e.g.
 //   "conv2d N=1 C=16 H=24 W=96 K=32 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 DW=1
 //    G=1 fp32 affine=scale_shift act=relu"
-// as `tunefleet tasks` prints it: its exact tuned entry, else the nearest
-// tuned shape of a template whose configs run any shape (for gemm, any
-// M N K). Buffers, in the op's order:
+// as `tunefleet tasks` prints it, or any form `tunefleet tune --op OP
+// --shape ...` accepts: dims and attributes as NAME=VALUE in any order,
+// separated by spaces, commas or semicolons, dims with a default (N=1,
+// SH=1, PH=0, G=1, ...) and attributes at their default left out, the
+// dtype (default fp32) anywhere after the op; e.g. the workload above is
+// also "conv2d C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1,affine=scale_shift,
+// act=relu" (CanonicalWorkload() shows how it is read). It runs the exact
+// tuned entry, else the nearest tuned shape of a template whose configs run
+// any shape (for gemm, any M N K). Buffers, in the op's order:
 //   conv2d, depthwise_conv2d, dense: input, weight, output, scale, shift
 //     (NCHW input and output, OIHW weight, dense weight K x N; scale and
 //     shift per output channel: batch norm folded, or scale 1 and the bias)
@@ -62,15 +187,23 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 //   gemm: A, B, C
 // Floats: act_a, act_b of the activation (clip bounds, hardsigmoid alpha
 // and beta; common/epilogue.cl in the sources). Returns CL_INVALID_VALUE
-// when the library has no entry for the workload on any device and no
-// template that runs its shape, or the counts do not match.
+// when the workload cannot be read, the library has no entry for it on any
+// device and no template that runs its shape, or the counts do not match.
 cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
            size_t num_buffers, const float* floats, size_t num_floats,
            cl_event* event = nullptr);
 
-// The tuned device key Run() would use for `workload` on `device`, or ""
-// when there is no entry (or it would run a default config).
+// The tuned device key Run() would use for `workload` (in any form Run()
+// reads) on `device`, or "" when there is no entry (or it would run a
+// default config).
 std::string DescribeRun(cl_device_id device, const char* workload);
+
+// The canonical string of `workload` (in any form Run() reads), as
+// `tunefleet tasks` prints it: "softmax D=100" is "softmax N=1 D=100 fp32".
+// "" when it is not a well-formed workload of an op of this library (an
+// unknown op, dim, attribute value or dtype, a dim given twice, missing or
+// out of range).
+std::string CanonicalWorkload(const char* workload);
 
 // Releases every cached program (call before destroying their contexts).
 void ReleaseCachedPrograms();

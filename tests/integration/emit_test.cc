@@ -1,20 +1,28 @@
 // tune -> emit -> build the emitted library with CMake -> install -> use it
 // from another project via find_package -> run on PoCL against a host
-// reference.
+// reference; and `emit --server` against a real tunefleet-server.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
+#include "server/auth/roles.h"
+#include "server/auth/tokens.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/fleet_harness.h"
 
 namespace tunefleet {
 namespace {
 
 using testing::BinaryDir;
+using testing::ReadAll;
 using testing::RunCommand;
 using testing::SourceDir;
 
@@ -50,42 +58,94 @@ void ExpectLaunchesOfTheTemplate(const std::string& output) {
   EXPECT_EQ(checked, 4);
 }
 
-TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string src = SourceDir();
-  const std::string work =
-      ::testing::TempDir() + "/emit_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
-  const std::string db = work + "/t.db";
+// The lines of `output` that start with `prefix` + " ", by their second
+// word: e.g. "case transposed_a 3e-07 OK" under "case" is
+// {"transposed_a", "3e-07 OK"}.
+std::map<std::string, std::string> Lines(const std::string& output,
+                                         const std::string& prefix) {
+  std::map<std::string, std::string> found;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(prefix + " ", 0) != 0) continue;
+    const std::string rest = line.substr(prefix.size() + 1);
+    const size_t space = rest.find(' ');
+    found[rest.substr(0, space)] =
+        space == std::string::npos ? "" : rest.substr(space + 1);
+  }
+  return found;
+}
 
-  auto tune = RunCommand(bin + " tune --shape M=64,N=48,K=40 --trials 6 " +
-                         "--skip-reference --json --db " + db);
-  ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  const auto tuned = nlohmann::json::parse(tune.out);
+// Every file under `dir`, by path relative to it, with its contents.
+std::map<std::string, std::string> Files(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    files[std::filesystem::relative(entry.path(), dir).string()] =
+        ReadAll(entry.path().string());
+  }
+  return files;
+}
+
+class EmittedLibrary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bin_ = BinaryDir() + "/cli/tunefleet";
+    work_ = ::testing::TempDir() + "/emit_test_" + std::to_string(getpid());
+    std::filesystem::remove_all(work_);
+    std::filesystem::create_directories(work_);
+  }
+  void TearDown() override { std::filesystem::remove_all(work_); }
+
+  // Tunes `args` (--shape ... and more) into `db`; returns the --json
+  // summary.
+  nlohmann::json Tune(const std::string& db, const std::string& args) {
+    auto tune = RunCommand(bin_ + " tune --json " + args + " --db " + db);
+    EXPECT_EQ(tune.exit_code, 0) << tune.err;
+    return tune.exit_code == 0 ? nlohmann::json::parse(tune.out)
+                               : nlohmann::json();
+  }
+
+  std::string bin_, work_;
+};
+
+TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
+  const std::string db = work_ + "/t.db";
+  const nlohmann::json tuned =
+      Tune(db, "--shape M=64,N=48,K=40 --trials 6 --skip-reference");
+  ASSERT_FALSE(tuned.is_null());
   const std::string key = tuned["device_key"];
   ASSERT_FALSE(tuned["best"].is_null());
+  // An op of exact entries (no shape-generic template), for workload
+  // strings in short forms.
+  ASSERT_FALSE(
+      Tune(db, "--op softmax --shape D=100 --trials 3 --skip-reference")
+          .is_null());
 
-  auto emit = RunCommand(bin + " emit --json --db " + db + " --device-key " +
-                         key + " --out " + work + "/lib");
+  auto emit = RunCommand(bin_ + " emit --json --db " + db + " --device-key " +
+                         key + " --out " + work_ + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 1);
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 2);
 
   auto build =
-      RunCommand("cmake -S " + work + "/lib -B " + work +
-                 "/lib-build -DCMAKE_INSTALL_PREFIX=" + work +
-                 "/prefix && cmake --build " + work +
-                 "/lib-build -j2 && cmake --install " + work + "/lib-build");
+      RunCommand("cmake -S " + work_ + "/lib -B " + work_ +
+                 "/lib-build -DCMAKE_INSTALL_PREFIX=" + work_ +
+                 "/prefix && cmake --build " + work_ +
+                 "/lib-build -j2 && cmake --install " + work_ + "/lib-build");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   auto consumer =
-      RunCommand("cmake -S " + src + "/tests/data/emit_consumer -B " + work +
-                 "/consumer -DCMAKE_PREFIX_PATH=" + work +
-                 "/prefix && cmake --build " + work + "/consumer -j2");
+      RunCommand("cmake -S " + SourceDir() + "/tests/data/emit_consumer -B " +
+                 work_ + "/consumer -DCMAKE_PREFIX_PATH=" + work_ +
+                 "/prefix && cmake --build " + work_ + "/consumer -j2");
   ASSERT_EQ(consumer.exit_code, 0) << consumer.out << consumer.err;
 
-  // The tuned shape, a nearby one, odd ones and a tiny one.
-  auto run = RunCommand(work + "/consumer/emit_consumer 64x48x40 50x70x33 " +
-                        "1x1x1 129x3x77");
+  // The tuned shape, a nearby one, odd ones and a tiny one; then workload
+  // strings for DescribeRun and CanonicalWorkload.
+  auto run = RunCommand(work_ + "/consumer/emit_consumer 64x48x40 50x70x33 " +
+                        "1x1x1 129x3x77 'softmax D=100' " +
+                        "'softmax fp32 D=100;N=1' 'softmax D=101' " +
+                        "'softmax D=0' 'softmax D=100 D=100' " +
+                        "'softmax N=1 D=100 fp32 act=relu' 'conv9d X=1'");
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("64x48x40 exact name"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("50x70x33 nearest name"), std::string::npos)
@@ -94,25 +154,140 @@ TEST(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
             std::string::npos)
       << run.out;
   ExpectLaunchesOfTheTemplate(run.out);
-  std::filesystem::remove_all(work);
+  // Short forms read as the canonical string; untuned, out of range, given
+  // twice, an attribute softmax lacks and an unknown op do not.
+  const std::string softmax = "canonical='softmax N=1 D=100 fp32' device=";
+  for (const std::string& line :
+       {"describe 'softmax D=100' " + softmax + key,
+        "describe 'softmax fp32 D=100;N=1' " + softmax + key,
+        std::string("describe 'softmax D=101' canonical='softmax N=1 D=101 "
+                    "fp32' device="),
+        std::string("describe 'softmax D=0' canonical='' device="),
+        std::string("describe 'softmax D=100 D=100' canonical='' device="),
+        std::string("describe 'softmax N=1 D=100 fp32 act=relu' canonical='' "
+                    "device="),
+        std::string("describe 'conv9d X=1' canonical='' device=")}) {
+    EXPECT_NE(run.out.find(line + "\n"), std::string::npos) << line << "\n"
+                                                            << run.out;
+  }
+
+  // The CLBlast-style API, case by case against a host reference.
+  auto api = RunCommand(work_ + "/consumer/emit_gemm_api");
+  EXPECT_EQ(api.exit_code, 0) << api.out << api.err;
+  const std::map<std::string, std::string> cases = Lines(api.out, "case");
+  for (const char* name :
+       {"plain", "transposed_a", "transposed_b", "transposed_both",
+        "alpha_beta", "alpha_zero", "beta_zero_ignores_c", "col_major",
+        "col_major_transposed_alpha_beta", "ld_offsets", "ld_only",
+        "ld_offsets_col_major_transposed_a", "batched", "batched_shared_a",
+        "batched_col_major"}) {
+    ASSERT_EQ(cases.count(name), 1u) << name << "\n" << api.out;
+    EXPECT_TRUE(cases.at(name).size() > 3 &&
+                cases.at(name).substr(cases.at(name).size() - 3) == " OK")
+        << name << ": " << cases.at(name);
+  }
+  const std::map<std::string, std::string> errors = Lines(api.out, "error");
+  // CLBlast's StatusCode values (tunefleet_tuned.h), and OpenCL's
+  // CL_INVALID_VALUE (-30) and CL_INVALID_COMMAND_QUEUE (-36).
+  const std::map<std::string, int> expected_errors = {
+      {"zero_m", -1017},
+      {"null_a", -1022},
+      {"null_b", -1021},
+      {"null_c", -1020},
+      {"small_lda", -1016},
+      {"small_lda_transposed", -1016},
+      {"small_ldb", -1015},
+      {"small_ldc", -1014},
+      {"small_ldc_col_major", -1014},
+      {"short_a", -1011},
+      {"offset_past_c", -1009},
+      {"bad_layout", -30},
+      {"null_queue", -36},
+      {"zero_batch", -2049},
+      {"batch_past_b", -1010},
+      {"legacy_zero_m", -30}};
+  for (const auto& [name, code] : expected_errors) {
+    ASSERT_EQ(errors.count(name), 1u) << name << "\n" << api.out;
+    EXPECT_EQ(errors.at(name), absl::StrCat(code, " OK")) << name;
+  }
 }
 
-TEST(EmittedLibrary, RefusesUnknownDeviceKeys) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work =
-      ::testing::TempDir() + "/emit_refuse_" + std::to_string(getpid());
-  std::filesystem::create_directories(work);
-  auto tune = RunCommand(bin + " tune --shape M=8,N=8,K=8 --trials 1 " +
-                         "--skip-reference --db " + work + "/t.db");
-  ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  auto emit = RunCommand(bin + " emit --db " + work +
-                         "/t.db --device-key no-such-key --out " + work + "/o");
+TEST_F(EmittedLibrary, RefusesUnknownDeviceKeys) {
+  ASSERT_FALSE(
+      Tune(work_ + "/t.db", "--shape M=8,N=8,K=8 --trials 1 --skip-reference")
+          .is_null());
+  auto emit =
+      RunCommand(bin_ + " emit --db " + work_ +
+                 "/t.db --device-key no-such-key --out " + work_ + "/o");
   EXPECT_EQ(emit.exit_code, 2);
   EXPECT_NE(emit.err.find("no device with key 'no-such-key'"),
             std::string::npos)
       << emit.err;
-  EXPECT_FALSE(std::filesystem::exists(work + "/o"));
-  std::filesystem::remove_all(work);
+  EXPECT_FALSE(std::filesystem::exists(work_ + "/o"));
+}
+
+// `emit --server` reads the same records through a real tunefleet-server
+// (QueryRecords and ListJobs a page at a time, a reader's token) and writes
+// the same library as `emit --db` on the server's database.
+TEST_F(EmittedLibrary, EmitsTheSameLibraryThroughAServer) {
+  testing::FleetHarness fleet("emit_server");
+  // Three tasks: two of the shape-generic gemm template, one of exact
+  // entries; references measured (the 8x8x8 gemm may ship its naive
+  // kernel), so reference times come through ListJobs too.
+  ASSERT_FALSE(Tune(fleet.db_path(),
+                    "--shape M=64,N=48,K=40 --trials 4 --skip-reference")
+                   .is_null());
+  ASSERT_FALSE(
+      Tune(fleet.db_path(), "--shape M=8,N=8,K=8 --trials 2").is_null());
+  ASSERT_FALSE(
+      Tune(fleet.db_path(), "--op softmax --shape D=100 --trials 3").is_null());
+  const std::string token = *auth::GenerateToken();
+  ASSERT_TRUE(auth::AppendTokenToFile(fleet.tokens_file(),
+                                      auth::TokenEntry::ForToken(
+                                          token, auth::Role::kReader, "emit"))
+                  .ok());
+  const std::string token_file = work_ + "/reader.token";
+  std::ofstream(token_file) << token << "\n";
+  ASSERT_TRUE(fleet.StartServer());
+
+  auto from_db = RunCommand(bin_ + " emit --json --db " + fleet.db_path() +
+                            " --out " + work_ + "/from-db");
+  ASSERT_EQ(from_db.exit_code, 0) << from_db.err;
+  // One record (and job) per page: every page must be followed.
+  auto from_server = RunCommand(
+      bin_ + " emit --json --server " + fleet.address() + " --token-file " +
+      token_file + " --page-size 1 --out " + work_ + "/from-server");
+  ASSERT_EQ(from_server.exit_code, 0) << from_server.err;
+  const auto db_summary = nlohmann::json::parse(from_db.out);
+  const auto server_summary = nlohmann::json::parse(from_server.out);
+  EXPECT_EQ(db_summary["entries"], 3);
+  EXPECT_EQ(server_summary["entries"], db_summary["entries"]);
+  EXPECT_EQ(server_summary["reference_entries"],
+            db_summary["reference_entries"]);
+  EXPECT_EQ(server_summary["files"], db_summary["files"]);
+
+  const std::map<std::string, std::string> db_files = Files(work_ + "/from-db");
+  const std::map<std::string, std::string> server_files =
+      Files(work_ + "/from-server");
+  EXPECT_EQ(db_files.size(), 9u);
+  ASSERT_EQ(server_files.size(), db_files.size());
+  for (const auto& [name, text] : db_files) {
+    ASSERT_EQ(server_files.count(name), 1u) << name;
+    EXPECT_TRUE(server_files.at(name) == text) << name << " differs";
+  }
+
+  // The server refuses a client without a token; nothing is written.
+  auto anonymous = RunCommand(bin_ + " emit --server " + fleet.address() +
+                              " --out " + work_ + "/anonymous");
+  EXPECT_EQ(anonymous.exit_code, 1) << anonymous.err;
+  EXPECT_NE(anonymous.err.find("tunefleet emit: "), std::string::npos)
+      << anonymous.err;
+  EXPECT_FALSE(std::filesystem::exists(work_ + "/anonymous"));
+  // --server and --db name two sources: refused.
+  auto both = RunCommand(bin_ + " emit --server " + fleet.address() + " --db " +
+                         fleet.db_path() + " --out " + work_ + "/both");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(work_ + "/both"));
 }
 
 }  // namespace

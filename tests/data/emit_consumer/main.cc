@@ -5,6 +5,10 @@
 //   <M>x<N>x<K> <shape_match> <device_match> <max_rel_error> <config>
 //       [<build options>] g=<global0>,<global1> l=<local0>,<local1>
 //       run=<max_rel_error of Run>
+// and checks that short forms of the workload ("gemm K=.. M=..,N=..")
+// read as the canonical one. Any other argument is a workload string in
+// any form Run() reads; for it, prints
+//   describe '<argument>' canonical='<CanonicalWorkload>' device=<DescribeRun>
 // Exit code 0 when every result matches.
 #include <cmath>
 #include <cstdio>
@@ -48,7 +52,13 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-1, 1);
   for (int i = 1; i < argc; ++i) {
     int m, n, k;
-    if (std::sscanf(argv[i], "%dx%dx%d", &m, &n, &k) != 3) return 2;
+    char rest = 0;
+    if (std::sscanf(argv[i], "%dx%dx%d%c", &m, &n, &k, &rest) != 3) {
+      std::printf("describe '%s' canonical='%s' device=%s\n", argv[i],
+                  tunefleet_tuned::CanonicalWorkload(argv[i]).c_str(),
+                  tunefleet_tuned::DescribeRun(device, argv[i]).c_str());
+      continue;
+    }
     std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n);
     for (float& x : a) x = dist(rng);
     for (float& x : b) x = dist(rng);
@@ -88,6 +98,20 @@ int main(int argc, char** argv) {
                 choice.global[0], choice.global[1], choice.local[0],
                 choice.local[1], run_rel);
     if (!(rel < 1e-4) || !(run_rel < 1e-4)) ++failures;
+    // The same workload in short forms `tunefleet tune --shape` takes.
+    const std::string sm = std::to_string(m), sn = std::to_string(n),
+                      sk = std::to_string(k);
+    for (const std::string& form :
+         {"gemm M=" + sm + ",N=" + sn + ",K=" + sk,
+          "gemm K=" + sk + " fp32 N=" + sn + ";M=" + sm}) {
+      if (tunefleet_tuned::CanonicalWorkload(form.c_str()) != workload ||
+          tunefleet_tuned::DescribeRun(device, form.c_str()) !=
+              tunefleet_tuned::DescribeRun(device, workload.c_str())) {
+        std::printf("short form '%s' does not read as '%s'\n", form.c_str(),
+                    workload.c_str());
+        ++failures;
+      }
+    }
     clReleaseMemObject(da);
     clReleaseMemObject(db);
     clReleaseMemObject(dc);

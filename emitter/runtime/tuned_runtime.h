@@ -1,0 +1,77 @@
+// What the runtime's files share (not installed): tuned_runtime.cc looks
+// entries up, builds programs and launches kernels; tuned_gemm.cc is the
+// BLAS-style Gemm() of tunefleet_tuned.h on top of it.
+#ifndef TUNEFLEET_TUNED_RUNTIME_H_
+#define TUNEFLEET_TUNED_RUNTIME_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tuned_table.h"
+#include "tunefleet_tuned.h"
+
+namespace tunefleet_tuned::internal {
+
+// The program of `source` built with `options` for `device` of `context`,
+// from the cache (built on first use). Returns CL_SUCCESS or the OpenCL
+// error of creating or building it.
+cl_int GetProgram(cl_context context, cl_device_id device, const char* source,
+                  const std::string& options, cl_program* out);
+
+// A kernel launch, besides its program.
+struct Launch {
+  const char* source;
+  const char* kernel;
+  const std::string* options;
+  int dims;
+  const size_t* global;
+  const size_t* local;  // all 0: let the runtime choose
+  const Arg* args;
+  int num_args;
+  const long long* ints;  // for 'i' args of shape-generic launches, or null
+};
+
+// Enqueues `l` on `queue` with the caller's buffers and floats (indexed by
+// 'b' and 'f' args). Returns CL_SUCCESS or the OpenCL error.
+cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
+               const float* floats, cl_uint num_wait_events,
+               const cl_event* wait_events, cl_event* event);
+
+// A shape of a shape-generic template: its variables up to the knobs.
+struct Shape {
+  int tmpl = -1;  // index into kShapeTemplates
+  std::string dtype;
+  std::vector<double> vars;
+};
+
+// The shape of `op` with `dims` (in the op's order) and attributes by name
+// (missing ones at their default). False without a template for it or
+// with an unknown attribute value.
+bool MakeShape(const std::string& op, const std::vector<long long>& dims,
+               const std::string& dtype,
+               const std::map<std::string, std::string>& attrs, Shape* out);
+
+// The launch of a shape with the config its lookup picks on a device.
+struct ShapeRun {
+  const ShapeTemplate* tmpl = nullptr;
+  const char* source = nullptr;
+  ShapeLaunch launch;
+
+  // The launch, valid while this ShapeRun is.
+  Launch AsLaunch() const {
+    return Launch{source,      tmpl->kernel,   &launch.options,
+                  launch.dims, launch.global,  launch.local,
+                  tmpl->args,  tmpl->num_args, launch.ints};
+  }
+};
+
+// Looks `s` up for `device` (tunefleet_tuned.h) and computes its launch.
+// Returns CL_SUCCESS, the OpenCL error of a device query, or
+// CL_INVALID_WORK_GROUP_SIZE when the picked config fails the template's
+// checks on this device.
+cl_int PrepareShape(cl_device_id device, const Shape& s, ShapeRun* out);
+
+}  // namespace tunefleet_tuned::internal
+
+#endif  // TUNEFLEET_TUNED_RUNTIME_H_

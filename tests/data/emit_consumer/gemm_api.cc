@@ -1,0 +1,333 @@
+// Calls the CLBlast-style tunefleet_tuned::Gemm and GemmStridedBatched on
+// the first OpenCL device, the way a BLAS user does: transposes, alpha and
+// beta, leading dimensions above the tight ones, offsets, column-major
+// layout and strided batches. Each case runs on odd shapes (every tile of
+// the tuned kernel partial) and is checked against a host reference in
+// double precision; elements of C's buffer outside the matrices (before the
+// offset, between ld and the row's end, between batches) must come back
+// untouched. Bad arguments must return the documented codes. Prints
+//   case <name> <max_rel_error> OK|MISMATCH|CHANGED
+//   error <name> <code> OK|MISMATCH
+// Exit code 0 when every case and every error is OK.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tunefleet_tuned.h"
+
+namespace {
+
+using tunefleet_tuned::Gemm;
+using tunefleet_tuned::GemmStridedBatched;
+using tunefleet_tuned::Layout;
+using tunefleet_tuned::Transpose;
+
+// One call: its arguments, as a BLAS user writes them (ld 0: the tight
+// one).
+struct Case {
+  const char* name;
+  Layout layout;
+  Transpose a_transpose, b_transpose;
+  size_t m, n, k;
+  float alpha, beta;
+  size_t a_offset = 0, a_ld = 0, a_stride = 0;
+  size_t b_offset = 0, b_ld = 0, b_stride = 0;
+  size_t c_offset = 0, c_ld = 0, c_stride = 0;
+  size_t batch = 0;    // 0: Gemm(), else GemmStridedBatched()
+  bool nan_c = false;  // C's input is NaN (beta must be 0: never read)
+};
+
+// A stored matrix: `outer` rows (row-major) or columns (column-major) of
+// `inner` elements, `ld` apart.
+struct Stored {
+  size_t outer, inner, ld;
+};
+
+Stored StoredA(const Case& c) {
+  const bool rows =
+      (c.layout == Layout::kRowMajor) == (c.a_transpose == Transpose::kNo);
+  return {rows ? c.m : c.k, rows ? c.k : c.m, 0};
+}
+
+Stored StoredB(const Case& c) {
+  const bool rows =
+      (c.layout == Layout::kRowMajor) == (c.b_transpose == Transpose::kNo);
+  return {rows ? c.k : c.n, rows ? c.n : c.k, 0};
+}
+
+Stored StoredC(const Case& c) {
+  const bool row_major = c.layout == Layout::kRowMajor;
+  return {row_major ? c.m : c.n, row_major ? c.n : c.m, 0};
+}
+
+// Elements a buffer needs for `batches` matrices from `offset`, plus slack
+// after them (so a write past the end shows as a changed element).
+size_t Elements(const Stored& s, size_t offset, size_t stride, size_t batches) {
+  return offset + (batches - 1) * stride + (s.outer - 1) * s.ld + s.inner + 7;
+}
+
+// Index of element (i, j) of a stored matrix (i < rows of the matrix as
+// the layout sees it).
+size_t At(Layout layout, size_t offset, size_t ld, size_t i, size_t j) {
+  return layout == Layout::kRowMajor ? offset + i * ld + j
+                                     : offset + i + j * ld;
+}
+
+cl_mem Upload(cl_context context, std::vector<float>& host) {
+  cl_int err = CL_SUCCESS;
+  return clCreateBuffer(context, CL_MEM_COPY_HOST_PTR | CL_MEM_READ_WRITE,
+                        host.size() * sizeof(float), host.data(), &err);
+}
+
+// Runs one case; prints its line and returns whether it is OK.
+bool RunCase(cl_context context, cl_command_queue queue, Case c,
+             std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  Stored a = StoredA(c), b = StoredB(c), out = StoredC(c);
+  a.ld = c.a_ld != 0 ? c.a_ld : a.inner;
+  b.ld = c.b_ld != 0 ? c.b_ld : b.inner;
+  out.ld = c.c_ld != 0 ? c.c_ld : out.inner;
+  const size_t batches = c.batch == 0 ? 1 : c.batch;
+  std::vector<float> ha(Elements(a, c.a_offset, c.a_stride, batches));
+  std::vector<float> hb(Elements(b, c.b_offset, c.b_stride, batches));
+  std::vector<float> hc(Elements(out, c.c_offset, c.c_stride, batches));
+  for (float& x : ha) x = dist(rng);
+  for (float& x : hb) x = dist(rng);
+  for (float& x : hc) x = dist(rng);
+  std::vector<bool> written(hc.size(), false);
+  for (size_t g = 0; g < batches; ++g) {
+    for (size_t i = 0; i < c.m; ++i) {
+      for (size_t j = 0; j < c.n; ++j) {
+        const size_t at =
+            At(c.layout, c.c_offset + g * c.c_stride, out.ld, i, j);
+        written[at] = true;
+        if (c.nan_c) hc[at] = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+  }
+  const std::vector<float> c_in = hc;
+  cl_mem da = Upload(context, ha), db = Upload(context, hb),
+         dc = Upload(context, hc);
+  cl_int err;
+  if (c.batch == 0) {
+    err = Gemm(queue, c.layout, c.a_transpose, c.b_transpose, c.m, c.n, c.k,
+               c.alpha, da, c.a_offset, a.ld, db, c.b_offset, b.ld, c.beta, dc,
+               c.c_offset, out.ld);
+  } else {
+    err = GemmStridedBatched(
+        queue, c.layout, c.a_transpose, c.b_transpose, c.m, c.n, c.k, c.alpha,
+        da, c.a_offset, a.ld, c.a_stride, db, c.b_offset, b.ld, c.b_stride,
+        c.beta, dc, c.c_offset, out.ld, c.c_stride, c.batch);
+  }
+  if (err == CL_SUCCESS) {
+    err = clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, hc.size() * sizeof(float),
+                              hc.data(), 0, nullptr, nullptr);
+  }
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dc);
+  if (err != CL_SUCCESS) {
+    std::printf("case %s inf MISMATCH (error %d)\n", c.name, err);
+    return false;
+  }
+  // op(A)(i, q) and op(B)(q, j) from the stored matrices.
+  const bool a_t = c.a_transpose != Transpose::kNo;
+  const bool b_t = c.b_transpose != Transpose::kNo;
+  double worst = 0, scale = 1e-30;
+  for (size_t g = 0; g < batches; ++g) {
+    const size_t ao = c.a_offset + g * c.a_stride;
+    const size_t bo = c.b_offset + g * c.b_stride;
+    const size_t co = c.c_offset + g * c.c_stride;
+    for (size_t i = 0; i < c.m; ++i) {
+      for (size_t j = 0; j < c.n; ++j) {
+        double sum = 0;
+        for (size_t q = 0; q < c.k; ++q) {
+          const double x = ha[a_t ? At(c.layout, ao, a.ld, q, i)
+                                  : At(c.layout, ao, a.ld, i, q)];
+          const double y = hb[b_t ? At(c.layout, bo, b.ld, j, q)
+                                  : At(c.layout, bo, b.ld, q, j)];
+          sum += x * y;
+        }
+        const size_t at = At(c.layout, co, out.ld, i, j);
+        double expect = c.alpha * sum;
+        if (c.beta != 0) expect += double(c.beta) * c_in[at];
+        scale = std::fmax(scale, std::fabs(expect));
+        const double diff = std::fabs(expect - hc[at]);
+        worst = std::isnan(diff) ? INFINITY : std::fmax(worst, diff);
+      }
+    }
+  }
+  bool untouched = true;
+  for (size_t e = 0; e < hc.size(); ++e) {
+    untouched &=
+        written[e] || std::memcmp(&hc[e], &c_in[e], sizeof(float)) == 0;
+  }
+  const double rel = worst / scale;
+  const bool ok = rel < 1e-4 && untouched;
+  std::printf("case %s %g %s\n", c.name, rel,
+              !untouched ? "CHANGED"
+              : ok       ? "OK"
+                         : "MISMATCH");
+  return ok;
+}
+
+// Checks that a call with a bad argument returns `expect`; prints its line.
+bool ExpectError(const char* name, cl_int got, cl_int expect) {
+  std::printf("error %s %d %s\n", name, got, got == expect ? "OK" : "MISMATCH");
+  return got == expect;
+}
+
+// Bad arguments, each on an otherwise valid row-major 8 x 6 x 4 GEMM whose
+// buffers hold 64 floats (tight A 8 x 4, B 4 x 6, C 8 x 6 need 32, 24, 48).
+int CheckErrors(cl_context context, cl_command_queue queue) {
+  std::vector<float> host(64, 1.0f), small(16, 1.0f);
+  cl_mem x = Upload(context, host), y = Upload(context, host),
+         z = Upload(context, host), tiny = Upload(context, small);
+  const Layout rm = Layout::kRowMajor, cm = Layout::kColMajor;
+  const Transpose no = Transpose::kNo, yes = Transpose::kYes;
+  int failures = 0;
+  auto gemm = [&](Layout layout, Transpose ta, Transpose tb, size_t m, size_t n,
+                  size_t k, cl_mem a, size_t a_off, size_t lda, cl_mem b,
+                  size_t ldb, cl_mem c, size_t c_off, size_t ldc) {
+    return Gemm(queue, layout, ta, tb, m, n, k, 1.0f, a, a_off, lda, b, 0, ldb,
+                0.0f, c, c_off, ldc);
+  };
+  failures +=
+      !ExpectError("zero_m", gemm(rm, no, no, 0, 6, 4, x, 0, 4, y, 6, z, 0, 6),
+                   tunefleet_tuned::kInvalidDimension);
+  failures += !ExpectError(
+      "null_a", gemm(rm, no, no, 8, 6, 4, nullptr, 0, 4, y, 6, z, 0, 6),
+      tunefleet_tuned::kInvalidMatrixA);
+  failures += !ExpectError(
+      "null_b", gemm(rm, no, no, 8, 6, 4, x, 0, 4, nullptr, 6, z, 0, 6),
+      tunefleet_tuned::kInvalidMatrixB);
+  failures += !ExpectError(
+      "null_c", gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, nullptr, 0, 6),
+      tunefleet_tuned::kInvalidMatrixC);
+  failures += !ExpectError("small_lda",
+                           gemm(rm, no, no, 8, 6, 4, x, 0, 3, y, 6, z, 0, 6),
+                           tunefleet_tuned::kInvalidLeadDimA);
+  // Transposed row-major A is stored k x m: its ld is at least m.
+  failures += !ExpectError("small_lda_transposed",
+                           gemm(rm, yes, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 6),
+                           tunefleet_tuned::kInvalidLeadDimA);
+  failures += !ExpectError("small_ldb",
+                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 5, z, 0, 6),
+                           tunefleet_tuned::kInvalidLeadDimB);
+  failures += !ExpectError("small_ldc",
+                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 5),
+                           tunefleet_tuned::kInvalidLeadDimC);
+  // Column-major C is m x n by columns: its ld is at least m.
+  failures += !ExpectError("small_ldc_col_major",
+                           gemm(cm, no, no, 8, 6, 4, x, 0, 8, y, 4, z, 0, 6),
+                           tunefleet_tuned::kInvalidLeadDimC);
+  failures += !ExpectError("short_a",
+                           gemm(rm, no, no, 8, 6, 4, tiny, 0, 4, y, 6, z, 0, 6),
+                           tunefleet_tuned::kInsufficientMemoryA);
+  failures += !ExpectError("offset_past_c",
+                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, z, 17, 6),
+                           tunefleet_tuned::kInsufficientMemoryC);
+  failures += !ExpectError(
+      "bad_layout",
+      gemm(static_cast<Layout>(7), no, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 6),
+      CL_INVALID_VALUE);
+  failures += !ExpectError(
+      "null_queue",
+      Gemm(nullptr, rm, no, no, 8, 6, 4, 1.0f, x, 0, 4, y, 0, 6, 0.0f, z, 0, 6),
+      CL_INVALID_COMMAND_QUEUE);
+  failures +=
+      !ExpectError("zero_batch",
+                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, x, 0, 2,
+                                      4, y, 0, 2, 4, 0.0f, z, 0, 2, 4, 0),
+                   tunefleet_tuned::kInvalidBatchCount);
+  // Three 4 x 4 B matrices 24 apart end at element 2 * 24 + 16 = 64, the
+  // buffer's end; 25 apart they do not fit.
+  failures +=
+      !ExpectError("batch_past_b",
+                   GemmStridedBatched(queue, rm, no, no, 4, 4, 4, 1.0f, x, 0, 4,
+                                      16, y, 0, 4, 25, 0.0f, z, 0, 4, 16, 3),
+                   tunefleet_tuned::kInsufficientMemoryB);
+  failures += !ExpectError("legacy_zero_m", Gemm(queue, 0, 4, 4, x, y, z),
+                           CL_INVALID_VALUE);
+  clReleaseMemObject(x);
+  clReleaseMemObject(y);
+  clReleaseMemObject(z);
+  clReleaseMemObject(tiny);
+  return failures;
+}
+
+}  // namespace
+
+int main() {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
+  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
+  cl_context context =
+      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  if (err != CL_SUCCESS) return 3;
+  const Layout rm = Layout::kRowMajor, cm = Layout::kColMajor;
+  const Transpose no = Transpose::kNo, yes = Transpose::kYes;
+  // m, n and k differ, so a mixed-up dim or transpose shows.
+  std::vector<Case> cases = {
+      {"plain", rm, no, no, 37, 29, 23, 1.0f, 0.0f},
+      {"transposed_a", rm, yes, no, 37, 29, 23, 1.0f, 0.0f},
+      {"transposed_b", rm, no, yes, 37, 29, 23, 1.0f, 0.0f},
+      {"transposed_both", rm, yes, Transpose::kConjugate, 37, 29, 23, 1.0f,
+       0.0f},
+      {"alpha_beta", rm, no, no, 37, 29, 23, 2.0f, 0.5f},
+      {"alpha_zero", rm, no, no, 37, 29, 23, 0.0f, 2.0f},
+      {"beta_zero_ignores_c", rm, no, no, 37, 29, 23, 1.5f, 0.0f},
+      {"col_major", cm, no, no, 37, 29, 23, 1.0f, 0.0f},
+      {"col_major_transposed_alpha_beta", cm, yes, yes, 37, 29, 23, -1.0f,
+       0.25f},
+  };
+  cases[6].nan_c = true;
+  Case ld = {"ld_offsets", rm, no, no, 37, 29, 23, 1.0f, 0.0f};
+  ld.a_offset = 11, ld.a_ld = 23 + 5;
+  ld.b_offset = 13, ld.b_ld = 29 + 3;
+  ld.c_offset = 17, ld.c_ld = 29 + 7;
+  cases.push_back(ld);
+  // Wider lds alone (no offset, alpha 1, beta 0): still not in place.
+  Case ld_only = {"ld_only", rm, no, no, 37, 29, 23, 1.0f, 0.0f};
+  ld_only.a_ld = 23 + 3, ld_only.b_ld = 29 + 1, ld_only.c_ld = 29 + 2;
+  cases.push_back(ld_only);
+  Case ld_cm = ld;
+  ld_cm.name = "ld_offsets_col_major_transposed_a";
+  ld_cm.layout = cm, ld_cm.a_transpose = yes;
+  ld_cm.a_ld = 23 + 2, ld_cm.b_ld = 23 + 4, ld_cm.c_ld = 37 + 1;
+  cases.push_back(ld_cm);
+  Case batched = {"batched", rm, no, yes, 37, 29, 23, 2.0f, 0.5f};
+  batched.batch = 3;
+  batched.a_offset = 5, batched.a_ld = 23 + 1, batched.a_stride = 37 * 24 + 9;
+  batched.b_offset = 3, batched.b_ld = 23, batched.b_stride = 29 * 23 + 4;
+  batched.c_offset = 2, batched.c_ld = 29 + 2, batched.c_stride = 37 * 31 + 6;
+  cases.push_back(batched);
+  // A shared by the batch (stride 0) and tight: the tuned kernel reads it
+  // in place; B and C tight and contiguous.
+  Case shared = {"batched_shared_a", rm, no, no, 37, 29, 23, 1.0f, 0.0f};
+  shared.batch = 3;
+  shared.b_stride = 23 * 29, shared.c_stride = 37 * 29;
+  cases.push_back(shared);
+  Case batched_cm = batched;
+  batched_cm.name = "batched_col_major";
+  batched_cm.layout = cm;
+  batched_cm.a_ld = 37 + 3, batched_cm.a_stride = 40 * 23 + 1;
+  batched_cm.b_ld = 29, batched_cm.b_stride = 29 * 23;
+  batched_cm.c_ld = 37, batched_cm.c_stride = 37 * 29;
+  cases.push_back(batched_cm);
+
+  std::mt19937 rng(3);
+  int failures = 0;
+  for (const Case& c : cases) failures += !RunCase(context, queue, c, rng);
+  failures += CheckErrors(context, queue);
+  tunefleet_tuned::ReleaseCachedPrograms();
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return failures == 0 ? 0 : 1;
+}
