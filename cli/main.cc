@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "base/version.h"
 #include "cli/common.h"
 #include "cli/emit_command.h"
 #include "cli/jobs_command.h"
@@ -14,20 +15,31 @@
 #include "cli/model_command.h"
 #include "cli/query_command.h"
 #include "cli/simulate_command.h"
+#include "cli/space_command.h"
+#include "cli/templates_command.h"
 #include "cli/token_command.h"
 #include "cli/tune_command.h"
 
 int main(int argc, char** argv) {
+  // Every RPC failure reaches the user as one translated message
+  // (client/rpc_error.h); gRPC's own log lines (handshake errors and the
+  // like) would repeat it in its words. GRPC_VERBOSITY set by the user wins.
+  setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
   CLI::App app{
       "tunefleet: tunes OpenCL kernels on a fleet of devices and keeps every "
       "measurement in one database.\n"
       "  tunefleet tune --op gemm --shape M=512,N=512,K=512 --trials 100\n"
       "  tunefleet query --db tunefleet.db\n"
-      "  tunefleet emit --db tunefleet.db --device-key KEY --out tuned/\n"
+      "  tunefleet emit --db tunefleet.db|--server HOST:PORT --device-key KEY "
+      "--out tuned/\n"
+      "  tunefleet templates --op gemm; tunefleet space --template gemm_tiled "
+      "--shape M=64,N=64,K=64\n"
       "  tunefleet measure --shape M=64,N=64,K=64 --config reference\n"
       "  tunefleet jobs --server HOST:PORT; tunefleet watch|cancel JOB "
       "--server HOST:PORT\n"
       "  tunefleet token add --role tuner --tokens tokens.txt"};
+  app.set_version_flag("--version",
+                       std::string("tunefleet ") + tunefleet::base::kVersion);
   app.require_subcommand(1);
   tunefleet::cli::TuneOptions tune;
   tunefleet::cli::QueryOptions query;
@@ -38,6 +50,8 @@ int main(int argc, char** argv) {
   tunefleet::cli::ExportOptions export_table;
   tunefleet::cli::JobsOptions jobs, watch, cancel;
   tunefleet::cli::TokenOptions token;
+  tunefleet::cli::TemplatesOptions templates_list;
+  tunefleet::cli::SpaceOptions space;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -45,6 +59,9 @@ int main(int argc, char** argv) {
   CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app);
   CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
   CLI::App* tasks_cmd = tunefleet::cli::AddTasksCommand(app, tasks);
+  CLI::App* templates_cmd =
+      tunefleet::cli::AddTemplatesCommand(app, templates_list);
+  CLI::App* space_cmd = tunefleet::cli::AddSpaceCommand(app, space);
   CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
   CLI::App* jobs_cmd = tunefleet::cli::AddJobsCommand(app, jobs);
   CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
@@ -67,6 +84,8 @@ int main(int argc, char** argv) {
   if (*measure_cmd) return tunefleet::cli::RunMeasure(*measure_cmd);
   if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
   if (*tasks_cmd) return tunefleet::cli::RunTasks(tasks);
+  if (*templates_cmd) return tunefleet::cli::RunTemplates(templates_list);
+  if (*space_cmd) return tunefleet::cli::RunSpace(space);
   if (*export_cmd) return tunefleet::cli::RunExport(export_table);
   if (*jobs_cmd) return tunefleet::cli::RunJobs(jobs);
   if (*watch_cmd) return tunefleet::cli::RunWatch(watch);

@@ -23,28 +23,49 @@ absl::StatusOr<KnobValues> KernelTemplate::ConfigFromPairs(
   const std::vector<Knob>& all = knobs();
   KnobValues config(all.size());
   std::vector<bool> seen(all.size(), false);
+  // Every problem of the config, so that one message names them all.
+  std::vector<std::string> unknown, outside, missing;
   for (const auto& [knob_name, value] : pairs) {
     const int i = KnobIndex(knob_name);
     if (i < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("template ", name(), " has no knob '", knob_name, "'"));
+      unknown.push_back(absl::StrCat("'", knob_name, "'"));
+      continue;
     }
     const std::vector<int64_t>& values = all[i].values;
     if (std::find(values.begin(), values.end(), value) == values.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "knob ", knob_name, "=", value, " is outside its values {",
-          absl::StrJoin(values, ","), "}"));
+      outside.push_back(absl::StrCat("knob ", knob_name, "=", value,
+                                     " is outside its values {",
+                                     absl::StrJoin(values, ","), "}"));
     }
     config[i] = value;
     seen[i] = true;
   }
   for (size_t i = 0; i < all.size(); ++i) {
-    if (!seen[i]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("config is missing knob ", all[i].name));
-    }
+    if (!seen[i]) missing.push_back(all[i].name);
   }
-  return config;
+  if (unknown.empty() && outside.empty() && missing.empty()) return config;
+  std::vector<std::string> problems;
+  if (!unknown.empty()) {
+    problems.push_back(absl::StrCat("template ", name(), " has no knob",
+                                    unknown.size() > 1 ? "s " : " ",
+                                    absl::StrJoin(unknown, ", ")));
+  }
+  problems.insert(problems.end(), outside.begin(), outside.end());
+  if (!missing.empty()) {
+    problems.push_back(absl::StrCat("config is missing knob",
+                                    missing.size() > 1 ? "s " : " ",
+                                    absl::StrJoin(missing, ", ")));
+  }
+  std::string message = absl::StrJoin(problems, "; ");
+  if (!unknown.empty() || !missing.empty()) {
+    absl::StrAppend(&message, " (template ", name(), " has ",
+                    absl::StrJoin(all, ", ",
+                                  [](std::string* out, const Knob& k) {
+                                    out->append(k.name);
+                                  }),
+                    ")");
+  }
+  return absl::InvalidArgumentError(message);
 }
 
 absl::StatusOr<KnobValues> KernelTemplate::ParseConfig(

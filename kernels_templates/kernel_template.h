@@ -156,8 +156,10 @@ class KernelTemplate {
 
   // Returns the index of a knob by name, or -1.
   int KnobIndex(absl::string_view knob_name) const;
-  // Maps name=value pairs onto knob order. Errors: INVALID_ARGUMENT for an
-  // unknown or missing knob or a value outside the knob's values.
+  // Maps name=value pairs onto knob order. Errors: INVALID_ARGUMENT naming
+  // every unknown knob, every value outside its knob's values and every
+  // missing knob in one message, e.g. "config is missing knobs KWG, MWI
+  // (template gemm_tiled has MWG, NWG, KWG, ...)".
   absl::StatusOr<KnobValues> ConfigFromPairs(
       const std::vector<std::pair<std::string, int64_t>>& pairs) const;
   // Parses "MWG=64,NWG=64,..." into a config (ConfigFromPairs' errors).

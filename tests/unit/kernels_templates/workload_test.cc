@@ -1,5 +1,10 @@
 #include "kernels_templates/workload.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/builtin_templates.h"
 #include "kernels_templates/registry.h"
@@ -64,6 +69,45 @@ TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("MWG=48 is outside"),
             absl::string_view::npos);
+}
+
+// One message names every problem of a config: each unknown knob, each
+// value outside its knob's values and each missing knob, then the
+// template's knobs.
+TEST(GemmTemplate, ConfigErrorsNameEveryBadKnobAtOnce) {
+  const KernelTemplate& gemm = Gemm();
+  const std::vector<Knob>& knobs = gemm.knobs();
+  ASSERT_GE(knobs.size(), 4u);
+  std::string all;
+  for (const Knob& k : knobs)
+    absl::StrAppend(&all, all.empty() ? "" : ", ", k.name);
+  // Every knob but the first two.
+  std::string given;
+  for (size_t i = 2; i < knobs.size(); ++i) {
+    absl::StrAppend(&given, given.empty() ? "" : ",", knobs[i].name, "=",
+                    knobs[i].values[0]);
+  }
+  auto missing = gemm.ParseConfig(given);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      missing.status().message(),
+      absl::StrCat("config is missing knobs ", knobs[0].name, ", ",
+                   knobs[1].name, " (template gemm_tiled has ", all, ")"));
+
+  // One missing knob, two unknown ones and a value outside its list.
+  std::string mixed = absl::StrCat("FOO=1,", knobs[0].name, "=3,BAR=2");
+  for (size_t i = 2; i < knobs.size(); ++i) {
+    absl::StrAppend(&mixed, ",", knobs[i].name, "=", knobs[i].values[0]);
+  }
+  auto bad = gemm.ParseConfig(mixed);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            absl::StrCat("template gemm_tiled has no knobs 'FOO', 'BAR'; knob ",
+                         knobs[0].name, "=3 is outside its values {",
+                         absl::StrJoin(knobs[0].values, ","),
+                         "}; config is missing knob ", knobs[1].name,
+                         " (template gemm_tiled has ", all, ")"));
 }
 
 TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
