@@ -17,6 +17,7 @@ PACKAGES=(
   libbenchmark-dev
   libssl-dev openssl
   clang-14 libfuzzer-14-dev
+  python3-grpcio python3-grpc-tools
 )
 
 SUDO=""
