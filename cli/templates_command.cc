@@ -39,8 +39,9 @@ std::string DimsText(absl::string_view op) {
   return absl::StrJoin(spec->dims, ", ",
                        [](std::string* out, const templates::DimSpec& d) {
                          absl::StrAppend(out, d.name);
-                         if (d.default_value)
+                         if (d.default_value) {
                            absl::StrAppend(out, "=", *d.default_value);
+                         }
                        });
 }
 

@@ -162,8 +162,9 @@ class TableWriter {
       ++num_args_;
     }
     size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
-    for (size_t d = 0; d < l.global.size() && d < 3; ++d)
+    for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
       global[d] = l.global[d];
+    }
     for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "

@@ -50,6 +50,7 @@ void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
   for (const auto& agent : scheduler_->Agents()) ++agents_by_key[agent->key()];
   if (agents_by_key.contains(progress->device_key())) return;
   std::vector<std::string> keys;
+  keys.reserve(agents_by_key.size());
   for (const auto& [key, count] : agents_by_key) {
     keys.push_back(
         absl::StrCat(key, " (", count, " agent", count > 1 ? "s" : "", ")"));

@@ -79,8 +79,9 @@ TEST(GemmTemplate, ConfigErrorsNameEveryBadKnobAtOnce) {
   const std::vector<Knob>& knobs = gemm.knobs();
   ASSERT_GE(knobs.size(), 4u);
   std::string all;
-  for (const Knob& k : knobs)
+  for (const Knob& k : knobs) {
     absl::StrAppend(&all, all.empty() ? "" : ", ", k.name);
+  }
   // Every knob but the first two.
   std::string given;
   for (size_t i = 2; i < knobs.size(); ++i) {
