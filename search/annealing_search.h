@@ -22,7 +22,6 @@ class AnnealingSearch : public SearchStrategy {
 
   AnnealingSearch(const SearchSpace& space, const StrategyOptions& options);
 
-  absl::string_view name() const override { return "sa"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Measurement>& results) override;
 

@@ -23,7 +23,6 @@ class GeneticSearch : public SearchStrategy {
   GeneticSearch(const SearchSpace& space, const StrategyOptions& options)
       : space_(space), proposals_(space, options.seed) {}
 
-  absl::string_view name() const override { return "ga"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Measurement>& results) override;
 

@@ -12,7 +12,6 @@ class GridSearch : public SearchStrategy {
  public:
   explicit GridSearch(const SearchSpace& space) : space_(space) {}
 
-  absl::string_view name() const override { return "grid"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Measurement>&) override {}
 

@@ -12,7 +12,6 @@ class RandomSearch : public SearchStrategy {
   RandomSearch(const SearchSpace& space, uint64_t seed)
       : proposals_(space, seed) {}
 
-  absl::string_view name() const override { return "random"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Measurement>&) override {}
 

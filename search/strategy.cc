@@ -129,7 +129,6 @@ class ResumedStrategy : public SearchStrategy {
       : inner_(std::move(inner)),
         skip_(already_proposed.begin(), already_proposed.end()) {}
 
-  absl::string_view name() const override { return inner_->name(); }
   std::vector<uint64_t> Propose(size_t max_count) override {
     std::vector<uint64_t> out;
     // Each round either fills the batch or marks skipped configs as

@@ -65,7 +65,6 @@ struct StrategyOptions {
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
-  virtual absl::string_view name() const = 0;
   // Up to `max_count` valid configs never proposed before; fewer once the
   // space is exhausted.
   virtual std::vector<uint64_t> Propose(size_t max_count) = 0;

@@ -27,7 +27,6 @@ class XgbSearch : public SearchStrategy {
 
   XgbSearch(const SearchSpace& space, StrategyOptions options);
 
-  absl::string_view name() const override { return "xgb"; }
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Measurement>& results) override;
 

@@ -50,8 +50,7 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         Scheduler* scheduler, const base::Clock& clock, int64_t deadline_ms,
-         JobResume resume)
+         Scheduler* scheduler, const base::Clock& clock, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
@@ -59,7 +58,6 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       store_(store),
       scheduler_(scheduler),
       clock_(clock),
-      deadline_ms_(deadline_ms),
       resume_(std::move(resume)) {
   progress_.set_job_id(id_);
   progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
@@ -146,7 +144,8 @@ void Job::OnResult(int64_t trial_id, const Measurement& m) {
   }
   if (!fresh.ok() || !*fresh) return;  // a repeated result counts once
   absl::MutexLock lock(&mu_);
-  inbox_.push_back(Result{trial_id, std::move(stored)});
+  inbox_.push_back(Result{trial_id, stored.error(),
+                          stored.error() == Measurement::OK ? time_ns : 0.0});
 }
 
 tunefleet::v1::JobProgress Job::Progress() {
@@ -288,7 +287,9 @@ bool Job::StoppedEarly(int64_t done) {
 }
 
 bool Job::PastDeadline() {
-  if (deadline_ms_ <= 0 || clock_.NowMs() < deadline_ms_) return false;
+  if (spec_.deadline_ms <= 0 || clock_.NowMs() < spec_.deadline_ms) {
+    return false;
+  }
   absl::MutexLock lock(&mu_);
   progress_.set_message(absl::StrCat("deadline reached after ",
                                      progress_.trials_done(), " trials"));
@@ -337,10 +338,7 @@ bool Job::Collect(std::vector<search::Measurement>* measurements,
   for (const Result& r : results) {
     auto it = outstanding_.find(r.trial_id);
     if (it == outstanding_.end()) continue;
-    const Measurement& m = r.measurement;
-    const bool ok = m.error() == Measurement::OK;
-    measurements->push_back(Count(r.trial_id, it->second, m.error(),
-                                  ok ? trial::MedianNs(m.times_ns()) : 0.0));
+    measurements->push_back(Count(r.trial_id, it->second, r.error, r.time_ns));
     outstanding_.erase(it);
   }
   if (!results.empty()) ++version_;

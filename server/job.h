@@ -53,12 +53,11 @@ struct JobResume {
 // time) and checks the deadline against `clock` after each wait.
 class Job {
  public:
-  // `deadline_ms`: Unix ms of `clock` from which on the job ends; 0 for
-  // none. `store`, `scheduler` and `clock` must outlive the job.
+  // The job ends at spec.deadline_ms (Unix ms of `clock`; 0: never).
+  // `store`, `scheduler` and `clock` must outlive the job.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
-      Scheduler* scheduler, const base::Clock& clock, int64_t deadline_ms,
-      JobResume resume = {});
+      Scheduler* scheduler, const base::Clock& clock, JobResume resume = {});
   ~Job();
 
   int64_t id() const { return id_; }
@@ -89,9 +88,11 @@ class Job {
                      tunefleet::v1::JobProgress* out);
 
  private:
+  // A stored result waiting for the job's thread.
   struct Result {
     int64_t trial_id;
-    tunefleet::v1::Measurement measurement;
+    tunefleet::v1::Measurement::Error error;
+    double time_ns;  // median per-round time when OK, else 0
   };
   void Run();
   // Proposes, dispatches and collects until the job ends; errors from the
@@ -135,7 +136,6 @@ class Job {
   store::Store* const store_;
   Scheduler* const scheduler_;
   const base::Clock& clock_;
-  const int64_t deadline_ms_;
   JobResume resume_;  // consumed by Replay()
   std::thread thread_;
 

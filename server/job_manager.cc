@@ -119,16 +119,14 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   }
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
                              store_->CreateJob(prepared.spec, json));
-  const int64_t deadline_ms = prepared.spec.deadline_ms;
-  return Launch(id, std::move(prepared), deadline_ms, {});
+  return Launch(id, std::move(prepared), {});
 }
 
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
-                                        int64_t deadline_ms, JobResume resume) {
+                                        JobResume resume) {
   auto job = std::make_shared<Job>(
       id, std::move(prepared.spec), std::move(prepared.device),
-      std::move(prepared.space), store_, scheduler_, clock_, deadline_ms,
-      std::move(resume));
+      std::move(prepared.space), store_, scheduler_, clock_, std::move(resume));
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
@@ -168,14 +166,16 @@ absl::Status JobManager::Resume(const store::Job& row) {
   // would feed them in twice.
   request.set_no_transfer(true);
   TUNEFLEET_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
-  // The stored run's seed and budget rule, whatever the request said.
+  // The stored run's seed, budget and times rule, whatever the request said.
   prepared.spec.seed = row.seed;
   prepared.spec.budget = row.budget;
+  prepared.spec.created_ms = row.created_ms;
+  prepared.spec.deadline_ms = row.deadline_ms;
   TUNEFLEET_RETURN_IF_ERROR(store_->RequeueLeased(row.id));
   JobResume resume;
   TUNEFLEET_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
   resume.reference_measured = row.reference_ns > 0;
-  Launch(row.id, std::move(prepared), row.deadline_ms, std::move(resume));
+  Launch(row.id, std::move(prepared), std::move(resume));
   return absl::OkStatus();
 }
 

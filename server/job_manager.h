@@ -90,8 +90,7 @@ class JobManager {
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
   absl::Status Resume(const store::Job& row);
-  std::shared_ptr<Job> Launch(int64_t id, Prepared prepared,
-                              int64_t deadline_ms, JobResume resume);
+  std::shared_ptr<Job> Launch(int64_t id, Prepared prepared, JobResume resume);
   std::vector<std::shared_ptr<Job>> TakeAll();
 
   store::Store* const store_;
