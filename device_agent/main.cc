@@ -5,6 +5,10 @@
 //     --client-key K.pem]] [--binary-cache DIR | --no-binary-cache]
 //     [--prefetch auto|on|off] [--prefetch-threads N] [--replay]
 //   tunefleet-agent --info
+//   [--opencl-library PATH] before any of them: the OpenCL library to load
+//   (else $TUNEFLEET_OPENCL_LIBRARY, else libOpenCL.so.1, libOpenCL.so and
+//   the Android vendor paths; device_agent/opencl_loader.h); exit 1 when
+//   none loads.
 //   tunefleet-agent measure --shape M=64,N=64,K=64 --config reference
 // Serving exits 0 after SIGINT or SIGTERM, 1 when the server refuses the
 // token (unknown, revoked or not of role agent) or the device cannot be
@@ -15,6 +19,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -22,11 +27,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/version.h"
 #include "client/channel.h"
 #include "device_agent/agent.h"
 #include "device_agent/measure_command.h"
 #include "device_agent/opencl.h"
+#include "device_agent/opencl_loader.h"
 #include "device_agent/worker.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -43,6 +50,7 @@ struct ServeFlags {
   bool replay = false;
   bool exit_with_parent = false;
   std::string prefetch = "auto";
+  std::string opencl_library;  // --opencl-library; empty: the default order
 };
 
 void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
@@ -78,6 +86,15 @@ void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
 }
 
 void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
+  app.add_option(
+      "--opencl-library", f.opencl_library,
+      absl::StrCat(
+          "the OpenCL library to load: a path, or a name for the dynamic "
+          "linker (e.g. /vendor/lib64/libOpenCL.so on a phone); "
+          "default: $",
+          kOpenClLibraryEnv, " if set, else the first of ",
+          absl::StrJoin(DefaultOpenClLibraries(), ", "),
+          " that loads. Exit 1 when it cannot be loaded"));
   app.add_option("--platform", f.worker.platform,
                  "OpenCL platform index (clinfo -l)")
       ->capture_default_str();
@@ -237,6 +254,15 @@ int main(int argc, char** argv) {
   MeasureOptions measure;
   CLI::App* measure_cmd = AddMeasureCommand(app, measure);
   CLI11_PARSE(app, argc, argv);
+  // OpenCL is loaded here, so that a missing library is one clear error
+  // naming every path tried, not a failing clGetPlatformIDs later.
+  if (absl::Status cl = LoadOpenCL(flags.opencl_library); !cl.ok()) {
+    return Fail(cl, 1);
+  }
+  // The worker processes (re-executions of this binary) load the same one.
+  if (!flags.opencl_library.empty()) {
+    setenv(kOpenClLibraryEnv, flags.opencl_library.c_str(), 1);
+  }
   if (*measure_cmd) return RunMeasure(measure);
   if (flags.no_binary_cache) flags.worker.measurer.binary_cache_dir.clear();
   flags.worker.measurer.replay = flags.replay;

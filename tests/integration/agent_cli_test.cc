@@ -1,6 +1,8 @@
 // The tunefleet-agent binary as an operator runs it: --version, a bad
 // --server, --info, a token the server refuses (unknown, revoked, of the
-// wrong role) and the log of a job's reference run. Real processes: a
+// wrong role), the log of a job's reference run and the OpenCL library
+// loaded at run time (--opencl-library, TUNEFLEET_OPENCL_LIBRARY, the
+// default order and its errors). Real processes: a
 // tunefleet-server with a tokens file on loopback and the agent on the
 // first OpenCL device (PoCL in CI). Every wait is bounded; no test asserts
 // on how long anything took.
@@ -8,12 +10,14 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/version.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
@@ -223,6 +227,170 @@ TEST(AgentCliLog, ReferenceRunIsLoggedAsTheJobsReference) {
   EXPECT_NE(log.find(line + "OK"), std::string::npos) << log;
   EXPECT_NE(log.find("] trial "), std::string::npos) << log;
   EXPECT_EQ(log.find("trial -"), std::string::npos) << log;
+}
+
+// The OpenCL library loaded at run time (device_agent/opencl_loader.h).
+
+// The file that `ldconfig -p` lists for the ICD loader libOpenCL.so.1,
+// resolved through its symlinks (e.g. .../libOpenCL.so.1.0.0): a path that
+// the default order never names. Empty when ldconfig lists none.
+std::string IcdLoaderRealPath() {
+  const auto r = RunCommand("/sbin/ldconfig -p");
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    const size_t arrow = line.find("=> ");
+    if (line.find("libOpenCL.so.1 ") == absl::string_view::npos ||
+        arrow == absl::string_view::npos) {
+      continue;
+    }
+    std::error_code error;
+    const std::filesystem::path real =
+        std::filesystem::canonical(std::string(line.substr(arrow + 3)), error);
+    if (!error) return real.string();
+  }
+  return "";
+}
+
+TEST(AgentCliOpenCl, HelpDocumentsTheFlagAndTheEnvironmentVariable) {
+  const auto r = RunCommand(BoundedAgent() + " --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--opencl-library"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TUNEFLEET_OPENCL_LIBRARY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/vendor/lib64/libOpenCL.so"), std::string::npos)
+      << r.out;
+}
+
+TEST(AgentCliOpenCl, InfoThroughAnExplicitLibraryPrintsTheDevice) {
+  const std::string library = IcdLoaderRealPath();
+  ASSERT_FALSE(library.empty()) << "ldconfig -p lists no libOpenCL.so.1";
+  // The flag wins over a bogus environment variable.
+  const auto r =
+      RunCommand("TUNEFLEET_OPENCL_LIBRARY=/nonexistent/env/libOpenCL.so " +
+                 BoundedAgent() + " --info --opencl-library " + library);
+  ASSERT_EQ(r.exit_code, 0) << library << ": " << r.err;
+  EXPECT_NE(r.out.find("\"device_name\""), std::string::npos) << r.out;
+}
+
+TEST(AgentCliOpenCl, InfoInTheDefaultOrderPrintsTheDevice) {
+  const auto r = RunCommand("env -u TUNEFLEET_OPENCL_LIBRARY " +
+                            BoundedAgent() + " --info");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"device_name\""), std::string::npos) << r.out;
+}
+
+TEST(AgentCliOpenCl, MissingExplicitLibraryExits1NamingIt) {
+  const auto r = RunCommand(
+      BoundedAgent() + " --info --opencl-library /nonexistent/libOpenCL.so");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  // The path and dlerror()'s reason; no fallback to the default order.
+  EXPECT_NE(r.err.find("tried: /nonexistent/libOpenCL.so (/nonexistent/"
+                       "libOpenCL.so: cannot open shared object file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("libOpenCL.so.1"), std::string::npos) << r.err;
+}
+
+TEST(AgentCliOpenCl, BogusEnvironmentLibraryExits1NamingIt) {
+  const auto r =
+      RunCommand("TUNEFLEET_OPENCL_LIBRARY=/nonexistent/env/libOpenCL.so " +
+                 BoundedAgent() + " --info");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("(TUNEFLEET_OPENCL_LIBRARY)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/env/libOpenCL.so: cannot open shared "
+                       "object file"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(AgentCliOpenCl, LibraryWithoutOpenClIsRefused) {
+  const auto r =
+      RunCommand(BoundedAgent() + " --info --opencl-library libc.so.6");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("libc.so.6 (loaded, but has no clGetPlatformIDs)"),
+            std::string::npos)
+      << r.err;
+}
+
+// With no OpenCL library to be found (the ICD loader's files hidden behind
+// empty files in a private mount namespace), the error names every path of
+// the default order. Needs unprivileged user namespaces (unshare -rm).
+TEST(AgentCliOpenCl, NoLibraryInTheDefaultOrderNamesEveryPathTried) {
+  if (RunCommand("unshare -rm true").exit_code != 0) {
+    GTEST_SKIP() << "unshare -rm is not permitted here";
+  }
+  const std::string library = IcdLoaderRealPath();
+  ASSERT_FALSE(library.empty()) << "ldconfig -p lists no libOpenCL.so.1";
+  const std::string empty = (std::filesystem::temp_directory_path() /
+                             absl::StrCat("tf_empty_opencl_", getpid()))
+                                .string();
+  std::ofstream{empty};
+  const auto r = RunCommand(absl::StrCat(
+      "env -u TUNEFLEET_OPENCL_LIBRARY unshare -rm sh -c 'mount --bind ", empty,
+      " ", library, " && exec ", BoundedAgent(), " --info'"));
+  std::filesystem::remove(empty);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  for (const std::string path :
+       {"libOpenCL.so.1 (", "libOpenCL.so (", "/vendor/lib64/libOpenCL.so (",
+        "/system/vendor/lib64/libOpenCL.so (",
+        "/system/lib64/libOpenCL.so ("}) {
+    const bool named = r.err.find("tried: " + path) != std::string::npos ||
+                       r.err.find("; " + path) != std::string::npos;
+    EXPECT_TRUE(named) << path << " not named in: " << r.err;
+  }
+  EXPECT_NE(r.err.find("--opencl-library PATH"), std::string::npos) << r.err;
+}
+
+// Serving with --opencl-library: the worker processes load the same library
+// (a bogus TUNEFLEET_OPENCL_LIBRARY in the agent's environment would fail
+// every trial if the flag did not reach them).
+TEST(AgentCliOpenCl, ServedTrialsRunThroughTheExplicitLibrary) {
+  const std::string library = IcdLoaderRealPath();
+  ASSERT_FALSE(library.empty()) << "ldconfig -p lists no libOpenCL.so.1";
+  FleetHarness fleet("agent_cli_opencl_library");
+  ASSERT_TRUE(fleet.StartServer());
+  const std::string log_path = absl::StrCat(fleet.dir(), "/agent-lib.log");
+  Process agent(
+      {"/usr/bin/env", "TUNEFLEET_OPENCL_LIBRARY=/nonexistent/env/libOpenCL.so",
+       BinaryDir() + "/device_agent/tunefleet-agent", "--opencl-library",
+       library, "--server", fleet.address(), "--key", "explicit",
+       "--token-file", fleet.agent_token_file()},
+      log_path);
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return fleet.Connected("explicit") == 1; },
+                            std::chrono::seconds(60)))
+      << ReadAll(log_path);
+  grpc::ClientContext context;
+  tunefleet::v1::SubmitJobResponse submitted;
+  const grpc::Status s = fleet.Stub()->SubmitJob(
+      &context, JobWithReference("explicit"), &submitted);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  const int64_t job = submitted.job_id();
+  EXPECT_TRUE(FleetHarness::WaitFor(
+      [&] {
+        auto progress = fleet.Job(job);
+        return progress && progress->trials_done() == 2;
+      },
+      std::chrono::seconds(240)))
+      << ReadAll(log_path);
+  const auto progress = fleet.Job(job);
+  ASSERT_TRUE(progress.has_value());
+  // Trials per Measurement.Error name: every one OK.
+  for (const auto& [error, trials] : progress->errors()) {
+    EXPECT_EQ(error, "OK") << trials << " trials";
+  }
+  EXPECT_EQ(
+      progress->errors().count("OK") == 1 ? progress->errors().at("OK") : 0u,
+      2u)
+      << progress->DebugString();
+  const std::string log = ReadAll(log_path);
+  EXPECT_NE(log.find(absl::StrCat("job ", job, " reference: OK")),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("cannot load the OpenCL library"), std::string::npos)
+      << log;
 }
 
 }  // namespace
