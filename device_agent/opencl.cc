@@ -3,6 +3,7 @@
 #include <cctype>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -304,9 +305,19 @@ absl::StatusOr<CommandBufferApi> LoadCommandBufferApi(
 }
 
 std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {
+  std::string name = info.device_name();
+  // Arm's vendor id is Mali's, and PoCL on an Arm CPU reports it too (vendor
+  // "ARM", device "pthread"): an Arm device that is not a GPU gets "arm" and
+  // its type in the key, so that its records never read as a Mali GPU's.
+  constexpr uint32_t kArmVendorId = 0x13b5;
+  const bool arm = info.vendor_id() == kArmVendorId ||
+                   absl::AsciiStrToLower(info.vendor()) == "arm";
+  if (arm && !info.device_type().empty() && info.device_type() != "GPU") {
+    name = absl::StrCat("arm ", info.device_type(), " ", name);
+  }
   std::string key;
   bool dash = false;
-  for (char c : info.device_name()) {
+  for (char c : name) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (std::isalnum(u)) {
       if (dash && !key.empty()) key += '-';

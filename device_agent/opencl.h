@@ -151,7 +151,10 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device);
 
 // The default device key: the device name lowercased, runs of other
-// characters than [a-z0-9] turned into one '-', e.g. "mali-g610-r0p0".
+// characters than [a-z0-9] turned into one '-', e.g. "mali-g610-r0p0". A
+// device of Arm's vendor id (0x13b5, Mali's) or vendor "ARM" that is not a
+// GPU is prefixed with "arm" and its type: PoCL on an Arm CPU ("pthread")
+// is "arm-cpu-pthread".
 std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info);
 
 }  // namespace tunefleet::agent
