@@ -19,6 +19,9 @@ PACKAGES=(
   clang-14 libfuzzer-14-dev
   python3-grpcio python3-grpc-tools
 )
+# Extra packages named on the command line join the list
+# (deploy/arm64/install-deps.sh adds the cross build's).
+PACKAGES+=("$@")
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
