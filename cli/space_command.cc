@@ -28,6 +28,7 @@
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
 #include "search/space.h"
+#include "server/job.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::cli {
@@ -114,22 +115,6 @@ absl::StatusOr<Device> DeviceFor(const SpaceOptions& o) {
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo info,
                              ParseDeviceInfo(json, o.device_info));
   return Device{std::move(info), o.device_info};
-}
-
-// The task's search space on a device with `limits`, as a job builds it:
-// the template's knobs, a config valid when CheckConfig passes.
-std::unique_ptr<search::SearchSpace> BuildSpace(
-    const Task& task, const templates::DeviceLimits& limits) {
-  std::vector<search::KnobSpec> knobs;
-  for (const templates::Knob& k : task.tmpl->knobs()) {
-    knobs.push_back({k.name, k.values, k.size_like});
-  }
-  const templates::KernelTemplate* tmpl = task.tmpl;
-  return std::make_unique<search::SearchSpace>(
-      std::move(knobs),
-      [tmpl, workload = task.workload, limits](const std::vector<int64_t>& c) {
-        return tmpl->CheckConfig(c, workload, limits).ok();
-      });
 }
 
 // Up to `n` distinct valid configs drawn with `seed`, by index.
@@ -289,7 +274,8 @@ int RunSpace(const SpaceOptions& o) {
       !s.ok()) {
     return ReportError("space", s);
   }
-  const std::unique_ptr<search::SearchSpace> space = BuildSpace(*task, limits);
+  const std::unique_ptr<search::SearchSpace> space =
+      server::BuildSpace(*task->tmpl, task->workload, limits);
   nlohmann::json knobs = nlohmann::json::array();
   for (const search::KnobSpec& k : space->knobs()) knobs.push_back(k.name);
   nlohmann::json sample = nlohmann::json::array();
