@@ -6,11 +6,23 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
+#include "google/protobuf/util/json_util.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
+
+// Every DeviceInfo field (proto names, zeros and false included): what the
+// agent reported, e.g. image support and extensions.
+nlohmann::json DeviceInfoJson(const tunefleet::v1::DeviceInfo& info) {
+  google::protobuf::util::JsonPrintOptions print;
+  print.preserve_proto_field_names = true;
+  print.always_print_primitive_fields = true;
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(info, &text, print);
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
 
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
     const QueryOptions& o) {
@@ -152,7 +164,8 @@ int RunDevices(const DevicesOptions& o) {
                       {"vendor", d.device().vendor()},
                       {"driver_version", d.device().driver_version()},
                       {"compute_units", d.device().compute_units()},
-                      {"connected_agents", d.connected_agents()}});
+                      {"connected_agents", d.connected_agents()},
+                      {"device", DeviceInfoJson(d.device())}});
     }
     std::cout << list.dump(2) << "\n";
     return kExitOk;

@@ -150,6 +150,8 @@ int PrintInfo(const ServeFlags& f) {
   print.add_whitespace = true;
   // snake_case keys, as the proto fields and every JSON of the CLI.
   print.preserve_proto_field_names = true;
+  // image_support: false and zero sizes are said, not left out.
+  print.always_print_primitive_fields = true;
   (void)google::protobuf::util::MessageToJsonString(
       QueryDeviceInfo(opened->platform, opened->device), &json, print);
   std::cout << json;

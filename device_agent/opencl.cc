@@ -1,9 +1,11 @@
 #include "device_agent/opencl.h"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -210,6 +212,27 @@ absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index) {
   return out;
 }
 
+namespace {
+
+// The image limits: zero sizes on a device without image support, and
+// the pitch alignment only where cl_khr_image2d_from_buffer or OpenCL 2.0
+// defines it (a query the driver refuses leaves it 0).
+void SetImageInfo(cl_device_id device, tunefleet::v1::DeviceInfo& info) {
+  info.set_image_support(
+      DeviceValue<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE);
+  if (!info.image_support()) return;
+  info.set_image2d_max_width(
+      DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_WIDTH));
+  info.set_image2d_max_height(
+      DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT));
+  info.set_image_max_buffer_size(
+      DeviceValue<size_t>(device, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE));
+  info.set_image_pitch_alignment(
+      DeviceValue<cl_uint>(device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT_KHR));
+}
+
+}  // namespace
+
 tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device) {
   tunefleet::v1::DeviceInfo info;
@@ -254,6 +277,7 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                       absl::SkipEmpty())) {
     info.add_extensions(std::string(ext));
   }
+  SetImageInfo(device, info);
   return info;
 }
 
@@ -304,17 +328,52 @@ absl::StatusOr<CommandBufferApi> LoadCommandBufferApi(
   return api;
 }
 
-std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {
+namespace {
+
+bool HasDigit(absl::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// The device name with what the key needs and the name leaves out.
+std::string KeyName(const tunefleet::v1::DeviceInfo& info) {
   std::string name = info.device_name();
+  const bool gpu = info.device_type() == "GPU";
   // Arm's vendor id is Mali's, and PoCL on an Arm CPU reports it too (vendor
   // "ARM", device "pthread"): an Arm device that is not a GPU gets "arm" and
   // its type in the key, so that its records never read as a Mali GPU's.
   constexpr uint32_t kArmVendorId = 0x13b5;
   const bool arm = info.vendor_id() == kArmVendorId ||
                    absl::AsciiStrToLower(info.vendor()) == "arm";
-  if (arm && !info.device_type().empty() && info.device_type() != "GPU") {
-    name = absl::StrCat("arm ", info.device_type(), " ", name);
+  if (arm && !info.device_type().empty() && !gpu) {
+    return absl::StrCat("arm ", info.device_type(), " ", name);
   }
+  // Many Adreno drivers name every GPU "QUALCOMM Adreno(TM)"; the model is
+  // in CL_DEVICE_VERSION ("OpenCL 2.0 Adreno(TM) 540").
+  constexpr absl::string_view kAdreno = "Adreno(TM)";
+  const absl::string_view version = info.device_version();
+  const size_t at = version.find(kAdreno);
+  if (absl::StrContains(name, "Adreno") && !HasDigit(name) &&
+      at != absl::string_view::npos) {
+    absl::string_view model = absl::StripLeadingAsciiWhitespace(
+        version.substr(at + kAdreno.size()));
+    model = model.substr(0, model.find(' '));
+    if (HasDigit(model)) absl::StrAppend(&name, " ", model);
+  }
+  // One Mali name covers several core counts (Mali-G78 MP14 and MP20) and
+  // drivers leave the count out: it goes into the key (Arm's "MPn").
+  if (arm && gpu && absl::StartsWithIgnoreCase(name, "Mali") &&
+      !absl::StrContains(name, "MP") && info.compute_units() > 0) {
+    absl::StrAppend(&name, " MP", info.compute_units());
+  }
+  return name;
+}
+
+}  // namespace
+
+std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {
+  const std::string name = KeyName(info);
   std::string key;
   bool dash = false;
   for (char c : name) {

@@ -151,10 +151,15 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device);
 
 // The default device key: the device name lowercased, runs of other
-// characters than [a-z0-9] turned into one '-', e.g. "mali-g610-r0p0". A
-// device of Arm's vendor id (0x13b5, Mali's) or vendor "ARM" that is not a
-// GPU is prefixed with "arm" and its type: PoCL on an Arm CPU ("pthread")
-// is "arm-cpu-pthread".
+// characters than [a-z0-9] turned into one '-', e.g. "mali-g610-r0p0-mp4".
+// What the name leaves out is added first:
+// - a device of Arm's vendor id (0x13b5, Mali's) or vendor "ARM" that is not
+//   a GPU is prefixed with "arm" and its type: PoCL on an Arm CPU
+//   ("pthread") is "arm-cpu-pthread";
+// - an Adreno whose name has no model number ("QUALCOMM Adreno(TM)") gets
+//   the one after "Adreno(TM)" in CL_DEVICE_VERSION: "qualcomm-adreno-tm-540";
+// - a Mali GPU whose name has no "MP" gets its core count (compute units) as
+//   Arm writes it: "Mali-G610 r0p0" with 4 cores is "mali-g610-r0p0-mp4".
 std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info);
 
 }  // namespace tunefleet::agent
