@@ -90,6 +90,18 @@ absl::Status Agent::Run() {
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     const absl::Duration wait = backoff * jitter(rng);
     backoff = std::min(backoff * 2, options_.max_backoff);
+    if (code == grpc::StatusCode::FAILED_PRECONDITION) {
+      // Refused for now (another device serves the key): said even when not
+      // verbose, since nothing else would tell the user; retried, since the
+      // other agents may leave.
+      std::fprintf(
+          stderr,
+          "[agent %s] the server at %s refused this agent: %s; "
+          "retrying in %s\n",
+          key_.c_str(), options_.server.c_str(),
+          session.status.error_message().c_str(),
+          absl::FormatDuration(absl::Trunc(wait, absl::Seconds(1))).c_str());
+    }
     Log(absl::StrCat(
         "disconnected from ", options_.server, ": ",
         session.status.error_message().empty() ? "stream closed"

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/auth/grpc_status.h"
+#include "server/device_match.h"
 #include "server/validation/validation.h"
 
 namespace tunefleet::server {
@@ -47,6 +48,18 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   const tunefleet::v1::Hello& hello = first.hello();
   if (absl::Status s = validation::ValidateHello(hello); !s.ok()) {
     return absl::InvalidArgumentError(s.message());
+  }
+  for (const std::shared_ptr<AgentSession>& other : scheduler_->Agents()) {
+    if (other->key() != hello.device_key()) continue;
+    const std::string difference =
+        DeviceDifference(hello.device(), other->device());
+    if (!difference.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "device key ", hello.device_key(), " is served by ", other->id(),
+          " (", other->name(), ") whose device differs: ", difference,
+          "; agents of one key must be interchangeable: give this agent its "
+          "own --key"));
+    }
   }
   if (absl::Status s = store_->UpsertDevice(hello.device_key(), hello.device());
       !s.ok()) {

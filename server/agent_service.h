@@ -38,7 +38,9 @@ class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
 
  private:
   // Checks that the stream's first message is a valid Hello and records
-  // its device. Errors: INVALID_ARGUMENT, INTERNAL (the store).
+  // its device. Errors: INVALID_ARGUMENT; FAILED_PRECONDITION when a
+  // connected agent of the same key has a different device
+  // (device_match.h); INTERNAL (the store).
   absl::Status Admit(const tunefleet::v1::AgentMessage& first);
   // Routes the agent's results until its stream ends.
   void Serve(AgentStream* stream, AgentSession& session);

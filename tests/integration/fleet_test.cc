@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cost_model/task_features.h"
 #include "device_agent/agent.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "search/table.h"
@@ -16,6 +17,7 @@
 #include "store/store.h"
 #include "store/table_export.h"
 #include "trial/trial_request.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet {
@@ -387,6 +389,58 @@ TEST_F(Fleet, ListDevicesShowsTheConnectedAgent) {
   EXPECT_EQ(devices.devices(0).device_key(), "pocl-test");
   EXPECT_EQ(devices.devices(0).connected_agents(), 1u);
   EXPECT_GT(devices.devices(0).device().max_work_group_size(), 0u);
+}
+
+// Connects to the agent service as an agent of `key` with `device`; the
+// status the stream ends with (OK once welcomed and closed by us).
+grpc::Status HelloAs(const std::string& address, const std::string& key,
+                     const tunefleet::v1::DeviceInfo& device) {
+  auto stub = tunefleet::v1::AgentService::NewStub(client::Dial({address}));
+  grpc::ClientContext context;
+  auto stream = stub->Connect(&context);
+  tunefleet::v1::AgentMessage hello;
+  hello.mutable_hello()->set_device_key(key);
+  *hello.mutable_hello()->mutable_device() = device;
+  hello.mutable_hello()->set_agent_name("hello-test");
+  hello.mutable_hello()->set_max_in_flight(1);
+  EXPECT_TRUE(stream->Write(hello));
+  tunefleet::v1::ServerMessage reply;
+  if (stream->Read(&reply)) {
+    EXPECT_TRUE(reply.has_welcome());
+    stream->WritesDone();
+  }
+  return stream->Finish();
+}
+
+// A key names interchangeable agents: one whose device differs from the
+// connected agent's (here in compute units, or in image support) is
+// refused with the difference named, and the key's stored device stays the
+// connected agent's; the same device under the key, or the other device
+// under its own key, is welcomed.
+TEST_F(Fleet, AnAgentWithADifferentDeviceIsRefusedTheKey) {
+  auto stored = server_->store().GetDevice("pocl-test");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  tunefleet::v1::DeviceInfo other = *stored;
+  other.set_compute_units(stored->compute_units() + 1);
+  grpc::Status refused = HelloAs(server_->address(), "pocl-test", other);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(
+      refused.error_message(),
+      ::testing::HasSubstr(absl::StrCat("compute_units ", other.compute_units(),
+                                        ", not ", stored->compute_units())));
+  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("own --key"));
+  other = *stored;
+  other.set_image_support(!stored->image_support());
+  EXPECT_THAT(HelloAs(server_->address(), "pocl-test", other).error_message(),
+              ::testing::HasSubstr("image_support"));
+
+  auto after = server_->store().GetDevice("pocl-test");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->compute_units(), stored->compute_units());
+  EXPECT_EQ(after->image_support(), stored->image_support());
+
+  EXPECT_TRUE(HelloAs(server_->address(), "pocl-test", *stored).ok());
+  EXPECT_TRUE(HelloAs(server_->address(), "pocl-test-other", other).ok());
 }
 
 }  // namespace

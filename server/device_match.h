@@ -1,0 +1,29 @@
+// Which agents may share a device key. A key names interchangeable agents
+// (docs/ARCHITECTURE.md, Glossary: "same device and driver"): any of them
+// may run any trial of the key's jobs, and their records are one device's.
+// An agent whose device differs from the connected agents' in what decides
+// which configs are valid or how fast they run is refused, with the first
+// difference named.
+#ifndef TUNEFLEET_SERVER_DEVICE_MATCH_H_
+#define TUNEFLEET_SERVER_DEVICE_MATCH_H_
+
+#include <string>
+
+#include "tunefleet/v1/common.pb.h"
+
+namespace tunefleet::server {
+
+// The first property in which `joining` differs from `serving`, in words
+// ("compute_units 4, not 8"), or "" when they match. Compared: the device's
+// name, vendor id, type and driver version, compute units, work-group and
+// work-item limits, local memory (size and type), max allocation, preferred
+// float vector width, image support and max 2D image size, and the set of
+// extensions. Not compared: global memory (phones of one model ship with
+// different RAM), the clock (drivers that report the current clock), the
+// platform and OpenCL C version strings.
+std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
+                             const tunefleet::v1::DeviceInfo& serving);
+
+}  // namespace tunefleet::server
+
+#endif  // TUNEFLEET_SERVER_DEVICE_MATCH_H_
