@@ -40,6 +40,13 @@ std::vector<float> TaskFeatures::operator()(
   f.push_back(static_cast<float>(limits_.max_clock_mhz / 1000.0));
   f.push_back(static_cast<float>(limits_.preferred_vector_width_float));
   f.push_back(limits_.local_mem_is_global ? 1.0f : 0.0f);
+  f.push_back(limits_.image_support ? 1.0f : 0.0f);
+  f.push_back(static_cast<float>(Log2Plus1(limits_.image2d_max_width)));
+  for (bool flag :
+       {limits_.image2d_from_buffer, limits_.fp16, limits_.subgroups,
+        limits_.qcom_extensions, limits_.arm_extensions}) {
+    f.push_back(flag ? 1.0f : 0.0f);
+  }
   return f;
 }
 
@@ -56,9 +63,12 @@ std::vector<std::string> TaskFeatures::Names() const {
   for (const templates::Dim& d : workload_.dims()) {
     names.push_back("log2_" + d.name);
   }
-  for (const char* n : {"log2_compute_units", "log2_max_work_group_size",
-                        "log2_local_mem_bytes", "clock_ghz",
-                        "preferred_vector_width", "local_mem_is_global"}) {
+  for (const char* n :
+       {"log2_compute_units", "log2_max_work_group_size",
+        "log2_local_mem_bytes", "clock_ghz", "preferred_vector_width",
+        "local_mem_is_global", "image_support", "log2_image2d_max_width",
+        "image2d_from_buffer", "fp16", "subgroups", "qcom_extensions",
+        "arm_extensions"}) {
     names.push_back(n);
   }
   return names;

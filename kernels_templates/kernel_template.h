@@ -43,6 +43,20 @@ struct DeviceLimits {
   uint32_t max_clock_mhz = 0;
   uint32_t preferred_vector_width_float = 0;
   bool local_mem_is_global = false;  // "local" memory emulated in global
+  // Images: CL_DEVICE_IMAGE_SUPPORT and CL_DEVICE_IMAGE2D_MAX_WIDTH/HEIGHT
+  // (pixels; 0 without image support).
+  bool image_support = false;
+  uint64_t image2d_max_width = 0;
+  uint64_t image2d_max_height = 0;
+  // Extensions that change what is fast: cl_khr_image2d_from_buffer (an
+  // image over a buffer, no copy), cl_khr_fp16, subgroups (cl_khr_subgroups,
+  // cl_intel_subgroups or cl_qcom_subgroup_shuffle), and whether the driver
+  // lists any of Qualcomm's (cl_qcom_*, Adreno) or Arm's (cl_arm_*, Mali).
+  bool image2d_from_buffer = false;
+  bool fp16 = false;
+  bool subgroups = false;
+  bool qcom_extensions = false;
+  bool arm_extensions = false;
 };
 
 // A number describing a config for the cost model, with its name.

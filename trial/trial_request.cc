@@ -1,5 +1,6 @@
 #include "trial/trial_request.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/hash.h"
 #include "base/stats.h"
@@ -104,6 +105,17 @@ templates::DeviceLimits LimitsFromDeviceInfo(
   l.max_clock_mhz = info.max_clock_mhz();
   l.preferred_vector_width_float = info.preferred_vector_width_float();
   l.local_mem_is_global = info.local_mem_is_global();
+  l.image_support = info.image_support();
+  l.image2d_max_width = info.image2d_max_width();
+  l.image2d_max_height = info.image2d_max_height();
+  for (const std::string& ext : info.extensions()) {
+    l.image2d_from_buffer |= ext == "cl_khr_image2d_from_buffer";
+    l.fp16 |= ext == "cl_khr_fp16";
+    l.subgroups |= ext == "cl_khr_subgroups" || ext == "cl_intel_subgroups" ||
+                   ext == "cl_qcom_subgroup_shuffle";
+    l.qcom_extensions |= absl::StartsWith(ext, "cl_qcom_");
+    l.arm_extensions |= absl::StartsWith(ext, "cl_arm_");
+  }
   return l;
 }
 

@@ -44,8 +44,21 @@ std::vector<double> Limits(cl_device_id device) {
                   nullptr);
   clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units,
                   nullptr);
-  return {double(wg),    double(items[0]), double(items[1]), double(items[2]),
-          double(local), double(alloc),    double(units)};
+  cl_bool images = CL_FALSE;
+  size_t image_width = 0, image_height = 0;
+  clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof(images), &images,
+                  nullptr);
+  if (images == CL_TRUE) {
+    clGetDeviceInfo(device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof(image_width),
+                    &image_width, nullptr);
+    clGetDeviceInfo(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof(image_height),
+                    &image_height, nullptr);
+  }
+  return {double(wg),          double(items[0]),
+          double(items[1]),    double(items[2]),
+          double(local),       double(alloc),
+          double(units),       images == CL_TRUE ? 1.0 : 0.0,
+          double(image_width), double(image_height)};
 }
 
 // Built programs per (context, device, source, options).

@@ -92,7 +92,8 @@ struct Op {
 // check and launch are C++ generated from the template's spec. They read
 // `vars`: the dims, attrs (as numbers), fp16, element_bytes, knobs and
 // device limits (max_work_group_size, max_work_item_size0..2,
-// local_mem_bytes, max_mem_alloc_bytes, compute_units) in that order, and
+// local_mem_bytes, max_mem_alloc_bytes, compute_units, image_support,
+// image2d_max_width, image2d_max_height) in that order, and
 // store the spec's named values after them (num_vars in all).
 struct ShapeTemplate {
   const char* name;

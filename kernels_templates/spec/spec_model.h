@@ -22,8 +22,9 @@ namespace tunefleet::templates {
 inline constexpr const char* kSpecLimitNames[] = {
     "max_work_group_size", "max_work_item_size0", "max_work_item_size1",
     "max_work_item_size2", "local_mem_bytes",     "max_mem_alloc_bytes",
-    "compute_units"};
-inline constexpr int kNumSpecLimits = 7;
+    "compute_units",       "image_support",       "image2d_max_width",
+    "image2d_max_height"};
+inline constexpr int kNumSpecLimits = 10;
 
 // A string attribute of the op read as a number: value names to numbers.
 struct SpecAttr {

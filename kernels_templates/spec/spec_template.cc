@@ -148,7 +148,10 @@ void SpecTemplate::SetLimits(const DeviceLimits& l, Frame& frame) const {
       static_cast<double>(l.max_work_item_sizes[2]),
       static_cast<double>(l.local_mem_bytes),
       static_cast<double>(l.max_mem_alloc_bytes),
-      static_cast<double>(l.compute_units)};
+      static_cast<double>(l.compute_units),
+      l.image_support ? 1.0 : 0.0,
+      static_cast<double>(l.image2d_max_width),
+      static_cast<double>(l.image2d_max_height)};
   std::copy(std::begin(values), std::end(values),
             frame.begin() + model_.slots.limit(0));
 }

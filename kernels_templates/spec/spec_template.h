@@ -8,7 +8,8 @@
 //   fp16 (1 for fp16 workloads, else 0) and element_bytes (2 or 4);
 //   the knobs (their first values in the reference launch);
 //   the device limits max_work_group_size, max_work_item_size0..2,
-//   local_mem_bytes, max_mem_alloc_bytes and compute_units (0 in calls
+//   local_mem_bytes, max_mem_alloc_bytes, compute_units, image_support
+//   (1 or 0), image2d_max_width and image2d_max_height (pixels) (0 in calls
 //   without a device: Buffers, Flops, Bytes, launches);
 //   the `let` values.
 // Example (TOML):
