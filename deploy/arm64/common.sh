@@ -8,8 +8,14 @@ ARM64_CACHE=${ARM64_CACHE:-$TUNEFLEET_ROOT/.cache/arm64}
 # the board test runs the agent in.
 ARM64_ROOTFS=${ARM64_ROOTFS:-$ARM64_CACHE/rootfs}
 ARM64_BUILD_DIR=${ARM64_BUILD_DIR:-$TUNEFLEET_ROOT/build-arm64}
-# PoCL's kernel cache, kept between runs (bound into the chroot).
-ARM64_POCL_CACHE=${ARM64_POCL_CACHE:-$ARM64_CACHE/pocl-kcache}
+# PoCL's kernel cache, kept between runs (bound into the chroot); a user's
+# own for a non-root user (board-test.sh in a user namespace: root's is not
+# theirs to write).
+if [ "$(id -u)" -eq 0 ]; then
+  ARM64_POCL_CACHE=${ARM64_POCL_CACHE:-$ARM64_CACHE/pocl-kcache}
+else
+  ARM64_POCL_CACHE=${ARM64_POCL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tunefleet-arm64/pocl-kcache}
+fi
 
 ARM64_SUITE=bookworm
 ARM64_MIRRORS=(
@@ -50,6 +56,17 @@ arm64_need_root() {
 # the qemu-aarch64 entry enabled, with the F flag (the interpreter is opened
 # when registered, so it works inside a chroot without copying qemu in).
 arm64_ensure_binfmt() {
+  if [ "${ARM64_USERNS:-0}" = 1 ]; then
+    # In a user namespace (board-test.sh as a non-root user): nothing can be
+    # registered here, the host's entry is used as it is.
+    grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null ||
+      arm64_die "binfmt_misc has no enabled qemu-aarch64 entry; registering it" \
+        "needs root, once: sudo bash deploy/arm64/install-deps.sh &&" \
+        "sudo update-binfmts --enable qemu-aarch64"
+    grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 ||
+      arm64_die "binfmt qemu-aarch64 lacks the F (fix binary) flag; chroots need it"
+    return 0
+  fi
   command -v update-binfmts >/dev/null ||
     arm64_die "update-binfmts missing: bash deploy/arm64/install-deps.sh"
   [ -e /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] ||
@@ -76,4 +93,103 @@ arm64_mounts_under() {
   dir=$(realpath -m "$1")
   awk -v d="$dir" '$5 == d || index($5, d "/") == 1 { print $5 }' \
     /proc/self/mountinfo | sort -r
+}
+
+# --- the rootfs as an overlay, in a mount namespace of the script's own ---
+
+# Runs the calling script again in a mount namespace of its own, unless it
+# (or the script that started it) runs in one already: every mount it makes
+# (the overlay, /proc, /sys, /dev) is private to it and goes with its last
+# process, however it ends. Call as: arm64_private_mounts "$0" "$@"
+arm64_private_mounts() {
+  [ "${ARM64_PRIVATE_MOUNTS:-}" = 1 ] && return 0
+  command -v unshare >/dev/null || arm64_die "unshare missing (util-linux)"
+  export ARM64_PRIVATE_MOUNTS=1
+  exec unshare --mount --propagation private -- bash "$@"
+}
+
+# arm64_mount_root DIR: the rootfs mounted at DIR/root as an overlay whose
+# writes go to DIR/upper (the cached tree is never written, so a run that
+# installs packages or copies binaries in leaves it as it was, and DIR/upper
+# holds exactly what the run changed), with this machine's /proc, /sys and
+# /dev bound in and a tmpfs on /tmp. Only in a private mount namespace
+# (arm64_private_mounts). In a user namespace (ARM64_USERNS=1) the rootfs's
+# files belong to an unmapped root: reading and running them works, writing
+# into its directories does not (overlayfs cannot copy them up); new
+# top-level directories (DIR/root/NAME) and /tmp are writable.
+arm64_mount_root() {
+  local dir=$1 m
+  [ "${ARM64_PRIVATE_MOUNTS:-}" = 1 ] ||
+    arm64_die "arm64_mount_root: not in a private mount namespace (arm64_private_mounts)"
+  [ -f "$ARM64_ROOTFS/.tunefleet-rootfs" ] ||
+    arm64_die "no rootfs at $ARM64_ROOTFS: bash deploy/arm64/make-rootfs.sh"
+  case "$ARM64_ROOTFS:$dir" in
+    *,*) arm64_die "overlayfs cannot take paths with commas: $ARM64_ROOTFS, $dir" ;;
+  esac
+  mkdir -p "$dir/upper" "$dir/overlay-work" "$dir/root"
+  mount -t overlay tunefleet-arm64 \
+    -o "lowerdir=$ARM64_ROOTFS,upperdir=$dir/upper,workdir=$dir/overlay-work" \
+    "$dir/root" ||
+    arm64_die "cannot mount an overlay of $ARM64_ROOTFS at $dir/root" \
+      "(overlayfs; kernel >= 5.11 inside a user namespace)"
+  for m in proc sys dev; do
+    mount --rbind "/$m" "$dir/root/$m" ||
+      arm64_die "cannot bind /$m into $dir/root"
+  done
+  mount -t tmpfs -o mode=1777,nosuid,nodev tunefleet-arm64-tmp "$dir/root/tmp" ||
+    arm64_die "cannot mount a tmpfs on $dir/root/tmp"
+}
+
+# arm64_unmount_root DIR: what arm64_mount_root mounted, unmounted (deepest
+# first; in a user namespace the host's mounts under /proc, /sys and /dev
+# are locked to their parent and go with its lazy unmount). Fails when
+# something stays mounted under DIR: never delete DIR then (a bound /dev
+# would be emptied through it).
+arm64_unmount_root() {
+  local dir=$1 m
+  for m in $(arm64_mounts_under "$dir"); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+  [ -z "$(arm64_mounts_under "$dir")" ]
+}
+
+# --- systemd's view of a unit, for running it where systemd does not run ---
+
+# arm64_load_env FILE: its NAME=value lines exported, as systemd reads an
+# EnvironmentFile= (comments and blank lines skipped, one level of quotes
+# removed).
+arm64_load_env() {
+  local line name value
+  while IFS= read -r line || [ -n "$line" ]; do
+    [[ $line =~ ^[[:space:]]*(#|;|$) ]] && continue
+    [[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] ||
+      arm64_die "$1: bad line: $line"
+    name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+    value=${value%"${value##*[![:space:]]}"}
+    if [[ $value =~ ^\"(.*)\"$ || $value =~ ^\'(.*)\'$ ]]; then
+      value=${BASH_REMATCH[1]}
+    fi
+    export "$name=$value"
+  done <"$1"
+}
+
+# arm64_unit_argv UNIT KEY: the command of KEY= (its first line without a
+# -/+ prefix) into the array ARGV, ${VAR} expanded to one argument and $VAR
+# split on white space, as systemd does.
+arm64_unit_argv() {
+  local line word name
+  line=$(sed -n "s/^$2=//p" "$1" | grep -v '^[-+]' | head -n1)
+  [ -n "$line" ] || arm64_die "no $2= in $1"
+  ARGV=()
+  set -f
+  for word in $line; do
+    if [[ $word =~ ^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$ ]]; then
+      name=${BASH_REMATCH[1]}; ARGV+=("${!name-}")
+    elif [[ $word =~ ^\$([A-Za-z_][A-Za-z0-9_]*)$ ]]; then
+      name=${BASH_REMATCH[1]}; ARGV+=(${!name-})
+    else
+      ARGV+=("$word")
+    fi
+  done
+  set +f
 }

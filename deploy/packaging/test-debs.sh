@@ -49,7 +49,7 @@ check() {  # check DESCRIPTION COMMAND...
   if "$@"; then echo "  ok: $what"; else fail "$what"; fi
 }
 [ "$(id -u)" = 0 ] || fail "needs root (it installs the packages into this system)"
-for tool in apt-get dpkg-deb file runuser setpriv; do
+for tool in apt-get dpkg-deb file runuser setpriv python3; do
   command -v "$tool" >/dev/null || fail "$tool missing"
 done
 command -v systemd-analyze >/dev/null ||
@@ -340,10 +340,13 @@ if (cd / && XDG_CACHE_HOME=$cache_env runuser -u tunefleet-agent -- \
   agent_pid=$!
   listed=0
   for _ in $(seq 120); do
+    # Parsed, not matched as text: the listing's fields may come in any
+    # order, with the whole device in between.
     if /usr/bin/tunefleet devices --json --server "127.0.0.1:$port" \
          --token-file "$tmp/reader.token" >"$tmp/devices.txt" 2>&1 &&
-       tr -d ' \n' <"$tmp/devices.txt" |
-         grep -q '"connected_agents":1,"device_key":"packaged-test-key"'; then
+       python3 -c 'import json, sys
+sys.exit(not any(d.get("device_key") == "packaged-test-key" and d.get("connected_agents") == 1
+                 for d in json.load(open(sys.argv[1]))))' "$tmp/devices.txt" 2>/dev/null; then
       listed=1; break
     fi
     kill -0 "$agent_pid" 2>/dev/null || break
