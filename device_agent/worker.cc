@@ -180,9 +180,19 @@ std::string WorkerBackend::Reap(bool kill_first) {
 absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
                                                 double timeout_ms) {
   if (!worker_.running()) TUNEFLEET_RETURN_IF_ERROR(Spawn());
+  bool written = WriteFrame(to_worker_.get(), request);
+  if (!written) {
+    // The worker was gone before the request reached it, so nothing of it
+    // ran: a fresh worker takes it. PR_SET_PDEATHSIG kills a worker when
+    // the thread that started it ends, e.g. the measurement thread of an
+    // agent connection that has since closed.
+    Reap(/*kill_first=*/false);
+    TUNEFLEET_RETURN_IF_ERROR(Spawn());
+    written = WriteFrame(to_worker_.get(), request);
+  }
   WorkerReply reply;
   absl::Status read = absl::UnavailableError("cannot write to the worker");
-  if (WriteFrame(to_worker_.get(), request)) {
+  if (written) {
     read = ReadFrame(from_worker_.get(), &reply, base::DeadlineIn(timeout_ms));
   }
   if (read.ok()) return reply;

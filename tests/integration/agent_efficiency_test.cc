@@ -5,6 +5,7 @@
 // outputs), never times.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -570,6 +571,24 @@ TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
     ASSERT_EQ(m.error(), Measurement::OK) << m.error_message();
     EXPECT_EQ(m.program_source(), Measurement::BINARY_CACHE);
   }
+}
+
+// A worker dies with the thread that started it (PR_SET_PDEATHSIG), as when
+// an agent connection's measurement thread ends and the next connection
+// measures on a new thread: the next trial runs in a fresh worker instead
+// of failing as "the worker died".
+TEST(WorkerEfficiency, AWorkerStartedByAThreadThatEndedIsReplaced) {
+  agent::WorkerBackend::Options options;
+  options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
+  absl::StatusOr<std::unique_ptr<agent::WorkerBackend>> backend;
+  std::thread([&] { backend = agent::WorkerBackend::Start(options); }).join();
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  // The kernel delivers the parent-death signal as the thread exits; give
+  // the worker the moment it takes to die.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const Measurement m = (*backend)->Measure(Request(0, 1));
+  EXPECT_EQ(m.error(), Measurement::OK) << m.error_message();
+  EXPECT_EQ((*backend)->restarts(), 1);
 }
 
 }  // namespace
