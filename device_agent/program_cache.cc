@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -72,8 +73,14 @@ std::string DefaultBinaryCacheDir() {
       xdg != nullptr && xdg[0] == '/') {
     return absl::StrCat(xdg, "/tunefleet/binaries");
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0]) {
+  // adb shell sets HOME=/ (not writable) and TMPDIR=/data/local/tmp.
+  if (const char* home = std::getenv("HOME");
+      home != nullptr && home[0] != '\0' && std::string_view(home) != "/") {
     return absl::StrCat(home, "/.cache/tunefleet/binaries");
+  }
+  if (const char* tmp = std::getenv("TMPDIR");
+      tmp != nullptr && tmp[0] == '/') {
+    return absl::StrCat(tmp, "/tunefleet/binaries");
   }
   return "";
 }

@@ -36,8 +36,9 @@ namespace tunefleet::agent {
 std::string Sha256Hex(absl::string_view data);
 
 // Where tunefleet-agent keeps program binaries by default:
-// $XDG_CACHE_HOME/tunefleet/binaries, else $HOME/.cache/tunefleet/binaries;
-// "" when neither variable is set.
+// $XDG_CACHE_HOME/tunefleet/binaries, else $HOME/.cache/tunefleet/binaries
+// (HOME neither empty nor "/"), else $TMPDIR/tunefleet/binaries (a phone's
+// adb shell: HOME=/, TMPDIR=/data/local/tmp); "" when none applies.
 std::string DefaultBinaryCacheDir();
 
 // Thread-safe: Get() and Prefetch() may be called from any thread. Builds
