@@ -71,6 +71,7 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
 std::string RecordTable(
     const std::vector<tunefleet::v1::TuningRecord>& records) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(records.size());
   for (const auto& r : records) {
     rows.push_back({r.device_key(), r.workload_key(),
                     tunefleet::v1::Measurement::Error_Name(r.error()),

@@ -20,8 +20,9 @@ TaskFeatures::TaskFeatures(const templates::KernelTemplate& tmpl,
                            templates::Workload workload,
                            templates::DeviceLimits limits)
     : tmpl_(&tmpl), workload_(std::move(workload)), limits_(limits) {
-  for (const templates::Knob& k : tmpl.knobs())
+  for (const templates::Knob& k : tmpl.knobs()) {
     size_like_.push_back(k.size_like);
+  }
 }
 
 std::vector<float> TaskFeatures::operator()(

@@ -309,14 +309,14 @@ else
   chown -R "$agent_uid:$agent_gid" "$root/var/cache/tunefleet-agent"
   unit=$root/lib/systemd/system/tunefleet-agent.service
   cond=$(sed -n "s/^ExecCondition=\/bin\/sh -c '\(.*\)'$/\1/p" "$unit" | sed 's/\$\$/$/g')
-  (arm64_load_env "$root/etc/tunefleet/agent.conf"
+  (unit_load_env "$root/etc/tunefleet/agent.conf"
    chroot "$root" /usr/bin/env -i TUNEFLEET_SERVER="$TUNEFLEET_SERVER" /bin/sh -c "$cond") ||
     fail "the unit's ExecCondition skips with TUNEFLEET_SERVER set"
   # ExecStart with agent.conf's values, as systemd expands it, as the
   # unit's user and groups, its cache directory and umask.
   (
-    arm64_load_env "$root/etc/tunefleet/agent.conf"
-    arm64_unit_argv "$unit" ExecStart
+    unit_load_env "$root/etc/tunefleet/agent.conf"
+    unit_argv "$unit" ExecStart
     umask 077
     cd /
     exec setsid chroot "$root" /usr/bin/setpriv --reuid=tunefleet-agent \
@@ -325,8 +325,8 @@ else
   ) > "$work/agent.log" 2>&1 &
   agent_pid=$!
   arm64_log "the installed agent as the unit runs it (user tunefleet-agent):" \
-    "$(arm64_load_env "$root/etc/tunefleet/agent.conf"
-       arm64_unit_argv "$unit" ExecStart; printf ' %q' "${ARGV[@]}")"
+    "$(unit_load_env "$root/etc/tunefleet/agent.conf"
+       unit_argv "$unit" ExecStart; printf ' %q' "${ARGV[@]}")"
 fi
 
 # Wait for its Hello: a device with a connected agent.

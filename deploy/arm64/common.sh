@@ -155,41 +155,5 @@ arm64_unmount_root() {
 
 # --- systemd's view of a unit, for running it where systemd does not run ---
 
-# arm64_load_env FILE: its NAME=value lines exported, as systemd reads an
-# EnvironmentFile= (comments and blank lines skipped, one level of quotes
-# removed).
-arm64_load_env() {
-  local line name value
-  while IFS= read -r line || [ -n "$line" ]; do
-    [[ $line =~ ^[[:space:]]*(#|;|$) ]] && continue
-    [[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] ||
-      arm64_die "$1: bad line: $line"
-    name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
-    value=${value%"${value##*[![:space:]]}"}
-    if [[ $value =~ ^\"(.*)\"$ || $value =~ ^\'(.*)\'$ ]]; then
-      value=${BASH_REMATCH[1]}
-    fi
-    export "$name=$value"
-  done <"$1"
-}
-
-# arm64_unit_argv UNIT KEY: the command of KEY= (its first line without a
-# -/+ prefix) into the array ARGV, ${VAR} expanded to one argument and $VAR
-# split on white space, as systemd does.
-arm64_unit_argv() {
-  local line word name
-  line=$(sed -n "s/^$2=//p" "$1" | grep -v '^[-+]' | head -n1)
-  [ -n "$line" ] || arm64_die "no $2= in $1"
-  ARGV=()
-  set -f
-  for word in $line; do
-    if [[ $word =~ ^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$ ]]; then
-      name=${BASH_REMATCH[1]}; ARGV+=("${!name-}")
-    elif [[ $word =~ ^\$([A-Za-z_][A-Za-z0-9_]*)$ ]]; then
-      name=${BASH_REMATCH[1]}; ARGV+=(${!name-})
-    else
-      ARGV+=("$word")
-    fi
-  done
-  set +f
-}
+# unit_load_env FILE and unit_argv UNIT KEY (deploy/packaging/unit-command.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/../packaging/unit-command.sh"

@@ -281,7 +281,7 @@ install_phase() {
   cond=$(sed -n "s/^ExecCondition=\/bin\/sh -c '\(.*\)'$/\1/p" "$unit" | sed 's/\$\$/$/g')
   [ -n "$cond" ] || fail "no ExecCondition=/bin/sh -c '...' in the unit"
   set +e
-  (arm64_load_env "$root/etc/tunefleet/agent.conf"
+  (unit_load_env "$root/etc/tunefleet/agent.conf"
    in_root TUNEFLEET_SERVER="$TUNEFLEET_SERVER" /bin/sh -c "$cond") 2>"$tmp/cond.err"
   rc=$?
   set -e

@@ -220,36 +220,8 @@ check "/usr/bin/tunefleet-agent --version" \
 check "/usr/bin/tunefleet --version" [ "$(/usr/bin/tunefleet --version)" = "tunefleet $upstream" ]
 
 # --- the units' command lines, as systemd would run them ---------------------
-# load_env FILE: its NAME=value lines exported (EnvironmentFile= syntax).
-load_env() {
-  local line name value
-  while IFS= read -r line || [ -n "$line" ]; do
-    [[ $line =~ ^[[:space:]]*(#|;|$) ]] && continue
-    [[ $line =~ ^[[:space:]]*([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || fail "$1: bad line: $line"
-    name=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
-    value=${value%"${value##*[![:space:]]}"}
-    if [[ $value =~ ^\"(.*)\"$ || $value =~ ^\'(.*)\'$ ]]; then value=${BASH_REMATCH[1]}; fi
-    export "$name=$value"
-  done <"$1"
-}
-# unit_argv UNIT KEY: the command of KEY= (its first line) into ARGV, the
-# ${VAR} and $VAR of it expanded as systemd does.
-unit_argv() {
-  local line word name
-  line=$(sed -n "s/^$2=//p" "$1" | grep -v '^[-+]' | head -n1)
-  ARGV=()
-  set -f
-  for word in $line; do
-    if [[ $word =~ ^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$ ]]; then
-      name=${BASH_REMATCH[1]}; ARGV+=("${!name-}")
-    elif [[ $word =~ ^\$([A-Za-z_][A-Za-z0-9_]*)$ ]]; then
-      name=${BASH_REMATCH[1]}; ARGV+=(${!name-})
-    else
-      ARGV+=("$word")
-    fi
-  done
-  set +f
-}
+# unit_load_env and unit_argv (unit-command.sh).
+source "$(dirname "$0")/unit-command.sh"
 agent_unit=/lib/systemd/system/tunefleet-agent.service
 server_unit=/lib/systemd/system/tunefleet-server.service
 
@@ -257,7 +229,7 @@ log "agent unit: ExecCondition with the shipped agent.conf"
 cond=$(sed -n "s/^ExecCondition=\/bin\/sh -c '\(.*\)'$/\1/p" "$agent_unit" | sed 's/\$\$/$/g')
 [ -n "$cond" ] || fail "no ExecCondition=/bin/sh -c '...' in $agent_unit"
 set +e
-(load_env /etc/tunefleet/agent.conf; sh -c "$cond") 2>"$tmp/cond.err"; cond_rc=$?
+(unit_load_env /etc/tunefleet/agent.conf; sh -c "$cond") 2>"$tmp/cond.err"; cond_rc=$?
 set -e
 check "skips (exit 1) while TUNEFLEET_SERVER is empty: $(cat "$tmp/cond.err")" [ "$cond_rc" = 1 ]
 check "passes once TUNEFLEET_SERVER is set" \
@@ -267,7 +239,7 @@ check "passes once TUNEFLEET_SERVER is set" \
 # free port; sets server_pid and port.
 start_server() {
   (
-    load_env /etc/tunefleet/server.conf
+    unit_load_env /etc/tunefleet/server.conf
     export TUNEFLEET_LISTEN=127.0.0.1:0
     unit_argv "$server_unit" ExecStart
     printf '    %q' "${ARGV[@]}"; echo
@@ -310,7 +282,7 @@ echo "    after token remove as root: $(stat -c '%U:%G %a' /etc/tunefleet/tokens
 # ExecReload: the chown ("+", as root), then SIGHUP.
 reload_chown=$(sed -n 's/^ExecReload=-+//p' "$server_unit")
 [ -n "$reload_chown" ] || fail "no ExecReload=-+... in $server_unit"
-(load_env /etc/tunefleet/server.conf; eval "set -- $reload_chown"; "$@")
+(unit_load_env /etc/tunefleet/server.conf; eval "set -- $reload_chown"; "$@")
 kill -HUP "$server_pid"
 for _ in $(seq 50); do grep -q "reloaded" "$tmp/server.log" && break; sleep 0.1; done
 check "reload: $(grep reloaded "$tmp/server.log" || echo none)" grep -q "reloaded 2 token(s)" "$tmp/server.log"
@@ -327,7 +299,7 @@ if (cd / && XDG_CACHE_HOME=$cache_env runuser -u tunefleet-agent -- \
       /usr/bin/tunefleet-agent --info >"$tmp/info.json" 2>"$tmp/info.err"); then
   log "agent unit: ExecStart from the shipped agent.conf, as tunefleet-agent, to 127.0.0.1:$port (plaintext)"
   (
-    load_env /etc/tunefleet/agent.conf
+    unit_load_env /etc/tunefleet/agent.conf
     export TUNEFLEET_SERVER=127.0.0.1:$port TUNEFLEET_CA= XDG_CACHE_HOME=$cache_env
     export TUNEFLEET_DEVICE_KEY=packaged-test-key
     unit_argv "$agent_unit" ExecStart
