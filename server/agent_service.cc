@@ -52,7 +52,8 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   for (const std::shared_ptr<AgentSession>& other : scheduler_->Agents()) {
     if (other->key() != hello.device_key()) continue;
     const std::string difference =
-        DeviceDifference(hello.device(), other->device());
+        DeviceDifference(hello.device(), other->device(),
+                         hello.agent_version() == other->version());
     if (!difference.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "device key ", hello.device_key(), " is served by ", other->id(),

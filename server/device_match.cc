@@ -76,14 +76,28 @@ std::string ExtensionDifference(const tunefleet::v1::DeviceInfo& joining,
   return absl::StrCat("extensions: ", absl::StrJoin(parts, "; "));
 }
 
+// Whether `info` reports `field`: non-default (proto3 scalars), or
+// non-empty (repeated).
+bool Reports(const tunefleet::v1::DeviceInfo& info,
+             const FieldDescriptor* field) {
+  const google::protobuf::Reflection* r = info.GetReflection();
+  return field->is_repeated() ? r->FieldSize(info, field) > 0
+                              : r->HasField(info, field);
+}
+
 }  // namespace
 
 std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
-                             const tunefleet::v1::DeviceInfo& serving) {
+                             const tunefleet::v1::DeviceInfo& serving,
+                             bool same_agent_build) {
   const google::protobuf::Descriptor* d =
       tunefleet::v1::DeviceInfo::descriptor();
   for (const char* name : kMatchedFields) {
     const FieldDescriptor* field = d->FindFieldByName(name);
+    if (!same_agent_build &&
+        (!Reports(joining, field) || !Reports(serving, field))) {
+      continue;
+    }
     const std::string mine = FieldText(joining, field);
     const std::string theirs = FieldText(serving, field);
     if (mine != theirs) return absl::StrCat(name, " ", mine, ", not ", theirs);

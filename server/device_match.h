@@ -21,8 +21,13 @@ namespace tunefleet::server {
 // extensions. Not compared: global memory (phones of one model ship with
 // different RAM), the clock (drivers that report the current clock), the
 // platform and OpenCL C version strings.
+// Agents of different builds (a fleet being upgraded) may differ in what
+// they report: with `same_agent_build` false a field that either leaves
+// unset (zero, false, empty) is not compared, so an older agent that does
+// not report image sizes still joins a key that newer agents serve.
 std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
-                             const tunefleet::v1::DeviceInfo& serving);
+                             const tunefleet::v1::DeviceInfo& serving,
+                             bool same_agent_build = true);
 
 }  // namespace tunefleet::server
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/version.h"
 #include "cli/common.h"
 #include "cost_model/task_features.h"
 #include "device_agent/agent.h"
@@ -403,6 +404,8 @@ grpc::Status HelloAs(const std::string& address, const std::string& key,
   *hello.mutable_hello()->mutable_device() = device;
   hello.mutable_hello()->set_agent_name("hello-test");
   hello.mutable_hello()->set_max_in_flight(1);
+  // The build of the agent serving the key: its report is compared whole.
+  hello.mutable_hello()->set_agent_version(base::kVersion);
   EXPECT_TRUE(stream->Write(hello));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply)) {

@@ -71,5 +71,25 @@ TEST(DeviceDifference, ListsMissingAndExtraExtensions) {
             "extensions: cl_qcom_perf_hint missing; cl_arm_printf extra");
 }
 
+// A fleet being upgraded: an agent of an older build that does not report
+// image fields joins a key served by a newer one; within one build the
+// same report is refused. A field both builds report still must agree.
+TEST(DeviceDifference, AcrossBuildsComparesOnlyWhatBothReport) {
+  tunefleet::v1::DeviceInfo older = ImageDevice();
+  older.clear_image_support();
+  older.clear_image2d_max_width();
+  older.clear_image2d_max_height();
+  EXPECT_EQ(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/false),
+            "");
+  EXPECT_EQ(DeviceDifference(ImageDevice(), older, /*same_agent_build=*/false),
+            "");
+  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/true),
+            "");
+  older.set_compute_units(ImageDevice().compute_units() + 1);
+  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/false)
+                .find("compute_units"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tunefleet::server
