@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "base/version.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/device_info_revision.h"
 
 namespace tunefleet::agent {
 
@@ -140,6 +141,7 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   // Hello.token stays empty: the token travels in call metadata (channel.h).
   h->set_max_in_flight(options_.max_in_flight);
   h->set_agent_version(base::kVersion);
+  h->set_device_info_revision(proto::kDeviceInfoRevision);
 
   std::thread measure_thread, heartbeat_thread;
   if (Write(stream.get(), hello)) {

@@ -1,5 +1,6 @@
 #include "server/agent_service.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -51,9 +52,9 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   }
   for (const std::shared_ptr<AgentSession>& other : scheduler_->Agents()) {
     if (other->key() != hello.device_key()) continue;
-    const std::string difference =
-        DeviceDifference(hello.device(), other->device(),
-                         hello.agent_version() == other->version());
+    const std::string difference = DeviceDifference(
+        hello.device(), other->device(),
+        std::min(hello.device_info_revision(), other->device_info_revision()));
     if (!difference.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "device key ", hello.device_key(), " is served by ", other->id(),

@@ -46,7 +46,9 @@ class AgentSession {
   const std::string& key() const { return hello_.device_key(); }
   const std::string& name() const { return hello_.agent_name(); }
   const tunefleet::v1::DeviceInfo& device() const { return hello_.device(); }
-  const std::string& version() const { return hello_.agent_version(); }
+  uint32_t device_info_revision() const {
+    return hello_.device_info_revision();
+  }
   // Requests this agent accepts before answering (at least 1).
   uint32_t capacity() const { return std::max(1u, hello_.max_in_flight()); }
 

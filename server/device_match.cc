@@ -13,21 +13,21 @@ namespace {
 
 using google::protobuf::FieldDescriptor;
 
-// DeviceInfo fields that must match, in the order they are reported.
-constexpr const char* kMatchedFields[] = {"device_name",
-                                          "vendor_id",
-                                          "device_type",
-                                          "driver_version",
-                                          "compute_units",
-                                          "max_work_group_size",
-                                          "max_work_item_sizes",
-                                          "local_mem_bytes",
-                                          "local_mem_is_global",
-                                          "max_mem_alloc_bytes",
-                                          "preferred_vector_width_float",
-                                          "image_support",
-                                          "image2d_max_width",
-                                          "image2d_max_height"};
+// DeviceInfo fields that must match, in the order they are reported, with
+// the Hello.device_info_revision that introduced them.
+struct MatchedField {
+  const char* name;
+  uint32_t revision;
+};
+constexpr MatchedField kMatchedFields[] = {
+    {"device_name", 0},         {"vendor_id", 0},
+    {"device_type", 0},         {"device_version", 0},
+    {"driver_version", 0},      {"compute_units", 0},
+    {"max_work_group_size", 0}, {"max_work_item_sizes", 0},
+    {"local_mem_bytes", 0},     {"local_mem_is_global", 0},
+    {"max_mem_alloc_bytes", 0}, {"preferred_vector_width_float", 0},
+    {"image_support", 1},       {"image2d_max_width", 1},
+    {"image2d_max_height", 1}};
 
 // A field's value as text; repeated fields as "[a, b]".
 std::string FieldText(const tunefleet::v1::DeviceInfo& info,
@@ -76,28 +76,16 @@ std::string ExtensionDifference(const tunefleet::v1::DeviceInfo& joining,
   return absl::StrCat("extensions: ", absl::StrJoin(parts, "; "));
 }
 
-// Whether `info` reports `field`: non-default (proto3 scalars), or
-// non-empty (repeated).
-bool Reports(const tunefleet::v1::DeviceInfo& info,
-             const FieldDescriptor* field) {
-  const google::protobuf::Reflection* r = info.GetReflection();
-  return field->is_repeated() ? r->FieldSize(info, field) > 0
-                              : r->HasField(info, field);
-}
-
 }  // namespace
 
 std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
                              const tunefleet::v1::DeviceInfo& serving,
-                             bool same_agent_build) {
+                             uint32_t revision) {
   const google::protobuf::Descriptor* d =
       tunefleet::v1::DeviceInfo::descriptor();
-  for (const char* name : kMatchedFields) {
+  for (const auto& [name, introduced] : kMatchedFields) {
     const FieldDescriptor* field = d->FindFieldByName(name);
-    if (!same_agent_build &&
-        (!Reports(joining, field) || !Reports(serving, field))) {
-      continue;
-    }
+    if (field == nullptr || introduced > revision) continue;
     const std::string mine = FieldText(joining, field);
     const std::string theirs = FieldText(serving, field);
     if (mine != theirs) return absl::StrCat(name, " ", mine, ", not ", theirs);

@@ -7,8 +7,10 @@
 #ifndef TUNEFLEET_SERVER_DEVICE_MATCH_H_
 #define TUNEFLEET_SERVER_DEVICE_MATCH_H_
 
+#include <cstdint>
 #include <string>
 
+#include "proto/device_info_revision.h"
 #include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::server {
@@ -21,13 +23,14 @@ namespace tunefleet::server {
 // extensions. Not compared: global memory (phones of one model ship with
 // different RAM), the clock (drivers that report the current clock), the
 // platform and OpenCL C version strings.
-// Agents of different builds (a fleet being upgraded) may differ in what
-// they report: with `same_agent_build` false a field that either leaves
-// unset (zero, false, empty) is not compared, so an older agent that does
-// not report image sizes still joins a key that newer agents serve.
+// Agents of different builds (a fleet being upgraded) fill different
+// fields: `revision` is the lower of the two agents'
+// Hello.device_info_revision, and a field introduced in a later revision
+// (the image fields, revision 1) is not compared, so an older agent still
+// joins a key that newer agents serve.
 std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
                              const tunefleet::v1::DeviceInfo& serving,
-                             bool same_agent_build = true);
+                             uint32_t revision = proto::kDeviceInfoRevision);
 
 }  // namespace tunefleet::server
 

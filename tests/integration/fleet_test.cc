@@ -6,13 +6,13 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "base/version.h"
 #include "cli/common.h"
 #include "cost_model/task_features.h"
 #include "device_agent/agent.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "proto/device_info_revision.h"
 #include "search/table.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -404,8 +404,8 @@ grpc::Status HelloAs(const std::string& address, const std::string& key,
   *hello.mutable_hello()->mutable_device() = device;
   hello.mutable_hello()->set_agent_name("hello-test");
   hello.mutable_hello()->set_max_in_flight(1);
-  // The build of the agent serving the key: its report is compared whole.
-  hello.mutable_hello()->set_agent_version(base::kVersion);
+  // As this build's agents: the whole report is compared.
+  hello.mutable_hello()->set_device_info_revision(proto::kDeviceInfoRevision);
   EXPECT_TRUE(stream->Write(hello));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply)) {

@@ -27,7 +27,9 @@ const std::map<std::string, Library>& Libraries() {
   static const std::map<std::string, Library> libraries = {
       {"base", {{"base/"}, {}}},
       {"proto", {{"tunefleet/v1/"}, {}}},
-      {"contract", {{"proto/names.", "proto/timing_policy."}, {"proto"}}},
+      {"contract",
+       {{"proto/names.", "proto/timing_policy.", "proto/device_info_revision."},
+        {"proto"}}},
       {"templates", {{"kernels_templates/"}, {"base"}}},
       {"cost_model", {{"cost_model/features.", "cost_model/xgb_ranker."}, {}}},
       {"client", {{"client/"}, {"base"}}},

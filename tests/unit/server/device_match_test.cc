@@ -71,22 +71,20 @@ TEST(DeviceDifference, ListsMissingAndExtraExtensions) {
             "extensions: cl_qcom_perf_hint missing; cl_arm_printf extra");
 }
 
-// A fleet being upgraded: an agent of an older build that does not report
-// image fields joins a key served by a newer one; within one build the
-// same report is refused. A field both builds report still must agree.
-TEST(DeviceDifference, AcrossBuildsComparesOnlyWhatBothReport) {
+// A fleet being upgraded: an agent of revision 0, which does not fill the
+// image fields, joins a key served by a revision-1 agent; between two
+// revision-1 agents the same report is refused. A field both fill still
+// must agree.
+TEST(DeviceDifference, AcrossRevisionsComparesOnlyWhatBothFill) {
   tunefleet::v1::DeviceInfo older = ImageDevice();
   older.clear_image_support();
   older.clear_image2d_max_width();
   older.clear_image2d_max_height();
-  EXPECT_EQ(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/false),
-            "");
-  EXPECT_EQ(DeviceDifference(ImageDevice(), older, /*same_agent_build=*/false),
-            "");
-  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/true),
-            "");
+  EXPECT_EQ(DeviceDifference(older, ImageDevice(), /*revision=*/0), "");
+  EXPECT_EQ(DeviceDifference(ImageDevice(), older, /*revision=*/0), "");
+  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*revision=*/1), "");
   older.set_compute_units(ImageDevice().compute_units() + 1);
-  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*same_agent_build=*/false)
+  EXPECT_NE(DeviceDifference(older, ImageDevice(), /*revision=*/0)
                 .find("compute_units"),
             std::string::npos);
 }
