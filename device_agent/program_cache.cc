@@ -1,11 +1,13 @@
 #include "device_agent/program_cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +64,15 @@ uint64_t GetU64(const char* p) {
   return v;
 }
 
+// Whether `dir` is a directory of this user that not everyone may write: a
+// cache others could write would let them plant binaries the driver loads.
+// (Group-writable is allowed: user private groups with umask 002.)
+bool IsPrivateDir(const std::string& dir) {
+  struct stat st {};
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         st.st_uid == geteuid() && (st.st_mode & S_IWOTH) == 0;
+}
+
 }  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
@@ -80,7 +91,9 @@ std::string DefaultBinaryCacheDir() {
   }
   if (const char* tmp = std::getenv("TMPDIR");
       tmp != nullptr && tmp[0] == '/') {
-    return absl::StrCat(tmp, "/tunefleet/binaries");
+    // Per user: a shared TMPDIR (/tmp) would be a directory others can
+    // write (see IsPrivateDir).
+    return absl::StrCat(tmp, "/tunefleet-", geteuid(), "/binaries");
   }
   return "";
 }
@@ -94,8 +107,16 @@ ProgramCache::ProgramCache(cl_context context, cl_device_id device,
   if (!options_.binary_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.binary_dir, ec);
-    // On failure every load misses and every store fails quietly: the
-    // cache is an optimisation, never a reason for a trial to fail.
+    // Without a directory of our own every load would miss and every store
+    // fail quietly: the cache is an optimisation, never a reason for a
+    // trial to fail. One others may write is not used at all.
+    if (!IsPrivateDir(options_.binary_dir)) {
+      std::fprintf(stderr,
+                   "[agent] binary cache %s not used: it is missing, not "
+                   "owned by this user, or writable by everyone\n",
+                   options_.binary_dir.c_str());
+      options_.binary_dir.clear();
+    }
   }
 }
 

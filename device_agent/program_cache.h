@@ -37,8 +37,10 @@ std::string Sha256Hex(absl::string_view data);
 
 // Where tunefleet-agent keeps program binaries by default:
 // $XDG_CACHE_HOME/tunefleet/binaries, else $HOME/.cache/tunefleet/binaries
-// (HOME neither empty nor "/"), else $TMPDIR/tunefleet/binaries (a phone's
-// adb shell: HOME=/, TMPDIR=/data/local/tmp); "" when none applies.
+// (HOME neither empty nor "/"), else $TMPDIR/tunefleet-<uid>/binaries (a
+// phone's adb shell: HOME=/, TMPDIR=/data/local/tmp); "" when none applies.
+// ProgramCache does not use a directory that is not this user's or that
+// everyone may write.
 std::string DefaultBinaryCacheDir();
 
 // Thread-safe: Get() and Prefetch() may be called from any thread. Builds

@@ -258,6 +258,29 @@ TEST_F(ProgramCacheOnDevice, UnwritableDirectoryStillBuilds) {
   ExpectScaled(built->program.get(), 4.0f);
 }
 
+// A cache directory others may write could hold planted binaries: it is not
+// used (no loads, no writes), and programs still build.
+TEST_F(ProgramCacheOnDevice, ADirectoryOthersMayWriteIsNotUsed) {
+  const std::string dir = FreshDir("shared");
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);
+  {
+    ProgramCache cache(device_.context.get(), device_.device,
+                       ProgramCache::Options{.binary_dir = dir});
+    auto built = cache.Get(kScaleSource, "-DFACTOR=4.0f");
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_EQ(cache.stats().disk_writes, 0u);
+    ExpectScaled(built->program.get(), 4.0f);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  // The same directory made private is used.
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+  ProgramCache cache(device_.context.get(), device_.device,
+                     ProgramCache::Options{.binary_dir = dir});
+  ASSERT_TRUE(cache.Get(kScaleSource, "-DFACTOR=4.0f").ok());
+  EXPECT_EQ(cache.stats().disk_writes, 1u);
+}
+
 TEST_F(ProgramCacheOnDevice, PrefetchedProgramIsAHit) {
   ProgramCache cache(device_.context.get(), device_.device,
                      ProgramCache::Options{});

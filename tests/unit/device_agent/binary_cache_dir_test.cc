@@ -1,8 +1,11 @@
 // Unit tests of DefaultBinaryCacheDir: where the agent keeps program
 // binaries when no --binary-cache is given, on a board (HOME) and on a
 // phone's adb shell (HOME=/, TMPDIR=/data/local/tmp).
+#include <unistd.h>
+
 #include <cstdlib>
 
+#include "absl/strings/str_cat.h"
 #include "device_agent/program_cache.h"
 #include "gtest/gtest.h"
 
@@ -32,10 +35,10 @@ TEST(DefaultBinaryCacheDir, PrefersXdgThenHomeThenTmpdir) {
 }
 
 TEST(DefaultBinaryCacheDir, AnAdbShellUsesTmpdir) {
-  EXPECT_EQ(DirWith(nullptr, "/", "/data/local/tmp"),
-            "/data/local/tmp/tunefleet/binaries");
-  EXPECT_EQ(DirWith(nullptr, "", "/data/local/tmp"),
-            "/data/local/tmp/tunefleet/binaries");
+  const std::string tmp =
+      absl::StrCat("/data/local/tmp/tunefleet-", geteuid(), "/binaries");
+  EXPECT_EQ(DirWith(nullptr, "/", "/data/local/tmp"), tmp);
+  EXPECT_EQ(DirWith(nullptr, "", "/data/local/tmp"), tmp);
   EXPECT_EQ(DirWith(nullptr, nullptr, nullptr), "");
 }
 
