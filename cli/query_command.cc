@@ -6,22 +6,17 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
-#include "google/protobuf/util/json_util.h"
+#include "proto/device_info_json.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
 
-// Every DeviceInfo field (proto names, zeros and false included): what the
-// agent reported, e.g. image support and extensions.
+// Every DeviceInfo field, as `tunefleet-agent --info` prints it.
 nlohmann::json DeviceInfoJson(const tunefleet::v1::DeviceInfo& info) {
-  google::protobuf::util::JsonPrintOptions print;
-  print.preserve_proto_field_names = true;
-  print.always_print_primitive_fields = true;
-  std::string text;
-  (void)google::protobuf::util::MessageToJsonString(info, &text, print);
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return nlohmann::json::parse(proto::DeviceInfoToJson(info), nullptr,
+                               /*allow_exceptions=*/false);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(

@@ -35,7 +35,7 @@
 #include "device_agent/opencl.h"
 #include "device_agent/opencl_loader.h"
 #include "device_agent/worker.h"
-#include "google/protobuf/util/json_util.h"
+#include "proto/device_info_json.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -145,16 +145,8 @@ int PrintInfo(const ServeFlags& f) {
   absl::StatusOr<ClDevice> opened =
       OpenDevice(f.worker.platform, f.worker.device);
   if (!opened.ok()) return Fail(opened.status(), 2);
-  std::string json;
-  google::protobuf::util::JsonPrintOptions print;
-  print.add_whitespace = true;
-  // snake_case keys, as the proto fields and every JSON of the CLI.
-  print.preserve_proto_field_names = true;
-  // image_support: false and zero sizes are said, not left out.
-  print.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(
-      QueryDeviceInfo(opened->platform, opened->device), &json, print);
-  std::cout << json;
+  std::cout << proto::DeviceInfoToJson(
+      QueryDeviceInfo(opened->platform, opened->device));
   return 0;
 }
 

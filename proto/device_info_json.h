@@ -1,0 +1,18 @@
+// DeviceInfo as JSON, the one form `tunefleet-agent --info` and
+// `tunefleet devices --json` print: the proto's snake_case field names,
+// every field including zeros and false (image_support: false is said, not
+// left out), two-space indents. 64-bit integers are strings (proto3 JSON).
+#ifndef TUNEFLEET_PROTO_DEVICE_INFO_JSON_H_
+#define TUNEFLEET_PROTO_DEVICE_INFO_JSON_H_
+
+#include <string>
+
+#include "tunefleet/v1/common.pb.h"
+
+namespace tunefleet::proto {
+
+std::string DeviceInfoToJson(const tunefleet::v1::DeviceInfo& info);
+
+}  // namespace tunefleet::proto
+
+#endif  // TUNEFLEET_PROTO_DEVICE_INFO_JSON_H_
