@@ -1,5 +1,6 @@
 // Which DeviceInfo fields an agent fills (Hello.device_info_revision):
-// 0 before the image fields (22-26), 1 since. Agents set the current one;
+// 0 before the image fields (22-26), 1 with them, 2 with `libraries`
+// (27). Agents set the current one;
 // the server compares two agents of one key only on the fields both fill
 // (server/device_match.h). Raise it with every DeviceInfo field that
 // agents of this build fill and older ones do not.
@@ -10,7 +11,7 @@
 
 namespace tunefleet::proto {
 
-inline constexpr uint32_t kDeviceInfoRevision = 1;
+inline constexpr uint32_t kDeviceInfoRevision = 2;
 
 }  // namespace tunefleet::proto
 

@@ -27,7 +27,7 @@ constexpr MatchedField kMatchedFields[] = {
     {"local_mem_bytes", 0},     {"local_mem_is_global", 0},
     {"max_mem_alloc_bytes", 0}, {"preferred_vector_width_float", 0},
     {"image_support", 1},       {"image2d_max_width", 1},
-    {"image2d_max_height", 1}};
+    {"image2d_max_height", 1},  {"libraries", 2}};
 
 // A field's value as text; repeated fields as "[a, b]".
 std::string FieldText(const tunefleet::v1::DeviceInfo& info,
