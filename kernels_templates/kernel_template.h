@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,6 @@ struct Knob {
 
 // A config: values[i] is the value of knobs()[i].
 using KnobValues = std::vector<int64_t>;
-
 
 // The device properties that template constraints and cost-model features
 // read (clGetDeviceInfo values).
@@ -57,6 +57,11 @@ struct DeviceLimits {
   bool subgroups = false;
   bool qcom_extensions = false;
   bool arm_extensions = false;
+  // Vendor libraries the device's agent can call for library templates:
+  // DeviceInfo.libraries has an entry whose first word is "clblast"
+  // (CLBlast) or "clml" (Qualcomm's CLML).
+  bool library_clblast = false;
+  bool library_clml = false;
 };
 
 // A number describing a config for the cost model, with its name.
@@ -69,18 +74,24 @@ struct Feature {
 struct BufferDesc {
   std::string name;
   uint64_t elements = 0;
-  bool output = false;         // outputs start zeroed and are verified
-  uint32_t seed = 0;           // inputs: uniform [-1, 1) values from this seed
+  bool output = false;  // outputs start zeroed and are verified
+  uint32_t seed = 0;    // inputs: uniform [-1, 1) values from this seed
   Dtype dtype = Dtype::kFp32;
 };
 
-// One kernel argument: a buffer by name, a 32-bit integer or a float.
+// One kernel argument: a buffer by name, a 32-bit integer, a float, or a
+// buffer read as a read-only image2d_t of RGBA float texels (kImage: the
+// buffer is `rows` rows of `row_elements` elements; the image is
+// ceil(row_elements / 4) texels wide and `rows` high; v1::ImageArg says how
+// the agent makes it).
 struct ArgDesc {
-  enum class Kind { kBuffer, kInt, kFloat };
+  enum class Kind { kBuffer, kInt, kFloat, kImage };
   Kind kind = Kind::kInt;
-  std::string buffer;
+  std::string buffer;  // kBuffer, kImage
   int32_t value = 0;
   float real = 0;
+  uint64_t rows = 0;          // kImage: image height, pixels
+  uint64_t row_elements = 0;  // kImage: elements per buffer row
 
   static ArgDesc Buffer(std::string name) {
     return ArgDesc{Kind::kBuffer, std::move(name), 0, 0};
@@ -89,10 +100,26 @@ struct ArgDesc {
     return ArgDesc{Kind::kInt, {}, static_cast<int32_t>(v), 0};
   }
   static ArgDesc Float(float v) { return ArgDesc{Kind::kFloat, {}, 0, v}; }
+  static ArgDesc Image(std::string buffer, uint64_t rows,
+                       uint64_t row_elements) {
+    return ArgDesc{Kind::kImage, std::move(buffer), 0, 0, rows, row_elements};
+  }
+};
+
+// A call into a vendor library in place of a generated kernel
+// (v1::LibraryCall): the library ("clblast"), its routine ("gemm") and the
+// routine's arguments in the order the agent's library backend documents.
+struct LibraryDesc {
+  std::string name;
+  std::string routine;
+  std::vector<ArgDesc> args;
 };
 
 // A ready-to-run kernel: source, entry point, build options, NDRange and
-// arguments. `local` empty means the runtime chooses.
+// arguments. `local` empty means the runtime chooses. With `library` set,
+// the launch is that library call, followed by the kernel when `source` is
+// not empty (an epilogue; both are timed together); a library launch with
+// no kernel has empty source, kernel_name, global and args.
 struct LaunchDesc {
   absl::string_view source;
   std::string kernel_name;
@@ -100,6 +127,7 @@ struct LaunchDesc {
   std::vector<uint64_t> global;
   std::vector<uint64_t> local;
   std::vector<ArgDesc> args;
+  std::optional<LibraryDesc> library;
 };
 
 // A tunable kernel template. Implementations are immutable after
@@ -113,7 +141,9 @@ class KernelTemplate {
   virtual int version() const = 0;
   virtual absl::string_view op() const = 0;
   virtual const std::vector<Knob>& knobs() const = 0;
-  // The OpenCL source of the tunable kernel (for hashing and emitting).
+  // The OpenCL source of the tunable kernel (for hashing and emitting). A
+  // library template's ends with a comment line naming its library call,
+  // so that the source hash changes with the call.
   virtual absl::string_view source() const = 0;
 
   // OK when this template can run the workload on a device with these
@@ -144,6 +174,10 @@ class KernelTemplate {
   // Bytes a run must move at least: every input, weight and output once
   // (the roofline denominator; GB/s of memory-bound ops). Default 0.
   virtual double Bytes(const Workload& workload) const { return 0; }
+
+  // Whether a launch is a vendor-library call (LaunchDesc::library) rather
+  // than a generated kernel. Default: false.
+  virtual bool is_library() const { return false; }
 
   // Verification tolerance: largest max|out-ref| / max|ref| accepted.
   virtual double rtol() const { return 1e-4; }

@@ -11,25 +11,39 @@ namespace {
 using templates::ArgDesc;
 using templates::LaunchDesc;
 
+void ToKernelArg(const ArgDesc& a, tunefleet::v1::KernelArg* arg) {
+  switch (a.kind) {
+    case ArgDesc::Kind::kBuffer:
+      arg->set_buffer(a.buffer);
+      break;
+    case ArgDesc::Kind::kInt:
+      arg->set_i32(a.value);
+      break;
+    case ArgDesc::Kind::kFloat:
+      arg->set_f32(a.real);
+      break;
+    case ArgDesc::Kind::kImage: {
+      tunefleet::v1::ImageArg* image = arg->mutable_image();
+      image->set_buffer(a.buffer);
+      image->set_rows(a.rows);
+      image->set_row_elements(a.row_elements);
+      break;
+    }
+  }
+}
+
 void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out) {
   out->set_source(std::string(in.source));
   out->set_kernel_name(in.kernel_name);
   out->set_build_options(in.build_options);
   for (uint64_t g : in.global) out->add_global_size(g);
   for (uint64_t l : in.local) out->add_local_size(l);
-  for (const ArgDesc& a : in.args) {
-    tunefleet::v1::KernelArg* arg = out->add_args();
-    switch (a.kind) {
-      case ArgDesc::Kind::kBuffer:
-        arg->set_buffer(a.buffer);
-        break;
-      case ArgDesc::Kind::kInt:
-        arg->set_i32(a.value);
-        break;
-      case ArgDesc::Kind::kFloat:
-        arg->set_f32(a.real);
-        break;
-    }
+  for (const ArgDesc& a : in.args) ToKernelArg(a, out->add_args());
+  if (in.library.has_value()) {
+    tunefleet::v1::LibraryCall* call = out->mutable_library();
+    call->set_library(in.library->name);
+    call->set_routine(in.library->routine);
+    for (const ArgDesc& a : in.library->args) ToKernelArg(a, call->add_args());
   }
 }
 
@@ -115,6 +129,13 @@ templates::DeviceLimits LimitsFromDeviceInfo(
                    ext == "cl_qcom_subgroup_shuffle";
     l.qcom_extensions |= absl::StartsWith(ext, "cl_qcom_");
     l.arm_extensions |= absl::StartsWith(ext, "cl_arm_");
+  }
+  // "clblast 1.5.3": the library's name is the first word.
+  for (const std::string& library : info.libraries()) {
+    const absl::string_view name =
+        absl::string_view(library).substr(0, library.find(' '));
+    l.library_clblast |= name == "clblast";
+    l.library_clml |= name == "clml";
   }
   return l;
 }

@@ -14,6 +14,8 @@
 namespace tunefleet::trial {
 
 // Everything an agent needs to measure `config` of `tmpl` on `workload`.
+// Image arguments become KernelArg.image, a library template's call
+// KernelLaunch.library (with its epilogue kernel, if any, in the launch).
 tunefleet::v1::MeasureRequest BuildMeasureRequest(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,
     const templates::KnobValues& config, int64_t trial_id,

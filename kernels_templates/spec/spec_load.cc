@@ -62,7 +62,8 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Load(
   absl::StatusOr<json> j =
       spec_json::ParseObject(*spec, format, kMaxSpecJsonDepth);
   if (!j.ok()) return j.status();
-  if (!j->contains("source")) {
+  // A library spec may have no kernel and a reference with its own source.
+  if (!j->contains("source") && !j->contains("library")) {
     return spec_json::Invalid("missing field \"source\"");
   }
   const std::string dir = std::filesystem::path(path).parent_path().string();

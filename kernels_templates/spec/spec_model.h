@@ -18,13 +18,16 @@
 
 namespace tunefleet::templates {
 
-// The device limits expressions read, in slot order.
+// The device limits expressions read, in slot order (DeviceLimits; the
+// flags read 1 or 0). New limits go at the end: the emitted runtime
+// (emitter/runtime/tuned_runtime.cc, Limits()) fills them in this order.
 inline constexpr const char* kSpecLimitNames[] = {
     "max_work_group_size", "max_work_item_size0", "max_work_item_size1",
     "max_work_item_size2", "local_mem_bytes",     "max_mem_alloc_bytes",
     "compute_units",       "image_support",       "image2d_max_width",
-    "image2d_max_height"};
-inline constexpr int kNumSpecLimits = 10;
+    "image2d_max_height",  "image2d_from_buffer", "library_clblast",
+    "library_clml",        "khr_fp16"};
+inline constexpr int kNumSpecLimits = 14;
 
 // A string attribute of the op read as a number: value names to numbers.
 struct SpecAttr {
@@ -53,10 +56,22 @@ struct SpecOption {
 };
 
 struct SpecArg {
-  enum Kind { kBuffer, kInt, kFloat };
+  enum Kind { kBuffer, kInt, kFloat, kImage };
   Kind kind = kInt;
-  std::string buffer;   // kBuffer
+  std::string buffer;   // kBuffer; kImage: the image's name
   int expression = -1;  // kInt, kFloat
+  int image = -1;       // kImage: index into SpecModel::images
+};
+
+// An [[images]] entry: a buffer read by the kernel as an RGBA float
+// image2d_t (ArgDesc::Image), when `when` holds (-1: always); else the
+// kernel gets the plain buffer.
+struct SpecImage {
+  std::string name;       // what [kernel].args names
+  std::string buffer;     // a [[buffers]] name
+  int rows = -1;          // expression: image height, pixels
+  int row_elements = -1;  // expression: elements per buffer row
+  int when = -1;
 };
 
 // The tunable kernel or the reference: entry point, source, NDRange,
@@ -68,6 +83,16 @@ struct SpecKernel {
   std::vector<SpecArg> args;
   bool has_options = false;  // else: `defines` (knobs by default)
   std::vector<SpecOption> options;
+  // [kernel] of a library spec: runs only when this holds (-1: always).
+  int when = -1;
+};
+
+// [library]: the vendor-library call of a library template (LibraryDesc).
+// Its args are ints, floats and buffers, as a kernel's.
+struct SpecLibrary {
+  std::string name;
+  std::string routine;
+  std::vector<SpecArg> args;
 };
 
 struct SpecBuffer {
@@ -108,7 +133,12 @@ struct SpecModel {
   SpecCheck accepts;
   std::vector<SpecCheck> workload_checks, constraints;
   std::vector<SpecBuffer> buffers;
+  std::vector<SpecImage> images;
   int flops = -1, bytes = -1;
+  // A library spec: its call, and [kernel] an optional epilogue
+  // (has_kernel false: none; kernel is then empty).
+  std::optional<SpecLibrary> library;
+  bool has_kernel = true;
   SpecKernel kernel, reference;
   bool launch_checks = true;
   bool config_rechecks_workload = false;

@@ -305,7 +305,8 @@ absl::StatusOr<SpecModel> ParseSpecModel(const json& j,
   }
   if (absl::Status s = MakeExpressions(m); !s.ok()) return s;
   if (absl::Status s = ParseLets(j, m); !s.ok()) return s;
-  for (auto step : {ParseSpecChecks, ParseSpecBuffers, ParseSpecValues}) {
+  for (auto step : {ParseSpecChecks, ParseSpecBuffers, ParseSpecValues,
+                    ParseSpecImages, ParseSpecLibrary}) {
     if (absl::Status s = step(j, m); !s.ok()) return s;
   }
   if (absl::Status s = ParseSpecKernels(j, source, reference_source, m);

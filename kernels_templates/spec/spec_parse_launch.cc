@@ -87,21 +87,6 @@ absl::Status ParseConstraints(const json& j, SpecModel& m) {
   return absl::OkStatus();
 }
 
-// Parses "<prefix><expression>" items of kernel args.
-absl::StatusOr<SpecArg> ParseArg(const std::string& a, const char* field,
-                                 SpecModel& m) {
-  const bool is_buffer =
-      std::any_of(m.buffers.begin(), m.buffers.end(),
-                  [&](const SpecBuffer& b) { return b.name == a; });
-  if (is_buffer) return SpecArg{SpecArg::kBuffer, a, -1};
-  absl::string_view text = a;
-  const bool is_float = absl::ConsumePrefix(&text, "float:");
-  absl::StatusOr<int> h =
-      AddExpression(m, std::string(text), absl::StrCat(field, ".args"));
-  if (!h.ok()) return h.status();
-  return SpecArg{is_float ? SpecArg::kFloat : SpecArg::kInt, "", *h};
-}
-
 // Options: a string, or a list of strings and {text, when} tables.
 absl::Status ParseOptions(const json& k, const char* field, SpecKernel& out,
                           SpecModel& m) {
@@ -175,12 +160,33 @@ absl::StatusOr<SpecKernel> ParseKernel(const json& root, const char* field,
   absl::StatusOr<std::vector<std::string>> args =
       GetStrings(k, "args", kMaxSpecArgs);
   if (!args.ok()) return args.status();
+  const bool is_kernel = std::string(field) == "kernel";
   for (const std::string& a : *args) {
-    absl::StatusOr<SpecArg> arg = ParseArg(a, field, m);
+    absl::StatusOr<SpecArg> arg = ParseSpecArg(a, field, is_kernel, m);
     if (!arg.ok()) return arg.status();
     out.args.push_back(*std::move(arg));
   }
   if (absl::Status s = ParseOptions(k, field, out, m); !s.ok()) return s;
+  if (k.contains("when")) {
+    if (!is_kernel || !m.library.has_value()) {
+      return Invalid(absl::StrCat(
+          field,
+          ".when: only the [kernel] of a library spec (an epilogue "
+          "after the [library] call) may be skipped"));
+    }
+    absl::StatusOr<std::string> when = GetExpression(k, "when");
+    if (!when.ok()) {
+      return Invalid(absl::StrCat(
+          "kernel.when: ",
+          absl::StripPrefix(when.status().message(), "template spec: ")));
+    }
+    absl::StatusOr<int> h = AddExpression(m, *when, "kernel.when");
+    if (!h.ok()) return h.status();
+    if (absl::Status s = CheckReadsNoLimit(m, *h, "kernel.when"); !s.ok()) {
+      return s;
+    }
+    out.when = *h;
+  }
   return out;
 }
 
@@ -331,12 +337,52 @@ absl::Status ParseSpecValues(const json& j, SpecModel& m) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<SpecArg> ParseSpecArg(const std::string& a,
+                                     const std::string& field,
+                                     bool images_allowed, SpecModel& m) {
+  const bool is_buffer =
+      std::any_of(m.buffers.begin(), m.buffers.end(),
+                  [&](const SpecBuffer& b) { return b.name == a; });
+  if (is_buffer) return SpecArg{SpecArg::kBuffer, a, -1};
+  for (size_t i = 0; i < m.images.size(); ++i) {
+    if (m.images[i].name != a) continue;
+    if (!images_allowed) {
+      return Invalid(absl::StrCat(field, ".args: image ", a,
+                                  " is for [kernel].args only"));
+    }
+    return SpecArg{SpecArg::kImage, a, -1, static_cast<int>(i)};
+  }
+  absl::string_view text = a;
+  const bool is_float = absl::ConsumePrefix(&text, "float:");
+  absl::StatusOr<int> h =
+      AddExpression(m, std::string(text), absl::StrCat(field, ".args"));
+  if (!h.ok()) return h.status();
+  return SpecArg{is_float ? SpecArg::kFloat : SpecArg::kInt, "", *h};
+}
+
+absl::Status CheckReadsNoLimit(const SpecModel& m, int handle,
+                               const std::string& what) {
+  for (int slot : m.expressions->Reads(handle)) {
+    if (slot >= m.slots.limit(0) && slot < m.slots.limit(kNumSpecLimits)) {
+      return Invalid(absl::StrCat(
+          what, ": reads ", m.expressions->variables()[slot],
+          ", a device limit, which launches are computed without (choose "
+          "with a knob, and constrain the knob with the limit)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseSpecKernels(const json& j, const std::string& source,
                               const std::string& reference_source,
                               SpecModel& m) {
-  absl::StatusOr<SpecKernel> kernel = ParseKernel(j, "kernel", m);
-  if (!kernel.ok()) return kernel.status();
-  m.kernel = *std::move(kernel);
+  // A library spec's [kernel] is an optional epilogue.
+  m.has_kernel = !m.library.has_value() || j.contains("kernel");
+  if (m.has_kernel) {
+    absl::StatusOr<SpecKernel> kernel = ParseKernel(j, "kernel", m);
+    if (!kernel.ok()) return kernel.status();
+    m.kernel = *std::move(kernel);
+  }
   m.kernel.source = source;
   absl::StatusOr<SpecKernel> reference = ParseKernel(j, "reference", m);
   if (!reference.ok()) return reference.status();

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kernels_templates/spec/expression_functions.h"
 #include "kernels_templates/spec/spec_json.h"
@@ -21,18 +23,50 @@ std::vector<int> Handles(const std::vector<SpecValue>& values) {
   return out;
 }
 
-// Every expression a kernel's launch evaluates.
-std::vector<int> KernelExpressions(const SpecKernel& k) {
-  std::vector<int> out = k.global;
+// Every expression a kernel's launch evaluates: its `when`, geometry,
+// args (with their images') and options.
+std::vector<int> KernelExpressions(const SpecModel& m, const SpecKernel& k) {
+  std::vector<int> out = {k.when};
+  out.insert(out.end(), k.global.begin(), k.global.end());
   out.insert(out.end(), k.local.begin(), k.local.end());
   for (const SpecArg& a : k.args) {
     if (a.expression >= 0) out.push_back(a.expression);
+    if (a.kind != SpecArg::kImage) continue;
+    const SpecImage& image = m.images[a.image];
+    out.insert(out.end(), {image.when, image.rows, image.row_elements});
   }
   for (const SpecOption& o : k.options) {
     if (o.when >= 0) out.push_back(o.when);
     for (int h : o.text.Expressions()) out.push_back(h);
   }
   return out;
+}
+
+// The [kernel]'s expressions and the library call's.
+std::vector<int> LaunchExpressions(const SpecModel& m) {
+  std::vector<int> out =
+      m.has_kernel ? KernelExpressions(m, m.kernel) : std::vector<int>{};
+  if (m.library.has_value()) {
+    for (const SpecArg& a : m.library->args) out.push_back(a.expression);
+  }
+  return out;
+}
+
+// The comment that ends a library template's source(): its call, so that
+// the source hash changes with it. Escaped: a newline in an argument
+// would end the comment.
+std::string LibraryTag(const SpecModel& m) {
+  std::string args;
+  for (const SpecArg& a : m.library->args) {
+    const std::string text =
+        a.kind == SpecArg::kBuffer
+            ? a.buffer
+            : absl::StrCat(a.kind == SpecArg::kFloat ? "float:" : "",
+                           m.expressions->Text(a.expression));
+    absl::StrAppend(&args, args.empty() ? "" : ", ", absl::CEscape(text));
+  }
+  return absl::StrCat("\n// tunefleet library call: ", m.library->name, " ",
+                      m.library->routine, "(", args, ")\n");
 }
 
 }  // namespace
@@ -63,8 +97,15 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Parse(
   t->spec_format_ = format;
   const spec_json::json& reference = (*j)["reference"];
   if (reference.contains("source")) t->reference_source_ = reference_source;
-  if (t->model_.kernel.source.empty()) {
+  if ((t->model_.has_kernel && t->model_.kernel.source.empty()) ||
+      t->model_.reference.source.empty()) {
     return Invalid("the OpenCL source is empty");
+  }
+  t->source_ = t->model_.kernel.source;
+  if (t->model_.library.has_value()) {
+    // A source shipped from source() already ends with the tag.
+    const std::string tag = LibraryTag(t->model_);
+    if (!absl::EndsWith(t->source_, tag)) t->source_ += tag;
   }
   if (j->contains("default_config")) {
     const spec_json::json& text = (*j)["default_config"];
@@ -89,8 +130,13 @@ void SpecTemplate::MakePlans() {
   for (const SpecCheck& c : m.workload_checks) shape.push_back(c.expression);
   std::vector<int> constraints;
   for (const SpecCheck& c : m.constraints) constraints.push_back(c.expression);
-  std::vector<int> rules = m.kernel.global;
+  // The launch rules: the kernel's `when`, geometry and images.
+  std::vector<int> rules = {m.kernel.when};
+  rules.insert(rules.end(), m.kernel.global.begin(), m.kernel.global.end());
   rules.insert(rules.end(), m.kernel.local.begin(), m.kernel.local.end());
+  for (const SpecImage& image : m.images) {
+    rules.insert(rules.end(), {image.when, image.rows, image.row_elements});
+  }
   std::vector<int> buffers;
   for (const SpecBuffer& b : m.buffers) buffers.push_back(b.elements);
   tables_ = KnobTables(m);
@@ -107,8 +153,8 @@ void SpecTemplate::MakePlans() {
   plans_.buffers = LetPlan(m, buffers);
   plans_.flops = LetPlan(m, {m.flops});
   plans_.bytes = LetPlan(m, {m.bytes});
-  plans_.kernel = LetPlan(m, KernelExpressions(m.kernel));
-  plans_.reference = LetPlan(m, KernelExpressions(m.reference));
+  plans_.kernel = LetPlan(m, LaunchExpressions(m));
+  plans_.reference = LetPlan(m, KernelExpressions(m, m.reference));
   plans_.lets = LetPlan(m, Handles(m.lets));
 }
 
@@ -151,7 +197,11 @@ void SpecTemplate::SetLimits(const DeviceLimits& l, Frame& frame) const {
       static_cast<double>(l.compute_units),
       l.image_support ? 1.0 : 0.0,
       static_cast<double>(l.image2d_max_width),
-      static_cast<double>(l.image2d_max_height)};
+      static_cast<double>(l.image2d_max_height),
+      l.image2d_from_buffer ? 1.0 : 0.0,
+      l.library_clblast ? 1.0 : 0.0,
+      l.library_clml ? 1.0 : 0.0,
+      l.fp16 ? 1.0 : 0.0};
   std::copy(std::begin(values), std::end(values),
             frame.begin() + model_.slots.limit(0));
 }
@@ -226,9 +276,9 @@ absl::Status SpecTemplate::CheckBuffers(const Workload& w,
           "buffer ", b.name, " of ", w.Canonical(), " has ", *n,
           " elements: must be >= 1 and fit the device's max allocation"));
     }
-    const uint64_t bytes =
-        tunefleet_expr::Size(*n) *
-        (b.workload_dtype ? ElementBytes(w.dtype()) : ElementBytes(Dtype::kFp32));
+    const uint64_t bytes = tunefleet_expr::Size(*n) *
+                           (b.workload_dtype ? ElementBytes(w.dtype())
+                                             : ElementBytes(Dtype::kFp32));
     if (limits.max_mem_alloc_bytes != 0 && bytes > limits.max_mem_alloc_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer ", b.name, " of ", w.Canonical(), " needs ",
@@ -312,6 +362,7 @@ absl::Status SpecTemplate::CheckLaunchRules(const KnobValues& config,
                                             const DeviceLimits& limits,
                                             Frame& frame) const {
   plans_.launch_rules.All(frame.data());
+  if (!KernelRuns(frame)) return absl::OkStatus();
   const SpecKernel& k = model_.kernel;
   double group = 1;
   for (size_t d = 0; d < k.global.size(); ++d) {
@@ -338,6 +389,42 @@ absl::Status SpecTemplate::CheckLaunchRules(const KnobValues& config,
     return ConfigError(
         config, absl::StrCat("work-group of ", group, " exceeds the device's ",
                              limits.max_work_group_size));
+  }
+  return CheckImages(config, limits, frame);
+}
+
+bool SpecTemplate::KernelRuns(const Frame& frame) const {
+  const SpecKernel& k = model_.kernel;
+  return model_.has_kernel && (k.when < 0 || Holds(model_.expressions->Evaluate(
+                                                 k.when, frame.data())));
+}
+
+// Images the device cannot hold (OpenCL 1.2 section 5.3.1: width and height
+// within CL_DEVICE_IMAGE2D_MAX_WIDTH / HEIGHT).
+absl::Status SpecTemplate::CheckImages(const KnobValues& config,
+                                       const DeviceLimits& limits,
+                                       const Frame& frame) const {
+  for (const SpecArg& a : model_.kernel.args) {
+    if (a.kind != SpecArg::kImage) continue;
+    const ArgDesc arg = MakeArg(a, frame);
+    if (arg.kind != ArgDesc::Kind::kImage) continue;
+    const uint64_t width = (arg.row_elements + 3) / 4;
+    if (!limits.image_support) {
+      return ConfigError(config,
+                         absl::StrCat("reads buffer ", arg.buffer,
+                                      " as an image; the device has no image "
+                                      "support"));
+    }
+    if (width > limits.image2d_max_width ||
+        arg.rows > limits.image2d_max_height) {
+      return ConfigError(
+          config, absl::StrCat("image ", model_.images[a.image].name, " is ",
+                               width, "x", arg.rows,
+                               " texels, over the device's "
+                               "image2d_max_width x image2d_max_height of ",
+                               limits.image2d_max_width, "x",
+                               limits.image2d_max_height));
+    }
   }
   return absl::OkStatus();
 }
@@ -378,14 +465,43 @@ std::string SpecTemplate::BuildOptions(const SpecKernel& k, const Frame& frame,
   return options;
 }
 
-LaunchDesc SpecTemplate::MakeLaunch(const SpecKernel& k, const LetPlan& plan,
-                                    const KnobValues& config,
-                                    const Workload& w) const {
+SpecTemplate::Frame SpecTemplate::LaunchFrame(const LetPlan& plan,
+                                              const KnobValues& config,
+                                              const Workload& w) const {
   Frame frame = NewFrame(w);
   SetKnobs(config, frame);
   plan.All(frame.data());
+  return frame;
+}
+
+ArgDesc SpecTemplate::MakeArg(const SpecArg& a, const Frame& frame) const {
   const ExpressionSet& e = *model_.expressions;
-  LaunchDesc l;
+  switch (a.kind) {
+    case SpecArg::kBuffer:
+      return ArgDesc::Buffer(a.buffer);
+    case SpecArg::kImage: {
+      const SpecImage& image = model_.images[a.image];
+      if (image.when >= 0 && !Holds(e.Evaluate(image.when, frame.data()))) {
+        return ArgDesc::Buffer(image.buffer);
+      }
+      return ArgDesc::Image(
+          image.buffer,
+          tunefleet_expr::Size(e.Evaluate(image.rows, frame.data())),
+          tunefleet_expr::Size(e.Evaluate(image.row_elements, frame.data())));
+    }
+    case SpecArg::kFloat:
+      return ArgDesc::Float(
+          tunefleet_expr::Float(e.Evaluate(a.expression, frame.data())));
+    case SpecArg::kInt:
+      break;
+  }
+  return ArgDesc::Int(
+      tunefleet_expr::Int32(e.Evaluate(a.expression, frame.data())));
+}
+
+void SpecTemplate::AddKernel(const SpecKernel& k, const Frame& frame,
+                             const Workload& w, LaunchDesc& l) const {
+  const ExpressionSet& e = *model_.expressions;
   l.source = k.source;
   l.kernel_name = k.name;
   for (int h : k.global) {
@@ -394,23 +510,23 @@ LaunchDesc SpecTemplate::MakeLaunch(const SpecKernel& k, const LetPlan& plan,
   for (int h : k.local) {
     l.local.push_back(tunefleet_expr::Size(e.Evaluate(h, frame.data())));
   }
-  for (const SpecArg& a : k.args) {
-    if (a.kind == SpecArg::kBuffer) {
-      l.args.push_back(ArgDesc::Buffer(a.buffer));
-      continue;
-    }
-    const double v = e.Evaluate(a.expression, frame.data());
-    l.args.push_back(a.kind == SpecArg::kFloat
-                         ? ArgDesc::Float(tunefleet_expr::Float(v))
-                         : ArgDesc::Int(tunefleet_expr::Int32(v)));
-  }
+  for (const SpecArg& a : k.args) l.args.push_back(MakeArg(a, frame));
   l.build_options = BuildOptions(k, frame, w);
-  return l;
 }
 
 LaunchDesc SpecTemplate::Launch(const KnobValues& config,
                                 const Workload& w) const {
-  return MakeLaunch(model_.kernel, plans_.kernel, config, w);
+  const Frame frame = LaunchFrame(plans_.kernel, config, w);
+  LaunchDesc l;
+  if (model_.library.has_value()) {
+    LibraryDesc library{model_.library->name, model_.library->routine, {}};
+    for (const SpecArg& a : model_.library->args) {
+      library.args.push_back(MakeArg(a, frame));
+    }
+    l.library = std::move(library);
+  }
+  if (KernelRuns(frame)) AddKernel(model_.kernel, frame, w, l);
+  return l;
 }
 
 LaunchDesc SpecTemplate::ReferenceLaunch(const Workload& w) const {
@@ -418,7 +534,9 @@ LaunchDesc SpecTemplate::ReferenceLaunch(const Workload& w) const {
   // defines: build it with each knob's first value.
   KnobValues first;
   for (const Knob& k : model_.knobs) first.push_back(k.values.front());
-  return MakeLaunch(model_.reference, plans_.reference, first, w);
+  LaunchDesc l;
+  AddKernel(model_.reference, LaunchFrame(plans_.reference, first, w), w, l);
+  return l;
 }
 
 double SpecTemplate::Flops(const Workload& w) const {

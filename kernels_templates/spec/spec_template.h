@@ -9,8 +9,12 @@
 //   the knobs (their first values in the reference launch);
 //   the device limits max_work_group_size, max_work_item_size0..2,
 //   local_mem_bytes, max_mem_alloc_bytes, compute_units, image_support
-//   (1 or 0), image2d_max_width and image2d_max_height (pixels) (0 in calls
-//   without a device: Buffers, Flops, Bytes, launches);
+//   (1 or 0), image2d_max_width and image2d_max_height (pixels),
+//   image2d_from_buffer (1 when the device lists
+//   cl_khr_image2d_from_buffer), library_clblast and library_clml (1 when
+//   the device's agent can call CLBlast or CLML: DeviceInfo.libraries),
+//   khr_fp16 (1 when the device lists cl_khr_fp16: half arithmetic) (0
+//   in calls without a device: Buffers, Flops, Bytes, launches);
 //   the `let` values.
 // Example (TOML):
 //
@@ -104,6 +108,48 @@
 //                                the knobs' defines.
 //   [reference] source, preamble the reference's own files (else it shares
 //                                the kernel's source).
+//   [[images]]                   a buffer the kernel reads as a read-only
+//                                image2d_t of RGBA float texels (CL_FLOAT;
+//                                CL_HALF_FLOAT for fp16 buffers), a knob's
+//                                choice:
+//     name = "b_image"           a name [kernel].args may give (not a
+//                                buffer's, variable's or other image's)
+//     buffer = "B"               the [[buffers]] entry it reads
+//     rows = "K"                 image height, pixels
+//     row_elements = "N"         elements per buffer row: texel (x, y) is
+//                                elements y * N + 4x .. 4x+3 (0 past the
+//                                row's end); ceil(N / 4) texels wide
+//     when = "IMG == 1"          optional: when 0, the arg is the plain
+//                                buffer (the kernel is built for both, e.g.
+//                                with options {text = "-DIMG", when = ...})
+//                                rows, row_elements and when read no
+//                                device limit (launches are computed
+//                                without one): choose with a knob, and
+//                                constrain it with image_support,
+//                                image2d_max_width, image2d_max_height.
+//                                Images are for [kernel].args only. The
+//                                launch checks refuse a config whose image
+//                                the device cannot hold.
+//   [library]                    a library template: a call into a vendor
+//                                library that the agent loads
+//                                (DeviceInfo.libraries) in place of a
+//                                generated kernel:
+//     name = "clblast"
+//     routine = "gemm"
+//     args = ["M", "N", "K", "float:1", "A", "B", "C"]
+//                                as [kernel].args (no images), in the order
+//                                the agent's library backend documents for
+//                                the routine.
+//                                [kernel] is then optional: an epilogue run
+//                                after the call and timed with it; its
+//                                `when = "ACT != 0"` (optional, no device
+//                                limit) skips it for configs where it is 0.
+//                                `source` may then be left out when no
+//                                [kernel] and a [reference] with its own
+//                                source need none. The launch checks apply
+//                                to the kernel only; source() (and so the
+//                                source hash) ends with a comment naming
+//                                the call.
 // Reasons and options are text with {expression}s, each printed as an
 // integer; {workload} prints the workload, {template} the template's name.
 // A check holds when its value is finite and not 0.
@@ -141,6 +187,7 @@ inline constexpr size_t kMaxSpecDims = 16;
 inline constexpr size_t kMaxSpecKnobs = 32;
 inline constexpr size_t kMaxSpecKnobValues = 1024;
 inline constexpr size_t kMaxSpecBuffers = 32;
+inline constexpr size_t kMaxSpecImages = 16;
 inline constexpr size_t kMaxSpecConstraints = 64;
 inline constexpr size_t kMaxSpecArgs = 64;
 inline constexpr size_t kMaxSpecLets = 128;
@@ -179,7 +226,9 @@ class SpecTemplate : public KernelTemplate {
   int version() const override { return model_.version; }
   absl::string_view op() const override { return model_.op; }
   const std::vector<Knob>& knobs() const override { return model_.knobs; }
-  absl::string_view source() const override { return model_.kernel.source; }
+  // The kernel's source; a library template's ends with a comment line
+  // naming its call ("// tunefleet library call: clblast gemm(...)").
+  absl::string_view source() const override { return source_; }
 
   bool Accepts(const Workload& workload) const override;
   absl::Status CheckWorkload(const Workload& workload,
@@ -193,6 +242,7 @@ class SpecTemplate : public KernelTemplate {
   double Flops(const Workload& workload) const override;
   double Bytes(const Workload& workload) const override;
   double rtol() const override { return model_.rtol; }
+  bool is_library() const override { return model_.library.has_value(); }
   std::vector<Feature> DerivedFeatures(
       const KnobValues& config, const Workload& workload,
       const DeviceLimits& limits) const override;
@@ -248,12 +298,24 @@ class SpecTemplate : public KernelTemplate {
                             Frame& frame) const;
   absl::Status CheckLaunchRules(const KnobValues& config,
                                 const DeviceLimits& limits, Frame& frame) const;
+  // The kernel's images that the config uses against the device's image
+  // support and sizes (part of the launch rules).
+  absl::Status CheckImages(const KnobValues& config, const DeviceLimits& limits,
+                           const Frame& frame) const;
+  // Whether the [kernel] runs (a library spec's may not).
+  bool KernelRuns(const Frame& frame) const;
   // The position of the first constraint the config fails, or -1.
   int FirstFailingConstraint(const int* digits, Frame& frame) const;
   absl::Status ConfigError(const KnobValues& config,
                            absl::string_view why) const;
-  LaunchDesc MakeLaunch(const SpecKernel& k, const LetPlan& plan,
-                        const KnobValues& config, const Workload& w) const;
+  // A frame of the workload and config with the lets of `plan` computed.
+  Frame LaunchFrame(const LetPlan& plan, const KnobValues& config,
+                    const Workload& w) const;
+  // Sets the kernel part of `l` (source, name, geometry, args, options).
+  void AddKernel(const SpecKernel& k, const Frame& frame, const Workload& w,
+                 LaunchDesc& l) const;
+  // One argument's value; images where their `when` holds, else buffers.
+  ArgDesc MakeArg(const SpecArg& a, const Frame& frame) const;
   std::string BuildOptions(const SpecKernel& k, const Frame& frame,
                            const Workload& w) const;
 
@@ -262,6 +324,7 @@ class SpecTemplate : public KernelTemplate {
   std::vector<KnobTables::CheckRun> constraint_runs_;
   Plans plans_;
   std::string spec_text_, spec_format_, reference_source_;
+  std::string source_;  // what source() returns
 };
 
 }  // namespace tunefleet::templates

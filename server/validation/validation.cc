@@ -390,6 +390,10 @@ absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& m,
     return Invalid(absl::StrCat(field, ".times_ns"),
                    "an OK result needs a time > 0");
   }
+  if (!std::isfinite(m.pack_ns()) || m.pack_ns() < 0) {
+    return Invalid(absl::StrCat(field, ".pack_ns"),
+                   absl::StrCat(m.pack_ns(), " is not a finite number >= 0"));
+  }
   return CheckLength(absl::StrCat(field, ".error_message"), m.error_message(),
                      kMaxErrorMessageBytes);
 }

@@ -125,7 +125,8 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello);
 
 // A measurement from an agent: a known error code, at most
 // kMaxResultTimes times, each finite and >= 0 (an OK one needs one > 0),
-// an error message of at most kMaxErrorMessageBytes. Errors:
+// pack_ns finite and >= 0, an error message of at most
+// kMaxErrorMessageBytes. Errors:
 // INVALID_ARGUMENT "<field>.<member>: ...".
 absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& measurement,
                                  absl::string_view field);

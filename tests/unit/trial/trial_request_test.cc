@@ -1,0 +1,116 @@
+// BuildMeasureRequest's image arguments and library calls, and the limits
+// LimitsFromDeviceInfo reads (libraries, image2d_from_buffer).
+#include "trial/trial_request.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "kernels_templates/spec/spec_template.h"
+
+namespace tunefleet::trial {
+namespace {
+
+constexpr char kSource[] = "__kernel void k() {}\n";
+
+// A library call with an epilogue that reads B through an image when IMG
+// is 1.
+constexpr char kSpec[] = R"spec(
+name = "trial_request_test"
+op = "gemm"
+flops = "2 * M * N * K"
+[knobs]
+IMG = [0, 1]
+[[buffers]]
+name = "A"
+elements = "M * K"
+[[buffers]]
+name = "B"
+elements = "K * N"
+dtype = "workload"
+[[buffers]]
+name = "C"
+elements = "M * N"
+output = true
+[[images]]
+name = "b_image"
+buffer = "B"
+rows = "K"
+row_elements = "N"
+when = "IMG == 1"
+[library]
+name = "clblast"
+routine = "gemm"
+args = ["M", "N", "K", "float:0.5", "A", "B", "C"]
+[kernel]
+name = "k"
+global = ["M * N"]
+args = ["b_image", "C"]
+[reference]
+name = "k"
+global = ["M * N"]
+args = ["B", "C"]
+)spec";
+
+TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
+  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
+  ASSERT_TRUE(w.ok()) << w.status();
+  const tunefleet::v1::MeasureRequest r =
+      BuildMeasureRequest(**t, *w, {1}, 42, {});
+  const tunefleet::v1::KernelLaunch& k = r.kernel();
+  ASSERT_TRUE(k.has_library());
+  EXPECT_EQ(k.library().library(), "clblast");
+  EXPECT_EQ(k.library().routine(), "gemm");
+  ASSERT_EQ(k.library().args_size(), 7);
+  EXPECT_EQ(k.library().args(1).i32(), 10);
+  EXPECT_FLOAT_EQ(k.library().args(3).f32(), 0.5f);
+  EXPECT_EQ(k.library().args(6).buffer(), "C");
+  ASSERT_EQ(k.args_size(), 2);
+  ASSERT_EQ(k.args(0).value_case(), tunefleet::v1::KernelArg::kImage);
+  EXPECT_EQ(k.args(0).image().buffer(), "B");
+  EXPECT_EQ(k.args(0).image().rows(), 7u);
+  EXPECT_EQ(k.args(0).image().row_elements(), 10u);
+  EXPECT_EQ(k.kernel_name(), "k");
+  // The reference is a plain kernel over the buffer.
+  EXPECT_FALSE(r.verification().reference().has_library());
+  EXPECT_EQ(r.verification().reference().args(0).buffer(), "B");
+  // IMG=0: the buffer itself.
+  const tunefleet::v1::MeasureRequest plain =
+      BuildMeasureRequest(**t, *w, {0}, 43, {});
+  EXPECT_EQ(plain.kernel().args(0).buffer(), "B");
+  EXPECT_TRUE(plain.kernel().has_library());
+}
+
+TEST(TrialRequest, PlainTemplatesHaveNoLibraryCall) {
+  std::string spec = kSpec;
+  const size_t library = spec.find("[library]");
+  spec.erase(library, spec.find("[kernel]") - library);
+  auto t = templates::SpecTemplate::Parse(spec, "toml", kSource);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7");
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(BuildMeasureRequest(**t, *w, {1}, 1, {}).kernel().has_library());
+}
+
+TEST(TrialRequest, LimitsReadTheLibrariesAndImageExtensions) {
+  tunefleet::v1::DeviceInfo info;
+  EXPECT_FALSE(LimitsFromDeviceInfo(info).library_clblast);
+  info.add_libraries("clblast 1.5.3");
+  info.add_extensions("cl_khr_image2d_from_buffer");
+  templates::DeviceLimits l = LimitsFromDeviceInfo(info);
+  EXPECT_TRUE(l.library_clblast);
+  EXPECT_FALSE(l.library_clml);
+  EXPECT_TRUE(l.image2d_from_buffer);
+  info.add_libraries("clml");
+  EXPECT_TRUE(LimitsFromDeviceInfo(info).library_clml);
+  // The first word names the library: "clblastx" is another one.
+  tunefleet::v1::DeviceInfo other;
+  other.add_libraries("clblastx 1.0");
+  other.add_libraries("libclml 2");
+  EXPECT_FALSE(LimitsFromDeviceInfo(other).library_clblast);
+  EXPECT_FALSE(LimitsFromDeviceInfo(other).library_clml);
+}
+
+}  // namespace
+}  // namespace tunefleet::trial
