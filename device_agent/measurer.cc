@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/time.h"
+#include "device_agent/library/library_trial.h"
 #include "device_agent/verify.h"
 #include "proto/timing_policy.h"
 
@@ -107,6 +108,18 @@ absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
       case tunefleet::v1::KernelArg::kLocalBytes:
         err = clSetKernelArg(kernel, i, arg.local_bytes(), nullptr);
         break;
+      case tunefleet::v1::KernelArg::kImage: {
+        // Made by Measurer::PrepareImages before the kernel.
+        auto it = state.images.find(KeyOf(arg.image()));
+        if (it == state.images.end()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("argument ", i, ": no image over buffer '",
+                           arg.image().buffer(), "'"));
+        }
+        cl_mem mem = it->second.image.get();
+        err = clSetKernelArg(kernel, i, sizeof(cl_mem), &mem);
+        break;
+      }
       default:
         return absl::InvalidArgumentError(
             absl::StrCat("argument ", i, " has no value"));
@@ -127,6 +140,17 @@ absl::StatusOr<double> EventNs(cl_event event) {
                                  &end, nullptr);
   if (err != CL_SUCCESS) return ClError("clGetEventProfilingInfo", err);
   return static_cast<double>(end - start);
+}
+
+// The device time of finished commands (image copies and packs), ns.
+absl::StatusOr<double> SumEventNs(const std::vector<ClEvent>& events) {
+  double ns = 0;
+  for (const ClEvent& e : events) {
+    absl::StatusOr<double> t = EventNs(e.get());
+    if (!t.ok()) return t.status();
+    ns += *t;
+  }
+  return ns;
 }
 
 tunefleet::v1::Measurement::ProgramSource SourceOf(ProgramCache::Origin o) {
@@ -187,6 +211,33 @@ bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
           device.device_type() != "CPU");
 }
 
+RoundPlan PlanRounds(const TimingPolicy& policy, double first_launch_ns) {
+  // A field left 0 reads as the default the server would have set.
+  const TimingPolicy defaults = proto::DefaultTimingPolicy();
+  RoundPlan plan;
+  plan.warmup = policy.warmup();
+  plan.repeat = policy.repeat() ? policy.repeat() : defaults.repeat();
+  const uint32_t max_launches =
+      policy.max_launches() ? policy.max_launches() : defaults.max_launches();
+  plan.max_total_ns = (policy.max_total_ms() > 0 ? policy.max_total_ms()
+                                                 : defaults.max_total_ms()) *
+                      1e6;
+  const double first = std::max(first_launch_ns, 1.0);
+
+  // number: at least policy.number, raised until a round lasts min_repeat_ms,
+  // then capped so that all rounds stay within both hard caps.
+  double number = std::max<uint32_t>(policy.number(), 1);
+  if (policy.min_repeat_ms() > 0) {
+    number = std::max(number, std::ceil(policy.min_repeat_ms() * 1e6 / first));
+  }
+  number = std::min(
+      number, std::floor(static_cast<double>(max_launches) / plan.repeat));
+  number =
+      std::min(number, std::floor(plan.max_total_ns / (first * plan.repeat)));
+  plan.number = static_cast<uint32_t>(std::max(number, 1.0));
+  return plan;
+}
+
 absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
     ClDevice device, MeasurerOptions options) {
   cl_int err = CL_SUCCESS;
@@ -229,7 +280,8 @@ Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
           device_.context.get(), device_.queue.get(), fill_float_.get(),
           fill_half_.get(),
           std::min<uint64_t>(info_.global_mem_bytes() / 2, uint64_t{8} << 30),
-          kMaxWorkloads) {
+          kMaxWorkloads),
+      images_(device_.context.get(), device_.device) {
   prefetch_ = PrefetchEnabled(options.prefetch, info_);
   if (!options.replay) {
     replay_unavailable_ = "turned off";
@@ -258,7 +310,9 @@ void Measurer::Prefetch(const MeasureRequest& request) {
 }
 
 absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
-                                          const KernelLaunch& launch) {
+                                          const KernelLaunch& launch,
+                                          std::vector<ClEvent>* image_events) {
+  if (absl::Status s = EnqueueImageRefresh(image_events); !s.ok()) return s;
   const NdRange range(launch);
   cl_event raw = nullptr;
   cl_int err = clEnqueueNDRangeKernel(device_.queue.get(), kernel, range.dims,
@@ -270,12 +324,59 @@ absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
 
 absl::StatusOr<double> Measurer::LaunchOnce(cl_kernel kernel,
                                             const KernelLaunch& launch) {
-  absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
+  std::vector<ClEvent> image_events;
+  absl::StatusOr<ClEvent> event = Enqueue(kernel, launch, &image_events);
   if (!event.ok()) return event.status();
   cl_event raw = event->get();
   cl_int err = clWaitForEvents(1, &raw);
   if (err != CL_SUCCESS) return ClError("kernel execution", err);
-  return EventNs(raw);
+  absl::StatusOr<double> ns = EventNs(raw);
+  if (!ns.ok()) return ns.status();
+  absl::StatusOr<double> image_ns = SumEventNs(image_events);
+  if (!image_ns.ok()) return image_ns.status();
+  return *ns + *image_ns;
+}
+
+absl::Status Measurer::PrepareImages(const KernelLaunch& launch,
+                                     WorkloadState& state) {
+  launch_images_.clear();
+  for (const tunefleet::v1::KernelArg& arg : launch.args()) {
+    if (arg.value_case() != tunefleet::v1::KernelArg::kImage) continue;
+    const ImageKey key = KeyOf(arg.image());
+    auto it = state.images.find(key);
+    if (it == state.images.end()) {
+      const tunefleet::v1::BufferSpec* spec =
+          WorkloadBuffers::FindSpec(state, key.buffer);
+      auto buffer = state.buffers.find(key.buffer);
+      if (spec == nullptr || buffer == state.buffers.end()) {
+        return CheckImageArg(arg.image(), nullptr, images_.caps()).status();
+      }
+      absl::StatusOr<WorkloadImage> image =
+          images_.Make(arg.image(), *spec, buffer->second.get());
+      if (!image.ok()) return image.status();
+      if (absl::Status s = workloads_.Reserve(state, image->bytes()); !s.ok()) {
+        return s;
+      }
+      it = state.images.emplace(key, *std::move(image)).first;
+    }
+    const WorkloadImage* image = &it->second;
+    if (image->mode != ImageMode::kView &&
+        std::find(launch_images_.begin(), launch_images_.end(), image) ==
+            launch_images_.end()) {
+      launch_images_.push_back(image);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Measurer::EnqueueImageRefresh(std::vector<ClEvent>* events) {
+  for (const WorkloadImage* image : launch_images_) {
+    if (absl::Status s = images_.Refresh(device_.queue.get(), *image, events);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
@@ -310,6 +411,7 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
   state.reference_key.clear();
   state.reference_outputs.clear();
   if (absl::Status s = CheckGeometry(v.reference(), info_); !s.ok()) return s;
+  if (absl::Status s = PrepareImages(v.reference(), state); !s.ok()) return s;
   absl::StatusOr<ClKernel> kernel = MakeKernel(v.reference(), state, nullptr);
   if (!kernel.ok()) return kernel.status();
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
@@ -330,7 +432,11 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
 
 Measurement Measurer::Measure(const MeasureRequest& request) {
   const auto start = std::chrono::steady_clock::now();
-  if (absl::Status s = CheckGeometry(request.kernel(), info_); !s.ok()) {
+  // A library call alone has no NDRange (library/library_trial.h).
+  if (absl::Status s = IsLibraryOnly(request.kernel())
+                           ? absl::OkStatus()
+                           : CheckGeometry(request.kernel(), info_);
+      !s.ok()) {
     return Failed(Measurement::INVALID_CONFIG, s.message());
   }
   absl::StatusOr<WorkloadState*> state =
@@ -365,6 +471,12 @@ Measurement Measurer::Measure(const MeasureRequest& request) {
 Measurement Measurer::MeasureInState(WorkloadState& state,
                                      const MeasureRequest& request) {
   const KernelLaunch& launch = request.kernel();
+  if (absl::Status s = PrepareImages(launch, state); !s.ok()) {
+    return Failed(absl::IsInvalidArgument(s) ? Measurement::INVALID_CONFIG
+                                             : Measurement::RUNTIME_ERROR,
+                  s.message());
+  }
+  if (launch.has_library()) return MeasureLibraryTrial(state, request);
   KernelInfo kernel_info;
   absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
   if (!kernel.ok()) {
@@ -435,36 +547,21 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
                             const TimingPolicy& policy, double first_launch_ns,
                             double rtol, WorkloadState& state,
                             Measurement* result) {
-  // A field left 0 reads as the default the server would have set.
-  const TimingPolicy defaults = proto::DefaultTimingPolicy();
-  const uint32_t repeat = policy.repeat() ? policy.repeat() : defaults.repeat();
-  const uint32_t max_launches =
-      policy.max_launches() ? policy.max_launches() : defaults.max_launches();
-  const double max_total_ns =
-      (policy.max_total_ms() > 0 ? policy.max_total_ms()
-                                 : defaults.max_total_ms()) *
-      1e6;
-  const double first = std::max(first_launch_ns, 1.0);
-
-  // number: at least policy.number, raised until a round lasts min_repeat_ms,
-  // then capped so that all rounds stay within both hard caps.
-  double number = std::max<uint32_t>(policy.number(), 1);
-  if (policy.min_repeat_ms() > 0) {
-    number = std::max(number, std::ceil(policy.min_repeat_ms() * 1e6 / first));
-  }
-  number =
-      std::min(number, std::floor(static_cast<double>(max_launches) / repeat));
-  number = std::min(number, std::floor(max_total_ns / (first * repeat)));
-  const uint32_t n = static_cast<uint32_t>(std::max(number, 1.0));
+  const RoundPlan plan = PlanRounds(policy, first_launch_ns);
+  const uint32_t repeat = plan.repeat;
+  const uint32_t n = plan.number;
+  const double max_total_ns = plan.max_total_ns;
   result->set_number(n);
 
-  for (uint32_t w = 0; w < policy.warmup(); ++w) {
+  for (uint32_t w = 0; w < plan.warmup; ++w) {
     if (absl::StatusOr<double> t = LaunchOnce(kernel, launch); !t.ok()) {
       return t.status();
     }
   }
   last_timing_ = TimingStats{};
-  if (replay_api_.has_value()) {
+  // A round with image copies or packs is not replayed: the recorded
+  // launches alone would not refresh the images.
+  if (replay_api_.has_value() && launch_images_.empty()) {
     absl::Status replayed = TimeReplayed(kernel, launch, repeat, n,
                                          max_total_ns, rtol, state, result);
     if (replayed.ok()) {
@@ -515,28 +612,36 @@ absl::Status Measurer::TimeRounds(uint32_t repeat, uint32_t n,
 absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
                                  uint32_t repeat, uint32_t n,
                                  double max_total_ns, Measurement* result) {
-  return TimeRounds(repeat, n, max_total_ns, result,
-                    [&](std::chrono::steady_clock::time_point round_start,
-                        double* submit_ms) -> absl::StatusOr<double> {
-                      std::vector<ClEvent> events;
-                      events.reserve(n);
-                      for (uint32_t i = 0; i < n; ++i) {
-                        absl::StatusOr<ClEvent> event = Enqueue(kernel, launch);
-                        if (!event.ok()) return event.status();
-                        events.push_back(*std::move(event));
-                      }
-                      cl_int err = clFlush(device_.queue.get());
-                      *submit_ms += base::MsSince(round_start);
-                      err |= clFinish(device_.queue.get());
-                      if (err != CL_SUCCESS) return ClError("clFinish", err);
-                      double round_ns = 0;
-                      for (const ClEvent& e : events) {
-                        absl::StatusOr<double> t = EventNs(e.get());
-                        if (!t.ok()) return t.status();
-                        round_ns += *t;
-                      }
-                      return round_ns;
-                    });
+  double image_ns = 0;  // of the images' copies and packs, all rounds
+  uint64_t launches = 0;
+  absl::Status timed = TimeRounds(
+      repeat, n, max_total_ns, result,
+      [&](std::chrono::steady_clock::time_point round_start,
+          double* submit_ms) -> absl::StatusOr<double> {
+        std::vector<ClEvent> events, image_events;
+        events.reserve(n);
+        for (uint32_t i = 0; i < n; ++i) {
+          absl::StatusOr<ClEvent> event =
+              Enqueue(kernel, launch, &image_events);
+          if (!event.ok()) return event.status();
+          events.push_back(*std::move(event));
+        }
+        cl_int err = clFlush(device_.queue.get());
+        *submit_ms += base::MsSince(round_start);
+        err |= clFinish(device_.queue.get());
+        if (err != CL_SUCCESS) return ClError("clFinish", err);
+        absl::StatusOr<double> kernel_ns = SumEventNs(events);
+        if (!kernel_ns.ok()) return kernel_ns.status();
+        absl::StatusOr<double> round_image_ns = SumEventNs(image_events);
+        if (!round_image_ns.ok()) return round_image_ns.status();
+        image_ns += *round_image_ns;
+        launches += n;
+        return *kernel_ns + *round_image_ns;
+      });
+  if (timed.ok() && launches > 0) {
+    result->set_pack_ns(image_ns / static_cast<double>(launches));
+  }
+  return timed;
 }
 
 absl::StatusOr<ClCommandBuffer> Measurer::RecordLaunches(

@@ -15,6 +15,12 @@
 // - where the device has cl_khr_command_buffer, the `number` launches of a
 //   timing round are recorded once and the round is replayed with one
 //   enqueue (Measurement.replayed).
+//
+// Kernel arguments read through images (v1::ImageArg, image_args.h) get
+// their images once per workload; where an image is a copy or a pack of its
+// buffer, that runs before each launch, its device time is added to the
+// launch's and reported as Measurement.pack_ns, and rounds are not
+// replayed.
 #ifndef TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 #define TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 
@@ -25,6 +31,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "device_agent/image_args.h"
+#include "device_agent/library/registry.h"
 #include "device_agent/opencl.h"
 #include "device_agent/program_cache.h"
 #include "device_agent/workload_buffers.h"
@@ -65,6 +73,21 @@ MeasurerOptions::Prefetch ParsePrefetch(absl::string_view name);
 // is a CPU).
 bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
                      const tunefleet::v1::DeviceInfo& device);
+
+// How a trial is timed under `policy` (fields left 0 read as
+// proto::DefaultTimingPolicy()), given its first launch's time in ns:
+// `warmup` launches, then up to `repeat` rounds of `number` launches each,
+// `number` at least policy.number, raised until a round lasts
+// min_repeat_ms, then capped so that all rounds stay within max_launches
+// and max_total_ms; rounds stop early once they pass max_total_ns.
+struct RoundPlan {
+  uint32_t warmup = 0;
+  uint32_t repeat = 1;
+  uint32_t number = 1;
+  double max_total_ns = 0;
+};
+RoundPlan PlanRounds(const tunefleet::v1::TimingPolicy& policy,
+                     double first_launch_ns);
 
 // Owns the device and everything built on it. Measure() is called by one
 // thread at a time; Prefetch() may be called from any thread, also while
@@ -139,15 +162,33 @@ class Measurer {
     tunefleet::v1::Measurement::ProgramSource source =
         tunefleet::v1::Measurement::PROGRAM_SOURCE_UNSPECIFIED;
   };
-  // Enqueues one launch with a profiling event.
+  // Enqueues one launch with a profiling event, after the copies or packs
+  // of its images (launch_images_), whose events go to `image_events`
+  // (null: dropped).
   absl::StatusOr<ClEvent> Enqueue(cl_kernel kernel,
-                                  const tunefleet::v1::KernelLaunch& launch);
-  // Runs a kernel once and waits: its kernel time in ns from profiling.
+                                  const tunefleet::v1::KernelLaunch& launch,
+                                  std::vector<ClEvent>* image_events = nullptr);
+  // Runs a kernel once and waits: its kernel time in ns from profiling,
+  // its images' copies or packs included.
   absl::StatusOr<double> LaunchOnce(cl_kernel kernel,
                                     const tunefleet::v1::KernelLaunch& launch);
+  // Makes the images that `launch`'s arguments read (once per workload,
+  // counted in its memory budget) and sets launch_images_ to those that
+  // need a copy or pack before each launch. Errors: INVALID_ARGUMENT for an
+  // image the request or device cannot have (INVALID_CONFIG), else the
+  // failed OpenCL call.
+  absl::Status PrepareImages(const tunefleet::v1::KernelLaunch& launch,
+                             WorkloadState& state);
+  // Enqueues the copies and packs of launch_images_, appending their events.
+  absl::Status EnqueueImageRefresh(std::vector<ClEvent>* events);
   absl::Status EnsureReference(WorkloadState& state,
                                const tunefleet::v1::MeasureRequest& request);
   tunefleet::v1::Measurement MeasureInState(
+      WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
+  // A trial whose kernel is a library call (KernelLaunch.library), with its
+  // epilogue kernel when the launch has a source: verified and timed as
+  // library/library_trial.h says. Defined in library/library_trial.cc.
+  tunefleet::v1::Measurement MeasureLibraryTrial(
       WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
   absl::StatusOr<ClKernel> MakeKernel(const tunefleet::v1::KernelLaunch& launch,
                                       WorkloadState& state, KernelInfo* info);
@@ -201,11 +242,17 @@ class Measurer {
   ClKernel fill_half_;
   ProgramCache programs_;
   WorkloadBuffers workloads_;
+  ImageMaker images_;
+  // The images that the launch being measured copies or packs before each
+  // of its launches (PrepareImages); they live in a WorkloadState.
+  std::vector<const WorkloadImage*> launch_images_;
   bool prefetch_ = false;
   std::optional<CommandBufferApi> replay_api_;
   std::string replay_unavailable_;
   TimingStats last_timing_;
   int replay_fallbacks_ = 0;
+  // The vendor libraries, loaded at the first library trial.
+  std::optional<library::LibraryRegistry> libraries_;
 };
 
 }  // namespace tunefleet::agent

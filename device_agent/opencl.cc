@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "device_agent/library/registry.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -278,6 +279,10 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
     info.add_extensions(std::string(ext));
   }
   SetImageInfo(device, info);
+  // The vendor libraries this agent can call (library/registry.h).
+  for (std::string& name : library::LibraryRegistry::Load(info).Describe()) {
+    info.add_libraries(std::move(name));
+  }
   return info;
 }
 

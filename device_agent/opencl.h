@@ -146,7 +146,8 @@ struct ClDevice {
 absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index);
 
 // The device properties an agent reports (DeviceInfo), read with
-// clGetDeviceInfo.
+// clGetDeviceInfo, and the vendor libraries this agent can call
+// (DeviceInfo.libraries, library/registry.h).
 tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device);
 

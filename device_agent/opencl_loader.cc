@@ -20,21 +20,26 @@
 // (the release functions of ClHandle). The cl_khr_command_buffer functions
 // are not here: opencl.cc looks them up through
 // clGetExtensionFunctionAddressForPlatform. A few that the agent does not
-// use yet (clEnqueueWriteBuffer, the Retain and Get*Info ones) are here so
-// that a change using them needs no edit of this file.
+// use yet (clEnqueueWriteBuffer, clEnqueueRead/WriteImage, the Retain and
+// Get*Info ones) are here so that a change using them needs no edit of this
+// file.
 #define TUNEFLEET_OPENCL_FUNCTIONS(X)         \
   X(clBuildProgram)                           \
   X(clCreateBuffer)                           \
   X(clCreateCommandQueue)                     \
   X(clCreateContext)                          \
+  X(clCreateImage)                            \
   X(clCreateKernel)                           \
   X(clCreateProgramWithBinary)                \
   X(clCreateProgramWithSource)                \
+  X(clEnqueueCopyBufferToImage)               \
   X(clEnqueueFillBuffer)                      \
   X(clEnqueueMarkerWithWaitList)              \
   X(clEnqueueNDRangeKernel)                   \
   X(clEnqueueReadBuffer)                      \
+  X(clEnqueueReadImage)                       \
   X(clEnqueueWriteBuffer)                     \
+  X(clEnqueueWriteImage)                      \
   X(clFinish)                                 \
   X(clFlush)                                  \
   X(clGetCommandQueueInfo)                    \
@@ -50,6 +55,7 @@
   X(clGetPlatformInfo)                        \
   X(clGetProgramBuildInfo)                    \
   X(clGetProgramInfo)                         \
+  X(clGetSupportedImageFormats)               \
   X(clReleaseCommandQueue)                    \
   X(clReleaseContext)                         \
   X(clReleaseEvent)                           \
@@ -338,6 +344,21 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context context,
                               host_ptr, errcode_ret);
 }
 
+CL_API_ENTRY cl_mem CL_API_CALL clCreateImage(
+    cl_context context, cl_mem_flags flags, const cl_image_format* image_format,
+    const cl_image_desc* image_desc, void* host_ptr, cl_int* errcode_ret) {
+  TUNEFLEET_CL_FORWARD_CREATE(clCreateImage, errcode_ret, context, flags,
+                              image_format, image_desc, host_ptr, errcode_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(
+    cl_context context, cl_mem_flags flags, cl_mem_object_type image_type,
+    cl_uint num_entries, cl_image_format* image_formats,
+    cl_uint* num_image_formats) {
+  TUNEFLEET_CL_FORWARD(clGetSupportedImageFormats, context, flags, image_type,
+                       num_entries, image_formats, num_image_formats);
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clRetainMemObject(cl_mem memobj) {
   TUNEFLEET_CL_FORWARD(clRetainMemObject, memobj);
 }
@@ -496,6 +517,37 @@ clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer,
                     const cl_event* event_wait_list, cl_event* event) {
   TUNEFLEET_CL_FORWARD(clEnqueueFillBuffer, command_queue, buffer, pattern,
                        pattern_size, offset, size, num_events_in_wait_list,
+                       event_wait_list, event);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBufferToImage(
+    cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image,
+    size_t src_offset, const size_t* dst_origin, const size_t* region,
+    cl_uint num_events_in_wait_list, const cl_event* event_wait_list,
+    cl_event* event) {
+  TUNEFLEET_CL_FORWARD(clEnqueueCopyBufferToImage, command_queue, src_buffer,
+                       dst_image, src_offset, dst_origin, region,
+                       num_events_in_wait_list, event_wait_list, event);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadImage(
+    cl_command_queue command_queue, cl_mem image, cl_bool blocking_read,
+    const size_t* origin, const size_t* region, size_t row_pitch,
+    size_t slice_pitch, void* ptr, cl_uint num_events_in_wait_list,
+    const cl_event* event_wait_list, cl_event* event) {
+  TUNEFLEET_CL_FORWARD(clEnqueueReadImage, command_queue, image, blocking_read,
+                       origin, region, row_pitch, slice_pitch, ptr,
+                       num_events_in_wait_list, event_wait_list, event);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteImage(
+    cl_command_queue command_queue, cl_mem image, cl_bool blocking_write,
+    const size_t* origin, const size_t* region, size_t input_row_pitch,
+    size_t input_slice_pitch, const void* ptr, cl_uint num_events_in_wait_list,
+    const cl_event* event_wait_list, cl_event* event) {
+  TUNEFLEET_CL_FORWARD(clEnqueueWriteImage, command_queue, image,
+                       blocking_write, origin, region, input_row_pitch,
+                       input_slice_pitch, ptr, num_events_in_wait_list,
                        event_wait_list, event);
 }
 

@@ -157,6 +157,32 @@ absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
   return &states_.front();
 }
 
+absl::Status WorkloadBuffers::Reserve(WorkloadState& state, uint64_t bytes) {
+  if (state.bytes + bytes > byte_budget_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workload ", state.key, " needs ", state.bytes + bytes,
+                     " bytes with its images, over the agent's ", byte_budget_,
+                     "-byte budget for workload buffers"));
+  }
+  uint64_t used = 0;
+  for (const WorkloadState& s : states_) used += s.bytes;
+  while (used + bytes > byte_budget_ && !states_.empty() &&
+         &states_.back() != &state) {
+    used -= states_.back().bytes;
+    states_.pop_back();
+  }
+  state.bytes += bytes;
+  return absl::OkStatus();
+}
+
+const BufferSpec* WorkloadBuffers::FindSpec(const WorkloadState& state,
+                                            const std::string& name) {
+  for (const BufferSpec& s : state.specs) {
+    if (s.name() == name) return &s;
+  }
+  return nullptr;
+}
+
 absl::Status WorkloadBuffers::FillUniform(cl_mem mem, const BufferSpec& spec) {
   cl_kernel kernel =
       spec.dtype() == tunefleet::v1::DTYPE_FP16 ? fill_half_ : fill_float_;

@@ -1,6 +1,7 @@
 // Device buffers of the workloads an agent is measuring, generated on the
-// device from seeds, and the cached reference output of each. Trials of the
-// same workload reuse both.
+// device from seeds, the images kernels read them through (image_args.h)
+// and the cached reference output of each. Trials of the same workload
+// reuse them all.
 #ifndef TUNEFLEET_DEVICE_AGENT_WORKLOAD_BUFFERS_H_
 #define TUNEFLEET_DEVICE_AGENT_WORKLOAD_BUFFERS_H_
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "device_agent/image_args.h"
 #include "device_agent/opencl.h"
 #include "tunefleet/v1/common.pb.h"
 
@@ -21,12 +23,15 @@ size_t ElementBytes(tunefleet::v1::Dtype dtype);
 // IEEE 754 binary16 to binary32, exactly (subnormals, infinities, NaNs).
 float HalfToFloat(uint16_t half);
 
-// The buffers of one workload and its reference outputs (host copies).
+// The buffers of one workload, their images and its reference outputs
+// (host copies).
 struct WorkloadState {
   std::string key;
   std::vector<tunefleet::v1::BufferSpec> specs;
   std::map<std::string, ClMem> buffers;
-  uint64_t bytes = 0;
+  // Made on first use by a launch (Measurer); destroyed before the buffers.
+  std::map<ImageKey, WorkloadImage> images;
+  uint64_t bytes = 0;         // device bytes of the buffers and images
   std::string reference_key;  // empty until the reference has run
   std::map<std::string, std::vector<float>> reference_outputs;
 };
@@ -49,6 +54,16 @@ class WorkloadBuffers {
       const std::string& key,
       const google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>&
           specs);
+
+  // Counts `bytes` more device memory (an image) to `state`, the most
+  // recently used workload, evicting least recently used others until all
+  // fit the budget. Errors: INVALID_ARGUMENT when `state` alone would be
+  // over the budget (nothing is evicted then).
+  absl::Status Reserve(WorkloadState& state, uint64_t bytes);
+
+  // The spec of buffer `name` of `state`, or null.
+  static const tunefleet::v1::BufferSpec* FindSpec(const WorkloadState& state,
+                                                   const std::string& name);
 
   // Regenerates the inputs of `state` from their seeds (after a kernel that
   // may have scribbled on them). Errors: INTERNAL on a CL failure.

@@ -1,0 +1,180 @@
+// The library templates (kernels_templates/library/*.toml: CLBlast's GEMM
+// and convgemm for gemm, dense and conv2d), loaded from their spec files:
+// their buffers, FLOPs, bytes and reference are those of the op's
+// generated template, their configs run on the OpenCL device (PoCL here)
+// through the real libclblast and verify, and without CLBlast they have no
+// valid config.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "device_agent/measurer.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/spec/spec_template.h"
+#include "tests/support/template_fixtures.h"
+#include "trial/trial_request.h"
+
+namespace tunefleet::templates {
+namespace {
+
+using ::testing::HasSubstr;
+using tunefleet::v1::Measurement;
+
+std::unique_ptr<SpecTemplate> LoadLibrarySpec(const std::string& name) {
+  absl::StatusOr<std::unique_ptr<SpecTemplate>> t =
+      SpecTemplate::Load(absl::StrCat(
+          TUNEFLEET_SOURCE_DIR, "/kernels_templates/library/", name, ".toml"));
+  EXPECT_TRUE(t.ok()) << name << ": " << t.status();
+  return t.ok() ? *std::move(t) : nullptr;
+}
+
+class LibraryTemplates : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto device = agent::OpenDevice(0, 0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    auto m = agent::Measurer::Create(*std::move(device));
+    ASSERT_TRUE(m.ok()) << m.status();
+    measurer_ = *std::move(m);
+  }
+  static void TearDownTestSuite() { measurer_.reset(); }
+
+  static DeviceLimits Limits() {
+    return trial::LimitsFromDeviceInfo(measurer_->device_info());
+  }
+
+  // Every valid config of `tmpl` on `w`, measured: OK and verified.
+  static void ExpectAllConfigsMeasure(const KernelTemplate& tmpl,
+                                      const Workload& w) {
+    ASSERT_TRUE(tmpl.Accepts(w)) << w.Canonical();
+    ASSERT_TRUE(tmpl.CheckWorkload(w, Limits()).ok()) << w.Canonical();
+    v1::TimingPolicy quick;
+    quick.set_repeat(2);
+    quick.set_number(2);
+    int valid = 0;
+    for (int64_t v : tmpl.knobs()[0].values) {
+      const KnobValues config = {v};
+      if (!tmpl.CheckConfig(config, w, Limits()).ok()) continue;
+      ++valid;
+      const Measurement m = measurer_->Measure(
+          trial::BuildMeasureRequest(tmpl, w, config, 1, quick));
+      EXPECT_EQ(m.error(), Measurement::OK)
+          << w.Canonical() << " " << tmpl.ConfigString(config) << ": "
+          << Measurement::Error_Name(m.error()) << " " << m.error_message();
+      EXPECT_LE(m.max_rel_error(), tmpl.Tolerance(w));
+      EXPECT_EQ(m.times_ns_size(), 2);
+      for (double t : m.times_ns()) EXPECT_GT(t, 0);
+    }
+    EXPECT_GT(valid, 0) << w.Canonical();
+  }
+
+  // The library template and the op's generated template share buffers,
+  // FLOPs, bytes, reference and tolerance on `w`.
+  static void ExpectComparable(const KernelTemplate& library,
+                               const KernelTemplate& generated,
+                               const Workload& w) {
+    v1::TimingPolicy policy;
+    const KnobValues library_config(library.knobs().size(),
+                                    library.knobs()[0].values[0]);
+    KnobValues generated_config;
+    for (const Knob& k : generated.knobs()) {
+      generated_config.push_back(k.values[0]);
+    }
+    const v1::MeasureRequest a =
+        trial::BuildMeasureRequest(library, w, library_config, 1, policy);
+    const v1::MeasureRequest b =
+        trial::BuildMeasureRequest(generated, w, generated_config, 1, policy);
+    ASSERT_EQ(a.buffers_size(), b.buffers_size());
+    for (int i = 0; i < a.buffers_size(); ++i) {
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+          a.buffers(i), b.buffers(i)))
+          << a.buffers(i).ShortDebugString() << " vs "
+          << b.buffers(i).ShortDebugString();
+    }
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+        a.verification(), b.verification()))
+        << w.Canonical();
+    EXPECT_EQ(a.workload_key(), b.workload_key());
+    EXPECT_EQ(library.Flops(w), generated.Flops(w));
+    EXPECT_EQ(library.Bytes(w), generated.Bytes(w));
+  }
+
+  static std::unique_ptr<agent::Measurer> measurer_;
+};
+
+std::unique_ptr<agent::Measurer> LibraryTemplates::measurer_;
+
+TEST_F(LibraryTemplates, GemmOddShapes) {
+  const auto tmpl = LoadLibrarySpec("clblast_gemm");
+  ASSERT_NE(tmpl, nullptr);
+  EXPECT_EQ(tmpl->op(), "gemm");
+  for (const char* shape :
+       {"M=33,N=17,K=9", "M=1,N=64,K=100", "M=128,N=96,K=64"}) {
+    const Workload w = testing::MustParse("gemm", shape);
+    ExpectComparable(*tmpl, testing::BuiltinTemplate("gemm_tiled"), w);
+    ExpectAllConfigsMeasure(*tmpl, w);
+  }
+}
+
+TEST_F(LibraryTemplates, DenseWithAndWithoutEpilogue) {
+  const auto tmpl = LoadLibrarySpec("clblast_dense");
+  ASSERT_NE(tmpl, nullptr);
+  for (const char* shape :
+       {"M=19,N=23,K=31", "M=19,N=23,K=31,act=relu,affine=scale_shift",
+        "M=8,N=40,K=16,act=hardswish,affine=shift", "M=4,N=10,K=8,act=clip"}) {
+    const Workload w = testing::MustParse("dense", shape);
+    ExpectComparable(*tmpl, testing::BuiltinTemplate("dense_gemm"), w);
+    ExpectAllConfigsMeasure(*tmpl, w);
+    // The epilogue kernel runs only where the attrs ask for one.
+    const LaunchDesc launch = tmpl->Launch({0}, w);
+    ASSERT_TRUE(launch.library.has_value());
+    EXPECT_EQ(launch.source.empty(), absl::StrContains(shape, "act") == false)
+        << shape;
+  }
+}
+
+TEST_F(LibraryTemplates, Conv2dPaddingStrideDilationBatches) {
+  const auto tmpl = LoadLibrarySpec("clblast_conv2d");
+  ASSERT_NE(tmpl, nullptr);
+  for (const char* shape :
+       {"N=1,C=3,H=16,W=16,K=8,R=3,S=3,PH=1,PW=1",
+        "N=2,C=3,H=9,W=7,K=5,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+        "N=2,C=4,H=10,W=10,K=8,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+        "act=hardswish",
+        "N=3,C=5,H=12,W=12,K=7,R=3,S=3,DH=2,DW=2,PH=2,PW=2,act=relu",
+        "N=2,C=16,H=7,W=7,K=8,R=1,S=1"}) {
+    const Workload w = testing::Conv(shape);
+    ExpectComparable(*tmpl, testing::BuiltinTemplate("conv2d_direct"), w);
+    ExpectAllConfigsMeasure(*tmpl, w);
+  }
+  // Groups other than 1 are not CLBlast's.
+  EXPECT_FALSE(tmpl->Accepts(
+      testing::Conv("N=1,C=4,H=8,W=8,K=4,R=3,S=3,G=2,PH=1,PW=1")));
+  // One image: PER_IMAGE=1 would only repeat PER_IMAGE=0.
+  EXPECT_FALSE(tmpl->CheckConfig({1},
+                                 testing::Conv("N=1,C=3,H=8,W=8,K=4,R=3,S=3"),
+                                 Limits())
+                   .ok());
+}
+
+TEST_F(LibraryTemplates, NoValidConfigWithoutClblast) {
+  DeviceLimits limits = Limits();
+  ASSERT_TRUE(limits.library_clblast);
+  limits.library_clblast = false;
+  const Workload gemm = testing::MustParse("gemm", "M=16,N=16,K=16");
+  const auto tmpl = LoadLibrarySpec("clblast_gemm");
+  ASSERT_NE(tmpl, nullptr);
+  for (int64_t v : tmpl->knobs()[0].values) {
+    const absl::Status s = tmpl->CheckConfig({v}, gemm, limits);
+    EXPECT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("CLBlast is not available on this device's agents"));
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet::templates
