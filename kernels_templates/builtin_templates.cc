@@ -20,6 +20,11 @@ constexpr const char* kBuiltinSpecs[] = {
     "pool/pool2d_direct.toml",
     "pool/global_pool_reduce.toml",
     "softmax/softmax_rows.toml",
+    // Library templates (vendor-library calls) last: never an op's default;
+    // `tune --onnx` tries them beside each task's generated template.
+    "library/clblast_gemm.toml",
+    "library/clblast_dense.toml",
+    "library/clblast_conv2d.toml",
 };
 
 absl::StatusOr<std::string> ReadBuiltin(const std::string& path) {

@@ -1,11 +1,17 @@
 // Vectors of VW floats along a kernel's contiguous axis, for templates with
 // a VW knob (1, 2, 4 or 8; a kernel that takes fewer says so with its own
-// #error). Needs common/dtype.cl before it (LOADF, STOREF, real_t).
+// #error). Needs common/dtype.cl before it (LOADF, STOREF, real_t, acc_t).
 //   floatv             VW floats (a float when VW is 1)
-//   VLOAD_L(p)         VW floats of __local (or private) float memory at p
+//   VLOAD_L(p)         VW values of __local (or private) memory at p, of its
+//                      element type (float, or acc_t for local tiles)
 //   VLOAD_G(p)         VW values of a tensor of the storage type at p
 //   VSTORE_G(v, p)     stores a floatv to a tensor of the storage type at p
 //   GATHER(AT)         a floatv of AT(0) .. AT(VW-1), AT a per-lane macro
+// and the same in the arithmetic type acc_t (common/dtype.cl, HALF):
+//   accv               VW values of acc_t (floatv when HALF is 0)
+//   CLOAD_G(p)         VW values of a tensor of the storage type at p, as accv
+//   CGATHER(AT)        an accv of AT(0) .. AT(VW-1)
+//   TO_FLOATV(v)       an accv as a floatv (for epilogues and stores)
 //   element(v, i)      lane i of a floatv
 //   max_lanes(v), sum_lanes(v)  the largest lane, the sum of the lanes
 //   store_vector(row, q, Q, v)  stores the lanes of v that fall before Q
@@ -47,15 +53,38 @@ typedef TF_CAT(float, VW) floatv;
 #define VSTORE_G(v, p) TF_CAT(vstore, VW)((v), 0, (p))
 #endif
 
+// A vector of type T (VW lanes) of AT(0) .. AT(VW-1).
 #if VW == 1
-#define GATHER(AT) (AT(0))
+#define VECTOR_OF(T, AT) ((T)(AT(0)))
 #elif VW == 2
-#define GATHER(AT) ((float2)(AT(0), AT(1)))
+#define VECTOR_OF(T, AT) ((T)(AT(0), AT(1)))
 #elif VW == 4
-#define GATHER(AT) ((float4)(AT(0), AT(1), AT(2), AT(3)))
+#define VECTOR_OF(T, AT) ((T)(AT(0), AT(1), AT(2), AT(3)))
 #else
-#define GATHER(AT) \
-  ((float8)(AT(0), AT(1), AT(2), AT(3), AT(4), AT(5), AT(6), AT(7)))
+#define VECTOR_OF(T, AT) \
+  ((T)(AT(0), AT(1), AT(2), AT(3), AT(4), AT(5), AT(6), AT(7)))
+#endif
+#define GATHER(AT) VECTOR_OF(floatv, AT)
+#define CGATHER(AT) VECTOR_OF(accv, AT)
+
+// The arithmetic type's vectors. With HALF the tensors are half and read
+// directly (cl_khr_fp16); eight halves move as two vload4, as above.
+#if !HALF
+typedef floatv accv;
+#define CLOAD_G(p) VLOAD_G(p)
+#define TO_FLOATV(v) (v)
+#elif VW == 1
+typedef half accv;
+#define CLOAD_G(p) (*(p))
+#define TO_FLOATV(v) ((float)(v))
+#else
+typedef TF_CAT(half, VW) accv;
+#if VW == 8
+#define CLOAD_G(p) ((half8)(vload4(0, (p)), vload4(0, (p) + 4)))
+#else
+#define CLOAD_G(p) TF_CAT(vload, VW)(0, (p))
+#endif
+#define TO_FLOATV(v) TF_CAT(convert_float, VW)(v)
 #endif
 
 // Lane i of a vector, without taking its address (private arrays of

@@ -15,12 +15,17 @@
 //   LI         1: stage each step's input tile, halo included, in __local
 //   LW         1: stage each step's weights (KWG x CB x R x S) in __local
 //   UNROLL     unroll factor of the loop over the R*S window taps
+//   HALF       1: products and accumulators in half (cl_khr_fp16, fp16
+//              storage; common/dtype.cl), 0: in float
+//   IMI        1: read the input through an image2d_t of texels of four
+//              pixels along W (conv/direct_conv.cl), 0: from a buffer
 // Window defines (the workload's, compiled in so that the tap loop unrolls
 // and local tiles have static sizes): WR, WS, WSH, WSW, WPH, WPW, WDH, WDW.
 // The kernel also takes them as arguments, for a signature identical to
 // conv2d_reference's; it reads the defines.
-// Needs common/dtype.cl, common/epilogue.cl, common/vector.cl and
-// conv/direct_conv.cl (tiles, loads, the epilogue on vectors) before it.
+// Needs common/dtype.cl, common/epilogue.cl, common/vector.cl,
+// common/image.cl and conv/direct_conv.cl (tiles, loads, the epilogue on
+// vectors) before it.
 //
 // NDRange: (ceil(Q/TQ)*WGQ, ceil(P/TP)*WGP, N*G*ceil(Kg/KWG)*KDIM) with
 // work-group (WGQ, WGP, KDIM). Work-group (x, y, z) computes output channels
@@ -40,7 +45,7 @@
 // (of Cg) of group weights `w_g` into wt[kl][cb][rs] (KWG x CB x RS); zero
 // past Kg or Cg.
 inline void stage_weights(const __global real_t* restrict w_g,
-                          __local float* wt, int Kg, int Cg, int k0, int c0,
+                          __local acc_t* wt, int Kg, int Cg, int k0, int c0,
                           int lid) {
   for (int idx = lid; idx < KWG * CB * RS; idx += WGS) {
     const int kl = idx / (CB * RS);
@@ -49,8 +54,8 @@ inline void stage_weights(const __global real_t* restrict w_g,
     const int rs = rem - cb * RS;
     const int k = min(k0 + kl, Kg - 1);
     const int c = min(c0 + cb, Cg - 1);
-    const float x = LOADF(w_g, ((size_t)k * Cg + c) * RS + rs);
-    wt[idx] = k0 + kl < Kg && c0 + cb < Cg ? x : 0.0f;
+    const acc_t x = LOADC(w_g, ((size_t)k * Cg + c) * RS + rs);
+    wt[idx] = k0 + kl < Kg && c0 + cb < Cg ? x : (acc_t)0;
   }
 }
 
@@ -58,15 +63,14 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
     const int N, const int C, const int H, const int W, const int K,
     const int R, const int S, const int SH, const int SW, const int PH,
     const int PW, const int DH, const int DW, const int G, const int P,
-    const int Q, const __global real_t* restrict input,
-    const __global real_t* restrict weight, __global real_t* restrict output,
-    const __global float* scale, const __global float* shift, const float act_a,
-    const float act_b) {
+    const int Q, INPUT_TYPE input, const __global real_t* restrict weight,
+    __global real_t* restrict output, const __global float* scale,
+    const __global float* shift, const float act_a, const float act_b) {
 #if LI
-  __local float tile[CB * TH * TW];
+  __local acc_t tile[CB * TH * TW];
 #endif
 #if LW
-  __local float wt[KWG * CB * RS];
+  __local acc_t wt[KWG * CB * RS];
 #endif
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
@@ -81,8 +85,7 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
   const int n = gz / (ktiles * G);
   const int p0 = get_group_id(1) * TP;
   const int q0 = get_group_id(0) * TQ;
-  const __global real_t* in_g =
-      input + ((size_t)n * C + (size_t)g * Cg) * H * W;
+  const int plane0 = n * C + g * Cg;  // the group's first input plane
   const __global real_t* w_g = weight + (size_t)g * Kg * Cg * RS;
 
 #if !LW
@@ -90,10 +93,10 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
   for (int i = 0; i < KWI; ++i) krow[i] = min(k0 + i * KDIM + tz, Kg - 1);
 #endif
 
-  floatv acc[KWI][PWI][NVEC];
+  accv acc[KWI][PWI][NVEC];
   for (int i = 0; i < KWI; ++i)
     for (int pi = 0; pi < PWI; ++pi)
-      for (int j = 0; j < NVEC; ++j) acc[i][pi][j] = (floatv)(0.0f);
+      for (int j = 0; j < NVEC; ++j) acc[i][pi][j] = (accv)(0);
 
   // The channel loop; its trip count is the same for the whole work-group
   // and its barriers sit at loop level, never inside a conditional.
@@ -102,8 +105,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
     const int c0 = t * CB;
     const int ccount = min(CB, Cg - c0);
 #if LI
-    stage_input(in_g, tile, CB, Cg, H, W, c0, p0 * WSH - WPH, q0 * WSW - WPW,
-                lid, WGS);
+    stage_input(input, plane0, tile, CB, Cg, H, W, c0, p0 * WSH - WPH,
+                q0 * WSW - WPW, lid, WGS);
 #endif
 #if LW
     stage_weights(w_g, wt, Kg, Cg, k0, c0, lid);
@@ -113,7 +116,7 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
 #endif
     for (int cb = 0; cb < ccount; ++cb) {
 #if !LI
-      const __global real_t* plane = in_g + (size_t)(c0 + cb) * H * W;
+      const int plane = plane0 + c0 + cb;
 #endif
       for (int rs0 = 0; rs0 < RS; rs0 += UNROLL) {
 #pragma unroll
@@ -122,17 +125,17 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
           if (RS % UNROLL == 0 || rs < RS) {
             const int r = rs / WS;
             const int s = rs - r * WS;
-            float wv[KWI];
+            acc_t wv[KWI];
             for (int i = 0; i < KWI; ++i) {
 #if LW
               wv[i] = wt[((i * KDIM + tz) * CB + cb) * RS + rs];
 #else
-              wv[i] = LOADF(w_g, ((size_t)krow[i] * Cg + c0 + cb) * RS + rs);
+              wv[i] = LOADC(w_g, ((size_t)krow[i] * Cg + c0 + cb) * RS + rs);
 #endif
             }
             for (int pi = 0; pi < PWI; ++pi) {
 #if LI
-              const __local float* trow =
+              const __local acc_t* trow =
                   tile + (cb * TH + (pi * WGP + ty) * WSH + r * WDH) * TW +
                   s * WDW;
 #else
@@ -141,13 +144,13 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
               for (int j = 0; j < NVEC; ++j) {
                 const int ql = (j * WGQ + tx) * VW;
 #if LI
-                const floatv x = load_tile(trow + ql * WSW);
+                const accv x = load_tile(trow + ql * WSW);
 #else
-                const floatv x = load_input(
-                    plane, ih, (q0 + ql) * WSW - WPW + s * WDW, H, W);
+                const accv x = load_input(
+                    input, plane, ih, (q0 + ql) * WSW - WPW + s * WDW, H, W);
 #endif
                 for (int i = 0; i < KWI; ++i) {
-                  acc[i][pi][j] = mad((floatv)(wv[i]), x, acc[i][pi][j]);
+                  acc[i][pi][j] = mad((accv)(wv[i]), x, acc[i][pi][j]);
                 }
               }
             }
@@ -171,8 +174,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
       for (int j = 0; j < NVEC; ++j) {
         const int q = q0 + (j * WGQ + tx) * VW;
         store_vector(orow, q, Q,
-                     epilogue_vector(acc[i][pi][j], channel, scale, shift,
-                                     act_a, act_b));
+                     epilogue_vector(TO_FLOATV(acc[i][pi][j]), channel, scale,
+                                     shift, act_a, act_b));
       }
     }
   }

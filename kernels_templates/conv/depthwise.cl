@@ -15,12 +15,17 @@
 //   LI         1: stage the work-group's input tile, halo included, in
 //              __local
 //   UNROLL     unroll factor of the loop over the R*S window taps
+//   HALF       1: products and accumulators in half (cl_khr_fp16, fp16
+//              storage; common/dtype.cl), 0: in float
+//   IMI        1: read the input through an image2d_t of texels of four
+//              pixels along W (conv/direct_conv.cl), 0: from a buffer
 // Window defines (the workload's, compiled in so that the tap loop unrolls
 // and the local tile has a static size): WR, WS, WSH, WSW, WPH, WPW, WDH,
 // WDW. The kernel also takes them as arguments, for a signature identical
 // to depthwise_reference's; it reads the defines.
-// Needs common/dtype.cl, common/epilogue.cl, common/vector.cl and
-// conv/direct_conv.cl (tiles, loads, the epilogue on vectors) before it.
+// Needs common/dtype.cl, common/epilogue.cl, common/vector.cl,
+// common/image.cl and conv/direct_conv.cl (tiles, loads, the epilogue on
+// vectors) before it.
 //
 // NDRange: (ceil(Q/TQ)*WGQ, ceil(P/TP)*WGP, N*ceil(C/CWG)*CWG) with
 // work-group (WGQ, WGP, CWG). Work-item (tx, ty, tz) of work-group (x, y, z)
@@ -35,13 +40,12 @@
 __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     const int N, const int C, const int H, const int W, const int R,
     const int S, const int SH, const int SW, const int PH, const int PW,
-    const int DH, const int DW, const int P, const int Q,
-    const __global real_t* restrict input,
+    const int DH, const int DW, const int P, const int Q, INPUT_TYPE input,
     const __global real_t* restrict weight, __global real_t* restrict output,
     const __global float* scale, const __global float* shift, const float act_a,
     const float act_b) {
 #if LI
-  __local float tile[CWG * TH * TW];
+  __local acc_t tile[CWG * TH * TW];
 #endif
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
@@ -54,22 +58,21 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
   const int cc = min(c, C - 1);  // clamped: loads stay inside the tensors
   const int p0 = get_group_id(1) * TP;
   const int q0 = get_group_id(0) * TQ;
-  const __global real_t* in_n = input + (size_t)n * C * H * W;
 
 #if LI
   // Not in a conditional and reached by every work-item of the group.
-  stage_input(in_n, tile, CWG, C, H, W, c0, p0 * WSH - WPH, q0 * WSW - WPW,
-              (tz * WGP + ty) * WGQ + tx, WGS);
+  stage_input(input, n * C, tile, CWG, C, H, W, c0, p0 * WSH - WPH,
+              q0 * WSW - WPW, (tz * WGP + ty) * WGQ + tx, WGS);
   barrier(CLK_LOCAL_MEM_FENCE);
 #else
-  const __global real_t* plane = in_n + (size_t)cc * H * W;
+  const int plane = n * C + cc;  // this work-item's input plane
 #endif
 
   const __global real_t* taps = weight + (size_t)cc * RS;  // R x S
 
-  floatv acc[PWI][NVEC];
+  accv acc[PWI][NVEC];
   for (int pi = 0; pi < PWI; ++pi)
-    for (int j = 0; j < NVEC; ++j) acc[pi][j] = (floatv)(0.0f);
+    for (int j = 0; j < NVEC; ++j) acc[pi][j] = (accv)(0);
 
   for (int rs0 = 0; rs0 < RS; rs0 += UNROLL) {
 #pragma unroll
@@ -78,10 +81,10 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
       if (RS % UNROLL == 0 || rs < RS) {
         const int r = rs / WS;
         const int s = rs - r * WS;
-        const floatv w = (floatv)(LOADF(taps, rs));
+        const accv w = (accv)(LOADC(taps, rs));
         for (int pi = 0; pi < PWI; ++pi) {
 #if LI
-          const __local float* trow =
+          const __local acc_t* trow =
               tile + (tz * TH + (pi * WGP + ty) * WSH + r * WDH) * TW + s * WDW;
 #else
           const int ih = (p0 + pi * WGP + ty) * WSH - WPH + r * WDH;
@@ -89,10 +92,10 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
           for (int j = 0; j < NVEC; ++j) {
             const int ql = (j * WGQ + tx) * VW;
 #if LI
-            const floatv x = load_tile(trow + ql * WSW);
+            const accv x = load_tile(trow + ql * WSW);
 #else
-            const floatv x =
-                load_input(plane, ih, (q0 + ql) * WSW - WPW + s * WDW, H, W);
+            const accv x = load_input(input, plane, ih,
+                                      (q0 + ql) * WSW - WPW + s * WDW, H, W);
 #endif
             acc[pi][j] = mad(w, x, acc[pi][j]);
           }
@@ -109,7 +112,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     for (int j = 0; j < NVEC; ++j) {
       const int q = q0 + (j * WGQ + tx) * VW;
       store_vector(orow, q, Q,
-                   epilogue_vector(acc[pi][j], c, scale, shift, act_a, act_b));
+                   epilogue_vector(TO_FLOATV(acc[pi][j]), c, scale, shift,
+                                   act_a, act_b));
     }
   }
 }

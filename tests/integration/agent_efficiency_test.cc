@@ -37,10 +37,10 @@ using tunefleet::v1::MeasureRequest;
 // memory or little of it), each a different program.
 const std::vector<std::string>& Configs() {
   static const std::vector<std::string> configs = {
-      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1",
-      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=0,SB=0,KUNROLL=2",
-      "MWG=32,NWG=32,KWG=16,MWI=4,NWI=4,VW=4,SA=1,SB=1,KUNROLL=4",
-      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=4,VW=1,SA=0,SB=1,KUNROLL=1",
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0",
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=0,SB=0,KUNROLL=2,HALF=0,IMB=0",
+      "MWG=32,NWG=32,KWG=16,MWI=4,NWI=4,VW=4,SA=1,SB=1,KUNROLL=4,HALF=0,IMB=0",
+      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=4,VW=1,SA=0,SB=1,KUNROLL=1,HALF=0,IMB=0",
   };
   return configs;
 }

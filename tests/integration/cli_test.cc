@@ -60,14 +60,14 @@ TEST_F(Cli, MissingDatabaseIsNotCreatedByReaders) {
 }
 
 TEST_F(Cli, MeasureClassifiesConfigs) {
-  auto bad =
-      RunCommand(bin_ + " measure --shape M=8,N=8,K=8 --config " +
-                 "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1");
+  auto bad = RunCommand(
+      bin_ + " measure --shape M=8,N=8,K=8 --config " +
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("VW must divide NWI"), std::string::npos) << bad.err;
-  auto ok =
-      RunCommand(bin_ + " measure --json --shape M=9,N=7,K=5 --config " +
-                 "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2");
+  auto ok = RunCommand(
+      bin_ + " measure --json --shape M=9,N=7,K=5 --config " +
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   auto j = nlohmann::json::parse(ok.out);
   EXPECT_EQ(j["error"], "OK");

@@ -4,6 +4,7 @@
 // shapes, every epilogue and fp16 storage (their logic off the device:
 // tests/unit/kernels_templates/conv_templates_test.cc).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -143,13 +144,17 @@ TEST(ConvOnDevice, Conv2dEdgePathsMatchReference) {
   ExpectChosenConfigsMatch(
       testing::Conv2dDirect(), testing::Conv,
       {{"C=5,H=13,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
-        "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4"},
+        "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=4,LI=1,LW=1,UNROLL=4,HALF="
+        "0,IMI=0"},
        {"N=2,C=6,H=7,W=13,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,G=3,act=hardswish",
-        "KWI=1,KWG=2,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,CB=1,LI=0,LW=0,UNROLL=8"},
+        "KWI=1,KWG=2,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,CB=1,LI=0,LW=0,UNROLL=8,HALF="
+        "0,IMI=0"},
        {"C=3,H=7,W=9,K=4,R=5,S=5,PH=2,PW=2,DH=1,DW=1",
-        "KWI=4,KWG=4,PWI=4,QWI=4,WGP=1,WGQ=4,VW=4,CB=2,LI=1,LW=0,UNROLL=2"},
+        "KWI=4,KWG=4,PWI=4,QWI=4,WGP=1,WGQ=4,VW=4,CB=2,LI=1,LW=0,UNROLL=2,HALF="
+        "0,IMI=0"},
        {"C=4,H=9,W=10,K=3,R=3,S=3,PH=2,PW=2,DH=2,DW=2,affine=shift",
-        "KWI=1,KWG=4,PWI=2,QWI=2,WGP=4,WGQ=4,VW=2,CB=8,LI=0,LW=1,UNROLL=4"}});
+        "KWI=1,KWG=4,PWI=2,QWI=2,WGP=4,WGQ=4,VW=2,CB=8,LI=0,LW=1,UNROLL=4,HALF="
+        "0,IMI=0"}});
 }
 
 TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
@@ -169,11 +174,11 @@ TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
   ExpectChosenConfigsMatch(
       dw, testing::Depthwise,
       {{"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
-        "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4"},
+        "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0"},
        {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
-        "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8"},
+        "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8,HALF=0,IMI=0"},
        {"C=3,H=9,W=10,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
-        "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2"}});
+        "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=0"}});
 }
 
 TEST(ConvOnDevice, HalfStorageMatchesReference) {
@@ -200,6 +205,82 @@ TEST(ConvOnDevice, HalfStorageMatchesReference) {
            testing::Depthwise("C=3,H=7,W=12,R=5,S=5,PH=2,PW=2", "fp16")},
           3, 401),
       IsEmpty());
+}
+
+// IMI=1 (the input through an image2d_t, texels of four pixels along W)
+// on both direct templates, fp32 and fp16 storage, W a multiple of 4 (the
+// copy path on PoCL) and not (the packing kernel), against the reference:
+// hand-picked configs for each way of reading texels (vector windows at
+// stride 1, gathers at stride 2 and with dilation, local tiles with the
+// left padding before texel 0), then random ones. Making the image is
+// timed (pack_ns > 0) where the device cannot view a buffer as an image.
+TEST(ConvOnDevice, ImageInputMatchesReferenceOnCopyAndPackPaths) {
+  const DeviceLimits limits = testing::DeviceLimits();
+  ASSERT_TRUE(limits.image_support);
+  struct Case {
+    const KernelTemplate* tmpl;
+    Workload (*parse)(absl::string_view, absl::string_view);
+    const char* shape;
+    std::vector<const char*> chosen;
+  };
+  const std::vector<const char*> conv_chosen = {
+      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=2,WGQ=2,VW=4,CB=1,LI=0,LW=0,UNROLL=2,"
+      "HALF=0,IMI=1",
+      "KWI=1,KWG=2,PWI=1,QWI=2,WGP=4,WGQ=2,VW=2,CB=2,LI=1,LW=1,UNROLL=4,"
+      "HALF=0,IMI=1",
+      "KWI=2,KWG=2,PWI=2,QWI=1,WGP=2,WGQ=8,VW=1,CB=4,LI=1,LW=0,UNROLL=1,"
+      "HALF=0,IMI=1",
+  };
+  const std::vector<const char*> dw_chosen = {
+      "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=0,UNROLL=4,HALF=0,IMI=1",
+      "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=1",
+      "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=1",
+  };
+  const KernelTemplate* conv = &testing::Conv2dDirect();
+  const KernelTemplate* dw = &testing::DepthwiseDirect();
+  const Case cases[] = {
+      {conv, testing::Conv,
+       "N=2,C=5,H=9,W=11,K=7,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+       conv_chosen},
+      {conv, testing::Conv, "C=4,H=8,W=16,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+       conv_chosen},
+      {conv, testing::Conv, "C=6,H=10,W=12,K=6,R=3,S=3,PH=2,PW=2,DH=2,DW=2,G=3",
+       conv_chosen},
+      {dw, testing::Depthwise,
+       "N=2,C=5,H=9,W=11,R=3,S=3,PH=1,PW=1,affine=shift,act=relu", dw_chosen},
+      {dw, testing::Depthwise, "C=8,H=12,W=16,R=5,S=5,SH=2,SW=2,PH=2,PW=2",
+       dw_chosen},
+      {dw, testing::Depthwise, "C=3,H=9,W=13,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
+       dw_chosen},
+  };
+  uint64_t seed = 501;
+  for (const Case& c : cases) {
+    const KernelTemplate& t = *c.tmpl;
+    for (const char* dtype : {"fp32", "fp16"}) {
+      const Workload w = c.parse(c.shape, dtype);
+      std::vector<KnobValues> configs;
+      for (const char* text : c.chosen) {
+        configs.push_back(*t.ParseConfig(text));
+      }
+      for (KnobValues& r :
+           testing::RandomConfigsWith(t, w, "IMI", 1, 2, seed++)) {
+        configs.push_back(std::move(r));
+      }
+      ASSERT_GT(configs.size(), c.chosen.size()) << w.Canonical();
+      for (const KnobValues& config : configs) {
+        ASSERT_TRUE(t.CheckConfig(config, w, limits).ok())
+            << w.Canonical() << " " << t.ConfigString(config);
+        const auto m = testing::RunConfig(t, w, config);
+        EXPECT_EQ(m.error(), v1::Measurement::OK)
+            << w.Canonical() << " " << t.ConfigString(config) << ": "
+            << m.error_message();
+        if (!limits.image2d_from_buffer) {
+          EXPECT_GT(m.pack_ns(), 0.0)
+              << w.Canonical() << " " << t.ConfigString(config);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

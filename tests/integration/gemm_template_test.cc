@@ -2,7 +2,11 @@
 // found by name in the registry, against their naive references on the
 // OpenCL device (PoCL in CI), for odd shapes and configs spread over the
 // knobs.
+#include <iterator>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "device_agent/measurer.h"
@@ -54,7 +58,7 @@ std::unique_ptr<agent::Measurer> GemmOnDevice::measurer_;
 
 // A config valid on every device: 8x8 work-items, no local memory.
 constexpr char kSmallConfig[] =
-    "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1";
+    "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0";
 
 Workload Gemm(int64_t m, int64_t n, int64_t k) {
   return *Workload::Create("gemm", {{"M", m}, {"N", n}, {"K", k}});
@@ -65,11 +69,12 @@ TEST_F(GemmOnDevice, OddShapesMatchReference) {
       trial::LimitsFromDeviceInfo(measurer_->device_info());
   // Configs covering local memory on/off, vector widths and unrolling.
   const std::vector<std::string> configs = {
-      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1",
-      "MWG=32,NWG=64,KWG=16,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=4",
-      "MWG=64,NWG=32,KWG=32,MWI=8,NWI=4,VW=2,SA=1,SB=0,KUNROLL=8",
-      "MWG=16,NWG=128,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=1,KUNROLL=2",
-      "MWG=128,NWG=16,KWG=16,MWI=8,NWI=2,VW=2,SA=0,SB=0,KUNROLL=16",
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0",
+      "MWG=32,NWG=64,KWG=16,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=4,HALF=0,IMB=0",
+      "MWG=64,NWG=32,KWG=32,MWI=8,NWI=4,VW=2,SA=1,SB=0,KUNROLL=8,HALF=0,IMB=0",
+      "MWG=16,NWG=128,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=1,KUNROLL=2,HALF=0,IMB=0",
+      "MWG=128,NWG=16,KWG=16,MWI=8,NWI=2,VW=2,SA=0,SB=0,KUNROLL=16,HALF=0,IMB="
+      "0",
   };
   const std::vector<Workload> shapes = {Gemm(1, 1, 1),    Gemm(3, 7, 13),
                                         Gemm(13, 1, 7),   Gemm(33, 65, 17),
@@ -149,7 +154,7 @@ TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
 TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   const Workload w = Gemm(64, 64, 64);
   auto config = gemm_.ParseConfig(
-      "MWG=32,NWG=32,KWG=16,MWI=2,NWI=4,VW=4,SA=1,SB=1,KUNROLL=2");
+      "MWG=32,NWG=32,KWG=16,MWI=2,NWI=4,VW=4,SA=1,SB=1,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_TRUE(config.ok());
   v1::TimingPolicy t;
   t.set_repeat(4);
@@ -217,7 +222,7 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
   // Eight halves at 2-byte aligned addresses (N % 8 != 0), which PoCL's
   // vload_half8 faults on.
   auto wide = gemm.ParseConfig(
-      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=0,KUNROLL=1");
+      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0");
   ASSERT_TRUE(wide.ok());
   const auto m =
       testing::RunConfig(gemm, Parse("gemm", "M=9,N=21,K=11", "fp16"), *wide);
@@ -228,6 +233,86 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
           {Parse("dense", "M=5,N=24,K=40,affine=shift,act=relu", "fp16")}, 3,
           41),
       ::testing::IsEmpty());
+}
+
+// Runs each config on `w` and expects it to match the reference; with
+// `image` set, also that making the image was timed (pack_ns > 0) where
+// the device cannot view a buffer as an image (PoCL: no
+// cl_khr_image2d_from_buffer, so a copy when the row length is a multiple
+// of 4 and the packing kernel otherwise).
+void ExpectConfigsMatch(const KernelTemplate& t, const Workload& w,
+                        const std::vector<KnobValues>& configs, bool image) {
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const KnobValues& c : configs) {
+    ASSERT_TRUE(t.CheckConfig(c, w, limits).ok())
+        << w.Canonical() << " " << t.ConfigString(c);
+    const Measurement m = testing::RunConfig(t, w, c);
+    EXPECT_EQ(m.error(), Measurement::OK)
+        << w.Canonical() << " " << t.ConfigString(c) << ": "
+        << m.error_message();
+    if (image && !limits.image2d_from_buffer) {
+      EXPECT_GT(m.pack_ns(), 0.0) << w.Canonical() << " " << t.ConfigString(c);
+    }
+    if (!image) {
+      EXPECT_EQ(m.pack_ns(), 0.0) << t.ConfigString(c);
+    }
+  }
+}
+
+// IMB=1 (B through an image2d_t) on the three templates of gemm.cl, fp32
+// and fp16 storage, B's rows a multiple of 4 elements long (the copy path
+// on PoCL) and not (the packing kernel), against the reference: hand-picked
+// configs for each way of reading texels (vectors of 4 and 8 columns, the
+// local B tile, edge columns and a partial K tile), then random ones.
+TEST(GemmVariants, ImageBMatchesReferenceOnCopyAndPackPaths) {
+  ASSERT_TRUE(testing::DeviceLimits().image_support);
+  const char* const chosen[] = {
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=4,VW=4,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=1",
+      "MWG=16,NWG=32,KWG=8,MWI=2,NWI=8,VW=8,SA=1,SB=0,KUNROLL=2,HALF=0,IMB=1",
+      "MWG=32,NWG=16,KWG=16,MWI=4,NWI=2,VW=1,SA=0,SB=1,KUNROLL=4,HALF=0,IMB=1",
+      "MWG=16,NWG=64,KWG=8,MWI=2,NWI=8,VW=2,SA=1,SB=1,KUNROLL=8,HALF=0,IMB=1",
+  };
+  struct Case {
+    const char* tmpl;
+    const char* op;
+    const char* shape;  // B's rows: gemm_n (N, or H*W) elements
+  };
+  const Case cases[] = {
+      {"gemm_tiled", "gemm", "M=33,N=17,K=45"},  // 17: pack
+      {"gemm_tiled", "gemm", "M=20,N=64,K=9"},   // 64: copy
+      {"gemm_tiled", "gemm", "M=7,N=30,K=130"},  // 30: pack
+      {"dense_gemm", "dense", "M=3,N=37,K=29,affine=shift,act=relu"},
+      {"dense_gemm", "dense", "M=5,N=24,K=40,affine=scale_shift,act=clip"},
+      {"conv2d_1x1_gemm", "conv2d",
+       "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu"},
+      {"conv2d_1x1_gemm", "conv2d", "N=3,C=9,H=4,W=4,K=11,R=1,S=1"},
+  };
+  uint64_t seed = 51;
+  for (const Case& c : cases) {
+    const KernelTemplate& t = testing::BuiltinTemplate(c.tmpl);
+    for (const char* dtype : {"fp32", "fp16"}) {
+      const Workload w = Parse(c.op, c.shape, dtype);
+      // fp16: a texel vector and the local tile (halves read as floats),
+      // to keep the test short; fp32: every chosen config.
+      const bool half = std::string(dtype) == "fp16";
+      std::vector<KnobValues> configs;
+      for (size_t i = 0; i < std::size(chosen); ++i) {
+        if (!half || i % 2 == 0) configs.push_back(*t.ParseConfig(chosen[i]));
+      }
+      const size_t picked = configs.size();
+      for (KnobValues& r :
+           testing::RandomConfigsWith(t, w, "IMB", 1, 2, seed++)) {
+        configs.push_back(std::move(r));
+      }
+      ASSERT_GT(configs.size(), picked) << w.Canonical();
+      ExpectConfigsMatch(t, w, configs, true);
+      // The first config again, reading B from the buffer: nothing to make.
+      const size_t imb = t.knobs().size() - 1;
+      ASSERT_EQ(t.knobs()[imb].name, "IMB");
+      configs[0][imb] = 0;
+      ExpectConfigsMatch(t, w, {configs[0]}, false);
+    }
+  }
 }
 
 // gemm_gpu: every constraint class, odd and edge shapes (M, N, K not

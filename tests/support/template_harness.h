@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -55,6 +56,24 @@ inline std::vector<templates::KnobValues> RandomConfigs(
       c.push_back(k.values[rng() % k.values.size()]);
     }
     if (tmpl.CheckConfig(c, w, limits).ok()) out.push_back(c);
+  }
+  return out;
+}
+
+// Up to `count` random configs of the template valid for `w` on this device
+// that set knob `knob` to `value`, drawn with `seed`.
+inline std::vector<templates::KnobValues> RandomConfigsWith(
+    const templates::KernelTemplate& tmpl, const templates::Workload& w,
+    const std::string& knob, int64_t value, int count, uint64_t seed) {
+  size_t index = 0;
+  while (index < tmpl.knobs().size() && tmpl.knobs()[index].name != knob) {
+    ++index;
+  }
+  std::vector<templates::KnobValues> out;
+  if (index == tmpl.knobs().size()) return out;
+  for (templates::KnobValues& c : RandomConfigs(tmpl, w, 50 * count, seed)) {
+    if (static_cast<int>(out.size()) == count) break;
+    if (c[index] == value) out.push_back(std::move(c));
   }
   return out;
 }

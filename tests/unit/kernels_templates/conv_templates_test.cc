@@ -2,6 +2,7 @@
 // device: shape arithmetic, workload and config checks, derived features
 // and template selection.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -58,7 +59,8 @@ TEST(ConvShapes, OutputSizeFollowsTheOnnxFormula) {
   DeviceLimits device = SmallDevice();
   device.local_mem_bytes = 4096;
   const KnobValues tile = *testing::Conv2dDirect().ParseConfig(
-      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=4,WGQ=4,VW=1,CB=1,LI=1,LW=0,UNROLL=1");
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=4,WGQ=4,VW=1,CB=1,LI=1,LW=0,UNROLL=1,HALF=0,"
+      "IMI=0");
   double fraction = -1;
   for (const Feature& f :
        testing::Conv2dDirect().DerivedFeatures(tile, w, device)) {
@@ -136,44 +138,53 @@ TEST(ConvChecks, ConfigConstraints) {
   const Workload c = testing::Conv("C=16,H=24,W=24,K=32,R=3,S=3,PH=1,PW=1");
   EXPECT_TRUE(CheckText(conv, c, limits,
                         "KWI=4,KWG=16,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=4,LI=1,"
-                        "LW=1,UNROLL=2")
+                        "LW=1,UNROLL=2,HALF=0,IMI=0")
                   .ok());
-  ExpectRefusals(
-      conv, c, limits,
-      {{"KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
-        "KWI must divide KWG"},
-       {"KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,LW=0,UNROLL=1",
-        "VW must divide QWI"},
-       {"KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
-        "register tile"},
-       {"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,LW=0,UNROLL=1",
-        "CB > 1"},
-       // 32 x 8 x 2 = 512 work-items > 256.
-       {"KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
-        "work-group size"},
-       // 32 work-items along dim 2 (channels), over the device's 16.
-       {"KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,LW=0,UNROLL=1",
-        "work-item sizes"},
-       // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
-       {"KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,LW=0,UNROLL=1",
-        "local memory"}});
+  ExpectRefusals(conv, c, limits,
+                 {{"KWI=8,KWG=4,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "KWI must divide KWG"},
+                  {"KWI=1,KWG=1,PWI=1,QWI=2,WGP=1,WGQ=1,VW=4,CB=1,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "VW must divide QWI"},
+                  {"KWI=8,KWG=8,PWI=4,QWI=4,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "register tile"},
+                  {"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=2,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "CB > 1"},
+                  // 32 x 8 x 2 = 512 work-items > 256.
+                  {"KWI=1,KWG=2,PWI=1,QWI=1,WGP=8,WGQ=32,VW=1,CB=1,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "work-group size"},
+                  // 32 work-items along dim 2 (channels), over the device's 16.
+                  {"KWI=1,KWG=32,PWI=1,QWI=1,WGP=1,WGQ=4,VW=1,CB=1,LI=0,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "work-item sizes"},
+                  // Input tile 8 x 18 x 130 floats = 73 KiB > 32 KiB.
+                  {"KWI=1,KWG=1,PWI=4,QWI=8,WGP=4,WGQ=16,VW=1,CB=8,LI=1,LW=0,"
+                   "UNROLL=1,HALF=0,IMI=0",
+                   "local memory"}});
   // UNROLL beyond the taps of a 1x1 (stride 2) convolution.
-  ExpectRefusals(
-      conv, testing::Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"), limits,
-      {{"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,UNROLL=2",
-        "UNROLL"}});
+  ExpectRefusals(conv, testing::Conv("C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2"),
+                 limits,
+                 {{"KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=1,LI=0,LW=0,"
+                   "UNROLL=2,HALF=0,IMI=0",
+                   "UNROLL"}});
 
   const Workload d = testing::Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
-  EXPECT_TRUE(CheckText(dw, d, limits,
-                        "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4")
-                  .ok());
+  EXPECT_TRUE(
+      CheckText(dw, d, limits,
+                "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0")
+          .ok());
   ExpectRefusals(
       dw, d, limits,
-      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1",
+      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1,HALF=0,IMI=0",
         "VW must divide QWI"},
-       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1",
+       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=0",
         "work-group size"},
-       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1", "local memory"}});
+       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1,HALF=0,IMI=0",
+        "local memory"}});
 }
 
 TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
@@ -182,9 +193,11 @@ TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
   const DeviceLimits limits = SmallDevice();
   const Workload c = testing::Conv("N=1,C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1");
   const KnobValues a = *conv.ParseConfig(
-      "KWI=4,KWG=8,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=1,LI=0,LW=0,UNROLL=1");
+      "KWI=4,KWG=8,PWI=2,QWI=4,WGP=4,WGQ=8,VW=4,CB=1,LI=0,LW=0,UNROLL=1,HALF=0,"
+      "IMI=0");
   const KnobValues b = *conv.ParseConfig(
-      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=4,LI=1,LW=1,UNROLL=8");
+      "KWI=1,KWG=1,PWI=1,QWI=1,WGP=1,WGQ=1,VW=1,CB=4,LI=1,LW=1,UNROLL=8,HALF=0,"
+      "IMI=0");
   const auto fa = conv.DerivedFeatures(a, c, limits);
   const auto fb = conv.DerivedFeatures(b, c, limits);
   ASSERT_EQ(fa.size(), fb.size());
@@ -198,7 +211,8 @@ TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
   EXPECT_GT(fa[6].value, fb[6].value);           // arithmetic intensity
   EXPECT_GT(fb[4].value, 0.0);                   // local memory in use
   const auto fd = dw.DerivedFeatures(
-      *dw.ParseConfig("PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4"),
+      *dw.ParseConfig(
+          "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0"),
       testing::Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
   EXPECT_EQ(fd.size(), fa.size());
   EXPECT_DOUBLE_EQ(fd[10].value, 1.0);
@@ -224,6 +238,84 @@ TEST(ConvChecks, RegistryPicksTheSpecialisedTemplateFirst) {
   auto named = FindTemplateFor(testing::Conv("C=4,H=8,W=8,K=4,R=1,S=1"),
                                "conv2d_direct");
   ASSERT_TRUE(named.ok()) << named.status();
+}
+
+// HALF=1 (half arithmetic) needs fp16 storage and a device listing
+// cl_khr_fp16; no device tunefleet is tested on lists it, so these checks
+// are all it gets here.
+TEST(ConvChecks, HalfArithmeticNeedsFp16StorageAndTheExtension) {
+  const DeviceLimits plain = SmallDevice();
+  DeviceLimits with_fp16 = plain;
+  with_fp16.fp16 = true;
+  const char* conv_config =
+      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
+      "HALF=1,IMI=0";
+  const char* dw_config =
+      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=0,UNROLL=1,HALF=1,IMI=0";
+  const std::string shape = "C=16,H=24,W=24,R=3,S=3,PH=1,PW=1";
+  for (const auto& [tmpl, w16, w32, config] :
+       {std::tuple{&testing::Conv2dDirect(),
+                   testing::Conv(shape + ",K=32", "fp16"),
+                   testing::Conv(shape + ",K=32", "fp32"), conv_config},
+        std::tuple{&testing::DepthwiseDirect(),
+                   testing::Depthwise(shape, "fp16"),
+                   testing::Depthwise(shape, "fp32"), dw_config}}) {
+    EXPECT_TRUE(CheckText(*tmpl, w16, with_fp16, config).ok()) << tmpl->name();
+    EXPECT_THAT(CheckText(*tmpl, w16, plain, config).message(),
+                HasSubstr("cl_khr_fp16"));
+    EXPECT_THAT(CheckText(*tmpl, w32, with_fp16, config).message(),
+                HasSubstr("fp16 storage"));
+    EXPECT_THAT(tmpl->Launch(*tmpl->ParseConfig(config), w16).build_options,
+                HasSubstr("-DHALF=1"));
+  }
+}
+
+// IMI=1 reads the input through an image of ceil(W/4) x N*C*H texels: the
+// device must have images that large; the launch passes the input as one.
+TEST(ConvChecks, ImageKnobChecksTheDeviceAndPassesTheInputAsAnImage) {
+  DeviceLimits images = SmallDevice();
+  images.image_support = true;
+  images.image2d_max_width = 16384;
+  images.image2d_max_height = 16384;
+  const char* conv_config =
+      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
+      "HALF=0,IMI=1";
+  const char* dw_config =
+      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=1,UNROLL=1,HALF=0,IMI=1";
+  // 2 x 16 x 23 = 736 rows of ceil(21/4) = 6 texels.
+  const std::string shape = "N=2,C=16,H=23,W=21,R=3,S=3,PH=1,PW=1";
+  // 2 x 16 x 513 = 16416 rows: one device row short.
+  const std::string tall = "N=2,C=16,H=513,W=21,R=3,S=3,PH=1,PW=1";
+  // ceil(65540 / 4) = 16385 texels per row: one texel too wide.
+  const std::string wide = "N=1,C=1,H=3,W=65540,R=3,S=3";
+  for (const auto& [tmpl, is_conv, config, arg] :
+       {std::tuple{&testing::Conv2dDirect(), true, conv_config, 16},
+        std::tuple{&testing::DepthwiseDirect(), false, dw_config, 14}}) {
+    auto parse = [&](const std::string& s) {
+      return is_conv ? testing::Conv(s + ",K=16") : testing::Depthwise(s);
+    };
+    const Workload w = parse(shape);
+    EXPECT_TRUE(CheckText(*tmpl, w, images, config).ok()) << tmpl->name();
+    EXPECT_THAT(CheckText(*tmpl, w, SmallDevice(), config).message(),
+                HasSubstr("image support"));
+    EXPECT_THAT(CheckText(*tmpl, parse(tall), images, config).message(),
+                HasSubstr("image2d maximum"));
+    EXPECT_THAT(CheckText(*tmpl, parse(wide), images, config).message(),
+                HasSubstr("image2d maximum"));
+
+    const LaunchDesc l = tmpl->Launch(*tmpl->ParseConfig(config), w);
+    ASSERT_GT(l.args.size(), static_cast<size_t>(arg));
+    EXPECT_EQ(l.args[arg].kind, ArgDesc::Kind::kImage) << tmpl->name();
+    EXPECT_EQ(l.args[arg].buffer, "input");
+    EXPECT_EQ(l.args[arg].rows, 2u * 16 * 23);
+    EXPECT_EQ(l.args[arg].row_elements, 21u);
+    EXPECT_THAT(l.build_options, HasSubstr("-DIMI=1 -DIMAGE_READS=1"));
+    std::string off = config;
+    off.back() = '0';  // IMI=0
+    const LaunchDesc b = tmpl->Launch(*tmpl->ParseConfig(off), w);
+    EXPECT_EQ(b.args[arg].kind, ArgDesc::Kind::kBuffer) << tmpl->name();
+    EXPECT_EQ(b.args[arg].buffer, "input");
+  }
 }
 
 }  // namespace

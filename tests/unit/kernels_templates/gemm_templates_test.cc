@@ -1,6 +1,10 @@
 // The GEMM templates off the device: gemm_gpu's constraints and launch
-// geometry.
+// geometry; the gemm.cl family's (gemm_tiled, dense_gemm, conv2d_1x1_gemm)
+// half-arithmetic knob HALF and image knob IMB.
+#include <iterator>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "device_agent/measurer.h"
@@ -12,6 +16,8 @@
 
 namespace tunefleet::templates {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
@@ -48,6 +54,144 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
         ::testing::HasSubstr(reason));
   }
   EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
+}
+
+// A template of the gemm.cl family and a workload of its op whose matrix
+// problem is M x N x K (conv2d_1x1_gemm: K output channels, C = K input
+// channels, H*W = N, `batch` images).
+struct GemmFamilyCase {
+  const char* name;
+  Workload (*workload)(int64_t m, int64_t n, int64_t k, const char* dtype);
+};
+
+Workload GemmWorkload(int64_t m, int64_t n, int64_t k, const char* dtype) {
+  return *Workload::Parse("gemm", absl::StrCat("M=", m, ",N=", n, ",K=", k),
+                          dtype);
+}
+Workload DenseWorkload(int64_t m, int64_t n, int64_t k, const char* dtype) {
+  return *Workload::Parse("dense", absl::StrCat("M=", m, ",N=", n, ",K=", k),
+                          dtype);
+}
+// Two images of C = k channels of 1 x n pixels into m channels.
+Workload OneByOneWorkload(int64_t m, int64_t n, int64_t k, const char* dtype) {
+  return *Workload::Parse(
+      "conv2d", absl::StrCat("N=2,C=", k, ",H=1,W=", n, ",K=", m, ",R=1,S=1"),
+      dtype);
+}
+
+constexpr GemmFamilyCase kGemmFamily[] = {
+    {"gemm_tiled", GemmWorkload},
+    {"dense_gemm", DenseWorkload},
+    {"conv2d_1x1_gemm", OneByOneWorkload},
+};
+
+// A config of the family with the given VW, SB, HALF and IMB.
+std::string FamilyConfig(int vw, int sb, int half, int imb) {
+  return absl::StrCat("MWG=16,NWG=16,KWG=8,MWI=2,NWI=8,VW=", vw,
+                      ",SA=0,SB=", sb, ",KUNROLL=1,HALF=", half, ",IMB=", imb);
+}
+
+// A GPU with images of up to 16384 x 16384 texels.
+DeviceLimits ImageGpu() {
+  DeviceLimits d = testing::GpuLimits();
+  d.image_support = true;
+  d.image2d_max_width = 16384;
+  d.image2d_max_height = 16384;
+  return d;
+}
+
+// HALF=1 needs fp16 storage and a device listing cl_khr_fp16; no device
+// tunefleet is tested on lists it, so these checks are all it gets here.
+TEST(GemmFamily, HalfArithmeticNeedsFp16StorageAndTheExtension) {
+  DeviceLimits plain = ImageGpu();
+  DeviceLimits with_fp16 = plain;
+  with_fp16.fp16 = true;
+  for (const GemmFamilyCase& c : kGemmFamily) {
+    const KernelTemplate& t = testing::BuiltinTemplate(c.name);
+    const Workload half = c.workload(64, 64, 64, "fp16");
+    const Workload single = c.workload(64, 64, 64, "fp32");
+    const std::string on = FamilyConfig(4, 0, 1, 0);
+    EXPECT_TRUE(testing::CheckText(t, half, with_fp16, on.c_str()).ok())
+        << c.name;
+    EXPECT_THAT(
+        std::string(testing::CheckText(t, half, plain, on.c_str()).message()),
+        HasSubstr("cl_khr_fp16"))
+        << c.name;
+    EXPECT_THAT(
+        std::string(
+            testing::CheckText(t, single, with_fp16, on.c_str()).message()),
+        HasSubstr("fp16 storage"))
+        << c.name;
+    // HALF=0 stays valid everywhere; the knob reaches the kernel.
+    EXPECT_TRUE(
+        testing::CheckText(t, single, plain, FamilyConfig(4, 0, 0, 0).c_str())
+            .ok())
+        << c.name;
+    const LaunchDesc l = t.Launch(*t.ParseConfig(on), half);
+    EXPECT_THAT(l.build_options, HasSubstr("-DHALF=1")) << c.name;
+    // Local tiles of half take half the bytes: 8 x 16 halves of B.
+    const KnobValues staged = *t.ParseConfig(FamilyConfig(4, 1, 1, 0));
+    DeviceLimits tiny = with_fp16;
+    tiny.local_mem_bytes = 8 * 16 * 2;
+    EXPECT_TRUE(t.CheckConfig(staged, half, tiny).ok()) << c.name;
+    tiny.local_mem_bytes -= 1;
+    EXPECT_FALSE(t.CheckConfig(staged, half, tiny).ok()) << c.name;
+  }
+}
+
+// IMB=1 reads B through an image: VW >= 4 or SB=1, a device with images
+// that hold ceil(N/4) x batch*K texels; the launch passes B as an image.
+TEST(GemmFamily, ImageKnobChecksTheDeviceAndPassesBAsAnImage) {
+  const DeviceLimits images = ImageGpu();
+  const char* const b_buffers[] = {"B", "weight", "input"};
+  for (size_t i = 0; i < std::size(kGemmFamily); ++i) {
+    const GemmFamilyCase& c = kGemmFamily[i];
+    const KernelTemplate& t = testing::BuiltinTemplate(c.name);
+    const Workload w = c.workload(20, 30, 50, "fp32");
+    const uint64_t rows = c.workload == OneByOneWorkload ? 2 * 50 : 50;
+    for (const auto& [vw, sb] : {std::pair{4, 0}, {8, 0}, {1, 1}, {2, 1}}) {
+      EXPECT_TRUE(
+          testing::CheckText(t, w, images, FamilyConfig(vw, sb, 0, 1).c_str())
+              .ok())
+          << c.name << " VW=" << vw << " SB=" << sb;
+    }
+    EXPECT_THAT(std::string(testing::CheckText(t, w, images,
+                                               FamilyConfig(2, 0, 0, 1).c_str())
+                                .message()),
+                HasSubstr("VW >= 4 or SB=1"))
+        << c.name;
+    const std::string on = FamilyConfig(4, 0, 0, 1);
+    EXPECT_THAT(
+        std::string(testing::CheckText(t, w, testing::GpuLimits(), on.c_str())
+                        .message()),
+        HasSubstr("image support"))
+        << c.name;
+    // One texel more than the device's width, one row more than its height.
+    const Workload wide = c.workload(20, 4 * 16384 + 1, 50, "fp32");
+    EXPECT_THAT(
+        std::string(testing::CheckText(t, wide, images, on.c_str()).message()),
+        HasSubstr("image2d maximum"))
+        << c.name;
+    const Workload tall = c.workload(
+        20, 30, c.workload == OneByOneWorkload ? 8193 : 16385, "fp32");
+    EXPECT_THAT(
+        std::string(testing::CheckText(t, tall, images, on.c_str()).message()),
+        HasSubstr("image2d maximum"))
+        << c.name;
+
+    const LaunchDesc image = t.Launch(*t.ParseConfig(on), w);
+    ASSERT_GE(image.args.size(), 5u);
+    EXPECT_EQ(image.args[4].kind, ArgDesc::Kind::kImage) << c.name;
+    EXPECT_EQ(image.args[4].buffer, b_buffers[i]);
+    EXPECT_EQ(image.args[4].rows, rows) << c.name;
+    EXPECT_EQ(image.args[4].row_elements, 30u) << c.name;
+    EXPECT_THAT(image.build_options, HasSubstr("-DIMB=1 -DIMAGE_READS=1"));
+    const LaunchDesc buffer =
+        t.Launch(*t.ParseConfig(FamilyConfig(4, 0, 0, 0)), w);
+    EXPECT_EQ(buffer.args[4].kind, ArgDesc::Kind::kBuffer) << c.name;
+    EXPECT_EQ(buffer.args[4].buffer, b_buffers[i]);
+    EXPECT_THAT(buffer.build_options, HasSubstr("-DIMB=0 -DIMAGE_READS=0"));
+  }
 }
 
 }  // namespace

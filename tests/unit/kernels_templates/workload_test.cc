@@ -59,13 +59,14 @@ const KernelTemplate& Gemm() {
 TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
   const KernelTemplate& gemm = Gemm();
   auto c = gemm.ParseConfig(
-      "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+      "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(gemm.ConfigString(*c),
-            "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+  EXPECT_EQ(
+      gemm.ConfigString(*c),
+      "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2,HALF=0,IMB=0");
   EXPECT_FALSE(gemm.ParseConfig("MWG=64").ok());  // missing knobs
   auto bad = gemm.ParseConfig(
-      "MWG=48,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2");
+      "MWG=48,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("MWG=48 is outside"),
             absl::string_view::npos);
@@ -117,28 +118,28 @@ TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
   DeviceLimits small{64, {64, 64, 64}, 4096, 1 << 30, 1};
   // 16x16 work-items: too many for a 64-item device.
   auto big_group = *gemm.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1");
+      "MWG=16,NWG=16,KWG=8,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0");
   auto s = gemm.CheckConfig(big_group, w, small);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("work-group size"), absl::string_view::npos);
   // 2 tiles of 32x64 floats = 16 KiB of local memory: over 4 KiB.
   auto big_local = *gemm.ParseConfig(
-      "MWG=64,NWG=64,KWG=32,MWI=8,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1");
+      "MWG=64,NWG=64,KWG=32,MWI=8,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1,HALF=0,IMB=0");
   s = gemm.CheckConfig(big_local, w, small);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("local memory"), absl::string_view::npos);
   auto vw = *gemm.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1");
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=4,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0");
   EXPECT_FALSE(gemm.CheckConfig(vw, w, small).ok());  // VW must divide NWI
   auto ok = *gemm.ParseConfig(
-      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2");
+      "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=2,SA=1,SB=1,KUNROLL=2,HALF=0,IMB=0");
   EXPECT_TRUE(gemm.CheckConfig(ok, w, small).ok());
 }
 
 TEST(GemmTemplate, GeometryCoversEveryElement) {
   const KernelTemplate& gemm = Gemm();
   auto c = *gemm.ParseConfig(
-      "MWG=32,NWG=64,KWG=8,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1");
+      "MWG=32,NWG=64,KWG=8,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1,HALF=0,IMB=0");
   const Workload w = *Workload::Parse("gemm", "M=33,N=65,K=9");
   LaunchDesc l = gemm.Launch(c, w);
   // Work-groups of 8 (N) x 8 (M) work-items; ceil(65/64)=2 by ceil(33/32)=2.

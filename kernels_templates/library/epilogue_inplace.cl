@@ -1,0 +1,21 @@
+// The epilogue of common/epilogue.cl applied in place to a library call's
+// output (library templates: the [kernel] after the [library] call), for
+// workloads whose attrs ask for one (AFFINE or ACT not 0). Needs
+// common/dtype.cl and common/epilogue.cl before it.
+//
+// The output is viewed as outer x channels x inner elements, the channel
+// of the affine step being the middle index: global size (inner, channels,
+// outer), one work-item per element, no bounds to check. E.g.
+//   conv2d NCHW output:    (P * Q, K, N)   per output channel
+//   dense M x N output:    (1, N, M)       per output feature (column)
+//   batched GEMM per row:  (N, M, batch)   per row of each C_i
+__kernel void epilogue_inplace(__global real_t* out,
+                               const __global float* scale,
+                               const __global float* shift, const float act_a,
+                               const float act_b) {
+  const size_t x = get_global_id(0);
+  const int c = get_global_id(1);
+  const size_t o = get_global_id(2);
+  const size_t i = (o * get_global_size(1) + c) * get_global_size(0) + x;
+  STOREF(epilogue(LOADF(out, i), c, scale, shift, act_a, act_b), out, i);
+}
