@@ -189,6 +189,7 @@ void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
                                 {"entries", summary.entries},
                                 {"reference_entries",
                                  summary.reference_entries},
+                                {"library_entries", summary.library_entries},
                                 {"files", summary.files},
                                 {"skipped", summary.skipped}}
                      .dump(2)
@@ -200,6 +201,11 @@ void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
     std::cout << " (" << summary.reference_entries
               << " use the naive reference kernel, faster than every tuned "
                  "config measured)";
+  }
+  if (summary.library_entries > 0) {
+    std::cout << " (" << summary.library_entries
+              << " call a vendor library, measured fastest for their "
+                 "workload; the package links it)";
   }
   std::cout << "\n";
   for (const std::string& f : summary.files) std::cout << "  " << f << "\n";

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
+#include "kernels_templates/registry.h"
 #include "proto/names.h"
 
 namespace tunefleet::cli {
@@ -67,12 +68,31 @@ void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
   }
 }
 
-// One tuned task of a model run.
+// One tuned task of a model run: its generated template's job and the
+// jobs of the library templates tried beside it.
 struct TaskOutcome {
   const onnx_import::ModelTask* task = nullptr;
-  tunefleet::v1::JobProgress last;
+  tunefleet::v1::JobProgress last;  // the generated template's job
   double seconds = 0;
+  // Library templates that ran (their space had configs on the device).
+  std::vector<std::pair<std::string, tunefleet::v1::JobProgress>> library;
 };
+
+// What an emitted library runs for a task and its time in ms: the fastest
+// of the tuned kernel, a library call and the naive kernel
+// (emitter/emitter.h); {"", 0} when nothing was measured.
+std::pair<std::string, double> Deployed(const TaskOutcome& r) {
+  std::pair<std::string, double> best{"", 0};
+  auto consider = [&](const std::string& what, double ms) {
+    if (ms > 0 && (best.second == 0 || ms < best.second)) best = {what, ms};
+  };
+  if (r.last.has_best()) consider("tuned", r.last.best().time_ns() / 1e6);
+  for (const auto& [name, p] : r.library) {
+    if (p.has_best()) consider(name, p.best().time_ns() / 1e6);
+  }
+  consider("reference", r.last.reference_time_ns() / 1e6);
+  return best;
+}
 
 nlohmann::json ModelTuneJson(const TuneOptions& o,
                              const std::vector<TaskOutcome>& outcomes,
@@ -92,7 +112,8 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
                         {"trials", p.trials_done()},
                         {"tune_s", r.seconds}};
     if (p.has_best()) {
-      t["best"] = {{"config", ConfigJson(p.best().config())},
+      t["best"] = {{"template", p.best().template_name()},
+                   {"config", ConfigJson(p.best().config())},
                    {"time_ms", best_ms},
                    {"gflops", p.best().gflops()}};
     }
@@ -100,12 +121,25 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
       t["reference"] = {{"time_ms", ref_ms},
                         {"gflops", r.task->flops / (ref_ms * 1e6)}};
     }
+    nlohmann::json library = nlohmann::json::array();
+    for (const auto& [name, lp] : r.library) {
+      nlohmann::json l = {{"template", name},
+                          {"job_id", lp.job_id()},
+                          {"trials", lp.trials_done()}};
+      if (lp.has_best()) {
+        l["time_ms"] = lp.best().time_ns() / 1e6;
+        l["config"] = ConfigJson(lp.best().config());
+      }
+      library.push_back(l);
+    }
+    t["library"] = library;
+    const auto [deployed, deployed_ms] = Deployed(r);
     if (p.has_best() && ref_ms > 0) {
       t["speedup_vs_reference"] = ref_ms / best_ms;
-      // What an emitted library runs: the faster of the two.
-      t["deployed"] = best_ms <= ref_ms ? "tuned" : "reference";
+      // What an emitted library runs: the fastest of them.
+      t["deployed"] = deployed;
       before += ref_ms * r.task->count;
-      after += std::min(best_ms, ref_ms) * r.task->count;
+      after += deployed_ms * r.task->count;
     } else {
       complete = false;
     }
@@ -114,6 +148,7 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
   nlohmann::json j = {{"model", o.onnx},
                       {"tasks", tasks},
                       {"trials_per_task", o.trials_per_task},
+                      {"library_candidates", !o.no_library},
                       {"elapsed_s", elapsed_s},
                       {"latency_ms", {{"naive", before}, {"tuned", after}}},
                       {"latency_complete", complete}};
@@ -182,8 +217,54 @@ std::string TaskLine(int index, size_t total, size_t workload_width,
 
 namespace {
 
+// The library templates of `op` (registry order): calls into vendor
+// libraries, tried beside the op's generated template.
+std::vector<std::string> LibraryTemplates(const std::string& op) {
+  std::vector<std::string> names;
+  for (const templates::KernelTemplate* t : templates::AllTemplates()) {
+    if (t->op() == op && t->is_library()) names.emplace_back(t->name());
+  }
+  return names;
+}
+
+// Runs the library templates' jobs of a task, each with what is left of
+// `budget` (their spaces are small: a job ends when its space does);
+// returns the trials they spent. A template the server finds no config of
+// (the agents lack the library, or it does not run the workload) is left
+// out. Errors: any other refusal or a lost job.
+absl::StatusOr<uint32_t> TuneLibraryCandidates(
+    const TuneOptions& o, const client::ServerConnection& server,
+    CurrentJob& current, const onnx_import::ModelTask& task, uint32_t budget,
+    TaskOutcome& outcome) {
+  uint32_t spent = 0;
+  for (const std::string& name : LibraryTemplates(task.workload.op())) {
+    // Keep at least one trial for the generated template.
+    if (spent + 1 >= budget) break;
+    tunefleet::v1::SubmitJobRequest request =
+        JobRequest(o, task.workload, budget - spent - 1);
+    request.set_template_name(name);
+    request.set_skip_reference(true);  // the generated template's job times it
+    absl::StatusOr<JobOutcome> job = RunJob(
+        server, request,
+        [&](const tunefleet::v1::SubmitJobResponse& submitted) {
+          current.Set(submitted.job_id());
+        },
+        nullptr);
+    if (absl::IsFailedPrecondition(job.status()) ||
+        absl::IsInvalidArgument(job.status())) {
+      continue;  // no config of it here
+    }
+    if (!job.ok()) return job.status();
+    spent += job->last.trials_done();
+    outcome.library.emplace_back(name, job->last);
+  }
+  return spent;
+}
+
 // Tunes the tasks one job after the other until all are done or `stop`
-// fires. Errors: the first job the server refuses or loses.
+// fires: per task, its library candidates (unless --no-library), then its
+// generated template with what is left of --trials-per-task. Errors: the
+// first job the server refuses or loses.
 absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     const TuneOptions& o, const client::ServerConnection& server,
     const StopSignal& stop, CurrentJob& current,
@@ -196,23 +277,39 @@ absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
   for (const onnx_import::ModelTask& task : tasks) {
     if (stop.fired()) break;
     const auto task_start = std::chrono::steady_clock::now();
-    absl::StatusOr<JobOutcome> outcome = RunJob(
-        server, JobRequest(o, task.workload, o.trials_per_task),
+    TaskOutcome outcome{&task, {}, 0, {}};
+    uint32_t library_trials = 0;
+    if (!o.no_library) {
+      absl::StatusOr<uint32_t> spent = TuneLibraryCandidates(
+          o, server, current, task, o.trials_per_task, outcome);
+      if (!spent.ok()) return spent.status();
+      library_trials = *spent;
+    }
+    absl::StatusOr<JobOutcome> job = RunJob(
+        server,
+        JobRequest(o, task.workload,
+                   std::max<uint32_t>(1, o.trials_per_task - library_trials)),
         [&](const tunefleet::v1::SubmitJobResponse& submitted) {
           current.Set(submitted.job_id());
         },
         nullptr);
-    if (!outcome.ok()) return outcome.status();
-    outcomes.push_back({&task, outcome->last,
-                        std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - task_start)
-                            .count()});
+    if (!job.ok()) return job.status();
+    outcome.last = job->last;
+    outcome.seconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - task_start)
+                          .count();
+    outcomes.push_back(std::move(outcome));
     if (!o.quiet) {
       std::fprintf(stderr, "%s\n",
                    TaskLine(static_cast<int>(outcomes.size()), tasks.size(),
                             workload_width, task, outcomes.back().last,
                             outcomes.back().seconds)
                        .c_str());
+      for (const auto& [name, p] : outcomes.back().library) {
+        if (!p.has_best()) continue;
+        std::fprintf(stderr, "        %s: %.4f ms (%u trials)\n", name.c_str(),
+                     p.best().time_ns() / 1e6, p.trials_done());
+      }
     }
   }
   return outcomes;
@@ -228,11 +325,13 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
       "%s: %zu of %zu tasks tuned in %.0f s\n"
       "  estimated latency (sum of kernel time x count): naive %.3f ms, "
       "tuned %.3f ms (%.1fx)%s\n"
-      "  (per task the faster of the tuned and naive kernels, as emitted "
-      "libraries run them)\n",
+      "  (per task the fastest of the tuned kernel, %s and the naive "
+      "kernel, as emitted libraries run them)\n",
       o.onnx, tuned, m.tasks.size(), elapsed, naive, after,
       after > 0 ? naive / after : 0.0,
-      j["latency_complete"].get<bool>() ? "" : " (some tasks have no figure)");
+      j["latency_complete"].get<bool>() ? "" : " (some tasks have no figure)",
+      o.no_library ? "no library call (--no-library)"
+                   : "the library calls tried");
   if (!m.unsupported.empty()) {
     std::vector<std::string> ops;
     for (const auto& u : m.unsupported) {

@@ -124,6 +124,10 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--trials-per-task", o.trials_per_task,
                   "with --onnx: trial budget of each task")
       ->capture_default_str();
+  cmd->add_flag("--no-library", o.no_library,
+                "with --onnx: tune only generated kernels, not the calls into "
+                "vendor libraries (CLBlast) that are otherwise tried per "
+                "task, within its budget, where the agents have them");
   cmd->add_option("--template", o.template_name,
                   "template name, or a template spec file (.toml/.json) "
                   "(default: the first template that runs the workload)");

@@ -45,6 +45,9 @@ struct TuneOptions {
   bool skip_reference = false;
   uint32_t early_stop = 0;
   bool no_transfer = false;
+  // With --onnx: do not try library templates (vendor-library calls such
+  // as CLBlast's) beside each task's generated template.
+  bool no_library = false;
   // Timing policy; negative: the server's default.
   int repeat = -1;
   int number = -1;

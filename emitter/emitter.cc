@@ -1,8 +1,10 @@
 #include "emitter/emitter.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/escaping.h"
@@ -26,6 +28,9 @@ absl::string_view EmitTableHeader();
 absl::string_view EmitRuntimeHeader();
 absl::string_view EmitRuntime();
 absl::string_view EmitGemm();
+absl::string_view EmitLibraryCalls();
+absl::string_view EmitImages();
+absl::string_view EmitImagePackKernels();
 absl::string_view EmitCMakeLists();
 absl::string_view EmitCMakeConfig();
 absl::string_view EmitExpressionFunctions();
@@ -133,7 +138,8 @@ class TableWriter {
         attrs.empty() ? "nullptr" : absl::StrCat("kEntryAttrs", i), i, i,
         source, r.time_ns(), r.gflops());
   }
-  // A generic entry: the exact launch of a record's config.
+  // A generic entry: the exact launch of a record's config, or its
+  // library call followed by its epilogue kernel (`source` -1: none).
   void AddKernel(int device, const templates::Workload& w,
                  const templates::KernelTemplate& tmpl,
                  const templates::LaunchDesc& l, int source,
@@ -143,24 +149,18 @@ class TableWriter {
     for (const templates::BufferDesc& b : tmpl.Buffers(w)) {
       order.push_back(b.name);
     }
-    const int first_arg = num_args_;
     int floats = 0;
-    for (const templates::ArgDesc& a : l.args) {
-      switch (a.kind) {
-        case templates::ArgDesc::Kind::kInt:
-          absl::StrAppend(&args_, "    {'i', ", a.value, "},\n");
-          break;
-        case templates::ArgDesc::Kind::kBuffer: {
-          const auto slot = std::find(order.begin(), order.end(), a.buffer);
-          absl::StrAppend(&args_, "    {'b', ", slot - order.begin(), "},\n");
-          break;
-        }
-        case templates::ArgDesc::Kind::kFloat:
-          absl::StrAppend(&args_, "    {'f', ", floats++, "},\n");
-          break;
-      }
-      ++num_args_;
+    int library = -1;
+    if (l.library.has_value()) {
+      const int first = AddArgs(l.library->args, order, floats);
+      library = num_library_calls_++;
+      library_calls_ += absl::StrFormat(
+          "    {\"%s\", \"%s\", %d, %d},\n", absl::CEscape(l.library->name),
+          absl::CEscape(l.library->routine), first, num_args_ - first);
+      libraries_.insert(l.library->name);
     }
+    // An epilogue's floats follow the call's, as the caller passes them.
+    const int first_arg = AddArgs(l.args, order, floats);
     size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
     for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
       global[d] = l.global[d];
@@ -168,15 +168,20 @@ class TableWriter {
     for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
-        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f},\n",
+        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d},\n",
         device, w.op(), w.Canonical(), source, l.kernel_name,
-        absl::CEscape(l.build_options), static_cast<int>(l.global.size()),
-        global[0], global[1], global[2], local[0], local[1], local[2],
-        first_arg, num_args_ - first_arg, static_cast<int>(order.size()),
-        floats, r.time_ns(), r.gflops());
+        absl::CEscape(l.build_options),
+        std::max(1, static_cast<int>(l.global.size())), global[0], global[1],
+        global[2], local[0], local[1], local[2], first_arg,
+        num_args_ - first_arg, static_cast<int>(order.size()), floats,
+        r.time_ns(), r.gflops(), library);
     ops_.insert(w.op());
     ++num_kernels_;
   }
+
+  // Vendor libraries some entry calls (the emitted CMake package links
+  // them), e.g. {"clblast"}.
+  const std::set<std::string>& libraries() const { return libraries_; }
 
   int entries() const { return num_shape_entries_ + num_kernels_; }
 
@@ -208,14 +213,47 @@ class TableWriter {
         num_args_ == 0 ? "    {'i', 0},\n" : "",
         "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
         num_kernels_ == 0 ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
-                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0},\n"
+                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0, -1},\n"
                           : "",
         "};\nconst size_t kNumKernelEntries = ", num_kernels_, ";\n\n",
+        "const LibraryCall kLibraryCalls[] = {\n", library_calls_,
+        num_library_calls_ == 0 ? "    {\"\", \"\", 0, 0},\n" : "",
+        "};\nconst size_t kNumLibraryCalls = ", num_library_calls_, ";\n\n",
         RenderOps(), "\n}  // namespace tunefleet_tuned::internal\n");
     return s;
   }
 
  private:
+  // Appends `args` to kArgs (buffers as their slot in `order`, floats
+  // numbered on from `floats`); returns the index of the first.
+  int AddArgs(const std::vector<templates::ArgDesc>& args,
+              const std::vector<std::string>& order, int& floats) {
+    const int first = num_args_;
+    for (const templates::ArgDesc& a : args) {
+      switch (a.kind) {
+        case templates::ArgDesc::Kind::kInt:
+          absl::StrAppend(&args_, "    {'i', ", a.value, "},\n");
+          break;
+        case templates::ArgDesc::Kind::kBuffer: {
+          const auto slot = std::find(order.begin(), order.end(), a.buffer);
+          absl::StrAppend(&args_, "    {'b', ", slot - order.begin(), "},\n");
+          break;
+        }
+        case templates::ArgDesc::Kind::kFloat:
+          absl::StrAppend(&args_, "    {'f', ", floats++, "},\n");
+          break;
+        case templates::ArgDesc::Kind::kImage: {
+          const auto slot = std::find(order.begin(), order.end(), a.buffer);
+          absl::StrAppend(&args_, "    {'m', ", slot - order.begin(), ", ",
+                          a.rows, ", ", a.row_elements, "},\n");
+          break;
+        }
+      }
+      ++num_args_;
+    }
+    return first;
+  }
+
   // kOps: how workload strings of the library's ops read (dims, their
   // defaults and minimums, attributes, dtypes), for the runtime's
   // CanonicalWorkload().
@@ -272,7 +310,9 @@ class TableWriter {
                         "};\nconst size_t kNumOps = ", i, ";\n");
   }
 
-  std::string devices_, args_, kernels_;
+  std::string devices_, args_, kernels_, library_calls_;
+  std::set<std::string> libraries_;
+  int num_library_calls_ = 0;
   std::string shape_code_, shape_templates_, shape_arrays_, shape_entries_;
   std::string dtype_values_;
   std::set<std::string> dtypes_;
@@ -326,39 +366,70 @@ absl::StatusOr<UsableRecord> ReadRecord(RecordSource& records,
                       *std::move(source)};
 }
 
-// Adds a usable record of device `device` (key `key`) to the table: the
-// naive reference when it measured faster than every tuned config (tiny
-// tasks, where launch overhead dominates), else an entry of its
-// shape-generic template, else its exact launch. Errors: the source's, when
-// it cannot tell the reference time.
-absl::Status AddRecord(RecordSource& records, const std::string& key,
-                       int device, const tunefleet::v1::TuningRecord& r,
-                       const UsableRecord& u, TableWriter& table,
-                       EmitSummary& summary) {
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::optional<double> reference,
-      records.ReferenceTime(key, u.workload.Canonical(), r.template_name()));
-  if (reference.has_value() && *reference < r.time_ns()) {
+// What an entry of a workload runs: the best record of one template, or
+// that template's naive reference kernel when it measured faster.
+struct Choice {
+  const tunefleet::v1::TuningRecord* record = nullptr;
+  UsableRecord usable;
+  std::optional<double> reference_ns;  // set: run the reference kernel
+  double time_ns() const { return reference_ns.value_or(record->time_ns()); }
+};
+
+// Adds the chosen kernel of a workload on device `device` to the table:
+// the naive reference (tiny tasks, where launch overhead dominates), else
+// an entry of its shape-generic template, else its exact launch.
+void AddChoice(int device, const Choice& c, TableWriter& table,
+               EmitSummary& summary) {
+  const tunefleet::v1::TuningRecord& r = *c.record;
+  const UsableRecord& u = c.usable;
+  if (c.reference_ns.has_value()) {
     const templates::LaunchDesc l = u.tmpl->ReferenceLaunch(u.workload);
     tunefleet::v1::TuningRecord fallback = r;
-    fallback.set_time_ns(*reference);
-    fallback.set_gflops(u.tmpl->Flops(u.workload) / *reference);
+    fallback.set_time_ns(*c.reference_ns);
+    fallback.set_gflops(u.tmpl->Flops(u.workload) / *c.reference_ns);
     table.AddKernel(device, u.workload, *u.tmpl, l,
                     table.AddSource(std::string(l.source)), fallback);
     ++summary.reference_entries;
+    return;
+  }
+  const templates::LaunchDesc l = u.tmpl->Launch(u.config, u.workload);
+  if (l.library.has_value()) {
+    // The call, then its epilogue kernel when it has one.
+    table.AddKernel(device, u.workload, *u.tmpl, l,
+                    l.source.empty() ? -1 : table.AddSource(u.source), r);
+    ++summary.library_entries;
   } else if (const int shape = table.ShapeTemplate(u.tmpl->name());
              shape >= 0) {
     table.AddShapeEntry(shape, device, u.workload, u.config,
                         table.AddSource(u.source), r);
   } else {
-    table.AddKernel(device, u.workload, *u.tmpl,
-                    u.tmpl->Launch(u.config, u.workload),
-                    table.AddSource(u.source), r);
+    table.AddKernel(device, u.workload, *u.tmpl, l, table.AddSource(u.source),
+                    r);
   }
+}
+
+// Keeps in `best` (per workload key) the fastest way to run a usable
+// record's workload: the record or its template's reference kernel,
+// whichever measured faster, across every template tuned for it. Errors:
+// the source's, when it cannot tell a reference time.
+absl::Status Consider(RecordSource& records, const std::string& key,
+                      const tunefleet::v1::TuningRecord& r, UsableRecord u,
+                      std::map<std::string, Choice>& best) {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<double> reference,
+      records.ReferenceTime(key, u.workload.Canonical(), r.template_name()));
+  Choice c{&r, std::move(u), std::nullopt};
+  if (reference.has_value() && *reference < r.time_ns()) {
+    c.reference_ns = reference;
+  }
+  auto [it, fresh] = best.try_emplace(r.workload_key(), c);
+  if (!fresh && c.time_ns() < it->second.time_ns()) it->second = std::move(c);
   return absl::OkStatus();
 }
 
-// Adds the best records of one device key; returns how many were usable.
+// Adds the best records of one device key, one entry per workload (the
+// fastest template, library call or reference kernel); returns how many
+// workloads were added.
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
                                      EmitSummary& summary) {
@@ -367,7 +438,8 @@ absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
                              records.BestRecords(key));
   const int device = table.AddDevice(key, info);
-  int added = 0;
+  std::map<std::string, Choice> chosen;
+  std::vector<std::string> order;  // workload keys as the records list them
   for (const tunefleet::v1::TuningRecord& r : best) {
     absl::StatusOr<UsableRecord> usable = ReadRecord(records, r);
     if (!usable.ok()) {
@@ -375,11 +447,58 @@ absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
           absl::StrCat(key, ": ", usable.status().message()));
       continue;
     }
+    if (!chosen.contains(r.workload_key())) order.push_back(r.workload_key());
     TUNEFLEET_RETURN_IF_ERROR(
-        AddRecord(records, key, device, r, *usable, table, summary));
-    ++added;
+        Consider(records, key, r, *std::move(usable), chosen));
   }
-  return added;
+  for (const std::string& workload : order) {
+    AddChoice(device, chosen.at(workload), table, summary);
+  }
+  return static_cast<int>(order.size());
+}
+
+// src/tuned_image_pack.h: the agent's packing kernels (image_pack.cl), so
+// that the library fills images as the agent did when it measured.
+std::string ImagePackHeader() {
+  return absl::StrCat(
+      "// Generated by `tunefleet emit` from tunefleet's "
+      "device_agent/image_pack.cl.\n#ifndef TUNEFLEET_TUNED_IMAGE_PACK_H_\n"
+      "#define TUNEFLEET_TUNED_IMAGE_PACK_H_\n\n"
+      "namespace tunefleet_tuned::internal {\n\n"
+      "inline const char* const kImagePackSource =\n",
+      CxxLiteral(EmitImagePackKernels()),
+      "    ;\n\n}  // namespace tunefleet_tuned::internal\n\n#endif\n");
+}
+
+// The package's CMakeLists.txt: it finds and links a vendor library only
+// when some entry calls it (`libraries`), so that a library without
+// library entries builds where the vendor library is absent.
+std::string CMakeListsFor(const std::set<std::string>& libraries) {
+  std::string links;
+  if (libraries.contains("clblast")) {
+    links =
+        "# Some entries call CLBlast (they measured fastest for their "
+        "workload).\n"
+        "find_library(TUNEFLEET_TUNED_CLBLAST_LIBRARY NAMES clblast)\n"
+        "find_path(TUNEFLEET_TUNED_CLBLAST_INCLUDE clblast_c.h)\n"
+        "if(NOT TUNEFLEET_TUNED_CLBLAST_LIBRARY OR NOT "
+        "TUNEFLEET_TUNED_CLBLAST_INCLUDE)\n"
+        "  message(FATAL_ERROR \"tunefleet_tuned: entries of this library "
+        "call CLBlast; install it (Debian: libclblast-dev) or emit without "
+        "its records\")\n"
+        "endif()\n"
+        "target_include_directories(tunefleet_tuned PRIVATE "
+        "${TUNEFLEET_TUNED_CLBLAST_INCLUDE})\n"
+        "target_compile_definitions(tunefleet_tuned PRIVATE "
+        "TUNEFLEET_TUNED_CLBLAST=1)\n"
+        "target_link_libraries(tunefleet_tuned PUBLIC "
+        "${TUNEFLEET_TUNED_CLBLAST_LIBRARY})\n";
+  }
+  std::string text(EmitCMakeLists());
+  const std::string marker = "# @LIBRARY_LINKS@\n";
+  const size_t at = text.find(marker);
+  if (at != std::string::npos) text.replace(at, marker.size(), links);
+  return text;
 }
 
 }  // namespace
@@ -446,7 +565,7 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
     }
   }
   const std::pair<const char*, std::string> files[] = {
-      {"CMakeLists.txt", std::string(EmitCMakeLists())},
+      {"CMakeLists.txt", CMakeListsFor(table.libraries())},
       {"cmake/tunefleet_tunedConfig.cmake", std::string(EmitCMakeConfig())},
       {"include/tunefleet_tuned.h", std::string(EmitPublicHeader())},
       {"src/tuned_table.h", std::string(EmitTableHeader())},
@@ -454,6 +573,9 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/tuned_runtime.h", std::string(EmitRuntimeHeader())},
       {"src/tuned_runtime.cc", std::string(EmitRuntime())},
       {"src/tuned_gemm.cc", std::string(EmitGemm())},
+      {"src/tuned_library.cc", std::string(EmitLibraryCalls())},
+      {"src/tuned_image.cc", std::string(EmitImages())},
+      {"src/tuned_image_pack.h", ImagePackHeader()},
       {"src/tuned_table.cc", table.Render()},
   };
   for (const auto& [name, text] : files) {

@@ -28,11 +28,16 @@ struct EmitOptions {
 
 struct EmitSummary {
   std::vector<std::string> files;    // written, relative to out_dir
-  int entries = 0;                   // tuned (device, workload) entries
+  // Tuned (device, workload) entries: per workload the fastest of every
+  // template's best record and their naive reference kernels.
+  int entries = 0;
   std::vector<std::string> skipped;  // records no emitted op can run
   // Entries that ship the naive reference kernel: it measured faster than
   // every tuned config of its task.
   int reference_entries = 0;
+  // Entries that call a vendor library (a library template's record,
+  // device_agent/library/library.h): it measured fastest for its workload.
+  int library_entries = 0;
 };
 
 // Where the emitter reads what it emits: a database (StoreRecords) or a

@@ -167,6 +167,22 @@ absl::StatusOr<std::string> LaunchFunction(const SpecModel& m, int index) {
     absl::StrAppend(&code, "  out->ints[", ints++, "] = tunefleet_expr::Int32(",
                     Cxx(m, a.expression), ");\n");
   }
+  // Each image argument's rows, row_elements and whether it is an image,
+  // after the int arguments (ArgArray numbers them the same way).
+  for (const templates::SpecArg& a : k.args) {
+    if (a.kind != templates::SpecArg::kImage) continue;
+    const templates::SpecImage& image = m.images[a.image];
+    const int at = ints;
+    ints += 3;
+    absl::StrAppend(&code, "  out->ints[", at, "] = tunefleet_expr::Size(",
+                    Cxx(m, image.rows), ");\n", "  out->ints[", at + 1,
+                    "] = tunefleet_expr::Size(", Cxx(m, image.row_elements),
+                    ");\n", "  out->ints[", at + 2, "] = ",
+                    image.when < 0 ? "1"
+                                   : absl::StrCat("(", Cxx(m, image.when),
+                                                  ") != 0 ? 1 : 0"),
+                    ";\n");
+  }
   absl::StatusOr<std::string> options = Options(m);
   if (!options.ok()) return options.status();
   return absl::StrCat(code, *options, "}\n\n");
@@ -180,12 +196,26 @@ std::string ArgArray(const SpecModel& m, int index, int* floats) {
   std::vector<std::string> args;
   int ints = 0;
   *floats = 0;
+  auto slot = [&](const std::string& buffer) {
+    return std::find_if(
+               m.buffers.begin(), m.buffers.end(),
+               [&](const templates::SpecBuffer& b) { return b.name == buffer; }) -
+           m.buffers.begin();
+  };
+  // Image arguments' integers follow the int arguments' (LaunchFunction).
+  int image_ints = static_cast<int>(
+      std::count_if(m.kernel.args.begin(), m.kernel.args.end(),
+                    [](const templates::SpecArg& a) {
+                      return a.kind == templates::SpecArg::kInt;
+                    }));
   for (const templates::SpecArg& a : m.kernel.args) {
     if (a.kind == templates::SpecArg::kBuffer) {
-      const auto it = std::find_if(
-          m.buffers.begin(), m.buffers.end(),
-          [&](const templates::SpecBuffer& b) { return b.name == a.buffer; });
-      args.push_back(absl::StrCat("{'b', ", it - m.buffers.begin(), "}"));
+      args.push_back(absl::StrCat("{'b', ", slot(a.buffer), "}"));
+    } else if (a.kind == templates::SpecArg::kImage) {
+      args.push_back(absl::StrCat("{'m', ", slot(m.images[a.image].buffer),
+                                  ", ", image_ints, ", ", image_ints + 1, ", ",
+                                  image_ints + 2, "}"));
+      image_ints += 3;
     } else if (a.kind == templates::SpecArg::kFloat) {
       args.push_back(absl::StrCat("{'f', ", (*floats)++, "}"));
     } else {

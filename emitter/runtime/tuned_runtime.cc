@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -29,7 +30,18 @@ std::string DeviceString(cl_device_id device, cl_device_info param) {
   return s;
 }
 
-// The device limits shape-generic checks read, in their order.
+}  // namespace
+
+bool ListsExtension(cl_device_id device, const char* name) {
+  const std::string text = DeviceString(device, CL_DEVICE_EXTENSIONS);
+  return (" " + text + " ").find(std::string(" ") + name + " ") !=
+         std::string::npos;
+}
+
+namespace {
+
+// The device limits shape-generic checks read, in their order
+// (kSpecLimitNames of tunefleet's kernels_templates/spec/spec_model.h).
 std::vector<double> Limits(cl_device_id device) {
   size_t wg = 0, items[3] = {0, 0, 0};
   cl_ulong local = 0, alloc = 0;
@@ -54,11 +66,25 @@ std::vector<double> Limits(cl_device_id device) {
     clGetDeviceInfo(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof(image_height),
                     &image_height, nullptr);
   }
-  return {double(wg),          double(items[0]),
-          double(items[1]),    double(items[2]),
-          double(local),       double(alloc),
-          double(units),       images == CL_TRUE ? 1.0 : 0.0,
-          double(image_width), double(image_height)};
+#ifdef TUNEFLEET_TUNED_CLBLAST
+  const double clblast = 1;
+#else
+  const double clblast = 0;
+#endif
+  return {double(wg),
+          double(items[0]),
+          double(items[1]),
+          double(items[2]),
+          double(local),
+          double(alloc),
+          double(units),
+          images == CL_TRUE ? 1.0 : 0.0,
+          double(image_width),
+          double(image_height),
+          ListsExtension(device, "cl_khr_image2d_from_buffer") ? 1.0 : 0.0,
+          clblast,
+          0.0,  // library_clml: no CLML backend in emitted libraries
+          ListsExtension(device, "cl_khr_fp16") ? 1.0 : 0.0};
 }
 
 // Built programs per (context, device, source, options).
@@ -384,13 +410,32 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
   if (err != CL_SUCCESS) return err;
   cl_kernel kernel = clCreateKernel(program, l.kernel, &err);
   if (err != CL_SUCCESS) return err;
+  // Images made for this launch, and the fills the kernel waits for after
+  // the caller's wait list.
+  std::vector<cl_mem> images;
+  std::vector<cl_event> waits(wait_events, wait_events + num_wait_events);
+  const size_t caller_waits = waits.size();
+  auto value = [&](long long v) { return l.ints != nullptr ? l.ints[v] : v; };
   for (int a = 0; a < l.num_args && err == CL_SUCCESS; ++a) {
     const Arg& arg = l.args[a];
     if (arg.kind == 'i') {
-      const cl_int v = static_cast<cl_int>(l.ints != nullptr ? l.ints[arg.value]
-                                                             : arg.value);
+      const cl_int v = static_cast<cl_int>(value(arg.value));
       err = clSetKernelArg(kernel, a, sizeof(v), &v);
-    } else if (arg.kind == 'b') {
+    } else if (arg.kind == 'm' && (arg.when < 0 || value(arg.when) != 0)) {
+      cl_mem image = nullptr;
+      cl_event ready = nullptr;
+      err = MakeImage(queue, buffers[arg.value],
+                      static_cast<size_t>(value(arg.rows)),
+                      static_cast<size_t>(value(arg.row_elements)), l.fp16,
+                      static_cast<cl_uint>(caller_waits),
+                      caller_waits == 0 ? nullptr : waits.data(), &image,
+                      &ready);
+      if (image != nullptr) images.push_back(image);
+      if (ready != nullptr) waits.push_back(ready);
+      if (err == CL_SUCCESS) {
+        err = clSetKernelArg(kernel, a, sizeof(cl_mem), &image);
+      }
+    } else if (arg.kind == 'b' || arg.kind == 'm') {
       err = clSetKernelArg(kernel, a, sizeof(cl_mem), &buffers[arg.value]);
     } else {
       err = clSetKernelArg(kernel, a, sizeof(float), &floats[arg.value]);
@@ -398,11 +443,15 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
   }
   if (err == CL_SUCCESS) {
     const bool local = l.local[0] != 0;
-    err = clEnqueueNDRangeKernel(queue, kernel, l.dims, nullptr, l.global,
-                                 local ? l.local : nullptr, num_wait_events,
-                                 wait_events, event);
+    err = clEnqueueNDRangeKernel(
+        queue, kernel, l.dims, nullptr, l.global, local ? l.local : nullptr,
+        static_cast<cl_uint>(waits.size()), waits.empty() ? nullptr : waits.data(),
+        event);
   }
   clReleaseKernel(kernel);
+  // Released now, freed by OpenCL once the commands using them end.
+  for (size_t i = caller_waits; i < waits.size(); ++i) clReleaseEvent(waits[i]);
+  for (cl_mem image : images) clReleaseMemObject(image);
   return err;
 }
 
@@ -436,6 +485,33 @@ bool MakeShape(const std::string& op, const std::vector<long long>& dims,
   return false;
 }
 
+bool IsFp16(const char* workload) {
+  return std::strstr(workload, " fp16") != nullptr;
+}
+
+cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
+                       const cl_mem* buffers, const float* floats,
+                       cl_event* event) {
+  const bool fp16 = IsFp16(e.workload);
+  const bool epilogue = e.source >= 0;
+  cl_event call = nullptr;
+  cl_int err = EnqueueLibraryCall(queue, kLibraryCalls[e.library], buffers,
+                                  floats, fp16,
+                                  epilogue || event != nullptr ? &call
+                                                               : nullptr);
+  if (err != CL_SUCCESS || !epilogue) {
+    if (event != nullptr) *event = err == CL_SUCCESS ? call : nullptr;
+    return err;
+  }
+  const std::string options = e.options;
+  const Launch l{kSources[e.source], e.kernel, &options,  e.dims,
+                 e.global,           e.local,  &kArgs[e.first_arg],
+                 e.num_args,         nullptr,  fp16};
+  err = Enqueue(queue, l, buffers, floats, 1, &call, event);
+  clReleaseEvent(call);
+  return err;
+}
+
 cl_int PrepareShape(cl_device_id device, const Shape& s, ShapeRun* out) {
   const ShapeTemplate& t = TemplateOf(s);
   const Pick pick = FindShape(device, s);
@@ -444,6 +520,7 @@ cl_int PrepareShape(cl_device_id device, const Shape& s, ShapeRun* out) {
   out->tmpl = &t;
   out->source = kSources[pick.entry ? pick.entry->source : t.default_source];
   out->launch = ShapeLaunch();
+  out->fp16 = s.dtype == "fp16";
   t.launch(vars.data(), &out->launch);
   return CL_SUCCESS;
 }
@@ -481,6 +558,8 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
         num_floats != static_cast<size_t>(e->num_floats)) {
       return CL_INVALID_VALUE;
     }
+    if (e->library >= 0) return internal::RunLibraryEntry(queue, *e, buffers,
+                                                          floats, event);
     const std::string options = e->options;
     const internal::Launch l{internal::kSources[e->source],
                              e->kernel,
@@ -490,7 +569,8 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
                              e->local,
                              &internal::kArgs[e->first_arg],
                              e->num_args,
-                             nullptr};
+                             nullptr,
+                             internal::IsFp16(e->workload)};
     return internal::Enqueue(queue, l, buffers, floats, 0, nullptr, event);
   }
   internal::Shape s;

@@ -30,7 +30,38 @@ struct Launch {
   const Arg* args;
   int num_args;
   const long long* ints;  // for 'i' args of shape-generic launches, or null
+  bool fp16 = false;      // the workload's dtype: images of half texels
 };
+
+// Makes the image an 'm' argument reads from `buffer` (`rows` rows of
+// `row_elements` elements, fp16 or fp32), on `queue` after the wait list:
+// a view of the buffer, or an image filled by a copy or the packing kernel
+// (tuned_image.cc). `ready` receives the event of the fill (null for a view
+// with nothing to wait for); the caller releases `image` and `ready`.
+// Returns CL_SUCCESS or the OpenCL error.
+cl_int MakeImage(cl_command_queue queue, cl_mem buffer, size_t rows,
+                 size_t row_elements, bool fp16, cl_uint num_wait,
+                 const cl_event* wait, cl_mem* image, cl_event* ready);
+
+// Whether `device` lists the OpenCL extension `name`.
+bool ListsExtension(cl_device_id device, const char* name);
+
+// Whether a canonical workload string's dtype is fp16.
+bool IsFp16(const char* workload);
+
+// Enqueues a library entry: its call, then its epilogue kernel when it
+// has one (waiting for the call). `event` receives the last command's.
+cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
+                       const cl_mem* buffers, const float* floats,
+                       cl_event* event);
+
+// Enqueues a library entry's call (tuned_library.cc) with the caller's
+// buffers and floats; `fp16`: the workload's dtype is fp16. Returns
+// CL_SUCCESS, the library's status code, or CL_INVALID_OPERATION for a
+// library or routine this build does not call.
+cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
+                          const cl_mem* buffers, const float* floats,
+                          bool fp16, cl_event* event);
 
 // Enqueues `l` on `queue` with the caller's buffers and floats (indexed by
 // 'b' and 'f' args). Returns CL_SUCCESS or the OpenCL error.
@@ -57,12 +88,14 @@ struct ShapeRun {
   const ShapeTemplate* tmpl = nullptr;
   const char* source = nullptr;
   ShapeLaunch launch;
+  bool fp16 = false;  // the shape's dtype
 
   // The launch, valid while this ShapeRun is.
   Launch AsLaunch() const {
     return Launch{source,      tmpl->kernel,   &launch.options,
                   launch.dims, launch.global,  launch.local,
-                  tmpl->args,  tmpl->num_args, launch.ints};
+                  tmpl->args,  tmpl->num_args, launch.ints,
+                  fp16};
   }
 };
 

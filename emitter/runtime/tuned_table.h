@@ -17,10 +17,18 @@ struct Device {
 
 // One argument of a kernel: an integer (a value baked in at tuning time,
 // or for a shape-generic template the index of a computed one), the
-// caller's buffer number `value`, or the caller's float number `value`.
+// caller's buffer number `value`, the caller's float number `value`, or
+// the caller's buffer number `value` read as an image2d_t of RGBA texels
+// (tuned_image.cc) of `rows` rows of `row_elements` elements. For a
+// shape-generic template, rows, row_elements and `when` are indices of
+// computed integers, and the kernel takes the plain buffer where the one
+// at `when` is 0; -1: always the image.
 struct Arg {
-  char kind;  // 'i' int, 'b' buffer, 'f' float
+  char kind;  // 'i' int, 'b' buffer, 'f' float, 'm' buffer as an image
   long long value;
+  long long rows = 0;
+  long long row_elements = 0;
+  long long when = -1;
 };
 
 // The best kernel of one device and exact workload.
@@ -40,6 +48,20 @@ struct KernelEntry {
   int num_floats;   // floats the caller passes
   double time_ns;
   double gflops;
+  // Index into kLibraryCalls: the entry is that vendor-library call,
+  // followed by the kernel above when `source` is not -1 (an epilogue over
+  // its output). -1: the kernel alone.
+  int library;
+};
+
+// A call into a vendor library (tuned_library.cc): its arguments in the
+// order tunefleet's agent documents for the routine
+// (device_agent/library/library.h in tunefleet).
+struct LibraryCall {
+  const char* library;  // "clblast"
+  const char* routine;  // "gemm", "convgemm", ...
+  int first_arg;        // into kArgs
+  int num_args;
 };
 
 // The launch of a shape-generic template for one shape and config.
@@ -93,7 +115,8 @@ struct Op {
 // `vars`: the dims, attrs (as numbers), fp16, element_bytes, knobs and
 // device limits (max_work_group_size, max_work_item_size0..2,
 // local_mem_bytes, max_mem_alloc_bytes, compute_units, image_support,
-// image2d_max_width, image2d_max_height) in that order, and
+// image2d_max_width, image2d_max_height, image2d_from_buffer,
+// library_clblast, library_clml, khr_fp16) in that order, and
 // store the spec's named values after them (num_vars in all).
 struct ShapeTemplate {
   const char* name;
@@ -136,6 +159,8 @@ struct ShapeEntry {
 extern const char* const kSources[];
 extern const Arg kArgs[];
 extern const KernelEntry kKernelEntries[];
+extern const LibraryCall kLibraryCalls[];
+extern const size_t kNumLibraryCalls;
 extern const size_t kNumKernelEntries;
 extern const Device kDevices[];
 extern const size_t kNumDevices;

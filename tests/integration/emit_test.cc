@@ -15,8 +15,10 @@
 #include "nlohmann/json.hpp"
 #include "server/auth/roles.h"
 #include "server/auth/tokens.h"
+#include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/template_harness.h"
 
 namespace tunefleet {
 namespace {
@@ -212,6 +214,83 @@ TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   }
 }
 
+// Image configs (IMB of the GEMM kernel's templates, IMI of the direct
+// convolutions) run through the emitted library as the agent measured
+// them: images copied from buffers whose rows fill whole texels, packed
+// from those that do not, a plain buffer where the config reads none. The
+// records are written through the store with chosen times, so that the
+// image configs are the entries; the library's outputs are checked against
+// host implementations (tests/data/emit_model_consumer).
+TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
+  const std::string db = work_ + "/img.db";
+  std::string workloads;
+  {
+    auto store = store::Store::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE(
+        (*store)->UpsertDevice("dev", testing::Device().device_info()).ok());
+    struct Task {
+      const char* op;
+      const char* tmpl;
+      const char* shape;
+      const char* knob;
+    };
+    // Row lengths 48, 12 (copy) and 70, 11, 13 (pack).
+    const Task tasks[] = {
+        {"gemm", "gemm_tiled", "M=64,N=48,K=40", "IMB"},
+        {"dense", "dense_gemm", "N=70,K=33,affine=shift,act=relu", "IMB"},
+        {"conv2d", "conv2d_direct",
+         "N=2,C=5,H=9,W=11,K=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=clip",
+         "IMI"},
+        {"conv2d", "conv2d_direct", "C=4,H=7,W=12,K=3,R=3,S=3,SH=2,SW=2",
+         "IMI"},
+        {"depthwise_conv2d", "depthwise_direct",
+         "C=6,H=10,W=13,R=3,S=3,PH=1,PW=1,act=relu", "IMI"},
+    };
+    uint64_t seed = 7;
+    for (const Task& t : tasks) {
+      const templates::KernelTemplate& tmpl =
+          *templates::FindTemplate(t.op, t.tmpl).value();
+      auto w = templates::Workload::Parse(t.op, t.shape);
+      ASSERT_TRUE(w.ok()) << w.status();
+      const auto configs =
+          testing::RandomConfigsWith(tmpl, *w, t.knob, 1, 1, seed++);
+      ASSERT_EQ(configs.size(), 1u) << t.tmpl << " " << t.shape;
+      store::JobParams job{*w, &tmpl, "dev", tunefleet::v1::STRATEGY_RANDOM,
+                           1,  1,     0};
+      auto id = (*store)->CreateJob(job);
+      ASSERT_TRUE(id.ok()) << id.status();
+      auto trials =
+          (*store)->InsertTrials(*id, {{0, tmpl.ConfigString(configs[0])}});
+      ASSERT_TRUE(trials.ok()) << trials.status();
+      tunefleet::v1::Measurement m;
+      m.set_error(tunefleet::v1::Measurement::OK);
+      m.add_times_ns(1000);
+      ASSERT_TRUE((*store)->CompleteTrial((*trials)[0], m, 1000, 1).ok());
+      workloads += " '" + w->Canonical() + "'";
+    }
+  }
+  // The nearest tuned GEMM shape's image config on a row of 70 (pack).
+  workloads += " 'gemm M=50 N=70 K=33 fp32'";
+  auto emit = RunCommand(bin_ + " emit --json --db " + db +
+                         " --device-key dev --out " + work_ + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 5);
+  auto build = RunCommand(
+      "cmake -S " + work_ + "/lib -B " + work_ +
+      "/lib-build -DCMAKE_INSTALL_PREFIX=" + work_ +
+      "/prefix && cmake --build " + work_ + "/lib-build -j2 && cmake --install " +
+      work_ + "/lib-build && cmake -S " + SourceDir() +
+      "/tests/data/emit_model_consumer -B " + work_ +
+      "/consumer -DCMAKE_PREFIX_PATH=" + work_ + "/prefix && cmake --build " +
+      work_ + "/consumer -j2");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  auto run = RunCommand(work_ + "/consumer/emit_model_consumer" + workloads);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_EQ(run.out.find("MISMATCH"), std::string::npos) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 6) << run.out;
+}
+
 TEST_F(EmittedLibrary, RefusesUnknownDeviceKeys) {
   ASSERT_FALSE(
       Tune(work_ + "/t.db", "--shape M=8,N=8,K=8 --trials 1 --skip-reference")
@@ -269,7 +348,7 @@ TEST_F(EmittedLibrary, EmitsTheSameLibraryThroughAServer) {
   const std::map<std::string, std::string> db_files = Files(work_ + "/from-db");
   const std::map<std::string, std::string> server_files =
       Files(work_ + "/from-server");
-  EXPECT_EQ(db_files.size(), 9u);
+  EXPECT_EQ(db_files.size(), 12u);
   ASSERT_EQ(server_files.size(), db_files.size());
   for (const auto& [name, text] : db_files) {
     ASSERT_EQ(server_files.count(name), 1u) << name;

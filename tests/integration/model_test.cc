@@ -3,6 +3,9 @@
 // (tests/data/emit_model_consumer).
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,6 +70,59 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 7) << run.out;
+  std::filesystem::remove_all(work);
+}
+
+// Library entries: where only a CLBlast call was measured for a workload
+// (the reference not timed), the emitted library's entry calls CLBlast,
+// its epilogue kernel after it, and the package links CLBlast; each
+// matches the host implementation.
+TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
+  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  const std::string work =
+      ::testing::TempDir() + "/model_library_test_" + std::to_string(getpid());
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+  const std::string db = work + "/t.db";
+  const std::vector<std::pair<std::string, std::string>> tasks = {
+      {"--op dense --template clblast_dense",
+       "N=70,K=33,affine=shift,act=relu"},
+      {"--op conv2d --template clblast_conv2d",
+       "N=2,C=8,H=9,W=11,K=6,R=3,S=3,PH=1,PW=1,SH=2,SW=2,affine=scale_shift,"
+       "act=hardswish"},
+      {"--op gemm --template clblast_gemm", "M=40,N=30,K=20"}};
+  std::string workloads;
+  for (const auto& [flags, shape] : tasks) {
+    auto tune = RunCommand(bin + " tune --json --quiet " + flags +
+                           " --shape " + shape +
+                           " --trials 2 --skip-reference --db " + db);
+    ASSERT_EQ(tune.exit_code, 0) << tune.err;
+    const auto tuned = nlohmann::json::parse(tune.out);
+    ASSERT_TRUE(tuned.contains("best")) << tune.out;
+    workloads += " '" + tuned["workload"].get<std::string>() + "'";
+  }
+  auto emit =
+      RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  const auto emitted = nlohmann::json::parse(emit.out);
+  EXPECT_EQ(emitted["entries"], 3);
+  EXPECT_EQ(emitted["library_entries"], 3);
+  auto build = RunCommand("cmake -S " + work + "/lib -B " + work +
+                          "/lib-build -DCMAKE_INSTALL_PREFIX=" + work +
+                          "/prefix && cmake --build " + work +
+                          "/lib-build -j2 && cmake --install " + work +
+                          "/lib-build && " + "cmake -S " + SourceDir() +
+                          "/tests/data/emit_model_consumer -B " + work +
+                          "/consumer -DCMAKE_PREFIX_PATH=" + work +
+                          "/prefix && cmake --build " + work + "/consumer -j2");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_NE(testing::ReadAll(work + "/lib/CMakeLists.txt")
+                .find("TUNEFLEET_TUNED_CLBLAST=1"),
+            std::string::npos);
+  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 3) << run.out;
   std::filesystem::remove_all(work);
 }
 

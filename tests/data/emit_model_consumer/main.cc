@@ -229,6 +229,16 @@ int main(int argc, char** argv) {
                      : Conv(t, in, w, scale, shift, dw);
       host = {in, w, std::vector<float>(expect.size()), scale, shift};
       out_index = 2;
+    } else if (t.op == "gemm") {
+      const long long M = t.d.at("M"), N = t.d.at("N"), K = t.d.at("K");
+      std::vector<float> in = random(M * K), w = random(K * N);
+      expect.assign(M * N, 0.0);
+      for (long long m = 0; m < M; ++m)
+        for (long long n = 0; n < N; ++n)
+          for (long long k = 0; k < K; ++k)
+            expect[m * N + n] += double(in[m * K + k]) * w[k * N + n];
+      host = {in, w, std::vector<float>(expect.size())};
+      out_index = 2;
     } else {
       std::vector<float> in =
           t.op == "softmax"
