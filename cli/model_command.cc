@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "cli/library_streaks.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/registry.h"
@@ -145,10 +146,13 @@ nlohmann::json ModelTuneJson(const TuneOptions& o,
     }
     tasks.push_back(t);
   }
+  LibraryStreaks streaks;  // replayed: which library templates were dropped
+  for (const TaskOutcome& r : outcomes) streaks.Update(r.last, r.library);
   nlohmann::json j = {{"model", o.onnx},
                       {"tasks", tasks},
                       {"trials_per_task", o.trials_per_task},
                       {"library_candidates", !o.no_library},
+                      {"library_dropped", streaks.Dropped()},
                       {"elapsed_s", elapsed_s},
                       {"latency_ms", {{"naive", before}, {"tuned", after}}},
                       {"latency_complete", complete}};
@@ -231,13 +235,15 @@ std::vector<std::string> LibraryTemplates(const std::string& op) {
 // `budget` (their spaces are small: a job ends when its space does);
 // returns the trials they spent. A template the server finds no config of
 // (the agents lack the library, or it does not run the workload) is left
-// out. Errors: any other refusal or a lost job.
+// out, as is one `streaks` finds not worth trying. Errors: any other
+// refusal or a lost job.
 absl::StatusOr<uint32_t> TuneLibraryCandidates(
     const TuneOptions& o, const client::ServerConnection& server,
     CurrentJob& current, const onnx_import::ModelTask& task, uint32_t budget,
-    TaskOutcome& outcome) {
+    const LibraryStreaks& streaks, TaskOutcome& outcome) {
   uint32_t spent = 0;
   for (const std::string& name : LibraryTemplates(task.workload.op())) {
+    if (!streaks.Worth(name)) continue;
     // Keep at least one trial for the generated template.
     if (spent + 1 >= budget) break;
     tunefleet::v1::SubmitJobRequest request =
@@ -274,6 +280,7 @@ absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     workload_width = std::max(workload_width, task.workload.Canonical().size());
   }
   std::vector<TaskOutcome> outcomes;
+  LibraryStreaks streaks;
   for (const onnx_import::ModelTask& task : tasks) {
     if (stop.fired()) break;
     const auto task_start = std::chrono::steady_clock::now();
@@ -281,7 +288,7 @@ absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     uint32_t library_trials = 0;
     if (!o.no_library) {
       absl::StatusOr<uint32_t> spent = TuneLibraryCandidates(
-          o, server, current, task, o.trials_per_task, outcome);
+          o, server, current, task, o.trials_per_task, streaks, outcome);
       if (!spent.ok()) return spent.status();
       library_trials = *spent;
     }
@@ -298,6 +305,7 @@ absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
     outcome.seconds = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - task_start)
                           .count();
+    streaks.Update(outcome.last, outcome.library);
     outcomes.push_back(std::move(outcome));
     if (!o.quiet) {
       std::fprintf(stderr, "%s\n",
@@ -338,6 +346,15 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
       ops.push_back(absl::StrCat(u.op_type, " x", u.count));
     }
     std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
+  }
+  if (!j["library_dropped"].empty()) {
+    std::cout << "  library templates no longer tried after losing by more "
+                 "than "
+              << LibraryStreaks::kLosingFactor << "x on "
+              << LibraryStreaks::kLosingStreak << " tasks in a row: "
+              << absl::StrJoin(
+                     j["library_dropped"].get<std::vector<std::string>>(), ", ")
+              << "\n";
   }
   if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
 }

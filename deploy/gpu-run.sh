@@ -4,6 +4,9 @@
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
 #   build-gpu-pack/gpu-run.sh [gemm|model|info|efficiency|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh schedules
+#     one job per template of the mobile-GPU schedules (image knobs,
+#     CLBlast library templates), every trial verified (schedules.db)
 #   build-gpu-pack/gpu-run.sh fleet [SHAPE] [TRIALS]
 #     a tunefleet-server and a tunefleet-agent as separate processes on
 #     loopback with tokens, as on a board; one job tuned through them
@@ -81,8 +84,33 @@ if [ "$what" = probe ]; then
   done < "$configs" | tee -a "$RESULTS/probe.txt"
 fi
 if [ "$what" = model ] || [ "$what" = all ]; then
-  "$BIN/tunefleet" tune --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
-    --input-shape x=1,3,48,192 --trials-per-task "${TRIALS_PER_TASK:-40}" \
-    --db "$RESULTS/cls.db" --json > "$RESULTS/cls.json" 2> "$RESULTS/cls.log"
-  tail -5 "$RESULTS/cls.log"
+  # MODEL_CLI: another tunefleet build (e.g. one without this build's
+  # candidates); MODEL_FLAGS: more `tune` flags (--no-library); MODEL_TAG:
+  # suffix of the result files, for several runs in one call.
+  # shellcheck disable=SC2086  # MODEL_FLAGS: extra flags, split
+  "${MODEL_CLI:-$BIN/tunefleet}" tune --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+    --input-shape x=1,3,48,192 --trials-per-task "${TRIALS_PER_TASK:-40}" ${MODEL_FLAGS:-} \
+    --db "$RESULTS/cls${MODEL_TAG:-}.db" --json > "$RESULTS/cls${MODEL_TAG:-}.json" \
+    2> "$RESULTS/cls${MODEL_TAG:-}.log"
+  tail -5 "$RESULTS/cls${MODEL_TAG:-}.log"
+fi
+if [ "$what" = schedules ]; then
+  # The mobile-GPU schedules (image knobs, library templates) verified on
+  # this device: one job per template on a shape of a MobileNet-style
+  # model, every trial checked against the reference (schedules.db).
+  while read -r tmpl op shape; do
+    "$BIN/tunefleet" tune --template "$tmpl" --op "$op" --shape "$shape" \
+      --trials "${SCHEDULE_TRIALS:-40}" --db "$RESULTS/schedules.db" --json --quiet \
+      > "$RESULTS/schedule-$tmpl.json" 2>> "$RESULTS/schedules.log"
+    echo "$tmpl $op $shape: exit $?"
+  done <<'TASKS'
+gemm_tiled gemm M=512,N=512,K=512
+dense_gemm dense N=1000,K=1280,affine=shift
+conv2d_1x1_gemm conv2d C=64,H=56,W=56,K=128,R=1,S=1,affine=scale_shift,act=relu
+conv2d_direct conv2d C=32,H=56,W=56,K=64,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu
+depthwise_direct depthwise_conv2d C=128,H=56,W=56,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=hardswish
+clblast_gemm gemm M=512,N=512,K=512
+clblast_dense dense N=1000,K=1280,affine=shift
+clblast_conv2d conv2d C=32,H=56,W=56,K=64,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu
+TASKS
 fi

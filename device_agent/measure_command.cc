@@ -180,6 +180,7 @@ void PrintMeasurement(const MeasureOptions& o, const Task& task,
                                 {"number", m.number()},
                                 {"compile_ms", m.compile_ms()},
                                 {"max_rel_error", m.max_rel_error()},
+                                {"pack_ms", m.pack_ns() / 1e6},
                                 {"build", build}}
                      .dump(2)
               << "\n";
@@ -190,6 +191,11 @@ void PrintMeasurement(const MeasureOptions& o, const Task& task,
     std::cout << absl::StrFormat(
         ", %.4f ms, %.2f GFLOP/s (compile %.0f ms, max rel error %.2g)",
         ns / 1e6, gflops, m.compile_ms(), m.max_rel_error());
+    if (m.pack_ns() > 0) {
+      std::cout << absl::StrFormat(
+          "; of the time, %.4f ms made its images from buffers",
+          m.pack_ns() / 1e6);
+    }
   }
   std::cout << "\n";
   if (!m.error_message().empty()) std::cout << m.error_message() << "\n";

@@ -26,13 +26,6 @@ using tunefleet::v1::TimingPolicy;
 constexpr size_t kProgramCacheCapacity = 256;
 constexpr size_t kMaxWorkloads = 4;
 
-Measurement Failed(Measurement::Error code, absl::string_view message) {
-  Measurement m;
-  m.set_error(code);
-  m.set_error_message(std::string(message));
-  return m;
-}
-
 // Checks the NDRange of a launch against OpenCL 1.2 rules and the device.
 absl::Status CheckGeometry(const KernelLaunch& launch,
                            const tunefleet::v1::DeviceInfo& info) {
@@ -238,6 +231,14 @@ RoundPlan PlanRounds(const TimingPolicy& policy, double first_launch_ns) {
   return plan;
 }
 
+Measurement FailedMeasurement(Measurement::Error code,
+                              absl::string_view message) {
+  Measurement m;
+  m.set_error(code);
+  m.set_error_message(std::string(message));
+  return m;
+}
+
 absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
     ClDevice device, MeasurerOptions options) {
   cl_int err = CL_SUCCESS;
@@ -437,19 +438,19 @@ Measurement Measurer::Measure(const MeasureRequest& request) {
                            ? absl::OkStatus()
                            : CheckGeometry(request.kernel(), info_);
       !s.ok()) {
-    return Failed(Measurement::INVALID_CONFIG, s.message());
+    return FailedMeasurement(Measurement::INVALID_CONFIG, s.message());
   }
   absl::StatusOr<WorkloadState*> state =
       workloads_.Get(request.workload_key(), request.buffers());
   if (!state.ok()) {
-    return Failed(absl::IsInvalidArgument(state.status())
-                      ? Measurement::INVALID_CONFIG
-                      : Measurement::RUNTIME_ERROR,
-                  state.status().message());
+    return FailedMeasurement(absl::IsInvalidArgument(state.status())
+                                 ? Measurement::INVALID_CONFIG
+                                 : Measurement::RUNTIME_ERROR,
+                             state.status().message());
   }
   if (absl::Status s = EnsureReference(**state, request); !s.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR,
-                  absl::StrCat("reference kernel: ", s.message()));
+    return FailedMeasurement(Measurement::RUNTIME_ERROR,
+                             absl::StrCat("reference kernel: ", s.message()));
   }
   Measurement m = MeasureInState(**state, request);
   if (m.error() != Measurement::OK) {
@@ -472,18 +473,19 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
                                      const MeasureRequest& request) {
   const KernelLaunch& launch = request.kernel();
   if (absl::Status s = PrepareImages(launch, state); !s.ok()) {
-    return Failed(absl::IsInvalidArgument(s) ? Measurement::INVALID_CONFIG
-                                             : Measurement::RUNTIME_ERROR,
-                  s.message());
+    return FailedMeasurement(absl::IsInvalidArgument(s)
+                                 ? Measurement::INVALID_CONFIG
+                                 : Measurement::RUNTIME_ERROR,
+                             s.message());
   }
   if (launch.has_library()) return MeasureLibraryTrial(state, request);
   KernelInfo kernel_info;
   absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
   if (!kernel.ok()) {
-    return Failed(absl::IsFailedPrecondition(kernel.status())
-                      ? Measurement::INVALID_CONFIG
-                      : Measurement::COMPILE_ERROR,
-                  kernel.status().message());
+    return FailedMeasurement(absl::IsFailedPrecondition(kernel.status())
+                                 ? Measurement::INVALID_CONFIG
+                                 : Measurement::COMPILE_ERROR,
+                             kernel.status().message());
   }
   size_t kernel_wg = 0;
   cl_ulong kernel_local = 0;
@@ -496,48 +498,37 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   uint64_t group = 1;
   for (uint64_t l : launch.local_size()) group *= l;
   if (kernel_wg != 0 && group > kernel_wg) {
-    return Failed(Measurement::INVALID_CONFIG,
-                  absl::StrCat("work-group of ", group,
-                               " exceeds this kernel's maximum of ", kernel_wg,
-                               " (CL_KERNEL_WORK_GROUP_SIZE)"));
+    return FailedMeasurement(
+        Measurement::INVALID_CONFIG,
+        absl::StrCat("work-group of ", group,
+                     " exceeds this kernel's maximum of ", kernel_wg,
+                     " (CL_KERNEL_WORK_GROUP_SIZE)"));
   }
   if (kernel_local > info_.local_mem_bytes()) {
-    return Failed(Measurement::INVALID_CONFIG,
-                  absl::StrCat("kernel uses ", kernel_local,
-                               " bytes of local memory; the device has ",
-                               info_.local_mem_bytes()));
+    return FailedMeasurement(
+        Measurement::INVALID_CONFIG,
+        absl::StrCat("kernel uses ", kernel_local,
+                     " bytes of local memory; the device has ",
+                     info_.local_mem_bytes()));
   }
 
   // Verification run (also the first warm-up launch).
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, s.message());
+    return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }
   absl::StatusOr<double> first_ns = LaunchOnce(kernel->get(), launch);
   if (!first_ns.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, first_ns.status().message());
+    return FailedMeasurement(Measurement::RUNTIME_ERROR,
+                             first_ns.status().message());
   }
-  absl::StatusOr<double> worst_or = WorstOutputError(state);
-  if (!worst_or.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, worst_or.status().message());
-  }
-  const double worst = *worst_or;
-  Measurement m;
-  m.set_compile_ms(kernel_info.compile_ms);
-  m.set_program_source(kernel_info.source);
-  m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
-  const double rtol =
-      request.verification().rtol() > 0 ? request.verification().rtol() : 1e-4;
-  if (!(worst <= rtol)) {
-    m.set_error(Measurement::WRONG_ANSWER);
-    m.set_error_message(absl::StrFormat(
-        "output differs from the reference: max relative error %g > %g", worst,
-        rtol));
-    return m;
-  }
+  double rtol = 0;
+  Measurement m = VerifiedOutput(state, request, kernel_info.compile_ms,
+                                 kernel_info.source, &rtol);
+  if (m.error() != Measurement::ERROR_UNSPECIFIED) return m;
   if (absl::Status s = Time(kernel->get(), launch, request.timing(), *first_ns,
                             rtol, state, &m);
       !s.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, s.message());
+    return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }
   m.set_error(Measurement::OK);
   return m;
@@ -576,6 +567,32 @@ absl::Status Measurer::Time(cl_kernel kernel, const KernelLaunch& launch,
     last_timing_.replay_error = std::string(replayed.message());
   }
   return TimePlain(kernel, launch, repeat, n, max_total_ns, result);
+}
+
+Measurement Measurer::VerifiedOutput(WorkloadState& state,
+                                     const MeasureRequest& request,
+                                     double compile_ms,
+                                     Measurement::ProgramSource source,
+                                     double* rtol) {
+  absl::StatusOr<double> worst_or = WorstOutputError(state);
+  if (!worst_or.ok()) {
+    return FailedMeasurement(Measurement::RUNTIME_ERROR,
+                             worst_or.status().message());
+  }
+  const double worst = *worst_or;
+  Measurement m;
+  m.set_compile_ms(compile_ms);
+  m.set_program_source(source);
+  m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
+  *rtol =
+      request.verification().rtol() > 0 ? request.verification().rtol() : 1e-4;
+  if (!(worst <= *rtol)) {
+    m.set_error(Measurement::WRONG_ANSWER);
+    m.set_error_message(absl::StrFormat(
+        "output differs from the reference: max relative error %g > %g", worst,
+        *rtol));
+  }
+  return m;
 }
 
 absl::StatusOr<double> Measurer::WorstOutputError(WorkloadState& state) {

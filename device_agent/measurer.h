@@ -89,6 +89,11 @@ struct RoundPlan {
 RoundPlan PlanRounds(const tunefleet::v1::TimingPolicy& policy,
                      double first_launch_ns);
 
+// A measurement of `code` with `message` and nothing else: a trial that
+// failed before it was timed.
+tunefleet::v1::Measurement FailedMeasurement(
+    tunefleet::v1::Measurement::Error code, absl::string_view message);
+
 // Owns the device and everything built on it. Measure() is called by one
 // thread at a time; Prefetch() may be called from any thread, also while
 // Measure() runs.
@@ -199,6 +204,15 @@ class Measurer {
   // The largest relative error of the workload's outputs against the
   // reference's (what verification compares).
   absl::StatusOr<double> WorstOutputError(WorkloadState& state);
+  // The measurement of a trial whose output was just computed, before
+  // timing: the compile time and program source given, the output's error
+  // against the reference, and WRONG_ANSWER past the request's rtol
+  // (RUNTIME_ERROR when the output cannot be read); error unset when it
+  // verified. `rtol` receives the tolerance used.
+  tunefleet::v1::Measurement VerifiedOutput(
+      WorkloadState& state, const tunefleet::v1::MeasureRequest& request,
+      double compile_ms, tunefleet::v1::Measurement::ProgramSource source,
+      double* rtol);
   // One timing round of `number` launches: enqueues them, adds the host ms
   // from `round_start` until they were submitted to *submit_ms, waits, and
   // returns the round's device time in ns.

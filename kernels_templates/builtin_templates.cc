@@ -25,6 +25,7 @@ constexpr const char* kBuiltinSpecs[] = {
     "library/clblast_gemm.toml",
     "library/clblast_dense.toml",
     "library/clblast_conv2d.toml",
+    "library/clblast_conv2d_1x1.toml",
 };
 
 absl::StatusOr<std::string> ReadBuiltin(const std::string& path) {

@@ -22,13 +22,6 @@ using tunefleet::v1::KernelLaunch;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
 
-Measurement Failed(Measurement::Error code, absl::string_view message) {
-  Measurement m;
-  m.set_error(code);
-  m.set_error_message(std::string(message));
-  return m;
-}
-
 // A backend's refusal (unknown routine, bad arguments) is the config's
 // fault; anything else failed while running.
 Measurement::Error ErrorOf(const absl::Status& status) {
@@ -189,19 +182,21 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   }
   LibraryBackend* backend = libraries_->Find(call.library());
   if (backend == nullptr) {
-    return Failed(Measurement::INVALID_CONFIG,
-                  absl::StrCat("library ", call.library(),
-                               " is not available on this agent"));
+    return FailedMeasurement(Measurement::INVALID_CONFIG,
+                             absl::StrCat("library ", call.library(),
+                                          " is not available on this agent"));
   }
   if (!backend->HasRoutine(call.routine())) {
-    return Failed(Measurement::INVALID_CONFIG,
-                  absl::StrCat("library ", call.library(), " has no routine '",
-                               call.routine(), "'"));
+    return FailedMeasurement(
+        Measurement::INVALID_CONFIG,
+        absl::StrCat("library ", call.library(), " has no routine '",
+                     call.routine(), "'"));
   }
   absl::StatusOr<std::vector<LibraryArg>> args =
       ResolveLibraryArgs(call, state);
   if (!args.ok()) {
-    return Failed(Measurement::INVALID_CONFIG, args.status().message());
+    return FailedMeasurement(Measurement::INVALID_CONFIG,
+                             args.status().message());
   }
 
   // The epilogue kernel, built like a trial's kernel.
@@ -210,7 +205,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   if (!launch.source().empty()) {
     absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
     if (!kernel.ok()) {
-      return Failed(
+      return FailedMeasurement(
           absl::IsFailedPrecondition(kernel.status())
               ? Measurement::INVALID_CONFIG
               : Measurement::COMPILE_ERROR,
@@ -232,42 +227,30 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
 
   // Verification run.
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, s.message());
+    return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }
   if (absl::StatusOr<double> t = launcher.Once(); !t.ok()) {
-    return Failed(ErrorOf(t.status()), t.status().message());
+    return FailedMeasurement(ErrorOf(t.status()), t.status().message());
   }
-  absl::StatusOr<double> worst_or = WorstOutputError(state);
-  if (!worst_or.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR, worst_or.status().message());
-  }
-  const double worst = *worst_or;
-  Measurement m;
   // The library builds its kernels inside its first calls: their host time
   // counts as compilation, with the epilogue's build.
-  m.set_compile_ms(kernel_info.compile_ms + launcher.call_host_ms());
-  m.set_program_source(kernel_info.source);
-  m.set_max_rel_error(std::isfinite(worst) ? worst : 1e308);
-  const double rtol =
-      request.verification().rtol() > 0 ? request.verification().rtol() : 1e-4;
-  if (!(worst <= rtol)) {
-    m.set_error(Measurement::WRONG_ANSWER);
-    m.set_error_message(absl::StrFormat(
-        "output differs from the reference: max relative error %g > %g", worst,
-        rtol));
-    return m;
-  }
+  double rtol = 0;
+  Measurement m = VerifiedOutput(
+      state, request, kernel_info.compile_ms + launcher.call_host_ms(),
+      kernel_info.source, &rtol);
+  if (m.error() != Measurement::ERROR_UNSPECIFIED) return m;
 
   // A second call, past the library's first-call builds, sizes the rounds.
   absl::StatusOr<double> first_ns = launcher.Once();
   if (!first_ns.ok()) {
-    return Failed(ErrorOf(first_ns.status()), first_ns.status().message());
+    return FailedMeasurement(ErrorOf(first_ns.status()),
+                             first_ns.status().message());
   }
   const RoundPlan plan = PlanRounds(request.timing(), *first_ns);
   m.set_number(plan.number);
   for (uint32_t w = 0; w < plan.warmup; ++w) {
     if (absl::StatusOr<double> t = launcher.Once(); !t.ok()) {
-      return Failed(ErrorOf(t.status()), t.status().message());
+      return FailedMeasurement(ErrorOf(t.status()), t.status().message());
     }
   }
   last_timing_ = TimingStats{};
@@ -277,7 +260,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
                      double* submit_ms) {
                    return launcher.Round(plan.number, round_start, submit_ms);
                  });
-  if (!timed.ok()) return Failed(ErrorOf(timed), timed.message());
+  if (!timed.ok()) return FailedMeasurement(ErrorOf(timed), timed.message());
   m.set_error(Measurement::OK);
   return m;
 }

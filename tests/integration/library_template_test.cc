@@ -1,5 +1,6 @@
 // The library templates (kernels_templates/library/*.toml: CLBlast's GEMM
-// and convgemm for gemm, dense and conv2d), loaded from their spec files:
+// and convgemm for gemm, dense and conv2d, its batched GEMM for 1x1
+// conv2d), loaded from their spec files:
 // their buffers, FLOPs, bytes and reference are those of the op's
 // generated template, their configs run on the OpenCL device (PoCL here)
 // through the real libclblast and verify, and without CLBlast they have no
@@ -159,6 +160,24 @@ TEST_F(LibraryTemplates, Conv2dPaddingStrideDilationBatches) {
                                  testing::Conv("N=1,C=3,H=8,W=8,K=4,R=3,S=3"),
                                  Limits())
                    .ok());
+}
+
+TEST_F(LibraryTemplates, Conv2d1x1AsBatchedGemm) {
+  const auto tmpl = LoadLibrarySpec("clblast_conv2d_1x1");
+  ASSERT_NE(tmpl, nullptr);
+  for (const char* shape :
+       {"N=1,C=32,H=2,W=96,K=20,R=1,S=1,affine=scale_shift,act=hardswish",
+        "N=3,C=5,H=7,W=9,K=6,R=1,S=1", "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"}) {
+    const Workload w = testing::Conv(shape);
+    ExpectComparable(*tmpl, testing::BuiltinTemplate("conv2d_direct"), w);
+    ExpectAllConfigsMeasure(*tmpl, w);
+  }
+  // Only what a GEMM computes: 1x1, stride 1, no padding, one group.
+  for (const char* shape : {"N=1,C=4,H=8,W=8,K=4,R=3,S=3,PH=1,PW=1",
+                            "N=1,C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2",
+                            "N=1,C=4,H=8,W=8,K=4,R=1,S=1,G=2"}) {
+    EXPECT_FALSE(tmpl->Accepts(testing::Conv(shape))) << shape;
+  }
 }
 
 TEST_F(LibraryTemplates, NoValidConfigWithoutClblast) {

@@ -44,11 +44,25 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const auto tuned = nlohmann::json::parse(tune.out);
   ASSERT_EQ(tuned["tasks"].size(), 7u);
   std::string workloads;
+  int library_jobs = 0;
   for (const auto& t : tuned["tasks"]) {
     EXPECT_EQ(t["state"], "done") << t.dump();
     EXPECT_TRUE(t.contains("best")) << t.dump();
     workloads += " '" + t["workload"].get<std::string>() + "'";
+    // The library candidates of conv2d and dense ran within the budget.
+    uint32_t trials = t["trials"].get<uint32_t>();
+    for (const auto& l : t["library"]) {
+      EXPECT_TRUE(l.contains("time_ms")) << l.dump();
+      trials += l["trials"].get<uint32_t>();
+      ++library_jobs;
+    }
+    EXPECT_LE(trials, 3u) << t.dump();
+    const std::string op = t["workload"].get<std::string>().substr(0, 6);
+    if (op == "conv2d" || op == "dense ") {
+      EXPECT_FALSE(t["library"].empty()) << t.dump();
+    }
   }
+  EXPECT_GT(library_jobs, 0);
   EXPECT_TRUE(tuned["latency_complete"].get<bool>());
   EXPECT_GT(tuned["latency_ms"]["naive"].get<double>(), 0);
   EXPECT_GT(tuned["latency_ms"]["tuned"].get<double>(), 0);
