@@ -19,8 +19,8 @@ void LibraryStreaks::Update(
   }
   if (other_ns <= 0) return;  // nothing to compare with
   for (const auto& [name, job] : library) {
-    const bool lost = !job.has_best() ||
-                      job.best().time_ns() > kLosingFactor * other_ns;
+    const bool lost =
+        !job.has_best() || job.best().time_ns() > kLosingFactor * other_ns;
     losses_[name] = lost ? losses_[name] + 1 : 0;
   }
 }

@@ -197,9 +197,10 @@ std::string ArgArray(const SpecModel& m, int index, int* floats) {
   int ints = 0;
   *floats = 0;
   auto slot = [&](const std::string& buffer) {
-    return std::find_if(
-               m.buffers.begin(), m.buffers.end(),
-               [&](const templates::SpecBuffer& b) { return b.name == buffer; }) -
+    return std::find_if(m.buffers.begin(), m.buffers.end(),
+                        [&](const templates::SpecBuffer& b) {
+                          return b.name == buffer;
+                        }) -
            m.buffers.begin();
   };
   // Image arguments' integers follow the int arguments' (LaunchFunction).
@@ -245,9 +246,11 @@ std::vector<std::string> QuotedAll(const std::vector<std::string>& names) {
 }
 
 // The quoted names of `dtypes`.
-std::vector<std::string> DtypeNames(const std::vector<templates::Dtype>& dtypes) {
+std::vector<std::string> DtypeNames(
+    const std::vector<templates::Dtype>& dtypes) {
   std::vector<std::string> out;
-  for (templates::Dtype d : dtypes) out.push_back(Quoted(templates::DtypeName(d)));
+  for (templates::Dtype d : dtypes)
+    out.push_back(Quoted(templates::DtypeName(d)));
   return out;
 }
 

@@ -32,25 +32,27 @@ bool CanView(cl_device_id device, size_t row_bytes, size_t texel_bytes) {
 // Enqueues the packing kernel from `buffer` into `image`.
 cl_int Pack(cl_command_queue queue, cl_context context, cl_device_id device,
             cl_mem buffer, cl_mem image, cl_uint row_elements, cl_uint width,
-            cl_uint height, bool fp16, cl_uint num_wait,
-            const cl_event* wait, cl_event* done) {
+            cl_uint height, bool fp16, cl_uint num_wait, const cl_event* wait,
+            cl_event* done) {
   cl_program program = nullptr;
   cl_int err =
       GetProgram(context, device, kImagePackSource, std::string(), &program);
   if (err != CL_SUCCESS) return err;
   cl_kernel kernel = clCreateKernel(
-      program, fp16 ? "tunefleet_pack_image_half" : "tunefleet_pack_image_float",
-      &err);
+      program,
+      fp16 ? "tunefleet_pack_image_half" : "tunefleet_pack_image_float", &err);
   if (err != CL_SUCCESS) return err;
   err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &buffer);
   if (err == CL_SUCCESS) {
     err = clSetKernelArg(kernel, 1, sizeof(cl_uint), &row_elements);
   }
-  if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 2, sizeof(cl_uint), &width);
+  if (err == CL_SUCCESS)
+    err = clSetKernelArg(kernel, 2, sizeof(cl_uint), &width);
   if (err == CL_SUCCESS) {
     err = clSetKernelArg(kernel, 3, sizeof(cl_uint), &height);
   }
-  if (err == CL_SUCCESS) err = clSetKernelArg(kernel, 4, sizeof(cl_mem), &image);
+  if (err == CL_SUCCESS)
+    err = clSetKernelArg(kernel, 4, sizeof(cl_mem), &image);
   if (err == CL_SUCCESS) {
     const size_t global[2] = {width, height};
     err = clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, nullptr,
@@ -91,13 +93,13 @@ cl_int MakeImage(cl_command_queue queue, cl_mem buffer, size_t rows,
       CanView(device, row_elements * element_bytes, 4 * element_bytes)) {
     desc.image_row_pitch = row_elements * element_bytes;
     desc.buffer = buffer;
-    *image = clCreateImage(context, CL_MEM_READ_ONLY, &format, &desc, nullptr,
-                           &err);
+    *image =
+        clCreateImage(context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
     if (err != CL_SUCCESS) return err;
     // Nothing to wait for but what the caller waits for.
-    return num_wait == 0 ? CL_SUCCESS
-                         : clEnqueueMarkerWithWaitList(queue, num_wait, wait,
-                                                       ready);
+    return num_wait == 0
+               ? CL_SUCCESS
+               : clEnqueueMarkerWithWaitList(queue, num_wait, wait, ready);
   }
   *image =
       clCreateImage(context, CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);

@@ -45,18 +45,17 @@ cl_int Gemm(bool fp16, CLBlastLayout layout, size_t m, size_t n, size_t k,
             size_t batch, cl_command_queue* queue, cl_event* event) {
   const CLBlastTranspose no = CLBlastTransposeNo;
   if (batch == 0 && fp16) {
-    return CLBlastHgemm(layout, no, no, m, n, k, 0x3c00, a, 0, a_ld, b, 0,
-                        b_ld, 0, c, 0, c_ld, queue, event);
+    return CLBlastHgemm(layout, no, no, m, n, k, 0x3c00, a, 0, a_ld, b, 0, b_ld,
+                        0, c, 0, c_ld, queue, event);
   }
   if (batch == 0) {
     return CLBlastSgemm(layout, no, no, m, n, k, 1.0f, a, 0, a_ld, b, 0, b_ld,
                         0.0f, c, 0, c_ld, queue, event);
   }
   if (fp16) {
-    return CLBlastHgemmStridedBatched(layout, no, no, m, n, k, 0x3c00, a, 0,
-                                      a_ld, a_stride, b, 0, b_ld, b_stride, 0,
-                                      c, 0, c_ld, c_stride, batch, queue,
-                                      event);
+    return CLBlastHgemmStridedBatched(
+        layout, no, no, m, n, k, 0x3c00, a, 0, a_ld, a_stride, b, 0, b_ld,
+        b_stride, 0, c, 0, c_ld, c_stride, batch, queue, event);
   }
   return CLBlastSgemmStridedBatched(layout, no, no, m, n, k, 1.0f, a, 0, a_ld,
                                     a_stride, b, 0, b_ld, b_stride, 0.0f, c, 0,
@@ -150,8 +149,8 @@ cl_int EnqueueClblast(cl_command_queue queue, const LibraryCall& call,
 }  // namespace
 
 cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
-                          const cl_mem* buffers, const float* floats,
-                          bool fp16, cl_event* event) {
+                          const cl_mem* buffers, const float* floats, bool fp16,
+                          cl_event* event) {
   const CallArgs args = Split(call, buffers, floats);
 #ifdef TUNEFLEET_TUNED_CLBLAST
   if (std::strcmp(call.library, "clblast") == 0) {

@@ -5,8 +5,8 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -424,12 +424,11 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
     } else if (arg.kind == 'm' && (arg.when < 0 || value(arg.when) != 0)) {
       cl_mem image = nullptr;
       cl_event ready = nullptr;
-      err = MakeImage(queue, buffers[arg.value],
-                      static_cast<size_t>(value(arg.rows)),
-                      static_cast<size_t>(value(arg.row_elements)), l.fp16,
-                      static_cast<cl_uint>(caller_waits),
-                      caller_waits == 0 ? nullptr : waits.data(), &image,
-                      &ready);
+      err = MakeImage(
+          queue, buffers[arg.value], static_cast<size_t>(value(arg.rows)),
+          static_cast<size_t>(value(arg.row_elements)), l.fp16,
+          static_cast<cl_uint>(caller_waits),
+          caller_waits == 0 ? nullptr : waits.data(), &image, &ready);
       if (image != nullptr) images.push_back(image);
       if (ready != nullptr) waits.push_back(ready);
       if (err == CL_SUCCESS) {
@@ -443,10 +442,10 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
   }
   if (err == CL_SUCCESS) {
     const bool local = l.local[0] != 0;
-    err = clEnqueueNDRangeKernel(
-        queue, kernel, l.dims, nullptr, l.global, local ? l.local : nullptr,
-        static_cast<cl_uint>(waits.size()), waits.empty() ? nullptr : waits.data(),
-        event);
+    err = clEnqueueNDRangeKernel(queue, kernel, l.dims, nullptr, l.global,
+                                 local ? l.local : nullptr,
+                                 static_cast<cl_uint>(waits.size()),
+                                 waits.empty() ? nullptr : waits.data(), event);
   }
   clReleaseKernel(kernel);
   // Released now, freed by OpenCL once the commands using them end.
@@ -495,18 +494,17 @@ cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
   const bool fp16 = IsFp16(e.workload);
   const bool epilogue = e.source >= 0;
   cl_event call = nullptr;
-  cl_int err = EnqueueLibraryCall(queue, kLibraryCalls[e.library], buffers,
-                                  floats, fp16,
-                                  epilogue || event != nullptr ? &call
-                                                               : nullptr);
+  cl_int err =
+      EnqueueLibraryCall(queue, kLibraryCalls[e.library], buffers, floats, fp16,
+                         epilogue || event != nullptr ? &call : nullptr);
   if (err != CL_SUCCESS || !epilogue) {
     if (event != nullptr) *event = err == CL_SUCCESS ? call : nullptr;
     return err;
   }
   const std::string options = e.options;
-  const Launch l{kSources[e.source], e.kernel, &options,  e.dims,
-                 e.global,           e.local,  &kArgs[e.first_arg],
-                 e.num_args,         nullptr,  fp16};
+  const Launch l{
+      kSources[e.source],  e.kernel,   &options, e.dims, e.global, e.local,
+      &kArgs[e.first_arg], e.num_args, nullptr,  fp16};
   err = Enqueue(queue, l, buffers, floats, 1, &call, event);
   clReleaseEvent(call);
   return err;
@@ -558,8 +556,8 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
         num_floats != static_cast<size_t>(e->num_floats)) {
       return CL_INVALID_VALUE;
     }
-    if (e->library >= 0) return internal::RunLibraryEntry(queue, *e, buffers,
-                                                          floats, event);
+    if (e->library >= 0)
+      return internal::RunLibraryEntry(queue, *e, buffers, floats, event);
     const std::string options = e->options;
     const internal::Launch l{internal::kSources[e->source],
                              e->kernel,

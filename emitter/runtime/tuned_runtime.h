@@ -60,8 +60,8 @@ cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
 // CL_SUCCESS, the library's status code, or CL_INVALID_OPERATION for a
 // library or routine this build does not call.
 cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
-                          const cl_mem* buffers, const float* floats,
-                          bool fp16, cl_event* event);
+                          const cl_mem* buffers, const float* floats, bool fp16,
+                          cl_event* event);
 
 // Enqueues `l` on `queue` with the caller's buffers and floats (indexed by
 // 'b' and 'f' args). Returns CL_SUCCESS or the OpenCL error.
@@ -92,10 +92,9 @@ struct ShapeRun {
 
   // The launch, valid while this ShapeRun is.
   Launch AsLaunch() const {
-    return Launch{source,      tmpl->kernel,   &launch.options,
-                  launch.dims, launch.global,  launch.local,
-                  tmpl->args,  tmpl->num_args, launch.ints,
-                  fp16};
+    return Launch{source,        tmpl->kernel, &launch.options, launch.dims,
+                  launch.global, launch.local, tmpl->args,      tmpl->num_args,
+                  launch.ints,   fp16};
   }
 };
 

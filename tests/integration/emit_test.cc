@@ -129,17 +129,8 @@ TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 2);
 
-  auto build =
-      RunCommand("cmake -S " + work_ + "/lib -B " + work_ +
-                 "/lib-build -DCMAKE_INSTALL_PREFIX=" + work_ +
-                 "/prefix && cmake --build " + work_ +
-                 "/lib-build -j2 && cmake --install " + work_ + "/lib-build");
+  auto build = testing::BuildEmittedLibrary(work_, "emit_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  auto consumer =
-      RunCommand("cmake -S " + SourceDir() + "/tests/data/emit_consumer -B " +
-                 work_ + "/consumer -DCMAKE_PREFIX_PATH=" + work_ +
-                 "/prefix && cmake --build " + work_ + "/consumer -j2");
-  ASSERT_EQ(consumer.exit_code, 0) << consumer.out << consumer.err;
 
   // The tuned shape, a nearby one, odd ones and a tiny one; then workload
   // strings for DescribeRun and CanonicalWorkload.
@@ -276,14 +267,7 @@ TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
                          " --device-key dev --out " + work_ + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 5);
-  auto build = RunCommand(
-      "cmake -S " + work_ + "/lib -B " + work_ +
-      "/lib-build -DCMAKE_INSTALL_PREFIX=" + work_ +
-      "/prefix && cmake --build " + work_ + "/lib-build -j2 && cmake --install " +
-      work_ + "/lib-build && cmake -S " + SourceDir() +
-      "/tests/data/emit_model_consumer -B " + work_ +
-      "/consumer -DCMAKE_PREFIX_PATH=" + work_ + "/prefix && cmake --build " +
-      work_ + "/consumer -j2");
+  auto build = testing::BuildEmittedLibrary(work_, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   auto run = RunCommand(work_ + "/consumer/emit_model_consumer" + workloads);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;

@@ -48,6 +48,21 @@ inline CommandResult RunCommand(const std::string& command) {
 inline std::string BinaryDir() { return TUNEFLEET_BINARY_DIR; }
 inline std::string SourceDir() { return TUNEFLEET_SOURCE_DIR; }
 
+// Builds and installs the library `tunefleet emit` wrote to <work>/lib
+// (into <work>/prefix), then builds the consumer project
+// tests/data/<consumer> against it with find_package (in <work>/consumer).
+inline CommandResult BuildEmittedLibrary(const std::string& work,
+                                         const std::string& consumer) {
+  return RunCommand("cmake -S " + work + "/lib -B " + work +
+                    "/lib-build -DCMAKE_INSTALL_PREFIX=" + work +
+                    "/prefix && cmake --build " + work +
+                    "/lib-build -j2 && cmake --install " + work +
+                    "/lib-build && cmake -S " + SourceDir() + "/tests/data/" +
+                    consumer + " -B " + work +
+                    "/consumer -DCMAKE_PREFIX_PATH=" + work +
+                    "/prefix && cmake --build " + work + "/consumer -j2");
+}
+
 }  // namespace tunefleet::testing
 
 #endif  // TUNEFLEET_TESTS_COMMAND_RUNNER_H_

@@ -109,8 +109,7 @@ TEST_F(EmitChoice, AFasterGeneratedKernelLeavesTheLibraryOut) {
   EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
   EXPECT_EQ(summary->entries, 1);
   EXPECT_EQ(summary->library_entries, 0);
-  EXPECT_EQ(File("src/tuned_table.cc").find("{\"clblast\""),
-            std::string::npos);
+  EXPECT_EQ(File("src/tuned_table.cc").find("{\"clblast\""), std::string::npos);
   const std::string cmake = File("CMakeLists.txt");
   EXPECT_EQ(cmake.find("clblast"), std::string::npos) << cmake;
   EXPECT_EQ(cmake.find("@LIBRARY_LINKS@"), std::string::npos) << cmake;
