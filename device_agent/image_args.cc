@@ -235,13 +235,18 @@ absl::Status ImageMaker::Refresh(cl_command_queue queue,
     const cl_uint width = static_cast<cl_uint>(shape.width);
     const cl_uint height = static_cast<cl_uint>(shape.height);
     cl_mem dst = image.image.get();
-    err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &image.buffer);
-    err |= clSetKernelArg(kernel, 1, sizeof(cl_uint), &row_elements);
-    err |= clSetKernelArg(kernel, 2, sizeof(cl_uint), &width);
-    err |= clSetKernelArg(kernel, 3, sizeof(cl_uint), &height);
-    err |= clSetKernelArg(kernel, 4, sizeof(cl_mem), &dst);
-    if (err != CL_SUCCESS)
-      return ClError("image packing kernel arguments", err);
+    const std::pair<size_t, const void*> args[] = {
+        {sizeof(cl_mem), &image.buffer},
+        {sizeof(cl_uint), &row_elements},
+        {sizeof(cl_uint), &width},
+        {sizeof(cl_uint), &height},
+        {sizeof(cl_mem), &dst}};
+    for (cl_uint i = 0; i < 5; ++i) {
+      err = clSetKernelArg(kernel, i, args[i].first, args[i].second);
+      if (err != CL_SUCCESS) {
+        return ClError("image packing kernel arguments", err);
+      }
+    }
     const size_t global[2] = {shape.width, shape.height};
     err = clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, nullptr, 0,
                                  nullptr, &raw);

@@ -11,7 +11,6 @@ namespace tunefleet::templates {
 namespace {
 
 using spec_json::GetExpression;
-using spec_json::GetString;
 using spec_json::Invalid;
 using spec_json::json;
 
