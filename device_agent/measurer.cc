@@ -239,6 +239,11 @@ Measurement FailedMeasurement(Measurement::Error code,
   return m;
 }
 
+Measurement::Error MakeKernelError(const absl::Status& status) {
+  return absl::IsFailedPrecondition(status) ? Measurement::INVALID_CONFIG
+                                            : Measurement::COMPILE_ERROR;
+}
+
 absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
     ClDevice device, MeasurerOptions options) {
   cl_int err = CL_SUCCESS;
@@ -482,9 +487,7 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   KernelInfo kernel_info;
   absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
   if (!kernel.ok()) {
-    return FailedMeasurement(absl::IsFailedPrecondition(kernel.status())
-                                 ? Measurement::INVALID_CONFIG
-                                 : Measurement::COMPILE_ERROR,
+    return FailedMeasurement(MakeKernelError(kernel.status()),
                              kernel.status().message());
   }
   size_t kernel_wg = 0;

@@ -94,6 +94,11 @@ RoundPlan PlanRounds(const tunefleet::v1::TimingPolicy& policy,
 tunefleet::v1::Measurement FailedMeasurement(
     tunefleet::v1::Measurement::Error code, absl::string_view message);
 
+// The error of a trial whose kernel could not be made (Measurer's
+// MakeKernel): INVALID_CONFIG for arguments the kernel refused
+// (FAILED_PRECONDITION), else COMPILE_ERROR.
+tunefleet::v1::Measurement::Error MakeKernelError(const absl::Status& status);
+
 // Owns the device and everything built on it. Measure() is called by one
 // thread at a time; Prefetch() may be called from any thread, also while
 // Measure() runs.

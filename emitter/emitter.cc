@@ -422,8 +422,12 @@ absl::Status Consider(RecordSource& records, const std::string& key,
   if (reference.has_value() && *reference < r.time_ns()) {
     c.reference_ns = reference;
   }
-  auto [it, fresh] = best.try_emplace(r.workload_key(), c);
-  if (!fresh && c.time_ns() < it->second.time_ns()) it->second = std::move(c);
+  auto it = best.find(r.workload_key());
+  if (it == best.end()) {
+    best.emplace(r.workload_key(), std::move(c));
+  } else if (c.time_ns() < it->second.time_ns()) {
+    it->second = std::move(c);
+  }
   return absl::OkStatus();
 }
 

@@ -206,9 +206,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
     absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
     if (!kernel.ok()) {
       return FailedMeasurement(
-          absl::IsFailedPrecondition(kernel.status())
-              ? Measurement::INVALID_CONFIG
-              : Measurement::COMPILE_ERROR,
+          MakeKernelError(kernel.status()),
           absl::StrCat("epilogue kernel: ", kernel.status().message()));
     }
     epilogue = *std::move(kernel);

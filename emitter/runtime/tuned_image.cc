@@ -14,19 +14,12 @@
 namespace tunefleet_tuned::internal {
 namespace {
 
-// CL_DEVICE_IMAGE_PITCH_ALIGNMENT (OpenCL 2.0; _KHR of
-// cl_khr_image2d_from_buffer), not in OpenCL 1.2 headers.
-constexpr cl_device_info kPitchAlignment = 0x104A;
-
 // Whether the buffer's rows can be the image's rows in place.
 bool CanView(cl_device_id device, size_t row_bytes, size_t texel_bytes) {
-  if (!ListsExtension(device, "cl_khr_image2d_from_buffer")) return false;
-  cl_uint alignment = 0;
-  if (clGetDeviceInfo(device, kPitchAlignment, sizeof(alignment), &alignment,
-                      nullptr) != CL_SUCCESS) {
-    return false;
-  }
-  return alignment == 0 || row_bytes % (alignment * texel_bytes) == 0;
+  const DeviceFeatures f = FeaturesOf(device);
+  return f.image2d_from_buffer &&
+         (f.pitch_alignment == 0 ||
+          row_bytes % (f.pitch_alignment * texel_bytes) == 0);
 }
 
 // Enqueues the packing kernel from `buffer` into `image`.

@@ -32,10 +32,29 @@ std::string DeviceString(cl_device_id device, cl_device_info param) {
 
 }  // namespace
 
-bool ListsExtension(cl_device_id device, const char* name) {
-  const std::string text = DeviceString(device, CL_DEVICE_EXTENSIONS);
-  return (" " + text + " ").find(std::string(" ") + name + " ") !=
-         std::string::npos;
+DeviceFeatures FeaturesOf(cl_device_id device) {
+  static std::mutex mu;
+  static std::map<cl_device_id, DeviceFeatures> known;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  const std::string extensions =
+      " " + DeviceString(device, CL_DEVICE_EXTENSIONS) + " ";
+  auto lists = [&](const char* name) {
+    return extensions.find(std::string(" ") + name + " ") != std::string::npos;
+  };
+  DeviceFeatures f;
+  f.image2d_from_buffer = lists("cl_khr_image2d_from_buffer");
+  f.khr_fp16 = lists("cl_khr_fp16");
+  // CL_DEVICE_IMAGE_PITCH_ALIGNMENT (OpenCL 2.0; _KHR of
+  // cl_khr_image2d_from_buffer), not in OpenCL 1.2 headers.
+  constexpr cl_device_info kPitchAlignment = 0x104A;
+  if (f.image2d_from_buffer &&
+      clGetDeviceInfo(device, kPitchAlignment, sizeof(f.pitch_alignment),
+                      &f.pitch_alignment, nullptr) != CL_SUCCESS) {
+    f.image2d_from_buffer = false;  // no alignment to trust: no views
+  }
+  return known.emplace(device, f).first->second;
 }
 
 namespace {
@@ -66,6 +85,7 @@ std::vector<double> Limits(cl_device_id device) {
     clGetDeviceInfo(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof(image_height),
                     &image_height, nullptr);
   }
+  const DeviceFeatures features = FeaturesOf(device);
 #ifdef TUNEFLEET_TUNED_CLBLAST
   const double clblast = 1;
 #else
@@ -81,10 +101,10 @@ std::vector<double> Limits(cl_device_id device) {
           images == CL_TRUE ? 1.0 : 0.0,
           double(image_width),
           double(image_height),
-          ListsExtension(device, "cl_khr_image2d_from_buffer") ? 1.0 : 0.0,
+          features.image2d_from_buffer ? 1.0 : 0.0,
           clblast,
           0.0,  // library_clml: no CLML backend in emitted libraries
-          ListsExtension(device, "cl_khr_fp16") ? 1.0 : 0.0};
+          features.khr_fp16 ? 1.0 : 0.0};
 }
 
 // Built programs per (context, device, source, options).

@@ -43,8 +43,16 @@ cl_int MakeImage(cl_command_queue queue, cl_mem buffer, size_t rows,
                  size_t row_elements, bool fp16, cl_uint num_wait,
                  const cl_event* wait, cl_mem* image, cl_event* ready);
 
-// Whether `device` lists the OpenCL extension `name`.
-bool ListsExtension(cl_device_id device, const char* name);
+// What a device's extension list says that images and checks need, read
+// once per device and kept.
+struct DeviceFeatures {
+  bool image2d_from_buffer = false;  // cl_khr_image2d_from_buffer
+  bool khr_fp16 = false;             // cl_khr_fp16
+  // CL_DEVICE_IMAGE_PITCH_ALIGNMENT, texels (0: none stated); read only
+  // with image2d_from_buffer.
+  cl_uint pitch_alignment = 0;
+};
+DeviceFeatures FeaturesOf(cl_device_id device);
 
 // Whether a canonical workload string's dtype is fp16.
 bool IsFp16(const char* workload);
