@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "google/protobuf/descriptor.h"
 
 namespace tunefleet::proto {
@@ -95,6 +96,22 @@ absl::StatusOr<tunefleet::v1::Strategy> ParseStrategy(absl::string_view name) {
 
 std::vector<std::string> StrategyNames() {
   return ShortNames(*tunefleet::v1::Strategy_descriptor(), "STRATEGY_");
+}
+
+std::string TaskSchedulerName(tunefleet::v1::TaskScheduler scheduler) {
+  if (scheduler == tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED) {
+    scheduler = tunefleet::v1::TASK_SCHEDULER_GRADIENT;
+  }
+  return ShortName(*tunefleet::v1::TaskScheduler_descriptor(), scheduler,
+                   "TASK_SCHEDULER_");
+}
+
+absl::StatusOr<tunefleet::v1::TaskScheduler> ParseTaskScheduler(
+    absl::string_view name) {
+  if (name.empty()) return tunefleet::v1::TASK_SCHEDULER_GRADIENT;
+  return ParseShortName<tunefleet::v1::TaskScheduler>(
+      *tunefleet::v1::TaskScheduler_descriptor(), "TASK_SCHEDULER_",
+      absl::StrReplaceAll(name, {{"-", "_"}}), "task scheduler");
 }
 
 std::string DtypeName(tunefleet::v1::Dtype dtype) {

@@ -38,6 +38,15 @@ absl::StatusOr<tunefleet::v1::Strategy> ParseStrategy(absl::string_view name);
 // Every strategy's name, in enum order.
 std::vector<std::string> StrategyNames();
 
+// "gradient", "round_robin"; TASK_SCHEDULER_UNSPECIFIED reads as gradient,
+// the default.
+std::string TaskSchedulerName(tunefleet::v1::TaskScheduler scheduler);
+// The task scheduler named `name` ("" is the default, gradient; '-' reads as
+// '_', so "round-robin" works). Errors: INVALID_ARGUMENT "unknown task
+// scheduler '<name>'; known: gradient, round_robin".
+absl::StatusOr<tunefleet::v1::TaskScheduler> ParseTaskScheduler(
+    absl::string_view name);
+
 // "fp32", "fp16"; DTYPE_UNSPECIFIED reads as fp32.
 std::string DtypeName(tunefleet::v1::Dtype dtype);
 // Errors: INVALID_ARGUMENT "unknown dtype '<name>'; known: fp32, fp16".

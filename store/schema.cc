@@ -79,6 +79,32 @@ CREATE INDEX trials_by_job ON trials (job_id, state);
 ALTER TABLE jobs ADD COLUMN request_json TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN deadline_ms INTEGER;
 )sql",
+    // v3: model jobs (one budget over a model's tasks); each task is a job
+    // row that names its model job, its place in the request, and the
+    // trials the task scheduler has granted it. Job ids and model job ids
+    // are drawn from one sequence (Store::NextJobId).
+    R"sql(
+CREATE TABLE model_jobs (
+  id INTEGER PRIMARY KEY,
+  model_name TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  strategy TEXT NOT NULL,
+  task_scheduler TEXT NOT NULL,
+  budget INTEGER NOT NULL CHECK (budget > 0),
+  seed INTEGER NOT NULL,
+  priority INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL
+    CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+  message TEXT NOT NULL DEFAULT '',
+  request_json TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  deadline_ms INTEGER,
+  finished_ms INTEGER);
+ALTER TABLE jobs ADD COLUMN model_job_id INTEGER REFERENCES model_jobs(id);
+ALTER TABLE jobs ADD COLUMN task_index INTEGER;
+ALTER TABLE jobs ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_by_model_job ON jobs (model_job_id, task_index);
+)sql",
 };
 
 }  // namespace

@@ -110,8 +110,9 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
       Statement s,
       db_.Prepare("INSERT INTO jobs (workload_id, template_id, device_key, "
                   "strategy, budget, seed, priority, state, created_ms, "
-                  "request_json, deadline_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                  "?7, 'queued', ?8, ?9, ?10)"));
+                  "request_json, deadline_ms, id, model_job_id, task_index) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, "
+                  "?11, ?12, ?13)"));
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
   s.Bind(4, proto::StrategyName(spec.strategy)).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
@@ -122,8 +123,14 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   } else {
     s.BindNull(10);
   }
+  TUNEFLEET_ASSIGN_OR_RETURN(const int64_t id, NextJobId());
+  s.Bind(11, id);
+  if (spec.model_job_id > 0) {
+    s.Bind(12, spec.model_job_id).Bind(13, int64_t{spec.task_index});
+  } else {
+    s.BindNull(12).BindNull(13);
+  }
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
-  const int64_t id = db_.LastInsertId();
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
   return id;
 }
@@ -136,7 +143,8 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
           "SELECT j.id, w.canonical, tp.name, tp.version, "
           "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
           "j.state, j.message, j.reference_ns, j.request_json, "
-          "j.created_ms, j.deadline_ms FROM jobs j "
+          "j.created_ms, j.deadline_ms, j.model_job_id, j.task_index, "
+          "j.granted FROM jobs j "
           "JOIN workloads w ON j.workload_id = w.id "
           "JOIN templates tp ON j.template_id = tp.id WHERE ",
           where, " ORDER BY j.id DESC",
@@ -162,6 +170,9 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
     j.request_json = row.Text(12);
     j.created_ms = row.Int(13);
     j.deadline_ms = row.IsNull(14) ? 0 : row.Int(14);
+    j.model_job_id = row.IsNull(15) ? 0 : row.Int(15);
+    j.task_index = row.IsNull(16) ? -1 : static_cast<int>(row.Int(16));
+    j.granted = row.Int(17);
     out.push_back(std::move(j));
   }));
   return out;
@@ -178,14 +189,17 @@ absl::StatusOr<Job> Store::GetJob(int64_t job_id) {
 absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit,
                                                  int64_t before_id) {
   absl::MutexLock lock(&mu_);
-  return SelectJobs("(?1 = 0 OR j.id < ?1)", before_id, limit);
+  return SelectJobs("(?1 = 0 OR j.id < ?1) AND j.model_job_id IS NULL",
+                    before_id, limit);
 }
 
 absl::StatusOr<std::vector<Job>> Store::UnfinishedJobs() {
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
       std::vector<Job> rows,
-      SelectJobs("j.state IN ('queued', 'running') AND ?1 = ?1", 0));
+      SelectJobs("j.state IN ('queued', 'running') AND ?1 = ?1 AND "
+                 "j.model_job_id IS NULL",
+                 0));
   std::reverse(rows.begin(), rows.end());  // oldest first
   return rows;
 }

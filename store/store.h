@@ -35,6 +35,42 @@ struct JobParams {
   int priority = 0;
   int64_t created_ms = 0;   // Unix ms; 0: now, by the system clock
   int64_t deadline_ms = 0;  // Unix ms past which the job ends; 0: none
+  // For a task of a model job: the model job's id and the task's index in
+  // its request; 0 and -1 for a job of its own.
+  int64_t model_job_id = 0;
+  int task_index = -1;
+};
+
+// What a new model job row holds (SubmitModelJobRequest, checked).
+struct ModelJobParams {
+  std::string model_name;
+  std::string device_key;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
+  tunefleet::v1::TaskScheduler task_scheduler =
+      tunefleet::v1::TASK_SCHEDULER_GRADIENT;
+  int64_t budget = 0;  // trials over all tasks
+  uint64_t seed = 0;
+  int priority = 0;
+  int64_t created_ms = 0;   // Unix ms; 0: now
+  int64_t deadline_ms = 0;  // Unix ms; 0: none
+};
+
+// A model job as stored. Its tasks are job rows (Store::ModelTaskJobs).
+struct ModelJob {
+  int64_t id = 0;
+  std::string model_name;
+  std::string device_key;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
+  tunefleet::v1::TaskScheduler task_scheduler =
+      tunefleet::v1::TASK_SCHEDULER_GRADIENT;
+  int64_t budget = 0;
+  uint64_t seed = 0;
+  int priority = 0;
+  tunefleet::v1::JobState state = tunefleet::v1::JOB_STATE_QUEUED;
+  std::string message;
+  std::string request_json;  // the SubmitModelJobRequest as JSON
+  int64_t created_ms = 0;
+  int64_t deadline_ms = 0;
 };
 
 // A job as stored.
@@ -54,6 +90,9 @@ struct Job {
   std::string request_json;  // the SubmitJobRequest (schema v2; else empty)
   int64_t created_ms = 0;    // Unix ms
   int64_t deadline_ms = 0;   // Unix ms; 0: none
+  int64_t model_job_id = 0;  // a model job's task: its model job; else 0
+  int task_index = -1;       // a model job's task: its index; else -1
+  int64_t granted = 0;       // a model job's task: trials granted so far
 };
 
 // A trial as stored, for resuming a job.
@@ -111,19 +150,40 @@ class Store {
   absl::StatusOr<std::vector<std::pair<std::string, tunefleet::v1::DeviceInfo>>>
   ListDevices();
 
-  // Writes workload, template and job in one transaction; returns the id.
+  // Writes workload, template and job in one transaction; returns the id
+  // (never one a model job has).
   // `request_json` is what was submitted, kept so the job can resume.
   absl::StatusOr<int64_t> CreateJob(const JobParams& job,
                                     const std::string& request_json = "");
   // NOT_FOUND for an unknown id.
   absl::StatusOr<Job> GetJob(int64_t job_id);
   // The newest `limit` jobs (0: all) with an id below `before_id` (0: any),
-  // newest first.
+  // newest first; not the tasks of model jobs.
   absl::StatusOr<std::vector<Job>> ListJobs(int64_t limit,
                                             int64_t before_id = 0);
   // Jobs queued or running (a server stopped before they ended), oldest
-  // first.
+  // first; not the tasks of model jobs.
   absl::StatusOr<std::vector<Job>> UnfinishedJobs();
+
+  // Model jobs (store/model_jobs.cc). Writes the model job row; returns its
+  // id (never one a job has). Its tasks' jobs are then CreateJob()s with
+  // JobParams::model_job_id set.
+  absl::StatusOr<int64_t> CreateModelJob(const ModelJobParams& params,
+                                         const std::string& request_json);
+  // NOT_FOUND for an unknown id.
+  absl::StatusOr<ModelJob> GetModelJob(int64_t model_job_id);
+  // As ListJobs, for model jobs.
+  absl::StatusOr<std::vector<ModelJob>> ListModelJobs(int64_t limit,
+                                                      int64_t before_id = 0);
+  // Model jobs queued or running, oldest first.
+  absl::StatusOr<std::vector<ModelJob>> UnfinishedModelJobs();
+  // A model job's task jobs, by task index.
+  absl::StatusOr<std::vector<Job>> ModelTaskJobs(int64_t model_job_id);
+  absl::Status SetModelJobState(int64_t model_job_id,
+                                tunefleet::v1::JobState state,
+                                const std::string& message);
+  // Records the trials the task scheduler has granted a model job's task.
+  absl::Status SetTaskGranted(int64_t job_id, int64_t granted);
   // Every trial row of a job in id order.
   absl::StatusOr<std::vector<Trial>> JobTrials(int64_t job_id);
   // leased -> pending for every trial of a job (its agents are gone).
@@ -177,6 +237,12 @@ class Store {
   // newest first, at most `limit` (0: all).
   absl::StatusOr<std::vector<Job>> SelectJobs(absl::string_view where,
                                               int64_t arg, int64_t limit = 0)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The id for a new job or model job: above every id of both tables.
+  absl::StatusOr<int64_t> NextJobId() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<ModelJob>> SelectModelJobs(absl::string_view where,
+                                                        int64_t arg,
+                                                        int64_t limit = 0)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> UpsertWorkload(const templates::Workload& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

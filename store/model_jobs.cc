@@ -1,0 +1,139 @@
+// Model jobs in the store: their rows, their task jobs and the trials the
+// task scheduler granted each task (store.h).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/time.h"
+#include "proto/names.h"
+#include "store/store.h"
+
+namespace tunefleet::store {
+
+absl::StatusOr<int64_t> Store::NextJobId() {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement q, db_.Prepare("SELECT max(coalesce((SELECT max(id) FROM "
+                               "jobs), 0), coalesce((SELECT max(id) FROM "
+                               "model_jobs), 0)) + 1"));
+  TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return absl::InternalError("no next job id");
+  return q.Int(0);
+}
+
+absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
+                                              const std::string& request_json) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_);
+  TUNEFLEET_RETURN_IF_ERROR(txn.status());
+  TUNEFLEET_ASSIGN_OR_RETURN(const int64_t id, NextJobId());
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare("INSERT INTO model_jobs (id, model_name, device_key, "
+                  "strategy, task_scheduler, budget, seed, priority, state, "
+                  "request_json, created_ms, deadline_ms) VALUES (?1, ?2, ?3, "
+                  "?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11)"));
+  s.Bind(1, id).Bind(2, p.model_name).Bind(3, p.device_key);
+  s.Bind(4, proto::StrategyName(p.strategy));
+  s.Bind(5, proto::TaskSchedulerName(p.task_scheduler));
+  s.Bind(6, p.budget).Bind(7, static_cast<int64_t>(p.seed));
+  s.Bind(8, int64_t{p.priority}).Bind(9, request_json);
+  s.Bind(10, p.created_ms > 0 ? p.created_ms : base::NowMs());
+  if (p.deadline_ms > 0) {
+    s.Bind(11, p.deadline_ms);
+  } else {
+    s.BindNull(11);
+  }
+  TUNEFLEET_RETURN_IF_ERROR(s.Run());
+  TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
+  return id;
+}
+
+absl::StatusOr<std::vector<ModelJob>> Store::SelectModelJobs(
+    absl::string_view where, int64_t arg, int64_t limit) {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare(absl::StrCat(
+          "SELECT id, model_name, device_key, strategy, task_scheduler, "
+          "budget, seed, priority, state, message, request_json, created_ms, "
+          "deadline_ms FROM model_jobs WHERE ",
+          where, " ORDER BY id DESC",
+          limit > 0 ? absl::StrCat(" LIMIT ", limit) : "")));
+  s.Bind(1, arg);
+  std::vector<ModelJob> out;
+  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+    ModelJob m;
+    m.id = row.Int(0);
+    m.model_name = row.Text(1);
+    m.device_key = row.Text(2);
+    m.strategy = proto::ParseStrategy(row.Text(3))
+                     .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
+    m.task_scheduler = proto::ParseTaskScheduler(row.Text(4))
+                           .value_or(tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED);
+    m.budget = row.Int(5);
+    m.seed = static_cast<uint64_t>(row.Int(6));
+    m.priority = static_cast<int>(row.Int(7));
+    m.state = proto::ParseJobState(row.Text(8))
+                  .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
+    m.message = row.Text(9);
+    m.request_json = row.Text(10);
+    m.created_ms = row.Int(11);
+    m.deadline_ms = row.IsNull(12) ? 0 : row.Int(12);
+    out.push_back(std::move(m));
+  }));
+  return out;
+}
+
+absl::StatusOr<ModelJob> Store::GetModelJob(int64_t model_job_id) {
+  absl::MutexLock lock(&mu_);
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<ModelJob> rows,
+                             SelectModelJobs("id = ?1", model_job_id));
+  if (rows.empty()) {
+    return absl::NotFoundError(absl::StrCat("no model job ", model_job_id));
+  }
+  return std::move(rows.front());
+}
+
+absl::StatusOr<std::vector<ModelJob>> Store::ListModelJobs(int64_t limit,
+                                                           int64_t before_id) {
+  absl::MutexLock lock(&mu_);
+  return SelectModelJobs("(?1 = 0 OR id < ?1)", before_id, limit);
+}
+
+absl::StatusOr<std::vector<ModelJob>> Store::UnfinishedModelJobs() {
+  absl::MutexLock lock(&mu_);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::vector<ModelJob> rows,
+      SelectModelJobs("state IN ('queued', 'running') AND ?1 = ?1", 0));
+  std::reverse(rows.begin(), rows.end());  // oldest first
+  return rows;
+}
+
+absl::StatusOr<std::vector<Job>> Store::ModelTaskJobs(int64_t model_job_id) {
+  absl::MutexLock lock(&mu_);
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows,
+                             SelectJobs("j.model_job_id = ?1", model_job_id));
+  std::sort(rows.begin(), rows.end(), [](const Job& a, const Job& b) {
+    return a.task_index < b.task_index;
+  });
+  return rows;
+}
+
+absl::Status Store::SetModelJobState(int64_t model_job_id,
+                                     tunefleet::v1::JobState state,
+                                     const std::string& message) {
+  const bool final = proto::IsFinalJobState(state);
+  absl::MutexLock lock(&mu_);
+  return db_.Run(
+      "UPDATE model_jobs SET state = ?2, message = ?3, "
+      "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END WHERE id = ?1",
+      model_job_id, proto::JobStateName(state), message, int64_t{final},
+      base::NowMs());
+}
+
+absl::Status Store::SetTaskGranted(int64_t job_id, int64_t granted) {
+  absl::MutexLock lock(&mu_);
+  return db_.Run("UPDATE jobs SET granted = ?2 WHERE id = ?1", job_id,
+                 granted);
+}
+
+}  // namespace tunefleet::store
