@@ -81,4 +81,13 @@ grpc::Status AuthorizedTuningService::CancelJob(
   });
 }
 
+grpc::Status AuthorizedTuningService::SubmitModelJob(
+    grpc::ServerContext* context,
+    const tunefleet::v1::SubmitModelJobRequest* request,
+    tunefleet::v1::SubmitModelJobResponse* response) {
+  return Authorized(*auth_, *context, auth::kSubmitModelJobMethod, [&] {
+    return inner_->SubmitModelJob(context, request, response);
+  });
+}
+
 }  // namespace tunefleet::server

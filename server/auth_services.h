@@ -34,7 +34,7 @@ class AuthorizedAgentService final
   const auth::Authorizer* auth_;
 };
 
-// TuningService: SubmitJob and CancelJob for tuners, the rest for readers
+// TuningService: SubmitJob, SubmitModelJob and CancelJob for tuners, the rest for readers
 // and tuners. Thread-safe; `inner` and `auth` must outlive it.
 class AuthorizedTuningService final
     : public tunefleet::v1::TuningService::Service {
@@ -67,6 +67,10 @@ class AuthorizedTuningService final
   grpc::Status CancelJob(grpc::ServerContext* context,
                          const tunefleet::v1::CancelJobRequest* request,
                          tunefleet::v1::JobProgress* response) override;
+  grpc::Status SubmitModelJob(
+      grpc::ServerContext* context,
+      const tunefleet::v1::SubmitModelJobRequest* request,
+      tunefleet::v1::SubmitModelJobResponse* response) override;
 
  private:
   TuningServiceImpl* inner_;

@@ -59,9 +59,11 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       scheduler_(scheduler),
       clock_(clock),
       resume_(std::move(resume)) {
+  budget_ = spec_.budget;
+  closed_ = !spec_.granted_budget;
   progress_.set_job_id(id_);
   progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
-  progress_.set_trials_total(static_cast<uint32_t>(spec_.budget));
+  progress_.set_trials_total(static_cast<uint32_t>(budget_));
   progress_.set_space_size(space_->valid_size());
   size_t history_rows = 0;
   for (const auto& g : spec_.history) history_rows += g.labels.size();
@@ -95,6 +97,31 @@ void Job::Interrupt() {
   absl::MutexLock lock(&mu_);
   cancelled_ = true;
   interrupted_ = true;
+}
+
+void Job::Grant(int64_t trials) {
+  absl::MutexLock lock(&mu_);
+  budget_ += trials;
+  woken_ = true;
+  progress_.set_trials_total(static_cast<uint32_t>(budget_));
+  ++version_;
+}
+
+void Job::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  woken_ = true;
+}
+
+void Job::SetMessage(const std::string& message) {
+  absl::MutexLock lock(&mu_);
+  progress_.set_message(message);
+}
+
+int64_t Job::Budget(bool* open) {
+  absl::MutexLock lock(&mu_);
+  *open = !closed_;
+  return budget_;
 }
 
 void Job::CountRequeued() {
@@ -203,7 +230,8 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
-  options.budget_hint = static_cast<size_t>(spec_.budget);
+  options.budget_hint = static_cast<size_t>(
+      spec_.budget_hint > 0 ? spec_.budget_hint : spec_.budget);
   options.history = spec_.history;
   TUNEFLEET_ASSIGN_OR_RETURN(
       options.features,
@@ -253,13 +281,21 @@ absl::Status Job::Loop() {
     if (!Collect(&measurements, &outstanding)) return absl::OkStatus();
     strategy->Observe(measurements);
     const int64_t done = Done();
-    if (done >= spec_.budget) return absl::OkStatus();
+    bool open = false;
+    const int64_t budget = Budget(&open);
+    if (done >= budget && !open) {
+      if (spec_.granted_budget) SetMessage("its granted trials are measured");
+      return absl::OkStatus();
+    }
     if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
-    if (exhausted && outstanding == 0) return absl::OkStatus();
+    if (exhausted && outstanding == 0) {
+      if (spec_.granted_budget) SetMessage("every config of its space measured");
+      return absl::OkStatus();
+    }
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);
     const int64_t in_flight = static_cast<int64_t>(outstanding);
     const int64_t want =
-        std::min(spec_.budget - done - in_flight, capacity - in_flight);
+        std::min(budget - done - in_flight, capacity - in_flight);
     if (want <= 0 || exhausted) continue;
     std::vector<uint64_t> indices =
         strategy->Propose(static_cast<size_t>(want));
@@ -328,10 +364,11 @@ bool Job::Collect(std::vector<search::Measurement>* measurements,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
   auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancelled_ || !inbox_.empty();
+    return cancelled_ || woken_ || !inbox_.empty();
   };
   // The timeout re-reads capacity, so agents that connect later get work.
   mu_.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(200));
+  woken_ = false;
   if (cancelled_) return false;
   std::vector<Result> results;
   results.swap(inbox_);

@@ -31,6 +31,13 @@ struct JobSpec : store::JobParams {
   int64_t early_stop = 0;  // trials without improvement before stopping
   // Earlier tasks' results the model starts from (transfer learning).
   std::vector<search::HistoryGroup> history;
+  // A task of a model job: its budget starts at `budget` (what was granted
+  // before a restart; may be 0) and grows with Grant(); at its budget it
+  // waits for more until Close().
+  bool granted_budget = false;
+  // Trials the strategy may expect in all (search/strategy.h budget_hint);
+  // 0: `budget`.
+  int64_t budget_hint = 0;
 };
 
 // Builds the search space of a task: the template's knobs under its
@@ -47,20 +54,36 @@ struct JobResume {
   bool reference_measured = false;
 };
 
+// What the TuningService watches and cancels: a job or a model job.
+class TrackedJob {
+ public:
+  virtual ~TrackedJob() = default;
+  virtual int64_t id() const = 0;
+  virtual tunefleet::v1::JobProgress Progress() = 0;
+  // Waits up to `timeout` for progress newer than `*version`; updates
+  // `*version` and returns true with the new progress in `*out`.
+  virtual bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
+                             tunefleet::v1::JobProgress* out) = 0;
+  // Stops it, ending it as cancelled; finished trials stay.
+  virtual void Cancel() = 0;
+  // Blocks until its thread has finished.
+  virtual void Join() = 0;
+};
+
 // Thread-safe: OnResult() comes from agent streams, Progress() and
 // WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
 // The job's thread waits for results in real time (a few hundred ms at a
 // time) and checks the deadline against `clock` after each wait.
-class Job {
+class Job : public TrackedJob {
  public:
   // The job ends at spec.deadline_ms (Unix ms of `clock`; 0: never).
   // `store`, `scheduler` and `clock` must outlive the job.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
       Scheduler* scheduler, const base::Clock& clock, JobResume resume = {});
-  ~Job();
+  ~Job() override;
 
-  int64_t id() const { return id_; }
+  int64_t id() const override { return id_; }
   // The id under which the job's naive reference kernel is measured; never
   // a trial row (those ids are positive).
   int64_t reference_trial_id() const { return -id_; }
@@ -69,23 +92,25 @@ class Job {
 
   void Start();
   // Stops proposing, drops queued trials, ends the job as cancelled.
-  void Cancel();
+  void Cancel() override;
+  // A model job's task (spec.granted_budget): `trials` more to measure.
+  void Grant(int64_t trials);
+  // A model job's task: no more grants; it ends once its budget is spent.
+  void Close();
   // Stops the job's thread but leaves it unfinished in the store (server
   // shutdown): the next server resumes it.
   void Interrupt();
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
   // Blocks until the job thread has finished.
-  void Join();
+  void Join() override;
 
   // A result for one of this job's trials (written to the store here).
   void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m);
 
-  tunefleet::v1::JobProgress Progress();
-  // Waits up to `timeout` for progress newer than `*version`; updates
-  // `*version` and returns true with the new progress in `*out`.
+  tunefleet::v1::JobProgress Progress() override;
   bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                     tunefleet::v1::JobProgress* out);
+                     tunefleet::v1::JobProgress* out) override;
 
  private:
   // A stored result waiting for the job's thread.
@@ -116,6 +141,10 @@ class Job {
   void SetBest(int64_t trial_id, uint64_t index, double time_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Done();
+  // Why the job ends, for Finish() (the lock not held).
+  void SetMessage(const std::string& message);
+  // The trial budget now (grows with Grant()), and whether more may come.
+  int64_t Budget(bool* open);
   // True (and the reason in the progress message) once early_stop trials
   // passed without improvement.
   bool StoppedEarly(int64_t done);
@@ -142,6 +171,9 @@ class Job {
   absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;  // no more grants
+  bool woken_ ABSL_GUARDED_BY(mu_) = false;   // a grant or close to read
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> outstanding_
       ABSL_GUARDED_BY(mu_);  // trial -> index

@@ -11,6 +11,7 @@
 #include "kernels_templates/registry.h"
 #include "proto/names.h"
 #include "search/strategy.h"
+#include "server/model_progress.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 
@@ -40,7 +41,8 @@ absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
 }
 
 absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
-    const tunefleet::v1::SubmitJobRequest& request) {
+    const tunefleet::v1::SubmitJobRequest& request,
+    HistoryCache* history_cache) {
   // Every field that needs neither store nor registry, before anything
   // is registered or stored.
   TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitJobRequest(request));
@@ -100,9 +102,15 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       request.early_stop(),
       {}};
   if (!request.no_transfer() && strategy == tunefleet::v1::STRATEGY_XGB) {
-    absl::StatusOr<std::vector<search::HistoryGroup>> history =
-        cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
-    if (history.ok()) spec.history = *std::move(history);
+    const std::string name((*tmpl)->name());
+    if (history_cache != nullptr && history_cache->contains(name)) {
+      spec.history = history_cache->at(name);
+    } else {
+      absl::StatusOr<std::vector<search::HistoryGroup>> history =
+          cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
+      if (history.ok()) spec.history = *std::move(history);
+      if (history_cache != nullptr) (*history_cache)[name] = spec.history;
+    }
   }
   return Prepared{std::move(spec), std::move(device), std::move(space)};
 }
@@ -123,7 +131,7 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
 }
 
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
-                                        JobResume resume) {
+                                        JobResume resume, bool start) {
   auto job = std::make_shared<Job>(
       id, std::move(prepared.spec), std::move(prepared.device),
       std::move(prepared.space), store_, scheduler_, clock_, std::move(resume));
@@ -131,14 +139,25 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
   }
-  job->Start();
+  if (start) job->Start();
   return job;
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
                              store_->UnfinishedJobs());
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
+                             store_->UnfinishedModelJobs());
   int resumed = 0;
+  for (const store::ModelJob& row : models) {
+    if (absl::Status s = ResumeModel(row); !s.ok()) {
+      TUNEFLEET_RETURN_IF_ERROR(store_->SetModelJobState(
+          row.id, tunefleet::v1::JOB_STATE_FAILED,
+          absl::StrCat("cannot resume: ", s.message())));
+      continue;
+    }
+    ++resumed;
+  }
   for (const store::Job& row : rows) {
     if (absl::Status s = Resume(row); !s.ok()) {
       TUNEFLEET_RETURN_IF_ERROR(
@@ -152,6 +171,13 @@ absl::StatusOr<int> JobManager::ResumeJobs() {
 }
 
 absl::Status JobManager::Resume(const store::Job& row) {
+  TUNEFLEET_ASSIGN_OR_RETURN(auto rebuilt, Rebuild(row));
+  Launch(row.id, std::move(rebuilt.first), std::move(rebuilt.second));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<JobManager::Prepared, JobResume>> JobManager::Rebuild(
+    const store::Job& row) {
   if (row.request_json.empty()) {
     return absl::FailedPreconditionError(
         "the job was stored without its request (an older tunefleet)");
@@ -175,12 +201,18 @@ absl::Status JobManager::Resume(const store::Job& row) {
   JobResume resume;
   TUNEFLEET_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
   resume.reference_measured = row.reference_ns > 0;
-  Launch(row.id, std::move(prepared), std::move(resume));
-  return absl::OkStatus();
+  return std::make_pair(std::move(prepared), std::move(resume));
 }
 
 std::shared_ptr<Job> JobManager::Find(int64_t job_id) {
   absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<TrackedJob> JobManager::FindTracked(int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = models_.find(job_id); it != models_.end()) return it->second;
   auto it = jobs_.find(job_id);
   return it == jobs_.end() ? nullptr : it->second;
 }
@@ -210,12 +242,24 @@ void JobManager::OnLostLeases(const LostLeases& lost) {
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
-  if (std::shared_ptr<Job> job = Find(job_id)) {
+  if (std::shared_ptr<TrackedJob> job = FindTracked(job_id)) {
     if (!proto::IsFinalJobState(job->Progress().state())) {
       job->Cancel();
       job->Join();
       return job->Progress();
     }
+  }
+  if (absl::StatusOr<store::ModelJob> model = store_->GetModelJob(job_id);
+      model.ok()) {
+    if (proto::IsFinalJobState(model->state)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("model job ", job_id, " already ended (",
+                       proto::JobStateName(model->state), ")"));
+    }
+    TUNEFLEET_RETURN_IF_ERROR(store_->SetModelJobState(
+        job_id, tunefleet::v1::JOB_STATE_CANCELLED, ""));
+    TUNEFLEET_ASSIGN_OR_RETURN(*model, store_->GetModelJob(job_id));
+    return StoredModelProgress(*store_, *model, true);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
   if (proto::IsFinalJobState(row.state)) {
@@ -232,41 +276,78 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
     int64_t limit, int64_t before_id) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
-                             store_->ListJobs(limit, before_id));
-  std::vector<tunefleet::v1::JobProgress> out;
-  for (const store::Job& row : rows) {
-    if (std::shared_ptr<Job> job = Find(row.id)) {
-      out.push_back(job->Progress());
-      out.back().set_created_unix_ms(row.created_ms);
-      continue;
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::JobProgress> stored,
+                             StoredJobList(*store_, limit, before_id));
+  for (tunefleet::v1::JobProgress& p : stored) {
+    std::shared_ptr<TrackedJob> live = FindTracked(p.job_id());
+    if (live == nullptr) continue;
+    const int64_t created_ms = p.created_unix_ms();
+    if (auto* model = dynamic_cast<ModelJob*>(live.get())) {
+      p = model->Summary();
+    } else {
+      p = live->Progress();
     }
-    TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
-                               StoredProgress(*store_, row));
-    out.push_back(std::move(p));
+    p.set_created_unix_ms(created_ms);
+  }
+  return stored;
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
+    store::Store& store, int64_t limit, int64_t before_id) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> jobs,
+                             store.ListJobs(limit, before_id));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
+                             store.ListModelJobs(limit, before_id));
+  // Both newest first; merged by id, the newest `limit`.
+  std::vector<tunefleet::v1::JobProgress> out;
+  size_t j = 0, m = 0;
+  while ((limit <= 0 || static_cast<int64_t>(out.size()) < limit) &&
+         (j < jobs.size() || m < models.size())) {
+    if (m < models.size() &&
+        (j == jobs.size() || models[m].id > jobs[j].id)) {
+      TUNEFLEET_ASSIGN_OR_RETURN(
+          tunefleet::v1::JobProgress p,
+          StoredModelProgress(store, models[m++], /*with_tasks=*/false));
+      out.push_back(std::move(p));
+    } else {
+      TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
+                                 StoredProgress(store, jobs[j++]));
+      out.push_back(std::move(p));
+    }
   }
   return out;
 }
 
-std::vector<std::shared_ptr<Job>> JobManager::TakeAll() {
+std::vector<std::shared_ptr<Job>> JobManager::TakeAll(
+    std::vector<std::shared_ptr<ModelJob>>* models) {
   std::map<int64_t, std::shared_ptr<Job>> jobs;
+  std::map<int64_t, std::shared_ptr<ModelJob>> model_jobs;
   {
     absl::MutexLock lock(&mu_);
     jobs.swap(jobs_);
+    model_jobs.swap(models_);
   }
+  for (auto& [id, model] : model_jobs) models->push_back(std::move(model));
   std::vector<std::shared_ptr<Job>> out;
   for (auto& [id, job] : jobs) out.push_back(std::move(job));
   return out;
 }
 
 void JobManager::CancelAll() {
-  std::vector<std::shared_ptr<Job>> jobs = TakeAll();
+  std::vector<std::shared_ptr<ModelJob>> models;
+  std::vector<std::shared_ptr<Job>> jobs = TakeAll(&models);
+  for (auto& model : models) model->Cancel();
   for (auto& job : jobs) job->Cancel();
+  for (auto& model : models) model->Join();
   for (auto& job : jobs) job->Join();
 }
 
 void JobManager::Shutdown() {
-  std::vector<std::shared_ptr<Job>> jobs = TakeAll();
+  std::vector<std::shared_ptr<ModelJob>> models;
+  std::vector<std::shared_ptr<Job>> jobs = TakeAll(&models);
+  // A model job first: it interrupts its tasks' jobs itself.
+  for (auto& model : models) model->Interrupt();
+  for (auto& model : models) model->Join();
   for (auto& job : jobs) job->Interrupt();
   for (auto& job : jobs) job->Join();
 }

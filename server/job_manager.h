@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
 #include "server/job.h"
+#include "server/model_job.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
 #include "store/store.h"
@@ -26,6 +27,12 @@ inline constexpr size_t kMaxHistoryRows = 3000;
 // in this server).
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
     store::Store& store, const store::Job& row);
+
+// Jobs and model jobs newest first, as stored (for `tunefleet jobs --db`):
+// at most `limit` (0: all) with ids below `before_id` (0: any); model jobs
+// with `model` set but without per-task progress.
+absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
+    store::Store& store, int64_t limit, int64_t before_id = 0);
 
 // Thread-safe. Job deadlines (SubmitJobRequest.deadline_s) are measured
 // against `clock`; `store`, `scheduler` and `clock` must outlive the
@@ -54,8 +61,20 @@ class JobManager {
   absl::StatusOr<std::shared_ptr<Job>> Submit(
       const tunefleet::v1::SubmitJobRequest& request);
 
-  // The live job, or nullptr (unknown, or from an earlier server run).
+  // Checks a model job (ValidateSubmitModelJobRequest, then every task as
+  // Submit() checks a job, its errors prefixed "tasks[i]."), stores it and
+  // its tasks' jobs, and starts it. A task with no config for the device
+  // is skipped and listed in `response`; FAILED_PRECONDITION when every
+  // task is. Fills `response`.
+  absl::StatusOr<std::shared_ptr<ModelJob>> SubmitModel(
+      const tunefleet::v1::SubmitModelJobRequest& request,
+      tunefleet::v1::SubmitModelJobResponse* response);
+
+  // The live job (a model job's task included), or nullptr (unknown, or
+  // from an earlier server run).
   std::shared_ptr<Job> Find(int64_t job_id);
+  // The live job or model job with this id, or nullptr.
+  std::shared_ptr<TrackedJob> FindTracked(int64_t job_id);
 
   // Routes an agent's result to its job, through CheckedMeasurement().
   void OnResult(int64_t job_id, int64_t trial_id,
@@ -64,11 +83,11 @@ class JobManager {
   // counted, abandoned ones end as DEVICE_LOST.
   void OnLostLeases(const LostLeases& lost);
 
-  // Cancels one job. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a
+  // Cancels one job or model job. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a
   // job already ended. Returns its progress after the cancel.
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id);
-  // The newest `limit` jobs below id `before_id` (0: any), live progress
-  // where running.
+  // The newest `limit` jobs and model jobs below id `before_id` (0: any),
+  // live progress where running; model jobs without per-task progress.
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> List(
       int64_t limit, int64_t before_id = 0);
 
@@ -85,19 +104,59 @@ class JobManager {
     tunefleet::v1::DeviceInfo device;
     std::unique_ptr<search::SearchSpace> space;
   };
+  // Transfer history already read, by template name (one submission's).
+  using HistoryCache =
+      std::map<std::string, std::vector<search::HistoryGroup>>;
   absl::StatusOr<Prepared> Prepare(
-      const tunefleet::v1::SubmitJobRequest& request);
+      const tunefleet::v1::SubmitJobRequest& request,
+      HistoryCache* history_cache = nullptr);
+  // A stored unfinished job rebuilt: its request prepared again with the
+  // stored run's seed, budget and times, its trials to resume.
+  absl::StatusOr<std::pair<Prepared, JobResume>> Rebuild(
+      const store::Job& row);
+  // A task of a model job, checked and ready to store.
+  struct PreparedTask {
+    int task_index = 0;
+    tunefleet::v1::SubmitJobRequest request;  // as its job row keeps it
+    Prepared prepared;
+  };
+  // Prepares the model's tasks at `indices` as jobs on device key `key`; a
+  // task with no config for the device goes to `skipped`, as does any
+  // other bad one unless `strict` (then its error, prefixed "tasks[i].").
+  absl::StatusOr<std::vector<PreparedTask>> PrepareModelTasks(
+      const tunefleet::v1::SubmitModelJobRequest& request,
+      const std::string& key, const std::vector<int>& indices, bool strict,
+      std::vector<tunefleet::v1::SkippedTask>* skipped);
+  // Stores prepared tasks as job rows of model job `row` and makes them
+  // into (not started) slots.
+  absl::StatusOr<std::vector<ModelTaskSlot>> StoreModelTasks(
+      const store::ModelJob& row, std::vector<PreparedTask> tasks);
+  // A resumed model job's stored task: a slot with its job rebuilt, or with
+  // its stored progress where it ended (or cannot be rebuilt).
+  absl::StatusOr<ModelTaskSlot> ResumeModelTask(const store::ModelJob& row,
+                                                const store::Job& task,
+                                                uint32_t weight);
+  // Builds the model job's task scheduler from its slots and starts it.
+  absl::StatusOr<std::shared_ptr<ModelJob>> LaunchModel(
+      store::ModelJob row, const tunefleet::v1::SubmitModelJobRequest& request,
+      std::vector<ModelTaskSlot> slots,
+      std::vector<tunefleet::v1::SkippedTask> skipped);
+  absl::Status ResumeModel(const store::ModelJob& row);
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
   absl::Status Resume(const store::Job& row);
-  std::shared_ptr<Job> Launch(int64_t id, Prepared prepared, JobResume resume);
-  std::vector<std::shared_ptr<Job>> TakeAll();
+  std::shared_ptr<Job> Launch(int64_t id, Prepared prepared, JobResume resume,
+                              bool start = true);
+  // Empties the manager: its jobs, and its model jobs into `models`.
+  std::vector<std::shared_ptr<Job>> TakeAll(
+      std::vector<std::shared_ptr<ModelJob>>* models);
 
   store::Store* const store_;
   Scheduler* const scheduler_;
   const base::Clock& clock_;
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::shared_ptr<ModelJob>> models_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunefleet::server

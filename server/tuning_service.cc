@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "proto/names.h"
+#include "server/model_progress.h"
 #include "server/page_token.h"
 #include "store/store.h"
 
@@ -25,11 +26,22 @@ grpc::Status TuningServiceImpl::SubmitJob(
   }());
 }
 
+grpc::Status TuningServiceImpl::SubmitModelJob(
+    grpc::ServerContext*, const tunefleet::v1::SubmitModelJobRequest* request,
+    tunefleet::v1::SubmitModelJobResponse* response) {
+  return ToGrpc(jobs_->SubmitModel(*request, response).status());
+}
+
 absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
     int64_t job_id) {
   tunefleet::v1::JobProgress progress;
-  if (std::shared_ptr<Job> job = jobs_->Find(job_id)) {
+  if (std::shared_ptr<TrackedJob> job = jobs_->FindTracked(job_id)) {
     progress = job->Progress();
+  } else if (absl::StatusOr<store::ModelJob> model =
+                 store_->GetModelJob(job_id);
+             model.ok()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        progress, StoredModelProgress(*store_, *model, /*with_tasks=*/true));
   } else {
     // A job of an earlier server run: its stored state.
     TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
@@ -44,6 +56,11 @@ void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
   progress->clear_waiting_reason();
   for (int64_t id : scheduler_->LeasedTrials(progress->job_id())) {
     progress->add_in_flight_trial_ids(id);
+  }
+  for (const auto& task : progress->model().task_progress()) {
+    for (int64_t id : scheduler_->LeasedTrials(task.job().job_id())) {
+      progress->add_in_flight_trial_ids(id);
+    }
   }
   if (proto::IsFinalJobState(progress->state())) return;
   std::map<std::string, int> agents_by_key;
@@ -69,7 +86,7 @@ grpc::Status TuningServiceImpl::WatchJob(
   if (absl::Status s = validation::ValidateWatchJobRequest(*request); !s.ok()) {
     return ToGrpc(s);
   }
-  std::shared_ptr<Job> job = jobs_->Find(request->job_id());
+  std::shared_ptr<TrackedJob> job = jobs_->FindTracked(request->job_id());
   if (job == nullptr) {
     absl::StatusOr<tunefleet::v1::JobProgress> stored =
         CurrentProgress(request->job_id());

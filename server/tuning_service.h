@@ -58,6 +58,12 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
                          const tunefleet::v1::CancelJobRequest* request,
                          tunefleet::v1::JobProgress* response) override;
 
+  // JobManager::SubmitModel's errors.
+  grpc::Status SubmitModelJob(
+      grpc::ServerContext* context,
+      const tunefleet::v1::SubmitModelJobRequest* request,
+      tunefleet::v1::SubmitModelJobResponse* response) override;
+
   // Makes WatchJob calls return (server shutdown).
   void Stop() { stopping_ = true; }
 

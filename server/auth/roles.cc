@@ -29,7 +29,8 @@ bool RoleAllows(Role held, Role needed) {
 
 std::optional<Role> RequiredRole(absl::string_view full_method) {
   if (full_method == kConnectMethod) return Role::kAgent;
-  if (full_method == kSubmitJobMethod || full_method == kCancelJobMethod) {
+  if (full_method == kSubmitJobMethod || full_method == kCancelJobMethod ||
+      full_method == kSubmitModelJobMethod) {
     return Role::kTuner;
   }
   if (full_method == kWatchJobMethod || full_method == kListDevicesMethod ||

@@ -28,6 +28,8 @@ inline constexpr char kSubmitJobMethod[] =
     "/tunefleet.v1.TuningService/SubmitJob";
 inline constexpr char kCancelJobMethod[] =
     "/tunefleet.v1.TuningService/CancelJob";
+inline constexpr char kSubmitModelJobMethod[] =
+    "/tunefleet.v1.TuningService/SubmitModelJob";
 inline constexpr char kWatchJobMethod[] =
     "/tunefleet.v1.TuningService/WatchJob";
 inline constexpr char kListDevicesMethod[] =

@@ -211,6 +211,53 @@ absl::Status ValidateSubmitJobRequest(
   return absl::OkStatus();
 }
 
+absl::Status ValidateSubmitModelJobRequest(
+    const tunefleet::v1::SubmitModelJobRequest& request) {
+  if (absl::Status s =
+          CheckLength("model_name", request.model_name(), kMaxTextLength);
+      !s.ok()) {
+    return s;
+  }
+  if (request.tasks().empty() || request.tasks_size() > kMaxModelTasks) {
+    return Invalid("tasks", absl::StrCat("must hold 1 to ", kMaxModelTasks,
+                                         " tasks, got ", request.tasks_size()));
+  }
+  for (int i = 0; i < request.tasks_size(); ++i) {
+    const tunefleet::v1::ModelTask& task = request.tasks(i);
+    const std::string field = absl::StrCat("tasks[", i, "]");
+    if (!task.has_workload()) return Invalid(field + ".workload", "missing");
+    if (task.weight() < 1 || task.weight() > kMaxTaskWeight) {
+      return Invalid(field + ".weight",
+                     absl::StrCat("must be between 1 and ", kMaxTaskWeight,
+                                  ", got ", task.weight()));
+    }
+  }
+  if (!tunefleet::v1::TaskScheduler_IsValid(request.task_scheduler())) {
+    return Invalid("task_scheduler",
+                   absl::StrCat("unknown value ", request.task_scheduler(),
+                                "; known: gradient, round_robin"));
+  }
+  if (request.batch_trials() > request.trials()) {
+    return Invalid("batch_trials",
+                   absl::StrCat("must be at most trials (", request.trials(),
+                                "), got ", request.batch_trials()));
+  }
+  // The job-wide fields as a job's, with a stand-in workload.
+  tunefleet::v1::SubmitJobRequest job;
+  *job.mutable_workload() = request.tasks(0).workload();
+  job.set_device_key(request.device_key());
+  job.set_strategy(request.strategy());
+  job.set_trials(request.trials());
+  job.set_priority(request.priority());
+  job.set_deadline_s(request.deadline_s());
+  if (request.has_timing()) *job.mutable_timing() = request.timing();
+  if (absl::Status s = ValidateWorkloadProto(job.workload(), "tasks[0].workload");
+      !s.ok()) {
+    return s;
+  }
+  return ValidateSubmitJobRequest(job);
+}
+
 absl::Status ValidateTask(const templates::KernelTemplate& tmpl,
                           const templates::Workload& workload) {
   for (const templates::BufferDesc& b : tmpl.Buffers(workload)) {

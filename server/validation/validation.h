@@ -93,6 +93,21 @@ absl::Status ValidateTemplateSpec(const tunefleet::v1::TemplateSpec& spec);
 absl::Status ValidateSubmitJobRequest(
     const tunefleet::v1::SubmitJobRequest& request);
 
+// Tasks of one model job, at most.
+inline constexpr int kMaxModelTasks = 4096;
+// A model task's weight (its occurrences in the model), at most.
+inline constexpr uint32_t kMaxTaskWeight = 1000000;
+
+// The model-wide fields of a model job submission: model_name (at most
+// kMaxTextLength), tasks (1 to kMaxModelTasks, each with a workload and a
+// weight of 1 to kMaxTaskWeight), trials, strategy, task_scheduler,
+// device_key, priority, deadline_s, timing, batch_trials (at most trials).
+// Each task's workload and template are checked as a job's
+// (JobManager::SubmitModel). Errors: INVALID_ARGUMENT naming the first bad
+// field ("tasks[3].weight: ...").
+absl::Status ValidateSubmitModelJobRequest(
+    const tunefleet::v1::SubmitModelJobRequest& request);
+
 // A workload against the template that will run it: every buffer has >= 1
 // element and at most kMaxBufferBytes, and the FLOP and byte counts are
 // finite. Errors: INVALID_ARGUMENT "workload: ...".

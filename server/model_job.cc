@@ -1,0 +1,266 @@
+#include "server/model_job.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "proto/names.h"
+#include "server/model_progress.h"
+
+namespace tunefleet::server {
+namespace {
+
+// How often the model job reads its tasks' progress: results land
+// between reads, and a task that finished its grant waits at most this
+// long for the next one.
+constexpr absl::Duration kPollInterval = absl::Milliseconds(25);
+
+}  // namespace
+
+ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
+                   std::vector<tunefleet::v1::SkippedTask> skipped,
+                   search::TaskScheduler scheduler, store::Store* store,
+                   Scheduler* fleet, const base::Clock& clock)
+    : row_(std::move(row)),
+      tasks_(std::move(tasks)),
+      skipped_(std::move(skipped)),
+      scheduler_(std::move(scheduler)),
+      store_(store),
+      fleet_(fleet),
+      clock_(clock) {
+  std::vector<tunefleet::v1::JobProgress> progress = Observe();
+  absl::MutexLock lock(&mu_);
+  Publish(progress);
+  progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
+}
+
+ModelJob::~ModelJob() {
+  Cancel();
+  Join();
+}
+
+void ModelJob::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ModelJob::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void ModelJob::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+}
+
+void ModelJob::Interrupt() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  interrupted_ = true;
+}
+
+tunefleet::v1::JobProgress ModelJob::Progress() {
+  absl::MutexLock lock(&mu_);
+  return progress_;
+}
+
+tunefleet::v1::JobProgress ModelJob::Summary() {
+  absl::MutexLock lock(&mu_);
+  tunefleet::v1::JobProgress p = progress_;
+  p.mutable_model()->clear_task_progress();
+  p.mutable_model()->clear_latency_history();
+  return p;
+}
+
+bool ModelJob::WaitForUpdate(uint64_t* version, absl::Duration timeout,
+                             tunefleet::v1::JobProgress* out) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t seen = *version;
+  auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return version_ != seen;
+  };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) return false;
+  *version = version_;
+  *out = progress_;
+  return true;
+}
+
+std::vector<tunefleet::v1::JobProgress> ModelJob::Observe() {
+  std::vector<tunefleet::v1::JobProgress> out;
+  out.reserve(tasks_.size());
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const ModelTaskSlot& slot = tasks_[i];
+    out.push_back(slot.job ? slot.job->Progress() : slot.stored);
+    scheduler_.Update(i, ResultsOf(out.back()));
+  }
+  return out;
+}
+
+void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
+  std::vector<ModelTaskView> views;
+  views.reserve(tasks_.size());
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    views.push_back({tasks_[i].task_index, tasks_[i].weight, &tasks[i]});
+  }
+  // The history keeps a point whenever the estimate changed.
+  tunefleet::v1::ModelProgress* model = progress_.mutable_model();
+  google::protobuf::RepeatedPtrField<tunefleet::v1::LatencyPoint> history;
+  history.Swap(model->mutable_latency_history());
+  const double latency = scheduler_.LatencyNs();
+  uint32_t done = 0;
+  for (const auto& t : tasks) done += t.trials_done();
+  if (latency > 0 &&
+      (history.empty() || history.rbegin()->latency_ns() != latency)) {
+    tunefleet::v1::LatencyPoint* point = history.Add();
+    point->set_trials_done(done);
+    point->set_latency_ns(latency);
+  }
+  store::ModelJob row = row_;
+  row.state = progress_.state();
+  row.message = progress_.message();
+  tunefleet::v1::JobProgress next =
+      ModelJobProgress(row, views, scheduler_, skipped_, {}, true);
+  next.mutable_model()->mutable_latency_history()->Swap(&history);
+  for (const auto& t : tasks) {
+    for (int64_t id : t.in_flight_trial_ids()) next.add_in_flight_trial_ids(id);
+  }
+  if (next.SerializeAsString() == progress_.SerializeAsString()) return;
+  progress_ = std::move(next);
+  ++version_;
+}
+
+bool ModelJob::PastDeadline() const {
+  return row_.deadline_ms > 0 && clock_.NowMs() >= row_.deadline_ms;
+}
+
+void ModelJob::GrantWhatFits(
+    const std::vector<tunefleet::v1::JobProgress>& tasks) {
+  // Trials granted and not yet measured, by tasks still running.
+  int64_t outstanding = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!tasks_[i].job || proto::IsFinalJobState(tasks[i].state())) continue;
+    outstanding +=
+        std::max<int64_t>(0, scheduler_.granted(i) - tasks[i].trials_done());
+  }
+  const int64_t room =
+      std::max<int64_t>(1, fleet_->Capacity(row_.device_key));
+  while (outstanding < room) {
+    std::optional<search::Grant> grant = scheduler_.Next(false);
+    if (!grant) grant = scheduler_.Next(true);
+    if (!grant) return;
+    ModelTaskSlot& slot = tasks_[grant->task];
+    if (absl::Status s =
+            store_->SetTaskGranted(slot.job_id, scheduler_.granted(grant->task));
+        !s.ok()) {
+      std::fprintf(stderr, "[server] model job %lld: storing a grant: %s\n",
+                   static_cast<long long>(row_.id),
+                   std::string(s.message()).c_str());
+    }
+    slot.job->Grant(grant->trials);
+    outstanding += grant->trials;
+  }
+}
+
+void ModelJob::CloseTasks() {
+  for (ModelTaskSlot& slot : tasks_) {
+    if (slot.job) slot.job->Close();
+  }
+}
+
+bool ModelJob::Loop() {
+  for (ModelTaskSlot& slot : tasks_) {
+    if (slot.job) slot.job->Start();
+  }
+  std::string reason;  // why it ends, once it does
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&cancelled_), kPollInterval);
+      if (cancelled_) return false;
+    }
+    std::vector<tunefleet::v1::JobProgress> tasks = Observe();
+    if (reason.empty()) {
+      int64_t done = 0;
+      for (const auto& t : tasks) done += t.trials_done();
+      if (PastDeadline()) {
+        reason = absl::StrCat("deadline reached after ", done, " trials");
+      } else if (scheduler_.Finished()) {
+        reason = scheduler_.granted() >= scheduler_.budget()
+                     ? absl::StrCat("budget of ", scheduler_.budget(),
+                                    " trials spent")
+                     : absl::StrCat("every task stopped (converged or "
+                                    "exhausted) after ",
+                                    scheduler_.granted(), " of ",
+                                    scheduler_.budget(), " trials");
+      } else {
+        GrantWhatFits(tasks);
+      }
+      if (!reason.empty()) CloseTasks();
+    }
+    bool all_ended = true;
+    for (const auto& t : tasks) {
+      all_ended = all_ended && proto::IsFinalJobState(t.state());
+    }
+    absl::MutexLock lock(&mu_);
+    if (!reason.empty()) progress_.set_message(reason);
+    Publish(tasks);
+    if (!reason.empty() && all_ended) return true;
+  }
+}
+
+void ModelJob::Run() {
+  if (absl::Status s = store_->SetModelJobState(
+          row_.id, tunefleet::v1::JOB_STATE_RUNNING, "");
+      !s.ok()) {
+    Finish(tunefleet::v1::JOB_STATE_FAILED,
+           absl::StrCat("store: ", s.message()));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
+    ++version_;
+  }
+  const bool ended = Loop();
+  bool interrupted;
+  {
+    absl::MutexLock lock(&mu_);
+    interrupted = interrupted_;
+  }
+  for (ModelTaskSlot& slot : tasks_) {
+    if (!slot.job) continue;
+    if (interrupted) {
+      slot.job->Interrupt();
+    } else if (!ended) {
+      slot.job->Cancel();
+    }
+  }
+  for (ModelTaskSlot& slot : tasks_) {
+    if (slot.job) slot.job->Join();
+  }
+  if (interrupted) return;  // left unfinished for the next server
+  std::vector<tunefleet::v1::JobProgress> tasks = Observe();
+  {
+    absl::MutexLock lock(&mu_);
+    Publish(tasks);
+  }
+  Finish(ended ? tunefleet::v1::JOB_STATE_DONE
+               : tunefleet::v1::JOB_STATE_CANCELLED,
+         "");
+}
+
+void ModelJob::Finish(tunefleet::v1::JobState state,
+                      const std::string& reason) {
+  std::string message = reason;
+  {
+    absl::MutexLock lock(&mu_);
+    if (message.empty()) message = progress_.message();
+  }
+  absl::Status s = store_->SetModelJobState(row_.id, state, message);
+  absl::MutexLock lock(&mu_);
+  progress_.set_state(state);
+  progress_.set_message(
+      s.ok() ? message : absl::StrCat(message, "; store: ", s.message()));
+  ++version_;
+}
+
+}  // namespace tunefleet::server
