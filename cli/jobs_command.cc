@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
+#include "cli/model_view.h"
 #include "cli/progress.h"
 #include "proto/names.h"
 #include "server/job_manager.h"
@@ -54,15 +55,7 @@ absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
     const std::string& path, uint32_t limit) {
   auto store = OpenDatabase(path);
   if (!store.ok()) return store.status();
-  auto rows = (*store)->ListJobs(limit);
-  if (!rows.ok()) return rows.status();
-  std::vector<JobProgress> out;
-  for (const store::Job& row : *rows) {
-    auto p = server::StoredProgress(**store, row);
-    if (!p.ok()) return p.status();
-    out.push_back(*std::move(p));
-  }
-  return out;
+  return server::StoredJobList(**store, limit);
 }
 
 void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
@@ -77,12 +70,10 @@ void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
 std::string JobTable(const std::vector<JobProgress>& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const JobProgress& p : jobs) {
-    rows.push_back(
-        {absl::StrCat(p.job_id()), proto::JobStateName(p.state()),
-         absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
-         p.workload_key(), p.device_key(), proto::StrategyName(p.strategy()),
-         p.has_best() ? absl::StrFormat("%.2f GFLOP/s", p.best().gflops())
-                      : "-"});
+    rows.push_back({absl::StrCat(p.job_id()), proto::JobStateName(p.state()),
+                    absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
+                    JobWorkloadCell(p), p.device_key(),
+                    proto::StrategyName(p.strategy()), JobBestCell(p)});
   }
   return FormatTable(
       {"JOB", "STATE", "TRIALS", "WORKLOAD", "DEVICE KEY", "STRAT", "BEST"},
@@ -137,15 +128,29 @@ int RunWatch(const JobsOptions& o) {
   absl::StatusOr<client::ServerConnection> server =
       client::ConnectionTo(o.server, o.connection);
   if (!server.ok()) return ReportError("watch", server.status());
+  // A job's progress line, or a model job's with a line per task change.
   ProgressPrinter printer(o.quiet);
-  absl::StatusOr<JobProgress> last = WatchJob(
-      *server, o.job_id, [&](const JobProgress& p) { printer.Update(p); });
+  ModelProgressPrinter model_printer(o.quiet, /*task_lines=*/true);
+  absl::StatusOr<JobProgress> last =
+      WatchJob(*server, o.job_id, [&](const JobProgress& p) {
+        if (p.has_model()) {
+          model_printer.Update(p);
+        } else {
+          printer.Update(p);
+        }
+      });
   printer.End();
+  model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
     std::cout << JobJson(*last).dump(2) << "\n";
   } else {
     std::cout << JobTable({*last});
+    if (last->has_model()) {
+      std::cout << "\n"
+                << ModelTaskTable(*last) << "\n"
+                << ModelLatencyText(last->model()) << "\n";
+    }
     if (!last->message().empty()) std::cout << last->message() << "\n";
   }
   return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
@@ -175,6 +180,9 @@ int RunCancel(const JobsOptions& o) {
     std::cout << JobJson(progress).dump(2) << "\n";
   } else {
     std::cout << CancelledText(progress) << "\n";
+    if (progress.has_model()) {
+      std::cout << "  " << ModelLatencyText(progress.model()) << "\n";
+    }
   }
   return kExitOk;
 }

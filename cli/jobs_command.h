@@ -28,11 +28,14 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& options);
 int RunJobs(const JobsOptions& options);
 
 // The jobs table: JOB, STATE, TRIALS, WORKLOAD, DEVICE KEY, STRAT, BEST,
-// each column as wide as its content.
+// each column as wide as its content; a model job's WORKLOAD is "model NAME
+// (N tasks)" and its BEST the model's estimated latency ("est 4.42 ms").
 std::string JobTable(const std::vector<tunefleet::v1::JobProgress>& jobs);
 
 CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& options);
-// Exit: 0 when the job ended done, 1 failed or cancelled.
+// A model job: a progress line with its estimated latency and a line per
+// task that improves or stops; at the end its tasks' table. Exit: 0 when
+// the job ended done, 1 failed or cancelled.
 int RunWatch(const JobsOptions& options);
 
 CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& options);

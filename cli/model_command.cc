@@ -4,16 +4,18 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
-#include "cli/library_streaks.h"
+#include "cli/model_view.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
-#include "kernels_templates/registry.h"
 #include "proto/names.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -69,97 +71,6 @@ void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
   }
 }
 
-// One tuned task of a model run: its generated template's job and the
-// jobs of the library templates tried beside it.
-struct TaskOutcome {
-  const onnx_import::ModelTask* task = nullptr;
-  tunefleet::v1::JobProgress last;  // the generated template's job
-  double seconds = 0;
-  // Library templates that ran (their space had configs on the device).
-  std::vector<std::pair<std::string, tunefleet::v1::JobProgress>> library;
-};
-
-// What an emitted library runs for a task and its time in ms: the fastest
-// of the tuned kernel, a library call and the naive kernel
-// (emitter/emitter.h); {"", 0} when nothing was measured.
-std::pair<std::string, double> Deployed(const TaskOutcome& r) {
-  std::pair<std::string, double> best{"", 0};
-  auto consider = [&](const std::string& what, double ms) {
-    if (ms > 0 && (best.second == 0 || ms < best.second)) best = {what, ms};
-  };
-  if (r.last.has_best()) consider("tuned", r.last.best().time_ns() / 1e6);
-  for (const auto& [name, p] : r.library) {
-    if (p.has_best()) consider(name, p.best().time_ns() / 1e6);
-  }
-  consider("reference", r.last.reference_time_ns() / 1e6);
-  return best;
-}
-
-nlohmann::json ModelTuneJson(const TuneOptions& o,
-                             const std::vector<TaskOutcome>& outcomes,
-                             double elapsed_s) {
-  nlohmann::json tasks = nlohmann::json::array();
-  double before = 0, after = 0;
-  bool complete = true;
-  for (const TaskOutcome& r : outcomes) {
-    const auto& p = r.last;
-    const double ref_ms = p.reference_time_ns() / 1e6;
-    const double best_ms = p.has_best() ? p.best().time_ns() / 1e6 : 0;
-    nlohmann::json t = {{"workload", r.task->workload.Canonical()},
-                        {"count", r.task->count},
-                        {"flops", r.task->flops},
-                        {"job_id", p.job_id()},
-                        {"state", proto::JobStateName(p.state())},
-                        {"trials", p.trials_done()},
-                        {"tune_s", r.seconds}};
-    if (p.has_best()) {
-      t["best"] = {{"template", p.best().template_name()},
-                   {"config", ConfigJson(p.best().config())},
-                   {"time_ms", best_ms},
-                   {"gflops", p.best().gflops()}};
-    }
-    if (ref_ms > 0) {
-      t["reference"] = {{"time_ms", ref_ms},
-                        {"gflops", r.task->flops / (ref_ms * 1e6)}};
-    }
-    nlohmann::json library = nlohmann::json::array();
-    for (const auto& [name, lp] : r.library) {
-      nlohmann::json l = {{"template", name},
-                          {"job_id", lp.job_id()},
-                          {"trials", lp.trials_done()}};
-      if (lp.has_best()) {
-        l["time_ms"] = lp.best().time_ns() / 1e6;
-        l["config"] = ConfigJson(lp.best().config());
-      }
-      library.push_back(l);
-    }
-    t["library"] = library;
-    const auto [deployed, deployed_ms] = Deployed(r);
-    if (p.has_best() && ref_ms > 0) {
-      t["speedup_vs_reference"] = ref_ms / best_ms;
-      // What an emitted library runs: the fastest of them.
-      t["deployed"] = deployed;
-      before += ref_ms * r.task->count;
-      after += deployed_ms * r.task->count;
-    } else {
-      complete = false;
-    }
-    tasks.push_back(t);
-  }
-  LibraryStreaks streaks;  // replayed: which library templates were dropped
-  for (const TaskOutcome& r : outcomes) streaks.Update(r.last, r.library);
-  nlohmann::json j = {{"model", o.onnx},
-                      {"tasks", tasks},
-                      {"trials_per_task", o.trials_per_task},
-                      {"library_candidates", !o.no_library},
-                      {"library_dropped", streaks.Dropped()},
-                      {"elapsed_s", elapsed_s},
-                      {"latency_ms", {{"naive", before}, {"tuned", after}}},
-                      {"latency_complete", complete}};
-  if (o.server.empty()) j["database"] = o.db;
-  return j;
-}
-
 }  // namespace
 
 absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
@@ -198,7 +109,8 @@ int RunTasks(const TasksOptions& o) {
 
 std::string TaskLine(int index, size_t total, size_t workload_width,
                      const onnx_import::ModelTask& task,
-                     const tunefleet::v1::JobProgress& p, double seconds) {
+                     const tunefleet::v1::ModelTaskProgress& t) {
+  const tunefleet::v1::JobProgress& p = t.job();
   std::string line = absl::StrFormat("[%2d/%zu] %-*s x%-2d ", index, total,
                                      static_cast<int>(workload_width),
                                      task.workload.Canonical(), task.count);
@@ -214,147 +126,293 @@ std::string TaskLine(int index, size_t total, size_t workload_width,
   } else {
     absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
   }
-  absl::StrAppendFormat(&line, "  (%u trials, %.0f s)", p.trials_done(),
-                        seconds);
+  absl::StrAppendFormat(&line, "  (%u/%u trials)", p.trials_done(),
+                        t.trials_granted());
   return line;
+}
+
+std::string SkippedTasksText(
+    const tunefleet::v1::SubmitModelJobRequest& request,
+    const google::protobuf::RepeatedPtrField<tunefleet::v1::SkippedTask>&
+        skipped) {
+  if (skipped.empty()) return "";
+  // By template, in order of first appearance: count and first reason.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<int, std::string>> groups;
+  for (const tunefleet::v1::SkippedTask& s : skipped) {
+    std::string name = "?";
+    if (s.task_index() < static_cast<uint32_t>(request.tasks_size())) {
+      const tunefleet::v1::ModelTask& t = request.tasks(s.task_index());
+      name = t.template_name().empty()
+                 ? absl::StrCat(t.workload().op(), "'s default template")
+                 : t.template_name();
+    }
+    auto [it, added] = groups.try_emplace(name, 0, s.reason());
+    if (added) order.push_back(name);
+    ++it->second.first;
+  }
+  std::string text =
+      absl::StrFormat("skipped %d of %d tasks, not tuned on this device:\n",
+                      skipped.size(), request.tasks_size());
+  for (const std::string& name : order) {
+    const auto& [count, reason] = groups[name];
+    absl::StrAppend(&text, "  ", name, " x", count, ": ", reason, "\n");
+  }
+  return text;
 }
 
 namespace {
 
-// The library templates of `op` (registry order): calls into vendor
-// libraries, tried beside the op's generated template.
-std::vector<std::string> LibraryTemplates(const std::string& op) {
-  std::vector<std::string> names;
-  for (const templates::KernelTemplate* t : templates::AllTemplates()) {
-    if (t->op() == op && t->is_library()) names.emplace_back(t->name());
-  }
-  return names;
-}
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::ModelTaskProgress;
 
-// Runs the library templates' jobs of a task, each with what is left of
-// `budget` (their spaces are small: a job ends when its space does);
-// returns the trials they spent. A template the server finds no config of
-// (the agents lack the library, or it does not run the workload) is left
-// out, as is one `streaks` finds not worth trying. Errors: any other
-// refusal or a lost job.
-absl::StatusOr<uint32_t> TuneLibraryCandidates(
-    const TuneOptions& o, const client::ServerConnection& server,
-    CurrentJob& current, const onnx_import::ModelTask& task, uint32_t budget,
-    const LibraryStreaks& streaks, TaskOutcome& outcome) {
-  uint32_t spent = 0;
-  for (const std::string& name : LibraryTemplates(task.workload.op())) {
-    if (!streaks.Worth(name)) continue;
-    // Keep at least one trial for the generated template.
-    if (spent + 1 >= budget) break;
-    tunefleet::v1::SubmitJobRequest request =
-        JobRequest(o, task.workload, budget - spent - 1);
-    request.set_template_name(name);
-    request.set_skip_reference(true);  // the generated template's job times it
-    absl::StatusOr<JobOutcome> job = RunJob(
-        server, request,
-        [&](const tunefleet::v1::SubmitJobResponse& submitted) {
-          current.Set(submitted.job_id());
-        },
-        nullptr);
-    if (absl::IsFailedPrecondition(job.status()) ||
-        absl::IsInvalidArgument(job.status())) {
-      continue;  // no config of it here
+// The model job's task progress and skipped tasks by task index.
+struct TaskIndex {
+  explicit TaskIndex(const JobProgress& last) {
+    for (const ModelTaskProgress& t : last.model().task_progress()) {
+      progress[t.task_index()] = &t;
     }
-    if (!job.ok()) return job.status();
-    spent += job->last.trials_done();
-    outcome.library.emplace_back(name, job->last);
+    for (const tunefleet::v1::SkippedTask& s : last.model().skipped()) {
+      skipped[s.task_index()] = s.reason();
+    }
   }
-  return spent;
+  std::map<uint32_t, const ModelTaskProgress*> progress;
+  std::map<uint32_t, std::string> skipped;
+};
+
+// The request's tasks of imported task `workload`: its generated
+// template's first, then its library templates'.
+std::vector<uint32_t> TasksOf(const ModelJobPlan& plan, size_t workload) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < plan.workload_of_task.size(); ++i) {
+    if (plan.workload_of_task[i] == workload) {
+      out.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  return out;
 }
 
-// Tunes the tasks one job after the other until all are done or `stop`
-// fires: per task, its library candidates (unless --no-library), then its
-// generated template with what is left of --trials-per-task. Errors: the
-// first job the server refuses or loses.
-absl::StatusOr<std::vector<TaskOutcome>> TuneTasks(
-    const TuneOptions& o, const client::ServerConnection& server,
-    const StopSignal& stop, CurrentJob& current,
-    const std::vector<onnx_import::ModelTask>& tasks) {
+}  // namespace
+
+nlohmann::json ModelTuneJson(
+    const TuneOptions& o, const onnx_import::ModelTasks& m,
+    const ModelJobPlan& plan,
+    const tunefleet::v1::SubmitModelJobResponse& submitted,
+    const JobProgress& last, double elapsed_s) {
+  const TaskIndex index(last);
+  nlohmann::json tasks = nlohmann::json::array();
+  for (size_t w = 0; w < m.tasks.size(); ++w) {
+    const onnx_import::ModelTask& task = m.tasks[w];
+    nlohmann::json t = {{"workload", task.workload.Canonical()},
+                        {"count", task.count},
+                        {"flops", task.flops}};
+    nlohmann::json library = nlohmann::json::array();
+    // What an emitted library runs for the workload: the fastest of its
+    // tasks' best kernels and the naive kernel (emitter/emitter.h).
+    std::string deployed;
+    double deployed_ns = 0;
+    auto consider = [&](const std::string& what, double ns) {
+      if (ns > 0 && (deployed_ns == 0 || ns < deployed_ns)) {
+        deployed = what;
+        deployed_ns = ns;
+      }
+    };
+    const std::vector<uint32_t> ids = TasksOf(plan, w);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const uint32_t id = ids[k];
+      const std::string& name = plan.request.tasks(id).template_name();
+      auto found = index.progress.find(id);
+      if (found == index.progress.end()) {
+        const auto skipped = index.skipped.find(id);
+        const std::string reason =
+            skipped == index.skipped.end() ? "not tuned" : skipped->second;
+        if (k == 0) {
+          t["task_index"] = id;
+          t["skipped"] = reason;
+        } else {
+          library.push_back(
+              {{"template", name}, {"task_index", id}, {"skipped", reason}});
+        }
+        continue;
+      }
+      const ModelTaskProgress& tp = *found->second;
+      const JobProgress& p = tp.job();
+      if (k == 0) {
+        t["task_index"] = id;
+        t["job_id"] = p.job_id();
+        t["state"] = proto::JobStateName(p.state());
+        t["trials"] = p.trials_done();
+        t["trials_granted"] = tp.trials_granted();
+        t["stopped_reason"] = tp.stopped_reason();
+        if (p.has_best()) {
+          t["best"] = {{"template", p.best().template_name()},
+                       {"config", ConfigJson(p.best().config())},
+                       {"time_ms", p.best().time_ns() / 1e6},
+                       {"gflops", p.best().gflops()}};
+          consider("tuned", p.best().time_ns());
+        }
+        if (p.reference_time_ns() > 0) {
+          t["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
+                            {"gflops", task.flops / p.reference_time_ns()}};
+          if (p.has_best()) {
+            t["speedup_vs_reference"] =
+                p.reference_time_ns() / p.best().time_ns();
+          }
+        }
+      } else {
+        nlohmann::json l = {{"template", name},
+                            {"task_index", id},
+                            {"job_id", p.job_id()},
+                            {"state", proto::JobStateName(p.state())},
+                            {"trials", p.trials_done()},
+                            {"trials_granted", tp.trials_granted()},
+                            {"stopped_reason", tp.stopped_reason()}};
+        if (p.has_best()) {
+          l["time_ms"] = p.best().time_ns() / 1e6;
+          l["config"] = ConfigJson(p.best().config());
+          consider(name, p.best().time_ns());
+        }
+        library.push_back(l);
+      }
+      consider("reference", p.reference_time_ns());
+    }
+    t["library"] = library;
+    if (!deployed.empty()) t["deployed"] = deployed;
+    tasks.push_back(t);
+  }
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& [id, reason] : index.skipped) {
+    nlohmann::json s = {{"task_index", id}, {"reason", reason}};
+    if (id < static_cast<uint32_t>(plan.request.tasks_size())) {
+      s["workload"] = m.tasks[plan.workload_of_task[id]].workload.Canonical();
+      s["template"] = plan.request.tasks(id).template_name();
+    }
+    skipped.push_back(s);
+  }
+  const tunefleet::v1::ModelProgress& model = last.model();
+  nlohmann::json history = nlohmann::json::array();
+  for (const tunefleet::v1::LatencyPoint& point : model.latency_history()) {
+    history.push_back({{"trials", point.trials_done()},
+                       {"latency_ms", point.latency_ns() / 1e6}});
+  }
+  nlohmann::json j = {{"model", o.onnx},
+                      {"job_id", submitted.job_id()},
+                      {"device_key", submitted.device_key()},
+                      {"state", proto::JobStateName(last.state())},
+                      {"message", last.message()},
+                      {"trials", last.trials_done()},
+                      {"trials_total", last.trials_total()},
+                      {"strategy", o.strategy},
+                      {"task_scheduler",
+                       proto::TaskSchedulerName(plan.request.task_scheduler())},
+                      {"library_candidates", !o.no_library},
+                      {"tasks", tasks},
+                      {"tasks_stopped", model.tasks_stopped()},
+                      {"skipped", skipped},
+                      {"latency_ms",
+                       {{"naive", model.naive_latency_ns() / 1e6},
+                        {"tuned", model.latency_ns() / 1e6}}},
+                      {"latency_complete", model.latency_complete()},
+                      {"latency_history", history},
+                      {"elapsed_s", elapsed_s}};
+  if (o.trials_per_task > 0) j["trials_per_task"] = o.trials_per_task;
+  if (o.server.empty()) j["database"] = o.db;
+  return j;
+}
+
+namespace {
+
+// Submits the model job. Errors: the server's refusal (FromGrpc).
+absl::StatusOr<tunefleet::v1::SubmitModelJobResponse> SubmitModel(
+    const client::ServerConnection& server,
+    const tunefleet::v1::SubmitModelJobRequest& request) {
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  grpc::ClientContext context;
+  // The server checks and stores every task (and reads their templates'
+  // earlier records) before it answers.
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(300));
+  tunefleet::v1::SubmitModelJobResponse response;
+  TUNEFLEET_RETURN_IF_ERROR(
+      FromGrpc(stub->SubmitModelJob(&context, request, &response), server));
+  return response;
+}
+
+// The per-workload lines of the results: each imported task's line
+// (TaskLine) and its library templates' results beneath it.
+std::string TaskLines(const onnx_import::ModelTasks& m,
+                      const ModelJobPlan& plan, const JobProgress& last) {
   size_t workload_width = 0;
-  for (const onnx_import::ModelTask& task : tasks) {
+  for (const onnx_import::ModelTask& task : m.tasks) {
     workload_width = std::max(workload_width, task.workload.Canonical().size());
   }
-  std::vector<TaskOutcome> outcomes;
-  LibraryStreaks streaks;
-  for (const onnx_import::ModelTask& task : tasks) {
-    if (stop.fired()) break;
-    const auto task_start = std::chrono::steady_clock::now();
-    TaskOutcome outcome{&task, {}, 0, {}};
-    uint32_t library_trials = 0;
-    if (!o.no_library) {
-      absl::StatusOr<uint32_t> spent = TuneLibraryCandidates(
-          o, server, current, task, o.trials_per_task, streaks, outcome);
-      if (!spent.ok()) return spent.status();
-      library_trials = *spent;
-    }
-    absl::StatusOr<JobOutcome> job = RunJob(
-        server,
-        JobRequest(o, task.workload,
-                   std::max<uint32_t>(1, o.trials_per_task - library_trials)),
-        [&](const tunefleet::v1::SubmitJobResponse& submitted) {
-          current.Set(submitted.job_id());
-        },
-        nullptr);
-    if (!job.ok()) return job.status();
-    outcome.last = job->last;
-    outcome.seconds = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - task_start)
-                          .count();
-    streaks.Update(outcome.last, outcome.library);
-    outcomes.push_back(std::move(outcome));
-    if (!o.quiet) {
-      std::fprintf(stderr, "%s\n",
-                   TaskLine(static_cast<int>(outcomes.size()), tasks.size(),
-                            workload_width, task, outcomes.back().last,
-                            outcomes.back().seconds)
-                       .c_str());
-      for (const auto& [name, p] : outcomes.back().library) {
-        if (!p.has_best()) continue;
-        std::fprintf(stderr, "        %s: %.4f ms (%u trials)\n", name.c_str(),
-                     p.best().time_ns() / 1e6, p.trials_done());
+  const TaskIndex index(last);
+  std::string out;
+  for (size_t w = 0; w < m.tasks.size(); ++w) {
+    const std::vector<uint32_t> ids = TasksOf(plan, w);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const std::string& name = plan.request.tasks(ids[k]).template_name();
+      auto found = index.progress.find(ids[k]);
+      if (found == index.progress.end()) {
+        if (k > 0) continue;  // a skipped library template: said at the start
+        const auto skipped = index.skipped.find(ids[k]);
+        absl::StrAppendFormat(
+            &out, "[%2d/%zu] %-*s x%-2d skipped: %s\n", static_cast<int>(w + 1),
+            m.tasks.size(), static_cast<int>(workload_width),
+            m.tasks[w].workload.Canonical(), m.tasks[w].count,
+            skipped == index.skipped.end() ? "not tuned" : skipped->second);
+        continue;
       }
+      const ModelTaskProgress& t = *found->second;
+      if (k == 0) {
+        absl::StrAppend(&out,
+                        TaskLine(static_cast<int>(w + 1), m.tasks.size(),
+                                 workload_width, m.tasks[w], t),
+                        "\n");
+        continue;
+      }
+      absl::StrAppendFormat(
+          &out, "        %s: %s (%u/%u trials)\n", name,
+          t.job().has_best()
+              ? absl::StrFormat("%.4f ms", t.job().best().time_ns() / 1e6)
+              : std::string("no result"),
+          t.job().trials_done(), t.trials_granted());
     }
   }
-  return outcomes;
+  return out;
 }
 
-// The run's summary: tasks tuned, the model's estimated latency before and
-// after, what was not tuned, where the records are.
+// The run's summary: the model job, its trials, the model's estimated
+// latency before and after, what was not tuned, where the records are.
+// `cancelled`: the count of a job cancelled here (CancelledText), else "".
 void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
-                       size_t tuned, double elapsed, const nlohmann::json& j) {
-  const double naive = j["latency_ms"]["naive"].get<double>();
-  const double after = j["latency_ms"]["tuned"].get<double>();
+                       const ModelJobPlan& plan, const JobProgress& last,
+                       double elapsed, const std::string& cancelled) {
+  const tunefleet::v1::ModelProgress& model = last.model();
   std::cout << absl::StrFormat(
-      "%s: %zu of %zu tasks tuned in %.0f s\n"
-      "  estimated latency (sum of kernel time x count): naive %.3f ms, "
-      "tuned %.3f ms (%.1fx)%s\n"
-      "  (per task the fastest of the tuned kernel, %s and the naive "
-      "kernel, as emitted libraries run them)\n",
-      o.onnx, tuned, m.tasks.size(), elapsed, naive, after,
-      after > 0 ? naive / after : 0.0,
-      j["latency_complete"].get<bool>() ? "" : " (some tasks have no figure)",
-      o.no_library ? "no library call (--no-library)"
-                   : "the library calls tried");
+      "%s: model job %lld %s on %s, %zu workloads in %d tasks", o.onnx,
+      static_cast<long long>(last.job_id()), proto::JobStateName(last.state()),
+      last.device_key(), m.tasks.size(), plan.request.tasks_size());
+  if (model.skipped_size() > 0) {
+    std::cout << " (" << model.skipped_size() << " skipped)";
+  }
+  std::cout << absl::StrFormat(
+      ", %u of %u trials (%s, %s) in %.0f s\n", last.trials_done(),
+      last.trials_total(), o.strategy,
+      proto::TaskSchedulerName(model.task_scheduler()), elapsed);
+  if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
+  if (!last.message().empty()) std::cout << "  " << last.message() << "\n";
+  std::cout << "  " << ModelLatencyText(model) << "\n"
+            << "  (per workload the fastest of the tuned kernel, "
+            << (o.no_library ? "no library call (--no-library)"
+                             : "the library calls tried")
+            << " and the naive kernel, as emitted libraries run them)\n";
   if (!m.unsupported.empty()) {
     std::vector<std::string> ops;
     for (const auto& u : m.unsupported) {
       ops.push_back(absl::StrCat(u.op_type, " x", u.count));
     }
     std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
-  }
-  if (!j["library_dropped"].empty()) {
-    std::cout << "  library templates no longer tried after losing by more "
-                 "than "
-              << LibraryStreaks::kLosingFactor << "x on "
-              << LibraryStreaks::kLosingStreak << " tasks in a row: "
-              << absl::StrJoin(
-                     j["library_dropped"].get<std::vector<std::string>>(), ", ")
-              << "\n";
   }
   if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
 }
@@ -366,30 +424,60 @@ int RunModelTune(const TuneOptions& o) {
   absl::StatusOr<onnx_import::ModelTasks> m =
       LoadModelTasks(o.onnx, o.input_shapes);
   if (!m.ok()) return ReportError("tune", m.status());
+  absl::StatusOr<ModelJobPlan> plan = BuildModelJobRequest(o, *m);
+  if (!plan.ok()) return ReportError("tune", plan.status());
   StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
   CurrentJob current;
   absl::StatusOr<client::ServerConnection> server =
       StartTune(o, stop, &fleet, &current);
   if (!server.ok()) return ReportError("tune", server.status());
+  const tunefleet::v1::SubmitModelJobRequest& request = plan->request;
   if (!o.quiet) {
-    std::fprintf(stderr, "tunefleet tune: %s: %zu tasks, %u trials each\n",
-                 o.onnx.c_str(), m->tasks.size(), o.trials_per_task);
+    std::fprintf(stderr,
+                 "tunefleet tune: %s: %zu workloads, %d tasks, %u trials "
+                 "(%s, %s task scheduler)\n",
+                 o.onnx.c_str(), m->tasks.size(), request.tasks_size(),
+                 request.trials(), o.strategy.c_str(),
+                 proto::TaskSchedulerName(request.task_scheduler()).c_str());
   }
-  absl::StatusOr<std::vector<TaskOutcome>> outcomes =
-      TuneTasks(o, *server, stop, current, m->tasks);
-  if (!outcomes.ok()) return ReportError("tune", outcomes.status());
+  absl::StatusOr<tunefleet::v1::SubmitModelJobResponse> submitted =
+      SubmitModel(*server, request);
+  if (!submitted.ok()) return ReportError("tune", submitted.status());
+  current.Set(submitted->job_id());
+  // A Ctrl-C while the model job was being submitted cancelled none.
+  if (stop.fired() && fleet) fleet->server().jobs().CancelAll();
+  if (!o.quiet) {
+    std::fprintf(stderr, "tunefleet tune: model job %lld on %s\n%s",
+                 static_cast<long long>(submitted->job_id()),
+                 submitted->device_key().c_str(),
+                 SkippedTasksText(request, submitted->skipped()).c_str());
+  }
+  ModelProgressPrinter printer(o.quiet, /*task_lines=*/false);
+  absl::StatusOr<JobProgress> last =
+      WatchJob(*server, submitted->job_id(),
+               [&](const JobProgress& p) { printer.Update(p); });
+  printer.End();
+  if (!last.ok()) return ReportError("tune", last.status());
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  const nlohmann::json j = ModelTuneJson(o, *outcomes, elapsed);
-  if (o.json) {
-    std::cout << j.dump(2) << "\n";
-  } else {
-    PrintModelSummary(o, *m, outcomes->size(), elapsed, j);
+  // After a Ctrl-C: one count, from the cancel's answer.
+  std::string cancelled;
+  if (last->state() == tunefleet::v1::JOB_STATE_CANCELLED) {
+    cancelled = CancelledText(current.cancelled().value_or(*last));
   }
-  if (stop.fired()) return 130;
-  return kExitOk;
+  const std::string lines = TaskLines(*m, *plan, *last);
+  if (o.json) {
+    if (!o.quiet) std::fprintf(stderr, "%s", lines.c_str());
+    std::cout << ModelTuneJson(o, *m, *plan, *submitted, *last, elapsed).dump(2)
+              << "\n";
+  } else {
+    std::cout << lines;
+    PrintModelSummary(o, *m, *plan, *last, elapsed, cancelled);
+  }
+  if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
+  return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
 }
 
 }  // namespace tunefleet::cli

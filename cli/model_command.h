@@ -2,10 +2,13 @@
 //   tunefleet tasks --onnx FILE --input-shape NAME=1,3,48,192 [--json]
 //     lists the model's distinct tuning tasks (op, shape, count, FLOPs) and
 //     the ops it cannot tune;
-//   tunefleet tune --onnx FILE --input-shape ... --trials-per-task N
-//     tunes every task, heaviest first, one progress line per task, and
-//     reports the model's estimated latency (sum over tasks of kernel time
-//     x count) before (naive reference kernels) and after tuning.
+//   tunefleet tune --onnx FILE --input-shape ... [--trials T |
+//                  --trials-per-task N] [--task-scheduler gradient]
+//     submits the model as one model job (SubmitModelJob; its tasks built by
+//     cli/model_request.h), follows it with a progress line of its estimated
+//     latency, and reports each task and the model's estimated latency (sum
+//     over workloads of kernel time x count) before (naive reference
+//     kernels) and after tuning.
 #ifndef TUNEFLEET_CLI_MODEL_COMMAND_H_
 #define TUNEFLEET_CLI_MODEL_COMMAND_H_
 
@@ -14,7 +17,9 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "cli/model_request.h"
 #include "cli/tune_command.h"
+#include "nlohmann/json.hpp"
 #include "onnx_import/onnx_import.h"
 
 namespace tunefleet::cli {
@@ -33,17 +38,48 @@ absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
     const std::string& onnx, const std::vector<std::string>& input_shapes);
 
 // `tunefleet tune --onnx ...` (options from TuneOptions: onnx,
-// input_shapes, trials_per_task and the usual tune flags).
+// input_shapes, the budget flags and the usual tune flags). Exit: 0 when the
+// model job ended done, 1 when it failed or was cancelled or the connection
+// was lost (the message says how to follow it), 2 for bad flags or a bad
+// model, 130 after Ctrl-C (with the embedded fleet the model job is
+// cancelled; with --server it goes on there).
 int RunModelTune(const TuneOptions& options);
 
-// A task's line of progress in `tune --onnx`: "[ 3/53] conv2d N=1 C=16 ...
+// A task's line in `tune --onnx`'s results: "[ 3/53] conv2d N=1 C=16 ...
 // fp32 act=relu  x2   12.30 GFLOP/s   0.0420 ms  naive 4.21 GFLOP/s, tuned
-// 2.9x faster  (40 trials, 12 s)", with the op and the whole canonical
-// workload (padded to `workload_width` characters), so no two tasks look
-// alike. `p`: the task's job's last progress; `seconds`: its tuning time.
+// 2.9x faster  (40/48 trials)", with the op and the whole canonical workload
+// (padded to `workload_width` characters), so no two tasks look alike.
+// `t`: the task's progress in the model job (its job's progress and the
+// trials granted to it).
 std::string TaskLine(int index, size_t total, size_t workload_width,
                      const onnx_import::ModelTask& task,
-                     const tunefleet::v1::JobProgress& p, double seconds);
+                     const tunefleet::v1::ModelTaskProgress& t);
+
+// The lines that say which tasks the server skipped (e.g. no config of
+// their template on the device), grouped by template: "skipped 3 of 12
+// tasks, not tuned on this device:", then "  clblast_conv2d x2: REASON"
+// with the first task's reason; "" when none was.
+std::string SkippedTasksText(
+    const tunefleet::v1::SubmitModelJobRequest& request,
+    const google::protobuf::RepeatedPtrField<tunefleet::v1::SkippedTask>&
+        skipped);
+
+// `tune --onnx --json`: {model, job_id, device_key, state, message, trials,
+// trials_total, trials_per_task (when given), strategy, task_scheduler,
+// library_candidates, tasks [per workload: {workload, count, flops,
+// task_index, job_id, state, trials, trials_granted, stopped_reason, best
+// {template, config, time_ms, gflops}, reference {time_ms, gflops},
+// speedup_vs_reference, deployed, skipped, library [{template, task_index,
+// job_id, trials, trials_granted, stopped_reason, time_ms, config} or
+// {template, task_index, skipped}]}], tasks_stopped, skipped [{task_index,
+// workload, template, reason}], latency_ms {naive, tuned},
+// latency_complete, latency_history [{trials, latency_ms}], elapsed_s,
+// database (embedded runs)}. `last`: the model job's final progress.
+nlohmann::json ModelTuneJson(
+    const TuneOptions& options, const onnx_import::ModelTasks& model,
+    const ModelJobPlan& plan,
+    const tunefleet::v1::SubmitModelJobResponse& submitted,
+    const tunefleet::v1::JobProgress& last, double elapsed_s);
 
 }  // namespace tunefleet::cli
 

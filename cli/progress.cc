@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "cli/model_view.h"
 #include "proto/names.h"
 
 namespace tunefleet::cli {
@@ -130,21 +131,23 @@ nlohmann::json JobJson(const JobProgress& p) {
             {"time_ms", p.best().time_ns() / 1e6},
             {"gflops", p.best().gflops()}};
   }
-  return {{"job_id", p.job_id()},
-          {"state", proto::JobStateName(p.state())},
-          {"workload", p.workload_key()},
-          {"template", p.template_name()},
-          {"device_key", p.device_key()},
-          {"strategy", proto::StrategyName(p.strategy())},
-          {"priority", p.priority()},
-          {"trials", p.trials_done()},
-          {"trials_total", p.trials_total()},
-          {"requeued", p.trials_requeued()},
-          {"errors", errors},
-          {"best", best},
-          {"message", p.message()},
-          {"in_flight_trial_ids", in_flight},
-          {"waiting_reason", p.waiting_reason()}};
+  nlohmann::json j = {{"job_id", p.job_id()},
+                      {"state", proto::JobStateName(p.state())},
+                      {"workload", p.workload_key()},
+                      {"template", p.template_name()},
+                      {"device_key", p.device_key()},
+                      {"strategy", proto::StrategyName(p.strategy())},
+                      {"priority", p.priority()},
+                      {"trials", p.trials_done()},
+                      {"trials_total", p.trials_total()},
+                      {"requeued", p.trials_requeued()},
+                      {"errors", errors},
+                      {"best", best},
+                      {"message", p.message()},
+                      {"in_flight_trial_ids", in_flight},
+                      {"waiting_reason", p.waiting_reason()}};
+  if (p.has_model()) j["model"] = ModelJson(p.model());
+  return j;
 }
 
 }  // namespace tunefleet::cli

@@ -38,7 +38,8 @@ class ProgressPrinter {
 
 // {job_id, state, workload, device_key, strategy, priority, trials,
 //  trials_total, requeued, errors, best {config, time_ms, gflops} | null,
-//  message, in_flight_trial_ids, waiting_reason}.
+//  message, in_flight_trial_ids, waiting_reason}, and for a model job
+//  `model` (ModelJson, cli/model_view.h).
 nlohmann::json JobJson(const tunefleet::v1::JobProgress& p);
 
 // How a tuned kernel's time compares with the naive reference's, both in

@@ -13,6 +13,7 @@
 #include "cli/common.h"
 #include "cli/embedded.h"
 #include "cli/model_command.h"
+#include "cli/model_request.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
@@ -122,16 +123,34 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--input-shape", o.input_shapes,
                   "with --onnx: dims of an input, NAME=D1,D2,... (repeat)");
   cmd->add_option("--trials-per-task", o.trials_per_task,
-                  "with --onnx: trial budget of each task")
+                  absl::StrCat("with --onnx: the model's trial budget is this "
+                               "x its distinct workloads (default ",
+                               kDefaultTrialsPerWorkload,
+                               "; or give --trials, the whole model's)"))
+      ->check(CLI::Range(1u, kMaxModelTrials));
+  cmd->add_option("--task-scheduler", o.task_scheduler,
+                  "with --onnx: how the budget is spread over the tasks: "
+                  "gradient (Ansor's rule: trials go where the model's "
+                  "estimated latency falls fastest) or round-robin (the "
+                  "same trials for every task)")
       ->capture_default_str();
+  cmd->add_option("--batch-trials", o.batch_trials,
+                  "with --onnx: trials granted to a task at a time (default: "
+                  "chosen from the budget and the number of tasks)")
+      ->check(CLI::Range(1u, kMaxModelTrials));
   cmd->add_flag("--no-library", o.no_library,
                 "with --onnx: tune only generated kernels, not the calls into "
-                "vendor libraries (CLBlast) that are otherwise tried per "
-                "task, within its budget, where the agents have them");
+                "vendor libraries (CLBlast) that are otherwise tasks of the "
+                "model beside them, where the agents have them");
   cmd->add_option("--template", o.template_name,
                   "template name, or a template spec file (.toml/.json) "
                   "(default: the first template that runs the workload)");
-  cmd->add_option("--trials", o.trials, "trial budget")->capture_default_str();
+  cmd->add_option(
+         "--trials", o.trials,
+         absl::StrCat("trial budget (default ", o.trials,
+                      "; with --onnx: the whole model's, default ",
+                      kDefaultTrialsPerWorkload, " x its distinct workloads)"))
+      ->each([&o](const std::string&) { o.trials_given = true; });
   cmd->add_option("--strategy", o.strategy,
                   absl::StrCat("search strategy: ",
                                absl::StrJoin(proto::StrategyNames(), ", ")))

@@ -28,7 +28,13 @@ struct TuneOptions {
   // A whole ONNX model instead of one workload (cli/model_command.h).
   std::string onnx;
   std::vector<std::string> input_shapes;
-  uint32_t trials_per_task = 40;
+  // With --onnx, the model's trial budget (cli/model_request.h): `trials`
+  // when --trials was given (`trials_given`), else `trials_per_task` (0:
+  // not given) x the model's workloads.
+  uint32_t trials_per_task = 0;
+  bool trials_given = false;
+  std::string task_scheduler = "gradient";  // with --onnx
+  uint32_t batch_trials = 0;  // with --onnx; 0: the server chooses
   std::string template_name;  // empty: the op's default
   uint32_t trials = 100;
   uint32_t deadline_s = 0;  // 0: none

@@ -1,26 +1,134 @@
 // A whole model: tune every task of a small ONNX model, emit the library,
 // build it, and run each task through it against host implementations
 // (tests/data/emit_model_consumer).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 #include "kernels_templates/registry.h"
+#include "nlohmann/json.hpp"
+#include "server/auth/tokens.h"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/fleet_harness.h"
 #include "tests/support/onnx_test_models.h"
 
 namespace tunefleet {
 namespace {
 
 using testing::BinaryDir;
+using testing::FleetHarness;
+using ::testing::HasSubstr;
+using testing::ReadAll;
 using testing::RunCommand;
 using testing::SourceDir;
+
+constexpr auto kLimit = std::chrono::seconds(180);
+
+std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
+
+// A fresh directory holding the small model (tests/support), removed with
+// the object.
+class ModelDir {
+ public:
+  explicit ModelDir(const std::string& name)
+      : path_(::testing::TempDir() + "/model_" + name + "_" +
+              std::to_string(getpid())) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+    std::ofstream(model(), std::ios::binary) << testing::SmallNet();
+  }
+  ~ModelDir() {
+    if (std::getenv("TUNEFLEET_KEEP_TEST_DIRS") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path_, ignored);
+    }
+  }
+  const std::string& path() const { return path_; }
+  std::string model() const { return path_ + "/small.onnx"; }
+  // `tune --onnx` of the small model.
+  std::string Tune() const {
+    return " tune --onnx " + model() + " --input-shape image=1,3,17,23";
+  }
+
+ private:
+  std::string path_;
+};
+
+// A `tunefleet` command running in the background, its stdout and stderr in
+// files; killed (SIGKILL) and reaped when the object goes away.
+class Command {
+ public:
+  Command(const std::string& args, const std::string& dir)
+      : out_(dir + "/cmd.out"), err_(dir + "/cmd.err") {
+    pid_ = fork();
+    if (pid_ != 0) return;
+    const std::string command =
+        "exec " + Cli() + " " + args + " >" + out_ + " 2>" + err_;
+    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+    _exit(127);
+  }
+  ~Command() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  void Signal(int signal) {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // The exit code (128 + signal when killed), or nullopt if it still runs
+  // after `limit`.
+  std::optional<int> Wait(std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (pid_ > 0) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() > end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
+  }
+  std::string out() const { return ReadAll(out_); }
+  std::string err() const { return ReadAll(err_); }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+};
+
+// The first number `pattern`'s group 1 matches in `text`, or 0.
+int64_t Find(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(pattern))) return 0;
+  return std::stoll(m[1].str());
+}
+
+// Waits until a `tune --onnx` command printed its model job's id and a
+// progress line with a finished trial; the id, or 0.
+int64_t AwaitModelProgress(const Command& tune) {
+  FleetHarness::WaitFor(
+      [&] { return Find(tune.err(), "\ntrials ([1-9][0-9]*)/") > 0; }, kLimit);
+  return Find(tune.err(), "tunefleet tune: model job ([0-9]+) on");
+}
 
 TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
@@ -39,35 +147,66 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const auto listed = nlohmann::json::parse(tasks.out);
   ASSERT_EQ(listed["tasks"].size(), 7u);
 
+  // One model job: 3 trials per workload, 21 in all, over the 7 tasks of
+  // the generated templates and the library templates' tasks beside them.
   auto tune = RunCommand(bin + " tune --json --quiet --onnx " + work +
                          "/small.onnx --input-shape image=1,3,17,23 " +
                          "--trials-per-task 3 --db " + db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto tuned = nlohmann::json::parse(tune.out);
+  EXPECT_GT(tuned["job_id"].get<int64_t>(), 0);
+  EXPECT_EQ(tuned["state"], "done") << tuned.dump();
+  EXPECT_EQ(tuned["trials_total"], 21);
+  EXPECT_EQ(tuned["task_scheduler"], "gradient");
   ASSERT_EQ(tuned["tasks"].size(), 7u);
   std::string workloads;
   int library_jobs = 0;
+  uint32_t trials = 0;
   for (const auto& t : tuned["tasks"]) {
     EXPECT_EQ(t["state"], "done") << t.dump();
     EXPECT_TRUE(t.contains("best")) << t.dump();
+    EXPECT_LE(t["trials"].get<uint32_t>(), t["trials_granted"].get<uint32_t>())
+        << t.dump();
     workloads += " '" + t["workload"].get<std::string>() + "'";
-    // The library candidates of conv2d and dense ran within the budget.
-    uint32_t trials = t["trials"].get<uint32_t>();
+    trials += t["trials"].get<uint32_t>();
     for (const auto& l : t["library"]) {
+      if (l.contains("skipped")) continue;  // e.g. the 1x1 call on a 3x3 conv
       EXPECT_TRUE(l.contains("time_ms")) << l.dump();
       trials += l["trials"].get<uint32_t>();
       ++library_jobs;
     }
-    EXPECT_LE(trials, 3u) << t.dump();
+    // The library calls of conv2d and dense ran as tasks of the model.
     const std::string op = t["workload"].get<std::string>().substr(0, 6);
     if (op == "conv2d" || op == "dense ") {
       EXPECT_FALSE(t["library"].empty()) << t.dump();
     }
   }
   EXPECT_GT(library_jobs, 0);
+  // The budget is the whole model's, never exceeded.
+  EXPECT_EQ(trials, tuned["trials"].get<uint32_t>());
+  EXPECT_LE(trials, 21u);
   EXPECT_TRUE(tuned["latency_complete"].get<bool>());
-  EXPECT_GT(tuned["latency_ms"]["naive"].get<double>(), 0);
-  EXPECT_GT(tuned["latency_ms"]["tuned"].get<double>(), 0);
+  const double naive = tuned["latency_ms"]["naive"].get<double>();
+  const double tuned_ms = tuned["latency_ms"]["tuned"].get<double>();
+  EXPECT_GT(naive, 0);
+  EXPECT_GT(tuned_ms, 0);
+  EXPECT_LE(tuned_ms, naive);  // the naive kernel counts where it is faster
+  EXPECT_FALSE(tuned["latency_history"].empty());
+
+  // `jobs --db` lists the model job, not its tasks' jobs.
+  auto jobs = RunCommand(bin + " jobs --db " + db);
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_THAT(jobs.out, ::testing::HasSubstr("model small.onnx ("));
+  EXPECT_THAT(jobs.out, ::testing::HasSubstr(" tasks)"));
+  EXPECT_THAT(jobs.out, ::testing::HasSubstr("est "));
+  jobs = RunCommand(bin + " jobs --json --db " + db);
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  const auto listed_jobs = nlohmann::json::parse(jobs.out);
+  ASSERT_EQ(listed_jobs.size(), 1u) << jobs.out;
+  EXPECT_EQ(listed_jobs[0]["job_id"], tuned["job_id"]);
+  EXPECT_EQ(listed_jobs[0]["model"]["name"], "small.onnx");
+  EXPECT_NEAR(listed_jobs[0]["model"]["latency_ms"]["tuned"].get<double>(),
+              tuned_ms, 1e-9 + 1e-6 * tuned_ms);
 
   auto emit =
       RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
@@ -162,6 +301,158 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
   EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 3) << run.out;
   std::filesystem::remove_all(work);
+}
+
+TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
+  ModelDir dir("round_robin");
+  const std::string db = dir.path() + "/t.db";
+  // A total budget and a per-workload one: which is meant is unclear.
+  auto both = RunCommand(Cli() + dir.Tune() +
+                         " --trials 9 --trials-per-task 2 --db " + db);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_THAT(both.err, HasSubstr("--trials "));
+  EXPECT_THAT(both.err, HasSubstr("--trials-per-task"));
+  EXPECT_FALSE(std::filesystem::exists(db));  // refused before starting
+
+  auto tune = RunCommand(Cli() + dir.Tune() +
+                         " --json --trials 9 --task-scheduler round-robin "
+                         "--no-library --strategy random --no-transfer --db " +
+                         db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  // The progress line with the estimated latency, and the task lines.
+  EXPECT_THAT(tune.err, HasSubstr("est. latency "));
+  EXPECT_THAT(tune.err, HasSubstr("[ 7/7] "));
+  const auto tuned = nlohmann::json::parse(tune.out);
+  EXPECT_EQ(tuned["task_scheduler"], "round_robin");
+  EXPECT_EQ(tuned["trials_total"], 9);
+  EXPECT_FALSE(tuned["library_candidates"].get<bool>());
+  ASSERT_EQ(tuned["tasks"].size(), 7u);
+  uint32_t trials = 0;
+  for (const auto& t : tuned["tasks"]) {
+    EXPECT_TRUE(t["library"].empty()) << t.dump();
+    // 9 trials in turns of one: every task 1, two of them 2.
+    EXPECT_GE(t["trials_granted"].get<uint32_t>(), 1u) << t.dump();
+    EXPECT_LE(t["trials_granted"].get<uint32_t>(), 2u) << t.dump();
+    trials += t["trials"].get<uint32_t>();
+  }
+  EXPECT_LE(trials, 9u);
+  EXPECT_EQ(trials, tuned["trials"].get<uint32_t>());
+
+  // The same as text: the task lines, the model job and its latency.
+  tune = RunCommand(Cli() + dir.Tune() +
+                    " --quiet --trials 7 --no-library --strategy random "
+                    "--no-transfer --db " +
+                    db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  EXPECT_THAT(tune.out, HasSubstr("[ 1/7] "));
+  EXPECT_THAT(tune.out, HasSubstr(": model job "));
+  EXPECT_THAT(tune.out, HasSubstr("estimated latency (sum of kernel time x "
+                                  "count): naive "));
+}
+
+TEST(Model, CtrlCCancelsTheModelJobAndKeepsItsFinishedTrials) {
+  ModelDir dir("ctrl_c");
+  const std::string db = dir.path() + "/t.db";
+  Command tune(dir.Tune() +
+                   " --trials 2000 --no-library --strategy random "
+                   "--min-repeat-ms 20 --no-transfer --db " +
+                   db,
+               dir.path());
+  const int64_t job = AwaitModelProgress(tune);
+  ASSERT_GT(job, 0) << tune.err();
+  tune.Signal(SIGINT);
+  const std::optional<int> exit = tune.Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(exit.has_value()) << tune.err();
+  EXPECT_EQ(*exit, 130) << tune.err();
+  EXPECT_THAT(tune.err(),
+              HasSubstr("cancelling job " + std::to_string(job) + " "));
+  const std::string out = tune.out();
+  const int64_t done =
+      Find(out, "cancelled job " + std::to_string(job) + ": ([0-9]+) of 2000");
+  EXPECT_GT(done, 0) << out;
+  EXPECT_THAT(out,
+              HasSubstr("model job " + std::to_string(job) + " cancelled"));
+  auto r = RunCommand(Cli() + " jobs --json --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json jobs = nlohmann::json::parse(r.out);
+  ASSERT_EQ(jobs.size(), 1u) << r.out;
+  EXPECT_EQ(jobs[0]["job_id"], job);
+  EXPECT_EQ(jobs[0]["state"], "cancelled");
+  // Its finished trials stay (and those in flight may have landed).
+  EXPECT_GE(jobs[0]["trials"].get<int64_t>(), done);
+  EXPECT_LT(jobs[0]["trials"].get<int64_t>(), 2000);
+  EXPECT_GT(jobs[0]["model"]["latency_ms"]["tuned"].get<double>(), 0);
+}
+
+// A token of `role` added to the harness's tokens file (before its server
+// starts), in a file of its own; the file's path.
+std::string AddToken(FleetHarness& fleet, auth::Role role,
+                     const std::string& name) {
+  const std::string token = *auth::GenerateToken();
+  EXPECT_TRUE(
+      auth::AppendTokenToFile(fleet.tokens_file(),
+                              auth::TokenEntry::ForToken(token, role, name))
+          .ok());
+  const std::string file = fleet.dir() + "/" + name + ".token";
+  std::ofstream(file) << token << "\n";
+  return file;
+}
+
+TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
+  FleetHarness fleet("model_server");
+  const std::string tuner = AddToken(fleet, auth::Role::kTuner, "tuner");
+  ASSERT_TRUE(fleet.StartServer());
+  fleet.StartAgent(0, "model", 2);
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [&] { return fleet.Connected("model") == 1; }, std::chrono::seconds(60)));
+  ModelDir dir("server");
+  const std::string server =
+      " --server " + fleet.address() + " --token-file " + tuner;
+  auto tune = RunCommand(Cli() + dir.Tune() + server +
+                         " --json --quiet --trials 7 --no-library --strategy "
+                         "random --no-transfer");
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const auto tuned = nlohmann::json::parse(tune.out);
+  const int64_t job = tuned["job_id"].get<int64_t>();
+  EXPECT_EQ(tuned["device_key"], "model");
+  EXPECT_FALSE(tuned.contains("database"));
+
+  auto r = RunCommand(Cli() + " jobs" + server);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("model small.onnx (7 tasks)"));
+  EXPECT_THAT(r.out, HasSubstr("  est "));
+  r = RunCommand(Cli() + " watch " + std::to_string(job) + server + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto watched = nlohmann::json::parse(r.out);
+  EXPECT_EQ(watched["state"], "done");
+  EXPECT_EQ(watched["model"]["task_progress"].size(), 7u) << r.out;
+  EXPECT_NEAR(watched["model"]["latency_ms"]["tuned"].get<double>(),
+              tuned["latency_ms"]["tuned"].get<double>(), 1e-9);
+  r = RunCommand(Cli() + " watch " + std::to_string(job) + server);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("TRIALS"));
+  EXPECT_THAT(r.out, HasSubstr("estimated latency"));
+  // Ended: nothing to cancel.
+  r = RunCommand(Cli() + " cancel " + std::to_string(job) + server);
+  EXPECT_NE(r.exit_code, 0) << r.out;
+
+  // A long model job, cancelled from another command; the tune command
+  // following it reports it cancelled.
+  Command running(dir.Tune() + server +
+                      " --trials 2000 --no-library --strategy random "
+                      "--min-repeat-ms 20 --no-transfer",
+                  dir.path());
+  const int64_t long_job = AwaitModelProgress(running);
+  ASSERT_GT(long_job, job) << running.err();
+  r = RunCommand(Cli() + " cancel " + std::to_string(long_job) + server);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("cancelled job " + std::to_string(long_job) + ": "));
+  EXPECT_THAT(r.out, HasSubstr("estimated latency"));
+  const std::optional<int> exit = running.Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(exit.has_value()) << running.err();
+  EXPECT_EQ(*exit, 1) << running.err();
+  EXPECT_THAT(running.out(), HasSubstr(" cancelled on model"));
 }
 
 }  // namespace

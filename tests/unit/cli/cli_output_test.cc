@@ -248,12 +248,15 @@ TEST(CliTaskLine, ShowsTheOpAndTheWholeWorkload) {
   onnx_import::ModelTask b{*templates::Workload::Parse(
       "conv2d", "N=1,C=16,H=48,W=192,K=32,R=3,S=3,PH=1,PW=1")};
   a.count = b.count = 1;
-  JobProgress p;
-  p.set_state(tunefleet::v1::JOB_STATE_DONE);
-  p.set_trials_done(4);
+  tunefleet::v1::ModelTaskProgress p;
+  p.mutable_job()->set_state(tunefleet::v1::JOB_STATE_DONE);
+  p.mutable_job()->set_trials_done(4);
+  p.set_trials_granted(6);
   const size_t width = a.workload.Canonical().size();
-  const std::string line_a = cli::TaskLine(1, 2, width, a, p, 1);
-  const std::string line_b = cli::TaskLine(2, 2, width, b, p, 1);
+  const std::string line_a = cli::TaskLine(1, 2, width, a, p);
+  const std::string line_b = cli::TaskLine(2, 2, width, b, p);
+  // The trials done of those the task scheduler granted.
+  EXPECT_NE(line_a.find("(4/6 trials)"), std::string::npos) << line_a;
   EXPECT_NE(line_a.find(a.workload.Canonical()), std::string::npos) << line_a;
   EXPECT_NE(line_b.find(b.workload.Canonical()), std::string::npos) << line_b;
   EXPECT_NE(line_a.find("] conv2d "), std::string::npos) << line_a;

@@ -1,0 +1,235 @@
+#include "cli/model_view.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/common.h"
+#include "cli/progress.h"
+#include "proto/names.h"
+
+namespace tunefleet::cli {
+
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::ModelProgress;
+using tunefleet::v1::ModelTaskProgress;
+
+std::string MsText(double ns) {
+  const double ms = ns / 1e6;
+  if (ms >= 100) return absl::StrFormat("%.0f", ms);
+  if (ms >= 10) return absl::StrFormat("%.1f", ms);
+  if (ms >= 1) return absl::StrFormat("%.2f", ms);
+  return absl::StrFormat("%.3g", ms);
+}
+
+namespace {
+
+// "8.49 -> 5.10 ms (1.7x)", "-" before any figure.
+std::string LatencyChange(const ModelProgress& m) {
+  if (m.latency_ns() <= 0) return "-";
+  std::string text;
+  if (m.naive_latency_ns() > 0) {
+    absl::StrAppend(&text, MsText(m.naive_latency_ns()), " -> ");
+  }
+  absl::StrAppend(&text, MsText(m.latency_ns()), " ms");
+  if (m.naive_latency_ns() > 0) {
+    absl::StrAppendFormat(&text, " (%.1fx)",
+                          m.naive_latency_ns() / m.latency_ns());
+  }
+  if (!m.latency_complete()) absl::StrAppend(&text, " (partial)");
+  return text;
+}
+
+}  // namespace
+
+std::string ModelProgressLine(const JobProgress& p) {
+  const ModelProgress& m = p.model();
+  return absl::StrFormat("trials %u/%u  est. latency %s  tasks stopped %u/%u",
+                         p.trials_done(), p.trials_total(), LatencyChange(m),
+                         m.tasks_stopped(), m.tasks());
+}
+
+std::string ModelLatencyText(const ModelProgress& m) {
+  const double naive = m.naive_latency_ns() / 1e6;
+  const double tuned = m.latency_ns() / 1e6;
+  return absl::StrFormat(
+      "estimated latency (sum of kernel time x count): naive %.3f ms, tuned "
+      "%.3f ms (%.1fx)%s",
+      naive, tuned, tuned > 0 ? naive / tuned : 0.0,
+      m.latency_complete() ? "" : " (some tasks have no figure)");
+}
+
+std::string JobWorkloadCell(const JobProgress& p) {
+  if (!p.has_model()) return p.workload_key();
+  return absl::StrCat("model ", p.model().model_name(), " (", p.model().tasks(),
+                      p.model().tasks() == 1 ? " task)" : " tasks)");
+}
+
+std::string JobBestCell(const JobProgress& p) {
+  if (p.has_model()) {
+    return p.model().latency_ns() > 0
+               ? absl::StrCat("est ", MsText(p.model().latency_ns()), " ms")
+               : "-";
+  }
+  return p.has_best() ? absl::StrFormat("%.2f GFLOP/s", p.best().gflops())
+                      : "-";
+}
+
+std::string ModelTaskName(const ModelTaskProgress& t) {
+  if (t.job().template_name().empty()) return t.job().workload_key();
+  return absl::StrCat(t.job().workload_key(), " [", t.job().template_name(),
+                      "]");
+}
+
+std::string ModelTaskTable(const JobProgress& p) {
+  std::vector<std::vector<std::string>> rows;
+  for (const ModelTaskProgress& t : p.model().task_progress()) {
+    const JobProgress& job = t.job();
+    rows.push_back(
+        {absl::StrCat(t.task_index()), proto::JobStateName(job.state()),
+         absl::StrFormat("%u/%u", job.trials_done(), t.trials_granted()),
+         absl::StrCat("x", t.weight()),
+         job.has_best() ? MsText(job.best().time_ns()) : "-",
+         job.reference_time_ns() > 0 ? MsText(job.reference_time_ns()) : "-",
+         job.template_name(), job.workload_key(), t.stopped_reason()});
+  }
+  std::string out = FormatTable({"TASK", "STATE", "TRIALS", "WEIGHT", "BEST MS",
+                                 "NAIVE MS", "TEMPLATE", "WORKLOAD", "STOPPED"},
+                                rows, {true, false, true, true, true, true});
+  for (const tunefleet::v1::SkippedTask& s : p.model().skipped()) {
+    absl::StrAppend(&out, "task ", s.task_index(), " skipped: ", s.reason(),
+                    "\n");
+  }
+  return out;
+}
+
+nlohmann::json ModelJson(const ModelProgress& m) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const ModelTaskProgress& t : m.task_progress()) {
+    tasks.push_back({{"task_index", t.task_index()},
+                     {"weight", t.weight()},
+                     {"trials_granted", t.trials_granted()},
+                     {"stopped_reason", t.stopped_reason()},
+                     {"reference_ms", t.job().reference_time_ns() / 1e6},
+                     {"job", JobJson(t.job())}});
+  }
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const tunefleet::v1::SkippedTask& s : m.skipped()) {
+    skipped.push_back({{"task_index", s.task_index()}, {"reason", s.reason()}});
+  }
+  nlohmann::json history = nlohmann::json::array();
+  for (const tunefleet::v1::LatencyPoint& point : m.latency_history()) {
+    history.push_back({{"trials", point.trials_done()},
+                       {"latency_ms", point.latency_ns() / 1e6}});
+  }
+  return {{"name", m.model_name()},
+          {"task_scheduler", proto::TaskSchedulerName(m.task_scheduler())},
+          {"latency_ms",
+           {{"naive", m.naive_latency_ns() / 1e6},
+            {"tuned", m.latency_ns() / 1e6}}},
+          {"latency_complete", m.latency_complete()},
+          {"tasks", m.tasks()},
+          {"tasks_stopped", m.tasks_stopped()},
+          {"skipped", skipped},
+          {"latency_history", history},
+          {"task_progress", tasks}};
+}
+
+std::vector<std::string> ModelTaskChanges::Update(const JobProgress& p) {
+  std::vector<std::string> lines;
+  for (const ModelTaskProgress& t : p.model().task_progress()) {
+    Seen& seen = seen_[t.task_index()];
+    const JobProgress& job = t.job();
+    const std::string where =
+        absl::StrCat("task ", t.task_index(), " ", ModelTaskName(t));
+    if (job.has_best() &&
+        (seen.best_ns <= 0 || job.best().time_ns() < seen.best_ns)) {
+      seen.best_ns = job.best().time_ns();
+      std::string line =
+          absl::StrCat(where, ": best ", MsText(job.best().time_ns()), " ms");
+      if (job.reference_time_ns() > 0) {
+        absl::StrAppend(&line, " (naive ", MsText(job.reference_time_ns()),
+                        " ms)");
+      }
+      absl::StrAppendFormat(&line, " after %u/%u trials", job.trials_done(),
+                            t.trials_granted());
+      lines.push_back(std::move(line));
+    }
+    if (!t.stopped_reason().empty() && !seen.stopped) {
+      seen.stopped = true;
+      lines.push_back(absl::StrCat(where, ": stopped after ", job.trials_done(),
+                                   " trials (", t.stopped_reason(), ")"));
+    }
+  }
+  return lines;
+}
+
+ModelProgressPrinter::ModelProgressPrinter(bool quiet, bool task_lines,
+                                           FILE* out)
+    : quiet_(quiet),
+      task_lines_(task_lines),
+      out_(out),
+      tty_(isatty(fileno(out))) {}
+
+void ModelProgressPrinter::Print(const std::string& line) {
+  if (line_open_) std::fprintf(out_, "\n");
+  line_open_ = false;
+  std::fprintf(out_, "%s\n", line.c_str());
+}
+
+void ModelProgressPrinter::Update(const JobProgress& p,
+                                  std::chrono::steady_clock::time_point now) {
+  if (quiet_) return;
+  if (p.waiting_reason() != waiting_) {
+    waiting_ = p.waiting_reason();
+    if (!waiting_.empty()) {
+      Print(absl::StrFormat("model job %lld waits: %s",
+                            static_cast<long long>(p.job_id()), waiting_));
+    }
+  }
+  if (task_lines_) {
+    for (const std::string& line : changes_.Update(p)) Print(line);
+  }
+  const ModelProgress& m = p.model();
+  // While some workload has no time yet, each naive time that arrives
+  // raises the sum: not worth a line.
+  const bool moved =
+      m.latency_ns() > 0 && m.latency_complete() &&
+      (!last_complete_ ||
+       std::abs(m.latency_ns() - last_latency_) >= 0.01 * last_latency_);
+  // Tasks stop in bursts (all of them as the model job ends): at most a
+  // line a second for them.
+  const bool stopped = m.tasks_stopped() != last_stopped_ &&
+                       now - last_time_ >= std::chrono::seconds(1);
+  const bool periodic =
+      p.trials_done() != last_done_ && now - last_time_ >= kQuietPeriod;
+  const bool ended = proto::IsFinalJobState(p.state());
+  if (!tty_ && any_ && !moved && !stopped && !periodic &&
+      !(ended && p.trials_done() != last_done_)) {
+    std::fflush(out_);
+    return;
+  }
+  const std::string line = ModelProgressLine(p) + ErrorsText(p);
+  if (tty_) {
+    std::fprintf(out_, "\r%-100s", line.c_str());
+    line_open_ = true;
+  } else {
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  std::fflush(out_);
+  any_ = true;
+  last_done_ = p.trials_done();
+  last_latency_ = m.latency_ns();
+  last_complete_ = m.latency_complete();
+  last_stopped_ = m.tasks_stopped();
+  last_time_ = now;
+}
+
+void ModelProgressPrinter::End() {
+  if (!quiet_ && line_open_) std::fprintf(out_, "\n");
+  line_open_ = false;
+}
+
+}  // namespace tunefleet::cli
