@@ -80,25 +80,6 @@ Job::~Job() {
   Join();
 }
 
-void Job::Start() {
-  thread_ = std::thread([this] { Run(); });
-}
-
-void Job::Join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void Job::Cancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-}
-
-void Job::Interrupt() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-  interrupted_ = true;
-}
-
 void Job::Grant(int64_t trials) {
   absl::MutexLock lock(&mu_);
   budget_ += trials;
@@ -175,24 +156,6 @@ void Job::OnResult(int64_t trial_id, const Measurement& m) {
                           stored.error() == Measurement::OK ? time_ns : 0.0});
 }
 
-tunefleet::v1::JobProgress Job::Progress() {
-  absl::MutexLock lock(&mu_);
-  return progress_;
-}
-
-bool Job::WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                        tunefleet::v1::JobProgress* out) {
-  absl::MutexLock lock(&mu_);
-  const uint64_t seen = *version;
-  auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return version_ != seen;
-  };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) return false;
-  *version = version_;
-  *out = progress_;
-  return true;
-}
-
 void Job::Run() {
   absl::Status status = Loop();
   bool cancelled, interrupted;
@@ -203,27 +166,14 @@ void Job::Run() {
   }
   scheduler_->CancelJob(id_);
   if (interrupted) return;  // left unfinished for the next server
-  if (!status.ok()) {
-    Finish(tunefleet::v1::JOB_STATE_FAILED, std::string(status.message()));
-  } else {
-    Finish(cancelled ? tunefleet::v1::JOB_STATE_CANCELLED
-                     : tunefleet::v1::JOB_STATE_DONE,
-           "");
-  }
-}
-
-void Job::Finish(tunefleet::v1::JobState state, const std::string& reason) {
-  std::string message = reason;
-  {
-    absl::MutexLock lock(&mu_);
-    if (message.empty()) message = progress_.message();  // an early stop
-  }
-  absl::Status s = store_->SetJobState(id_, state, message);
-  absl::MutexLock lock(&mu_);
-  progress_.set_state(state);
-  progress_.set_message(
-      s.ok() ? message : absl::StrCat(message, "; store: ", s.message()));
-  ++version_;
+  const tunefleet::v1::JobState state =
+      !status.ok() ? tunefleet::v1::JOB_STATE_FAILED
+      : cancelled  ? tunefleet::v1::JOB_STATE_CANCELLED
+                   : tunefleet::v1::JOB_STATE_DONE;
+  Finish(state, std::string(status.message()),
+         [this, state](const std::string& message) {
+           return store_->SetJobState(id_, state, message);
+         });
 }
 
 absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
@@ -289,7 +239,8 @@ absl::Status Job::Loop() {
     }
     if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
     if (exhausted && outstanding == 0) {
-      if (spec_.granted_budget) SetMessage("every config of its space measured");
+      if (spec_.granted_budget)
+        SetMessage("every config of its space measured");
       return absl::OkStatus();
     }
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);

@@ -18,6 +18,7 @@
 #include "search/space.h"
 #include "search/strategy.h"
 #include "server/scheduler.h"
+#include "server/tracked_job.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -54,22 +55,6 @@ struct JobResume {
   bool reference_measured = false;
 };
 
-// What the TuningService watches and cancels: a job or a model job.
-class TrackedJob {
- public:
-  virtual ~TrackedJob() = default;
-  virtual int64_t id() const = 0;
-  virtual tunefleet::v1::JobProgress Progress() = 0;
-  // Waits up to `timeout` for progress newer than `*version`; updates
-  // `*version` and returns true with the new progress in `*out`.
-  virtual bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                             tunefleet::v1::JobProgress* out) = 0;
-  // Stops it, ending it as cancelled; finished trials stay.
-  virtual void Cancel() = 0;
-  // Blocks until its thread has finished.
-  virtual void Join() = 0;
-};
-
 // Thread-safe: OnResult() comes from agent streams, Progress() and
 // WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
 // The job's thread waits for results in real time (a few hundred ms at a
@@ -90,27 +75,19 @@ class Job : public TrackedJob {
   const JobSpec& spec() const { return spec_; }
   uint64_t space_size() const { return space_->valid_size(); }
 
-  void Start();
-  // Stops proposing, drops queued trials, ends the job as cancelled.
-  void Cancel() override;
+  // Cancel(): stops proposing, drops queued trials, ends the job as
+  // cancelled. Interrupt(): stops the job's thread but leaves it unfinished
+  // in the store; the next server resumes it.
+
   // A model job's task (spec.granted_budget): `trials` more to measure.
   void Grant(int64_t trials);
   // A model job's task: no more grants; it ends once its budget is spent.
   void Close();
-  // Stops the job's thread but leaves it unfinished in the store (server
-  // shutdown): the next server resumes it.
-  void Interrupt();
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
-  // Blocks until the job thread has finished.
-  void Join() override;
 
   // A result for one of this job's trials (written to the store here).
   void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m);
-
-  tunefleet::v1::JobProgress Progress() override;
-  bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                     tunefleet::v1::JobProgress* out) override;
 
  private:
   // A stored result waiting for the job's thread.
@@ -119,7 +96,7 @@ class Job : public TrackedJob {
     tunefleet::v1::Measurement::Error error;
     double time_ns;  // median per-round time when OK, else 0
   };
-  void Run();
+  void Run() override;
   // Proposes, dispatches and collects until the job ends; errors from the
   // store or the strategy's setup fail the job.
   absl::Status Loop();
@@ -151,7 +128,6 @@ class Job : public TrackedJob {
   void OnReference(const tunefleet::v1::Measurement& m);
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
-  void Finish(tunefleet::v1::JobState state, const std::string& message);
   // Replays the resumed trials: finished ones into `strategy` and the
   // progress, unfinished ones into the queue again.
   void Replay(search::SearchStrategy* strategy);
@@ -166,19 +142,12 @@ class Job : public TrackedJob {
   Scheduler* const scheduler_;
   const base::Clock& clock_;
   JobResume resume_;  // consumed by Replay()
-  std::thread thread_;
-
-  absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
   int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // no more grants
   bool woken_ ABSL_GUARDED_BY(mu_) = false;   // a grant or close to read
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> outstanding_
-      ABSL_GUARDED_BY(mu_);  // trial -> index
-  tunefleet::v1::JobProgress progress_ ABSL_GUARDED_BY(mu_);
-  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+      ABSL_GUARDED_BY(mu_);                       // trial -> index
   int64_t improved_at_ ABSL_GUARDED_BY(mu_) = 0;  // trials when best last fell
 };
 

@@ -303,8 +303,7 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
   size_t j = 0, m = 0;
   while ((limit <= 0 || static_cast<int64_t>(out.size()) < limit) &&
          (j < jobs.size() || m < models.size())) {
-    if (m < models.size() &&
-        (j == jobs.size() || models[m].id > jobs[j].id)) {
+    if (m < models.size() && (j == jobs.size() || models[m].id > jobs[j].id)) {
       TUNEFLEET_ASSIGN_OR_RETURN(
           tunefleet::v1::JobProgress p,
           StoredModelProgress(store, models[m++], /*with_tasks=*/false));

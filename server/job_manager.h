@@ -83,8 +83,9 @@ class JobManager {
   // counted, abandoned ones end as DEVICE_LOST.
   void OnLostLeases(const LostLeases& lost);
 
-  // Cancels one job or model job. NOT_FOUND for an unknown id, FAILED_PRECONDITION for a
-  // job already ended. Returns its progress after the cancel.
+  // Cancels one job or model job. NOT_FOUND for an unknown id,
+  // FAILED_PRECONDITION for a job already ended. Returns its progress after the
+  // cancel.
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id);
   // The newest `limit` jobs and model jobs below id `before_id` (0: any),
   // live progress where running; model jobs without per-task progress.
@@ -105,15 +106,13 @@ class JobManager {
     std::unique_ptr<search::SearchSpace> space;
   };
   // Transfer history already read, by template name (one submission's).
-  using HistoryCache =
-      std::map<std::string, std::vector<search::HistoryGroup>>;
+  using HistoryCache = std::map<std::string, std::vector<search::HistoryGroup>>;
   absl::StatusOr<Prepared> Prepare(
       const tunefleet::v1::SubmitJobRequest& request,
       HistoryCache* history_cache = nullptr);
   // A stored unfinished job rebuilt: its request prepared again with the
   // stored run's seed, budget and times, its trials to resume.
-  absl::StatusOr<std::pair<Prepared, JobResume>> Rebuild(
-      const store::Job& row);
+  absl::StatusOr<std::pair<Prepared, JobResume>> Rebuild(const store::Job& row);
   // A task of a model job, checked and ready to store.
   struct PreparedTask {
     int task_index = 0;

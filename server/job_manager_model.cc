@@ -48,8 +48,8 @@ int64_t BudgetHint(const tunefleet::v1::SubmitModelJobRequest& model) {
 
 absl::StatusOr<std::vector<JobManager::PreparedTask>>
 JobManager::PrepareModelTasks(
-    const tunefleet::v1::SubmitModelJobRequest& request,
-    const std::string& key, const std::vector<int>& indices, bool strict,
+    const tunefleet::v1::SubmitModelJobRequest& request, const std::string& key,
+    const std::vector<int>& indices, bool strict,
     std::vector<tunefleet::v1::SkippedTask>* skipped) {
   HistoryCache history;
   std::set<std::string> measured;  // workloads whose reference is timed
@@ -59,9 +59,9 @@ JobManager::PrepareModelTasks(
     absl::StatusOr<Prepared> prepared = Prepare(job, &history);
     if (!prepared.ok()) {
       if (strict && !absl::IsFailedPrecondition(prepared.status())) {
-        return absl::Status(prepared.status().code(),
-                            absl::StrCat("tasks[", i, "].",
-                                         prepared.status().message()));
+        return absl::Status(
+            prepared.status().code(),
+            absl::StrCat("tasks[", i, "].", prepared.status().message()));
       }
       skipped->push_back(Skipped(i, prepared.status().message()));
       continue;
@@ -105,8 +105,7 @@ absl::StatusOr<std::vector<ModelTaskSlot>> JobManager::StoreModelTasks(
 absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
     const tunefleet::v1::SubmitModelJobRequest& request,
     tunefleet::v1::SubmitModelJobResponse* response) {
-  TUNEFLEET_RETURN_IF_ERROR(
-      validation::ValidateSubmitModelJobRequest(request));
+  TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitModelJobRequest(request));
   TUNEFLEET_ASSIGN_OR_RETURN(std::string key,
                              ChooseDeviceKey(request.device_key()));
   TUNEFLEET_RETURN_IF_ERROR(store_->GetDevice(key).status());
@@ -117,9 +116,9 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
       std::vector<PreparedTask> tasks,
       PrepareModelTasks(request, key, indices, /*strict=*/true, &skipped));
   if (tasks.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no task of the model can be tuned on device key ", key, "; task 0: ",
-        skipped.front().reason()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no task of the model can be tuned on device key ", key,
+                     "; task 0: ", skipped.front().reason()));
   }
   tunefleet::v1::SubmitModelJobRequest stored = request;
   stored.set_device_key(key);
@@ -208,10 +207,9 @@ absl::Status JobManager::ResumeModel(const store::ModelJob& row) {
     if (!stored.contains(i)) missing.push_back(i);
   }
   std::vector<tunefleet::v1::SkippedTask> skipped;
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::vector<PreparedTask> fresh,
-      PrepareModelTasks(request, row.device_key, missing, /*strict=*/false,
-                        &skipped));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<PreparedTask> fresh,
+                             PrepareModelTasks(request, row.device_key, missing,
+                                               /*strict=*/false, &skipped));
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<ModelTaskSlot> added,
                              StoreModelTasks(row, std::move(fresh)));
   for (auto& slot : added) slots.push_back(std::move(slot));
@@ -233,9 +231,8 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::LaunchModel(
   std::vector<search::SchedulerTask> tasks;
   for (ModelTaskSlot& slot : slots) {
     slot.weight = request.tasks(slot.task_index).weight();
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        search::SchedulerTask task,
-        SchedulerTaskOf(request.tasks(slot.task_index)));
+    TUNEFLEET_ASSIGN_OR_RETURN(search::SchedulerTask task,
+                               SchedulerTaskOf(request.tasks(slot.task_index)));
     tasks.push_back(std::move(task));
   }
   search::TaskScheduler scheduler(std::move(tasks),
@@ -244,10 +241,9 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::LaunchModel(
     scheduler.RestoreGranted(k, slots[k].granted);
   }
   const int64_t id = row.id;
-  auto model = std::make_shared<ModelJob>(std::move(row), std::move(slots),
-                                          std::move(skipped),
-                                          std::move(scheduler), store_,
-                                          scheduler_, clock_);
+  auto model = std::make_shared<ModelJob>(
+      std::move(row), std::move(slots), std::move(skipped),
+      std::move(scheduler), store_, scheduler_, clock_);
   {
     absl::MutexLock lock(&mu_);
     models_[id] = model;

@@ -39,49 +39,12 @@ ModelJob::~ModelJob() {
   Join();
 }
 
-void ModelJob::Start() {
-  thread_ = std::thread([this] { Run(); });
-}
-
-void ModelJob::Join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void ModelJob::Cancel() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-}
-
-void ModelJob::Interrupt() {
-  absl::MutexLock lock(&mu_);
-  cancelled_ = true;
-  interrupted_ = true;
-}
-
-tunefleet::v1::JobProgress ModelJob::Progress() {
-  absl::MutexLock lock(&mu_);
-  return progress_;
-}
-
 tunefleet::v1::JobProgress ModelJob::Summary() {
   absl::MutexLock lock(&mu_);
   tunefleet::v1::JobProgress p = progress_;
   p.mutable_model()->clear_task_progress();
   p.mutable_model()->clear_latency_history();
   return p;
-}
-
-bool ModelJob::WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                             tunefleet::v1::JobProgress* out) {
-  absl::MutexLock lock(&mu_);
-  const uint64_t seen = *version;
-  auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return version_ != seen;
-  };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&changed), timeout)) return false;
-  *version = version_;
-  *out = progress_;
-  return true;
 }
 
 std::vector<tunefleet::v1::JobProgress> ModelJob::Observe() {
@@ -141,15 +104,14 @@ void ModelJob::GrantWhatFits(
     outstanding +=
         std::max<int64_t>(0, scheduler_.granted(i) - tasks[i].trials_done());
   }
-  const int64_t room =
-      std::max<int64_t>(1, fleet_->Capacity(row_.device_key));
+  const int64_t room = std::max<int64_t>(1, fleet_->Capacity(row_.device_key));
   while (outstanding < room) {
     std::optional<search::Grant> grant = scheduler_.Next(false);
     if (!grant) grant = scheduler_.Next(true);
     if (!grant) return;
     ModelTaskSlot& slot = tasks_[grant->task];
-    if (absl::Status s =
-            store_->SetTaskGranted(slot.job_id, scheduler_.granted(grant->task));
+    if (absl::Status s = store_->SetTaskGranted(
+            slot.job_id, scheduler_.granted(grant->task));
         !s.ok()) {
       std::fprintf(stderr, "[server] model job %lld: storing a grant: %s\n",
                    static_cast<long long>(row_.id),
@@ -187,10 +149,11 @@ bool ModelJob::Loop() {
         reason = scheduler_.granted() >= scheduler_.budget()
                      ? absl::StrCat("budget of ", scheduler_.budget(),
                                     " trials spent")
-                     : absl::StrCat("every task stopped (converged or "
-                                    "exhausted) after ",
-                                    scheduler_.granted(), " of ",
-                                    scheduler_.budget(), " trials");
+                     : absl::StrCat(
+                           "every task stopped (converged or "
+                           "exhausted) after ",
+                           scheduler_.granted(), " of ", scheduler_.budget(),
+                           " trials");
       } else {
         GrantWhatFits(tasks);
       }
@@ -250,17 +213,9 @@ void ModelJob::Run() {
 
 void ModelJob::Finish(tunefleet::v1::JobState state,
                       const std::string& reason) {
-  std::string message = reason;
-  {
-    absl::MutexLock lock(&mu_);
-    if (message.empty()) message = progress_.message();
-  }
-  absl::Status s = store_->SetModelJobState(row_.id, state, message);
-  absl::MutexLock lock(&mu_);
-  progress_.set_state(state);
-  progress_.set_message(
-      s.ok() ? message : absl::StrCat(message, "; store: ", s.message()));
-  ++version_;
+  TrackedJob::Finish(state, reason, [this, state](const std::string& message) {
+    return store_->SetModelJobState(row_.id, state, message);
+  });
 }
 
 }  // namespace tunefleet::server

@@ -20,7 +20,6 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -38,7 +37,7 @@ namespace tunefleet::server {
 struct ModelTaskSlot {
   int task_index = 0;  // into the request's tasks
   uint32_t weight = 1;
-  int64_t job_id = 0;  // the task's job
+  int64_t job_id = 0;   // the task's job
   int64_t granted = 0;  // trials granted before this server started
   // The task's running job; null for one that ended before this server
   // started (then `stored` is its progress).
@@ -61,23 +60,16 @@ class ModelJob : public TrackedJob {
   int64_t id() const override { return row_.id; }
   const store::ModelJob& row() const { return row_; }
 
-  void Start();
-  // Cancels every task's job; the model job ends cancelled.
-  void Cancel() override;
-  // Stops its thread and its tasks' threads, leaving all unfinished in the
-  // store for the next server (shutdown).
-  void Interrupt();
-  void Join() override;
+  // Cancel() cancels every task's job, and the model job ends cancelled;
+  // Interrupt() stops its tasks' threads too, leaving all unfinished in the
+  // store for the next server. Progress() has every task's progress and the
+  // latency history.
 
-  // With every task's progress and the latency history.
-  tunefleet::v1::JobProgress Progress() override;
-  // Without them (ListJobs).
+  // The progress without per-task progress and history (ListJobs).
   tunefleet::v1::JobProgress Summary();
-  bool WaitForUpdate(uint64_t* version, absl::Duration timeout,
-                     tunefleet::v1::JobProgress* out) override;
 
  private:
-  void Run();
+  void Run() override;
   // Grants and watches until the budget is spent, every task stopped, the
   // deadline passed, or it is cancelled (false then).
   bool Loop();
@@ -90,7 +82,7 @@ class ModelJob : public TrackedJob {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes every task's job and waits for them to end.
   void CloseTasks();
-  void Finish(tunefleet::v1::JobState state, const std::string& message);
+  void Finish(tunefleet::v1::JobState state, const std::string& reason);
   bool PastDeadline() const;
 
   const store::ModelJob row_;
@@ -100,13 +92,6 @@ class ModelJob : public TrackedJob {
   store::Store* const store_;
   Scheduler* const fleet_;
   const base::Clock& clock_;
-  std::thread thread_;
-
-  absl::Mutex mu_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
-  tunefleet::v1::JobProgress progress_ ABSL_GUARDED_BY(mu_);
-  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tunefleet::server

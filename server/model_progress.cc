@@ -108,9 +108,9 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
   tunefleet::v1::SubmitModelJobRequest request;
   if (!google::protobuf::util::JsonStringToMessage(row.request_json, &request)
            .ok()) {
-    return absl::DataLossError(
-        absl::StrCat("model job ", row.id, ": its stored request does not "
-                     "parse"));
+    return absl::DataLossError(absl::StrCat("model job ", row.id,
+                                            ": its stored request does not "
+                                            "parse"));
   }
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
                              store.ModelTaskJobs(row.id));
@@ -145,8 +145,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
   for (size_t k = 0; k < tasks.size(); ++k) {
     scheduler.RestoreGranted(k, granted[k]);
     scheduler.Update(k, ResultsOf(progress[k]));
-    views.push_back({indices[k], request.tasks(indices[k]).weight(),
-                     &progress[k]});
+    views.push_back(
+        {indices[k], request.tasks(indices[k]).weight(), &progress[k]});
   }
   return ModelJobProgress(row, views, scheduler, skipped, {}, with_tasks);
 }

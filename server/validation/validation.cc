@@ -251,7 +251,8 @@ absl::Status ValidateSubmitModelJobRequest(
   job.set_priority(request.priority());
   job.set_deadline_s(request.deadline_s());
   if (request.has_timing()) *job.mutable_timing() = request.timing();
-  if (absl::Status s = ValidateWorkloadProto(job.workload(), "tasks[0].workload");
+  if (absl::Status s =
+          ValidateWorkloadProto(job.workload(), "tasks[0].workload");
       !s.ok()) {
     return s;
   }

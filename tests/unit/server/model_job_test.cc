@@ -36,11 +36,11 @@ class ModelJobTest : public JobManagerTest {
     r.set_seed(3);
     r.set_no_transfer(true);
     r.set_batch_trials(2);
-    for (const char* shape : {"M=64,N=64,K=64", "M=32,N=64,K=128",
-                              "M=128,N=32,K=32"}) {
+    for (const char* shape :
+         {"M=64,N=64,K=64", "M=32,N=64,K=128", "M=128,N=32,K=32"}) {
       tunefleet::v1::ModelTask* t = r.add_tasks();
-      *t->mutable_workload() = trial::WorkloadToProto(
-          *templates::Workload::Parse("gemm", shape));
+      *t->mutable_workload() =
+          trial::WorkloadToProto(*templates::Workload::Parse("gemm", shape));
       t->set_weight(r.tasks_size() == 1 ? 4 : 1);
     }
     return r;
@@ -120,10 +120,10 @@ TEST_F(ModelJobTest, SpendsItsBudgetExactlyAcrossItsTasks) {
     EXPECT_DOUBLE_EQ(done.model().naive_latency_ns(), (4 + 1 + 1) * 50000.0);
     EXPECT_LT(done.model().latency_ns(), done.model().naive_latency_ns());
     EXPECT_GE(done.model().latency_history_size(), 2);
-    EXPECT_EQ(StoredModelProgress(*store_, *store_->GetModelJob(model->id()),
-                                  false)
-                  ->trials_done(),
-              17u);
+    EXPECT_EQ(
+        StoredModelProgress(*store_, *store_->GetModelJob(model->id()), false)
+            ->trials_done(),
+        17u);
   }
 }
 

@@ -58,8 +58,7 @@ TEST_F(ModelJobsTest, JobsAndModelJobsNeverShareAnId) {
   EXPECT_GT(model, *first);
   EXPECT_GT(*task, model);
   EXPECT_GT(*second, *task);
-  EXPECT_EQ(store_->GetJob(model).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetJob(model).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->GetModelJob(*first).status().code(),
             absl::StatusCode::kNotFound);
 }
