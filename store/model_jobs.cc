@@ -132,8 +132,7 @@ absl::Status Store::SetModelJobState(int64_t model_job_id,
 
 absl::Status Store::SetTaskGranted(int64_t job_id, int64_t granted) {
   absl::MutexLock lock(&mu_);
-  return db_.Run("UPDATE jobs SET granted = ?2 WHERE id = ?1", job_id,
-                 granted);
+  return db_.Run("UPDATE jobs SET granted = ?2 WHERE id = ?1", job_id, granted);
 }
 
 }  // namespace tunefleet::store
