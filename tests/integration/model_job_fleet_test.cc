@@ -1,0 +1,426 @@
+// Model jobs (SubmitModelJob, docs/MODEL_JOBS.md) under faults: the server
+// SIGKILLed and restarted mid-model, both task schedulers held to the
+// budget, a cancel mid-run, and refused requests. Real tunefleet-server and
+// tunefleet-agent processes on loopback, real SQLite, real OpenCL (PoCL in
+// CI). The model is four small tasks built directly as ModelTask protos,
+// each with a search space far larger than the budget.
+#include <signal.h>
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels_templates/workload.h"
+#include "proto/names.h"
+#include "store/store.h"
+#include "tests/support/fleet_harness.h"
+#include "trial/trial_request.h"
+
+namespace tunefleet {
+namespace {
+
+using testing::FleetHarness;
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::SubmitModelJobRequest;
+
+constexpr auto kJobLimit = std::chrono::seconds(240);
+constexpr char kKey[] = "model";
+
+// A tiny model: a GEMM, a 3x3 convolution (twice in the model), a max pool
+// and a depthwise convolution. Random search; each trial sleeps
+// `cooldown_ms` on the agent first, so that the job lasts long enough to be
+// disturbed.
+SubmitModelJobRequest TinyModel(uint32_t trials,
+                                tunefleet::v1::TaskScheduler scheduler,
+                                double cooldown_ms, uint64_t seed) {
+  struct Task {
+    const char* op;
+    const char* shape;
+    uint32_t weight;
+  };
+  const Task tasks[] = {
+      {"gemm", "M=64,N=64,K=64", 1},
+      {"conv2d", "C=8,H=16,W=16,K=8,R=3,S=3,PH=1,PW=1", 2},
+      {"pool2d", "C=8,H=16,W=16,R=3,S=3,SH=2,SW=2,PH=1,PW=1", 1},
+      {"depthwise_conv2d", "C=16,H=16,W=16,R=3,S=3,PH=1,PW=1", 1},
+  };
+  SubmitModelJobRequest r;
+  r.set_model_name("tiny");
+  for (const Task& t : tasks) {
+    tunefleet::v1::ModelTask* task = r.add_tasks();
+    *task->mutable_workload() =
+        trial::WorkloadToProto(*templates::Workload::Parse(t.op, t.shape));
+    task->set_weight(t.weight);
+  }
+  r.set_trials(trials);
+  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+  r.set_task_scheduler(scheduler);
+  r.set_device_key(kKey);
+  r.set_seed(seed);
+  r.set_no_transfer(true);
+  r.mutable_timing()->set_repeat(1);
+  r.mutable_timing()->set_number(1);
+  r.mutable_timing()->set_min_repeat_ms(0);
+  r.mutable_timing()->set_cooldown_ms(cooldown_ms);
+  return r;
+}
+
+grpc::Status SubmitModel(const FleetHarness& fleet,
+                         const SubmitModelJobRequest& request,
+                         tunefleet::v1::SubmitModelJobResponse* response) {
+  grpc::ClientContext context;
+  return fleet.Stub()->SubmitModelJob(&context, request, response);
+}
+
+int64_t Submit(const FleetHarness& fleet,
+               const SubmitModelJobRequest& request) {
+  tunefleet::v1::SubmitModelJobResponse response;
+  const grpc::Status s = SubmitModel(fleet, request, &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.skipped_size(), 0);
+  return response.job_id();
+}
+
+// The model job's whole progress (GetJob: every task's progress too);
+// nullopt while the server does not answer.
+std::optional<JobProgress> Progress(const FleetHarness& fleet, int64_t id) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(2));
+  tunefleet::v1::GetJobRequest request;
+  request.set_job_id(id);
+  JobProgress p;
+  if (!fleet.Stub()->GetJob(&context, request, &p).ok()) return std::nullopt;
+  return p;
+}
+
+bool Ended(const std::optional<JobProgress>& p) {
+  return p && proto::IsFinalJobState(p->state());
+}
+
+// Waits for the model job to end; its last progress.
+std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
+  if (!FleetHarness::WaitFor([&] { return Ended(Progress(fleet, id)); },
+                             kJobLimit)) {
+    return std::nullopt;
+  }
+  return Progress(fleet, id);
+}
+
+// Starts the server and `agents` agents of key kKey; true once all are
+// connected.
+bool StartFleet(FleetHarness& fleet, size_t agents) {
+  if (!fleet.StartServer()) return false;
+  for (size_t i = 0; i < agents; ++i) fleet.StartAgent(i, kKey);
+  return FleetHarness::WaitFor(
+      [&] { return fleet.Connected(kKey) == static_cast<int>(agents); },
+      std::chrono::seconds(60));
+}
+
+// A model job as the database holds it: its row and, per task, its job row
+// and trial rows.
+struct StoredModel {
+  store::ModelJob row;
+  std::vector<store::Job> tasks;
+  std::map<int64_t, std::vector<store::Trial>> trials;  // by task job id
+  size_t TrialRows() const {
+    size_t n = 0;
+    for (const auto& [id, rows] : trials) n += rows.size();
+    return n;
+  }
+};
+
+// Read from the database file (the server stopped or killed).
+StoredModel ReadModel(const std::string& db, int64_t model_job_id) {
+  StoredModel m;
+  auto store = store::Store::Open(db);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return m;
+  auto row = (*store)->GetModelJob(model_job_id);
+  EXPECT_TRUE(row.ok()) << row.status();
+  if (row.ok()) m.row = *row;
+  auto tasks = (*store)->ModelTaskJobs(model_job_id);
+  EXPECT_TRUE(tasks.ok()) << tasks.status();
+  if (!tasks.ok()) return m;
+  m.tasks = *tasks;
+  for (const store::Job& task : m.tasks) {
+    EXPECT_EQ(task.model_job_id, model_job_id);
+    auto rows = (*store)->JobTrials(task.id);
+    EXPECT_TRUE(rows.ok()) << rows.status();
+    if (rows.ok()) m.trials[task.id] = *rows;
+  }
+  return m;
+}
+
+// Per task job: each config once, every row done, no more rows than the
+// task was granted; returns the rows that hold a measurement (not
+// CANCELLED).
+size_t ExpectTasksWithinGrants(const StoredModel& m) {
+  size_t measured = 0;
+  for (const store::Job& task : m.tasks) {
+    const std::vector<store::Trial>& rows = m.trials.at(task.id);
+    std::set<uint64_t> configs;
+    for (const store::Trial& t : rows) {
+      EXPECT_TRUE(configs.insert(t.config_index).second)
+          << "task job " << task.id << ": config " << t.config_index
+          << " tried twice";
+      EXPECT_EQ(t.state, tunefleet::v1::TRIAL_STATE_DONE)
+          << "task job " << task.id << ": trial " << t.id << " left open";
+      if (t.error != tunefleet::v1::Measurement::CANCELLED) ++measured;
+    }
+    EXPECT_LE(static_cast<int64_t>(rows.size()), task.granted)
+        << "task job " << task.id << " measured beyond its grants";
+    EXPECT_TRUE(proto::IsFinalJobState(task.state))
+        << "task job " << task.id << " left "
+        << proto::JobStateName(task.state);
+  }
+  return measured;
+}
+
+// A done model job as the database holds it: every task done, every trial
+// measured exactly once, `budget` of them in all.
+void ExpectDoneExactlyOnce(const StoredModel& m, uint32_t budget) {
+  EXPECT_EQ(m.row.state, tunefleet::v1::JOB_STATE_DONE) << m.row.message;
+  EXPECT_EQ(m.tasks.size(), 4u);
+  const size_t measured = ExpectTasksWithinGrants(m);
+  int64_t granted = 0;
+  for (const store::Job& task : m.tasks) {
+    EXPECT_EQ(task.state, tunefleet::v1::JOB_STATE_DONE)
+        << "task job " << task.id << ": " << task.message;
+    granted += task.granted;
+  }
+  EXPECT_EQ(measured, budget);
+  EXPECT_EQ(m.TrialRows(), budget) << "trial rows beyond the budget";
+  EXPECT_EQ(granted, budget);
+}
+
+// Per task in the progress: its job's trials within its grants; the sum of
+// grants within the budget.
+void ExpectProgressWithinGrants(const JobProgress& p, uint32_t budget) {
+  ASSERT_TRUE(p.has_model());
+  uint32_t granted = 0, done = 0;
+  for (const auto& task : p.model().task_progress()) {
+    EXPECT_LE(task.job().trials_done(), task.trials_granted())
+        << "task " << task.task_index();
+    granted += task.trials_granted();
+    done += task.job().trials_done();
+  }
+  EXPECT_LE(granted, budget);
+  EXPECT_EQ(done, p.trials_done());
+}
+
+TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
+  FleetHarness fleet("model_kill");
+  constexpr uint32_t kBudget = 30;
+  ASSERT_TRUE(StartFleet(fleet, 2));
+  const int64_t id = Submit(
+      fleet,
+      TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN, 200, 21));
+  ASSERT_GT(id, 0);
+
+  // Results finished before each kill, which must survive unchanged.
+  std::map<int64_t, std::pair<tunefleet::v1::Measurement::Error, double>> kept;
+  for (uint32_t kill_after : {6u, 16u}) {
+    ASSERT_TRUE(FleetHarness::WaitFor(
+        [&] {
+          auto p = Progress(fleet, id);
+          return p && p->trials_done() >= kill_after;
+        },
+        kJobLimit));
+    fleet.server().Kill(SIGKILL);
+    const StoredModel before = ReadModel(fleet.db_path(), id);
+    EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
+    for (const auto& [job, rows] : before.trials) {
+      for (const store::Trial& t : rows) {
+        if (t.state == tunefleet::v1::TRIAL_STATE_DONE) {
+          kept[t.id] = {t.error, t.time_ns};
+        }
+      }
+    }
+    ASSERT_TRUE(fleet.StartServer());
+  }
+  const std::optional<JobProgress> last = AwaitEnd(fleet, id);
+  ASSERT_TRUE(last.has_value()) << "the model job did not end";
+  EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_DONE) << last->message();
+  EXPECT_EQ(last->trials_done(), kBudget);
+  ExpectProgressWithinGrants(*last, kBudget);
+  for (const auto& task : last->model().task_progress()) {
+    EXPECT_EQ(task.job().state(), tunefleet::v1::JOB_STATE_DONE)
+        << "task " << task.task_index();
+  }
+  EXPECT_GT(last->model().latency_ns(), 0);
+  fleet.server().Kill(SIGTERM);
+
+  const StoredModel m = ReadModel(fleet.db_path(), id);
+  ExpectDoneExactlyOnce(m, kBudget);
+  size_t unchanged = 0;
+  for (const auto& [job, rows] : m.trials) {
+    for (const store::Trial& t : rows) {
+      auto it = kept.find(t.id);
+      if (it == kept.end()) continue;
+      EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
+      EXPECT_EQ(t.time_ns, it->second.second) << "trial " << t.id;
+      ++unchanged;
+    }
+  }
+  EXPECT_EQ(unchanged, kept.size()) << "finished trials lost in a restart";
+  EXPECT_GE(kept.size(), 16u);
+  std::printf("[model] %zu trials kept across 2 server kills\n", kept.size());
+}
+
+TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
+  FleetHarness fleet("model_budget");
+  constexpr uint32_t kBudget = 24;
+  ASSERT_TRUE(StartFleet(fleet, 2));
+  std::vector<int64_t> ids;
+  for (auto scheduler : {tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN,
+                         tunefleet::v1::TASK_SCHEDULER_GRADIENT}) {
+    const int64_t id = Submit(fleet, TinyModel(kBudget, scheduler, 0, 31));
+    ASSERT_GT(id, 0);
+    // While it runs, too.
+    for (int i = 0; i < 10 && !Ended(Progress(fleet, id)); ++i) {
+      if (auto p = Progress(fleet, id)) ExpectProgressWithinGrants(*p, kBudget);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const std::optional<JobProgress> last = AwaitEnd(fleet, id);
+    ASSERT_TRUE(last.has_value()) << "the model job did not end";
+    EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_DONE) << last->message();
+    EXPECT_EQ(last->model().task_scheduler(), scheduler);
+    EXPECT_LE(last->trials_done(), kBudget);
+    EXPECT_GT(last->trials_done(), 0u);
+    ExpectProgressWithinGrants(*last, kBudget);
+    ids.push_back(id);
+    std::printf("[model] %s: %u of %u trials\n",
+                proto::TaskSchedulerName(scheduler).c_str(),
+                last->trials_done(), kBudget);
+  }
+  std::vector<uint32_t> done;
+  for (int64_t id : ids) done.push_back(Progress(fleet, id)->trials_done());
+  fleet.server().Kill(SIGTERM);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const StoredModel m = ReadModel(fleet.db_path(), ids[i]);
+    EXPECT_EQ(m.row.state, tunefleet::v1::JOB_STATE_DONE);
+    const size_t measured = ExpectTasksWithinGrants(m);
+    EXPECT_LE(m.TrialRows(), kBudget);
+    EXPECT_EQ(m.TrialRows(), done[i]);
+    EXPECT_EQ(measured, done[i]);
+    int64_t granted = 0;
+    for (const store::Job& task : m.tasks) granted += task.granted;
+    EXPECT_LE(granted, kBudget);
+  }
+}
+
+TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
+  FleetHarness fleet("model_cancel");
+  constexpr uint32_t kBudget = 40;
+  ASSERT_TRUE(StartFleet(fleet, 2));
+  const int64_t id = Submit(
+      fleet,
+      TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [&] {
+        auto p = Progress(fleet, id);
+        return p && p->trials_done() >= 5;
+      },
+      kJobLimit));
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::CancelJobRequest cancel;
+    cancel.set_job_id(id);
+    JobProgress answer;
+    const grpc::Status s = fleet.Stub()->CancelJob(&context, cancel, &answer);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  const std::optional<JobProgress> last = AwaitEnd(fleet, id);
+  ASSERT_TRUE(last.has_value()) << "the model job did not end";
+  EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_CANCELLED)
+      << last->message();
+  EXPECT_GE(last->trials_done(), 5u);
+  EXPECT_LT(last->trials_done(), kBudget) << "cancelled too late to tell";
+  for (const auto& task : last->model().task_progress()) {
+    EXPECT_TRUE(proto::IsFinalJobState(task.job().state()))
+        << "task " << task.task_index() << " still "
+        << proto::JobStateName(task.job().state());
+  }
+  // A second cancel finds it ended.
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::CancelJobRequest cancel;
+    cancel.set_job_id(id);
+    JobProgress answer;
+    EXPECT_EQ(fleet.Stub()->CancelJob(&context, cancel, &answer).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  // Trials in flight at the cancel may still land.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const uint32_t reported = Progress(fleet, id)->trials_done();
+  fleet.server().Kill(SIGTERM);
+
+  const StoredModel m = ReadModel(fleet.db_path(), id);
+  EXPECT_EQ(m.row.state, tunefleet::v1::JOB_STATE_CANCELLED);
+  const size_t measured = ExpectTasksWithinGrants(m);
+  for (const store::Job& task : m.tasks) {
+    EXPECT_NE(task.state, tunefleet::v1::JOB_STATE_FAILED) << task.message;
+  }
+  EXPECT_GT(measured, 0u);
+  // What progress reported, give or take the trials in flight (2 agents x
+  // 2 each) at the cancel.
+  EXPECT_GE(measured, last->trials_done());
+  EXPECT_LE(measured, reported + 4u);
+  EXPECT_LE(m.TrialRows(), kBudget);
+  std::printf("[model] cancelled after %u trials; %zu kept in the store\n",
+              last->trials_done(), measured);
+}
+
+TEST(ModelJobFleet, BadRequestsAreRefusedNamingTheField) {
+  FleetHarness fleet("model_refuse");
+  ASSERT_TRUE(StartFleet(fleet, 1));
+  const SubmitModelJobRequest good =
+      TinyModel(8, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 0, 1);
+  struct Case {
+    const char* what;
+    SubmitModelJobRequest request;
+    const char* field;  // the message names it
+  };
+  std::vector<Case> cases;
+  cases.push_back({"zero trials", good, "trials"});
+  cases.back().request.set_trials(0);
+  cases.push_back({"an unknown op", good, "tasks[1]"});
+  cases.back().request.mutable_tasks(1)->mutable_workload()->set_op(
+      "no_such_op");
+  cases.push_back({"a template of another op", good, "tasks[2]"});
+  cases.back().request.mutable_tasks(2)->set_template_name("gemm_tiled");
+  cases.push_back({"a zero weight", good, "tasks[3].weight"});
+  cases.back().request.mutable_tasks(3)->set_weight(0);
+  cases.push_back({"no task", good, "tasks"});
+  cases.back().request.clear_tasks();
+  for (const Case& c : cases) {
+    tunefleet::v1::SubmitModelJobResponse response;
+    const grpc::Status s = SubmitModel(fleet, c.request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.what << ": " << s.error_message();
+    EXPECT_NE(s.error_message().find(c.field), std::string::npos)
+        << c.what << ": " << s.error_message();
+    EXPECT_EQ(response.job_id(), 0) << c.what;
+    std::printf("[model] %s: %s\n", c.what, s.error_message().c_str());
+  }
+  // Nothing was stored for them.
+  grpc::ClientContext context;
+  tunefleet::v1::ListJobsResponse jobs;
+  ASSERT_TRUE(fleet.Stub()->ListJobs(&context, {}, &jobs).ok());
+  EXPECT_EQ(jobs.jobs_size(), 0);
+  // The same request, fixed, is accepted.
+  tunefleet::v1::SubmitModelJobResponse response;
+  const grpc::Status s = SubmitModel(fleet, good, &response);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_GT(response.job_id(), 0);
+  EXPECT_EQ(response.device_key(), kKey);
+}
+
+}  // namespace
+}  // namespace tunefleet
