@@ -103,6 +103,20 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// The binary `name` beside this executable (a packed copy, as
+// deploy/gpu-pack.sh lays them out) if there is one, else `built` (the
+// build tree's).
+std::string SiblingOr(const char* name, const char* built) {
+  std::error_code ec;
+  const std::filesystem::path self =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path sibling = self.parent_path() / name;
+    if (std::filesystem::exists(sibling, ec)) return sibling.string();
+  }
+  return built;
+}
+
 // SIGTERM, then SIGKILL if it has not ended within `grace_ms`.
 void Stop(base::Subprocess& process, double grace_ms = 10000) {
   if (!process.running()) return;
@@ -141,7 +155,7 @@ absl::StatusOr<std::unique_ptr<LocalServer>> StartServer(
   base::Subprocess::Options spawn;
   spawn.output_path = (dir / "server.log").string();
   absl::StatusOr<base::Subprocess> process = base::Subprocess::Spawn(
-      {TUNEFLEET_SERVER_BINARY, "--listen", server->address, "--db",
+      {SiblingOr("tunefleet-server", TUNEFLEET_SERVER_BINARY), "--listen", server->address, "--db",
        (dir / "model.db").string(), "--no-auth"},
       spawn);
   if (!process.ok()) return process.status();
@@ -396,7 +410,7 @@ absl::StatusOr<RunResult> RealRun(const std::filesystem::path& dir,
   // run A (or an earlier run) built.
   spawn.env = {"POCL_KERNEL_CACHE=0"};
   absl::StatusOr<base::Subprocess> agent = base::Subprocess::Spawn(
-      {TUNEFLEET_AGENT_BINARY, "--server", (*server)->address, "--name",
+      {SiblingOr("tunefleet-agent", TUNEFLEET_AGENT_BINARY), "--server", (*server)->address, "--name",
        absl::StrCat("model-tuning-", label), "--platform",
        absl::StrCat(f.platform), "--device", absl::StrCat(f.device),
        "--no-binary-cache", "--exit-with-parent"},

@@ -12,7 +12,8 @@ BUILD=${1:-build}
 OUT=build-gpu-pack
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-std" "$OUT/models"
-BINS=("$BUILD/bench/gpu_gemm" "$BUILD/bench/agent_efficiency" "$BUILD/cli/tunefleet"
+BINS=("$BUILD/bench/gpu_gemm" "$BUILD/bench/agent_efficiency" "$BUILD/bench/model_tuning"
+      "$BUILD/cli/tunefleet"
       "$BUILD/server/tunefleet-server" "$BUILD/device_agent/tunefleet-agent")
 cp "${BINS[@]}" "$OUT/bin/"
 strip "$OUT"/bin/*

@@ -3,7 +3,7 @@
 # NVIDIA's OpenCL driver with the ICD loader, then runs the benchmark and
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
-#   build-gpu-pack/gpu-run.sh [gemm|model|info|efficiency|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh [gemm|model|model-bench|info|efficiency|all] [extra args...]
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
 #     CLBlast library templates), every trial verified (schedules.db)
@@ -93,6 +93,14 @@ if [ "$what" = model ] || [ "$what" = all ]; then
     --db "$RESULTS/cls${MODEL_TAG:-}.db" --json > "$RESULTS/cls${MODEL_TAG:-}.json" \
     2> "$RESULTS/cls${MODEL_TAG:-}.log"
   tail -5 "$RESULTS/cls${MODEL_TAG:-}.log"
+fi
+if [ "$what" = model-bench ]; then
+  # bench/model_tuning on this device: the cls model's budget spread
+  # uniformly and by the task scheduler (TRIALS_PER_TASK, default 8).
+  "$BIN/model_tuning" --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+    --trials-per-task "${TRIALS_PER_TASK:-8}" --only real \
+    > "$RESULTS/model_tuning.txt" 2> "$RESULTS/model_tuning.log"
+  cat "$RESULTS/model_tuning.txt"
 fi
 if [ "$what" = schedules ]; then
   # The mobile-GPU schedules (image knobs, library templates) verified on

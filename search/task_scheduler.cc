@@ -310,7 +310,10 @@ std::optional<Grant> TaskScheduler::Next(bool busy_ok) {
           ? PickRoundRobin(candidates)
           : PickGradient(candidates);
   if (!pick) return std::nullopt;
-  Grant grant{*pick, std::min(batch_, remaining)};
+  const bool warmup = options_.rule == TaskSchedulerOptions::Rule::kGradient &&
+                      state_[*pick].grants == 0 && options_.warmup_trials > 0;
+  Grant grant{*pick,
+              std::min(warmup ? options_.warmup_trials : batch_, remaining)};
   TaskState& st = state_[*pick];
   st.granted += grant.trials;
   ++st.grants;

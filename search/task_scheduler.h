@@ -28,13 +28,14 @@
 //   the stall rule does not apply).
 // - kGradient: Ansor's (Zheng et al., "Ansor: Generating High-Performance
 //   Tensor Programs for Deep Learning", OSDI 2020, sec. 6.2; and TVM's
-//   auto_scheduler/task_scheduler.py). Warm-up: every task gets one batch
-//   before any task gets a second, heaviest first (weight_w x T_w for
-//   tasks with a figure, e.g. a reference, then weight x flops for the
-//   others, then the rest; task order on ties). Then each batch goes to the
-//   idle live task (any live task with busy_ok) with the largest gain_i,
-//   the expected fall of the model's latency (ns) per trial (task order on
-//   ties):
+//   auto_scheduler/task_scheduler.py). Warm-up: every task gets one round
+//   of `warmup_trials` (one trial by default: a model has tens of tasks and
+//   most of its latency sits in a few) before any task gets a second, heaviest
+//   first (weight_w x T_w for tasks with a figure, e.g. a reference, then
+//   weight x flops for the others, then the rest; task order on ties). Then
+//   each batch goes to the idle live task (any live task with busy_ok) with the
+//   largest gain_i, the expected fall of the model's latency (ns) per trial
+//   (task order on ties):
 //     h_i      = the task's own time: its best_ns, or T_w of its workload
 //                w (e.g. the reference) while it has no best
 //     r_i      = grants the task has had (>= 1)
@@ -123,6 +124,9 @@ struct TaskSchedulerOptions {
   int stall_rounds = 4;   // rounds without improvement before a task
                           // of the mean share of the latency stops
                           // (kGradient; see the top); <= 0: never
+  // Trials of a task's warm-up round under kGradient; later rounds, and
+  // every round of kRoundRobin, have `batch`. 0: `batch`.
+  int64_t warmup_trials = 1;
   uint64_t seed = 0;
 };
 

@@ -68,10 +68,12 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
   tunefleet::v1::ModelProgress* model = progress_.mutable_model();
   google::protobuf::RepeatedPtrField<tunefleet::v1::LatencyPoint> history;
   history.Swap(model->mutable_latency_history());
-  const double latency = scheduler_.LatencyNs();
+  // A partial sum (some workload without a time yet) is no estimate.
+  bool complete = false;
+  const double latency = scheduler_.LatencyNs(&complete);
   uint32_t done = 0;
   for (const auto& t : tasks) done += t.trials_done();
-  if (latency > 0 &&
+  if (complete && latency > 0 &&
       (history.empty() || history.rbegin()->latency_ns() != latency)) {
     tunefleet::v1::LatencyPoint* point = history.Add();
     point->set_trials_done(done);

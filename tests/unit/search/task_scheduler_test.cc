@@ -445,7 +445,8 @@ TEST(TaskScheduler, EndedTasksUnmeasuredGrantReturnsToTheBudget) {
   std::vector<SchedulerTask> tasks(2);
   tasks[0].workload = "a";
   tasks[1].workload = "b";
-  TaskScheduler s(tasks, {.budget = 8, .batch = 4, .epsilon = 0});
+  TaskScheduler s(tasks,
+                  {.budget = 8, .batch = 4, .epsilon = 0, .warmup_trials = 0});
   auto g0 = s.Next();
   auto g1 = s.Next();
   ASSERT_TRUE(g0 && g1);
@@ -517,7 +518,9 @@ TEST(TaskScheduler, StallRuleStopsATask) {
   // The only task never improves after its warm-up: it stops after
   // stall_rounds more rounds although budget is left.
   std::vector<SchedulerTask> tasks(1);
-  TaskScheduler s(tasks, {.budget = 1000, .batch = 4, .stall_rounds = 3});
+  TaskScheduler s(
+      tasks,
+      {.budget = 1000, .batch = 4, .stall_rounds = 3, .warmup_trials = 0});
   int grants = 0;
   while (auto g = s.Next()) {
     ++grants;
@@ -535,7 +538,8 @@ TEST(TaskScheduler, HeavierTasksWaitLongerBeforeStopping) {
   // ceil(4 x 1.8) = 8 rounds, the light one 4.
   std::vector<SchedulerTask> tasks = {{.workload = "heavy"},
                                       {.workload = "light"}};
-  TaskScheduler s(tasks, {.budget = 1000, .batch = 2, .epsilon = 0});
+  TaskScheduler s(
+      tasks, {.budget = 1000, .batch = 2, .epsilon = 0, .warmup_trials = 0});
   const double best[] = {900, 100};
   int grants = 0;
   while (auto g = s.Next()) {
@@ -566,7 +570,7 @@ TEST(TaskScheduler, ImprovementResetsTheStallCount) {
 
 TEST(TaskScheduler, BusyTasksWaitUnlessBusyOk) {
   std::vector<SchedulerTask> tasks(2);
-  TaskScheduler s(tasks, {.budget = 100, .batch = 4});
+  TaskScheduler s(tasks, {.budget = 100, .batch = 4, .warmup_trials = 0});
   ASSERT_TRUE(s.Next().has_value());
   ASSERT_TRUE(s.Next().has_value());
   EXPECT_FALSE(s.Next().has_value());  // both measuring
@@ -591,6 +595,27 @@ TEST(TaskScheduler, SameSeedSameGrants) {
   const auto a = run(42);
   EXPECT_EQ(a, run(42));
   EXPECT_NE(a, run(43));  // the seed does drive the random picks
+}
+
+TEST(TaskScheduler, GradientWarmsUpWithOneTrialThenGrantsBatches) {
+  std::vector<SchedulerTask> tasks(2);
+  tasks[0].workload = "a";
+  tasks[1].workload = "b";
+  for (const auto& [rule, first] : {std::pair{Rule::kGradient, int64_t{1}},
+                                    std::pair{Rule::kRoundRobin, int64_t{4}}}) {
+    TaskScheduler s(tasks,
+                    {.rule = rule, .budget = 100, .batch = 4, .epsilon = 0});
+    auto a = s.Next();
+    auto b = s.Next();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a->trials, first);
+    EXPECT_EQ(b->trials, first);
+    s.Update(a->task, {.done = first, .best_ns = 100, .reference_ns = 200});
+    auto again = s.Next();
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->task, a->task);
+    EXPECT_EQ(again->trials, 4);
+  }
 }
 
 }  // namespace
