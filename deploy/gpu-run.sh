@@ -98,6 +98,7 @@ if [ "$what" = model-bench ]; then
   # bench/model_tuning on this device: the cls model's budget spread
   # uniformly and by the task scheduler (TRIALS_PER_TASK, default 8).
   "$BIN/model_tuning" --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+    --input-shape x=1,3,48,192 \
     --trials-per-task "${TRIALS_PER_TASK:-8}" --only real \
     > "$RESULTS/model_tuning.txt" 2> "$RESULTS/model_tuning.log"
   cat "$RESULTS/model_tuning.txt"
