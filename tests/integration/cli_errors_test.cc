@@ -67,52 +67,12 @@ class TempDir {
   std::string path_;
 };
 
-// A `tunefleet` command running in the background, its stdout and stderr in
-// files; killed (SIGKILL) and reaped when the object goes away.
-class Command {
+// A `tunefleet` command running in the background
+// (testing::BackgroundCommand).
+class Command : public ::tunefleet::testing::BackgroundCommand {
  public:
   Command(const std::string& args, const std::string& dir)
-      : out_(dir + "/cmd.out"), err_(dir + "/cmd.err") {
-    pid_ = fork();
-    if (pid_ != 0) return;
-    const std::string command =
-        absl::StrCat("exec ", Cli(), " ", args, " >", out_, " 2>", err_);
-    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
-    _exit(127);
-  }
-  ~Command() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  Command(const Command&) = delete;
-  Command& operator=(const Command&) = delete;
-
-  void Signal(int signal) {
-    if (pid_ > 0) kill(pid_, signal);
-  }
-  // The exit code (128 + signal when killed), or nullopt if it still runs
-  // after `limit`.
-  std::optional<int> Wait(std::chrono::seconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (pid_ > 0) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (std::chrono::steady_clock::now() > end) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return std::nullopt;
-  }
-  std::string out() const { return ReadAll(out_); }
-  std::string err() const { return ReadAll(err_); }
-
- private:
-  std::string out_, err_;
-  pid_t pid_ = -1;
+      : BackgroundCommand(Cli() + " " + args, dir) {}
 };
 
 // The job id a `tune` command printed on stderr ("tunefleet tune: job 7,

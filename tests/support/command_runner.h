@@ -2,13 +2,17 @@
 #ifndef TUNEFLEET_TESTS_COMMAND_RUNNER_H_
 #define TUNEFLEET_TESTS_COMMAND_RUNNER_H_
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace tunefleet::testing {
 
@@ -42,6 +46,55 @@ inline CommandResult RunCommand(const std::string& command) {
   std::remove((base + ".err").c_str());
   return r;
 }
+
+// A shell command line running in the background, its stdout and stderr
+// in `dir`/cmd.out and cmd.err; killed (SIGKILL) and reaped when the object
+// goes away.
+class BackgroundCommand {
+ public:
+  BackgroundCommand(const std::string& command_line, const std::string& dir)
+      : out_(dir + "/cmd.out"), err_(dir + "/cmd.err") {
+    pid_ = fork();
+    if (pid_ != 0) return;
+    const std::string command =
+        "exec " + command_line + " >" + out_ + " 2>" + err_;
+    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+    _exit(127);
+  }
+  ~BackgroundCommand() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  BackgroundCommand(const BackgroundCommand&) = delete;
+  BackgroundCommand& operator=(const BackgroundCommand&) = delete;
+
+  void Signal(int signal) {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // The exit code (128 + signal when killed), or nullopt if it still runs
+  // after `limit`.
+  std::optional<int> Wait(std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (pid_ > 0) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() > end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
+  }
+  std::string out() const { return ReadAll(out_); }
+  std::string err() const { return ReadAll(err_); }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+};
 
 // The build tree (binaries) and the source tree (test data), as
 // tests/CMakeLists.txt compiles them in.

@@ -128,7 +128,7 @@ inline Measurement MixedAnswer(const MeasureRequest& r) {
 // Waits until `done` holds for the job's progress (or kPatience passes);
 // returns the last progress seen.
 inline JobProgress WaitFor(
-    Job& job, const std::function<bool(const JobProgress&)>& done) {
+    TrackedJob& job, const std::function<bool(const JobProgress&)>& done) {
   const absl::Time give_up = absl::Now() + kPatience;
   uint64_t version = 0;
   JobProgress progress = job.Progress();

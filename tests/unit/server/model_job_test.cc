@@ -56,17 +56,6 @@ class ModelJobTest : public JobManagerTest {
     return *m;
   }
 
-  static JobProgress WaitForModel(
-      ModelJob& model, const std::function<bool(const JobProgress&)>& done) {
-    const absl::Time give_up = absl::Now() + kPatience;
-    uint64_t version = 0;
-    JobProgress p = model.Progress();
-    while (!done(p) && absl::Now() < give_up) {
-      model.WaitForUpdate(&version, absl::Milliseconds(100), &p);
-    }
-    return p;
-  }
-
   // Trial rows per task job of a model job, and their sum.
   int64_t TrialRows(int64_t model_id, std::map<int64_t, int64_t>* per_task) {
     absl::StatusOr<std::vector<store::Job>> tasks =
@@ -100,7 +89,7 @@ TEST_F(ModelJobTest, SpendsItsBudgetExactlyAcrossItsTasks) {
     request.set_task_scheduler(rule);
     std::shared_ptr<ModelJob> model = SubmitModel(request);
     ASSERT_NE(model, nullptr);
-    const JobProgress done = WaitForModel(*model, Ended);
+    const JobProgress done = WaitFor(*model, Ended);
     ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
     EXPECT_EQ(done.trials_done(), 17u);
     EXPECT_EQ(done.trials_total(), 17u);
@@ -133,7 +122,7 @@ TEST_F(ModelJobTest, RoundRobinGrantsEveryTaskTheSame) {
   request.set_task_scheduler(tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN);
   std::shared_ptr<ModelJob> model = SubmitModel(request);
   ASSERT_NE(model, nullptr);
-  const JobProgress done = WaitForModel(*model, Ended);
+  const JobProgress done = WaitFor(*model, Ended);
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
   for (const auto& t : done.model().task_progress()) {
     EXPECT_EQ(t.trials_granted(), 4u) << t.task_index();
@@ -158,8 +147,7 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
       ++trials;
     }
   }
-  WaitForModel(*model,
-               [](const JobProgress& p) { return p.trials_done() == 5; });
+  WaitFor(*model, [](const JobProgress& p) { return p.trials_done() == 5; });
   jobs_->Shutdown();
   model.reset();
   EXPECT_EQ(store_->GetModelJob(id)->state, tunefleet::v1::JOB_STATE_RUNNING);
@@ -175,7 +163,7 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   ASSERT_NE(again, nullptr);
   auto* resumed_model = dynamic_cast<ModelJob*>(again.get());
   ASSERT_NE(resumed_model, nullptr);
-  const JobProgress done = WaitForModel(*resumed_model, Ended);
+  const JobProgress done = WaitFor(*resumed_model, Ended);
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
   EXPECT_EQ(done.trials_done(), kBudget);
   for (const MeasureRequest& r : second_agent.Received()) {
@@ -196,8 +184,7 @@ TEST_F(ModelJobTest, CancelKeepsTheFinishedTrials) {
     Deliver(*scheduler_, *jobs_, r, ModelAnswer(r));
     if (r.trial_id() > 0) ++trials;
   }
-  WaitForModel(*model,
-               [](const JobProgress& p) { return p.trials_done() == 4; });
+  WaitFor(*model, [](const JobProgress& p) { return p.trials_done() == 4; });
   absl::StatusOr<JobProgress> cancelled = jobs_->Cancel(model->id());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status();
   EXPECT_EQ(cancelled->state(), tunefleet::v1::JOB_STATE_CANCELLED);
@@ -224,7 +211,7 @@ TEST_F(ModelJobTest, ListsModelJobsBesideJobsWithoutTheirTasks) {
   std::shared_ptr<ModelJob> model = SubmitModel(ModelRequest(6));
   ASSERT_NE(single, nullptr);
   ASSERT_NE(model, nullptr);
-  WaitForModel(*model, Ended);
+  WaitFor(*model, Ended);
   absl::StatusOr<std::vector<JobProgress>> listed = jobs_->List(10);
   ASSERT_TRUE(listed.ok()) << listed.status();
   ASSERT_EQ(listed->size(), 2u);
