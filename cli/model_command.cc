@@ -20,7 +20,6 @@
 namespace tunefleet::cli {
 namespace {
 
-using onnx_import::ModelTask;
 using onnx_import::ModelTasks;
 
 nlohmann::json TasksJson(const std::string& onnx,

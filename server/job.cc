@@ -193,8 +193,10 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
       SearchStrategyOf(spec_.strategy), *space_, std::move(options));
   if (!resume_.trials.empty()) {
     std::vector<uint64_t> proposed;
-    for (const store::Trial& t : resume_.trials)
+    proposed.reserve(resume_.trials.size());
+    for (const store::Trial& t : resume_.trials) {
       proposed.push_back(t.config_index);
+    }
     strategy = search::ResumeStrategy(std::move(strategy), proposed);
     Replay(strategy.get());
   }
@@ -239,8 +241,9 @@ absl::Status Job::Loop() {
     }
     if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
     if (exhausted && outstanding == 0) {
-      if (spec_.granted_budget)
+      if (spec_.granted_budget) {
         SetMessage("every config of its space measured");
+      }
       return absl::OkStatus();
     }
     const int64_t capacity = scheduler_->Capacity(spec_.device_key);

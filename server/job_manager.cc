@@ -328,6 +328,7 @@ std::vector<std::shared_ptr<Job>> JobManager::TakeAll(
   }
   for (auto& [id, model] : model_jobs) models->push_back(std::move(model));
   std::vector<std::shared_ptr<Job>> out;
+  out.reserve(jobs.size());
   for (auto& [id, job] : jobs) out.push_back(std::move(job));
   return out;
 }

@@ -104,10 +104,11 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
           << "server/auth_services.h";
     }
   }
-  EXPECT_EQ(methods, 8);
+  EXPECT_EQ(methods, 9);
   EXPECT_EQ(RequiredRole(kConnectMethod), Role::kAgent);
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
+  EXPECT_EQ(RequiredRole(kSubmitModelJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
