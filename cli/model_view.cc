@@ -212,13 +212,7 @@ void ModelProgressPrinter::Update(const JobProgress& p,
     return;
   }
   const std::string line = ModelProgressLine(p) + ErrorsText(p);
-  if (tty_) {
-    std::fprintf(out_, "\r%-100s", line.c_str());
-    line_open_ = true;
-  } else {
-    std::fprintf(out_, "%s\n", line.c_str());
-  }
-  std::fflush(out_);
+  WriteProgressLine(out_, tty_, line, &line_open_);
   any_ = true;
   last_done_ = p.trials_done();
   last_latency_ = m.latency_ns();

@@ -26,6 +26,17 @@ std::string ErrorsText(const JobProgress& p) {
                        : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
 }
 
+void WriteProgressLine(FILE* out, bool tty, const std::string& line,
+                       bool* line_open) {
+  if (tty) {
+    std::fprintf(out, "\r%-100s", line.c_str());
+    *line_open = true;
+  } else {
+    std::fprintf(out, "%s\n", line.c_str());
+  }
+  std::fflush(out);
+}
+
 ProgressPrinter::ProgressPrinter(bool quiet, FILE* out)
     : quiet_(quiet), out_(out), tty_(isatty(fileno(out))) {}
 
@@ -54,13 +65,7 @@ void ProgressPrinter::Update(const JobProgress& p) {
   if (p.trials_requeued() > 0) {
     line += absl::StrCat("  requeued ", p.trials_requeued());
   }
-  if (tty_) {
-    std::fprintf(out_, "\r%-100s", line.c_str());
-    line_open_ = true;
-  } else {
-    std::fprintf(out_, "%s\n", line.c_str());
-  }
-  std::fflush(out_);
+  WriteProgressLine(out_, tty_, line, &line_open_);
   last_done_ = p.trials_done();
   last_best_ = best;
 }

@@ -15,6 +15,12 @@ namespace tunefleet::cli {
 // "  errors: COMPILE_ERROR 2, TIMEOUT 1", or "" when every trial was OK.
 std::string ErrorsText(const tunefleet::v1::JobProgress& p);
 
+// Writes a progress line to `out` and flushes it: on a terminal (`tty`)
+// rewriting the current line (then `*line_open` is true), else as a line
+// of its own.
+void WriteProgressLine(FILE* out, bool tty, const std::string& line,
+                       bool* line_open);
+
 // Progress on `out` (stderr for the commands): one rewritten line on a
 // terminal; otherwise a line per new best and per tenth of the budget, so
 // logs stay short. Why the job waits (JobProgress.waiting_reason) gets a
