@@ -155,8 +155,8 @@ absl::StatusOr<std::unique_ptr<LocalServer>> StartServer(
   base::Subprocess::Options spawn;
   spawn.output_path = (dir / "server.log").string();
   absl::StatusOr<base::Subprocess> process = base::Subprocess::Spawn(
-      {SiblingOr("tunefleet-server", TUNEFLEET_SERVER_BINARY), "--listen", server->address, "--db",
-       (dir / "model.db").string(), "--no-auth"},
+      {SiblingOr("tunefleet-server", TUNEFLEET_SERVER_BINARY), "--listen",
+       server->address, "--db", (dir / "model.db").string(), "--no-auth"},
       spawn);
   if (!process.ok()) return process.status();
   server->process = *std::move(process);
@@ -206,9 +206,7 @@ struct RunResult {
   double wall_s = 0;    // from the submission to the end of the model job
   double submit_s = 0;  // of wall_s, until SubmitModelJob answered
   JobProgress last;     // its final progress, with every task and the history
-  // The latency history from the first complete estimate on (a point made
-  // while some workload had no time yet leaves that workload out, so it
-  // would read too low).
+  // The latency history (the server keeps complete estimates only).
   std::vector<LatencyPoint> series;
   int skipped = 0;
 };
@@ -242,14 +240,8 @@ absl::StatusOr<RunResult> RunModelJob(Stub& stub,
   watch.set_job_id(submitted.job_id());
   auto reader = stub.WatchJob(&watch_context, watch);
   JobProgress p;
-  // Index in latency_history of the first complete estimate; -1: none yet.
-  int complete_from = -1;
   uint32_t next_note = 1;  // the next tenth of the budget to note
   while (reader->Read(&p)) {
-    if (complete_from < 0 && p.model().latency_complete() &&
-        p.model().latency_history_size() > 0) {
-      complete_from = p.model().latency_history_size() - 1;
-    }
     while (next_note <= 10 &&
            p.trials_done() * 10 >= next_note * request.trials()) {
       Note(absl::StrFormat(
@@ -273,13 +265,7 @@ absl::StatusOr<RunResult> RunModelJob(Stub& stub,
   const grpc::Status got = stub.GetJob(&get_context, get, &r.last);
   if (!got.ok()) r.last = p;
   const auto& history = r.last.model().latency_history();
-  if (complete_from < 0 && r.last.model().latency_complete() &&
-      !history.empty()) {
-    complete_from = history.size() - 1;
-  }
-  for (int i = complete_from; i >= 0 && i < history.size(); ++i) {
-    r.series.push_back(history[i]);
-  }
+  r.series.assign(history.begin(), history.end());
   if (r.last.state() != tunefleet::v1::JOB_STATE_DONE) {
     Note(absl::StrCat(label, ": the model job ended ",
                       proto::JobStateName(r.last.state()), ": ",
@@ -410,10 +396,10 @@ absl::StatusOr<RunResult> RealRun(const std::filesystem::path& dir,
   // run A (or an earlier run) built.
   spawn.env = {"POCL_KERNEL_CACHE=0"};
   absl::StatusOr<base::Subprocess> agent = base::Subprocess::Spawn(
-      {SiblingOr("tunefleet-agent", TUNEFLEET_AGENT_BINARY), "--server", (*server)->address, "--name",
-       absl::StrCat("model-tuning-", label), "--platform",
-       absl::StrCat(f.platform), "--device", absl::StrCat(f.device),
-       "--no-binary-cache", "--exit-with-parent"},
+      {SiblingOr("tunefleet-agent", TUNEFLEET_AGENT_BINARY), "--server",
+       (*server)->address, "--name", absl::StrCat("model-tuning-", label),
+       "--platform", absl::StrCat(f.platform), "--device",
+       absl::StrCat(f.device), "--no-binary-cache", "--exit-with-parent"},
       spawn);
   if (!agent.ok()) return agent.status();
   absl::StatusOr<tunefleet::v1::DeviceStatus> device =

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "proto/names.h"
@@ -135,12 +137,23 @@ bool ModelJob::Loop() {
     if (slot.job) slot.job->Start();
   }
   std::string reason;  // why it ends, once it does
+  // What the last pass saw: the tasks' progress versions and the key's
+  // capacity. While neither changes there is nothing to read or grant.
+  std::optional<std::pair<uint64_t, uint32_t>> seen;
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       mu_.AwaitWithTimeout(absl::Condition(&cancelled_), kPollInterval);
       if (cancelled_) return false;
     }
+    uint64_t versions = 0;
+    for (const ModelTaskSlot& slot : tasks_) {
+      if (slot.job) versions += slot.job->version();
+    }
+    const std::pair<uint64_t, uint32_t> now{versions,
+                                            fleet_->Capacity(row_.device_key)};
+    if (seen == now && (!reason.empty() || !PastDeadline())) continue;
+    seen = now;
     std::vector<tunefleet::v1::JobProgress> tasks = Observe();
     if (reason.empty()) {
       int64_t done = 0;

@@ -28,6 +28,11 @@ tunefleet::v1::JobProgress TrackedJob::Progress() {
   return progress_;
 }
 
+uint64_t TrackedJob::version() {
+  absl::MutexLock lock(&mu_);
+  return version_;
+}
+
 bool TrackedJob::WaitForUpdate(uint64_t* version, absl::Duration timeout,
                                tunefleet::v1::JobProgress* out) {
   absl::MutexLock lock(&mu_);

@@ -36,6 +36,8 @@ class TrackedJob {
   void Join();
 
   tunefleet::v1::JobProgress Progress();
+  // Grows with every change of the progress.
+  uint64_t version();
   // Waits up to `timeout` for progress newer than `*version`; updates
   // `*version` and returns true with the new progress in `*out`.
   bool WaitForUpdate(uint64_t* version, absl::Duration timeout,

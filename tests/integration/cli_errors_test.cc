@@ -67,13 +67,7 @@ class TempDir {
   std::string path_;
 };
 
-// A `tunefleet` command running in the background
-// (testing::BackgroundCommand).
-class Command : public ::tunefleet::testing::BackgroundCommand {
- public:
-  Command(const std::string& args, const std::string& dir)
-      : BackgroundCommand(Cli() + " " + args, dir) {}
-};
+using Command = ::tunefleet::testing::CliCommand;
 
 // The job id a `tune` command printed on stderr ("tunefleet tune: job 7,
 // ..."), once it has.

@@ -67,13 +67,7 @@ class ModelDir {
   std::string path_;
 };
 
-// A `tunefleet` command running in the background
-// (testing::BackgroundCommand).
-class Command : public ::tunefleet::testing::BackgroundCommand {
- public:
-  Command(const std::string& args, const std::string& dir)
-      : BackgroundCommand(Cli() + " " + args, dir) {}
-};
+using Command = ::tunefleet::testing::CliCommand;
 
 // The first number `pattern`'s group 1 matches in `text`, or 0.
 int64_t Find(const std::string& text, const std::string& pattern) {

@@ -101,6 +101,13 @@ class BackgroundCommand {
 inline std::string BinaryDir() { return TUNEFLEET_BINARY_DIR; }
 inline std::string SourceDir() { return TUNEFLEET_SOURCE_DIR; }
 
+// The build tree's `tunefleet` with `args`, running in the background.
+class CliCommand : public BackgroundCommand {
+ public:
+  CliCommand(const std::string& args, const std::string& dir)
+      : BackgroundCommand(BinaryDir() + "/cli/tunefleet " + args, dir) {}
+};
+
 // Builds and installs the library `tunefleet emit` wrote to <work>/lib
 // (into <work>/prefix), then builds the consumer project
 // tests/data/<consumer> against it with find_package (in <work>/consumer).
