@@ -18,13 +18,37 @@
 namespace tunefleet::templates {
 namespace {
 
-// Epilogue of conv and dense (kernels_templates/common/epilogue.cl):
-// affine = per-channel bias ("shift") or batch normalisation folded into a
-// scale and shift; act = the activation after it.
+// Epilogue of conv, dense and elementwise ops
+// (kernels_templates/common/epilogue.cl), in this order:
+//   affine   per-channel bias ("shift") or batch normalisation folded into
+//            a scale and shift;
+//   residual "add": a tensor of the output's shape added (a skip
+//            connection), before the activation;
+//   act      the activation;
+//   post     "scale_shift": a per-channel affine step after the activation
+//            (e.g. PP-LCNetV3's learnable affine blocks).
 const AttrSpec kAffine{"affine", {"none", "shift", "scale_shift"}};
 const AttrSpec kAct{"act",
-                    {"none", "relu", "clip", "hardsigmoid", "hardswish"}};
+                    {"none", "relu", "clip", "hardsigmoid", "hardswish",
+                     "leakyrelu", "sigmoid", "silu"}};
+const AttrSpec kPost{"post", {"none", "scale_shift"}};
+const AttrSpec kResidual{"residual", {"none", "add"}};
 const AttrSpec kPoolMode{"mode", {"max", "avg"}};
+// Elementwise: the binary function of inputs A and B (none: A alone, a
+// unary op made of the epilogue), and B's shape against the output's
+// N x C x H x W: the same, one value, one per channel C, or one per (N, C)
+// (e.g. a squeeze-and-excitation scale of shape N x C x 1 x 1).
+const AttrSpec kEltwiseFn{"fn",
+                          {"none", "add", "sub", "mul", "div", "max", "min"}};
+const AttrSpec kEltwiseB{"b", {"tensor", "scalar", "channel", "nc"}};
+// Resize (ONNX Resize, 2D on NCHW): interpolation, how an output
+// coordinate maps to the input, and nearest's rounding.
+const AttrSpec kResizeMode{"mode", {"nearest", "linear"}};
+const AttrSpec kResizeCoord{
+    "coord",
+    {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}};
+const AttrSpec kResizeRound{"round", {"round_prefer_floor", "floor", "ceil"}};
+const AttrSpec kNormAffine{"affine", {"none", "scale_shift"}};
 
 // Convolution window dims shared by conv2d, depthwise_conv2d and pool2d:
 // kernel R x S, strides, symmetric zero padding.
@@ -47,15 +71,43 @@ std::vector<OpSpec> MakeOps() {
   std::vector<DimSpec> conv = concat(
       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"K", {}}}, WindowDims(true));
   conv.push_back({"G", 1});
+  const std::vector<AttrSpec> epilogue = {kAffine, kAct, kPost, kResidual};
   return {
       {"gemm", {{"M", {}}, {"N", {}}, {"K", {}}}, {}, dtypes},
       // Fully connected: M rows (batch), N outputs, K inputs.
-      {"dense", {{"M", 1}, {"N", {}}, {"K", {}}}, {kAffine, kAct}, dtypes},
-      {"conv2d", conv, {kAffine, kAct}, dtypes},
+      {"dense", {{"M", 1}, {"N", {}}, {"K", {}}}, epilogue, dtypes},
+      {"conv2d", conv, epilogue, dtypes},
       {"depthwise_conv2d",
        concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}}, WindowDims(true)),
-       {kAffine, kAct},
+       epilogue,
        dtypes},
+      // Transposed 2D convolution (ONNX ConvTranspose), NCHW, weight
+      // C x K/G x R x S; OPH, OPW: output padding. Output
+      // (H - 1) * SH - 2 * PH + DH * (R - 1) + OPH + 1 rows.
+      {"conv_transpose2d",
+       concat(concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"K", {}}},
+                     WindowDims(true)),
+              {{"OPH", 0, 0}, {"OPW", 0, 0}, {"G", 1}}),
+       {kAffine, kAct, kPost},
+       dtypes},
+      // Batched matrix product (ONNX MatMul of two computed tensors):
+      // C[b] (M x N) = A[b] (M x K) * B[b] (K x N), row-major, tight.
+      {"batch_matmul", {{"B", 1}, {"M", {}}, {"N", {}}, {"K", {}}}, {}, dtypes},
+      // Elementwise: output N x C x H x W = epilogue(fn(A, B)), A of the
+      // output's shape, B broadcast as `b` says; the epilogue's channel is
+      // C. Tensors of other ranks are viewed as N x C x H x W.
+      {"eltwise",
+       {{"N", 1}, {"C", {}}, {"H", 1}, {"W", 1}},
+       {kEltwiseFn, kEltwiseB, kAffine, kAct, kPost},
+       dtypes},
+      // Resize of N x C x H x W to N x C x OH x OW.
+      {"resize",
+       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"OH", {}}, {"OW", {}}},
+       {kResizeMode, kResizeCoord, kResizeRound},
+       dtypes},
+      // Layer normalisation over the last axis of an N x D tensor:
+      // (x - mean) / sqrt(var + eps), then * gamma[d] + beta[d] when affine.
+      {"layernorm", {{"N", 1}, {"D", {}}}, {kNormAffine}, dtypes},
       {"pool2d",
        concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}}, WindowDims(false)),
        {kPoolMode},

@@ -21,7 +21,7 @@ inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
 // FLOP count of a template is bounded by a small multiple of it, so none
 // overflows int64 or uint64 and FLOP counts stay exact.
 inline constexpr int64_t kMaxShapeProduct = int64_t{1} << 53;
-// Most dims and attributes a workload may name (ops have at most 14 dims).
+// Most dims and attributes a workload may name (ops have at most 16 dims).
 inline constexpr size_t kMaxWorkloadDims = 32;
 inline constexpr size_t kMaxWorkloadAttrs = 16;
 

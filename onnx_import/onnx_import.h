@@ -41,9 +41,38 @@ struct UnsupportedOp {
   std::string reason;  // of the first occurrence
 };
 
+// The work of the nodes of one op type in one coverage class: FLOPs and
+// bytes moved by one run of the model (docs/MODEL_COVERAGE.md gives the
+// counting rules: e.g. Conv 2*N*K*P*Q*(C/G)*R*S, MatMul 2*M*N*K, one FLOP
+// per output element of an elementwise op; bytes = fp32 inputs, weights
+// included, plus the output; views such as Reshape move none).
+struct OpShare {
+  std::string op_type;
+  int nodes = 0;
+  double flops = 0;
+  double bytes = 0;
+  std::string reason;  // `left` only: why the first such node is not tuned
+};
+
+// What share of a model the tasks cover. Every node but Constant is in
+// exactly one class:
+//   tuned   the node a task runs (a conv, a MatMul, an elementwise op, ...)
+//   fused   folded into a task's epilogue or kernel (BatchNormalization, a
+//           bias Add, activations, a residual Add, a LayerNorm's parts)
+//   folded  computed at import time (Shape/Gather/Cast/Concat chains on a
+//           fixed input shape), or a view (Reshape, Squeeze, Flatten, ...)
+//   left    none of these, with the reason
+// Each list is sorted by FLOPs, then bytes, largest first.
+struct Coverage {
+  std::vector<OpShare> tuned, fused, folded, left;
+  double flops = 0;  // the whole model's, all classes
+  double bytes = 0;
+};
+
 struct ModelTasks {
   std::vector<ModelTask> tasks;  // heaviest first: flops * count
   std::vector<UnsupportedOp> unsupported;
+  Coverage coverage;
   int nodes = 0;  // nodes in the graph, Constant nodes included
   std::map<std::string, std::vector<int64_t>> input_shapes;  // as used
 };
