@@ -49,6 +49,30 @@ std::string CxxLiteral(absl::string_view text) {
   return out;
 }
 
+// How many of the buffers in `order` (a template's, in the order callers
+// pass them) a caller must pass for `w`: all but the trailing ones the
+// workload does not read. A buffer named as an attribute of the op whose
+// default value is "none" (the "residual" of conv2d, depthwise_conv2d and
+// dense) is not read while the attribute is "none", so callers written
+// before it existed keep passing the buffers they did.
+int RequiredBuffers(const templates::Workload& w,
+                    const std::vector<std::string>& order) {
+  const templates::OpSpec* op = templates::FindOp(w.op());
+  auto unread = [&](const std::string& buffer) {
+    for (size_t a = 0; op != nullptr && a < op->attrs.size(); ++a) {
+      const templates::AttrSpec& attr = op->attrs[a];
+      if (attr.name == buffer && !attr.values.empty() &&
+          attr.values[0] == "none") {
+        return w.attr(attr.name) == "none";
+      }
+    }
+    return false;
+  };
+  int required = static_cast<int>(order.size());
+  while (required > 0 && unread(order[required - 1])) --required;
+  return required;
+}
+
 // The generated table: device keys, distinct sources, the shape-generic
 // templates of this build with their generated code, and the entries.
 class TableWriter {
@@ -168,13 +192,13 @@ class TableWriter {
     for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
-        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d},\n",
+        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d, %d},\n",
         device, w.op(), w.Canonical(), source, l.kernel_name,
         absl::CEscape(l.build_options),
         std::max(1, static_cast<int>(l.global.size())), global[0], global[1],
         global[2], local[0], local[1], local[2], first_arg,
         num_args_ - first_arg, static_cast<int>(order.size()), floats,
-        r.time_ns(), r.gflops(), library);
+        r.time_ns(), r.gflops(), library, RequiredBuffers(w, order));
     ops_.insert(w.op());
     ++num_kernels_;
   }
@@ -213,7 +237,7 @@ class TableWriter {
         num_args_ == 0 ? "    {'i', 0},\n" : "",
         "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
         num_kernels_ == 0 ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
-                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0, -1},\n"
+                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0, -1, 0},\n"
                           : "",
         "};\nconst size_t kNumKernelEntries = ", num_kernels_, ";\n\n",
         "const LibraryCall kLibraryCalls[] = {\n", library_calls_,

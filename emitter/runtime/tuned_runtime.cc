@@ -572,10 +572,16 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
   if (canonical.empty()) return CL_INVALID_VALUE;
   if (const internal::KernelEntry* e =
           internal::FindEntry(device, canonical.c_str())) {
-    if (num_buffers != static_cast<size_t>(e->num_buffers) ||
+    if (num_buffers > static_cast<size_t>(e->num_buffers) ||
+        num_buffers < static_cast<size_t>(e->min_buffers) ||
         num_floats != static_cast<size_t>(e->num_floats)) {
       return CL_INVALID_VALUE;
     }
+    // Buffers left out (not read by the workload): null kernel arguments,
+    // which OpenCL allows for __global pointers.
+    std::vector<cl_mem> all(buffers, buffers + num_buffers);
+    all.resize(static_cast<size_t>(e->num_buffers), nullptr);
+    buffers = all.data();
     if (e->library >= 0)
       return internal::RunLibraryEntry(queue, *e, buffers, floats, event);
     const std::string options = e->options;

@@ -52,6 +52,10 @@ struct KernelEntry {
   // followed by the kernel above when `source` is not -1 (an epilogue over
   // its output). -1: the kernel alone.
   int library;
+  // Buffers the caller must pass, at most num_buffers: the trailing ones
+  // the workload does not read (a "residual" buffer with residual=none)
+  // may be left out, and the kernel gets a null buffer for them.
+  int min_buffers;
 };
 
 // A call into a vendor library (tuned_library.cc): its arguments in the

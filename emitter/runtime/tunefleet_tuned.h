@@ -180,15 +180,31 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 // act=relu" (CanonicalWorkload() shows how it is read). It runs the exact
 // tuned entry, else the nearest tuned shape of a template whose configs run
 // any shape (for gemm, any M N K). Buffers, in the op's order:
-//   conv2d, depthwise_conv2d, dense: input, weight, output, scale, shift
-//     (NCHW input and output, OIHW weight, dense weight K x N; scale and
-//     shift per output channel: batch norm folded, or scale 1 and the bias)
+//   conv2d, depthwise_conv2d, dense: input, weight, output, scale, shift,
+//     residual (NCHW input and output, OIHW weight, dense weight K x N;
+//     scale and shift per output channel: batch norm folded, or scale 1
+//     and the bias; with post=scale_shift they hold 2 * channels floats,
+//     the post-activation scale and shift in the second half; residual: a
+//     tensor of the output's shape added before the activation, with
+//     residual=add. With residual=none it is not read and may be left out:
+//     pass the first 5 buffers)
+//   eltwise: a, b, output, scale, shift (b: as the workload's b attribute)
+//   conv_transpose2d: input, weight, output, scale, shift (weight
+//     C x K/G x R x S)
+//   resize: input, output
 //   pool2d, global_pool, softmax: input, output
+//   layernorm: input, output, gamma, beta
 //   gemm: A, B, C
-// Floats: act_a, act_b of the activation (clip bounds, hardsigmoid alpha
-// and beta; common/epilogue.cl in the sources). Returns CL_INVALID_VALUE
-// when the workload cannot be read, the library has no entry for it on any
-// device and no template that runs its shape, or the counts do not match.
+//   batch_matmul: A, B, C (B of them, each tight and row-major)
+// The epilogue (common/epilogue.cl in the sources) applies, per output
+// channel c: affine (+ shift[c], or * scale[c] + shift[c]), the residual,
+// the activation, then post (* scale[channels + c] + shift[channels + c]).
+// Floats: act_a, act_b of the activation (clip bounds 0, 6 for relu6;
+// hardsigmoid alpha and beta 0.2, 0.5; hardswish 1/6, 0.5; leakyrelu
+// alpha 0.01 and any act_b; relu, sigmoid and silu read none: pass 0, 0);
+// layernorm: eps (e.g. 1e-5). Returns CL_INVALID_VALUE when the workload
+// cannot be read, the library has no entry for it on any device and no
+// template that runs its shape, or the counts do not match.
 cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
            size_t num_buffers, const float* floats, size_t num_floats,
            cl_event* event = nullptr);

@@ -4,7 +4,9 @@
 //   DW); zero padding. With Cg = C/G, Kg = K/G and g = k / Kg:
 //     output[n][k][p][q] = epilogue(sum over c < Cg, r < R, s < S of
 //         input[n][g*Cg + c][p*SH - PH + r*DH][q*SW - PW + s*DW] *
-//         weight[k][c][r][s], channel k)
+//         weight[k][c][r][s], channel k, residual[n][k][p][q])
+//   (common/epilogue.cl; the residual, of the output's shape, is read only
+//   with RESIDUAL=1)
 //
 // Knobs (build-time defines, see conv2d_direct.toml):
 //   KWI, KWG   output channels per work-item / per work-group (KWI | KWG)
@@ -65,7 +67,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
     const int PW, const int DH, const int DW, const int G, const int P,
     const int Q, INPUT_TYPE input, const __global real_t* restrict weight,
     __global real_t* restrict output, const __global float* scale,
-    const __global float* shift, const float act_a, const float act_b) {
+    const __global float* shift, const __global real_t* residual,
+    const float act_a, const float act_b) {
 #if LI
   __local acc_t tile[CB * TH * TW];
 #endif
@@ -170,12 +173,13 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, KDIM))) void conv2d(
     for (int pi = 0; pi < PWI; ++pi) {
       const int p = p0 + pi * WGP + ty;
       if (p >= P) continue;
-      __global real_t* orow = output + (((size_t)n * K + channel) * P + p) * Q;
+      const size_t row = (((size_t)n * K + channel) * P + p) * Q;
       for (int j = 0; j < NVEC; ++j) {
         const int q = q0 + (j * WGQ + tx) * VW;
-        store_vector(orow, q, Q,
-                     epilogue_vector(TO_FLOATV(acc[i][pi][j]), channel, scale,
-                                     shift, act_a, act_b));
+        store_vector(output + row, q, Q,
+                     epilogue_vector(TO_FLOATV(acc[i][pi][j]),
+                                     load_residual(residual + row, q, Q),
+                                     channel, scale, shift, act_a, act_b));
       }
     }
   }

@@ -9,7 +9,8 @@ __kernel void conv2d_reference(
     const int PW, const int DH, const int DW, const int G, const int P,
     const int Q, const __global real_t* input, const __global real_t* weight,
     __global real_t* output, const __global float* scale,
-    const __global float* shift, const float act_a, const float act_b) {
+    const __global float* shift, const __global real_t* residual,
+    const float act_a, const float act_b) {
   const int q = get_global_id(0);
   const int p = get_global_id(1);
   const int nk = get_global_id(2);
@@ -32,6 +33,11 @@ __kernel void conv2d_reference(
       }
     }
   }
-  const float x = epilogue(sum, k, scale, shift, act_a, act_b);
-  STOREF(x, output, (((size_t)n * K + k) * P + p) * Q + q);
+  const size_t i = (((size_t)n * K + k) * P + p) * Q + q;
+#if RESIDUAL
+  const float r = LOADF(residual, i);
+#else
+  const float r = 0.0f;
+#endif
+  STOREF(epilogue_residual(sum, r, k, scale, shift, act_a, act_b), output, i);
 }

@@ -5,7 +5,9 @@
 //   DW); zero padding:
 //     output[n][c][p][q] = epilogue(sum over r < R, s < S of
 //         input[n][c][p*SH - PH + r*DH][q*SW - PW + s*DW] * weight[c][r][s],
-//         channel c)
+//         channel c, residual[n][c][p][q])
+//   (common/epilogue.cl; the residual, of the output's shape, is read only
+//   with RESIDUAL=1)
 //
 // Knobs (build-time defines, see depthwise_direct.toml):
 //   PWI, QWI   output rows / columns per work-item (register tile)
@@ -42,8 +44,8 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     const int S, const int SH, const int SW, const int PH, const int PW,
     const int DH, const int DW, const int P, const int Q, INPUT_TYPE input,
     const __global real_t* restrict weight, __global real_t* restrict output,
-    const __global float* scale, const __global float* shift, const float act_a,
-    const float act_b) {
+    const __global float* scale, const __global float* shift,
+    const __global real_t* residual, const float act_a, const float act_b) {
 #if LI
   __local acc_t tile[CWG * TH * TW];
 #endif
@@ -108,12 +110,13 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
   for (int pi = 0; pi < PWI; ++pi) {
     const int p = p0 + pi * WGP + ty;
     if (p >= P) continue;
-    __global real_t* orow = output + (((size_t)n * C + c) * P + p) * Q;
+    const size_t row = (((size_t)n * C + c) * P + p) * Q;
     for (int j = 0; j < NVEC; ++j) {
       const int q = q0 + (j * WGQ + tx) * VW;
-      store_vector(orow, q, Q,
-                   epilogue_vector(TO_FLOATV(acc[pi][j]), c, scale, shift,
-                                   act_a, act_b));
+      store_vector(output + row, q, Q,
+                   epilogue_vector(TO_FLOATV(acc[pi][j]),
+                                   load_residual(residual + row, q, Q), c,
+                                   scale, shift, act_a, act_b));
     }
   }
 }

@@ -9,7 +9,8 @@ __kernel void depthwise_reference(
     const int DH, const int DW, const int P, const int Q,
     const __global real_t* input, const __global real_t* weight,
     __global real_t* output, const __global float* scale,
-    const __global float* shift, const float act_a, const float act_b) {
+    const __global float* shift, const __global real_t* residual,
+    const float act_a, const float act_b) {
   const int q = get_global_id(0);
   const int p = get_global_id(1);
   const int nc = get_global_id(2);
@@ -26,6 +27,11 @@ __kernel void depthwise_reference(
              LOADF(weight, ((size_t)c * R + r) * S + s);
     }
   }
-  const float x = epilogue(sum, c, scale, shift, act_a, act_b);
-  STOREF(x, output, ((size_t)nc * P + p) * Q + q);
+  const size_t i = ((size_t)nc * P + p) * Q + q;
+#if RESIDUAL
+  const float r = LOADF(residual, i);
+#else
+  const float r = 0.0f;
+#endif
+  STOREF(epilogue_residual(sum, r, c, scale, shift, act_a, act_b), output, i);
 }

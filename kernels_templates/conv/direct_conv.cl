@@ -37,17 +37,34 @@
 #define TH ((TP - 1) * WSH + (WR - 1) * WDH + 1)
 #define TW ((TQ - 1) * WSW + (WS - 1) * WDW + 1)
 
-// The epilogue of common/epilogue.cl on every lane, for channel c.
-inline floatv epilogue_vector(floatv x, int c, const __global float* scale,
+// The residual's values row[q] .. row[q+VW-1] of a row of Q elements
+// (common/epilogue.cl, RESIDUAL), as a floatv; lanes at Q or past it read
+// the row's last element (they are never stored). Zero without RESIDUAL.
+inline floatv load_residual(const __global real_t* row, int q, int Q) {
+#if RESIDUAL
+  if (q + VW <= Q) return VLOAD_G(row + q);
+#define AT(v) LOADF(row, min(q + (v), Q - 1))
+  return GATHER(AT);
+#undef AT
+#else
+  return (floatv)(0.0f);
+#endif
+}
+
+// The epilogue of common/epilogue.cl on every lane, for channel c, with
+// the residual's lanes r.
+inline floatv epilogue_vector(floatv x, floatv r, int c,
+                              const __global float* scale,
                               const __global float* shift, float act_a,
                               float act_b) {
-#define EPI(lane) epilogue((lane), c, scale, shift, act_a, act_b)
+#define EPI(lane) \
+  epilogue_residual(x.lane, r.lane, c, scale, shift, act_a, act_b)
 #if VW == 1
-  return EPI(x);
+  return epilogue_residual(x, r, c, scale, shift, act_a, act_b);
 #elif VW == 2
-  return (float2)(EPI(x.s0), EPI(x.s1));
+  return (float2)(EPI(s0), EPI(s1));
 #else
-  return (float4)(EPI(x.s0), EPI(x.s1), EPI(x.s2), EPI(x.s3));
+  return (float4)(EPI(s0), EPI(s1), EPI(s2), EPI(s3));
 #endif
 #undef EPI
 }

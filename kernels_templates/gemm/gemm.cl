@@ -22,12 +22,14 @@
 // Variant defines: DTYPE_FP16 (A, B, C stored as half; common/dtype.cl),
 //   EPILOGUE_AXIS 0: none, 1: epilogue channel = row (1x1 convolution,
 //   rows are output channels), 2: channel = column (dense layers), with
-//   AFFINE and ACT of common/epilogue.cl.
+//   AFFINE, RESIDUAL, ACT and POST of common/epilogue.cl (the residual: a
+//   tensor of C's shape, batches included, read at C's element).
 // Needs common/dtype.cl, common/epilogue.cl, common/vector.cl (floatv,
 // its loads and stores) and common/image.cl before it.
 // Entry points: gemm(M, N, K, A, B, C) and gemm_fused(..., scale, shift,
-// act_a, act_b), which also takes a batch along NDRange dimension 2 (B and
-// C advance by K*N and M*N per batch; A is shared).
+// residual, act_a, act_b), which also takes a batch along NDRange
+// dimension 2 (B, C and the residual advance by K*N, M*N and M*N per batch;
+// A is shared).
 //
 // Work-item (tx, ty) of a work-group owns rows  m = m0 + i*MDIMC + ty
 // and column vectors n = n0 + (j*NDIMC + tx)*VW .. +VW-1, a strided layout
@@ -169,13 +171,13 @@ inline void multiply_step(const __global real_t* restrict A, B_TYPE B,
 
 // The work of one work-group; As and Bs are its local tiles (declared by
 // the kernels, as OpenCL 1.2 allows __local variables only there). B's rows
-// start at row brow0.
+// start at row brow0. Res: the residual of this C (read with RESIDUAL=1).
 inline void gemm_tile(const int M, const int N, const int K,
                       const __global real_t* restrict A, B_TYPE B,
                       const int brow0, __global real_t* restrict C,
                       __local acc_t* As, __local acc_t* Bs,
                       const __global float* scale, const __global float* shift,
-                      float act_a, float act_b) {
+                      const __global real_t* Res, float act_a, float act_b) {
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
   const int lid = ty * NDIMC + tx;
@@ -242,10 +244,17 @@ inline void gemm_tile(const int M, const int N, const int K,
       for (int v = 0; v < VW; ++v) {
         if (n + v >= N) break;
         float x = element(sum, v);
+#if EPILOGUE_AXIS != 0
+#if RESIDUAL
+        const float r = LOADF(Res, (size_t)m * N + n + v);
+#else
+        const float r = 0.0f;
+#endif
 #if EPILOGUE_AXIS == 1
-        x = epilogue(x, m, scale, shift, act_a, act_b);
-#elif EPILOGUE_AXIS == 2
-        x = epilogue(x, n + v, scale, shift, act_a, act_b);
+        x = epilogue_residual(x, r, m, scale, shift, act_a, act_b);
+#else
+        x = epilogue_residual(x, r, n + v, scale, shift, act_a, act_b);
+#endif
 #endif
         STOREF(x, crow, n + v);
       }
@@ -270,24 +279,29 @@ void gemm(const int M, const int N, const int K,
           __global real_t* restrict C) {
   DECLARE_TILE_A
   DECLARE_TILE_B
-  gemm_tile(M, N, K, A, B, 0, C, As, Bs, 0, 0, 0.0f, 0.0f);
+  gemm_tile(M, N, K, A, B, 0, C, As, Bs, 0, 0, 0, 0.0f, 0.0f);
 }
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm_fused(const int M, const int N, const int K,
                 const __global real_t* restrict A, B_TYPE B,
                 __global real_t* restrict C, const __global float* scale,
-                const __global float* shift, const float act_a,
-                const float act_b) {
+                const __global float* shift, const __global real_t* residual,
+                const float act_a, const float act_b) {
   DECLARE_TILE_A
   DECLARE_TILE_B
   const size_t batch = get_group_id(2);
+#if RESIDUAL
+  const __global real_t* res = residual + batch * M * N;
+#else
+  const __global real_t* res = residual;  // not read
+#endif
 #if IMB
   // Batch b's B is rows b*K .. b*K+K-1 of the image.
   gemm_tile(M, N, K, A, B, (int)batch * K, C + batch * M * N, As, Bs, scale,
-            shift, act_a, act_b);
+            shift, res, act_a, act_b);
 #else
   gemm_tile(M, N, K, A, B + batch * K * N, 0, C + batch * M * N, As, Bs, scale,
-            shift, act_a, act_b);
+            shift, res, act_a, act_b);
 #endif
 }

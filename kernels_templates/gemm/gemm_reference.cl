@@ -1,7 +1,8 @@
 // Naive reference GEMM: one work-item per element of C = A * B (row-major).
 // Global size (N, M[, batch]). Used to verify candidates and as the speed
 // baseline. Needs common/dtype.cl and common/epilogue.cl before it; the
-// fused form takes EPILOGUE_AXIS as gemm.cl does.
+// fused form takes EPILOGUE_AXIS as gemm.cl does, and its residual (of C's
+// shape, batches included) with RESIDUAL=1.
 #ifndef EPILOGUE_AXIS
 #define EPILOGUE_AXIS 0
 #endif
@@ -31,6 +32,7 @@ __kernel void gemm_reference_fused(const int M, const int N, const int K,
                                    __global real_t* C,
                                    const __global float* scale,
                                    const __global float* shift,
+                                   const __global real_t* residual,
                                    const float act_a, const float act_b) {
   const int n = get_global_id(0);
   const int m = get_global_id(1);
@@ -39,10 +41,14 @@ __kernel void gemm_reference_fused(const int M, const int N, const int K,
   B += batch * K * N;
   C += batch * M * N;
   float x = gemm_reference_element(N, K, A, B, m, n);
-#if EPILOGUE_AXIS == 1
-  x = epilogue(x, m, scale, shift, act_a, act_b);
-#elif EPILOGUE_AXIS == 2
-  x = epilogue(x, n, scale, shift, act_a, act_b);
+#if EPILOGUE_AXIS != 0
+#if RESIDUAL
+  const float r = LOADF(residual, batch * M * N + (size_t)m * N + n);
+#else
+  const float r = 0.0f;
+#endif
+  x = epilogue_residual(x, r, EPILOGUE_AXIS == 1 ? m : n, scale, shift, act_a,
+                        act_b);
 #endif
   STOREF(x, C, (size_t)m * N + n);
 }

@@ -32,7 +32,8 @@ __kernel void conv2d_input_side(
     const int PW, const int DH, const int DW, const int G, const int P,
     const int Q, const __global real_t* input, const __global real_t* weight,
     __global real_t* output, const __global float* scale,
-    const __global float* shift, const float act_a, const float act_b) {
+    const __global float* shift, const __global real_t* residual,
+    const float act_a, const float act_b) {
   const int q = get_global_id(0), p = get_global_id(1);
   const int n = get_global_id(2) / K, k = get_global_id(2) % K;
   const int Cg = C / G, g = k / (K / G);
@@ -48,8 +49,13 @@ __kernel void conv2d_input_side(
       }
     }
   }
-  STOREF(epilogue(sum, k, scale, shift, act_a, act_b), output,
-         ((n * K + k) * P + p) * Q + q);
+  const int i = ((n * K + k) * P + p) * Q + q;
+#if RESIDUAL
+  const float r = LOADF(residual, i);
+#else
+  const float r = 0.0f;
+#endif
+  STOREF(epilogue_residual(sum, r, k, scale, shift, act_a, act_b), output, i);
 })";
 
 // The reference kernels are the ground truth of every other test, so they
@@ -70,7 +76,9 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
        {"N=2,C=4,H=9,W=7,K=6,R=3,S=3,SH=2,SW=1,PH=1,PW=2,DH=1,DW=2,G=2,"
         "affine=scale_shift,act=hardswish",
         "C=3,H=6,W=11,K=2,R=5,S=3,SH=1,SW=3,PH=2,PW=1,DH=2,DW=1,act=relu",
-        "C=2,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,affine=shift"}) {
+        "C=2,H=1,W=1,K=3,R=3,S=3,PH=1,PW=1,affine=shift",
+        "N=2,C=4,H=5,W=6,K=4,R=3,S=3,PH=1,PW=1,G=2,residual=add,act=silu,"
+        "post=scale_shift"}) {
     const Workload w = testing::Conv(shape);
     v1::MeasureRequest r = trial::BuildReferenceRequest(conv, w, 1, quick);
     v1::KernelLaunch* ref = r.mutable_verification()->mutable_reference();
@@ -85,7 +93,9 @@ TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
   for (const char* shape :
        {"N=2,C=3,H=9,W=7,R=3,S=3,SH=2,SW=1,PH=1,PW=2,DH=1,DW=2,"
         "affine=scale_shift,act=clip",
-        "C=4,H=6,W=11,R=5,S=3,SW=3,PH=2,PW=1,DH=2,act=hardsigmoid"}) {
+        "C=4,H=6,W=11,R=5,S=3,SW=3,PH=2,PW=1,DH=2,act=hardsigmoid",
+        "N=2,C=3,H=7,W=6,R=3,S=3,PH=1,PW=1,affine=scale_shift,residual=add,"
+        "act=leakyrelu,post=scale_shift"}) {
     const Workload d = testing::Depthwise(shape);
     const Workload as_conv = testing::Conv(
         absl::StrCat(d.ShapeString(), ",K=", d.dim("C"), ",G=", d.dim("C")));
@@ -207,6 +217,54 @@ TEST(ConvOnDevice, HalfStorageMatchesReference) {
       IsEmpty());
 }
 
+// The extended epilogue (common/epilogue.cl): a residual of the output's
+// shape, the post-activation scale and shift, leakyrelu, sigmoid and silu,
+// alone and together, on both direct templates, fp32 and fp16 storage,
+// random configs against the references (odd sizes, so vector stores and
+// residual loads meet row ends).
+TEST(ConvOnDevice, ExtendedEpilogueRandomConfigsMatchReference) {
+  const KernelTemplate& conv = testing::Conv2dDirect();
+  const KernelTemplate& dw = testing::DepthwiseDirect();
+  uint64_t seed = 601;
+  for (const char* dtype : {"fp32", "fp16"}) {
+    EXPECT_THAT(
+        testing::CheckRandomConfigs(
+            conv,
+            {testing::Conv("C=5,H=7,W=13,K=6,R=3,S=3,PH=1,PW=1,"
+                           "affine=scale_shift,residual=add,act=relu",
+                           dtype),
+             testing::Conv("N=2,C=4,H=9,W=7,K=8,R=3,S=3,SH=2,SW=2,PH=1,PW=1,"
+                           "G=2,affine=shift,act=leakyrelu,post=scale_shift",
+                           dtype),
+             testing::Conv("C=6,H=5,W=11,K=5,R=1,S=1,residual=add,act=sigmoid",
+                           dtype),
+             testing::Conv("N=2,C=3,H=6,W=9,K=7,R=3,S=3,PH=1,PW=1,"
+                           "affine=scale_shift,residual=add,act=silu,"
+                           "post=scale_shift",
+                           dtype)},
+            3, seed),
+        IsEmpty())
+        << dtype;
+    seed += 10;
+    EXPECT_THAT(
+        testing::CheckRandomConfigs(
+            dw,
+            {testing::Depthwise("C=5,H=9,W=13,R=3,S=3,PH=1,PW=1,"
+                                "affine=scale_shift,residual=add,act=silu",
+                                dtype),
+             testing::Depthwise("N=2,C=6,H=11,W=7,R=5,S=5,SH=2,SW=2,PH=2,"
+                                "PW=2,act=sigmoid,post=scale_shift",
+                                dtype),
+             testing::Depthwise("C=3,H=7,W=10,R=3,S=3,PH=1,PW=1,affine=shift,"
+                                "residual=add,act=leakyrelu,post=scale_shift",
+                                dtype)},
+            3, seed),
+        IsEmpty())
+        << dtype;
+    seed += 10;
+  }
+}
+
 // IMI=1 (the input through an image2d_t, texels of four pixels along W)
 // on both direct templates, fp32 and fp16 storage, W a multiple of 4 (the
 // copy path on PoCL) and not (the packing kernel), against the reference:
@@ -242,13 +300,16 @@ TEST(ConvOnDevice, ImageInputMatchesReferenceOnCopyAndPackPaths) {
       {conv, testing::Conv,
        "N=2,C=5,H=9,W=11,K=7,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
        conv_chosen},
-      {conv, testing::Conv, "C=4,H=8,W=16,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+      {conv, testing::Conv,
+       "C=4,H=8,W=16,K=6,R=3,S=3,SH=2,SW=2,PH=1,PW=1,residual=add,act=silu",
        conv_chosen},
       {conv, testing::Conv, "C=6,H=10,W=12,K=6,R=3,S=3,PH=2,PW=2,DH=2,DW=2,G=3",
        conv_chosen},
       {dw, testing::Depthwise,
        "N=2,C=5,H=9,W=11,R=3,S=3,PH=1,PW=1,affine=shift,act=relu", dw_chosen},
-      {dw, testing::Depthwise, "C=8,H=12,W=16,R=5,S=5,SH=2,SW=2,PH=2,PW=2",
+      {dw, testing::Depthwise,
+       "C=8,H=12,W=16,R=5,S=5,SH=2,SW=2,PH=2,PW=2,residual=add,"
+       "post=scale_shift",
        dw_chosen},
       {dw, testing::Depthwise, "C=3,H=9,W=13,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
        dw_chosen},

@@ -237,6 +237,16 @@ TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
          "IMI"},
         {"depthwise_conv2d", "depthwise_direct",
          "C=6,H=10,W=13,R=3,S=3,PH=1,PW=1,act=relu", "IMI"},
+        // The extended epilogue: the residual buffer passed (residual=add)
+        // or left out (the 5 buffers of callers that predate it).
+        {"conv2d", "conv2d_direct",
+         "N=2,C=3,H=6,W=11,K=4,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+         "residual=add,act=silu,post=scale_shift",
+         "IMI"},
+        {"dense", "dense_gemm",
+         "M=3,N=30,K=20,affine=shift,act=leakyrelu,post=scale_shift", "IMB"},
+        {"depthwise_conv2d", "depthwise_direct",
+         "C=5,H=9,W=7,R=3,S=3,PH=1,PW=1,residual=add,act=sigmoid", "IMI"},
     };
     uint64_t seed = 7;
     for (const Task& t : tasks) {
@@ -266,13 +276,13 @@ TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
   auto emit = RunCommand(bin_ + " emit --json --db " + db +
                          " --device-key dev --out " + work_ + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 5);
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 8);
   auto build = testing::BuildEmittedLibrary(work_, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   auto run = RunCommand(work_ + "/consumer/emit_model_consumer" + workloads);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_EQ(run.out.find("MISMATCH"), std::string::npos) << run.out;
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 6) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 9) << run.out;
 }
 
 TEST_F(EmittedLibrary, RefusesUnknownDeviceKeys) {

@@ -1,7 +1,7 @@
 // The GEMM templates (gemm_tiled, dense_gemm, conv2d_1x1_gemm, gemm_gpu),
 // found by name in the registry, against their naive references on the
 // OpenCL device (PoCL in CI), for odd shapes and configs spread over the
-// knobs.
+// knobs, and every epilogue of the fused forms.
 #include <iterator>
 #include <random>
 #include <string>
@@ -235,6 +235,47 @@ TEST(GemmVariants, HalfStorageMatchesReference) {
       ::testing::IsEmpty());
 }
 
+// The extended epilogue (common/epilogue.cl) through gemm.cl's two axes:
+// dense (channel = column) and the 1x1 convolution's batched GEMM (channel
+// = row, the residual advancing per image), with a residual of the
+// output's shape, the post-activation scale and shift, leakyrelu, sigmoid
+// and silu, fp32 and fp16 storage, random configs against the reference.
+TEST(GemmVariants, ExtendedEpilogueMatchesReference) {
+  const KernelTemplate& dense = testing::BuiltinTemplate("dense_gemm");
+  const KernelTemplate& conv = testing::BuiltinTemplate("conv2d_1x1_gemm");
+  uint64_t seed = 61;
+  for (const char* dtype : {"fp32", "fp16"}) {
+    std::vector<Workload> dense_shapes;
+    for (const char* shape :
+         {"M=3,N=37,K=29,affine=shift,residual=add,act=relu",
+          "M=5,N=24,K=40,affine=scale_shift,act=leakyrelu,post=scale_shift",
+          "M=1,N=50,K=17,residual=add,act=sigmoid",
+          "M=7,N=19,K=33,affine=scale_shift,residual=add,act=silu,"
+          "post=scale_shift"}) {
+      dense_shapes.push_back(Parse("dense", shape, dtype));
+    }
+    EXPECT_THAT(testing::CheckRandomConfigs(dense, dense_shapes, 3, seed),
+                ::testing::IsEmpty())
+        << dtype;
+    seed += 10;
+    std::vector<Workload> conv_shapes;
+    for (const char* shape :
+         {"N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,residual=add,"
+          "act=silu,post=scale_shift",
+          "N=3,C=9,H=4,W=4,K=11,R=1,S=1,residual=add,act=leakyrelu",
+          "C=6,H=3,W=7,K=10,R=1,S=1,affine=shift,act=sigmoid,"
+          "post=scale_shift"}) {
+      const Workload w = Parse("conv2d", shape, dtype);
+      ASSERT_TRUE(conv.Accepts(w)) << shape;
+      conv_shapes.push_back(w);
+    }
+    EXPECT_THAT(testing::CheckRandomConfigs(conv, conv_shapes, 3, seed),
+                ::testing::IsEmpty())
+        << dtype;
+    seed += 10;
+  }
+}
+
 // Runs each config on `w` and expects it to match the reference; with
 // `image` set, also that making the image was timed (pack_ns > 0) where
 // the device cannot view a buffer as an image (PoCL: no
@@ -283,9 +324,13 @@ TEST(GemmVariants, ImageBMatchesReferenceOnCopyAndPackPaths) {
       {"gemm_tiled", "gemm", "M=7,N=30,K=130"},  // 30: pack
       {"dense_gemm", "dense", "M=3,N=37,K=29,affine=shift,act=relu"},
       {"dense_gemm", "dense", "M=5,N=24,K=40,affine=scale_shift,act=clip"},
+      {"dense_gemm", "dense",
+       "M=6,N=20,K=12,residual=add,act=silu,post=scale_shift"},
       {"conv2d_1x1_gemm", "conv2d",
        "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu"},
       {"conv2d_1x1_gemm", "conv2d", "N=3,C=9,H=4,W=4,K=11,R=1,S=1"},
+      {"conv2d_1x1_gemm", "conv2d",
+       "N=2,C=7,H=3,W=6,K=9,R=1,S=1,residual=add,act=leakyrelu"},
   };
   uint64_t seed = 51;
   for (const Case& c : cases) {

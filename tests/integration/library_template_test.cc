@@ -167,7 +167,8 @@ TEST_F(LibraryTemplates, Conv2d1x1AsBatchedGemm) {
   ASSERT_NE(tmpl, nullptr);
   for (const char* shape :
        {"N=1,C=32,H=2,W=96,K=20,R=1,S=1,affine=scale_shift,act=hardswish",
-        "N=3,C=5,H=7,W=9,K=6,R=1,S=1", "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"}) {
+        "N=3,C=5,H=7,W=9,K=6,R=1,S=1",
+        "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"}) {
     const Workload w = testing::Conv(shape);
     ExpectComparable(*tmpl, testing::BuiltinTemplate("conv2d_direct"), w);
     ExpectAllConfigsMeasure(*tmpl, w);
@@ -177,6 +178,46 @@ TEST_F(LibraryTemplates, Conv2d1x1AsBatchedGemm) {
                             "N=1,C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2",
                             "N=1,C=4,H=8,W=8,K=4,R=1,S=1,G=2"}) {
     EXPECT_FALSE(tmpl->Accepts(testing::Conv(shape))) << shape;
+  }
+}
+
+// The extended epilogue in library/epilogue_inplace.cl after the call: a
+// residual of the output's shape, the post-activation scale and shift,
+// leakyrelu, sigmoid and silu, each of which alone makes the epilogue
+// kernel run, against the generated templates' references (fp32: PoCL
+// lists no cl_khr_fp16, which CLBlast's fp16 routines need).
+TEST_F(LibraryTemplates, ExtendedEpilogueAfterTheCall) {
+  struct Case {
+    const char* spec;
+    const char* generated;
+    const char* op;
+    const char* shape;
+  };
+  const Case cases[] = {
+      {"clblast_dense", "dense_gemm", "dense", "M=19,N=23,K=31,residual=add"},
+      {"clblast_dense", "dense_gemm", "dense",
+       "M=8,N=40,K=16,affine=scale_shift,act=silu,post=scale_shift"},
+      {"clblast_dense", "dense_gemm", "dense", "M=4,N=10,K=8,act=leakyrelu"},
+      {"clblast_conv2d", "conv2d_direct", "conv2d",
+       "N=2,C=3,H=9,W=7,K=5,R=3,S=3,SH=2,SW=2,PH=1,PW=1,affine=shift,"
+       "residual=add,act=sigmoid,post=scale_shift"},
+      {"clblast_conv2d", "conv2d_direct", "conv2d",
+       "N=1,C=4,H=8,W=8,K=6,R=3,S=3,PH=1,PW=1,post=scale_shift"},
+      {"clblast_conv2d_1x1", "conv2d_direct", "conv2d",
+       "N=3,C=5,H=7,W=9,K=6,R=1,S=1,affine=scale_shift,residual=add,"
+       "act=leakyrelu"},
+      {"clblast_conv2d_1x1", "conv2d_direct", "conv2d",
+       "N=1,C=8,H=3,W=5,K=4,R=1,S=1,act=silu,post=scale_shift"},
+  };
+  for (const Case& c : cases) {
+    const auto tmpl = LoadLibrarySpec(c.spec);
+    ASSERT_NE(tmpl, nullptr);
+    const Workload w = testing::MustParse(c.op, c.shape);
+    ExpectComparable(*tmpl, testing::BuiltinTemplate(c.generated), w);
+    ExpectAllConfigsMeasure(*tmpl, w);
+    const LaunchDesc launch = tmpl->Launch({0}, w);
+    ASSERT_TRUE(launch.library.has_value());
+    EXPECT_FALSE(launch.source.empty()) << c.shape;
   }
 }
 

@@ -219,11 +219,12 @@ TEST(LibraryTrialTest, GemmBatchedBAsA1x1Convolution) {
       .Output("output", batch * kk * hw)
       .FloatInput("scale", kk, 101)
       .FloatInput("shift", kk, 102)
-      .Reference("gemm/gemm_reference.cl", "gemm_reference_fused",
-                 {hw, kk, batch},
-                 {I32(kk), I32(hw), I32(c), Buf("weight"), Buf("input"),
-                  Buf("output"), Buf("scale"), Buf("shift"), F32(0), F32(0)},
-                 "-DDTYPE_FP16=0 -DAFFINE=0 -DACT=0 -DEPILOGUE_AXIS=1")
+      .Input("residual", 1, 103)  // RESIDUAL=0: never read
+      .Reference(
+          "gemm/gemm_reference.cl", "gemm_reference_fused", {hw, kk, batch},
+          {I32(kk), I32(hw), I32(c), Buf("weight"), Buf("input"), Buf("output"),
+           Buf("scale"), Buf("shift"), Buf("residual"), F32(0), F32(0)},
+          "-DDTYPE_FP16=0 -DAFFINE=0 -DACT=0 -DEPILOGUE_AXIS=1")
       .Library("gemm_batched_b", {I32(kk), I32(hw), I32(c), I32(batch),
                                   Buf("weight"), Buf("input"), Buf("output")});
   ExpectMeasured(Device().Measure(r.get()), 1e-4);
@@ -245,26 +246,27 @@ Request ConvRequest(int n, int c, int h, int w, int k, int rs, int pad,
       .Output("output", n * k * p * q)
       .FloatInput("scale", k, 101)
       .FloatInput("shift", k, 102)
+      .Input("residual", 1, 103)  // RESIDUAL=0: never read
       .Reference("conv/conv2d_reference.cl", "conv2d_reference",
                  {static_cast<uint64_t>(q), static_cast<uint64_t>(p),
                   static_cast<uint64_t>(n * k)},
-                 {I32(n),       I32(c),        I32(h),        I32(w),
-                  I32(k),       I32(rs),       I32(rs),       I32(stride),
-                  I32(stride),  I32(pad),      I32(pad),      I32(1),
-                  I32(1),       I32(1),        I32(p),        I32(q),
-                  Buf("input"), Buf("weight"), Buf("output"), Buf("scale"),
-                  Buf("shift"), F32(act_a),    F32(act_b)},
+                 {I32(n),       I32(c),          I32(h),        I32(w),
+                  I32(k),       I32(rs),         I32(rs),       I32(stride),
+                  I32(stride),  I32(pad),        I32(pad),      I32(1),
+                  I32(1),       I32(1),          I32(p),        I32(q),
+                  Buf("input"), Buf("weight"),   Buf("output"), Buf("scale"),
+                  Buf("shift"), Buf("residual"), F32(act_a),    F32(act_b)},
                  "-DDTYPE_FP16=0" + attrs)
       .Library("convgemm",
                {I32(c), I32(h), I32(w), I32(rs), I32(rs), I32(pad), I32(pad),
                 I32(stride), I32(stride), I32(1), I32(1), I32(k), I32(n),
                 Buf("input"), Buf("weight"), Buf("output"), I32(per_image)});
   if (affine != 0 || act != 0) {
-    r.Epilogue(
-        {static_cast<uint64_t>(p * q), static_cast<uint64_t>(k),
-         static_cast<uint64_t>(n)},
-        {Buf("output"), Buf("scale"), Buf("shift"), F32(act_a), F32(act_b)},
-        "-DDTYPE_FP16=0" + attrs);
+    r.Epilogue({static_cast<uint64_t>(p * q), static_cast<uint64_t>(k),
+                static_cast<uint64_t>(n)},
+               {Buf("output"), Buf("scale"), Buf("shift"), Buf("residual"),
+                F32(act_a), F32(act_b)},
+               "-DDTYPE_FP16=0" + attrs);
   }
   return r;
 }
@@ -298,14 +300,17 @@ TEST(LibraryTrialTest, GemmThenReluEpilogueAsDense) {
       .Output("output", m * n)
       .FloatInput("scale", n, 101)
       .FloatInput("shift", n, 102)
-      .Reference("gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
-                 {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
-                  Buf("output"), Buf("scale"), Buf("shift"), F32(0), F32(0)},
-                 "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
+      .Input("residual", 1, 103)  // RESIDUAL=0: never read
+      .Reference(
+          "gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
+          {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"), Buf("output"),
+           Buf("scale"), Buf("shift"), Buf("residual"), F32(0), F32(0)},
+          "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
       .Library("gemm", {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
                         Buf("output")})
       .Epilogue({1, n, m},
-                {Buf("output"), Buf("scale"), Buf("shift"), F32(0), F32(0)},
+                {Buf("output"), Buf("scale"), Buf("shift"), Buf("residual"),
+                 F32(0), F32(0)},
                 "-DDTYPE_FP16=0" + attrs);
   const Measurement m1 = Device().Measure(r.get());
   ExpectMeasured(m1, 1e-4);
@@ -317,10 +322,12 @@ TEST(LibraryTrialTest, GemmThenReluEpilogueAsDense) {
       .Output("output", m * n)
       .FloatInput("scale", n, 101)
       .FloatInput("shift", n, 102)
-      .Reference("gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
-                 {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
-                  Buf("output"), Buf("scale"), Buf("shift"), F32(0), F32(0)},
-                 "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
+      .Input("residual", 1, 103)  // RESIDUAL=0: never read
+      .Reference(
+          "gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
+          {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"), Buf("output"),
+           Buf("scale"), Buf("shift"), Buf("residual"), F32(0), F32(0)},
+          "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
       .Library("gemm", {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
                         Buf("output")});
   EXPECT_EQ(Device().Measure(bare.get()).error(), Measurement::WRONG_ANSWER);
