@@ -20,6 +20,11 @@ constexpr const char* kBuiltinSpecs[] = {
     "pool/pool2d_direct.toml",
     "pool/global_pool_reduce.toml",
     "softmax/softmax_rows.toml",
+    "eltwise/eltwise_direct.toml",
+    "resize/resize_direct.toml",
+    "norm/layernorm_rows.toml",
+    "conv_transpose/conv_transpose2d_direct.toml",
+    "matmul/batch_matmul_tiled.toml",
     // Library templates (vendor-library calls) last: never an op's default;
     // `tune --onnx` tries them beside each task's generated template.
     "library/clblast_gemm.toml",

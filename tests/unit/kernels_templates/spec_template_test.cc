@@ -273,7 +273,7 @@ TEST(SpecTemplate, BuiltInSpecFilesLoadLikeUsersSpecs) {
     EXPECT_EQ((*t)->knobs().size(), (*registered)->knobs().size());
     ++loaded;
   }
-  EXPECT_EQ(loaded, 13);
+  EXPECT_EQ(loaded, 18);
 }
 
 TEST(Expressions, FollowMuParserAndPrintAsCxx) {

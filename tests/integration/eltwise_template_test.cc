@@ -1,0 +1,532 @@
+// The memory-bound templates of the ONNX model ops (eltwise_direct,
+// resize_direct, layernorm_rows) on the OpenCL device (PoCL in CI): random
+// and chosen configs against each template's naive reference for odd
+// shapes, every attribute value and fp16 storage; and each reference once
+// against a computation on the host from inputs the test writes.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "device_agent/opencl.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels_templates/registry.h"
+#include "tests/support/template_fixtures.h"
+#include "tests/support/template_harness.h"
+
+namespace tunefleet::templates {
+namespace {
+
+using ::testing::IsEmpty;
+
+const KernelTemplate& EltwiseDirect() {
+  return testing::BuiltinTemplate("eltwise_direct");
+}
+const KernelTemplate& ResizeDirect() {
+  return testing::BuiltinTemplate("resize_direct");
+}
+const KernelTemplate& LayernormRows() {
+  return testing::BuiltinTemplate("layernorm_rows");
+}
+
+// Runs each config (as text) on each workload; returns a line per failure,
+// including configs the template refuses.
+std::vector<std::string> CheckConfigs(const KernelTemplate& tmpl,
+                                      const std::vector<Workload>& workloads,
+                                      const std::vector<std::string>& configs) {
+  std::vector<std::string> failures;
+  const DeviceLimits limits = testing::DeviceLimits();
+  for (const std::string& text : configs) {
+    auto config = tmpl.ParseConfig(text);
+    if (!config.ok()) {
+      failures.push_back(std::string(config.status().message()));
+      continue;
+    }
+    for (const Workload& w : workloads) {
+      if (absl::Status s = tmpl.CheckConfig(*config, w, limits); !s.ok()) {
+        failures.push_back(absl::StrCat(w.Canonical(), ": ", s.message()));
+        continue;
+      }
+      const v1::Measurement m = testing::RunConfig(tmpl, w, *config);
+      if (m.error() != v1::Measurement::OK) {
+        failures.push_back(absl::StrCat(w.Canonical(), " ", text, ": ",
+                                        v1::Measurement::Error_Name(m.error()),
+                                        " ", m.error_message().substr(0, 300)));
+      }
+    }
+  }
+  return failures;
+}
+
+// Runs the template's reference kernel for an fp32 workload on the device
+// with input buffers holding `inputs` (by buffer name; buffers not given
+// are zero) and returns its output. Plain OpenCL, apart from the
+// Measurer: the data are the test's own, not the agent's generated ones.
+std::vector<float> RunReferenceOn(
+    const KernelTemplate& tmpl, const Workload& w,
+    const std::map<std::string, std::vector<float>>& inputs) {
+  std::vector<float> result;
+  auto device = agent::OpenDevice(0, 0);
+  if (!device.ok()) {
+    ADD_FAILURE() << device.status();
+    return result;
+  }
+  const cl_context context = device->context.get();
+  const cl_command_queue queue = device->queue.get();
+  const LaunchDesc launch = tmpl.ReferenceLaunch(w);
+  const std::string source(launch.source);
+  const char* text = source.c_str();
+  cl_int err = CL_SUCCESS;
+  agent::ClProgram program(
+      clCreateProgramWithSource(context, 1, &text, nullptr, &err));
+  EXPECT_EQ(err, CL_SUCCESS);
+  err = clBuildProgram(program.get(), 1, &device->device,
+                       launch.build_options.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    ADD_FAILURE() << agent::BuildLog(program.get(), device->device);
+    return result;
+  }
+  agent::ClKernel kernel(
+      clCreateKernel(program.get(), launch.kernel_name.c_str(), &err));
+  EXPECT_EQ(err, CL_SUCCESS);
+
+  std::map<std::string, agent::ClMem> buffers;
+  std::string output_name;
+  size_t output_elements = 0;
+  for (const BufferDesc& b : tmpl.Buffers(w)) {
+    EXPECT_EQ(b.dtype, Dtype::kFp32) << b.name;
+    std::vector<float> data(b.elements, 0.0f);
+    if (auto it = inputs.find(b.name); it != inputs.end()) {
+      EXPECT_EQ(it->second.size(), b.elements) << b.name;
+      std::copy_n(it->second.begin(), std::min(data.size(), it->second.size()),
+                  data.begin());
+    }
+    if (b.output) {
+      output_name = b.name;
+      output_elements = b.elements;
+    }
+    buffers[b.name] = agent::ClMem(
+        clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                       data.size() * sizeof(float), data.data(), &err));
+    EXPECT_EQ(err, CL_SUCCESS) << b.name;
+  }
+  for (size_t i = 0; i < launch.args.size(); ++i) {
+    const ArgDesc& a = launch.args[i];
+    switch (a.kind) {
+      case ArgDesc::Kind::kBuffer: {
+        const cl_mem mem = buffers.at(a.buffer).get();
+        err = clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &mem);
+        break;
+      }
+      case ArgDesc::Kind::kInt:
+        err = clSetKernelArg(kernel.get(), i, sizeof(cl_int), &a.value);
+        break;
+      case ArgDesc::Kind::kFloat:
+        err = clSetKernelArg(kernel.get(), i, sizeof(cl_float), &a.real);
+        break;
+      case ArgDesc::Kind::kImage:
+        err = CL_INVALID_ARG_VALUE;
+        break;
+    }
+    EXPECT_EQ(err, CL_SUCCESS) << "argument " << i;
+  }
+  std::vector<size_t> global(launch.global.begin(), launch.global.end());
+  err = clEnqueueNDRangeKernel(queue, kernel.get(), global.size(), nullptr,
+                               global.data(), nullptr, 0, nullptr, nullptr);
+  EXPECT_EQ(err, CL_SUCCESS);
+  result.resize(output_elements);
+  err = clEnqueueReadBuffer(queue, buffers.at(output_name).get(), CL_TRUE, 0,
+                            result.size() * sizeof(float), result.data(), 0,
+                            nullptr, nullptr);
+  EXPECT_EQ(err, CL_SUCCESS);
+  return result;
+}
+
+// Values 0.25 * ((i * 7) % 23) - 2.75: distinct small values, exactly
+// representable.
+std::vector<float> Ramp(size_t n, int offset = 0) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = 0.25f * static_cast<float>((i * 7 + offset) % 23) - 2.75f;
+  }
+  return v;
+}
+
+// --------------------------------------------------------------- eltwise
+
+constexpr const char* kFns[] = {"none", "add", "sub", "mul",
+                                "div",  "max", "min"};
+constexpr const char* kBs[] = {"tensor", "scalar", "channel", "nc"};
+constexpr const char* kActs[] = {"none",        "relu",      "clip",
+                                 "hardsigmoid", "hardswish", "leakyrelu",
+                                 "sigmoid",     "silu"};
+
+TEST(EltwiseOnDevice, EveryFnAndBroadcastMatchesReference) {
+  // One element, planes of 35 (no vector width divides them), planes of 4
+  // with several images, and a larger tensor.
+  const char* shapes[] = {"C=1", "C=3,H=5,W=7", "N=2,C=5,H=2,W=2",
+                          "C=6,H=17,W=19"};
+  std::vector<Workload> workloads;
+  int k = 0;
+  for (const char* fn : kFns) {
+    for (const char* b : kBs) {
+      if (std::string(fn) == "none" && std::string(b) != "tensor") continue;
+      workloads.push_back(testing::MustParse(
+          "eltwise", absl::StrCat(shapes[k++ % 4], ",fn=", fn, ",b=", b)));
+    }
+  }
+  EXPECT_THAT(testing::CheckRandomConfigs(EltwiseDirect(), workloads, 2, 1),
+              IsEmpty());
+}
+
+TEST(EltwiseOnDevice, EpilogueAttrsMatchReference) {
+  std::vector<Workload> workloads;
+  const char* affines[] = {"none", "shift", "scale_shift"};
+  int k = 0;
+  for (const char* act : kActs) {
+    const std::string p = k % 2 == 1 ? "scale_shift" : "none";
+    workloads.push_back(testing::MustParse(
+        "eltwise",
+        absl::StrCat(k % 2 ? "N=2,C=3,H=5,W=3" : "C=4,H=9,W=8",
+                     ",fn=", kFns[1 + k % 6], ",b=", kBs[k % 4],
+                     ",affine=", affines[k % 3], ",act=", act, ",post=", p)));
+    ++k;
+  }
+  workloads.push_back(testing::MustParse(
+      "eltwise",
+      "C=5,H=3,W=3,fn=mul,b=nc,affine=shift,act=silu,post=scale_shift"));
+  EXPECT_THAT(testing::CheckRandomConfigs(EltwiseDirect(), workloads, 2, 11),
+              IsEmpty());
+}
+
+TEST(EltwiseOnDevice, ChosenConfigsMatchReference) {
+  // Vector tails past the end, vectors crossing planes (H*W = 35), several
+  // vectors per work-item, the widest work-group.
+  EXPECT_THAT(
+      CheckConfigs(EltwiseDirect(),
+                   {testing::MustParse("eltwise",
+                                       "N=2,C=3,H=5,W=7,fn=add,b=channel,"
+                                       "affine=scale_shift,act=hardswish"),
+                    testing::MustParse("eltwise",
+                                       "N=2,C=3,H=5,W=7,fn=div,b=nc,"
+                                       "affine=shift,act=sigmoid"),
+                    testing::MustParse("eltwise",
+                                       "C=64,H=40,W=40,fn=mul,"
+                                       "b=tensor,act=relu")},
+                   {"WG=1,VW=8,EPW=4", "WG=4,VW=4,EPW=2", "WG=8,VW=2,EPW=8",
+                    "WG=16,VW=1,EPW=1", "WG=32,VW=8,EPW=1"}),
+      IsEmpty());
+  EXPECT_THAT(CheckConfigs(EltwiseDirect(),
+                           {testing::MustParse("eltwise", "C=64,H=40,W=40")},
+                           {"WG=1024,VW=4,EPW=4", "WG=256,VW=8,EPW=2"}),
+              IsEmpty());
+}
+
+TEST(EltwiseOnDevice, HalfStorageMatchesReference) {
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          EltwiseDirect(),
+          {testing::MustParse("eltwise", "C=3,H=5,W=7,fn=add,b=tensor,act=silu",
+                              "fp16"),
+           testing::MustParse("eltwise",
+                              "N=2,C=5,H=3,W=3,fn=mul,b=nc,"
+                              "affine=scale_shift,act=hardsigmoid",
+                              "fp16"),
+           testing::MustParse("eltwise", "C=1,fn=max,b=scalar", "fp16")},
+          3, 21),
+      IsEmpty());
+  // Eight-lane half loads at elements that are not 16-byte aligned.
+  EXPECT_THAT(
+      CheckConfigs(EltwiseDirect(),
+                   {testing::MustParse(
+                       "eltwise", "N=2,C=3,H=5,W=7,fn=sub,b=channel", "fp16")},
+                   {"WG=4,VW=8,EPW=2", "WG=1,VW=8,EPW=4"}),
+      IsEmpty());
+}
+
+TEST(EltwiseReference, MatchesHost) {
+  // fn=sub, B per (n, c), bias, leakyrelu (alpha 0.01).
+  const Workload w = testing::MustParse(
+      "eltwise", "N=2,C=3,H=2,W=3,fn=sub,b=nc,affine=shift,act=leakyrelu");
+  const int n = 2, c = 3, hw = 6, total = n * c * hw;
+  const std::vector<float> a = Ramp(total), b = Ramp(n * c, 5),
+                           shift = {0.5f, -1.0f, 0.25f};
+  const std::vector<float> out = RunReferenceOn(
+      EltwiseDirect(), w,
+      {{"a", a}, {"b", b}, {"scale", {0, 0, 0}}, {"shift", shift}});
+  ASSERT_EQ(out.size(), static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) {
+    const int plane = i / hw;
+    float y = a[i] - b[plane] + shift[plane % c];
+    y = y >= 0 ? y : 0.01f * y;
+    EXPECT_NEAR(out[i], y, 1e-6) << i;
+  }
+}
+
+TEST(EltwiseReference, EpilogueMatchesHost) {
+  // fn=mul with B per channel, batch norm folded into scale and shift, the
+  // new activations, then the post step at scale[C + c], shift[C + c].
+  const int c = 3, hw = 4, total = c * hw;
+  const std::vector<float> a = Ramp(total), b = {0.5f, -2.0f, 1.5f};
+  const std::vector<float> scale = {1.5f, -0.5f, 2.0f, 0.25f, 3.0f, -1.0f};
+  const std::vector<float> shift = {0.5f, 0.25f, -1.0f, 1.0f, -0.5f, 2.0f};
+  for (const char* act : {"hardswish", "sigmoid", "silu", "leakyrelu"}) {
+    SCOPED_TRACE(act);
+    const std::string name = act;
+    const Workload w = testing::MustParse(
+        "eltwise", absl::StrCat("C=3,H=2,W=2,fn=mul,b=channel,"
+                                "affine=scale_shift,post=scale_shift,act=",
+                                act));
+    const std::vector<float> out = RunReferenceOn(
+        EltwiseDirect(), w,
+        {{"a", a}, {"b", b}, {"scale", scale}, {"shift", shift}});
+    ASSERT_EQ(out.size(), static_cast<size_t>(total));
+    for (int i = 0; i < total; ++i) {
+      const int ch = i / hw;
+      double y = a[i] * b[ch] * scale[ch] + shift[ch];
+      const double sigmoid = 1 / (1 + std::exp(-y));
+      if (name == "hardswish") {
+        y = y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
+      } else if (name == "sigmoid") {
+        y = sigmoid;
+      } else if (name == "silu") {
+        y = y * sigmoid;
+      } else {
+        y = y >= 0 ? y : 0.01 * y;
+      }
+      y = y * scale[c + ch] + shift[c + ch];
+      EXPECT_NEAR(out[i], y, 1e-5) << i;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- resize
+
+TEST(ResizeOnDevice, EveryModeMatchesReference) {
+  // Upsampling 2x, a non-integer ratio up and down, a single output row,
+  // one input pixel.
+  const char* shapes[] = {"C=3,H=5,W=7,OH=10,OW=14",
+                          "N=2,C=2,H=5,W=4,OH=7,OW=3", "C=2,H=6,W=9,OH=1,OW=13",
+                          "C=3,H=1,W=1,OH=3,OW=5"};
+  std::vector<Workload> workloads;
+  int k = 0;
+  for (const char* coord :
+       {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}) {
+    for (const char* round : {"round_prefer_floor", "floor", "ceil"}) {
+      workloads.push_back(testing::MustParse(
+          "resize", absl::StrCat(shapes[k++ % 4], ",mode=nearest,coord=", coord,
+                                 ",round=", round)));
+    }
+    for (const char* shape : shapes) {
+      workloads.push_back(testing::MustParse(
+          "resize", absl::StrCat(shape, ",mode=linear,coord=", coord)));
+    }
+  }
+  EXPECT_THAT(testing::CheckRandomConfigs(ResizeDirect(), workloads, 2, 31),
+              IsEmpty());
+}
+
+TEST(ResizeOnDevice, ChosenConfigsMatchReference) {
+  // Column tiles past OW (vector stores cut), row tiles past OH, plane
+  // tiles past N*C.
+  EXPECT_THAT(
+      CheckConfigs(
+          ResizeDirect(),
+          {testing::MustParse("resize", "N=1,C=5,H=20,W=20,OH=40,OW=40"),
+           testing::MustParse("resize",
+                              "N=1,C=3,H=7,W=9,OH=15,OW=21,mode=linear")},
+          {"WGQ=4,WGP=2,QWI=8,PWI=4,CPW=1", "WGQ=1,WGP=1,QWI=1,PWI=1,CPW=4",
+           "WGQ=16,WGP=4,QWI=2,PWI=2,CPW=2", "WGQ=2,WGP=8,QWI=4,PWI=1,CPW=4"}),
+      IsEmpty());
+}
+
+TEST(ResizeOnDevice, HalfStorageMatchesReference) {
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          ResizeDirect(),
+          {testing::MustParse("resize", "C=3,H=5,W=7,OH=10,OW=14", "fp16"),
+           testing::MustParse("resize",
+                              "N=2,C=2,H=5,W=4,OH=7,OW=9,mode=linear,"
+                              "coord=align_corners",
+                              "fp16")},
+          3, 41),
+      IsEmpty());
+  EXPECT_THAT(CheckConfigs(ResizeDirect(),
+                           {testing::MustParse(
+                               "resize", "C=3,H=5,W=7,OH=10,OW=13", "fp16")},
+                           {"WGQ=1,WGP=2,QWI=8,PWI=2,CPW=2"}),
+              IsEmpty());
+}
+
+// ONNX Resize on the host in double: x_original of output index x.
+double SourceCoord(int x, int in_len, int out_len, const std::string& coord) {
+  const double scale = static_cast<double>(out_len) / in_len;
+  if (coord == "asymmetric") return x / scale;
+  if (coord == "align_corners") {
+    return out_len == 1 ? 0.0 : x * (in_len - 1.0) / (out_len - 1.0);
+  }
+  if (coord == "pytorch_half_pixel" && out_len == 1) return 0.0;
+  return (x + 0.5) / scale - 0.5;
+}
+
+int NearestIndex(double x, int in_len, const std::string& round) {
+  const double i = round == "floor"  ? std::floor(x)
+                   : round == "ceil" ? std::ceil(x)
+                                     : std::ceil(x - 0.5);
+  return std::clamp(static_cast<int>(i), 0, in_len - 1);
+}
+
+// Runs the reference for one nearest or linear workload on a ramp input
+// and compares it with the host.
+void ExpectResizeMatchesHost(int c, int h, int w, int oh, int ow,
+                             const std::string& mode, const std::string& coord,
+                             const std::string& round) {
+  SCOPED_TRACE(absl::StrCat(h, "x", w, "->", oh, "x", ow, " ", mode, " ", coord,
+                            " ", round));
+  const Workload wl = testing::MustParse(
+      "resize",
+      absl::StrCat("C=", c, ",H=", h, ",W=", w, ",OH=", oh, ",OW=", ow,
+                   ",mode=", mode, ",coord=", coord, ",round=", round));
+  const std::vector<float> in = Ramp(c * h * w);
+  const std::vector<float> out =
+      RunReferenceOn(ResizeDirect(), wl, {{"input", in}});
+  ASSERT_EQ(out.size(), static_cast<size_t>(c * oh * ow));
+  for (int p = 0; p < c; ++p) {
+    const float* plane = in.data() + p * h * w;
+    for (int y = 0; y < oh; ++y) {
+      for (int x = 0; x < ow; ++x) {
+        const double sy = SourceCoord(y, h, oh, coord);
+        const double sx = SourceCoord(x, w, ow, coord);
+        double want;
+        if (mode == "nearest") {
+          want = plane[NearestIndex(sy, h, round) * w +
+                       NearestIndex(sx, w, round)];
+        } else {
+          // ONNX Runtime's bilinear: the coordinate clamped into the input.
+          const double cy = std::clamp(sy, 0.0, h - 1.0);
+          const double cx = std::clamp(sx, 0.0, w - 1.0);
+          const int y0 = static_cast<int>(cy), x0 = static_cast<int>(cx);
+          const int y1 = std::min(y0 + 1, h - 1), x1 = std::min(x0 + 1, w - 1);
+          const double ly = cy - y0, lx = cx - x0;
+          const double top =
+              (1 - lx) * plane[y0 * w + x0] + lx * plane[y0 * w + x1];
+          const double bottom =
+              (1 - lx) * plane[y1 * w + x0] + lx * plane[y1 * w + x1];
+          want = (1 - ly) * top + ly * bottom;
+        }
+        EXPECT_NEAR(out[(p * oh + y) * ow + x], want, 1e-5)
+            << "plane " << p << " y " << y << " x " << x;
+      }
+    }
+  }
+}
+
+TEST(ResizeReference, MatchesHost) {
+  // Nearest asymmetric floor 2x: out[y][x] = in[y / 2][x / 2].
+  ExpectResizeMatchesHost(2, 3, 4, 6, 8, "nearest", "asymmetric", "floor");
+  // Bilinear half_pixel 2x (borders clamped).
+  ExpectResizeMatchesHost(2, 3, 4, 6, 8, "linear", "half_pixel",
+                          "round_prefer_floor");
+  // Rounding ties: 2 -> 3 with half_pixel puts x_original of output 1 at
+  // exactly 0.5.
+  for (const char* round : {"round_prefer_floor", "floor", "ceil"}) {
+    ExpectResizeMatchesHost(1, 2, 2, 3, 3, "nearest", "half_pixel", round);
+  }
+  ExpectResizeMatchesHost(1, 5, 7, 3, 4, "nearest", "align_corners",
+                          "round_prefer_floor");
+  ExpectResizeMatchesHost(1, 5, 7, 1, 9, "linear", "pytorch_half_pixel",
+                          "round_prefer_floor");
+  ExpectResizeMatchesHost(1, 4, 6, 7, 5, "linear", "align_corners",
+                          "round_prefer_floor");
+}
+
+// ------------------------------------------------------------- layernorm
+
+TEST(LayernormOnDevice, RandomConfigsMatchReference) {
+  std::vector<Workload> shapes;
+  for (const char* shape : {"N=1,D=1", "N=5,D=2", "N=3,D=3", "N=1,D=96",
+                            "N=7,D=120", "N=4,D=1000", "N=2,D=1027"}) {
+    shapes.push_back(testing::MustParse("layernorm", shape));
+    shapes.push_back(testing::MustParse(
+        "layernorm", absl::StrCat(shape, ",affine=scale_shift")));
+  }
+  EXPECT_THAT(testing::CheckRandomConfigs(LayernormRows(), shapes, 3, 51),
+              IsEmpty());
+}
+
+TEST(LayernormOnDevice, ChosenConfigsMatchReference) {
+  // One pass in registers, many passes with partial last passes, partial
+  // last work-groups of rows.
+  EXPECT_THAT(
+      CheckConfigs(
+          LayernormRows(),
+          {testing::MustParse("layernorm", "N=5,D=1027"),
+           testing::MustParse("layernorm", "N=3,D=1000,affine=scale_shift")},
+          {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
+           "WPR=1,RPG=4,VW=8,EPW=4", "WPR=32,RPG=4,VW=1,EPW=8",
+           "WPR=4,RPG=1,VW=8,EPW=4"}),
+      IsEmpty());
+}
+
+TEST(LayernormOnDevice, HalfStorageMatchesReference) {
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  LayernormRows(),
+                  {testing::MustParse("layernorm", "N=5,D=1027", "fp16"),
+                   testing::MustParse("layernorm",
+                                      "N=3,D=120,affine=scale_shift", "fp16"),
+                   testing::MustParse("layernorm", "N=1,D=3", "fp16")},
+                  3, 61),
+              IsEmpty());
+  EXPECT_THAT(
+      CheckConfigs(LayernormRows(),
+                   {testing::MustParse("layernorm", "N=5,D=1027", "fp16")},
+                   {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
+      IsEmpty());
+}
+
+TEST(LayernormReference, MatchesHost) {
+  const int n = 3, d = 10;
+  // Rows with a large mean against their spread (row 2) and a constant row
+  // (row 1: outputs 0, then beta).
+  std::vector<float> x = Ramp(n * d);
+  for (int i = 0; i < d; ++i) {
+    x[d + i] = 1.5f;
+    x[2 * d + i] += 100.0f;
+  }
+  const std::vector<float> gamma = Ramp(d, 3), beta = Ramp(d, 11);
+  for (const char* affine : {"none", "scale_shift"}) {
+    SCOPED_TRACE(affine);
+    const bool scaled = std::string(affine) == "scale_shift";
+    const Workload w = testing::MustParse(
+        "layernorm", absl::StrCat("N=", n, ",D=", d, ",affine=", affine));
+    const std::vector<float> out =
+        RunReferenceOn(LayernormRows(), w,
+                       {{"input", x},
+                        {"gamma", scaled ? gamma : std::vector<float>{0}},
+                        {"beta", scaled ? beta : std::vector<float>{0}}});
+    ASSERT_EQ(out.size(), static_cast<size_t>(n * d));
+    for (int r = 0; r < n; ++r) {
+      double mean = 0, var = 0;
+      for (int i = 0; i < d; ++i) mean += x[r * d + i];
+      mean /= d;
+      for (int i = 0; i < d; ++i) {
+        var += (x[r * d + i] - mean) * (x[r * d + i] - mean);
+      }
+      var /= d;
+      for (int i = 0; i < d; ++i) {
+        double y = (x[r * d + i] - mean) / std::sqrt(var + 1e-5);
+        if (scaled) y = y * gamma[i] + beta[i];
+        EXPECT_NEAR(out[r * d + i], y, 1e-4) << "row " << r << " d " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tunefleet::templates
