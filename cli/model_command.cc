@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/model_view.h"
@@ -21,6 +22,97 @@ namespace tunefleet::cli {
 namespace {
 
 using onnx_import::ModelTasks;
+
+// The coverage report as JSON: the totals, each class's share, and its
+// op types (onnx_import::Coverage).
+nlohmann::json CoverageJson(const onnx_import::Coverage& c) {
+  auto list = [](const std::vector<onnx_import::OpShare>& shares) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const onnx_import::OpShare& s : shares) {
+      nlohmann::json j = {{"op_type", s.op_type},
+                          {"nodes", s.nodes},
+                          {"flops", s.flops},
+                          {"bytes", s.bytes}};
+      if (!s.reason.empty()) j["reason"] = s.reason;
+      if (s.unknown > 0) j["unknown_shape_nodes"] = s.unknown;
+      out.push_back(j);
+    }
+    return out;
+  };
+  auto sum = [](const std::vector<onnx_import::OpShare>& shares, bool flops) {
+    double total = 0;
+    for (const onnx_import::OpShare& s : shares) {
+      total += flops ? s.flops : s.bytes;
+    }
+    return total;
+  };
+  nlohmann::json share = nlohmann::json::object();
+  const std::pair<const char*, const std::vector<onnx_import::OpShare>*>
+      classes[] = {{"tuned", &c.tuned},
+                   {"fused", &c.fused},
+                   {"folded", &c.folded},
+                   {"left", &c.left}};
+  nlohmann::json j = {{"flops", c.flops},
+                      {"bytes", c.bytes},
+                      {"unknown_shape_nodes", c.unknown_nodes}};
+  for (const auto& [name, shares] : classes) {
+    share[name] = {
+        {"flops", c.flops > 0 ? sum(*shares, true) / c.flops : 0.0},
+        {"bytes", c.bytes > 0 ? sum(*shares, false) / c.bytes : 0.0}};
+    j[name] = list(*shares);
+  }
+  j["share"] = share;
+  return j;
+}
+
+// Percent of `part` in `total` (0 when the total is 0).
+double Percent(double part, double total) {
+  return total > 0 ? 100 * part / total : 0;
+}
+
+// The coverage report as text: the classes' shares of the model's FLOPs
+// and bytes, then the ops left by share with their reason.
+std::string CoverageText(const onnx_import::Coverage& c) {
+  std::string text = absl::StrFormat(
+      "coverage: %.1f MFLOP, %.1f MB read and written per inference "
+      "(docs/MODEL_COVERAGE.md)\n%-8s %7s %7s %6s\n",
+      c.flops / 1e6, c.bytes / 1e6, "", "FLOPs", "bytes", "nodes");
+  const std::pair<const char*, const std::vector<onnx_import::OpShare>*>
+      classes[] = {{"tuned", &c.tuned},
+                   {"fused", &c.fused},
+                   {"folded", &c.folded},
+                   {"left", &c.left}};
+  for (const auto& [name, shares] : classes) {
+    double flops = 0, bytes = 0;
+    int nodes = 0;
+    for (const onnx_import::OpShare& s : *shares) {
+      flops += s.flops;
+      bytes += s.bytes;
+      nodes += s.nodes;
+    }
+    absl::StrAppendFormat(&text, "  %-6s %6.2f%% %6.2f%% %6d\n", name,
+                          Percent(flops, c.flops), Percent(bytes, c.bytes),
+                          nodes);
+  }
+  if (c.unknown_nodes > 0) {
+    absl::StrAppendFormat(
+        &text,
+        "  %d nodes have an unknown output shape: their work is not counted "
+        "and the shares above overstate the coverage (give every input's "
+        "shape with --input-shape)\n",
+        c.unknown_nodes);
+  }
+  if (!c.left.empty()) {
+    absl::StrAppend(&text, "not tuned (left), by share:\n");
+    for (const onnx_import::OpShare& s : c.left) {
+      absl::StrAppendFormat(
+          &text, "    %-18s %4d  %6.2f%% FLOPs %6.2f%% bytes  (%s)\n",
+          s.op_type, s.nodes, Percent(s.flops, c.flops),
+          Percent(s.bytes, c.bytes), s.reason);
+    }
+  }
+  return text;
+}
 
 nlohmann::json TasksJson(const std::string& onnx,
                          const onnx_import::ModelTasks& m) {
@@ -42,9 +134,13 @@ nlohmann::json TasksJson(const std::string& onnx,
   }
   nlohmann::json inputs = nlohmann::json::object();
   for (const auto& [name, dims] : m.input_shapes) inputs[name] = dims;
-  return {{"model", onnx},          {"nodes", m.nodes},
-          {"input_shapes", inputs}, {"tasks", tasks},
-          {"total_flops", total},   {"unsupported", unsupported}};
+  return {{"model", onnx},
+          {"nodes", m.nodes},
+          {"input_shapes", inputs},
+          {"tasks", tasks},
+          {"total_flops", total},
+          {"unsupported", unsupported},
+          {"coverage", CoverageJson(m.coverage)}};
 }
 
 void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
@@ -61,13 +157,7 @@ void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
         "%3d %-17s %5d %9.3f %9.3f  %s\n", ++i, t.workload.op(), t.count,
         t.flops / 1e6, t.flops * t.count / 1e6, t.workload.ShapeString());
   }
-  if (!m.unsupported.empty()) {
-    std::cout << "not tuned:\n";
-    for (const auto& u : m.unsupported) {
-      std::cout << absl::StrFormat("    %-18s %4d  (%s)\n", u.op_type, u.count,
-                                   u.reason);
-    }
-  }
+  std::cout << CoverageText(m.coverage);
 }
 
 }  // namespace
@@ -313,7 +403,8 @@ nlohmann::json ModelTuneJson(
                         {"tuned", model.latency_ns() / 1e6}}},
                       {"latency_complete", model.latency_complete()},
                       {"latency_history", history},
-                      {"elapsed_s", elapsed_s}};
+                      {"elapsed_s", elapsed_s},
+                      {"coverage", CoverageJson(m.coverage)}};
   if (o.trials_per_task > 0) j["trials_per_task"] = o.trials_per_task;
   if (o.server.empty()) j["database"] = o.db;
   return j;
@@ -413,6 +504,9 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
     }
     std::cout << "  not tuned: " << absl::StrJoin(ops, ", ") << "\n";
   }
+  std::string coverage = CoverageText(m.coverage);
+  absl::StrReplaceAll({{"\n", "\n  "}}, &coverage);
+  std::cout << "  " << coverage.substr(0, coverage.size() - 2);
   if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
 }
 

@@ -1,17 +1,31 @@
 // ONNX model import: the distinct tuning tasks of a model (a model yields many
 // tasks; the client imports it, the server never parses ONNX). Reads the model
 // with libonnx's protobuf classes, fixes the dims of its inputs, runs ONNX's
-// own shape inference, then maps nodes to workloads:
+// own shape inference, folds what the fixed shapes make constant (Shape /
+// Gather / Slice / Concat / Cast chains, onnx_import/constant_fold.h) and
+// infers again, then maps nodes to workloads:
 //   Conv (group 1 or grouped)        -> conv2d (1x1 ones run through GEMM)
 //   Conv with group == C == K        -> depthwise_conv2d
+//   ConvTranspose                    -> conv_transpose2d
 //   MatMul / Gemm with a constant weight -> dense (+ bias from Add or C)
+//   MatMul of two computed tensors   -> batch_matmul
 //   MaxPool / AveragePool            -> pool2d
 //   GlobalAveragePool / GlobalMaxPool -> global_pool
 //   Softmax                          -> softmax
-// BatchNormalization, a bias Add, and Relu, Clip, HardSigmoid, HardSwish
-// (also its opset-9 spelling x * Clip(x + 3, 0, 6) / 6) that follow a conv
-// or dense are folded into its epilogue. Other nodes are listed as
-// unsupported, which is not an error.
+//   Resize / Upsample                -> resize
+//   LayerNormalization, or ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
+//   Sqrt -> Div (-> Mul -> Add)      -> layernorm
+//   Add / Sub / Mul / Div / Max / Min, activations, a lone
+//   BatchNormalization               -> eltwise
+// Where the tensor between has no other consumer, what follows a conv,
+// dense, conv_transpose2d or eltwise is folded into its epilogue
+// (onnx_import/epilogue_fold.h): BatchNormalization and Mul / Add by scalar
+// or per-channel constants (affine), a residual Add (conv and dense),
+// Relu, Clip, Max / Min with a constant, LeakyRelu, Sigmoid, HardSigmoid,
+// HardSwish, SiLU and their spelled-out forms (act), and Mul / Add by
+// constants after the activation (post). Other nodes are listed as
+// unsupported, which is not an error; the coverage report says what share
+// of the model's FLOPs and bytes each class holds (docs/MODEL_COVERAGE.md).
 #ifndef TUNEFLEET_ONNX_IMPORT_ONNX_IMPORT_H_
 #define TUNEFLEET_ONNX_IMPORT_ONNX_IMPORT_H_
 
@@ -44,14 +58,18 @@ struct UnsupportedOp {
 // The work of the nodes of one op type in one coverage class: FLOPs and
 // bytes moved by one run of the model (docs/MODEL_COVERAGE.md gives the
 // counting rules: e.g. Conv 2*N*K*P*Q*(C/G)*R*S, MatMul 2*M*N*K, one FLOP
-// per output element of an elementwise op; bytes = fp32 inputs, weights
-// included, plus the output; views such as Reshape move none).
+// per output element of an elementwise op; bytes = 4 per element of the
+// inputs, weights included, and the outputs; views such as Reshape and
+// folded nodes move none).
 struct OpShare {
   std::string op_type;
   int nodes = 0;
   double flops = 0;
   double bytes = 0;
   std::string reason;  // `left` only: why the first such node is not tuned
+  // Nodes whose output shape stayed unknown: their work is not counted
+  // (0 FLOPs, 0 bytes), so the shares overstate what is covered.
+  int unknown = 0;
 };
 
 // What share of a model the tasks cover. Every node but Constant is in
@@ -60,13 +78,15 @@ struct OpShare {
 //   fused   folded into a task's epilogue or kernel (BatchNormalization, a
 //           bias Add, activations, a residual Add, a LayerNorm's parts)
 //   folded  computed at import time (Shape/Gather/Cast/Concat chains on a
-//           fixed input shape), or a view (Reshape, Squeeze, Flatten, ...)
+//           fixed input shape), or a view (Reshape, Squeeze, Flatten, ...);
+//           0 FLOPs and 0 bytes: no work is left at run time
 //   left    none of these, with the reason
 // Each list is sorted by FLOPs, then bytes, largest first.
 struct Coverage {
   std::vector<OpShare> tuned, fused, folded, left;
   double flops = 0;  // the whole model's, all classes
   double bytes = 0;
+  int unknown_nodes = 0;  // the OpShare::unknown of every class, summed
 };
 
 struct ModelTasks {

@@ -1,0 +1,204 @@
+#include "onnx_import/graph_index.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kernels_templates/workload.h"
+
+namespace tunefleet::onnx_import {
+
+const std::string& Input(const onnx::NodeProto& n, int i) {
+  static const std::string kNone;
+  return i < n.input_size() ? n.input(i) : kNone;
+}
+
+const std::string& Output(const onnx::NodeProto& n, int i) {
+  static const std::string kNone;
+  return i < n.output_size() ? n.output(i) : kNone;
+}
+
+std::optional<int64_t> Product(const Dims& dims, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < dims.size(); ++i) {
+    if (dims[i] < 1 || n > templates::kMaxShapeProduct / dims[i]) {
+      return std::nullopt;
+    }
+    n *= dims[i];
+  }
+  return n;
+}
+
+int64_t IntAttr(const onnx::NodeProto& n, absl::string_view name,
+                int64_t fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return a.i();
+  }
+  return fallback;
+}
+
+float FloatAttr(const onnx::NodeProto& n, absl::string_view name,
+                float fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return a.f();
+  }
+  return fallback;
+}
+
+std::string StringAttr(const onnx::NodeProto& n, absl::string_view name) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return a.s();
+  }
+  return "";
+}
+
+Dims IntsAttr(const onnx::NodeProto& n, absl::string_view name, Dims fallback) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == name) return Dims(a.ints().begin(), a.ints().end());
+  }
+  return fallback;
+}
+
+bool HasAttr(const onnx::NodeProto& n, absl::string_view name) {
+  return std::any_of(n.attribute().begin(), n.attribute().end(),
+                     [&](const auto& a) { return a.name() == name; });
+}
+
+std::optional<onnx::TensorProto> ConstantNodeValue(const onnx::NodeProto& n) {
+  if (n.op_type() != "Constant" || n.output_size() != 1) return std::nullopt;
+  for (const auto& a : n.attribute()) {
+    onnx::TensorProto t;
+    t.set_name(n.output(0));
+    if (a.name() == "value") {
+      t = a.t();
+      t.set_name(n.output(0));
+      return t;
+    }
+    if (a.name() == "value_float") {
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      t.add_float_data(a.f());
+      return t;
+    }
+    if (a.name() == "value_floats") {
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      t.add_dims(a.floats_size());
+      for (float f : a.floats()) t.add_float_data(f);
+      return t;
+    }
+    if (a.name() == "value_int") {
+      t.set_data_type(onnx::TensorProto::INT64);
+      t.add_int64_data(a.i());
+      return t;
+    }
+    if (a.name() == "value_ints") {
+      t.set_data_type(onnx::TensorProto::INT64);
+      t.add_dims(a.ints_size());
+      for (int64_t i : a.ints()) t.add_int64_data(i);
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+GraphIndex::GraphIndex(const onnx::GraphProto& g) : g_(g) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const std::string& in : g.node(i).input()) {
+      if (in.empty()) continue;
+      std::vector<int>& c = consumers_[in];
+      // A node reading a tensor twice (Mul(x, x)) is one consumer.
+      if (c.empty() || c.back() != i) c.push_back(i);
+    }
+    for (const std::string& out : g.node(i).output()) {
+      if (!out.empty()) producer_[out] = i;
+    }
+    if (std::optional<onnx::TensorProto> t = ConstantNodeValue(g.node(i))) {
+      owned_.push_back(std::move(*t));
+      constants_[g.node(i).output(0)] = &owned_.back();
+    }
+  }
+  for (const auto& t : g.initializer()) constants_[t.name()] = &t;
+  auto add_shapes = [this](const auto& values) {
+    for (const onnx::ValueInfoProto& v : values) {
+      if (!v.type().tensor_type().has_shape()) continue;
+      Dims dims;
+      bool known = true;
+      for (const auto& d : v.type().tensor_type().shape().dim()) {
+        // Dims < 1 (empty tensors, garbage) count as unknown.
+        known = known && d.has_dim_value() && d.dim_value() >= 1;
+        dims.push_back(d.dim_value());
+      }
+      if (known) shapes_[v.name()] = dims;
+    }
+  };
+  add_shapes(g.input());
+  add_shapes(g.value_info());
+  add_shapes(g.output());
+  for (const auto& [name, t] : constants_) {
+    Dims dims(t->dims().begin(), t->dims().end());
+    if (std::all_of(dims.begin(), dims.end(),
+                    [](int64_t d) { return d >= 1; })) {
+      shapes_[name] = std::move(dims);
+    }
+  }
+}
+
+const std::vector<int>& GraphIndex::Consumers(const std::string& name) const {
+  static const std::vector<int> kNone;
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? kNone : it->second;
+}
+
+int GraphIndex::Producer(const std::string& name) const {
+  auto it = producer_.find(name);
+  return it == producer_.end() ? -1 : it->second;
+}
+
+std::optional<Dims> GraphIndex::Shape(const std::string& name) const {
+  auto it = shapes_.find(name);
+  if (it != shapes_.end()) return it->second;
+  return std::nullopt;
+}
+
+void GraphIndex::SetShape(const std::string& name, Dims dims) {
+  shapes_.emplace(name, std::move(dims));
+}
+
+bool GraphIndex::IsConstant(const std::string& name) const {
+  return constants_.count(name) > 0;
+}
+
+std::optional<TensorValue> GraphIndex::Value(const std::string& name) const {
+  auto it = constants_.find(name);
+  if (it == constants_.end()) return std::nullopt;
+  return ReadTensor(*it->second);
+}
+
+std::optional<double> GraphIndex::Scalar(const std::string& name) const {
+  auto it = constants_.find(name);
+  if (it == constants_.end()) return std::nullopt;
+  std::optional<TensorValue> v = ReadTensor(*it->second, 1);
+  if (!v || v->size() != 1) return std::nullopt;
+  return v->at(0);
+}
+
+std::optional<Dims> GraphIndex::ConstantDims(const std::string& name) const {
+  auto it = constants_.find(name);
+  if (it == constants_.end()) return std::nullopt;
+  return Dims(it->second->dims().begin(), it->second->dims().end());
+}
+
+std::optional<int64_t> GraphIndex::Elements(const std::string& name) const {
+  std::string at = name;
+  for (int link = 0; link <= kMaxChain; ++link) {
+    if (std::optional<Dims> s = Shape(at)) return Product(*s, 0, s->size());
+    auto p = producer_.find(at);
+    if (p == producer_.end()) return std::nullopt;
+    const onnx::NodeProto& n = g_.node(p->second);
+    static const std::set<std::string> kKeepCount = {
+        "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    if (!kKeepCount.count(n.op_type()) || n.input_size() == 0) break;
+    at = n.input(0);
+  }
+  return std::nullopt;
+}
+
+}  // namespace tunefleet::onnx_import

@@ -1,0 +1,72 @@
+// Resize (opset 10+) and Upsample -> resize: 2D on N x C x H x W, nearest
+// or (bi)linear, ONNX's coordinate transformations and nearest rounding.
+#include <cmath>
+
+#include "onnx_import/match.h"
+
+namespace tunefleet::onnx_import {
+
+MatchResult MatchResize(const MatchContext& c, int i) {
+  const GraphIndex& g = c.g;
+  const onnx::NodeProto& n = g.node(i);
+  std::optional<Dims> x = g.Shape(Input(n, 0));
+  std::optional<Dims> y = g.Shape(Output(n, 0));
+  if (!x || !y) return NoMatch{"input or output shape unknown"};
+  if (x->size() != 4 || y->size() != 4 || (*x)[0] != (*y)[0] ||
+      (*x)[1] != (*y)[1]) {
+    return NoMatch{"only resizes of H and W of a 4D tensor"};
+  }
+  std::string mode = StringAttr(n, "mode");
+  if (mode.empty()) mode = "nearest";
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear") {
+    return NoMatch{"mode " + mode + " (only nearest and linear)"};
+  }
+  // Before opset 11 (and in Upsample) the transformation is asymmetric and
+  // nearest rounds down (of upsampling; ONNX Runtime's "simple" mode).
+  const bool old = n.op_type() == "Upsample" || c.opset < 11;
+  std::string coord = "asymmetric", round = "floor";
+  std::string scales_input = Input(n, 1);
+  if (!old) {
+    scales_input = Input(n, 2);
+    coord = StringAttr(n, "coordinate_transformation_mode");
+    if (coord.empty()) coord = "half_pixel";
+    round = StringAttr(n, "nearest_mode");
+    if (round.empty()) round = "round_prefer_floor";
+    if (IntAttr(n, "antialias", 0) != 0 || HasAttr(n, "axes") ||
+        (HasAttr(n, "keep_aspect_ratio_policy") &&
+         StringAttr(n, "keep_aspect_ratio_policy") != "stretch")) {
+      return NoMatch{"antialias, axes or keep_aspect_ratio_policy"};
+    }
+  } else if ((*y)[2] < (*x)[2] || (*y)[3] < (*x)[3]) {
+    return NoMatch{"downsampling in an opset-10 Resize or Upsample"};
+  }
+  if (mode == "linear") round = "round_prefer_floor";  // unused: the default
+  // Scales given must be OH / H and OW / W, the kernel's.
+  if (!scales_input.empty()) {
+    std::optional<TensorValue> s = g.Value(scales_input);
+    if (s && s->size() == 4) {
+      const double want[4] = {1, 1, static_cast<double>((*y)[2]) / (*x)[2],
+                              static_cast<double>((*y)[3]) / (*x)[3]};
+      for (int k = 0; k < 4; ++k) {
+        if (std::fabs(s->at(k) - want[k]) > 1e-6 * want[k]) {
+          return NoMatch{"scales other than output / input dims"};
+        }
+      }
+    } else if (s && s->size() != 0) {
+      return NoMatch{"scales not of 4 dims"};
+    }
+  }
+  return Result(
+      MakeWorkload("resize",
+                   {{"N", (*x)[0]},
+                    {"C", (*x)[1]},
+                    {"H", (*x)[2]},
+                    {"W", (*x)[3]},
+                    {"OH", (*y)[2]},
+                    {"OW", (*y)[3]}},
+                   {{"mode", mode}, {"coord", coord}, {"round", round}}),
+      {i});
+}
+
+}  // namespace tunefleet::onnx_import
