@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -99,9 +100,9 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
                           "/small.onnx --input-shape image=1,3,17,23");
   ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
   const auto listed = nlohmann::json::parse(tasks.out);
-  ASSERT_EQ(listed["tasks"].size(), 7u);
+  ASSERT_EQ(listed["tasks"].size(), 8u);
 
-  // One model job: 3 trials per workload, 21 in all, over the 7 tasks of
+  // One model job: 3 trials per workload, 24 in all, over the 8 tasks of
   // the generated templates and the library templates' tasks beside them.
   auto tune = RunCommand(bin + " tune --json --quiet --onnx " + work +
                          "/small.onnx --input-shape image=1,3,17,23 " +
@@ -110,9 +111,9 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const auto tuned = nlohmann::json::parse(tune.out);
   EXPECT_GT(tuned["job_id"].get<int64_t>(), 0);
   EXPECT_EQ(tuned["state"], "done") << tuned.dump();
-  EXPECT_EQ(tuned["trials_total"], 21);
+  EXPECT_EQ(tuned["trials_total"], 24);
   EXPECT_EQ(tuned["task_scheduler"], "gradient");
-  ASSERT_EQ(tuned["tasks"].size(), 7u);
+  ASSERT_EQ(tuned["tasks"].size(), 8u);
   std::string workloads;
   int library_jobs = 0;
   uint32_t trials = 0;
@@ -138,7 +139,7 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   EXPECT_GT(library_jobs, 0);
   // The budget is the whole model's, never exceeded.
   EXPECT_EQ(trials, tuned["trials"].get<uint32_t>());
-  EXPECT_LE(trials, 21u);
+  EXPECT_LE(trials, 24u);
   EXPECT_TRUE(tuned["latency_complete"].get<bool>());
   const double naive = tuned["latency_ms"]["naive"].get<double>();
   const double tuned_ms = tuned["latency_ms"]["tuned"].get<double>();
@@ -165,13 +166,202 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   auto emit =
       RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 7);
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 8);
   auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 7) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 8) << run.out;
+  std::filesystem::remove_all(work);
+}
+
+// The ops and fusions of the model coverage work (CoverageNet in
+// tests/support/onnx_test_models.h): every node of the model is in a task
+// (tuned or fused into one) or folded at import, each task is tuned, the
+// library is emitted, and every task runs through tunefleet_tuned::Run
+// against the host implementations of tests/data/emit_model_consumer.
+TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
+  const std::string work =
+      ::testing::TempDir() + "/model_new_ops_test_" + std::to_string(getpid());
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+  const std::string model = work + "/coverage.onnx";
+  std::ofstream(model, std::ios::binary) << testing::CoverageNet();
+  const std::string db = work + "/t.db";
+
+  auto tasks = RunCommand(Cli() + " tasks --json --onnx " + model);
+  ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
+  const auto listed = nlohmann::json::parse(tasks.out);
+  std::vector<std::string> canonical;
+  for (const auto& t : listed["tasks"]) {
+    canonical.push_back(t["workload"].get<std::string>());
+  }
+  EXPECT_THAT(
+      canonical,
+      ::testing::UnorderedElementsAre(
+          // Conv + PP-LCNet's affine block + spelled HardSwish + post.
+          "conv2d N=1 C=4 H=8 W=8 K=8 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 DW=1 "
+          "G=1 fp32 affine=scale_shift act=hardswish post=scale_shift",
+          "conv2d N=1 C=8 H=8 W=8 K=8 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 DW=1 "
+          "G=1 fp32 act=relu residual=add",
+          "conv2d N=1 C=8 H=16 W=16 K=16 R=4 S=4 SH=4 SW=4 PH=0 PW=0 DH=1 "
+          "DW=1 G=1 fp32",
+          // Bias Add + BatchNormalization -> scale_shift, Relu.
+          "conv_transpose2d N=1 C=8 H=8 W=8 K=8 R=2 S=2 SH=2 SW=2 PH=0 PW=0 "
+          "DH=1 DW=1 OPH=0 OPW=0 G=1 fp32 affine=scale_shift act=relu",
+          "resize N=1 C=8 H=8 W=8 OH=16 OW=16 fp32 coord=asymmetric "
+          "round=floor",
+          "eltwise N=1 C=8 H=16 W=16 fp32 fn=add",
+          "eltwise N=1 C=8 H=16 W=16 fp32 b=scalar act=sigmoid",
+          "dense M=16 N=16 K=16 fp32 affine=shift residual=add",
+          "layernorm N=16 D=16 fp32 affine=scale_shift",
+          "batch_matmul B=2 M=8 N=8 K=16 fp32", "softmax N=16 D=8 fp32"));
+  // Every FLOP is tuned or fused; nothing is left; the Shape -> Gather ->
+  // Concat chain and the Reshapes are folded.
+  const auto& coverage = listed["coverage"];
+  EXPECT_NEAR(coverage["share"]["tuned"]["flops"].get<double>() +
+                  coverage["share"]["fused"]["flops"].get<double>(),
+              1.0, 1e-9)
+      << coverage.dump();
+  EXPECT_TRUE(coverage["left"].empty()) << coverage.dump();
+  EXPECT_TRUE(listed["unsupported"].empty()) << tasks.out;
+  std::map<std::string, int> folded;
+  for (const auto& f : coverage["folded"]) {
+    folded[f["op_type"].get<std::string>()] = f["nodes"].get<int>();
+  }
+  EXPECT_EQ(folded,
+            (std::map<std::string, int>{
+                {"Concat", 1}, {"Gather", 1}, {"Reshape", 3}, {"Shape", 1}}))
+      << coverage.dump();
+
+  // One model job, 2 trials per task: every task gets a best config.
+  auto tune = RunCommand(Cli() + " tune --json --quiet --onnx " + model +
+                         " --trials-per-task 2 --db " + db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const auto tuned = nlohmann::json::parse(tune.out);
+  EXPECT_EQ(tuned["state"], "done") << tuned.dump();
+  ASSERT_EQ(tuned["tasks"].size(), 11u);
+  std::string workloads;
+  for (const auto& t : tuned["tasks"]) {
+    EXPECT_EQ(t["state"], "done") << t.dump();
+    EXPECT_TRUE(t.contains("best")) << t.dump();
+    workloads += " '" + t["workload"].get<std::string>() + "'";
+  }
+  EXPECT_TRUE(tuned["latency_complete"].get<bool>()) << tuned.dump();
+
+  auto emit =
+      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 11);
+  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 11) << run.out;
+  std::filesystem::remove_all(work);
+}
+
+// Sets the naive reference time of every job in `db` (tasks of model jobs
+// included) to 10^15 ns, so that `emit` ships each workload's best tuned
+// config rather than the reference kernel.
+void SlowDownReferenceKernels(const std::string& db) {
+  auto store = store::Store::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto jobs = (*store)->ListJobs(0);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  auto models = (*store)->ListModelJobs(0);
+  ASSERT_TRUE(models.ok()) << models.status();
+  for (const store::ModelJob& m : *models) {
+    auto tasks = (*store)->ModelTaskJobs(m.id);
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    jobs->insert(jobs->end(), tasks->begin(), tasks->end());
+  }
+  for (const store::Job& j : *jobs) {
+    ASSERT_TRUE((*store)->SetJobReference(j.id, 1e15).ok());
+  }
+}
+
+// The generated templates of the new ops (no reference kernel, no library
+// call) in the emitted library, on CoverageNet's tasks and on workloads
+// that reach every variant the model does not: each eltwise fn and b,
+// resize's modes, coordinate modes and roundings (ties of
+// round_prefer_floor included), conv_transpose2d with padding, output
+// padding, groups and dilation, the new activations and post, layernorm
+// without affine, batches of batch_matmul.
+TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
+  const std::string work =
+      ::testing::TempDir() + "/model_variants_test_" + std::to_string(getpid());
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+  const std::string model = work + "/coverage.onnx";
+  std::ofstream(model, std::ios::binary) << testing::CoverageNet();
+  const std::string db = work + "/t.db";
+  auto tune = RunCommand(Cli() + " tune --json --quiet --onnx " + model +
+                         " --trials-per-task 1 --no-library --db " + db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  const auto model_tasks = nlohmann::json::parse(tune.out)["tasks"];
+  ASSERT_EQ(model_tasks.size(), 11u) << tune.out;
+  std::string workloads;
+  for (const auto& t : model_tasks) {
+    ASSERT_TRUE(t.contains("best")) << t.dump();
+    workloads += " '" + t["workload"].get<std::string>() + "'";
+  }
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"resize", "C=3,H=5,W=7,OH=9,OW=4,mode=linear"},
+      {"resize", "C=2,H=4,W=4,OH=10,OW=6,mode=linear,coord=asymmetric"},
+      {"resize", "C=1,H=5,W=3,OH=8,OW=7,mode=linear,coord=align_corners"},
+      {"resize", "C=2,H=6,W=5,OH=4,OW=1,mode=linear,coord=pytorch_half_pixel"},
+      // Half-pixel 2x down: sources at k + 0.5, ties rounded down.
+      {"resize", "C=2,H=4,W=6,OH=2,OW=3"},
+      {"resize", "C=2,H=3,W=4,OH=7,OW=9"},
+      {"resize", "C=2,H=5,W=6,OH=8,OW=11,coord=align_corners"},
+      {"resize", "C=2,H=6,W=5,OH=3,OW=1,coord=pytorch_half_pixel,round=ceil"},
+      {"eltwise",
+       "C=6,H=5,W=3,fn=div,b=channel,affine=scale_shift,act=silu,"
+       "post=scale_shift"},
+      {"eltwise", "N=2,C=3,H=4,W=5,fn=sub,b=nc,act=leakyrelu"},
+      {"eltwise", "C=5,H=7,fn=max,b=scalar,affine=shift,act=clip"},
+      {"eltwise", "C=4,H=3,W=3,fn=min,act=hardsigmoid"},
+      {"eltwise", "C=4,H=9,fn=mul,b=tensor,act=hardswish"},
+      {"eltwise", "C=3,H=2,W=5,affine=scale_shift,act=relu"},
+      {"conv_transpose2d",
+       "C=4,H=5,W=6,K=6,R=3,S=3,SH=2,SW=3,PH=1,PW=1,OPH=1,OPW=2,G=2,"
+       "affine=shift,act=silu,post=scale_shift"},
+      {"conv_transpose2d", "C=3,H=4,W=5,K=2,R=3,S=2,DH=2,act=sigmoid"},
+      {"layernorm", "N=3,D=37"},
+      {"batch_matmul", "B=3,M=5,N=7,K=9"},
+      {"dense",
+       "M=3,N=10,K=12,affine=scale_shift,act=silu,post=scale_shift,"
+       "residual=add"},
+  };
+  for (const auto& [op, shape] : variants) {
+    auto one =
+        RunCommand(Cli() + " tune --json --quiet --op " + op + " --shape " +
+                   shape + " --trials 1 --no-library --db " + db);
+    ASSERT_EQ(one.exit_code, 0) << shape << ": " << one.err;
+    const auto tuned = nlohmann::json::parse(one.out);
+    ASSERT_TRUE(tuned.contains("best")) << one.out;
+    workloads += " '" + tuned["workload"].get<std::string>() + "'";
+  }
+  SlowDownReferenceKernels(db);
+
+  auto emit =
+      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  const auto emitted = nlohmann::json::parse(emit.out);
+  const int entries = 11 + static_cast<int>(variants.size());
+  EXPECT_EQ(emitted["entries"], entries);
+  EXPECT_EQ(emitted["reference_entries"], 0);
+  EXPECT_EQ(emitted["library_entries"], 0);
+  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), entries)
+      << run.out;
   std::filesystem::remove_all(work);
 }
 
@@ -275,16 +465,16 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   // The progress line with the estimated latency, and the task lines.
   EXPECT_THAT(tune.err, HasSubstr("est. latency "));
-  EXPECT_THAT(tune.err, HasSubstr("[ 7/7] "));
+  EXPECT_THAT(tune.err, HasSubstr("[ 8/8] "));
   const auto tuned = nlohmann::json::parse(tune.out);
   EXPECT_EQ(tuned["task_scheduler"], "round_robin");
   EXPECT_EQ(tuned["trials_total"], 9);
   EXPECT_FALSE(tuned["library_candidates"].get<bool>());
-  ASSERT_EQ(tuned["tasks"].size(), 7u);
+  ASSERT_EQ(tuned["tasks"].size(), 8u);
   uint32_t trials = 0;
   for (const auto& t : tuned["tasks"]) {
     EXPECT_TRUE(t["library"].empty()) << t.dump();
-    // 9 trials in turns of one: every task 1, two of them 2.
+    // 9 trials in turns of one: every task 1, one of them 2.
     EXPECT_GE(t["trials_granted"].get<uint32_t>(), 1u) << t.dump();
     EXPECT_LE(t["trials_granted"].get<uint32_t>(), 2u) << t.dump();
     trials += t["trials"].get<uint32_t>();
@@ -294,11 +484,11 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
 
   // The same as text: the task lines, the model job and its latency.
   tune = RunCommand(Cli() + dir.Tune() +
-                    " --quiet --trials 7 --no-library --strategy random "
+                    " --quiet --trials 8 --no-library --strategy random "
                     "--no-transfer --db " +
                     db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  EXPECT_THAT(tune.out, HasSubstr("[ 1/7] "));
+  EXPECT_THAT(tune.out, HasSubstr("[ 1/8] "));
   EXPECT_THAT(tune.out, HasSubstr(": model job "));
   EXPECT_THAT(tune.out, HasSubstr("estimated latency (sum of kernel time x "
                                   "count): naive "));
@@ -363,7 +553,7 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   const std::string server =
       " --server " + fleet.address() + " --token-file " + tuner;
   auto tune = RunCommand(Cli() + dir.Tune() + server +
-                         " --json --quiet --trials 7 --no-library --strategy "
+                         " --json --quiet --trials 8 --no-library --strategy "
                          "random --no-transfer");
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto tuned = nlohmann::json::parse(tune.out);
@@ -373,13 +563,13 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
 
   auto r = RunCommand(Cli() + " jobs" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("model small.onnx (7 tasks)"));
+  EXPECT_THAT(r.out, HasSubstr("model small.onnx (8 tasks)"));
   EXPECT_THAT(r.out, HasSubstr("  est "));
   r = RunCommand(Cli() + " watch " + std::to_string(job) + server + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto watched = nlohmann::json::parse(r.out);
   EXPECT_EQ(watched["state"], "done");
-  EXPECT_EQ(watched["model"]["task_progress"].size(), 7u) << r.out;
+  EXPECT_EQ(watched["model"]["task_progress"].size(), 8u) << r.out;
   EXPECT_NEAR(watched["model"]["latency_ms"]["tuned"].get<double>(),
               tuned["latency_ms"]["tuned"].get<double>(), 1e-9);
   r = RunCommand(Cli() + " watch " + std::to_string(job) + server);

@@ -19,6 +19,10 @@ class GraphBuilder {
     opset->set_version(13);
   }
   onnx::GraphProto* graph() { return model_.mutable_graph(); }
+  // The default domain's opset (13 unless set).
+  void Opset(int64_t version) {
+    model_.mutable_opset_import(0)->set_version(version);
+  }
 
   // A float input with dims; 0 marks a dynamic dim.
   void Input(const std::string& name, std::vector<int64_t> dims) {
@@ -62,6 +66,37 @@ class GraphBuilder {
     a->set_name("value");
     a->set_type(onnx::AttributeProto::TENSOR);
     *a->mutable_t() = t;
+  }
+  // A constant int64 tensor (dims {values.size()}, or a scalar).
+  void Int64s(const std::string& name, std::vector<int64_t> values,
+              bool scalar = false) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  // A constant float tensor of `dims` holding `values` in order.
+  void Floats(const std::string& name, std::vector<int64_t> dims,
+              std::vector<float> values) {
+    onnx::TensorProto* t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+  static void Float(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void String(onnx::NodeProto* n, const std::string& name,
+                     const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
   }
   onnx::NodeProto* Node(const std::string& op, std::vector<std::string> in,
                         std::vector<std::string> out) {
@@ -107,7 +142,8 @@ inline std::string EpilogueCycle() {
 
 // A MobileNet-like block: conv 3x3/s2 + BN + ReLU, depthwise 3x3 + BN +
 // HardSwish (spelled out), a 1x1 conv with bias + HardSigmoid twice (same
-// shape), pools, a dense layer with bias and a softmax.
+// shape) summed by an Add (an eltwise task), pools, a view, a dense layer
+// with bias and a softmax: 8 tasks.
 inline std::string SmallNet() {
   GraphBuilder b;
   b.Input("image", {0, 3, 0, 0});
@@ -137,7 +173,7 @@ inline std::string SmallNet() {
   b.Node("HardSigmoid", {"c2"}, {"h2"});
   b.Node("Conv", {"hs", "w2", "b2"}, {"c3"});
   b.Node("HardSigmoid", {"c3"}, {"h3"});
-  b.Node("Add", {"h2", "h3"}, {"sum"});  // residual: not tunable
+  b.Node("Add", {"h2", "h3"}, {"sum"});  // after both activations: eltwise
   auto* pool = b.Node("MaxPool", {"sum"}, {"p"});
   GraphBuilder::Ints(pool, "kernel_shape", {3, 3});
   GraphBuilder::Ints(pool, "strides", {2, 2});
@@ -156,6 +192,123 @@ inline std::string SmallNet() {
   b.Node("MatMul", {"f", "wf"}, {"mm"});
   b.Node("Add", {"mm", "bf"}, {"logits"});
   b.Node("Softmax", {"logits"}, {"prob"});
+  b.Output("prob");
+  return b.Bytes();
+}
+
+// Every op and fusion of the model coverage work (issue 17) in one small
+// model of input x 1x4x8x8, each landing in a task (11 tasks, no node
+// left):
+//   conv 3x3 + bias with PP-LCNet's learnable affine block spelled out
+//   (Mul(scalar, x) with the constant first, Add scalar), HardSwish spelled
+//   Add 3 / Clip 0 6 / Mul / Div 6, then Mul and Add by scalars
+//     -> conv2d affine=scale_shift act=hardswish post=scale_shift
+//   conv 3x3, Add of the block's input, Relu -> conv2d residual=add act=relu
+//   ConvTranspose 2x2/s2, Add per-channel bias, BatchNormalization, Relu
+//     -> conv_transpose2d affine=scale_shift act=relu
+//   Resize nearest asymmetric floor 2x (scales input) -> resize
+//   Add of the two (FPN-style) -> eltwise fn=add b=tensor
+//   Sigmoid alone -> eltwise fn=none act=sigmoid
+//   conv 4x4/s4 -> conv2d, then a Reshape to 1x16x16 tokens whose shape is
+//   Shape -> Gather -> Concat (folded at import)
+//   MatMul with a constant weight on the 3D tokens, Add bias, Add the
+//   tokens -> dense affine=shift residual=add
+//   ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div / Mul / Add
+//     -> layernorm affine=scale_shift
+//   Reshapes to 2x8x16 and 2x16x8, MatMul of the two -> batch_matmul B=2
+//   Softmax -> softmax
+inline std::string CoverageNet() {
+  GraphBuilder b;
+  b.Input("x", {1, 4, 8, 8});
+  b.Floats("zero", {}, {0.0f});
+  b.Floats("three", {}, {3.0f});
+  b.Floats("six", {}, {6.0f});
+  // Conv + PP-LCNet's learnable affine block + HardSwish + post affine.
+  b.Weight("w1", {8, 4, 3, 3});
+  b.Weight("b1", {8});
+  auto* c1 = b.Node("Conv", {"x", "w1", "b1"}, {"c1"});
+  GraphBuilder::Ints(c1, "pads", {1, 1, 1, 1});
+  b.Floats("lab_scale", {1}, {1.5f});
+  b.Floats("lab_bias", {1}, {0.25f});
+  b.Node("Mul", {"lab_scale", "c1"}, {"l1"});  // the constant first
+  b.Node("Add", {"l1", "lab_bias"}, {"l2"});
+  b.Node("Add", {"l2", "three"}, {"hs_a"});
+  b.Node("Clip", {"hs_a", "zero", "six"}, {"hs_c"});
+  b.Node("Mul", {"l2", "hs_c"}, {"hs_m"});
+  b.Node("Div", {"hs_m", "six"}, {"hs"});
+  b.Floats("post_scale", {1}, {0.5f});
+  b.Floats("post_bias", {1}, {-0.125f});
+  b.Node("Mul", {"hs", "post_scale"}, {"p1"});
+  b.Node("Add", {"p1", "post_bias"}, {"h1"});
+  // Conv + residual Add + Relu.
+  b.Weight("w2", {8, 8, 3, 3});
+  auto* c2 = b.Node("Conv", {"h1", "w2"}, {"c2"});
+  GraphBuilder::Ints(c2, "pads", {1, 1, 1, 1});
+  b.Node("Add", {"c2", "h1"}, {"res2"});
+  b.Node("Relu", {"res2"}, {"r2"});
+  // ConvTranspose + bias Add + BatchNormalization + Relu.
+  b.Weight("wt", {8, 8, 2, 2});
+  auto* ct = b.Node("ConvTranspose", {"r2", "wt"}, {"t1"});
+  GraphBuilder::Ints(ct, "strides", {2, 2});
+  b.Weight("tb", {8, 1, 1});
+  b.Node("Add", {"t1", "tb"}, {"t2"});
+  b.Weight("tn_s", {8}, false, 1.0f);
+  b.Weight("tn_b", {8});
+  b.Weight("tn_m", {8});
+  b.Weight("tn_v", {8}, false, 1.0f);
+  b.Node("BatchNormalization", {"t2", "tn_s", "tn_b", "tn_m", "tn_v"}, {"t3"});
+  b.Node("Relu", {"t3"}, {"t4"});
+  // Resize 2x + the FPN-style Add of two computed tensors.
+  b.Floats("scales", {4}, {1, 1, 2, 2});
+  auto* rs = b.Node("Resize", {"r2", "", "scales"}, {"up"});
+  GraphBuilder::String(rs, "mode", "nearest");
+  GraphBuilder::String(rs, "coordinate_transformation_mode", "asymmetric");
+  GraphBuilder::String(rs, "nearest_mode", "floor");
+  b.Node("Add", {"t4", "up"}, {"fpn"});
+  // A Sigmoid alone (fpn has two consumers: nothing folds it).
+  b.Node("Sigmoid", {"fpn"}, {"gate"});
+  // Conv 4x4/s4, then tokens 1x16x16 by a Reshape of a folded shape.
+  b.Weight("w5", {16, 8, 4, 4});
+  auto* c5 = b.Node("Conv", {"fpn", "w5"}, {"c5"});
+  GraphBuilder::Ints(c5, "strides", {4, 4});
+  b.Node("Shape", {"c5"}, {"c5_shape"});
+  b.Int64s("first_two", {0, 1});
+  auto* gather = b.Node("Gather", {"c5_shape", "first_two"}, {"c5_nc"});
+  GraphBuilder::Int(gather, "axis", 0);
+  b.Int64s("rest", {-1});
+  auto* concat = b.Node("Concat", {"c5_nc", "rest"}, {"tokens_shape"});
+  GraphBuilder::Int(concat, "axis", 0);
+  b.Node("Reshape", {"c5", "tokens_shape"}, {"tokens"});
+  // Dense on the 3D tokens + bias + residual Add.
+  b.Weight("wd", {16, 16});
+  b.Weight("bd", {16});
+  b.Node("MatMul", {"tokens", "wd"}, {"mm"});
+  b.Node("Add", {"mm", "bd"}, {"mmb"});
+  b.Node("Add", {"mmb", "tokens"}, {"res"});
+  // LayerNorm, decomposed.
+  b.Floats("two", {}, {2.0f});
+  b.Floats("eps", {}, {1e-5f});
+  b.Weight("gamma", {16}, false, 1.0f);
+  b.Weight("beta", {16});
+  auto* mean = b.Node("ReduceMean", {"res"}, {"mu"});
+  GraphBuilder::Ints(mean, "axes", {-1});
+  b.Node("Sub", {"res", "mu"}, {"centred"});
+  b.Node("Pow", {"centred", "two"}, {"sq"});
+  auto* var = b.Node("ReduceMean", {"sq"}, {"var"});
+  GraphBuilder::Ints(var, "axes", {-1});
+  b.Node("Add", {"var", "eps"}, {"var_eps"});
+  b.Node("Sqrt", {"var_eps"}, {"sd"});
+  b.Node("Div", {"centred", "sd"}, {"normed"});
+  b.Node("Mul", {"normed", "gamma"}, {"scaled"});
+  b.Node("Add", {"scaled", "beta"}, {"ln"});
+  // A batched MatMul of two computed tensors, then Softmax.
+  b.Int64s("q_shape", {2, 8, 16});
+  b.Int64s("k_shape", {2, 16, 8});
+  b.Node("Reshape", {"ln", "q_shape"}, {"q"});
+  b.Node("Reshape", {"tokens", "k_shape"}, {"k"});
+  b.Node("MatMul", {"q", "k"}, {"scores"});
+  b.Node("Softmax", {"scores"}, {"prob"});
+  b.Output("gate");
   b.Output("prob");
   return b.Bytes();
 }
