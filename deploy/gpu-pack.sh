@@ -3,7 +3,7 @@
 # tunefleet's GPU benchmark and tuning (deploy/gpu-run.sh): the binaries
 # from a build tree, the shared libraries `ldd` lists except glibc's own,
 # libstdc++ and libgcc_s apart (used only when the machine's are older),
-# Debian's OpenCL ICD loader, and the cls model. Output: build-gpu-pack/.
+# Debian's OpenCL ICD loader, and the PP-OCR models. Output: build-gpu-pack/.
 #
 #   deploy/gpu-pack.sh [BUILD_DIR]
 set -euo pipefail
@@ -26,6 +26,7 @@ for lib in $(ldd "${BINS[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
 done
 strip --strip-unneeded "$OUT"/lib/* "$OUT"/lib-std/* 2>/dev/null || true
 MODEL=$(deploy/fetch-model.sh)
-cp "$MODEL" "$OUT/models/"
+# The classifier, and the det and rec models beside it.
+cp "$MODEL" "$(dirname "$MODEL")"/ch_PP-OCRv4_*_infer.onnx "$OUT/models/"
 cp deploy/gpu-run.sh "$OUT/"
 du -sh "$OUT"

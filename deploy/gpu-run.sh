@@ -4,6 +4,7 @@
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
 #   build-gpu-pack/gpu-run.sh [gemm|model|model-bench|info|efficiency|all] [extra args...]
+#     (model: MODELS="cls det rec" picks the PP-OCR models, TRIALS_PER_TASK the budget)
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
 #     CLBlast library templates), every trial verified (schedules.db)
@@ -84,15 +85,24 @@ if [ "$what" = probe ]; then
   done < "$configs" | tee -a "$RESULTS/probe.txt"
 fi
 if [ "$what" = model ] || [ "$what" = all ]; then
+  # MODELS: which of the packed PP-OCR models (cls det rec; default cls);
   # MODEL_CLI: another tunefleet build (e.g. one without this build's
   # candidates); MODEL_FLAGS: more `tune` flags (--no-library); MODEL_TAG:
   # suffix of the result files, for several runs in one call.
-  # shellcheck disable=SC2086  # MODEL_FLAGS: extra flags, split
-  "${MODEL_CLI:-$BIN/tunefleet}" tune --onnx "$PACK/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
-    --input-shape x=1,3,48,192 --trials-per-task "${TRIALS_PER_TASK:-40}" ${MODEL_FLAGS:-} \
-    --db "$RESULTS/cls${MODEL_TAG:-}.db" --json > "$RESULTS/cls${MODEL_TAG:-}.json" \
-    2> "$RESULTS/cls${MODEL_TAG:-}.log"
-  tail -5 "$RESULTS/cls${MODEL_TAG:-}.log"
+  for model in ${MODELS:-cls}; do
+    case "$model" in
+      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
+      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
+      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
+      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
+    esac
+    # shellcheck disable=SC2086  # MODEL_FLAGS: extra flags, split
+    "${MODEL_CLI:-$BIN/tunefleet}" tune --onnx "$PACK/models/$file" \
+      --input-shape "$shape" --trials-per-task "${TRIALS_PER_TASK:-40}" ${MODEL_FLAGS:-} \
+      --db "$RESULTS/$model${MODEL_TAG:-}.db" --json > "$RESULTS/$model${MODEL_TAG:-}.json" \
+      2> "$RESULTS/$model${MODEL_TAG:-}.log"
+    tail -5 "$RESULTS/$model${MODEL_TAG:-}.log"
+  done
 fi
 if [ "$what" = model-bench ]; then
   # bench/model_tuning on this device: the cls model's budget spread
