@@ -199,6 +199,12 @@ std::vector<templates::Attr> Epilogue::Attrs(const EpilogueSite& site) const {
   return attrs;
 }
 
+std::vector<int> Epilogue::Covering(int node) const {
+  std::vector<int> out = {node};
+  out.insert(out.end(), nodes.begin(), nodes.end());
+  return out;
+}
+
 Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
                       const std::vector<bool>& covered) {
   Epilogue e;

@@ -38,6 +38,8 @@ struct Epilogue {
 
   // affine, act, and residual / post where the site has them.
   std::vector<templates::Attr> Attrs(const EpilogueSite& site) const;
+  // The nodes a task of node `node` covers: `node`, then the folded ones.
+  std::vector<int> Covering(int node) const;
 };
 
 // Follows the consumers of site.out while each intermediate tensor has no

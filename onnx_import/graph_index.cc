@@ -63,38 +63,44 @@ bool HasAttr(const onnx::NodeProto& n, absl::string_view name) {
                      [&](const auto& a) { return a.name() == name; });
 }
 
+namespace {
+
+// Sets `data` (a field of `t`) to a Constant's number attribute: the
+// scalar `one`, or with `is_list` the 1D tensor `list`.
+template <typename T>
+void SetNumbers(bool is_list, T one,
+                const google::protobuf::RepeatedField<T>& list,
+                onnx::TensorProto* t,
+                google::protobuf::RepeatedField<T>* data) {
+  if (is_list) {
+    t->add_dims(list.size());
+    *data = list;
+  } else {
+    data->Add(one);
+  }
+}
+
+}  // namespace
+
 std::optional<onnx::TensorProto> ConstantNodeValue(const onnx::NodeProto& n) {
   if (n.op_type() != "Constant" || n.output_size() != 1) return std::nullopt;
   for (const auto& a : n.attribute()) {
     onnx::TensorProto t;
-    t.set_name(n.output(0));
     if (a.name() == "value") {
       t = a.t();
-      t.set_name(n.output(0));
-      return t;
-    }
-    if (a.name() == "value_float") {
+    } else if (a.name() == "value_float" || a.name() == "value_floats") {
       t.set_data_type(onnx::TensorProto::FLOAT);
-      t.add_float_data(a.f());
-      return t;
-    }
-    if (a.name() == "value_floats") {
-      t.set_data_type(onnx::TensorProto::FLOAT);
-      t.add_dims(a.floats_size());
-      for (float f : a.floats()) t.add_float_data(f);
-      return t;
-    }
-    if (a.name() == "value_int") {
+      SetNumbers(a.name() == "value_floats", a.f(), a.floats(), &t,
+                 t.mutable_float_data());
+    } else if (a.name() == "value_int" || a.name() == "value_ints") {
       t.set_data_type(onnx::TensorProto::INT64);
-      t.add_int64_data(a.i());
-      return t;
+      SetNumbers<int64_t>(a.name() == "value_ints", a.i(), a.ints(), &t,
+                          t.mutable_int64_data());
+    } else {
+      continue;
     }
-    if (a.name() == "value_ints") {
-      t.set_data_type(onnx::TensorProto::INT64);
-      t.add_dims(a.ints_size());
-      for (int64_t i : a.ints()) t.add_int64_data(i);
-      return t;
-    }
+    t.set_name(n.output(0));
+    return t;
   }
   return std::nullopt;
 }
@@ -156,6 +162,17 @@ std::optional<Dims> GraphIndex::Shape(const std::string& name) const {
   auto it = shapes_.find(name);
   if (it != shapes_.end()) return it->second;
   return std::nullopt;
+}
+
+std::optional<std::vector<Dims>> GraphIndex::Shapes(
+    std::initializer_list<std::string> names) const {
+  std::vector<Dims> out;
+  for (const std::string& name : names) {
+    std::optional<Dims> d = Shape(name);
+    if (!d) return std::nullopt;
+    out.push_back(*std::move(d));
+  }
+  return out;
 }
 
 void GraphIndex::SetShape(const std::string& name, Dims dims) {

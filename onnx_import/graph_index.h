@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -57,6 +58,9 @@ class GraphIndex {
   int Producer(const std::string& name) const;
   // Dims of a tensor when all are known and >= 1.
   std::optional<Dims> Shape(const std::string& name) const;
+  // Dims of each tensor of `names`, in order, when all are known (Shape()).
+  std::optional<std::vector<Dims>> Shapes(
+      std::initializer_list<std::string> names) const;
   // Records a shape found by matching (e.g. a dense layer's output, which
   // shape inference may miss behind a data-dependent Reshape).
   void SetShape(const std::string& name, Dims dims);

@@ -76,8 +76,7 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
     site.rank = 0;
   }
   const Epilogue e = FoldEpilogue(g, site, c.covered);
-  std::vector<int> nodes = {i};
-  nodes.insert(nodes.end(), e.nodes.begin(), e.nodes.end());
+  const std::vector<int> nodes = e.Covering(i);
   std::vector<templates::Attr> attrs = e.Attrs(site);
   attrs.push_back({"fn", fn});
   attrs.push_back({"b", b});

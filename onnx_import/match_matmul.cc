@@ -9,26 +9,27 @@ namespace tunefleet::onnx_import {
 namespace {
 
 MatchResult MatchBatchMatmul(const MatchContext& c, int i) {
-  const GraphIndex& g = c.g;
-  const onnx::NodeProto& n = g.node(i);
-  std::optional<Dims> a = g.Shape(Input(n, 0));
-  std::optional<Dims> b = g.Shape(Input(n, 1));
-  if (!a || !b) return NoMatch{"input shape unknown"};
-  if (a->size() < 2 || b->size() < 2) {
+  const onnx::NodeProto& n = c.g.node(i);
+  std::optional<std::vector<Dims>> shapes =
+      c.g.Shapes({Input(n, 0), Input(n, 1)});
+  if (!shapes) return NoMatch{"input shape unknown"};
+  const Dims& a = (*shapes)[0];
+  const Dims& b = (*shapes)[1];
+  if (a.size() < 2 || b.size() < 2) {
     return NoMatch{"a product with a 1-D operand"};
   }
-  const size_t ra = a->size(), rb = b->size();
-  if (ra != rb || !std::equal(a->begin(), a->end() - 2, b->begin())) {
+  const size_t r = a.size();
+  if (r != b.size() || !std::equal(a.begin(), a.end() - 2, b.begin())) {
     return NoMatch{"batch dims differ (broadcast batch)"};
   }
-  if ((*a)[ra - 1] != (*b)[rb - 2]) return NoMatch{"inner dims differ"};
-  std::optional<int64_t> batch = Product(*a, 0, ra - 2);
+  if (a[r - 1] != b[r - 2]) return NoMatch{"inner dims differ"};
+  std::optional<int64_t> batch = Product(a, 0, r - 2);
   if (!batch) return NoMatch{"shape too large"};
-  return Result(MakeWorkload("batch_matmul", {{"B", *batch},
-                                              {"M", (*a)[ra - 2]},
-                                              {"N", (*b)[rb - 1]},
-                                              {"K", (*a)[ra - 1]}}),
-                {i});
+  return Result(
+      MakeWorkload(
+          "batch_matmul",
+          {{"B", *batch}, {"M", a[r - 2]}, {"N", b[r - 1]}, {"K", a[r - 1]}}),
+      {i});
 }
 
 }  // namespace
@@ -71,8 +72,7 @@ MatchResult MatchMatMul(const MatchContext& c, int i) {
     }
   }
   const Epilogue e = FoldEpilogue(g, site, c.covered);
-  std::vector<int> nodes = {i};
-  nodes.insert(nodes.end(), e.nodes.begin(), e.nodes.end());
+  const std::vector<int> nodes = e.Covering(i);
   MatchResult r =
       Result(MakeWorkload("dense", {{"M", *elements / k}, {"N", out}, {"K", k}},
                           e.Attrs(site)),

@@ -9,11 +9,12 @@ namespace tunefleet::onnx_import {
 MatchResult MatchResize(const MatchContext& c, int i) {
   const GraphIndex& g = c.g;
   const onnx::NodeProto& n = g.node(i);
-  std::optional<Dims> x = g.Shape(Input(n, 0));
-  std::optional<Dims> y = g.Shape(Output(n, 0));
-  if (!x || !y) return NoMatch{"input or output shape unknown"};
-  if (x->size() != 4 || y->size() != 4 || (*x)[0] != (*y)[0] ||
-      (*x)[1] != (*y)[1]) {
+  std::optional<std::vector<Dims>> shapes =
+      g.Shapes({Input(n, 0), Output(n, 0)});
+  if (!shapes) return NoMatch{"input or output shape unknown"};
+  const Dims& x = (*shapes)[0];
+  const Dims& y = (*shapes)[1];
+  if (x.size() != 4 || y.size() != 4 || x[0] != y[0] || x[1] != y[1]) {
     return NoMatch{"only resizes of H and W of a 4D tensor"};
   }
   std::string mode = StringAttr(n, "mode");
@@ -38,7 +39,7 @@ MatchResult MatchResize(const MatchContext& c, int i) {
          StringAttr(n, "keep_aspect_ratio_policy") != "stretch")) {
       return NoMatch{"antialias, axes or keep_aspect_ratio_policy"};
     }
-  } else if ((*y)[2] < (*x)[2] || (*y)[3] < (*x)[3]) {
+  } else if (y[2] < x[2] || y[3] < x[3]) {
     return NoMatch{"downsampling in an opset-10 Resize or Upsample"};
   }
   if (mode == "linear") round = "round_prefer_floor";  // unused: the default
@@ -46,8 +47,8 @@ MatchResult MatchResize(const MatchContext& c, int i) {
   if (!scales_input.empty()) {
     std::optional<TensorValue> s = g.Value(scales_input);
     if (s && s->size() == 4) {
-      const double want[4] = {1, 1, static_cast<double>((*y)[2]) / (*x)[2],
-                              static_cast<double>((*y)[3]) / (*x)[3]};
+      const double want[4] = {1, 1, static_cast<double>(y[2]) / x[2],
+                              static_cast<double>(y[3]) / x[3]};
       for (int k = 0; k < 4; ++k) {
         if (std::fabs(s->at(k) - want[k]) > 1e-6 * want[k]) {
           return NoMatch{"scales other than output / input dims"};
@@ -59,12 +60,12 @@ MatchResult MatchResize(const MatchContext& c, int i) {
   }
   return Result(
       MakeWorkload("resize",
-                   {{"N", (*x)[0]},
-                    {"C", (*x)[1]},
-                    {"H", (*x)[2]},
-                    {"W", (*x)[3]},
-                    {"OH", (*y)[2]},
-                    {"OW", (*y)[3]}},
+                   {{"N", x[0]},
+                    {"C", x[1]},
+                    {"H", x[2]},
+                    {"W", x[3]},
+                    {"OH", y[2]},
+                    {"OW", y[3]}},
                    {{"mode", mode}, {"coord", coord}, {"round", round}}),
       {i});
 }

@@ -36,6 +36,21 @@ bool ReadRaw(const std::string& raw, int64_t count, std::vector<T>* out) {
   return true;
 }
 
+// Reads `count` elements into `out`: from raw little-endian bytes of type T
+// when the tensor has them, else from its typed field `field`.
+template <typename T, typename Field, typename Out>
+bool ReadElements(const onnx::TensorProto& t, int64_t count, const Field& field,
+                  std::vector<Out>* out) {
+  if (!t.has_raw_data()) {
+    out->assign(field.begin(), field.end());
+    return true;
+  }
+  std::vector<T> values;
+  if (!ReadRaw(t.raw_data(), count, &values)) return false;
+  out->assign(values.begin(), values.end());
+  return true;
+}
+
 }  // namespace
 
 std::optional<TensorValue> ReadTensor(const onnx::TensorProto& t,
@@ -49,55 +64,27 @@ std::optional<TensorValue> ReadTensor(const onnx::TensorProto& t,
   v.dims.assign(t.dims().begin(), t.dims().end());
   std::optional<int64_t> count = ElementCount(v.dims, max_elements);
   if (!count) return std::nullopt;
-  const bool raw = t.has_raw_data();
+  bool ok = false;
   switch (t.data_type()) {
-    case onnx::TensorProto::FLOAT: {
-      std::vector<float> f;
-      if (raw) {
-        if (!ReadRaw(t.raw_data(), *count, &f)) return std::nullopt;
-      } else {
-        f.assign(t.float_data().begin(), t.float_data().end());
-      }
-      v.floats.assign(f.begin(), f.end());
+    case onnx::TensorProto::FLOAT:
+      ok = ReadElements<float>(t, *count, t.float_data(), &v.floats);
       break;
-    }
     case onnx::TensorProto::DOUBLE:
-      if (raw) {
-        if (!ReadRaw(t.raw_data(), *count, &v.floats)) return std::nullopt;
-      } else {
-        v.floats.assign(t.double_data().begin(), t.double_data().end());
-      }
+      ok = ReadElements<double>(t, *count, t.double_data(), &v.floats);
       break;
     case onnx::TensorProto::INT64:
-      if (raw) {
-        if (!ReadRaw(t.raw_data(), *count, &v.ints)) return std::nullopt;
-      } else {
-        v.ints.assign(t.int64_data().begin(), t.int64_data().end());
-      }
+      ok = ReadElements<int64_t>(t, *count, t.int64_data(), &v.ints);
       break;
-    case onnx::TensorProto::INT32: {
-      std::vector<int32_t> i;
-      if (raw) {
-        if (!ReadRaw(t.raw_data(), *count, &i)) return std::nullopt;
-        v.ints.assign(i.begin(), i.end());
-      } else {
-        v.ints.assign(t.int32_data().begin(), t.int32_data().end());
-      }
+    case onnx::TensorProto::INT32:
+      ok = ReadElements<int32_t>(t, *count, t.int32_data(), &v.ints);
       break;
-    }
-    case onnx::TensorProto::BOOL: {
-      std::vector<uint8_t> b;
-      if (raw) {
-        if (!ReadRaw(t.raw_data(), *count, &b)) return std::nullopt;
-        v.ints.assign(b.begin(), b.end());
-      } else {
-        v.ints.assign(t.int32_data().begin(), t.int32_data().end());
-      }
+    case onnx::TensorProto::BOOL:  // raw: a byte each; else in int32_data
+      ok = ReadElements<uint8_t>(t, *count, t.int32_data(), &v.ints);
       break;
-    }
     default:
-      return std::nullopt;
+      break;
   }
+  if (!ok) return std::nullopt;
   if (v.size() != *count) return std::nullopt;
   return v;
 }

@@ -76,6 +76,22 @@ inline float epilogue_residual(float y, float r, int c,
   return y;
 }
 
+// Stores the epilogue of y, the value of output element i (channel c), at
+// output[i], with the residual's element i when RESIDUAL is 1 (a tensor of
+// the output's shape). Needs common/dtype.cl before this file.
+inline void epilogue_store(float y, size_t i, int c, __global real_t* output,
+                           const __global float* scale,
+                           const __global float* shift,
+                           const __global real_t* residual, float act_a,
+                           float act_b) {
+#if RESIDUAL
+  const float r = LOADF(residual, i);
+#else
+  const float r = 0.0f;
+#endif
+  STOREF(epilogue_residual(y, r, c, scale, shift, act_a, act_b), output, i);
+}
+
 // The epilogue without a residual (templates whose op has none; RESIDUAL
 // must stay 0 for them).
 inline float epilogue(float x, int c, const __global float* scale,

@@ -34,10 +34,5 @@ __kernel void conv2d_reference(
     }
   }
   const size_t i = (((size_t)n * K + k) * P + p) * Q + q;
-#if RESIDUAL
-  const float r = LOADF(residual, i);
-#else
-  const float r = 0.0f;
-#endif
-  STOREF(epilogue_residual(sum, r, k, scale, shift, act_a, act_b), output, i);
+  epilogue_store(sum, i, k, output, scale, shift, residual, act_a, act_b);
 }

@@ -28,10 +28,5 @@ __kernel void depthwise_reference(
     }
   }
   const size_t i = ((size_t)nc * P + p) * Q + q;
-#if RESIDUAL
-  const float r = LOADF(residual, i);
-#else
-  const float r = 0.0f;
-#endif
-  STOREF(epilogue_residual(sum, r, c, scale, shift, act_a, act_b), output, i);
+  epilogue_store(sum, i, c, output, scale, shift, residual, act_a, act_b);
 }

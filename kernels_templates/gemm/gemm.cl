@@ -23,13 +23,15 @@
 //   EPILOGUE_AXIS 0: none, 1: epilogue channel = row (1x1 convolution,
 //   rows are output channels), 2: channel = column (dense layers), with
 //   AFFINE, RESIDUAL, ACT and POST of common/epilogue.cl (the residual: a
-//   tensor of C's shape, batches included, read at C's element).
+//   tensor of C's shape, batches included, read at C's element),
+//   BATCH_A 1: A advances by M*K per batch too (op batch_matmul, C[b] =
+//   A[b] * B[b]), 0: A is shared by the batches.
 // Needs common/dtype.cl, common/epilogue.cl, common/vector.cl (floatv,
 // its loads and stores) and common/image.cl before it.
 // Entry points: gemm(M, N, K, A, B, C) and gemm_fused(..., scale, shift,
-// residual, act_a, act_b), which also takes a batch along NDRange
-// dimension 2 (B, C and the residual advance by K*N, M*N and M*N per batch;
-// A is shared).
+// residual, act_a, act_b). Both take a batch along NDRange dimension 2 (B,
+// C and the residual advance by K*N, M*N and M*N per batch; A as BATCH_A
+// says); a 2D NDRange is one batch.
 //
 // Work-item (tx, ty) of a work-group owns rows  m = m0 + i*MDIMC + ty
 // and column vectors n = n0 + (j*NDIMC + tx)*VW .. +VW-1, a strided layout
@@ -45,6 +47,9 @@
 #endif
 #ifndef IMB
 #define IMB 0
+#endif
+#ifndef BATCH_A
+#define BATCH_A 0
 #endif
 
 // B's type: an image of texels, or a buffer of the storage type.
@@ -273,13 +278,41 @@ inline void gemm_tile(const int M, const int N, const int K,
 #define DECLARE_TILE_B __local acc_t* Bs = 0;
 #endif
 
+// The work of one work-group of batch b = get_group_id(2): B, C and the
+// residual advance by K*N, M*N and M*N per batch (with IMB, batch b's B is
+// rows b*K .. b*K+K-1 of the image), A by M*K with BATCH_A.
+inline void gemm_batch_tile(const int M, const int N, const int K,
+                            const __global real_t* restrict A, B_TYPE B,
+                            __global real_t* restrict C, __local acc_t* As,
+                            __local acc_t* Bs, const __global float* scale,
+                            const __global float* shift,
+                            const __global real_t* residual, float act_a,
+                            float act_b) {
+  const size_t batch = get_group_id(2);
+#if BATCH_A
+  A += batch * M * K;
+#endif
+#if RESIDUAL
+  const __global real_t* res = residual + batch * M * N;
+#else
+  const __global real_t* res = residual;  // not read
+#endif
+#if IMB
+  gemm_tile(M, N, K, A, B, (int)batch * K, C + batch * M * N, As, Bs, scale,
+            shift, res, act_a, act_b);
+#else
+  gemm_tile(M, N, K, A, B + batch * K * N, 0, C + batch * M * N, As, Bs, scale,
+            shift, res, act_a, act_b);
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm(const int M, const int N, const int K,
           const __global real_t* restrict A, B_TYPE B,
           __global real_t* restrict C) {
   DECLARE_TILE_A
   DECLARE_TILE_B
-  gemm_tile(M, N, K, A, B, 0, C, As, Bs, 0, 0, 0, 0.0f, 0.0f);
+  gemm_batch_tile(M, N, K, A, B, C, As, Bs, 0, 0, 0, 0.0f, 0.0f);
 }
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
@@ -290,18 +323,6 @@ void gemm_fused(const int M, const int N, const int K,
                 const float act_a, const float act_b) {
   DECLARE_TILE_A
   DECLARE_TILE_B
-  const size_t batch = get_group_id(2);
-#if RESIDUAL
-  const __global real_t* res = residual + batch * M * N;
-#else
-  const __global real_t* res = residual;  // not read
-#endif
-#if IMB
-  // Batch b's B is rows b*K .. b*K+K-1 of the image.
-  gemm_tile(M, N, K, A, B, (int)batch * K, C + batch * M * N, As, Bs, scale,
-            shift, res, act_a, act_b);
-#else
-  gemm_tile(M, N, K, A, B + batch * K * N, 0, C + batch * M * N, As, Bs, scale,
-            shift, res, act_a, act_b);
-#endif
+  gemm_batch_tile(M, N, K, A, B, C, As, Bs, scale, shift, residual, act_a,
+                  act_b);
 }

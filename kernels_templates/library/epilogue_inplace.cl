@@ -19,11 +19,6 @@ __kernel void epilogue_inplace(__global real_t* out,
   const int c = get_global_id(1);
   const size_t o = get_global_id(2);
   const size_t i = (o * get_global_size(1) + c) * get_global_size(0) + x;
-#if RESIDUAL
-  const float r = LOADF(residual, i);
-#else
-  const float r = 0.0f;
-#endif
-  STOREF(epilogue_residual(LOADF(out, i), r, c, scale, shift, act_a, act_b),
-         out, i);
+  epilogue_store(LOADF(out, i), i, c, out, scale, shift, residual, act_a,
+                 act_b);
 }

@@ -50,12 +50,7 @@ __kernel void conv2d_input_side(
     }
   }
   const int i = ((n * K + k) * P + p) * Q + q;
-#if RESIDUAL
-  const float r = LOADF(residual, i);
-#else
-  const float r = 0.0f;
-#endif
-  STOREF(epilogue_residual(sum, r, k, scale, shift, act_a, act_b), output, i);
+  epilogue_store(sum, i, k, output, scale, shift, residual, act_a, act_b);
 })";
 
 // The reference kernels are the ground truth of every other test, so they

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/opencl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
@@ -25,94 +24,11 @@ namespace {
 
 using ::testing::IsEmpty;
 
-const KernelTemplate& ConvTranspose() {
-  return testing::BuiltinTemplate("conv_transpose2d_direct");
-}
-const KernelTemplate& BatchMatmul() {
-  return testing::BuiltinTemplate("batch_matmul_tiled");
-}
 Workload Ct(absl::string_view shape, absl::string_view dtype = "fp32") {
   return testing::MustParse("conv_transpose2d", shape, dtype);
 }
 Workload Bmm(absl::string_view shape, absl::string_view dtype = "fp32") {
   return testing::MustParse("batch_matmul", shape, dtype);
-}
-
-// Runs `launch` once on the device with fp32 buffers `buffers` holding
-// `data` (by buffer name; outputs start zeroed) and returns the output
-// buffer read back. Plain OpenCL, independent of the Measurer.
-std::vector<float> RunOnHostData(
-    const v1::KernelLaunch& launch,
-    const google::protobuf::RepeatedPtrField<v1::BufferSpec>& buffers,
-    const std::map<std::string, std::vector<float>>& data) {
-  static agent::ClDevice device = *agent::OpenDevice(0, 0);
-  cl_int err = CL_SUCCESS;
-  const char* text = launch.source().c_str();
-  agent::ClProgram program(
-      clCreateProgramWithSource(device.context.get(), 1, &text, nullptr, &err));
-  EXPECT_EQ(err, CL_SUCCESS);
-  EXPECT_EQ(clBuildProgram(program.get(), 1, &device.device,
-                           launch.build_options().c_str(), nullptr, nullptr),
-            CL_SUCCESS)
-      << agent::BuildLog(program.get(), device.device);
-  agent::ClKernel kernel(
-      clCreateKernel(program.get(), launch.kernel_name().c_str(), &err));
-  EXPECT_EQ(err, CL_SUCCESS);
-  std::map<std::string, agent::ClMem> mems;
-  std::string output;
-  size_t output_elements = 0;
-  for (const v1::BufferSpec& b : buffers) {
-    EXPECT_EQ(b.dtype(), v1::DTYPE_FP32) << b.name();
-    std::vector<float> values(b.elements(), 0.0f);
-    if (b.output()) {
-      output = b.name();
-      output_elements = b.elements();
-    } else {
-      const auto it = data.find(b.name());
-      EXPECT_NE(it, data.end()) << b.name();
-      if (it != data.end()) {
-        EXPECT_EQ(it->second.size(), values.size()) << b.name();
-        values = it->second;
-        values.resize(b.elements());
-      }
-    }
-    mems.emplace(
-        b.name(),
-        agent::ClMem(clCreateBuffer(
-            device.context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-            values.size() * sizeof(float), values.data(), &err)));
-    EXPECT_EQ(err, CL_SUCCESS);
-  }
-  for (int i = 0; i < launch.args_size(); ++i) {
-    const v1::KernelArg& a = launch.args(i);
-    if (a.has_buffer()) {
-      cl_mem m = mems.at(a.buffer()).get();
-      EXPECT_EQ(clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &m),
-                CL_SUCCESS);
-    } else if (a.value_case() == v1::KernelArg::kI32) {
-      const cl_int v = a.i32();
-      EXPECT_EQ(clSetKernelArg(kernel.get(), i, sizeof(v), &v), CL_SUCCESS);
-    } else {
-      EXPECT_EQ(a.value_case(), v1::KernelArg::kF32) << "arg " << i;
-      const cl_float v = a.f32();
-      EXPECT_EQ(clSetKernelArg(kernel.get(), i, sizeof(v), &v), CL_SUCCESS);
-    }
-  }
-  std::vector<size_t> global(launch.global_size().begin(),
-                             launch.global_size().end());
-  std::vector<size_t> local(launch.local_size().begin(),
-                            launch.local_size().end());
-  EXPECT_EQ(clEnqueueNDRangeKernel(device.queue.get(), kernel.get(),
-                                   global.size(), nullptr, global.data(),
-                                   local.empty() ? nullptr : local.data(), 0,
-                                   nullptr, nullptr),
-            CL_SUCCESS);
-  std::vector<float> out(output_elements);
-  EXPECT_EQ(clEnqueueReadBuffer(device.queue.get(), mems.at(output).get(),
-                                CL_TRUE, 0, out.size() * sizeof(float),
-                                out.data(), 0, nullptr, nullptr),
-            CL_SUCCESS);
-  return out;
 }
 
 std::vector<float> RandomValues(size_t n, std::mt19937* rng) {
@@ -191,7 +107,7 @@ std::map<std::string, std::vector<float>> RandomInputs(
 // outputs read back: strides 1..3, padding, dilation, output padding and
 // groups, with every epilogue step.
 TEST(ConvTransposeOnDevice, ReferenceMatchesHostScatter) {
-  const KernelTemplate& ct = ConvTranspose();
+  const KernelTemplate& ct = testing::ConvTranspose2dDirect();
   v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
@@ -206,19 +122,20 @@ TEST(ConvTransposeOnDevice, ReferenceMatchesHostScatter) {
         trial::BuildReferenceRequest(ct, w, 1, quick);
     const auto data = RandomInputs(ref, 7);
     const std::vector<float> expected = HostConvTranspose(w, data);
-    EXPECT_LT(RelativeError(RunOnHostData(ref.kernel(), ref.buffers(), data),
-                            expected),
-              1e-5)
+    EXPECT_LT(
+        RelativeError(testing::RunOnHostData(ref.kernel(), ref.buffers(), data),
+                      expected),
+        1e-5)
         << shape;
     const std::vector<KnobValues> configs =
         testing::RandomConfigs(ct, w, 1, 11);
     ASSERT_EQ(configs.size(), 1u) << shape;
     const v1::MeasureRequest tuned =
         trial::BuildMeasureRequest(ct, w, configs[0], 1, quick);
-    EXPECT_LT(
-        RelativeError(RunOnHostData(tuned.kernel(), tuned.buffers(), data),
-                      expected),
-        1e-5)
+    EXPECT_LT(RelativeError(
+                  testing::RunOnHostData(tuned.kernel(), tuned.buffers(), data),
+                  expected),
+              1e-5)
         << shape << " " << ct.ConfigString(configs[0]);
   }
 }
@@ -240,20 +157,22 @@ TEST(ConvTransposeOnDevice, RandomConfigsMatchReference) {
       Ct("C=2,H=6,W=7,K=7,R=1,S=1,SH=3,SW=1,affine=shift,act=clip"),
       Ct("C=3,H=9,W=7,K=2,R=2,S=2,SH=2,SW=2,act=hardsigmoid"),
   };
-  EXPECT_THAT(testing::CheckRandomConfigs(ConvTranspose(), shapes, 4, 501),
+  EXPECT_THAT(testing::CheckRandomConfigs(testing::ConvTranspose2dDirect(),
+                                          shapes, 4, 501),
               IsEmpty());
   // AP=1 (every row phase in one work-item) on strides 2 and 3 with
   // padding, dilation and output padding.
   for (size_t i = 1; i <= 3; ++i) {
     const std::vector<KnobValues> configs = testing::RandomConfigsWith(
-        ConvTranspose(), shapes[i], "AP", 1, 2, 550 + i);
+        testing::ConvTranspose2dDirect(), shapes[i], "AP", 1, 2, 550 + i);
     EXPECT_EQ(configs.size(), 2u) << shapes[i].Canonical();
     for (const KnobValues& c : configs) {
       const v1::Measurement m =
-          testing::RunConfig(ConvTranspose(), shapes[i], c);
+          testing::RunConfig(testing::ConvTranspose2dDirect(), shapes[i], c);
       EXPECT_EQ(m.error(), v1::Measurement::OK)
-          << shapes[i].Canonical() << " " << ConvTranspose().ConfigString(c)
-          << ": " << m.error_message();
+          << shapes[i].Canonical() << " "
+          << testing::ConvTranspose2dDirect().ConfigString(c) << ": "
+          << m.error_message();
     }
   }
 }
@@ -261,33 +180,28 @@ TEST(ConvTransposeOnDevice, RandomConfigsMatchReference) {
 // The detection head's stride == kernel case (2x2, stride 2), scaled down,
 // with hand-picked configs for vectors, channel tiles and edge tiles.
 TEST(ConvTransposeOnDevice, StrideEqualsKernelConfigsMatchReference) {
-  const KernelTemplate& ct = ConvTranspose();
-  const DeviceLimits limits = testing::DeviceLimits();
-  const std::pair<const char*, const char*> cases[] = {
-      {"C=24,H=20,W=20,K=24,R=2,S=2,SH=2,SW=2,affine=scale_shift,act=relu",
-       "KWI=4,KWG=8,PWI=2,QWI=4,WGP=2,WGQ=4,VW=4,AP=0"},
-      {"C=24,H=20,W=20,K=24,R=2,S=2,SH=2,SW=2,affine=scale_shift,act=relu",
-       "KWI=4,KWG=8,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,AP=1"},
-      {"C=24,H=21,W=19,K=1,R=2,S=2,SH=2,SW=2,affine=shift,act=sigmoid",
-       "KWI=1,KWG=1,PWI=2,QWI=8,WGP=2,WGQ=4,VW=4,AP=1"},
-      {"C=24,H=21,W=19,K=1,R=2,S=2,SH=2,SW=2,affine=shift,act=sigmoid",
-       "KWI=1,KWG=1,PWI=2,QWI=2,WGP=8,WGQ=8,VW=1,AP=0"},
-  };
-  for (const auto& [shape, text] : cases) {
-    const Workload w = Ct(shape);
-    auto config = ct.ParseConfig(text);
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(ct.CheckConfig(*config, w, limits).ok()) << text;
-    const v1::Measurement m = testing::RunConfig(ct, w, *config);
-    EXPECT_EQ(m.error(), v1::Measurement::OK)
-        << shape << " " << text << ": " << m.error_message();
-  }
+  const KernelTemplate& ct = testing::ConvTranspose2dDirect();
+  EXPECT_THAT(
+      testing::CheckConfigs(
+          ct,
+          {Ct("C=24,H=20,W=20,K=24,R=2,S=2,SH=2,SW=2,affine=scale_shift,"
+              "act=relu")},
+          {"KWI=4,KWG=8,PWI=2,QWI=4,WGP=2,WGQ=4,VW=4,AP=0",
+           "KWI=4,KWG=8,PWI=1,QWI=4,WGP=4,WGQ=2,VW=2,AP=1"}),
+      IsEmpty());
+  EXPECT_THAT(testing::CheckConfigs(
+                  ct,
+                  {Ct("C=24,H=21,W=19,K=1,R=2,S=2,SH=2,SW=2,affine=shift,"
+                      "act=sigmoid")},
+                  {"KWI=1,KWG=1,PWI=2,QWI=8,WGP=2,WGQ=4,VW=4,AP=1",
+                   "KWI=1,KWG=1,PWI=2,QWI=2,WGP=8,WGQ=8,VW=1,AP=0"}),
+              IsEmpty());
 }
 
 TEST(ConvTransposeOnDevice, HalfStorageMatchesReference) {
   EXPECT_THAT(
       testing::CheckRandomConfigs(
-          ConvTranspose(),
+          testing::ConvTranspose2dDirect(),
           {Ct("C=4,H=7,W=9,K=6,R=2,S=2,SH=2,SW=2,affine=scale_shift,act=relu",
               "fp16"),
            Ct("N=2,C=4,H=5,W=6,K=4,R=3,S=3,SH=2,SW=1,PH=1,PW=1,OPH=1,G=2,"
@@ -298,7 +212,7 @@ TEST(ConvTransposeOnDevice, HalfStorageMatchesReference) {
 }
 
 TEST(ConvTransposeTemplate, RefusesBadGroupsAndEmptyOutputs) {
-  const KernelTemplate& ct = ConvTranspose();
+  const KernelTemplate& ct = testing::ConvTranspose2dDirect();
   const DeviceLimits limits = testing::DeviceLimits();
   EXPECT_FALSE(
       ct.CheckWorkload(Ct("C=4,H=3,W=3,K=3,R=3,S=3,G=2"), limits).ok());
@@ -314,7 +228,7 @@ TEST(ConvTransposeTemplate, RefusesBadGroupsAndEmptyOutputs) {
 // The reference batched product against the host's, outputs read back, for
 // one batch and several; and one tuned config likewise.
 TEST(BatchMatmulOnDevice, ReferenceMatchesHostProduct) {
-  const KernelTemplate& bmm = BatchMatmul();
+  const KernelTemplate& bmm = testing::BatchMatmulTiled();
   v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
@@ -336,19 +250,21 @@ TEST(BatchMatmulOnDevice, ReferenceMatchesHostProduct) {
           }
           expected[(z * M + m) * N + n] = static_cast<float>(sum);
         }
-    EXPECT_LT(RelativeError(RunOnHostData(ref.kernel(), ref.buffers(), data),
-                            expected),
-              1e-5)
+    EXPECT_LT(
+        RelativeError(testing::RunOnHostData(ref.kernel(), ref.buffers(), data),
+                      expected),
+        1e-5)
         << shape;
-    auto config =
-        bmm.ParseConfig("MWG=8,NWG=8,KWG=4,MWI=2,NWI=4,VW=2,SA=1,SB=0");
+    auto config = bmm.ParseConfig(
+        "MWG=8,NWG=8,KWG=4,MWI=2,NWI=4,VW=2,SA=1,SB=0,"
+        "KUNROLL=2,HALF=0,IMB=0");
     ASSERT_TRUE(config.ok()) << config.status();
     const v1::MeasureRequest tuned =
         trial::BuildMeasureRequest(bmm, w, *config, 1, quick);
-    EXPECT_LT(
-        RelativeError(RunOnHostData(tuned.kernel(), tuned.buffers(), data),
-                      expected),
-        1e-5)
+    EXPECT_LT(RelativeError(
+                  testing::RunOnHostData(tuned.kernel(), tuned.buffers(), data),
+                  expected),
+              1e-5)
         << shape;
   }
 }
@@ -361,9 +277,10 @@ TEST(BatchMatmulOnDevice, RandomConfigsMatchReference) {
       Bmm("M=1,N=1,K=1"),        Bmm("M=33,N=17,K=70"),
       Bmm("B=3,M=7,N=130,K=9"),  Bmm("B=2,M=64,N=64,K=64"),
   };
-  EXPECT_THAT(testing::CheckRandomConfigs(BatchMatmul(), shapes, 5, 701),
-              IsEmpty());
-  EXPECT_THAT(testing::CheckRandomConfigs(BatchMatmul(),
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::BatchMatmulTiled(), shapes, 5, 701),
+      IsEmpty());
+  EXPECT_THAT(testing::CheckRandomConfigs(testing::BatchMatmulTiled(),
                                           {Bmm("B=8,M=40,N=15,K=40", "fp16"),
                                            Bmm("B=2,M=19,N=23,K=5", "fp16")},
                                           3, 801),
@@ -373,20 +290,36 @@ TEST(BatchMatmulOnDevice, RandomConfigsMatchReference) {
 // Hand-picked configs for each staging choice with partial tiles along M,
 // N and K at once.
 TEST(BatchMatmulOnDevice, LocalTilesWithEdgesMatchReference) {
-  const KernelTemplate& bmm = BatchMatmul();
-  const Workload w = Bmm("B=3,M=37,N=29,K=13");
-  for (const char* text : {"MWG=16,NWG=16,KWG=8,MWI=2,NWI=4,VW=4,SA=1,SB=1",
-                           "MWG=32,NWG=8,KWG=16,MWI=4,NWI=2,VW=2,SA=0,SB=1",
-                           "MWG=8,NWG=32,KWG=4,MWI=1,NWI=8,VW=4,SA=1,SB=0",
-                           "MWG=16,NWG=16,KWG=32,MWI=1,NWI=1,VW=1,SA=0,SB=0"}) {
-    auto config = bmm.ParseConfig(text);
-    ASSERT_TRUE(config.ok()) << config.status();
-    ASSERT_TRUE(bmm.CheckConfig(*config, w, testing::DeviceLimits()).ok())
-        << text;
-    const v1::Measurement m = testing::RunConfig(bmm, w, *config);
-    EXPECT_EQ(m.error(), v1::Measurement::OK)
-        << text << ": " << m.error_message();
-  }
+  EXPECT_THAT(
+      testing::CheckConfigs(
+          testing::BatchMatmulTiled(), {Bmm("B=3,M=37,N=29,K=13")},
+          {"MWG=16,NWG=16,KWG=8,MWI=2,NWI=4,VW=4,SA=1,SB=1,KUNROLL=2,HALF=0,"
+           "IMB=0",
+           "MWG=32,NWG=8,KWG=16,MWI=4,NWI=2,VW=2,SA=0,SB=1,KUNROLL=4,HALF=0,"
+           "IMB=0",
+           "MWG=8,NWG=32,KWG=4,MWI=1,NWI=8,VW=4,SA=1,SB=0,KUNROLL=1,HALF=0,"
+           "IMB=0",
+           "MWG=16,NWG=16,KWG=32,MWI=1,NWI=1,VW=1,SA=0,SB=0,KUNROLL=8,HALF=0,"
+           "IMB=0"}),
+      IsEmpty());
+}
+
+// B through an image (IMB=1): batch b's K x N slice is rows b*K .. b*K+K-1
+// of one image; texels read directly (VW >= 4) and staged (SB=1), with
+// partial tiles along M, N and K.
+TEST(BatchMatmulOnDevice, ImageOfBMatchesReference) {
+  EXPECT_THAT(
+      testing::CheckConfigs(
+          testing::BatchMatmulTiled(),
+          {Bmm("B=3,M=37,N=29,K=13"), Bmm("B=8,M=40,N=40,K=15"),
+           Bmm("B=2,M=19,N=23,K=5", "fp16")},
+          {"MWG=16,NWG=16,KWG=8,MWI=2,NWI=4,VW=4,SA=1,SB=0,KUNROLL=1,HALF=0,"
+           "IMB=1",
+           "MWG=32,NWG=32,KWG=4,MWI=4,NWI=8,VW=8,SA=0,SB=0,KUNROLL=2,HALF=0,"
+           "IMB=1",
+           "MWG=8,NWG=16,KWG=16,MWI=2,NWI=2,VW=1,SA=0,SB=1,KUNROLL=4,HALF=0,"
+           "IMB=1"}),
+      IsEmpty());
 }
 
 }  // namespace

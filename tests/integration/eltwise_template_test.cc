@@ -3,8 +3,6 @@
 // and chosen configs against each template's naive reference for odd
 // shapes, every attribute value and fp16 storage; and each reference once
 // against a computation on the host from inputs the test writes.
-#include <CL/cl.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/opencl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
@@ -24,129 +21,6 @@ namespace tunefleet::templates {
 namespace {
 
 using ::testing::IsEmpty;
-
-const KernelTemplate& EltwiseDirect() {
-  return testing::BuiltinTemplate("eltwise_direct");
-}
-const KernelTemplate& ResizeDirect() {
-  return testing::BuiltinTemplate("resize_direct");
-}
-const KernelTemplate& LayernormRows() {
-  return testing::BuiltinTemplate("layernorm_rows");
-}
-
-// Runs each config (as text) on each workload; returns a line per failure,
-// including configs the template refuses.
-std::vector<std::string> CheckConfigs(const KernelTemplate& tmpl,
-                                      const std::vector<Workload>& workloads,
-                                      const std::vector<std::string>& configs) {
-  std::vector<std::string> failures;
-  const DeviceLimits limits = testing::DeviceLimits();
-  for (const std::string& text : configs) {
-    auto config = tmpl.ParseConfig(text);
-    if (!config.ok()) {
-      failures.push_back(std::string(config.status().message()));
-      continue;
-    }
-    for (const Workload& w : workloads) {
-      if (absl::Status s = tmpl.CheckConfig(*config, w, limits); !s.ok()) {
-        failures.push_back(absl::StrCat(w.Canonical(), ": ", s.message()));
-        continue;
-      }
-      const v1::Measurement m = testing::RunConfig(tmpl, w, *config);
-      if (m.error() != v1::Measurement::OK) {
-        failures.push_back(absl::StrCat(w.Canonical(), " ", text, ": ",
-                                        v1::Measurement::Error_Name(m.error()),
-                                        " ", m.error_message().substr(0, 300)));
-      }
-    }
-  }
-  return failures;
-}
-
-// Runs the template's reference kernel for an fp32 workload on the device
-// with input buffers holding `inputs` (by buffer name; buffers not given
-// are zero) and returns its output. Plain OpenCL, apart from the
-// Measurer: the data are the test's own, not the agent's generated ones.
-std::vector<float> RunReferenceOn(
-    const KernelTemplate& tmpl, const Workload& w,
-    const std::map<std::string, std::vector<float>>& inputs) {
-  std::vector<float> result;
-  auto device = agent::OpenDevice(0, 0);
-  if (!device.ok()) {
-    ADD_FAILURE() << device.status();
-    return result;
-  }
-  const cl_context context = device->context.get();
-  const cl_command_queue queue = device->queue.get();
-  const LaunchDesc launch = tmpl.ReferenceLaunch(w);
-  const std::string source(launch.source);
-  const char* text = source.c_str();
-  cl_int err = CL_SUCCESS;
-  agent::ClProgram program(
-      clCreateProgramWithSource(context, 1, &text, nullptr, &err));
-  EXPECT_EQ(err, CL_SUCCESS);
-  err = clBuildProgram(program.get(), 1, &device->device,
-                       launch.build_options.c_str(), nullptr, nullptr);
-  if (err != CL_SUCCESS) {
-    ADD_FAILURE() << agent::BuildLog(program.get(), device->device);
-    return result;
-  }
-  agent::ClKernel kernel(
-      clCreateKernel(program.get(), launch.kernel_name.c_str(), &err));
-  EXPECT_EQ(err, CL_SUCCESS);
-
-  std::map<std::string, agent::ClMem> buffers;
-  std::string output_name;
-  size_t output_elements = 0;
-  for (const BufferDesc& b : tmpl.Buffers(w)) {
-    EXPECT_EQ(b.dtype, Dtype::kFp32) << b.name;
-    std::vector<float> data(b.elements, 0.0f);
-    if (auto it = inputs.find(b.name); it != inputs.end()) {
-      EXPECT_EQ(it->second.size(), b.elements) << b.name;
-      std::copy_n(it->second.begin(), std::min(data.size(), it->second.size()),
-                  data.begin());
-    }
-    if (b.output) {
-      output_name = b.name;
-      output_elements = b.elements;
-    }
-    buffers[b.name] = agent::ClMem(
-        clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                       data.size() * sizeof(float), data.data(), &err));
-    EXPECT_EQ(err, CL_SUCCESS) << b.name;
-  }
-  for (size_t i = 0; i < launch.args.size(); ++i) {
-    const ArgDesc& a = launch.args[i];
-    switch (a.kind) {
-      case ArgDesc::Kind::kBuffer: {
-        const cl_mem mem = buffers.at(a.buffer).get();
-        err = clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &mem);
-        break;
-      }
-      case ArgDesc::Kind::kInt:
-        err = clSetKernelArg(kernel.get(), i, sizeof(cl_int), &a.value);
-        break;
-      case ArgDesc::Kind::kFloat:
-        err = clSetKernelArg(kernel.get(), i, sizeof(cl_float), &a.real);
-        break;
-      case ArgDesc::Kind::kImage:
-        err = CL_INVALID_ARG_VALUE;
-        break;
-    }
-    EXPECT_EQ(err, CL_SUCCESS) << "argument " << i;
-  }
-  std::vector<size_t> global(launch.global.begin(), launch.global.end());
-  err = clEnqueueNDRangeKernel(queue, kernel.get(), global.size(), nullptr,
-                               global.data(), nullptr, 0, nullptr, nullptr);
-  EXPECT_EQ(err, CL_SUCCESS);
-  result.resize(output_elements);
-  err = clEnqueueReadBuffer(queue, buffers.at(output_name).get(), CL_TRUE, 0,
-                            result.size() * sizeof(float), result.data(), 0,
-                            nullptr, nullptr);
-  EXPECT_EQ(err, CL_SUCCESS);
-  return result;
-}
 
 // Values 0.25 * ((i * 7) % 23) - 2.75: distinct small values, exactly
 // representable.
@@ -181,8 +55,9 @@ TEST(EltwiseOnDevice, EveryFnAndBroadcastMatchesReference) {
           "eltwise", absl::StrCat(shapes[k++ % 4], ",fn=", fn, ",b=", b)));
     }
   }
-  EXPECT_THAT(testing::CheckRandomConfigs(EltwiseDirect(), workloads, 2, 1),
-              IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::EltwiseDirect(), workloads, 2, 1),
+      IsEmpty());
 }
 
 TEST(EltwiseOnDevice, EpilogueAttrsMatchReference) {
@@ -201,37 +76,39 @@ TEST(EltwiseOnDevice, EpilogueAttrsMatchReference) {
   workloads.push_back(testing::MustParse(
       "eltwise",
       "C=5,H=3,W=3,fn=mul,b=nc,affine=shift,act=silu,post=scale_shift"));
-  EXPECT_THAT(testing::CheckRandomConfigs(EltwiseDirect(), workloads, 2, 11),
-              IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::EltwiseDirect(), workloads, 2, 11),
+      IsEmpty());
 }
 
 TEST(EltwiseOnDevice, ChosenConfigsMatchReference) {
   // Vector tails past the end, vectors crossing planes (H*W = 35), several
   // vectors per work-item, the widest work-group.
-  EXPECT_THAT(
-      CheckConfigs(EltwiseDirect(),
-                   {testing::MustParse("eltwise",
-                                       "N=2,C=3,H=5,W=7,fn=add,b=channel,"
-                                       "affine=scale_shift,act=hardswish"),
-                    testing::MustParse("eltwise",
-                                       "N=2,C=3,H=5,W=7,fn=div,b=nc,"
-                                       "affine=shift,act=sigmoid"),
-                    testing::MustParse("eltwise",
-                                       "C=64,H=40,W=40,fn=mul,"
-                                       "b=tensor,act=relu")},
-                   {"WG=1,VW=8,EPW=4", "WG=4,VW=4,EPW=2", "WG=8,VW=2,EPW=8",
-                    "WG=16,VW=1,EPW=1", "WG=32,VW=8,EPW=1"}),
-      IsEmpty());
-  EXPECT_THAT(CheckConfigs(EltwiseDirect(),
-                           {testing::MustParse("eltwise", "C=64,H=40,W=40")},
-                           {"WG=1024,VW=4,EPW=4", "WG=256,VW=8,EPW=2"}),
+  EXPECT_THAT(testing::CheckConfigs(
+                  testing::EltwiseDirect(),
+                  {testing::MustParse("eltwise",
+                                      "N=2,C=3,H=5,W=7,fn=add,b=channel,"
+                                      "affine=scale_shift,act=hardswish"),
+                   testing::MustParse("eltwise",
+                                      "N=2,C=3,H=5,W=7,fn=div,b=nc,"
+                                      "affine=shift,act=sigmoid"),
+                   testing::MustParse("eltwise",
+                                      "C=64,H=40,W=40,fn=mul,"
+                                      "b=tensor,act=relu")},
+                  {"WG=1,VW=8,EPW=4", "WG=4,VW=4,EPW=2", "WG=8,VW=2,EPW=8",
+                   "WG=16,VW=1,EPW=1", "WG=32,VW=8,EPW=1"}),
               IsEmpty());
+  EXPECT_THAT(
+      testing::CheckConfigs(testing::EltwiseDirect(),
+                            {testing::MustParse("eltwise", "C=64,H=40,W=40")},
+                            {"WG=1024,VW=4,EPW=4", "WG=256,VW=8,EPW=2"}),
+      IsEmpty());
 }
 
 TEST(EltwiseOnDevice, HalfStorageMatchesReference) {
   EXPECT_THAT(
       testing::CheckRandomConfigs(
-          EltwiseDirect(),
+          testing::EltwiseDirect(),
           {testing::MustParse("eltwise", "C=3,H=5,W=7,fn=add,b=tensor,act=silu",
                               "fp16"),
            testing::MustParse("eltwise",
@@ -242,12 +119,12 @@ TEST(EltwiseOnDevice, HalfStorageMatchesReference) {
           3, 21),
       IsEmpty());
   // Eight-lane half loads at elements that are not 16-byte aligned.
-  EXPECT_THAT(
-      CheckConfigs(EltwiseDirect(),
-                   {testing::MustParse(
-                       "eltwise", "N=2,C=3,H=5,W=7,fn=sub,b=channel", "fp16")},
-                   {"WG=4,VW=8,EPW=2", "WG=1,VW=8,EPW=4"}),
-      IsEmpty());
+  EXPECT_THAT(testing::CheckConfigs(
+                  testing::EltwiseDirect(),
+                  {testing::MustParse(
+                      "eltwise", "N=2,C=3,H=5,W=7,fn=sub,b=channel", "fp16")},
+                  {"WG=4,VW=8,EPW=2", "WG=1,VW=8,EPW=4"}),
+              IsEmpty());
 }
 
 TEST(EltwiseReference, MatchesHost) {
@@ -257,8 +134,8 @@ TEST(EltwiseReference, MatchesHost) {
   const int n = 2, c = 3, hw = 6, total = n * c * hw;
   const std::vector<float> a = Ramp(total), b = Ramp(n * c, 5),
                            shift = {0.5f, -1.0f, 0.25f};
-  const std::vector<float> out = RunReferenceOn(
-      EltwiseDirect(), w,
+  const std::vector<float> out = testing::RunReferenceOn(
+      testing::EltwiseDirect(), w,
       {{"a", a}, {"b", b}, {"scale", {0, 0, 0}}, {"shift", shift}});
   ASSERT_EQ(out.size(), static_cast<size_t>(total));
   for (int i = 0; i < total; ++i) {
@@ -283,8 +160,8 @@ TEST(EltwiseReference, EpilogueMatchesHost) {
         "eltwise", absl::StrCat("C=3,H=2,W=2,fn=mul,b=channel,"
                                 "affine=scale_shift,post=scale_shift,act=",
                                 act));
-    const std::vector<float> out = RunReferenceOn(
-        EltwiseDirect(), w,
+    const std::vector<float> out = testing::RunReferenceOn(
+        testing::EltwiseDirect(), w,
         {{"a", a}, {"b", b}, {"scale", scale}, {"shift", shift}});
     ASSERT_EQ(out.size(), static_cast<size_t>(total));
     for (int i = 0; i < total; ++i) {
@@ -328,16 +205,17 @@ TEST(ResizeOnDevice, EveryModeMatchesReference) {
           "resize", absl::StrCat(shape, ",mode=linear,coord=", coord)));
     }
   }
-  EXPECT_THAT(testing::CheckRandomConfigs(ResizeDirect(), workloads, 2, 31),
-              IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::ResizeDirect(), workloads, 2, 31),
+      IsEmpty());
 }
 
 TEST(ResizeOnDevice, ChosenConfigsMatchReference) {
   // Column tiles past OW (vector stores cut), row tiles past OH, plane
   // tiles past N*C.
   EXPECT_THAT(
-      CheckConfigs(
-          ResizeDirect(),
+      testing::CheckConfigs(
+          testing::ResizeDirect(),
           {testing::MustParse("resize", "N=1,C=5,H=20,W=20,OH=40,OW=40"),
            testing::MustParse("resize",
                               "N=1,C=3,H=7,W=9,OH=15,OW=21,mode=linear")},
@@ -349,7 +227,7 @@ TEST(ResizeOnDevice, ChosenConfigsMatchReference) {
 TEST(ResizeOnDevice, HalfStorageMatchesReference) {
   EXPECT_THAT(
       testing::CheckRandomConfigs(
-          ResizeDirect(),
+          testing::ResizeDirect(),
           {testing::MustParse("resize", "C=3,H=5,W=7,OH=10,OW=14", "fp16"),
            testing::MustParse("resize",
                               "N=2,C=2,H=5,W=4,OH=7,OW=9,mode=linear,"
@@ -357,11 +235,12 @@ TEST(ResizeOnDevice, HalfStorageMatchesReference) {
                               "fp16")},
           3, 41),
       IsEmpty());
-  EXPECT_THAT(CheckConfigs(ResizeDirect(),
-                           {testing::MustParse(
-                               "resize", "C=3,H=5,W=7,OH=10,OW=13", "fp16")},
-                           {"WGQ=1,WGP=2,QWI=8,PWI=2,CPW=2"}),
-              IsEmpty());
+  EXPECT_THAT(
+      testing::CheckConfigs(
+          testing::ResizeDirect(),
+          {testing::MustParse("resize", "C=3,H=5,W=7,OH=10,OW=13", "fp16")},
+          {"WGQ=1,WGP=2,QWI=8,PWI=2,CPW=2"}),
+      IsEmpty());
 }
 
 // ONNX Resize on the host in double: x_original of output index x.
@@ -395,7 +274,7 @@ void ExpectResizeMatchesHost(int c, int h, int w, int oh, int ow,
                    ",mode=", mode, ",coord=", coord, ",round=", round));
   const std::vector<float> in = Ramp(c * h * w);
   const std::vector<float> out =
-      RunReferenceOn(ResizeDirect(), wl, {{"input", in}});
+      testing::RunReferenceOn(testing::ResizeDirect(), wl, {{"input", in}});
   ASSERT_EQ(out.size(), static_cast<size_t>(c * oh * ow));
   for (int p = 0; p < c; ++p) {
     const float* plane = in.data() + p * h * w;
@@ -456,16 +335,17 @@ TEST(LayernormOnDevice, RandomConfigsMatchReference) {
     shapes.push_back(testing::MustParse(
         "layernorm", absl::StrCat(shape, ",affine=scale_shift")));
   }
-  EXPECT_THAT(testing::CheckRandomConfigs(LayernormRows(), shapes, 3, 51),
-              IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::LayernormRows(), shapes, 3, 51),
+      IsEmpty());
 }
 
 TEST(LayernormOnDevice, ChosenConfigsMatchReference) {
   // One pass in registers, many passes with partial last passes, partial
   // last work-groups of rows.
   EXPECT_THAT(
-      CheckConfigs(
-          LayernormRows(),
+      testing::CheckConfigs(
+          testing::LayernormRows(),
           {testing::MustParse("layernorm", "N=5,D=1027"),
            testing::MustParse("layernorm", "N=3,D=1000,affine=scale_shift")},
           {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
@@ -476,18 +356,18 @@ TEST(LayernormOnDevice, ChosenConfigsMatchReference) {
 
 TEST(LayernormOnDevice, HalfStorageMatchesReference) {
   EXPECT_THAT(testing::CheckRandomConfigs(
-                  LayernormRows(),
+                  testing::LayernormRows(),
                   {testing::MustParse("layernorm", "N=5,D=1027", "fp16"),
                    testing::MustParse("layernorm",
                                       "N=3,D=120,affine=scale_shift", "fp16"),
                    testing::MustParse("layernorm", "N=1,D=3", "fp16")},
                   3, 61),
               IsEmpty());
-  EXPECT_THAT(
-      CheckConfigs(LayernormRows(),
-                   {testing::MustParse("layernorm", "N=5,D=1027", "fp16")},
-                   {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
-      IsEmpty());
+  EXPECT_THAT(testing::CheckConfigs(
+                  testing::LayernormRows(),
+                  {testing::MustParse("layernorm", "N=5,D=1027", "fp16")},
+                  {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
+              IsEmpty());
 }
 
 TEST(LayernormReference, MatchesHost) {
@@ -505,11 +385,11 @@ TEST(LayernormReference, MatchesHost) {
     const bool scaled = std::string(affine) == "scale_shift";
     const Workload w = testing::MustParse(
         "layernorm", absl::StrCat("N=", n, ",D=", d, ",affine=", affine));
-    const std::vector<float> out =
-        RunReferenceOn(LayernormRows(), w,
-                       {{"input", x},
-                        {"gamma", scaled ? gamma : std::vector<float>{0}},
-                        {"beta", scaled ? beta : std::vector<float>{0}}});
+    const std::vector<float> out = testing::RunReferenceOn(
+        testing::LayernormRows(), w,
+        {{"input", x},
+         {"gamma", scaled ? gamma : std::vector<float>{0}},
+         {"beta", scaled ? beta : std::vector<float>{0}}});
     ASSERT_EQ(out.size(), static_cast<size_t>(n * d));
     for (int r = 0; r < n; ++r) {
       double mean = 0, var = 0;

@@ -20,35 +20,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Runs each config (as text) on each workload; returns a line per failure,
-// including configs the template refuses.
-std::vector<std::string> CheckConfigs(const KernelTemplate& tmpl,
-                                      const std::vector<Workload>& workloads,
-                                      const std::vector<std::string>& configs) {
-  std::vector<std::string> failures;
-  const DeviceLimits limits = testing::DeviceLimits();
-  for (const std::string& text : configs) {
-    auto config = tmpl.ParseConfig(text);
-    if (!config.ok()) {
-      failures.push_back(std::string(config.status().message()));
-      continue;
-    }
-    for (const Workload& w : workloads) {
-      if (absl::Status s = tmpl.CheckConfig(*config, w, limits); !s.ok()) {
-        failures.push_back(absl::StrCat(w.Canonical(), ": ", s.message()));
-        continue;
-      }
-      const v1::Measurement m = testing::RunConfig(tmpl, w, *config);
-      if (m.error() != v1::Measurement::OK) {
-        failures.push_back(absl::StrCat(w.Canonical(), " ", text, ": ",
-                                        v1::Measurement::Error_Name(m.error()),
-                                        " ", m.error_message().substr(0, 300)));
-      }
-    }
-  }
-  return failures;
-}
-
 // ---------------------------------------------------------------- pool2d
 
 std::vector<Workload> PoolShapes(const char* mode, const char* dtype) {
@@ -92,13 +63,13 @@ TEST(Pool2dOnDevice, ChosenConfigsMatchReference) {
       testing::MustParse("pool2d", "C=3,H=14,W=22,R=2,S=2,SH=2,SW=2,mode=avg"),
       testing::MustParse("pool2d", "C=4,H=11,W=25,R=3,S=3,SH=3,SW=3,PH=1,PW=1"),
   };
-  EXPECT_THAT(
-      CheckConfigs(pool, shapes,
-                   {"PWI=2,QWI=4,VW=4,WGQ=2,WGP=2,WGC=2,CWG=4,LT=1,UNR=1",
-                    "PWI=1,QWI=2,VW=2,WGQ=4,WGP=4,WGC=1,CWG=2,LT=1,UNR=0",
-                    "PWI=4,QWI=4,VW=2,WGQ=2,WGP=1,WGC=1,CWG=1,LT=0,UNR=1",
-                    "PWI=1,QWI=8,VW=4,WGQ=1,WGP=4,WGC=2,CWG=2,LT=0,UNR=0"}),
-      IsEmpty());
+  EXPECT_THAT(testing::CheckConfigs(
+                  pool, shapes,
+                  {"PWI=2,QWI=4,VW=4,WGQ=2,WGP=2,WGC=2,CWG=4,LT=1,UNR=1",
+                   "PWI=1,QWI=2,VW=2,WGQ=4,WGP=4,WGC=1,CWG=2,LT=1,UNR=0",
+                   "PWI=4,QWI=4,VW=2,WGQ=2,WGP=1,WGC=1,CWG=1,LT=0,UNR=1",
+                   "PWI=1,QWI=8,VW=4,WGQ=1,WGP=4,WGC=2,CWG=2,LT=0,UNR=0"}),
+              IsEmpty());
 }
 
 TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
@@ -113,7 +84,7 @@ TEST(Pool2dOnDevice, HalfStorageMatchesReference) {
           4, 201),
       IsEmpty());  // Stride 2 with four lanes: eight-half loads at odd columns.
   EXPECT_THAT(
-      CheckConfigs(
+      testing::CheckConfigs(
           pool,
           {testing::MustParse(
               "pool2d", "C=3,H=9,W=21,R=3,S=3,SH=2,SW=2,PH=1,PW=1", "fp16")},
@@ -142,7 +113,7 @@ TEST(GlobalPoolOnDevice, ChosenConfigsMatchReference) {
   // and many planes per work-group with a partial last group.
   const KernelTemplate& pool = testing::GlobalPoolReduce();
   EXPECT_THAT(
-      CheckConfigs(
+      testing::CheckConfigs(
           pool,
           {testing::MustParse("global_pool", "N=2,C=3,H=48,W=191,mode=avg"),
            testing::MustParse("global_pool", "N=2,C=3,H=47,W=192")},
@@ -162,7 +133,7 @@ TEST(GlobalPoolOnDevice, HalfStorageMatchesReference) {
               IsEmpty());  // Eight-lane half loads at planes that are not
                            // 16-byte aligned.
   EXPECT_THAT(
-      CheckConfigs(
+      testing::CheckConfigs(
           pool,
           {testing::MustParse("global_pool", "N=2,C=3,H=7,W=7", "fp16"),
            testing::MustParse("global_pool", "C=3,H=13,W=9,mode=avg", "fp16")},
@@ -187,14 +158,14 @@ TEST(SoftmaxOnDevice, ChosenConfigsMatchReference) {
   // One pass in registers, many passes (online max and sum) with partial
   // last passes, and partial last work-groups of rows.
   const KernelTemplate& softmax = testing::SoftmaxRows();
-  EXPECT_THAT(
-      CheckConfigs(softmax,
-                   {testing::MustParse("softmax", "N=5,D=1027"),
-                    testing::MustParse("softmax", "N=3,D=1000")},
-                   {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
-                    "WPR=1,RPG=4,VW=8,EPW=4", "WPR=128,RPG=4,VW=1,EPW=8",
-                    "WPR=32,RPG=1,VW=8,EPW=4"}),
-      IsEmpty());
+  EXPECT_THAT(testing::CheckConfigs(
+                  softmax,
+                  {testing::MustParse("softmax", "N=5,D=1027"),
+                   testing::MustParse("softmax", "N=3,D=1000")},
+                  {"WPR=256,RPG=1,VW=4,EPW=1", "WPR=16,RPG=2,VW=2,EPW=1",
+                   "WPR=1,RPG=4,VW=8,EPW=4", "WPR=128,RPG=4,VW=1,EPW=8",
+                   "WPR=32,RPG=1,VW=8,EPW=4"}),
+              IsEmpty());
 }
 
 TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
@@ -207,9 +178,9 @@ TEST(SoftmaxOnDevice, HalfStorageMatchesReference) {
               IsEmpty());  // Eight-lane half loads and stores at rows that are
                            // not 16-byte aligned.
   EXPECT_THAT(
-      CheckConfigs(softmax,
-                   {testing::MustParse("softmax", "N=5,D=1027", "fp16")},
-                   {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
+      testing::CheckConfigs(
+          softmax, {testing::MustParse("softmax", "N=5,D=1027", "fp16")},
+          {"WPR=1,RPG=4,VW=8,EPW=4", "WPR=64,RPG=2,VW=8,EPW=2"}),
       IsEmpty());
 }
 

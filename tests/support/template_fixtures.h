@@ -57,6 +57,21 @@ inline const templates::KernelTemplate& GlobalPoolReduce() {
 inline const templates::KernelTemplate& SoftmaxRows() {
   return BuiltinTemplate("softmax_rows");
 }
+inline const templates::KernelTemplate& EltwiseDirect() {
+  return BuiltinTemplate("eltwise_direct");
+}
+inline const templates::KernelTemplate& ResizeDirect() {
+  return BuiltinTemplate("resize_direct");
+}
+inline const templates::KernelTemplate& LayernormRows() {
+  return BuiltinTemplate("layernorm_rows");
+}
+inline const templates::KernelTemplate& ConvTranspose2dDirect() {
+  return BuiltinTemplate("conv_transpose2d_direct");
+}
+inline const templates::KernelTemplate& BatchMatmulTiled() {
+  return BuiltinTemplate("batch_matmul_tiled");
+}
 
 // Device limits of a GPU-like device: work-groups of up to `group`
 // work-items, `local_kib` KiB of local memory, 1 GiB allocations.

@@ -289,12 +289,12 @@ TEST(LibraryTrialTest, ConvgemmWithEpilogueKernel) {
   EXPECT_NE(m.program_source(), Measurement::PROGRAM_SOURCE_UNSPECIFIED);
 }
 
-TEST(LibraryTrialTest, GemmThenReluEpilogueAsDense) {
-  // dense_gemm's problem: output(M x N) = input(M x K) * weight(K x N), the
-  // epilogue per output feature (column): scale_shift, relu.
-  const int m = 19, n = 23, k = 31;
-  const std::string attrs = " -DAFFINE=2 -DACT=1";
-  Request r("dense M19 N23 K31 scale_shift relu");
+// dense_gemm's problem as a CLBlast GEMM call: output(M x N) = input(M x
+// K) * weight(K x N), verified against dense_gemm's reference with the
+// epilogue per output feature (column) of `attrs` (build options); the
+// epilogue kernel is the caller's to add.
+Request DenseCall(int m, int n, int k, const std::string& attrs) {
+  Request r(absl::StrCat("dense M", m, " N", n, " K", k, attrs));
   r.Input("input", m * k, 1)
       .Input("weight", k * n, 2)
       .Output("output", m * n)
@@ -302,35 +302,31 @@ TEST(LibraryTrialTest, GemmThenReluEpilogueAsDense) {
       .FloatInput("shift", n, 102)
       .Input("residual", 1, 103)  // RESIDUAL=0: never read
       .Reference(
-          "gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
-          {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"), Buf("output"),
-           Buf("scale"), Buf("shift"), Buf("residual"), F32(0), F32(0)},
-          "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
-      .Library("gemm", {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
-                        Buf("output")})
-      .Epilogue({1, n, m},
-                {Buf("output"), Buf("scale"), Buf("shift"), Buf("residual"),
-                 F32(0), F32(0)},
-                "-DDTYPE_FP16=0" + attrs);
-  const Measurement m1 = Device().Measure(r.get());
-  ExpectMeasured(m1, 1e-4);
-  // The same call without its epilogue is verified against the same
-  // reference, and fails: the epilogue really ran, and verification looks.
-  Request bare("dense M19 N23 K31 scale_shift relu");
-  bare.Input("input", m * k, 1)
-      .Input("weight", k * n, 2)
-      .Output("output", m * n)
-      .FloatInput("scale", n, 101)
-      .FloatInput("shift", n, 102)
-      .Input("residual", 1, 103)  // RESIDUAL=0: never read
-      .Reference(
-          "gemm/gemm_reference.cl", "gemm_reference_fused", {n, m, 1},
+          "gemm/gemm_reference.cl", "gemm_reference_fused",
+          {static_cast<uint64_t>(n), static_cast<uint64_t>(m), 1},
           {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"), Buf("output"),
            Buf("scale"), Buf("shift"), Buf("residual"), F32(0), F32(0)},
           "-DDTYPE_FP16=0 -DEPILOGUE_AXIS=2" + attrs)
       .Library("gemm", {I32(m), I32(n), I32(k), Buf("input"), Buf("weight"),
                         Buf("output")});
-  EXPECT_EQ(Device().Measure(bare.get()).error(), Measurement::WRONG_ANSWER);
+  return r;
+}
+
+TEST(LibraryTrialTest, GemmThenReluEpilogueAsDense) {
+  // The epilogue: scale_shift, relu.
+  const int m = 19, n = 23, k = 31;
+  const std::string attrs = " -DAFFINE=2 -DACT=1";
+  Request r = DenseCall(m, n, k, attrs);
+  r.Epilogue({1, static_cast<uint64_t>(n), static_cast<uint64_t>(m)},
+             {Buf("output"), Buf("scale"), Buf("shift"), Buf("residual"),
+              F32(0), F32(0)},
+             "-DDTYPE_FP16=0" + attrs);
+  const Measurement m1 = Device().Measure(r.get());
+  ExpectMeasured(m1, 1e-4);
+  // The same call without its epilogue is verified against the same
+  // reference, and fails: the epilogue really ran, and verification looks.
+  EXPECT_EQ(Device().Measure(DenseCall(m, n, k, attrs).get()).error(),
+            Measurement::WRONG_ANSWER);
 }
 
 TEST(LibraryTrialTest, WrongProductIsWrongAnswer) {
