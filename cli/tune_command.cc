@@ -112,10 +112,10 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
       "tune",
       "tune one workload: without --server, a local server and agent on "
       "this machine's OpenCL device are started, with records in --db");
-  cmd->add_option("--op", o.op,
-                  absl::StrCat("op to tune: ",
-                               absl::StrJoin(templates::KnownOps(), ", "),
-                               " (default: gemm, or a spec template's)"));
+  cmd->add_option(
+      "--op", o.op,
+      absl::StrCat("op to tune: ", absl::StrJoin(templates::KnownOps(), ", "),
+                   " (default: gemm, or a spec template's)"));
   cmd->add_option("--shape", o.shape,
                   "shape, e.g. M=512,N=512,K=512 (attributes too: act=relu)");
   cmd->add_option("--dtype", o.dtype, "fp32 or fp16")->capture_default_str();

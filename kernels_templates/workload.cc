@@ -79,8 +79,7 @@ std::vector<OpSpec> MakeOps() {
       {"conv2d", conv, epilogue, dtypes},
       {"depthwise_conv2d",
        concat({{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}}, WindowDims(true)),
-       epilogue,
-       dtypes},
+       epilogue, dtypes},
       // Transposed 2D convolution (ONNX ConvTranspose), NCHW, weight
       // C x K/G x R x S; OPH, OPW: output padding. Output
       // (H - 1) * SH - 2 * PH + DH * (R - 1) + OPH + 1 rows.
@@ -273,8 +272,8 @@ absl::Status CheckShapeProduct(absl::string_view op,
 
 // Every attribute of the op in its order, those not given at their
 // default; each given one is the op's, once, with one of its values.
-absl::StatusOr<std::vector<Attr>> CanonicalAttrs(const OpSpec& spec,
-                                                 const std::vector<Attr>& attrs) {
+absl::StatusOr<std::vector<Attr>> CanonicalAttrs(
+    const OpSpec& spec, const std::vector<Attr>& attrs) {
   for (const Attr& a : attrs) {
     if (std::count_if(attrs.begin(), attrs.end(),
                       [&](const Attr& o) { return o.name == a.name; }) > 1) {

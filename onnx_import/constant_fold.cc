@@ -257,8 +257,9 @@ std::optional<TensorValue> Concat(const std::vector<const TensorValue*>& in,
   for (int64_t o = 0; o < outer; ++o) {
     for (const TensorValue* t : in) {
       const int64_t block = outer == 0 ? 0 : t->size() / outer;
-      for (int64_t k = 0; k < block; ++k)
+      for (int64_t k = 0; k < block; ++k) {
         CopyElement(*t, o * block + k, *out, to++);
+      }
     }
   }
   return out;

@@ -36,10 +36,9 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
     }
     int axis = site.channel_axis;
     b = BroadcastKind(*y, *out, &axis);
-    if (b.empty())
-      return NoMatch{
-          "a broadcast other than tensor, scalar, "
-          "channel or N x C"};
+    if (b.empty()) {
+      return NoMatch{"a broadcast other than tensor, scalar, channel or N x C"};
+    }
     if (b == "nc") axis = 1;
     site.channel_axis = axis;
     fn = op;
