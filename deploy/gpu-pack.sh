@@ -6,15 +6,21 @@
 # Debian's OpenCL ICD loader, and the PP-OCR models. Output: build-gpu-pack/.
 #
 #   deploy/gpu-pack.sh [BUILD_DIR]
+#   PACK_MODELS="cls det rec" deploy/gpu-pack.sh   # also the det and rec
+#     models (+15 MB); PACK_BENCH=0 leaves out the benchmarks (gpu_gemm,
+#     agent_efficiency, model_tuning: -6.5 MB), to stay within the device
+#     tool's 64 MiB carry with both
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=build-gpu-pack
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-std" "$OUT/models"
-BINS=("$BUILD/bench/gpu_gemm" "$BUILD/bench/agent_efficiency" "$BUILD/bench/model_tuning"
-      "$BUILD/cli/tunefleet"
+BINS=("$BUILD/cli/tunefleet"
       "$BUILD/server/tunefleet-server" "$BUILD/device_agent/tunefleet-agent")
+if [ "${PACK_BENCH:-1}" != 0 ]; then
+  BINS+=("$BUILD/bench/gpu_gemm" "$BUILD/bench/agent_efficiency" "$BUILD/bench/model_tuning")
+fi
 cp "${BINS[@]}" "$OUT/bin/"
 strip "$OUT"/bin/*
 for lib in $(ldd "${BINS[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
@@ -24,9 +30,20 @@ for lib in $(ldd "${BINS[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
     *) cp -L "$lib" "$OUT/lib/" ;;
   esac
 done
+# The agent dlopen()s libOpenCL.so.1 (device_agent/opencl_loader.cc), so
+# ldd does not list it: Debian's ICD loader goes in by name, or the
+# machine's own libOpenCL (a PoCL built as the library itself, say) would
+# ignore the NVIDIA driver gpu-run.sh registers.
+cp -L "$(ldconfig -p | awk '/libOpenCL\.so\.1 .*x86-64/ {print $NF; exit}')" "$OUT/lib/"
 strip --strip-unneeded "$OUT"/lib/* "$OUT"/lib-std/* 2>/dev/null || true
 MODEL=$(deploy/fetch-model.sh)
-# The classifier, and the det and rec models beside it.
-cp "$MODEL" "$(dirname "$MODEL")"/ch_PP-OCRv4_*_infer.onnx "$OUT/models/"
+ASSETS=$(dirname "$MODEL")
+for m in ${PACK_MODELS:-cls}; do
+  case "$m" in
+    cls) cp "$MODEL" "$OUT/models/" ;;
+    det|rec) cp "$ASSETS/ch_PP-OCRv4_${m}_infer.onnx" "$OUT/models/" ;;
+    *) echo "unknown model '$m' in PACK_MODELS (cls, det, rec)" >&2; exit 2 ;;
+  esac
+done
 cp deploy/gpu-run.sh "$OUT/"
 du -sh "$OUT"
