@@ -32,9 +32,21 @@ bool PerChannel(const GraphIndex& g, const std::string& name,
   return true;
 }
 
-// The single consumer of `name`, or -1.
+// Whether BatchNormalization `bn` normalises the site's channels: BN's
+// channels are always axis 1, and its scale holds one value per channel.
+bool BatchNormOfSiteChannels(const GraphIndex& g, const onnx::NodeProto& bn,
+                             const EpilogueSite& site) {
+  if (site.channel_axis != 1 || site.rank < 2) return false;
+  std::optional<Dims> scale = g.ConstantDims(Input(bn, 1));
+  if (!scale) scale = g.Shape(Input(bn, 1));
+  return scale && *scale == Dims{site.channels};
+}
+
+// The single consumer of `name`, or -1 (also when `name` is a graph
+// output: the model's caller reads it).
 int Single(const GraphIndex& g, const std::string& name,
            const std::vector<bool>& covered) {
+  if (g.IsGraphOutput(name)) return -1;
   const std::vector<int>& next = g.Consumers(name);
   if (next.size() != 1 || covered[next[0]]) return -1;
   return next[0];
@@ -92,6 +104,7 @@ std::optional<Spelled> ShiftedClipSixth(const GraphIndex& g, int add,
 std::optional<Spelled> SpelledActivation(const GraphIndex& g,
                                          const std::string& x,
                                          const std::vector<bool>& covered) {
+  if (g.IsGraphOutput(x)) return std::nullopt;
   const std::vector<int>& next = g.Consumers(x);
   for (int i : next) {
     if (covered[i]) return std::nullopt;
@@ -239,7 +252,8 @@ Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
     std::string* affine = stage == 0                ? &e.affine
                           : stage == 2 && site.post ? &e.post
                                                     : nullptr;
-    if (op == "BatchNormalization" && first && stage == 0) {
+    if (op == "BatchNormalization" && first && stage == 0 &&
+        BatchNormOfSiteChannels(g, n, site)) {
       scale(&e.affine);
     } else if (affine && channel && (op == "Mul" || (op == "Div" && first))) {
       scale(affine);

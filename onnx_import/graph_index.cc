@@ -106,6 +106,9 @@ std::optional<onnx::TensorProto> ConstantNodeValue(const onnx::NodeProto& n) {
 }
 
 GraphIndex::GraphIndex(const onnx::GraphProto& g) : g_(g) {
+  for (const onnx::ValueInfoProto& out : g.output()) {
+    if (!out.name().empty()) graph_outputs_.insert(out.name());
+  }
   for (int i = 0; i < g.node_size(); ++i) {
     for (const std::string& in : g.node(i).input()) {
       if (in.empty()) continue;

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,11 @@ class GraphIndex {
   int size() const { return g_.node_size(); }
   const onnx::NodeProto& node(int i) const { return g_.node(i); }
   const std::vector<int>& Consumers(const std::string& name) const;
+  // Whether `name` is one of the graph's outputs: a use beside its
+  // consumer nodes, so nothing may be fused through it.
+  bool IsGraphOutput(const std::string& name) const {
+    return graph_outputs_.count(name) > 0;
+  }
   // The node producing `name`, or -1 (inputs, initializers, unknown).
   int Producer(const std::string& name) const;
   // Dims of a tensor when all are known and >= 1.
@@ -79,6 +85,7 @@ class GraphIndex {
  private:
   const onnx::GraphProto& g_;
   std::map<std::string, std::vector<int>> consumers_;
+  std::set<std::string> graph_outputs_;
   std::map<std::string, int> producer_;
   std::deque<onnx::TensorProto> owned_;  // values of Constant nodes
   std::map<std::string, const onnx::TensorProto*> constants_;

@@ -6,8 +6,10 @@
 namespace tunefleet::onnx_import {
 namespace {
 
-// The single consumer of `name` when it is an `op` not in a task, or -1.
+// The single consumer of `name` when it is an `op` not in a task, or -1
+// (also when `name` is a graph output).
 int Next(const MatchContext& c, const std::string& name, const char* op) {
+  if (c.g.IsGraphOutput(name)) return -1;
   const std::vector<int>& next = c.g.Consumers(name);
   if (next.size() != 1 || c.covered[next[0]] ||
       c.g.node(next[0]).op_type() != op) {
@@ -82,7 +84,9 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i) {
   }
   const std::string& centred = Output(g.node(sub), 0);
   const std::vector<int>& uses = g.Consumers(centred);
-  if (uses.size() != 2) return NoMatch{"not a LayerNorm's mean"};
+  if (uses.size() != 2 || g.IsGraphOutput(centred)) {
+    return NoMatch{"not a LayerNorm's mean"};
+  }
   const int pow = g.node(uses[0]).op_type() == "Pow" ? uses[0] : uses[1];
   const int div = pow == uses[0] ? uses[1] : uses[0];
   if (c.covered[pow] || c.covered[div] || g.node(pow).op_type() != "Pow" ||
@@ -100,7 +104,7 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i) {
     return NoMatch{"not a LayerNorm's mean"};
   }
   const int sqrt = Next(c, Output(g.node(eps), 0), "Sqrt");
-  if (sqrt < 0 ||
+  if (sqrt < 0 || g.IsGraphOutput(Output(g.node(sqrt), 0)) ||
       g.Consumers(Output(g.node(sqrt), 0)) != std::vector<int>{div} ||
       Input(g.node(div), 1) != Output(g.node(sqrt), 0)) {
     return NoMatch{"not a LayerNorm's mean"};

@@ -85,6 +85,13 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
       continue;
     }
     const Match& m = std::get<Match>(r);
+    if (absl::StatusOr<const templates::KernelTemplate*> t =
+            templates::FindTemplateFor(m.workload, "");
+        !t.ok()) {
+      classes[i] = NodeClass::kLeft;
+      reasons[i] = std::string(t.status().message());
+      continue;
+    }
     for (int n : m.nodes) {
       covered[n] = true;
       classes[n] = n == i ? NodeClass::kTuned : NodeClass::kFused;

@@ -242,3 +242,48 @@ TEST(OnnxFusion, DenseFoldsBiasResidualAndSilu) {
 
 }  // namespace
 }  // namespace tunefleet::onnx_import
+
+namespace tunefleet::onnx_import {
+namespace {
+
+// A tensor that is also a graph output is read by the model's caller:
+// nothing is fused through it.
+TEST(OnnxFusion, NothingIsFusedThroughAGraphOutput) {
+  GraphBuilder b = ConvBlock();
+  b.Node("Relu", {"c"}, {"y"});
+  b.Output("c");
+  b.Output("y");
+  EXPECT_THAT(Workloads(b),
+              ::testing::UnorderedElementsAre(
+                  std::string(kConv) + " affine=shift",
+                  "eltwise N=1 C=8 H=8 W=8 fp32 b=scalar act=relu"));
+}
+
+// BatchNormalization normalises axis 1: after a dense layer of a 3D input
+// ([B, T, N], channels on the last axis) it is not the layer's per-channel
+// affine step.
+TEST(OnnxFusion, BatchNormIsNotFoldedOnAnotherChannelAxis) {
+  GraphBuilder b;
+  b.Input("x", {1, 8, 16});
+  b.Weight("w", {16, 8});
+  b.Node("MatMul", {"x", "w"}, {"d"});
+  for (const char* p : {"g", "beta", "mean", "var"}) b.Weight(p, {8});
+  b.Node("BatchNormalization", {"d", "g", "beta", "mean", "var"}, {"y"});
+  b.Output("y");
+  auto m = ImportOnnxBytes(b.Bytes(), "test.onnx", {});
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_FALSE(m->tasks.empty());
+  for (const ModelTask& t : m->tasks) {
+    if (t.workload.op() == "dense") {
+      EXPECT_EQ(t.workload.Canonical(), "dense M=8 N=8 K=16 fp32");
+    }
+  }
+  bool bn_fused = false;
+  for (const OpShare& s : m->coverage.fused) {
+    bn_fused = bn_fused || s.op_type == "BatchNormalization";
+  }
+  EXPECT_FALSE(bn_fused);
+}
+
+}  // namespace
+}  // namespace tunefleet::onnx_import
