@@ -173,24 +173,31 @@ std::optional<TensorValue> Slice(const TensorValue& in, Dims starts, Dims ends,
   for (size_t i = 0; i < starts.size(); ++i) {
     const int64_t a = NormalizeAxis(axes[i], rank);
     if (a < 0 || steps[i] == 0) return std::nullopt;
-    const int64_t d = in.dims[a];
+    // ONNX Slice: negative starts and ends count from the end (+d), then
+    // starts clamp to [0, d] and ends to [0, d] for a positive step,
+    // starts to [0, d - 1] and ends to [-1, d - 1] for a negative one.
+    const int64_t d = in.dims[a];  // <= kMaxFoldElements: no overflow below
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v = v < -d ? lo : v + d;  // -d..-1 count from the end
       return std::clamp(v, lo, hi);
     };
-    int64_t s, e;
-    if (steps[i] > 0) {
+    // A step past d + 1 takes one element, as d + 1 does; clamping it
+    // keeps the count's arithmetic in range for steps near INT64_MAX / MIN.
+    const int64_t st = std::clamp(steps[i], -(d + 1), d + 1);
+    int64_t s = 0, e = 0;
+    if (d == 0) {
+      out_dims[a] = 0;
+    } else if (st > 0) {
       s = clamp(starts[i], 0, d);
       e = clamp(ends[i], 0, d);
-      out_dims[a] = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
+      out_dims[a] = e > s ? (e - s + st - 1) / st : 0;
     } else {
-      s = clamp(starts[i], -1, d - 1);
+      s = clamp(starts[i], 0, d - 1);
       e = clamp(ends[i], -1, d - 1);
-      if (ends[i] < -d) e = -1;
-      out_dims[a] = s > e ? (s - e - steps[i] - 1) / -steps[i] : 0;
+      out_dims[a] = s > e ? (s - e - st - 1) / -st : 0;
     }
     begin[a] = s;
-    step[a] = steps[i];
+    step[a] = st;
   }
   std::optional<TensorValue> out = Make(in.type, out_dims);
   if (!out) return std::nullopt;
@@ -248,7 +255,9 @@ std::optional<TensorValue> Concat(const std::vector<const TensorValue*>& in,
     for (int64_t d = 0; d < rank; ++d) {
       if (d != axis && t->dims[d] != in[0]->dims[d]) return std::nullopt;
     }
+    // Each input's dims are kMaxFoldElements at most: no overflow.
     out_dims[axis] += t->dims[axis];
+    if (out_dims[axis] > kMaxFoldElements) return std::nullopt;
   }
   std::optional<TensorValue> out = Make(in[0]->type, out_dims);
   if (!out) return std::nullopt;

@@ -19,6 +19,14 @@ struct ConvNode {
   int64_t group = 1;
 };
 
+// Whether every value of `v` is in [lo, templates::kMaxDim].
+bool InRange(const Dims& v, int64_t lo) {
+  for (int64_t x : v) {
+    if (x < lo || x > templates::kMaxDim) return false;
+  }
+  return true;
+}
+
 // Reads node `n` as a 2D convolution of kind `kind` ("convolutions",
 // "transposed convolutions": the NoMatch reasons name it), or why not.
 std::variant<ConvNode, NoMatch> ReadConvNode(const GraphIndex& g,
@@ -42,6 +50,18 @@ std::variant<ConvNode, NoMatch> ReadConvNode(const GraphIndex& g,
              IntAttr(n, "group", 1)};
   if (c.strides.size() != 2 || c.dilations.size() != 2) {
     return NoMatch{"strides or dilations are not 2D"};
+  }
+  // Bounded before any arithmetic on them (MakeWorkload checks the dims
+  // it gets, but products and output sizes come first).
+  if (!InRange(c.x, 1) || !InRange(c.w, 1)) {
+    return NoMatch{
+        absl::StrCat("input or weight dims outside 1..", templates::kMaxDim)};
+  }
+  if (!InRange(c.strides, 1) || !InRange(c.dilations, 1) ||
+      !InRange({c.group}, 1) || !InRange({c.pads.first, c.pads.second}, 0)) {
+    return NoMatch{absl::StrCat("strides, dilations, group or pads outside ",
+                                "their range (at most ", templates::kMaxDim,
+                                ")")};
   }
   return c;
 }
@@ -71,6 +91,11 @@ MatchResult MatchConv(const MatchContext& c, int i) {
   if (const NoMatch* no = std::get_if<NoMatch>(&read)) return *no;
   const ConvNode& v = std::get<ConvNode>(read);
   const int64_t ch = v.x[1], k = v.w[0];
+  // ONNX Conv: weight K x C/G x R x S (both factors <= kMaxDim: no overflow).
+  if (v.w[1] * v.group != ch) {
+    return NoMatch{absl::StrCat("weight's ", v.w[1], " input channels x group ",
+                                v.group, " are not the input's ", ch)};
+  }
   std::vector<templates::Dim> dims = {
       {"N", v.x[0]},          {"C", ch},
       {"H", v.x[2]},          {"W", v.x[3]},
@@ -92,12 +117,23 @@ MatchResult MatchConvTranspose(const MatchContext& c, int i) {
       ReadConvNode(c.g, n, "transposed convolutions");
   if (const NoMatch* no = std::get_if<NoMatch>(&read)) return *no;
   const ConvNode& v = std::get<ConvNode>(read);
+  const Dims out_pads = IntsAttr(n, "output_padding", {0, 0});
+  if (out_pads.size() != 2) return NoMatch{"output_padding is not 2D"};
+  if (!InRange(out_pads, 0)) {
+    return NoMatch{
+        absl::StrCat("output_padding outside 0..", templates::kMaxDim)};
+  }
+  // ONNX ConvTranspose: weight C x K/G x R x S.
+  if (v.w[0] != v.x[1]) {
+    return NoMatch{absl::StrCat(
+        "weight's ", v.w[0], " input channels are not the input's ", v.x[1])};
+  }
   std::optional<Dims> y = c.g.Shape(n.output(0));
   if (!y || y->size() != 4) {
     return NoMatch{"only 2D transposed convolutions with known shapes"};
   }
-  const Dims out_pads = IntsAttr(n, "output_padding", {0, 0});
-  if (out_pads.size() != 2) return NoMatch{"output_padding is not 2D"};
+  // Every term is bounded by kMaxDim (< 2^31): the products and the sums
+  // below stay under 2^63.
   const int64_t k = v.w[1] * v.group;
   // The output the contract's formula gives must be the model's (an
   // output_shape attribute may ask for another).

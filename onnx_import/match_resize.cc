@@ -1,10 +1,26 @@
 // Resize (opset 10+) and Upsample -> resize: 2D on N x C x H x W, nearest
 // or (bi)linear, ONNX's coordinate transformations and nearest rounding.
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "onnx_import/match.h"
 
 namespace tunefleet::onnx_import {
+namespace {
+
+// The `scales` attribute (floats) of an Upsample of opset 7 / 8, or
+// nullopt when the node has none.
+std::optional<std::vector<double>> ScalesAttr(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "scales") {
+      return std::vector<double>(a.floats().begin(), a.floats().end());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 MatchResult MatchResize(const MatchContext& c, int i) {
   const GraphIndex& g = c.g;
@@ -43,20 +59,27 @@ MatchResult MatchResize(const MatchContext& c, int i) {
     return NoMatch{"downsampling in an opset-10 Resize or Upsample"};
   }
   if (mode == "linear") round = "round_prefer_floor";  // unused: the default
-  // Scales given must be OH / H and OW / W, the kernel's.
+  // Scales given must be OH / H and OW / W, the kernel's: from the scales
+  // input, or the scales attribute of Upsample before opset 9.
+  std::optional<std::vector<double>> scales;
   if (!scales_input.empty()) {
-    std::optional<TensorValue> s = g.Value(scales_input);
-    if (s && s->size() == 4) {
-      const double want[4] = {1, 1, static_cast<double>(y[2]) / x[2],
-                              static_cast<double>(y[3]) / x[3]};
-      for (int k = 0; k < 4; ++k) {
-        if (std::fabs(s->at(k) - want[k]) > 1e-6 * want[k]) {
-          return NoMatch{"scales other than output / input dims"};
-        }
-      }
-    } else if (s && s->size() != 0) {
-      return NoMatch{"scales not of 4 dims"};
+    if (std::optional<TensorValue> s = g.Value(scales_input)) {
+      scales.emplace();
+      for (int64_t k = 0; k < s->size(); ++k) scales->push_back(s->at(k));
     }
+  } else if (n.op_type() == "Upsample") {
+    scales = ScalesAttr(n);
+  }
+  if (scales && scales->size() == 4) {
+    const double want[4] = {1, 1, static_cast<double>(y[2]) / x[2],
+                            static_cast<double>(y[3]) / x[3]};
+    for (int k = 0; k < 4; ++k) {
+      if (!(std::fabs((*scales)[k] - want[k]) <= 1e-6 * want[k])) {
+        return NoMatch{"scales other than output / input dims"};
+      }
+    }
+  } else if (scales && !scales->empty()) {
+    return NoMatch{"scales not of 4 dims"};
   }
   return Result(
       MakeWorkload("resize",

@@ -13,14 +13,20 @@ bool FoldableType(int32_t type) {
 }
 
 std::optional<int64_t> ElementCount(const Dims& dims, int64_t limit) {
+  // The product of the nonzero dims is bounded too: a tensor with a zero
+  // dim is empty, but its other dims still make strides and sums.
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return std::nullopt;
-    if (d == 0) return 0;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
     if (n > limit / d) return std::nullopt;
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 namespace {

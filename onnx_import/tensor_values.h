@@ -42,8 +42,9 @@ struct TensorValue {
 // Whether values of ONNX data type `type` can be read and folded.
 bool FoldableType(int32_t type);
 
-// The elements of `dims`, or nullopt when a dim is < 0 or the count passes
-// `limit`.
+// The elements of `dims`, or nullopt when a dim is < 0 or the product of
+// the nonzero dims passes `limit` (even when another dim is 0: the dims of
+// an empty tensor still make strides and concatenated sizes).
 std::optional<int64_t> ElementCount(const Dims& dims, int64_t limit);
 
 // The values of `t` (typed or raw data), or nullopt for another data type,
