@@ -6,5 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/install-deps.sh
 bash deploy/build.sh
+# The PP-OCR models of the coverage acceptance test (OnnxMatch.
+# RealModelsAreCovered skips without them, e.g. offline).
+timeout 300 bash deploy/fetch-model.sh >/dev/null ||
+  echo "run-tests: the PP-OCR models were not fetched; the real-model coverage test will skip" >&2
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 600
