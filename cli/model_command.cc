@@ -147,8 +147,9 @@ void PrintTasks(const std::string& onnx, const onnx_import::ModelTasks& m) {
   double total = 0;
   for (const onnx_import::ModelTask& t : m.tasks) total += t.flops * t.count;
   std::cout << absl::StrFormat(
-      "%s: %d nodes, %zu distinct tasks, %.1f MFLOP per inference\n", onnx,
-      m.nodes, m.tasks.size(), total / 1e6);
+      "%s: %d nodes, %zu distinct tasks, %.1f MFLOP in them per inference "
+      "(their templates' counts)\n",
+      onnx, m.nodes, m.tasks.size(), total / 1e6);
   std::cout << absl::StrFormat("%3s %-17s %5s %9s %9s  %s\n", "#", "OP",
                                "COUNT", "MFLOP", "TOTAL", "SHAPE");
   int i = 0;
