@@ -520,9 +520,11 @@ int RunModelTune(const TuneOptions& o) {
   if (!m.ok()) return ReportError("tune", m.status());
   absl::StatusOr<ModelJobPlan> plan = BuildModelJobRequest(o, *m);
   if (!plan.ok()) return ReportError("tune", plan.status());
-  StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
   CurrentJob current;
+  // Declared after what its callback uses: its watcher thread (which may
+  // still be cancelling the job) is joined before they are destroyed.
+  StopSignal stop(nullptr);
   absl::StatusOr<client::ServerConnection> server =
       StartTune(o, stop, &fleet, &current);
   if (!server.ok()) return ReportError("tune", server.status());

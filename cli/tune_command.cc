@@ -345,9 +345,11 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<templates::Workload> workload =
       templates::Workload::Parse(ResolveOp(o.op, *spec), o.shape, o.dtype);
   if (!workload.ok()) return ReportError("tune", workload.status());
-  StopSignal stop(nullptr);
   std::unique_ptr<EmbeddedFleet> fleet;
   CurrentJob current;
+  // Declared after what its callback uses: its watcher thread (which may
+  // still be cancelling the job) is joined before they are destroyed.
+  StopSignal stop(nullptr);
   absl::StatusOr<client::ServerConnection> server =
       StartTune(o, stop, &fleet, &current);
   if (!server.ok()) return ReportError("tune", server.status());
