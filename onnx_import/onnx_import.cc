@@ -19,18 +19,15 @@
 namespace tunefleet::onnx_import {
 namespace {
 
-// Adds node `i`'s match to the task of its workload (a new one the first
-// time, with its template's FLOP count when a template runs it).
-void AddToTask(const Match& m, const onnx::NodeProto& node, int i,
+// Adds node `i`'s match, run by `tmpl`, to the task of its workload (a new
+// one the first time, with the template's FLOP count).
+void AddToTask(const Match& m, const templates::KernelTemplate& tmpl,
+               const onnx::NodeProto& node, int i,
                std::map<std::string, size_t>& task_of, ModelTasks& out) {
   auto [it, fresh] = task_of.emplace(m.workload.Canonical(), out.tasks.size());
   if (fresh) {
-    ModelTask t{m.workload, 0, 0, "", {}};
-    if (auto tmpl = templates::FindTemplateFor(m.workload, ""); tmpl.ok()) {
-      t.flops = (*tmpl)->Flops(m.workload);
-      t.template_name = std::string((*tmpl)->name());
-    }
-    out.tasks.push_back(std::move(t));
+    out.tasks.push_back(
+        {m.workload, 0, tmpl.Flops(m.workload), std::string(tmpl.name()), {}});
   }
   ModelTask& t = out.tasks[it->second];
   ++t.count;
@@ -85,9 +82,9 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
       continue;
     }
     const Match& m = std::get<Match>(r);
-    if (absl::StatusOr<const templates::KernelTemplate*> t =
-            templates::FindTemplateFor(m.workload, "");
-        !t.ok()) {
+    absl::StatusOr<const templates::KernelTemplate*> t =
+        templates::FindTemplateFor(m.workload, "");
+    if (!t.ok()) {
       classes[i] = NodeClass::kLeft;
       reasons[i] = std::string(t.status().message());
       continue;
@@ -96,7 +93,7 @@ absl::StatusOr<ModelTasks> ImportOnnxBytes(const std::string& bytes,
       covered[n] = true;
       classes[n] = n == i ? NodeClass::kTuned : NodeClass::kFused;
     }
-    AddToTask(m, graph.node(i), i, task_of, out);
+    AddToTask(m, **t, graph.node(i), i, task_of, out);
   }
   std::map<std::string, UnsupportedOp> unsupported;
   for (int i = 0; i < size; ++i) {
