@@ -1,5 +1,6 @@
 #include "cost_model/features.h"
 
+#include <bit>
 #include <cmath>
 
 namespace tunefleet::cost_model {
@@ -13,6 +14,7 @@ void FeatureMatrix::AddRow(std::span<const float> row) {
 std::vector<float> KnobFeatures(std::span<const int64_t> values,
                                 const std::vector<bool>& size_like) {
   std::vector<float> f(values.size());
+  std::vector<float> alignment;
   for (size_t i = 0; i < values.size(); ++i) {
     const bool size = i < size_like.size() && size_like[i];
     if (!size) {
@@ -21,8 +23,12 @@ std::vector<float> KnobFeatures(std::span<const int64_t> values,
       f[i] = values[i] > 0
                  ? static_cast<float>(std::log2(static_cast<double>(values[i])))
                  : -1.0f;
+      alignment.push_back(values[i] > 0 ? static_cast<float>(std::countr_zero(
+                                              static_cast<uint64_t>(values[i])))
+                                        : -1.0f);
     }
   }
+  f.insert(f.end(), alignment.begin(), alignment.end());
   return f;
 }
 

@@ -23,8 +23,14 @@ struct FeatureMatrix {
 
 // Features of a config from its knob values alone: log2(value) for size-like
 // knobs (tile sizes, factors; AutoTVM's XGBTuner does the same with split
-// factors) and the value itself for flags. `size_like` has one entry per
-// value. Non-positive size-like values map to -1.
+// factors) and the value itself for flags, one per knob in order; then, for
+// each size-like knob in order, its power-of-two alignment: the exponent of
+// the largest power of two dividing the value (48 -> 4, 32 -> 5), since
+// sizes that are multiples of the warp, wavefront or vector width behave
+// apart from their neighbours on a log scale. Both are invariant to the
+// scale of one space (a tree splits on them the same way whatever the value
+// list). `size_like` has one entry per value. Non-positive size-like values
+// map to -1 in both.
 std::vector<float> KnobFeatures(std::span<const int64_t> values,
                                 const std::vector<bool>& size_like);
 

@@ -56,6 +56,9 @@ std::vector<std::string> TaskFeatures::Names() const {
   for (const templates::Knob& k : tmpl_->knobs()) {
     names.push_back(k.size_like ? "log2_" + k.name : k.name);
   }
+  for (const templates::Knob& k : tmpl_->knobs()) {
+    if (k.size_like) names.push_back("align_" + k.name);
+  }
   for (const templates::Feature& d :
        tmpl_->DerivedFeatures(templates::KnobValues(tmpl_->knobs().size(), 1),
                               workload_, limits_)) {

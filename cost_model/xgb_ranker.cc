@@ -80,7 +80,7 @@ absl::Status XgbRanker::Fit(const FeatureMatrix& x,
       {"subsample", std::to_string(options_.subsample)},
       {"seed", std::to_string(options_.seed)},
       {"nthread", std::to_string(options_.nthread)},
-      {"tree_method", "exact"},
+      {"tree_method", options_.tree_method},
       {"verbosity", "0"},
   };
   for (const auto& [name, value] : params) {

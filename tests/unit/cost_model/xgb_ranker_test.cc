@@ -40,14 +40,22 @@ TEST(XgbRanker, LearnsAnOrdering) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(KnobFeatures, SizesOnALogScaleFlagsAsTheyAre) {
-  const std::vector<int64_t> values = {64, 1, 0, 3};
-  const std::vector<float> f = KnobFeatures(values, {true, true, true, false});
-  ASSERT_EQ(f.size(), 4u);
-  EXPECT_FLOAT_EQ(f[0], 6);   // log2(64)
-  EXPECT_FLOAT_EQ(f[1], 0);   // log2(1)
-  EXPECT_FLOAT_EQ(f[2], -1);  // a non-positive size
-  EXPECT_FLOAT_EQ(f[3], 3);   // a flag keeps its value
+TEST(KnobFeatures, SizesOnALogScaleFlagsAsTheyAreThenAlignments) {
+  const std::vector<int64_t> values = {64, 1, 0, 3, 48};
+  const std::vector<float> f =
+      KnobFeatures(values, {true, true, true, false, true});
+  ASSERT_EQ(f.size(), 9u);
+  EXPECT_FLOAT_EQ(f[0], 6);        // log2(64)
+  EXPECT_FLOAT_EQ(f[1], 0);        // log2(1)
+  EXPECT_FLOAT_EQ(f[2], -1);       // a non-positive size
+  EXPECT_FLOAT_EQ(f[3], 3);        // a flag keeps its value
+  EXPECT_NEAR(f[4], 5.585, 1e-3);  // log2(48)
+  // Alignments of the size-like knobs, in order: 64 = 2^6, 1 = 2^0, none
+  // for 0, 48 = 3 * 2^4.
+  EXPECT_FLOAT_EQ(f[5], 6);
+  EXPECT_FLOAT_EQ(f[6], 0);
+  EXPECT_FLOAT_EQ(f[7], -1);
+  EXPECT_FLOAT_EQ(f[8], 4);
 }
 
 TEST(FeatureMatrix, RowsAreContiguous) {
