@@ -40,19 +40,30 @@ struct StrategyOptions {
   // Trials the caller expects to run (sa: length of the temperature
   // schedule).
   size_t budget_hint = 1000;
-  // xgb: share of each batch picked at random (exploration).
-  double epsilon = 0.1;
+  // xgb: share of each batch picked uniformly at random, beside the
+  // ensemble's own exploration.
+  double epsilon = 0.05;
   // xgb: random picks until this many results are in (unless history
-  // trains the model before the first result).
+  // trains a prior before the first result).
   size_t min_train = 8;
-  // xgb: refit once this many new results arrived since the last fit.
+  // xgb: refit once max(refit_every, refit_growth * results) new results
+  // arrived since the last fit (refits thin out as results grow).
   size_t refit_every = 4;
+  double refit_growth = 0.05;
+  // xgb: models in the bootstrap ensemble (1: no uncertainty estimate).
+  int ensemble = 8;
+  // xgb: share of the model's picks among the one-knob neighbours of the
+  // best measured config (local refinement).
+  double local_share = 0.25;
   // xgb: score every unproposed config when there are at most this many;
-  // in bigger spaces, candidates come from annealing walks over the model.
-  size_t pool_limit = 20000;
+  // above, a random sample of this many plus the best config's
+  // neighbours; spaces too big to list are searched by annealing walks.
+  size_t pool_limit = 2048;
   // xgb: weight of novelty (knob values not yet in the batch) against
-  // predicted rank when a batch is chosen; 0 picks by rank alone.
+  // predicted rank when the history prior picks before any own result.
   double diversity = 0.5;
+  // xgb: history rows the prior trains on, at most (a uniform sample).
+  size_t history_rows = 4096;
   // xgb: earlier tasks' results (transfer learning).
   std::vector<HistoryGroup> history;
   // Features of a config; default: cost_model::KnobFeatures of its values.

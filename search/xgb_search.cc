@@ -5,12 +5,33 @@
 #include <set>
 
 namespace tunefleet::search {
+namespace {
+
+cost_model::FeatureMatrix FeaturesOf(
+    const std::vector<uint64_t>& indices,
+    const std::function<std::vector<float>(uint64_t)>& features) {
+  cost_model::FeatureMatrix x;
+  for (uint64_t i : indices) x.AddRow(features(i));
+  return x;
+}
+
+}  // namespace
 
 XgbSearch::XgbSearch(const SearchSpace& space, StrategyOptions options)
     : space_(space),
       options_(std::move(options)),
       proposals_(space, options_.seed),
-      model_(options_.xgb) {}
+      ensemble_(options_.xgb, options_.ensemble) {
+  if (!options_.history.empty()) {
+    prior_ = std::make_unique<HistoryPrior>(options_.history, options_.xgb,
+                                            options_.history_rows);
+    if (!prior_->usable()) prior_.reset();
+  }
+}
+
+double XgbSearch::prior_weight() const {
+  return prior_ ? prior_->weight() : 0.0;
+}
 
 void XgbSearch::Observe(const std::vector<Measurement>& results) {
   measurements_.insert(measurements_.end(), results.begin(), results.end());
@@ -18,69 +39,98 @@ void XgbSearch::Observe(const std::vector<Measurement>& results) {
 
 bool XgbSearch::MaybeRefit() {
   const size_t n = measurements_.size();
-  const bool has_history = !options_.history.empty();
-  if (n < options_.min_train && !has_history) return false;
-  if (model_.trained() && n - observed_at_fit_ < options_.refit_every) {
-    return true;
-  }
-  cost_model::FeatureMatrix x;
-  std::vector<float> labels;
-  std::vector<unsigned> groups;
-  for (const HistoryGroup& h : options_.history) {
-    if (h.features.rows == 0) continue;
-    x.data.insert(x.data.end(), h.features.data.begin(), h.features.data.end());
-    x.cols = h.features.cols;
-    x.rows += h.features.rows;
-    labels.insert(labels.end(), h.labels.begin(), h.labels.end());
-    groups.push_back(static_cast<unsigned>(h.features.rows));
-  }
+  if (n < options_.min_train) return false;
+  const size_t due = std::max(
+      options_.refit_every,
+      static_cast<size_t>(options_.refit_growth * static_cast<double>(n)));
+  if (ensemble_.trained() && n - observed_at_fit_ < due) return true;
   double best = 0;
   for (const Measurement& o : measurements_) {
     if (o.ok && o.time_ns > 0 && (best == 0 || o.time_ns < best)) {
       best = o.time_ns;
     }
   }
-  // This job's results join as one more group once any of them ran.
-  if (best > 0) {
-    for (const Measurement& o : measurements_) {
-      x.AddRow(options_.features(o.index));
-      // Relative throughput in (0, 1]; failures rank below every success.
-      labels.push_back(
-          o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
-    }
-    groups.push_back(static_cast<unsigned>(measurements_.size()));
+  if (best == 0) return ensemble_.trained();  // nothing ran yet
+  cost_model::FeatureMatrix x;
+  std::vector<float> labels;
+  for (const Measurement& o : measurements_) {
+    x.AddRow(options_.features(o.index));
+    // Relative throughput in (0, 1]; failures rank below every success.
+    labels.push_back(
+        o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
   }
-  if (x.rows == 0) return model_.trained();
-  if (!model_.Fit(x, labels, groups).ok()) return model_.trained();
+  if (!ensemble_.Fit(x, labels).ok()) return ensemble_.trained();
+  if (prior_) prior_->UpdateWeight(x, labels);
   observed_at_fit_ = n;
   ++fits_;
   return true;
 }
 
-std::vector<float> XgbSearch::Predict(const std::vector<uint64_t>& indices) {
-  cost_model::FeatureMatrix x;
-  for (uint64_t i : indices) x.AddRow(options_.features(i));
-  absl::StatusOr<std::vector<float>> scores = model_.Predict(x);
-  if (!scores.ok() || scores->size() != indices.size()) {
-    return std::vector<float>(indices.size(), 0.0f);
+std::vector<std::vector<float>> XgbSearch::Scores(
+    const std::vector<uint64_t>& indices) {
+  if (indices.empty()) return {};
+  const cost_model::FeatureMatrix x = FeaturesOf(indices, options_.features);
+  absl::StatusOr<std::vector<std::vector<float>>> own = ensemble_.PredictAll(x);
+  if (!own.ok()) return {};
+  const double w = prior_weight();
+  if (w <= 0) return *std::move(own);
+  const std::vector<float> prior = PercentileRanks(prior_->Predict(x));
+  if (prior.size() != indices.size()) return *std::move(own);
+  for (std::vector<float>& member : *own) {
+    std::vector<float> ranks = PercentileRanks(member);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      member[i] = static_cast<float>((1 - w) * ranks[i] + w * prior[i]);
+    }
   }
-  return *std::move(scores);
+  return *std::move(own);
 }
 
-std::vector<std::pair<float, uint64_t>> XgbSearch::ScoreAll() {
+std::vector<uint64_t> XgbSearch::BestNeighbours() {
+  const Measurement* best = nullptr;
+  for (const Measurement& o : measurements_) {
+    if (o.ok && o.time_ns > 0 && (!best || o.time_ns < best->time_ns)) {
+      best = &o;
+    }
+  }
+  if (!best) return {};
+  const std::vector<uint32_t> digits = space_.Digits(best->index);
+  std::vector<uint64_t> out;
+  for (size_t k = 0; k < digits.size(); ++k) {
+    for (uint32_t v = 0; v < space_.knobs()[k].values.size(); ++v) {
+      if (v == digits[k]) continue;
+      std::vector<uint32_t> moved = digits;
+      moved[k] = v;
+      const uint64_t i = space_.IndexOf(moved);
+      if (!proposals_.proposed(i) && space_.IsValid(i)) out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::vector<uint64_t> XgbSearch::Pool() {
+  if (!space_.enumerable()) return Walk(options_.pool_limit / 8 + 8);
   std::vector<uint64_t> pool;
   for (uint64_t i : space_.valid_indices()) {
     if (!proposals_.proposed(i)) pool.push_back(i);
   }
-  const std::vector<float> scores = Predict(pool);
-  std::vector<std::pair<float, uint64_t>> ranked;
-  ranked.reserve(pool.size());
-  for (size_t i = 0; i < pool.size(); ++i)
-    ranked.emplace_back(scores[i], pool[i]);
-  return ranked;
+  if (pool.size() <= options_.pool_limit) return pool;
+  // A uniform sample of the unproposed configs, plus the best one's
+  // neighbours, which local refinement needs whatever the sample holds.
+  std::mt19937_64& rng = proposals_.rng();
+  for (size_t i = 0; i < options_.pool_limit; ++i) {
+    std::swap(
+        pool[i],
+        pool[std::uniform_int_distribution<size_t>(i, pool.size() - 1)(rng)]);
+  }
+  pool.resize(options_.pool_limit);
+  const std::vector<uint64_t> near = BestNeighbours();
+  pool.insert(pool.end(), near.begin(), near.end());
+  std::sort(pool.begin(), pool.end());
+  pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+  return pool;
 }
 
-std::vector<std::pair<float, uint64_t>> XgbSearch::Walk(size_t want) {
+std::vector<uint64_t> XgbSearch::Walk(size_t want) {
   std::mt19937_64& rng = proposals_.rng();
   // Walkers start at the fastest measured configs and at random ones.
   std::vector<Measurement> measured;
@@ -99,15 +149,20 @@ std::vector<std::pair<float, uint64_t>> XgbSearch::Walk(size_t want) {
     const uint64_t i = space_.RandomValid(rng);
     if (i != UINT64_MAX) walkers.push_back(i);
   }
+  // Walks follow member 0 (trained on every result).
+  auto score = [&](const std::vector<uint64_t>& at) {
+    std::vector<std::vector<float>> s = Scores(at);
+    return s.empty() ? std::vector<float>(at.size(), 0.0f) : s[0];
+  };
   if (walkers.empty()) return {};
-  std::vector<float> scores = Predict(walkers);
+  std::vector<float> scores = score(walkers);
   // The best unproposed configs seen, by score.
   std::set<std::pair<float, uint64_t>> top;
   std::set<uint64_t> in_top;
-  auto offer = [&](float score, uint64_t index) {
+  auto offer = [&](float s, uint64_t index) {
     if (proposals_.proposed(index) || in_top.count(index)) return false;
-    if (top.size() >= want && score <= top.begin()->first) return false;
-    top.emplace(score, index);
+    if (top.size() >= want && s <= top.begin()->first) return false;
+    top.emplace(s, index);
     in_top.insert(index);
     if (top.size() > want) {
       in_top.erase(top.begin()->second);
@@ -134,7 +189,7 @@ std::vector<std::pair<float, uint64_t>> XgbSearch::Walk(size_t want) {
       const uint64_t moved = space_.IndexOf(digits);
       if (space_.IsValid(moved)) n = moved;
     }
-    const std::vector<float> next_scores = Predict(next);
+    const std::vector<float> next_scores = score(next);
     bool improved = false;
     for (size_t w = 0; w < walkers.size(); ++w) {
       improved |= offer(next_scores[w], next[w]);
@@ -146,53 +201,83 @@ std::vector<std::pair<float, uint64_t>> XgbSearch::Walk(size_t want) {
     }
     quiet = improved ? 0 : quiet + 1;
   }
-  return {top.rbegin(), top.rend()};
+  std::vector<uint64_t> out;
+  for (const auto& [s, index] : top) out.push_back(index);
+  const std::vector<uint64_t> near = BestNeighbours();
+  out.insert(out.end(), near.begin(), near.end());
+  return out;
 }
 
-std::vector<std::pair<float, uint64_t>> XgbSearch::Candidates(size_t want) {
-  std::vector<std::pair<float, uint64_t>> ranked;
-  if (space_.enumerable() &&
-      space_.valid_size() - proposals_.size() <= options_.pool_limit) {
-    ranked = ScoreAll();
-  } else {
-    ranked = Walk(want);
+std::vector<uint64_t> XgbSearch::TopPicks(const std::vector<uint64_t>& pool,
+                                          size_t count, bool thompson) {
+  std::vector<uint64_t> out;
+  if (count == 0 || pool.empty()) return out;
+  std::vector<std::vector<float>> scores = Scores(pool);
+  if (scores.empty()) return out;
+  if (!thompson) {
+    // The members' consensus: their mean percentile rank.
+    std::vector<float> mean(pool.size(), 0.0f);
+    for (const std::vector<float>& member : scores) {
+      const std::vector<float> ranks = PercentileRanks(member);
+      for (size_t i = 0; i < ranks.size(); ++i) mean[i] += ranks[i];
+    }
+    scores = {std::move(mean)};
   }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  return ranked;
+  while (out.size() < count) {
+    const std::vector<float>& member =
+        scores[thompson ? next_member_++ % scores.size() : 0];
+    size_t best = pool.size();
+    for (size_t i = 0; i < pool.size(); ++i) {
+      if (proposals_.proposed(pool[i])) continue;
+      if (best == pool.size() || member[i] > member[best]) best = i;
+    }
+    if (best == pool.size()) break;  // the pool is used up
+    proposals_.Mark(pool[best]);
+    out.push_back(pool[best]);
+  }
+  return out;
 }
 
-std::vector<uint64_t> XgbSearch::PickDiverse(
-    const std::vector<std::pair<float, uint64_t>>& ranked, size_t count) {
-  // Greedy: rank score (1 for the best candidate, falling linearly) plus
-  // `diversity` times the share of knobs whose value the batch lacks yet,
-  // as AutoTVM's submodular pick of a diverse plan.
-  const size_t pool = std::min(ranked.size(), 4 * count + 8);
+std::vector<uint64_t> XgbSearch::PriorPicks(size_t count) {
+  std::vector<uint64_t> pool = Pool();
+  const std::vector<float> scores =
+      prior_->Predict(FeaturesOf(pool, options_.features));
+  if (scores.size() != pool.size()) return {};
+  std::vector<size_t> order(pool.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const size_t ranked = std::min(pool.size(), 4 * count + 8);
+  std::partial_sort(order.begin(), order.begin() + ranked, order.end(),
+                    [&](size_t a, size_t b) {
+                      return scores[a] != scores[b] ? scores[a] > scores[b]
+                                                    : pool[a] < pool[b];
+                    });
+  // Greedy: rank (1 for the best candidate, falling linearly) plus
+  // `diversity` times the share of knobs whose value the batch lacks yet.
   const size_t knobs = space_.knobs().size();
   std::vector<std::set<uint32_t>> covered(knobs);
-  std::vector<std::vector<uint32_t>> digits(pool);
-  for (size_t i = 0; i < pool; ++i) digits[i] = space_.Digits(ranked[i].second);
-  std::vector<bool> taken(pool, false);
+  std::vector<bool> taken(ranked, false);
   std::vector<uint64_t> out;
-  while (out.size() < count && out.size() < pool) {
-    size_t best = pool;
-    double best_value = -1;
-    for (size_t i = 0; i < pool; ++i) {
-      if (taken[i]) continue;
+  while (out.size() < count && out.size() < ranked) {
+    size_t pick = ranked;
+    double pick_value = -1;
+    for (size_t r = 0; r < ranked; ++r) {
+      if (taken[r]) continue;
+      const std::vector<uint32_t> digits = space_.Digits(pool[order[r]]);
       size_t fresh = 0;
-      for (size_t k = 0; k < knobs; ++k)
-        fresh += !covered[k].count(digits[i][k]);
+      for (size_t k = 0; k < knobs; ++k) fresh += !covered[k].count(digits[k]);
       const double value =
-          1.0 - double(i) / pool + options_.diversity * double(fresh) / knobs;
-      if (value > best_value) {
-        best_value = value;
-        best = i;
+          1.0 - double(r) / ranked + options_.diversity * double(fresh) / knobs;
+      if (value > pick_value) {
+        pick_value = value;
+        pick = r;
       }
     }
-    taken[best] = true;
-    for (size_t k = 0; k < knobs; ++k) covered[k].insert(digits[best][k]);
-    out.push_back(ranked[best].second);
+    taken[pick] = true;
+    const uint64_t index = pool[order[pick]];
+    const std::vector<uint32_t> digits = space_.Digits(index);
+    for (size_t k = 0; k < knobs; ++k) covered[k].insert(digits[k]);
+    proposals_.Mark(index);
+    out.push_back(index);
   }
   return out;
 }
@@ -206,11 +291,15 @@ std::vector<uint64_t> XgbSearch::Propose(size_t max_count) {
     if (!explore(proposals_.rng())) ++model_slots;
   }
   if (model_slots > 0 && MaybeRefit()) {
-    for (uint64_t i :
-         PickDiverse(Candidates(4 * model_slots + 8), model_slots)) {
-      proposals_.Mark(i);
-      out.push_back(i);
-    }
+    const size_t local = static_cast<size_t>(
+        std::lround(options_.local_share * static_cast<double>(model_slots)));
+    out = TopPicks(BestNeighbours(), local, /*thompson=*/false);
+    const std::vector<uint64_t> global =
+        TopPicks(Pool(), model_slots - out.size(), /*thompson=*/true);
+    out.insert(out.end(), global.begin(), global.end());
+  } else if (model_slots > 0 && prior_) {
+    // Before the job's own model: half the batch from history, half random.
+    out = PriorPicks((model_slots + 1) / 2);
   }
   proposals_.FillRandom(max_count, &out);
   return out;
