@@ -1,100 +1,247 @@
-// Benchmark (not a test): simulates every strategy on recorded tables and
-// prints, per table, each strategy's trials to reach 95% (and 99%) of the
-// table's best as median / p90 over the seeds, and the median's ratio to
-// random search's. With two or more tunefleet tables of one template it
-// also compares xgb started cold with xgb started from the other tables'
-// records (transfer learning).
+// Benchmark (not a test): simulates search strategies on recorded tables.
+// Per table and strategy it prints the trials to reach 95% and 99% of the
+// table's best (median and nearest-rank p90 over the seeds), each as a
+// ratio to random search's (median to median, p90 to p90), the performance
+// score of search/score.h (0 = random search, 1 = the best from the first
+// trial) and the wall seconds; then whether xgb meets the quarter rule on
+// the table: xgb's median AND p90 at most a quarter of random's, at 95%
+// and at 99% (a target where random's median is below 20 trials is n/a).
+// Then transfer rows: each table simulated with xgb cold and with the other
+// given tables of the same kernel (metadata "template" of tunefleet tables,
+// "kernel" of Kernel Tuner caches) as history, and the ratios warm/cold.
 //
-//   search_efficiency [--trials N] [--seeds 50] [TABLE ...]
+//   search_efficiency [--trials N] [--seeds 20] [--batch 8]
+//                     [--strategies random,xgb] [--json] [TABLE ...]
 // --trials 0 (the default) gives each table its own size as the budget,
 // so that random search's median is a count rather than the cap.
 // Default tables: tests/data/tables/*.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <optional>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "cli/simulate_command.h"
+#include "nlohmann/json.hpp"
 #include "search/strategy.h"
 
 namespace tunefleet::bench {
 namespace {
 
-// Every strategy on one table, with its trials to 95% and 99% of the best
-// as a ratio to random search's. Errors: the simulation's.
-absl::Status CompareStrategies(const std::string& path, const search::Table& t,
-                               const search::SimulationOptions& options) {
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::vector<search::SimulationResult> results,
-      cli::SimulateTable(t, {}, search::AllStrategies(), options));
-  double random = 0;
-  for (const auto& r : results) {
-    if (r.strategy == search::Strategy::kRandom) random = r.to_95.median;
-  }
-  std::cout << absl::StrFormat(
-      "\n%s\n  %zu configs (%s), best %.4g ms; %d seeds x %zu trials, "
-      "batch %zu (never reached counts %zu)\n",
-      std::filesystem::path(path).filename().string(), t.rows.size(), t.format,
-      t.best_time_ms, options.seeds, options.trials, options.batch,
-      options.trials + 1);
-  std::cout << absl::StrFormat("  %-8s %15s %15s %16s %8s\n", "strategy",
-                               "to 95% med/p90", "to 99% med/p90",
-                               "95% vs random", "wall s");
-  for (const auto& r : results) {
-    std::cout << absl::StrFormat(
-        "  %-8s %9.1f /%4.0f %9.1f /%4.0f %15.3fx %8.2f\n",
-        search::StrategyName(r.strategy), r.to_95.median, r.to_95.p90,
-        r.to_99.median, r.to_99.p90, random > 0 ? r.to_95.median / random : 0.0,
-        r.wall_s);
-  }
-  return absl::OkStatus();
+using nlohmann::json;
+using search::SimulationResult;
+using search::Strategy;
+
+// The quarter rule needs random search's median to be a real count.
+constexpr double kMinRandomTrials = 20;
+
+struct Run {
+  std::string name;  // the table's file name
+  const search::Table* table = nullptr;
+  search::SimulationOptions options;
+  std::vector<SimulationResult> results;
+};
+
+double Ratio(double a, double b) {
+  return b > 0 ? a / b : std::numeric_limits<double>::quiet_NaN();
 }
 
-// Transfer: table `i` of a template simulated cold and warmed by the
-// other tables of the same template (xgb), when there are any.
-void CompareTransfer(const std::vector<search::Table>& loaded, size_t i,
-                     const std::string& path,
-                     search::SimulationOptions options) {
-  const auto it = loaded[i].metadata.find("template");
-  if (it == loaded[i].metadata.end()) return;
+const SimulationResult* Find(const std::vector<SimulationResult>& results,
+                             Strategy s) {
+  for (const SimulationResult& r : results) {
+    if (r.strategy == s) return &r;
+  }
+  return nullptr;
+}
+
+// One target of the quarter rule: "met", "not met" or "n/a".
+std::string QuarterRule(const search::TrialsToTarget& xgb,
+                        const search::TrialsToTarget& random) {
+  if (random.median < kMinRandomTrials) return "n/a";
+  return xgb.median * 4 <= random.median && xgb.p90 * 4 <= random.p90
+             ? "met"
+             : "not met";
+}
+
+// The kernel a table is of, for transfer: its template or Kernel Tuner
+// kernel name; empty when it names neither.
+std::string KernelOf(const search::Table& t) {
+  for (const char* key : {"template", "kernel"}) {
+    const auto it = t.metadata.find(key);
+    if (it != t.metadata.end() && !it->second.empty()) return it->second;
+  }
+  return "";
+}
+
+json RatiosJson(const SimulationResult& r, const SimulationResult& base) {
+  return {{"to_95_median", Ratio(r.to_95.median, base.to_95.median)},
+          {"to_95_p90", Ratio(r.to_95.p90, base.to_95.p90)},
+          {"to_99_median", Ratio(r.to_99.median, base.to_99.median)},
+          {"to_99_p90", Ratio(r.to_99.p90, base.to_99.p90)}};
+}
+
+// A row: trials to 95%/99% (median / p90), their ratios to `base` when
+// given, the score and the wall seconds.
+void PrintRow(const std::string& label, const SimulationResult& r,
+              const SimulationResult* base) {
+  std::string ratios = "         n/a";
+  if (base != nullptr) {
+    ratios = absl::StrFormat("%6.3f %6.3f %7.3f %6.3f",
+                             Ratio(r.to_95.median, base->to_95.median),
+                             Ratio(r.to_95.p90, base->to_95.p90),
+                             Ratio(r.to_99.median, base->to_99.median),
+                             Ratio(r.to_99.p90, base->to_99.p90));
+  }
+  std::cout << absl::StrFormat(
+      "  %-10s %7.1f %6.0f %7.1f %6.0f | %-28s | %6.3f %7.2f\n", label,
+      r.to_95.median, r.to_95.p90, r.to_99.median, r.to_99.p90, ratios, r.score,
+      r.wall_s);
+}
+
+void PrintHeader(const char* ratio_of) {
+  std::cout << absl::StrFormat("  %-10s %14s %14s | %-28s | %6s %7s\n", "",
+                               "to 95%", "to 99%",
+                               absl::StrCat("ratio to ", ratio_of), "", "");
+  std::cout << absl::StrFormat(
+      "  %-10s %7s %6s %7s %6s | %6s %6s %7s %6s | %6s %7s\n", "strategy",
+      "median", "p90", "median", "p90", "95med", "95p90", "99med", "99p90",
+      "score", "wall s");
+}
+
+json TableJson(const Run& run) {
+  json j = {{"table", run.name},           {"configs", run.table->rows.size()},
+            {"format", run.table->format}, {"best_ms", run.table->best_time_ms},
+            {"seeds", run.options.seeds},  {"trials", run.options.trials},
+            {"batch", run.options.batch}};
+  const SimulationResult* random = Find(run.results, Strategy::kRandom);
+  const SimulationResult* xgb = Find(run.results, Strategy::kXgb);
+  json strategies = json::array();
+  for (const SimulationResult& r : run.results) {
+    json s = cli::SimulationJson(r);
+    if (random != nullptr) s["ratio_to_random"] = RatiosJson(r, *random);
+    strategies.push_back(std::move(s));
+  }
+  j["strategies"] = std::move(strategies);
+  if (random != nullptr && xgb != nullptr) {
+    const std::string at_95 = QuarterRule(xgb->to_95, random->to_95);
+    const std::string at_99 = QuarterRule(xgb->to_99, random->to_99);
+    j["quarter_rule"] = {{"to_95", at_95},
+                         {"to_99", at_99},
+                         {"met", at_95 != "not met" && at_99 != "not met"}};
+  }
+  return j;
+}
+
+void PrintTable(const Run& run) {
+  const search::Table& t = *run.table;
+  const SimulationResult& first = run.results.front();
+  std::cout << absl::StrFormat(
+      "\n%s\n  %zu configs (%s), best %.4g ms; %d seeds x %zu trials, batch "
+      "%zu (never reached counts %zu); score over trials %zu..%zu\n",
+      run.name, t.rows.size(), t.format, t.best_time_ms, run.options.seeds,
+      run.options.trials, run.options.batch, run.options.trials + 1,
+      first.score_range.first, first.score_range.last);
+  PrintHeader("random");
+  const SimulationResult* random = Find(run.results, Strategy::kRandom);
+  for (const SimulationResult& r : run.results) {
+    PrintRow(std::string(search::StrategyName(r.strategy)), r, random);
+  }
+  const SimulationResult* xgb = Find(run.results, Strategy::kXgb);
+  if (random == nullptr || xgb == nullptr) return;
+  const std::string at_95 = QuarterRule(xgb->to_95, random->to_95);
+  const std::string at_99 = QuarterRule(xgb->to_99, random->to_99);
+  std::cout << absl::StrFormat(
+      "  quarter rule (xgb median and p90 <= 1/4 of random's): %s (95%%: %s, "
+      "99%%: %s)\n",
+      at_95 != "not met" && at_99 != "not met" ? "MET" : "NOT MET", at_95,
+      at_99);
+}
+
+// Transfer to run `i` from the other runs of its kernel: xgb cold (the
+// strategy run's own xgb result) against xgb with their records as
+// history. nullopt when there is no other table of the kernel or no xgb
+// result. Errors: the simulation's.
+absl::StatusOr<std::optional<json>> Transfer(const std::vector<Run>& runs,
+                                             size_t i, bool print) {
+  const Run& run = runs[i];
+  const SimulationResult* cold = Find(run.results, Strategy::kXgb);
+  const std::string kernel = KernelOf(*run.table);
+  if (cold == nullptr || kernel.empty()) return std::nullopt;
   std::vector<search::Table> others;
-  for (size_t j = 0; j < loaded.size(); ++j) {
-    const auto other = loaded[j].metadata.find("template");
-    if (j != i && other != loaded[j].metadata.end() &&
-        other->second == it->second) {
-      others.push_back(loaded[j]);
+  std::vector<std::string> names;
+  for (size_t j = 0; j < runs.size(); ++j) {
+    if (j != i && KernelOf(*runs[j].table) == kernel) {
+      others.push_back(*runs[j].table);
+      names.push_back(runs[j].name);
     }
   }
-  if (others.empty()) return;
-  auto cold =
-      cli::SimulateTable(loaded[i], {}, {search::Strategy::kXgb}, options);
-  auto warm =
-      cli::SimulateTable(loaded[i], others, {search::Strategy::kXgb}, options);
-  if (!cold.ok() || !warm.ok()) return;
-  std::cout << absl::StrFormat(
-      "\ntransfer to %s (from %zu other table(s) of %s):\n"
-      "  xgb cold: to 95%% %.1f, to 99%% %.1f; from history: to 95%% %.1f, "
-      "to 99%% %.1f (medians)\n",
-      std::filesystem::path(path).filename().string(), others.size(),
-      it->second, (*cold)[0].to_95.median, (*cold)[0].to_99.median,
-      (*warm)[0].to_95.median, (*warm)[0].to_99.median);
+  if (others.empty()) return std::nullopt;
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::vector<SimulationResult> warm,
+      cli::SimulateTable(*run.table, others, {Strategy::kXgb}, run.options));
+  if (print) {
+    std::cout << absl::StrFormat("\ntransfer to %s (%s) from %s:\n", run.name,
+                                 kernel, absl::StrJoin(names, ", "));
+    PrintHeader("cold");
+    PrintRow("xgb cold", *cold, nullptr);
+    PrintRow("xgb warm", warm[0], cold);
+  }
+  return json{{"table", run.name},
+              {"kernel", kernel},
+              {"history", names},
+              {"cold", cli::SimulationJson(*cold)},
+              {"warm", cli::SimulationJson(warm[0])},
+              {"ratio_warm_to_cold", RatiosJson(warm[0], *cold)}};
 }
 
 int Main(int argc, char** argv) {
   CLI::App app{"search strategies compared on recorded tables"};
   size_t trials = 0;
+  bool as_json = false;
   search::SimulationOptions options;
+  options.seeds = 20;
   std::vector<std::string> tables;
   app.add_option("--trials", trials,
                  "trial budget per seed (0: each table's size)")
       ->capture_default_str();
-  app.add_option("--seeds", options.seeds, "seeds per strategy")
+  app.add_option("--seeds", options.seeds,
+                 "seeds per strategy (the quarter rule needs >= 20)")
       ->capture_default_str();
   app.add_option("--batch", options.batch, "configs per round")
       ->capture_default_str();
+  std::string strategy_list = "all";
+  app.add_option("--strategies", strategy_list,
+                 "strategies, comma-separated, or 'all'")
+      ->capture_default_str();
+  app.add_flag("--json", as_json, "one JSON object on stdout");
   app.add_option("tables", tables, "table files (default: tests/data/tables)");
   CLI11_PARSE(app, argc, argv);
+  const std::vector<std::string> strategy_names =
+      absl::StrSplit(strategy_list, ',', absl::SkipEmpty());
+  std::vector<Strategy> strategies;
+  if (strategy_names.size() == 1 && strategy_names[0] == "all") {
+    strategies = search::AllStrategies();
+  } else {
+    for (const std::string& name : strategy_names) {
+      absl::StatusOr<Strategy> s = search::ParseStrategy(name);
+      if (!s.ok()) {
+        std::cerr << s.status().message() << "\n";
+        return 1;
+      }
+      strategies.push_back(*s);
+    }
+  }
+  if (strategies.empty()) {
+    std::cerr << "no strategy given\n";
+    return 1;
+  }
   if (tables.empty()) {
     for (const auto& e : std::filesystem::directory_iterator(
              std::string(TUNEFLEET_SOURCE_DIR) + "/tests/data/tables")) {
@@ -110,17 +257,39 @@ int Main(int argc, char** argv) {
       return 1;
     }
     loaded.push_back(*std::move(table));
-    options.trials = trials > 0 ? trials : loaded.back().rows.size();
-    if (absl::Status s = CompareStrategies(path, loaded.back(), options);
-        !s.ok()) {
-      std::cerr << s.message() << "\n";
+  }
+  std::vector<Run> runs(loaded.size());
+  json out = {{"tables", json::array()}, {"transfer", json::array()}};
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    Run& run = runs[i];
+    run.name = std::filesystem::path(tables[i]).filename().string();
+    run.table = &loaded[i];
+    run.options = options;
+    run.options.trials = trials > 0 ? trials : loaded[i].rows.size();
+    absl::StatusOr<std::vector<SimulationResult>> results =
+        cli::SimulateTable(loaded[i], {}, strategies, run.options);
+    if (!results.ok()) {
+      std::cerr << run.name << ": " << results.status().message() << "\n";
       return 1;
     }
+    run.results = *std::move(results);
+    if (as_json) {
+      out["tables"].push_back(TableJson(run));
+    } else {
+      PrintTable(run);
+    }
   }
-  for (size_t i = 0; i < loaded.size(); ++i) {
-    options.trials = trials > 0 ? trials : loaded[i].rows.size();
-    CompareTransfer(loaded, i, tables[i], options);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    absl::StatusOr<std::optional<json>> transfer = Transfer(runs, i, !as_json);
+    if (!transfer.ok()) {  // e.g. a history table without the same knobs
+      std::cerr << runs[i].name
+                << ": transfer skipped: " << transfer.status().message()
+                << "\n";
+      continue;
+    }
+    if (transfer->has_value()) out["transfer"].push_back(**transfer);
   }
+  if (as_json) std::cout << out.dump(2) << "\n";
   return 0;
 }
 

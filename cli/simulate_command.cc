@@ -104,6 +104,9 @@ nlohmann::json SimulationJson(const search::SimulationResult& r) {
           {"trials", r.trials},
           {"trials_to_95", {{"median", r.to_95.median}, {"p90", r.to_95.p90}}},
           {"trials_to_99", {{"median", r.to_99.median}, {"p90", r.to_99.p90}}},
+          {"score", r.score},
+          {"score_trials",
+           {{"first", r.score_range.first}, {"last", r.score_range.last}}},
           {"wall_s", r.wall_s}};
 }
 
@@ -146,11 +149,16 @@ int RunSimulate(const SimulateOptions& o) {
   std::vector<search::Strategy> strategies;
   if (o.strategies.size() == 1 && o.strategies[0] == "all") {
     strategies = search::AllStrategies();
+  } else {
+    for (const std::string& name : o.strategies) {
+      absl::StatusOr<search::Strategy> s = search::ParseStrategy(name);
+      if (!s.ok()) return ReportError("simulate", s.status());
+      strategies.push_back(*s);
+    }
   }
-  for (size_t i = 0; strategies.empty() && i < o.strategies.size(); ++i) {
-    absl::StatusOr<search::Strategy> s = search::ParseStrategy(o.strategies[i]);
-    if (!s.ok()) return ReportError("simulate", s.status());
-    strategies.push_back(*s);
+  if (strategies.empty()) {
+    return ReportError("simulate",
+                       absl::InvalidArgumentError("no strategy given"));
   }
   search::SimulationOptions options;
   options.trials = o.trials;
@@ -173,17 +181,20 @@ int RunSimulate(const SimulateOptions& o) {
       "%s: %zu configs (%s), best %.4g ms; %d seeds x %zu trials, batch %zu\n",
       o.table, table->rows.size(), table->format, table->best_time_ms, o.seeds,
       o.trials, o.batch);
-  std::cout << absl::StrFormat("%-8s %12s %9s %12s %9s %8s\n", "strategy",
+  std::cout << absl::StrFormat("%-8s %12s %9s %12s %9s %7s %8s\n", "strategy",
                                "to 95% med", "p90", "to 99% med", "p90",
-                               "wall s");
+                               "score", "wall s");
   for (const auto& r : *results) {
-    std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %8.2f\n",
+    std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %7.3f %8.2f\n",
                                  search::StrategyName(r.strategy),
                                  r.to_95.median, r.to_95.p90, r.to_99.median,
-                                 r.to_99.p90, r.wall_s);
+                                 r.to_99.p90, r.score, r.wall_s);
   }
   std::cout << "(a seed that never reaches the target counts " << o.trials + 1
-            << ")\n";
+            << "; score: 0 = random search, 1 = the best from trial 1, over "
+               "trials "
+            << results->front().score_range.first << ".."
+            << results->front().score_range.last << ")\n";
   return kExitOk;
 }
 

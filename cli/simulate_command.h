@@ -1,6 +1,7 @@
 // `tunefleet simulate`: replays a recorded table in place of a device and
 // reports how many trials each strategy needs to come within 5% and 1% of
-// the table's best. `tunefleet export`: a job's trials as such a table.
+// the table's best, and its performance score against random search. `tunefleet
+// export`: a job's trials as such a table.
 #ifndef TUNEFLEET_CLI_SIMULATE_COMMAND_H_
 #define TUNEFLEET_CLI_SIMULATE_COMMAND_H_
 
@@ -48,7 +49,10 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     search::SimulationOptions options);
 
 // The JSON object of one result: {"strategy", "seeds", "trials",
-// "trials_to_95": {"median", "p90"}, "trials_to_99": {...}, "wall_s"}.
+// "trials_to_95": {"median", "p90"}, "trials_to_99": {...}, "score" (the
+// performance score of search/score.h; null when the budget ends before
+// its range starts), "score_trials": {"first", "last"} (the range of trials
+// it averages over), "wall_s"}.
 nlohmann::json SimulationJson(const search::SimulationResult& result);
 
 }  // namespace tunefleet::cli

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -15,13 +16,18 @@ namespace {
 struct SeedResult {
   size_t to_95 = 0;
   size_t to_99 = 0;
+  // best_so_far[m - 1]: the best time in ms after m trials (+inf before
+  // the first success).
+  std::vector<double> best_so_far;
 };
 
 // One seed: propose in batches, answer from the table, note when the best
-// so far crosses each target.
+// so far crosses each target and the best after every trial, up to
+// `score_end` trials at least.
 SeedResult RunSeed(const Table& table, const SearchSpace& space,
                    const absl::flat_hash_map<uint64_t, const Table::Row*>& rows,
-                   const SimulationOptions& o, uint64_t seed) {
+                   const SimulationOptions& o, uint64_t seed,
+                   size_t score_end) {
   StrategyOptions options;
   options.seed = seed;
   options.xgb.seed = seed;
@@ -32,7 +38,7 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
       MakeStrategy(o.strategy, space, std::move(options));
   const double target_95 = table.best_time_ms / 0.95;
   const double target_99 = table.best_time_ms / 0.99;
-  SeedResult r{o.trials + 1, o.trials + 1};
+  SeedResult r{o.trials + 1, o.trials + 1, {}};
   double best = 0;
   size_t trials = 0;
   while (trials < o.trials) {
@@ -47,9 +53,16 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
       if (row->ok && (best == 0 || row->time_ms < best)) best = row->time_ms;
       if (best > 0 && best <= target_95 && r.to_95 > o.trials) r.to_95 = trials;
       if (best > 0 && best <= target_99 && r.to_99 > o.trials) r.to_99 = trials;
+      r.best_so_far.push_back(
+          best > 0 ? best : std::numeric_limits<double>::infinity());
     }
-    // Both targets reached (99% implies 95%): later trials change nothing.
-    if (r.to_99 <= o.trials) break;
+    // Both targets reached (99% implies 95%) and the score's range covered,
+    // or the table's best found (the score keeps a curve's last best):
+    // later trials change nothing.
+    if (r.to_99 <= o.trials &&
+        (trials >= score_end || best <= table.best_time_ms)) {
+      break;
+    }
     strategy->Observe(results);
   }
   return r;
@@ -75,6 +88,8 @@ absl::StatusOr<SimulationResult> Simulate(const Table& table,
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<SearchSpace> space = table.MakeSpace();
   const auto rows = table.RowsByIndex();
+  ScoreRange range = MethodologyRange(table);
+  range.last = std::min(range.last, o.trials);
   std::vector<SeedResult> results(o.seeds);
   std::atomic<int> next{0};
   const int threads = std::max(
@@ -86,7 +101,8 @@ absl::StatusOr<SimulationResult> Simulate(const Table& table,
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       for (int s = next++; s < o.seeds; s = next++) {
-        results[s] = RunSeed(table, *space, rows, o, o.first_seed + s);
+        results[s] =
+            RunSeed(table, *space, rows, o, o.first_seed + s, range.last);
       }
     });
   }
@@ -97,12 +113,16 @@ absl::StatusOr<SimulationResult> Simulate(const Table& table,
   out.seeds = o.seeds;
   out.trials = o.trials;
   std::vector<size_t> to_95, to_99;
-  for (const SeedResult& r : results) {
+  std::vector<std::vector<double>> curves;
+  for (SeedResult& r : results) {
     to_95.push_back(r.to_95);
     to_99.push_back(r.to_99);
+    curves.push_back(std::move(r.best_so_far));
   }
   out.to_95 = Summarize(std::move(to_95));
   out.to_99 = Summarize(std::move(to_99));
+  out.score_range = range;
+  out.score = PerformanceScore(table, curves, range);
   out.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -2,7 +2,8 @@
 // device, so strategies are compared deterministically and fast. Each seed
 // runs one strategy for a trial budget in batches; the figure of merit is
 // the number of trials until the best measured config is within 5% (and
-// 1%) of the table's best throughput.
+// 1%) of the table's best throughput, and the performance score of
+// search/score.h (0 = random search, 1 = the optimum from the first trial).
 #ifndef TUNEFLEET_SEARCH_SIMULATE_H_
 #define TUNEFLEET_SEARCH_SIMULATE_H_
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "search/score.h"
 #include "search/strategy.h"
 #include "search/table.h"
 
@@ -42,9 +44,17 @@ struct SimulationResult {
   size_t trials = 0;
   TrialsToTarget to_95;  // best time <= table best / 0.95
   TrialsToTarget to_99;  // best time <= table best / 0.99
+  // The performance score (search/score.h) over `score_range`: the
+  // methodology's range of trials clamped to the budget. NaN when the
+  // budget ends before the range starts.
+  double score = 0;
+  ScoreRange score_range;
   double wall_s = 0;
 };
 
+// Runs `options.seeds` seeds of one strategy, each until it reached 99% of
+// the best and the end of the score's range (or its budget, or the space,
+// ran out). Deterministic for given options, whatever the thread count.
 // Errors: INVALID_ARGUMENT for zero trials, seeds or batch.
 absl::StatusOr<SimulationResult> Simulate(const Table& table,
                                           const SimulationOptions& options);

@@ -4,10 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cli/simulate_command.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "search/table.h"
 #include "tests/support/command_runner.h"
 
@@ -68,10 +72,13 @@ TEST(Simulate, GridReachesTheBestExactlyWhereTheTableHasIt) {
   EXPECT_EQ(r->to_99.per_seed[0], position);
 }
 
-// The acceptance bar of issue 3 on every recorded table (CLBlast's tuner's
-// and tunefleet's exhaustive sweeps): xgb needs at most a quarter of
-// random search's median trials to reach 95% of the best. The budget is the
-// table's size, so random search's median is a count, not a cap.
+// The acceptance bar of issue 18 on every recorded table in the repository
+// (CLBlast's tuner's and tunefleet's exhaustive sweeps): with the same
+// defaults everywhere, xgb reaches 95% and 99% of the table's best within a
+// quarter of random search's median trials, and its p90 within a quarter
+// of random's p90, over 20 seeds. The budget is the table's size, so
+// random search's figures are counts, not caps; a target random search
+// reaches within a median of 20 trials says little and is left out.
 TEST(Simulate, XgbNeedsAQuarterOfRandomsTrialsOnEveryTable) {
   int tables = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
@@ -79,17 +86,26 @@ TEST(Simulate, XgbNeedsAQuarterOfRandomsTrialsOnEveryTable) {
     Table table = Load(entry.path().filename().string());
     search::SimulationOptions o;
     o.trials = table.rows.size();
-    o.seeds = 8;
+    o.seeds = 20;
     auto results = cli::SimulateTable(
         table, {}, {search::Strategy::kRandom, search::Strategy::kXgb}, o);
     ASSERT_TRUE(results.ok()) << results.status();
-    const double random = (*results)[0].to_95.median;
-    const double xgb = (*results)[1].to_95.median;
-    EXPECT_LE(xgb * 4, random)
-        << entry.path() << ": xgb " << xgb << " random " << random;
+    const search::SimulationResult& random = (*results)[0];
+    const search::SimulationResult& xgb = (*results)[1];
+    for (const auto& [name, r, x] :
+         {std::tuple{"95%", random.to_95, xgb.to_95},
+          std::tuple{"99%", random.to_99, xgb.to_99}}) {
+      if (r.median < 20) continue;
+      EXPECT_LE(x.median * 4, r.median)
+          << entry.path() << " to " << name << ": xgb median " << x.median
+          << " random " << r.median;
+      EXPECT_LE(x.p90 * 4, r.p90)
+          << entry.path() << " to " << name << ": xgb p90 " << x.p90
+          << " random " << r.p90;
+    }
     ++tables;
   }
-  EXPECT_GE(tables, 2);
+  EXPECT_GE(tables, 3);
 }
 
 // Two synthetic tasks whose optimum sits at the same knob values: a model
@@ -123,6 +139,49 @@ TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
   EXPECT_LT((*warm)[0].to_99.median, (*cold)[0].to_99.median)
       << "warm " << (*warm)[0].to_99.median << " cold "
       << (*cold)[0].to_99.median;
+}
+
+// `simulate --json` reports the performance score and its range of trials;
+// `--strategy random,xgb` simulates both (one row each).
+TEST(SimulateCommand, JsonHasTheScore) {
+  const std::string table =
+      testing::SourceDir() + "/tests/data/tables/gemm_gpu_pocl_M64_N64_K64.csv";
+  const testing::CommandResult r = testing::RunCommand(
+      testing::BinaryDir() + "/cli/tunefleet simulate --table " + table +
+      " --strategy random --seeds 20 --trials 3000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("score")) << r.out;
+  ASSERT_TRUE(j["score"].is_number()) << r.out;
+  EXPECT_LT(std::fabs(j["score"].get<double>()), 0.5) << r.out;
+  EXPECT_GE(j["score_trials"]["first"].get<int>(), 1);
+  EXPECT_GE(j["score_trials"]["last"].get<int>(),
+            j["score_trials"]["first"].get<int>());
+}
+
+TEST(SimulateCommand, TwoStrategiesGiveTwoRows) {
+  const std::string table =
+      testing::SourceDir() + "/tests/data/tables/gemm_gpu_pocl_M64_N64_K64.csv";
+  const std::string command = testing::BinaryDir() +
+                              "/cli/tunefleet simulate --table " + table +
+                              " --strategy random,xgb --seeds 2 --trials 60";
+  const testing::CommandResult text = testing::RunCommand(command);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  int rows = 0;
+  for (absl::string_view line : absl::StrSplit(text.out, '\n')) {
+    if (absl::StartsWith(line, "random ") || absl::StartsWith(line, "xgb ")) {
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 2) << text.out;
+  const testing::CommandResult json = testing::RunCommand(command + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json list = nlohmann::json::parse(json.out);
+  ASSERT_TRUE(list.is_array()) << json.out;
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["strategy"], "random");
+  EXPECT_EQ(list[1]["strategy"], "xgb");
+  EXPECT_TRUE(list[1].contains("score"));
 }
 
 }  // namespace
