@@ -26,11 +26,9 @@ absl::Status RankEnsemble::Fit(const FeatureMatrix& x,
   std::mt19937_64 rng(options_.seed * 7919 + draws_++);
   std::uniform_int_distribution<size_t> pick(0, x.rows - 1);
   for (size_t m = 0; m < models_.size(); ++m) {
-    XgbRanker model = XgbRanker([&] {
-      XgbOptions o = options_;
-      o.seed = options_.seed * 131 + m;
-      return o;
-    }());
+    XgbOptions member_options = options_;
+    member_options.seed = options_.seed * 131 + m;
+    XgbRanker model(member_options);
     absl::Status status;
     if (m == 0) {
       status = model.Fit(x, labels);
@@ -52,10 +50,13 @@ absl::Status RankEnsemble::Fit(const FeatureMatrix& x,
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> RankEnsemble::PredictAll(
-    const FeatureMatrix& x) const {
+    const FeatureMatrix& x, int members) const {
+  const size_t count =
+      members < 0 ? models_.size()
+                  : std::min(models_.size(), static_cast<size_t>(members));
   std::vector<std::vector<float>> out;
-  for (const XgbRanker& model : models_) {
-    absl::StatusOr<std::vector<float>> scores = model.Predict(x);
+  for (size_t m = 0; m < count; ++m) {
+    absl::StatusOr<std::vector<float>> scores = models_[m].Predict(x);
     if (!scores.ok()) return scores.status();
     out.push_back(*std::move(scores));
   }

@@ -30,12 +30,12 @@ class RankEnsemble {
   // stay in use.
   absl::Status Fit(const FeatureMatrix& x, const std::vector<float>& labels);
 
-  // Scores of every row of `x` by every member: result[m][row], higher is
-  // predicted faster. Errors: FAILED_PRECONDITION before a successful
-  // Fit(), INVALID_ARGUMENT for a column count other than training's,
-  // INTERNAL from XGBoost.
+  // Scores of every row of `x` by the first `members` members (all when
+  // negative): result[m][row], higher is predicted faster. Errors:
+  // FAILED_PRECONDITION before a successful Fit(), INVALID_ARGUMENT for a
+  // column count other than training's, INTERNAL from XGBoost.
   absl::StatusOr<std::vector<std::vector<float>>> PredictAll(
-      const FeatureMatrix& x) const;
+      const FeatureMatrix& x, int members = -1) const;
 
   int members() const { return static_cast<int>(models_.size()); }
   bool trained() const { return !models_.empty() && models_[0].trained(); }

@@ -67,10 +67,11 @@ bool XgbSearch::MaybeRefit() {
 }
 
 std::vector<std::vector<float>> XgbSearch::Scores(
-    const std::vector<uint64_t>& indices) {
+    const std::vector<uint64_t>& indices, bool first_only) {
   if (indices.empty()) return {};
   const cost_model::FeatureMatrix x = FeaturesOf(indices, options_.features);
-  absl::StatusOr<std::vector<std::vector<float>>> own = ensemble_.PredictAll(x);
+  absl::StatusOr<std::vector<std::vector<float>>> own =
+      ensemble_.PredictAll(x, first_only ? 1 : ensemble_.members());
   if (!own.ok()) return {};
   const double w = prior_weight();
   if (w <= 0) return *std::move(own);
@@ -151,7 +152,7 @@ std::vector<uint64_t> XgbSearch::Walk(size_t want) {
   }
   // Walks follow member 0 (trained on every result).
   auto score = [&](const std::vector<uint64_t>& at) {
-    std::vector<std::vector<float>> s = Scores(at);
+    std::vector<std::vector<float>> s = Scores(at, /*first_only=*/true);
     return s.empty() ? std::vector<float>(at.size(), 0.0f) : s[0];
   };
   if (walkers.empty()) return {};

@@ -51,9 +51,11 @@ class XgbSearch : public SearchStrategy {
   double prior_weight() const;
 
  private:
-  // Per-member scores of `indices`, blended with the prior when it has
-  // weight; empty when no model is usable.
-  std::vector<std::vector<float>> Scores(const std::vector<uint64_t>& indices);
+  // Per-member scores of `indices` (member 0's alone when `first_only`),
+  // blended with the prior when it has weight; empty when no model is
+  // usable.
+  std::vector<std::vector<float>> Scores(const std::vector<uint64_t>& indices,
+                                         bool first_only = false);
   // Refits when enough new results arrived; false when no model is usable.
   bool MaybeRefit();
   // Unproposed configs to choose among (see the header comment).

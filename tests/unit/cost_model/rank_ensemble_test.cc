@@ -42,6 +42,10 @@ TEST(RankEnsemble, EveryMemberRanksTheBowlAndMembersDiffer) {
     ASSERT_EQ(member.size(), 2u);
     EXPECT_GT(member[0], member[1]);
   }
+  auto first = ensemble.PredictAll(test, 1);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0], (*scores)[0]);
   // Bootstrap resamples give different models: the members' scores of the
   // training rows are not all identical.
   auto all = ensemble.PredictAll(x);
