@@ -90,6 +90,10 @@ void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files) {
                   "--client-ca");
   cmd->add_option("--client-key", files.client_key_file,
                   "TLS: the private key of --client-cert (PEM)");
+  cmd->add_flag("--insecure", files.insecure,
+                "send the token in plaintext to a --server that is not a "
+                "loopback address (without it, a token and no --ca is "
+                "refused there)");
 }
 
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {

@@ -46,7 +46,7 @@ std::string FormatTable(const std::vector<std::string>& header,
                         const std::vector<bool>& right_aligned = {});
 
 // Adds the connection flags every command with --server takes: --token,
-// --token-file, --ca, --client-cert, --client-key (also read from
+// --token-file, --ca, --client-cert, --client-key, --insecure (also read from
 // TUNEFLEET_TOKEN, TUNEFLEET_TOKEN_FILE and TUNEFLEET_CA). `files` must
 // outlive parsing.
 void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files);

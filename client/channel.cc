@@ -1,10 +1,14 @@
 #include "client/channel.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <fstream>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/files.h"
@@ -105,6 +109,35 @@ absl::StatusOr<std::string> CheckServerAddress(absl::string_view address) {
   return parsed.ToString();
 }
 
+bool IsLoopbackHost(absl::string_view host) {
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  const std::string h(host);
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+absl::Status CheckTokenTransport(absl::string_view address,
+                                 const ChannelOptions& options, bool insecure) {
+  if (options.token.empty() || !options.ca_pem.empty() || insecure) {
+    return absl::OkStatus();
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(base::HostPort parsed,
+                             base::ParseHostPort(address, "--server"));
+  if (IsLoopbackHost(parsed.host)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "refusing to send the access token in clear text to ", address,
+      " (not a loopback address): pass --ca CA.pem to use TLS, or "
+      "--insecure to send it in plaintext anyway"));
+}
+
 std::shared_ptr<grpc::Channel> CreateServerChannel(
     const std::string& address, const ChannelOptions& options) {
   std::shared_ptr<grpc::ChannelCredentials> credentials;
@@ -135,6 +168,8 @@ absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
                                               const ChannelFiles& files) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::string checked, CheckServerAddress(address));
   TUNEFLEET_ASSIGN_OR_RETURN(ChannelOptions channel, LoadChannelOptions(files));
+  TUNEFLEET_RETURN_IF_ERROR(
+      CheckTokenTransport(checked, channel, files.insecure));
   return ServerConnection{std::move(checked), std::move(channel)};
 }
 

@@ -41,6 +41,9 @@ struct ChannelFiles {
   std::string ca_file;
   std::string client_cert_file;
   std::string client_key_file;
+  // --insecure: send the token in plaintext even to a server that is not on
+  // this machine (CheckTokenTransport).
+  bool insecure = false;
 };
 
 // Reads the files named in `files`. Errors: NOT_FOUND for a missing file,
@@ -61,6 +64,21 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 // scheme, a missing or out-of-range port).
 absl::StatusOr<std::string> CheckServerAddress(absl::string_view address);
 
+// True when `host` (as base::ParseHostPort returns it: no brackets) only
+// reaches this machine: an IPv4 address in 127.0.0.0/8, ::1, an
+// IPv4-mapped ::ffff:127.x.y.z, or the name "localhost" (any case).
+// Other names are not resolved and count as remote.
+bool IsLoopbackHost(absl::string_view host);
+
+// Refuses to send a bearer token in clear text over the network: with a
+// token, no TLS (options.ca_pem empty) and a server `address` (HOST:PORT,
+// as CheckServerAddress returns it) whose host is not loopback
+// (IsLoopbackHost), INVALID_ARGUMENT naming the address and saying to pass
+// --ca CA.pem (TLS) or --insecure; OK when `insecure` is true. The same
+// rule as tunefleet-server's for its --listen address.
+absl::Status CheckTokenTransport(absl::string_view address,
+                                 const ChannelOptions& options, bool insecure);
+
 // A channel to `address` (HOST:PORT, as CheckServerAddress returns it) with
 // TLS when options.ca_pem is set, attaching options.token to every call.
 // Thread-safe, as grpc::Channel.
@@ -76,8 +94,10 @@ struct ServerConnection {
 };
 
 // `address` (checked by CheckServerAddress) with the token and certificates
-// `files` names. Errors: CheckServerAddress's, then LoadChannelOptions'
-// (NOT_FOUND, INVALID_ARGUMENT).
+// `files` names, checked by CheckTokenTransport (files.insecure). Every
+// client builds its connection with this before dialling. Errors:
+// CheckServerAddress's, then LoadChannelOptions' (NOT_FOUND,
+// INVALID_ARGUMENT), then CheckTokenTransport's (INVALID_ARGUMENT).
 absl::StatusOr<ServerConnection> ConnectionTo(const std::string& address,
                                               const ChannelFiles& files);
 

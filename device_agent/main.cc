@@ -2,7 +2,8 @@
 // tunefleet-server, or measures one config on it:
 //   tunefleet-agent --server HOST:PORT [--key KEY] [--platform I]
 //     [--device J] [--token-file F] [--ca CA.pem [--client-cert C.pem
-//     --client-key K.pem]] [--binary-cache DIR | --no-binary-cache]
+//     --client-key K.pem]] [--insecure] [--binary-cache DIR |
+//     --no-binary-cache]
 //     [--prefetch auto|on|off] [--prefetch-threads N] [--replay]
 //   tunefleet-agent --info
 //   [--opencl-library PATH] before any of them: the OpenCL library to load
@@ -13,7 +14,8 @@
 // Serving exits 0 after SIGINT or SIGTERM, 1 when the server refuses the
 // token (unknown, revoked or not of role agent) or the device cannot be
 // served, and 2 for a usage error (a --server without a port, a missing
-// token file, no such device).
+// token file, a token in plaintext to a non-loopback --server without
+// --insecure, no such device).
 #include <pthread.h>
 #include <sys/prctl.h>
 
@@ -76,6 +78,10 @@ void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
                  "with --client-ca");
   app.add_option("--client-key", f.channel.client_key_file,
                  "TLS: the private key of --client-cert (PEM)");
+  app.add_flag("--insecure", f.channel.insecure,
+               "send the token in plaintext to a --server that is not a "
+               "loopback address (without it, a token and no --ca is "
+               "refused there)");
   app.add_option("--max-in-flight", f.agent.max_in_flight,
                  "measure requests queued on this agent")
       ->capture_default_str()
@@ -180,11 +186,13 @@ int Serve(ServeFlags& f) {
                 2);
   }
   // A missing port or a scheme is refused here, not dialled (gRPC would
-  // pick port 443, or retry an unreachable address forever).
-  absl::StatusOr<std::string> address =
-      client::CheckServerAddress(f.agent.server);
-  if (!address.ok()) return Fail(address.status(), 2);
-  f.agent.server = *std::move(address);
+  // pick port 443, or retry an unreachable address forever), and so is a
+  // token in plaintext to another machine without --insecure.
+  absl::StatusOr<client::ServerConnection> connection =
+      client::ConnectionTo(f.agent.server, f.channel);
+  if (!connection.ok()) return Fail(connection.status(), 2);
+  f.agent.server = std::move(connection->address);
+  f.agent.channel = std::move(connection->channel);
   // The stop signals are taken by a sigwait thread (below), so they are
   // blocked before any thread (gRPC's included) starts.
   sigset_t stop_signals;
@@ -193,10 +201,6 @@ int Serve(ServeFlags& f) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (f.exit_with_parent) prctl(PR_SET_PDEATHSIG, SIGTERM);
-  absl::StatusOr<client::ChannelOptions> loaded =
-      client::LoadChannelOptions(f.channel);
-  if (!loaded.ok()) return Fail(loaded.status(), 2);
-  f.agent.channel = *std::move(loaded);
   // Kernels run in a supervised worker process: a hang or a crash costs a
   // trial, not the agent.
   auto backend = WorkerBackend::Start(f.worker);
