@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "server/auth/tokens.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -82,11 +84,28 @@ absl::StatusOr<std::string> FindAgentBinary() {
       "tunefleet-agent"));
 }
 
+absl::StatusOr<int> InterruptAbandonedJobs(const std::string& db_path) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
+                             store::Store::Open(db_path));
+  return store->InterruptAbandonedJobs(
+      kEmbeddedAgentPrefix,
+      "interrupted: the tunefleet command running this job ended before "
+      "the job did (killed?); its finished trials are kept");
+}
+
 absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
     const EmbeddedOptions& options) {
   std::string agent_binary = options.agent_binary;
   if (agent_binary.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(agent_binary, FindAgentBinary());
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(const int interrupted,
+                             InterruptAbandonedJobs(options.db_path));
+  if (interrupted > 0) {
+    std::fprintf(stderr,
+                 "tunefleet: marked %d job(s) of an earlier command that was "
+                 "killed as failed (interrupted)\n",
+                 interrupted);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(Tokens tokens, MakeTokens());
   auto fleet = std::make_unique<EmbeddedFleet>(PrivateTag{});
@@ -105,7 +124,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
 
   // The agent as a standalone one runs, minus the persistent binary cache:
   // one command's programs are built once per worker.
-  const std::string agent_name = absl::StrCat("embedded-", getpid());
+  const std::string agent_name = absl::StrCat(kEmbeddedAgentPrefix, getpid());
   std::vector<std::string> argv = {agent_binary,
                                    "--server",
                                    fleet->server_->address(),

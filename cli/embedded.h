@@ -35,6 +35,19 @@ struct EmbeddedOptions {
 // the first on $PATH. Errors: NOT_FOUND naming the places looked at.
 absl::StatusOr<std::string> FindAgentBinary();
 
+// The embedded agents' names start with this ("embedded-<pid>").
+inline constexpr char kEmbeddedAgentPrefix[] = "embedded-";
+
+// Marks failed, as interrupted, the jobs that earlier embedded commands
+// left running when they were killed (SIGKILL, a crash): the embedded
+// server never resumes jobs, so they would show as running forever.
+// Store::InterruptAbandonedJobs with kEmbeddedAgentPrefix: only jobs whose
+// trials went to embedded agents, and only when no other process (a live
+// tunefleet-server, another command) has the database open. Start() calls
+// it before its server opens the database. Returns how many jobs and model
+// jobs were marked. Errors: store::Store::Open's, the update's.
+absl::StatusOr<int> InterruptAbandonedJobs(const std::string& db_path);
+
 // Owns the local server and the agent process; the destructor stops both.
 class EmbeddedFleet {
  public:

@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/model_view.h"
 #include "cli/progress.h"
+#include "cli/table_text.h"
 #include "proto/names.h"
 #include "server/job_manager.h"
 #include "store/store.h"
@@ -67,7 +68,7 @@ void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
 
 }  // namespace
 
-std::string JobTable(const std::vector<JobProgress>& jobs) {
+std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
   std::vector<std::vector<std::string>> rows;
   for (const JobProgress& p : jobs) {
     rows.push_back({absl::StrCat(p.job_id()), proto::JobStateName(p.state()),
@@ -75,9 +76,9 @@ std::string JobTable(const std::vector<JobProgress>& jobs) {
                     JobWorkloadCell(p), p.device_key(),
                     proto::StrategyName(p.strategy()), JobBestCell(p)});
   }
-  return FormatTable(
+  return FitTable(
       {"JOB", "STATE", "TRIALS", "WORKLOAD", "DEVICE KEY", "STRAT", "BEST"},
-      rows, {true, false, true});
+      rows, {true, false, true}, /*cut_columns=*/{3, 4}, max_width);
 }
 
 CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
@@ -96,6 +97,9 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
                   "most the server's page)")
       ->check(CLI::Range(1, 10000));
   cmd->add_flag("--json", o.json, "print a JSON list of jobs");
+  cmd->add_flag("--wide", o.wide,
+                "print every cell in full (default: long workloads and "
+                "device keys are cut with '…' to fit the terminal)");
   return cmd;
 }
 
@@ -108,7 +112,7 @@ int RunJobs(const JobsOptions& o) {
     for (const JobProgress& p : *jobs) list.push_back(JobJson(p));
     std::cout << list.dump(2) << "\n";
   } else {
-    std::cout << JobTable(*jobs);
+    std::cout << JobTable(*jobs, o.wide ? 0 : TableWidth());
   }
   return kExitOk;
 }

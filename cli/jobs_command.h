@@ -3,6 +3,7 @@
 #ifndef TUNEFLEET_CLI_JOBS_COMMAND_H_
 #define TUNEFLEET_CLI_JOBS_COMMAND_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct JobsOptions {
   uint32_t page_size = 0;  // jobs --server: jobs per request; 0: the server's
   int64_t job_id = 0;      // watch and cancel
   bool json = false;
+  bool wide = false;   // jobs: cells in full, not cut to the terminal's width
   bool quiet = false;  // watch: no progress lines
 };
 
@@ -30,7 +32,10 @@ int RunJobs(const JobsOptions& options);
 // The jobs table: JOB, STATE, TRIALS, WORKLOAD, DEVICE KEY, STRAT, BEST,
 // each column as wide as its content; a model job's WORKLOAD is "model NAME
 // (N tasks)" and its BEST the model's estimated latency ("est 4.42 ms").
-std::string JobTable(const std::vector<tunefleet::v1::JobProgress>& jobs);
+// With max_width > 0 (in characters), WORKLOAD and DEVICE KEY cells are cut
+// with "…" so that lines fit it (FitTable, cli/table_text.h).
+std::string JobTable(const std::vector<tunefleet::v1::JobProgress>& jobs,
+                     size_t max_width = 0);
 
 CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& options);
 // A model job: a progress line with its estimated latency and a line per

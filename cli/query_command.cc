@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
+#include "cli/table_text.h"
 #include "proto/device_info_json.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -63,8 +64,8 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
 
 }  // namespace
 
-std::string RecordTable(
-    const std::vector<tunefleet::v1::TuningRecord>& records) {
+std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
+                        size_t max_width) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(records.size());
   for (const auto& r : records) {
@@ -74,9 +75,10 @@ std::string RecordTable(
                     absl::StrFormat("%.2f", r.gflops()),
                     ConfigText(r.config())});
   }
-  return FormatTable(
+  return FitTable(
       {"DEVICE KEY", "WORKLOAD", "RESULT", "TIME (ms)", "GFLOP/s", "CONFIG"},
-      rows, {false, false, false, true, true, false});
+      rows, {false, false, false, true, true, false},
+      /*cut_columns=*/{0, 1, 5}, max_width);
 }
 
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
@@ -90,6 +92,10 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
   cmd->add_option("--job", o.job_id, "only this job's records");
   cmd->add_flag("--all", o.all, "every record, not only the best");
   cmd->add_flag("--json", o.json, "print a JSON list on stdout");
+  cmd->add_flag("--wide", o.wide,
+                "print every cell in full (default: long device keys, "
+                "workloads and configs are cut with '…' to fit the "
+                "terminal)");
   cmd->add_option("--page-size", o.page_size,
                   "with --server: records per request (default: the "
                   "server's, 1000); every page is fetched")
@@ -111,7 +117,7 @@ int RunQuery(const QueryOptions& o) {
     std::cout << "no records\n";
     return kExitOk;
   }
-  std::cout << RecordTable(*records);
+  std::cout << RecordTable(*records, o.wide ? 0 : TableWidth());
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #ifndef TUNEFLEET_CLI_QUERY_COMMAND_H_
 #define TUNEFLEET_CLI_QUERY_COMMAND_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct QueryOptions {
   int64_t job_id = 0;
   bool all = false;
   bool json = false;
+  bool wide = false;       // cells in full, not cut to the terminal's width
   uint32_t page_size = 0;  // --server: records per request; 0: the server's
 };
 
@@ -30,9 +32,11 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& options);
 int RunQuery(const QueryOptions& options);
 
 // The records table: DEVICE KEY, WORKLOAD, RESULT, TIME (ms), GFLOP/s,
-// CONFIG, each column as wide as its content.
-std::string RecordTable(
-    const std::vector<tunefleet::v1::TuningRecord>& records);
+// CONFIG, each column as wide as its content; with max_width > 0 (in
+// characters), DEVICE KEY, WORKLOAD and CONFIG cells are cut with "…" so
+// that lines fit it (FitTable, cli/table_text.h).
+std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
+                        size_t max_width = 0);
 
 struct DevicesOptions {
   std::string server;

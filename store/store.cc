@@ -12,12 +12,16 @@
 namespace tunefleet::store {
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  // The lock first: from the moment the database is open, others see an
+  // opener.
+  TUNEFLEET_ASSIGN_OR_RETURN(OpenersLock openers, OpenersLock::Acquire(path));
   TUNEFLEET_ASSIGN_OR_RETURN(Database db, Database::Open(path));
   TUNEFLEET_RETURN_IF_ERROR(
       db.Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
               "PRAGMA foreign_keys = ON;"));
   auto store = std::make_unique<Store>(PrivateTag{}, std::move(db));
   absl::MutexLock lock(&store->mu_);
+  store->openers_ = std::move(openers);
   TUNEFLEET_RETURN_IF_ERROR(MigrateSchema(store->db_));
   return store;
 }
@@ -212,10 +216,17 @@ absl::Status Store::SetJobReference(int64_t job_id, double reference_ns) {
 
 absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
                                 const std::string& message) {
-  const bool final = proto::IsFinalJobState(state);
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
+  TUNEFLEET_RETURN_IF_ERROR(SetJobStateLocked(job_id, state, message));
+  return txn.Commit();
+}
+
+absl::Status Store::SetJobStateLocked(int64_t job_id,
+                                      tunefleet::v1::JobState state,
+                                      const std::string& message) {
+  const bool final = proto::IsFinalJobState(state);
   TUNEFLEET_RETURN_IF_ERROR(
       db_.Run("UPDATE jobs SET state = ?2, message = ?3, "
               "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END WHERE id = ?1",
@@ -230,7 +241,7 @@ absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
                 "done_ms = ?2 WHERE job_id = ?1 AND state != 'done'",
                 job_id, base::NowMs()));
   }
-  return txn.Commit();
+  return absl::OkStatus();
 }
 
 }  // namespace tunefleet::store

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
+#include "store/openers_lock.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 #include "tunefleet/v1/tuning.pb.h"
@@ -139,9 +140,28 @@ struct RecordFilter {
 class Store {
  public:
   // Opens or creates the database (mode 0600) and migrates its schema.
-  // Errors: UNAVAILABLE when the file cannot be opened, FAILED_PRECONDITION
-  // when its schema is newer than this build.
+  // Holds a shared OpenersLock ("<path>-openers") until destroyed.
+  // Errors: UNAVAILABLE when the file (or its lock file) cannot be opened,
+  // FAILED_PRECONDITION when its schema is newer than this build.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+
+  // Jobs an earlier process left queued or running and nobody runs any
+  // more (store/abandoned_jobs.cc): a `tunefleet tune` of the embedded
+  // default killed (SIGKILL) before its jobs ended never resumes them, so
+  // they would show as running forever. Marks failed, with `message`
+  // (SetJobState: their unmeasured trials become CANCELLED):
+  // - jobs (not tasks of model jobs) left queued or running with a trial
+  //   leased to or measured by an agent whose name starts with
+  //   `agent_prefix` (the embedded agents' names), and
+  // - model jobs left queued or running with such a task, and all their
+  //   unfinished tasks.
+  // Only when this Store is the database's sole opener (OpenersLock): a
+  // live tunefleet-server or command holding it open keeps its jobs;
+  // then nothing is marked. Jobs of other agents (a stopped
+  // tunefleet-server's, which it resumes on its next start) are never
+  // marked. Returns how many jobs and model jobs were marked.
+  absl::StatusOr<int> InterruptAbandonedJobs(absl::string_view agent_prefix,
+                                             const std::string& message);
 
   absl::Status UpsertDevice(const std::string& key,
                             const tunefleet::v1::DeviceInfo& info);
@@ -249,8 +269,14 @@ class Store {
   absl::StatusOr<int64_t> UpsertTemplate(const templates::KernelTemplate& t)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // SetJobState's updates, inside the caller's transaction.
+  absl::Status SetJobStateLocked(int64_t job_id, tunefleet::v1::JobState state,
+                                 const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   absl::Mutex mu_;
   Database db_ ABSL_GUARDED_BY(mu_);
+  OpenersLock openers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunefleet::store

@@ -387,8 +387,9 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
   EXPECT_EQ(r.err.find(waits, first + 1), std::string::npos)
       << "shown more than once: " << r.err;
 
-  // Tables: every row's columns start where the header's do.
-  r = RunCommand(Cli() + " jobs" + server);
+  // Tables: every row's columns start where the header's do (--wide: the
+  // long key in full; without it the key is cut to fit, see cli_test).
+  r = RunCommand(Cli() + " jobs --wide" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines =
       absl::StrSplit(r.out, '\n', absl::SkipEmpty());
@@ -401,7 +402,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
     EXPECT_EQ(lines[i][column - 1], ' ') << r.out;
     EXPECT_TRUE(std::regex_match(lines[i].substr(column), strategy)) << r.out;
   }
-  r = RunCommand(Cli() + " query --all" + server);
+  r = RunCommand(Cli() + " query --all --wide" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   ASSERT_GE(lines.size(), 3u) << r.out;

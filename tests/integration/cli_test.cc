@@ -1,6 +1,9 @@
 // The tunefleet binary's handling of bad input: a clear message on stderr,
-// exit code 2, and nothing written.
+// exit code 2, and nothing written; and query's and jobs' tables cut to the
+// terminal's width.
 #include <filesystem>
+#include <sstream>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -107,6 +110,49 @@ TEST_F(Cli, HelpAndUnknownFlags) {
   EXPECT_NE(help.out.find("--trials"), std::string::npos);
   auto unknown = RunCommand(bin_ + " tune --shape M=1,N=1,K=1 --frobnicate");
   EXPECT_EQ(unknown.exit_code, 2);
+}
+
+// Characters of UTF-8 `text` ("…" is one).
+size_t Chars(const std::string& text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// `query` and `jobs` cut a conv's long workload to the terminal's width
+// ($COLUMNS when stdout is a pipe); --wide and --json print it whole.
+TEST_F(Cli, QueryAndJobsTablesFitTheWidthAndWidePrintsInFull) {
+  auto tune = RunCommand(bin_ +
+                         " tune --quiet --op conv2d --shape "
+                         "N=1,C=4,H=9,W=9,K=4,R=3,S=3 --trials 2 "
+                         "--skip-reference --db " +
+                         db_);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  auto json = RunCommand(bin_ + " query --json --db " + db_);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json records = nlohmann::json::parse(json.out);
+  ASSERT_EQ(records.size(), 1u);
+  const std::string workload = records[0]["workload"];
+  ASSERT_GT(workload.size(), 60u) << workload;
+
+  for (const char* cmd : {" query", " jobs"}) {
+    auto cut = RunCommand("COLUMNS=80 " + bin_ + cmd + " --db " + db_);
+    ASSERT_EQ(cut.exit_code, 0) << cmd << ": " << cut.err;
+    EXPECT_EQ(cut.out.find(workload), std::string::npos) << cut.out;
+    EXPECT_NE(cut.out.find("conv2d N=1 C=4"), std::string::npos) << cut.out;
+    EXPECT_NE(cut.out.find("…"), std::string::npos) << cut.out;
+    std::istringstream lines(cut.out);
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+      EXPECT_LE(Chars(line), 80u) << cmd << ": " << line;
+    }
+    EXPECT_EQ(n, 2) << cut.out;
+
+    auto wide = RunCommand("COLUMNS=80 " + bin_ + cmd + " --wide --db " + db_);
+    ASSERT_EQ(wide.exit_code, 0) << cmd << ": " << wide.err;
+    EXPECT_NE(wide.out.find(workload), std::string::npos) << wide.out;
+    EXPECT_EQ(wide.out.find("…"), std::string::npos) << wide.out;
+  }
 }
 
 TEST(Simulate, CommandPrintsTheIssuesJsonShape) {

@@ -1,6 +1,6 @@
 // A tuning-record database on a file of its own for one test: named after
-// the test binary's process and the running test, removed (with its -wal
-// and -shm files) before it is opened and when the test ends. A real
+// the test binary's process and the running test, removed (with its -wal,
+// -shm and -openers files) before it is opened and when the test ends. A real
 // SQLite file, not a mock.
 #ifndef TUNEFLEET_TESTS_SUPPORT_TEMP_STORE_H_
 #define TUNEFLEET_TESTS_SUPPORT_TEMP_STORE_H_
@@ -44,7 +44,7 @@ class TempStore {
 
  private:
   void RemoveFiles() {
-    for (const char* suffix : {"", "-wal", "-shm"}) {
+    for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
       std::filesystem::remove(path_ + suffix);
     }
   }

@@ -14,6 +14,7 @@
 #include "cli/model_command.h"
 #include "cli/progress.h"
 #include "cli/query_command.h"
+#include "cli/table_text.h"
 #include "client/channel.h"
 #include "client/rpc_error.h"
 #include "gtest/gtest.h"
@@ -105,6 +106,70 @@ TEST(CliRecordTable, ALongDeviceKeyKeepsTheColumnsAligned) {
   EXPECT_EQ(Column(lines[1], "1431.65") + 7, gflops_end) << lines[1];
   EXPECT_EQ(Column(lines[2], "0.50") + 4, gflops_end) << lines[2];
   EXPECT_EQ(Column(lines[2], "MWG=16"), Column(lines[0], "CONFIG"));
+}
+
+// A workload as long as a fused conv's with every attribute.
+const char kLongWorkload[] =
+    "conv2d N=1 C=256 H=56 W=56 K=512 R=3 S=3 stride=2,2 pad=1,1,1,1 "
+    "dilation=1,1 groups=1 fp32 bias=1 act=relu residual=1";
+
+TEST(CliJobTable, ALongWorkloadIsCutToTheWidthAndWideShowsIt) {
+  JobProgress long_job = Job(7, kLongKey);
+  long_job.set_workload_key(kLongWorkload);
+  JobProgress short_job = Job(8, "short-key");
+  short_job.set_workload_key("gemm M=8 N=8 K=8 fp32");
+  const std::vector<JobProgress> jobs = {long_job, short_job};
+  const std::vector<std::string> lines = Lines(cli::JobTable(jobs, 100));
+  ASSERT_EQ(lines.size(), 3u);
+  for (const std::string& line : lines) {
+    EXPECT_LE(cli::TextWidth(line), 100u) << line;
+  }
+  EXPECT_NE(lines[1].find("conv2d N=1 C=256"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("…"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[1].find("residual=1"), std::string::npos) << lines[1];
+  // The columns stay aligned (in characters: "…" is three bytes) and the
+  // short row is whole.
+  auto at = [](const std::string& line, const std::string& cell) {
+    return cli::TextWidth(line.substr(0, Column(line, cell)));
+  };
+  EXPECT_EQ(at(lines[1], "random"), at(lines[0], "STRAT"));
+  EXPECT_EQ(at(lines[2], "random"), at(lines[0], "STRAT"));
+  EXPECT_NE(lines[2].find("short-key"), std::string::npos);
+  EXPECT_EQ(lines[2].find("…"), std::string::npos) << lines[2];
+
+  // --wide (no width): every cell in full.
+  const std::string wide = cli::JobTable(jobs, 0);
+  EXPECT_NE(wide.find(kLongWorkload), std::string::npos);
+  EXPECT_NE(wide.find(kLongKey), std::string::npos);
+  EXPECT_EQ(wide.find("…"), std::string::npos);
+}
+
+TEST(CliRecordTable, LongCellsAreCutToTheWidthAndWideShowsThem) {
+  std::vector<tunefleet::v1::TuningRecord> records(1);
+  records[0].set_device_key(kLongKey);
+  records[0].set_workload_key(kLongWorkload);
+  records[0].set_time_ns(1.5e6);
+  records[0].set_gflops(1431.65);
+  records[0].set_error(tunefleet::v1::Measurement::OK);
+  for (const char* name : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VWM"}) {
+    auto* knob = records[0].mutable_config()->add_knobs();
+    knob->set_name(name);
+    knob->set_value(64);
+  }
+  const std::vector<std::string> lines = Lines(cli::RecordTable(records, 80));
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    EXPECT_LE(cli::TextWidth(line), 80u) << line;
+  }
+  EXPECT_NE(lines[1].find("…"), std::string::npos) << lines[1];
+  // The numbers are never cut.
+  EXPECT_NE(lines[1].find("1431.65"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("1.5000"), std::string::npos) << lines[1];
+
+  const std::string wide = cli::RecordTable(records, 0);
+  EXPECT_NE(wide.find(kLongWorkload), std::string::npos);
+  EXPECT_NE(wide.find(kLongKey), std::string::npos);
+  EXPECT_NE(wide.find("VWM=64"), std::string::npos);
 }
 
 TEST(CliSummary, SaysSlowerWhenTheNaiveReferenceWon) {
