@@ -1,5 +1,7 @@
 #include "base/host_port.h"
 
+#include <arpa/inet.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -72,6 +74,21 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view address,
   }
   out.port = port;
   return out;
+}
+
+bool IsLoopbackHost(absl::string_view host) {
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  const std::string h(host);
+  in_addr v4{};
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 }  // namespace tunefleet::base

@@ -29,6 +29,11 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view address,
                                        absl::string_view flag,
                                        bool allow_port_zero = false);
 
+// Whether `host` (a name or address, without port or brackets) is this
+// machine's loopback: "localhost" (any case), 127.0.0.0/8, ::1 or an
+// IPv4-mapped 127.x address. Names other than localhost are not resolved.
+bool IsLoopbackHost(absl::string_view host);
+
 }  // namespace tunefleet::base
 
 #endif  // TUNEFLEET_BASE_HOST_PORT_H_

@@ -1,8 +1,5 @@
 #include "client/channel.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -109,21 +106,6 @@ absl::StatusOr<std::string> CheckServerAddress(absl::string_view address) {
   return parsed.ToString();
 }
 
-bool IsLoopbackHost(absl::string_view host) {
-  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
-  const std::string h(host);
-  in_addr v4{};
-  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127;
-  }
-  return false;
-}
-
 absl::Status CheckTokenTransport(absl::string_view address,
                                  const ChannelOptions& options, bool insecure) {
   if (options.token.empty() || !options.ca_pem.empty() || insecure) {
@@ -131,7 +113,7 @@ absl::Status CheckTokenTransport(absl::string_view address,
   }
   TUNEFLEET_ASSIGN_OR_RETURN(base::HostPort parsed,
                              base::ParseHostPort(address, "--server"));
-  if (IsLoopbackHost(parsed.host)) return absl::OkStatus();
+  if (base::IsLoopbackHost(parsed.host)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "refusing to send the access token in clear text to ", address,
       " (not a loopback address): pass --ca CA.pem to use TLS, or "

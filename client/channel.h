@@ -64,16 +64,11 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 // scheme, a missing or out-of-range port).
 absl::StatusOr<std::string> CheckServerAddress(absl::string_view address);
 
-// True when `host` (as base::ParseHostPort returns it: no brackets) only
-// reaches this machine: an IPv4 address in 127.0.0.0/8, ::1, an
-// IPv4-mapped ::ffff:127.x.y.z, or the name "localhost" (any case).
-// Other names are not resolved and count as remote.
-bool IsLoopbackHost(absl::string_view host);
-
 // Refuses to send a bearer token in clear text over the network: with a
 // token, no TLS (options.ca_pem empty) and a server `address` (HOST:PORT,
 // as CheckServerAddress returns it) whose host is not loopback
-// (IsLoopbackHost), INVALID_ARGUMENT naming the address and saying to pass
+// (base::IsLoopbackHost), INVALID_ARGUMENT naming the address and saying to
+// pass
 // --ca CA.pem (TLS) or --insecure; OK when `insecure` is true. The same
 // rule as tunefleet-server's for its --listen address.
 absl::Status CheckTokenTransport(absl::string_view address,

@@ -1,6 +1,5 @@
 #include "server/auth/tls.h"
 
-#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -12,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/files.h"
+#include "base/host_port.h"
 #include "base/status_macros.h"
 
 namespace tunefleet::auth {
@@ -114,18 +114,7 @@ bool IsLoopbackAddress(absl::string_view listen) {
   absl::string_view host =
       colon == absl::string_view::npos ? listen : listen.substr(0, colon);
   if (absl::ConsumePrefix(&host, "[")) absl::ConsumeSuffix(&host, "]");
-  if (host == "localhost") return true;
-  const std::string h(host);
-  in_addr v4{};
-  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127;
-  }
-  return false;
+  return base::IsLoopbackHost(host);
 }
 
 }  // namespace tunefleet::auth

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/standard_services.h"
 
 namespace tunefleet {
 namespace {
@@ -86,107 +87,32 @@ TEST(ServerStart, VersionIsPrinted) {
               HasSubstr(absl::StrCat("tunefleet-server ", TUNEFLEET_VERSION)));
 }
 
-// A protobuf string field `field` holding `value`, encoded by hand: the
-// tests speak the standard services without their generated code.
-std::string StringField(int field, const std::string& value) {
-  std::string out(1, static_cast<char>((field << 3) | 2));
-  out += static_cast<char>(value.size());  // values here are < 128 bytes
-  return out + value;
-}
-
-grpc::ByteBuffer Buffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-std::string Bytes(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  (void)buffer.Dump(&slices);
-  std::string out;
-  for (const auto& s : slices) {
-    out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  }
-  return out;
-}
-
-// One grpc.health.v1.Health/Check of `service`: its status, and the
-// response bytes in `*response`.
-grpc::Status HealthCheck(grpc::GenericStub& stub, const std::string& service,
-                         std::string* response) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
-  grpc::CompletionQueue cq;
-  const grpc::ByteBuffer request =
-      Buffer(service.empty() ? "" : StringField(1, service));
-  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check",
-                                    request, &cq);
-  call->StartCall();
-  grpc::ByteBuffer reply;
-  grpc::Status status;
-  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
-  void* tag = nullptr;
-  bool ok = false;
-  EXPECT_TRUE(cq.Next(&tag, &ok));
-  *response = Bytes(reply);
-  return status;
-}
-
-// One request on grpc.reflection.v1alpha.ServerReflection's stream; the
-// first response's bytes.
-std::string Reflect(grpc::GenericStub& stub, const std::string& request) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
-  grpc::CompletionQueue cq;
-  auto call = stub.PrepareCall(
-      &context,
-      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
-  void* tag = nullptr;
-  bool ok = false;
-  auto step = [&] { return cq.Next(&tag, &ok) && ok; };
-  call->StartCall(reinterpret_cast<void*>(1));
-  if (!step()) return "";
-  call->Write(Buffer(request), reinterpret_cast<void*>(2));
-  if (!step()) return "";
-  call->WritesDone(reinterpret_cast<void*>(3));
-  if (!step()) return "";
-  grpc::ByteBuffer reply;
-  call->Read(&reply, reinterpret_cast<void*>(4));
-  const std::string bytes = step() ? Bytes(reply) : "";
-  grpc::Status status;
-  context.TryCancel();
-  call->Finish(&status, reinterpret_cast<void*>(5));
-  cq.Next(&tag, &ok);
-  return bytes;
-}
-
 TEST(ServerStart, HealthAndReflectionServeGenericTools) {
   auto server = StartOn("127.0.0.1:0", TempDb("health"));
   ASSERT_TRUE(server.ok()) << server.status();
   grpc::GenericStub stub(grpc::CreateChannel(
       (*server)->address(), grpc::InsecureChannelCredentials()));
 
-  // SERVING is status 1: field 1, varint 1.
-  const std::string kServing("\x08\x01", 2);
   for (const std::string service :
        {"", "tunefleet.v1.TuningService", "tunefleet.v1.AgentService"}) {
     std::string response;
-    grpc::Status s = HealthCheck(stub, service, &response);
+    grpc::Status s = testing::HealthCheck(stub, service, &response);
     EXPECT_TRUE(s.ok()) << service << ": " << s.error_message();
-    EXPECT_EQ(response, kServing) << service;
+    EXPECT_EQ(response, testing::kHealthServing) << service;
   }
   std::string response;
-  EXPECT_EQ(HealthCheck(stub, "no.such.Service", &response).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(
+      testing::HealthCheck(stub, "no.such.Service", &response).error_code(),
+      grpc::StatusCode::NOT_FOUND);
 
   // list_services (field 7) names both services.
-  const std::string services = Reflect(stub, StringField(7, ""));
+  const std::string services =
+      testing::Reflect(stub, testing::ListServicesRequest());
   EXPECT_THAT(services, HasSubstr("tunefleet.v1.TuningService"));
   EXPECT_THAT(services, HasSubstr("tunefleet.v1.AgentService"));
   // file_containing_symbol (field 4) returns the file that defines it.
-  const std::string file =
-      Reflect(stub, StringField(4, "tunefleet.v1.TuningService"));
+  const std::string file = testing::Reflect(
+      stub, testing::StringField(4, "tunefleet.v1.TuningService"));
   EXPECT_THAT(file, HasSubstr("tunefleet/v1/tuning.proto"));
   EXPECT_THAT(file, HasSubstr("QueryRecordsRequest"));
 }

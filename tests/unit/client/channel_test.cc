@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "base/host_port.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -30,20 +31,20 @@ ChannelFiles WithToken() {
 }
 
 TEST(IsLoopbackHostTest, LoopbackAddressesAndLocalhost) {
-  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
-  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
-  EXPECT_TRUE(IsLoopbackHost("::1"));
-  EXPECT_TRUE(IsLoopbackHost("::ffff:127.0.0.1"));
-  EXPECT_TRUE(IsLoopbackHost("localhost"));
-  EXPECT_TRUE(IsLoopbackHost("LocalHost"));
-  EXPECT_FALSE(IsLoopbackHost("192.168.1.20"));
-  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
-  EXPECT_FALSE(IsLoopbackHost("128.0.0.1"));
-  EXPECT_FALSE(IsLoopbackHost("::"));
-  EXPECT_FALSE(IsLoopbackHost("fe80::1"));
-  EXPECT_FALSE(IsLoopbackHost("::ffff:10.0.0.1"));
-  EXPECT_FALSE(IsLoopbackHost("tuner.lan"));
-  EXPECT_FALSE(IsLoopbackHost("localhost.evil.example"));
+  EXPECT_TRUE(base::IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(base::IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(base::IsLoopbackHost("::1"));
+  EXPECT_TRUE(base::IsLoopbackHost("::ffff:127.0.0.1"));
+  EXPECT_TRUE(base::IsLoopbackHost("localhost"));
+  EXPECT_TRUE(base::IsLoopbackHost("LocalHost"));
+  EXPECT_FALSE(base::IsLoopbackHost("192.168.1.20"));
+  EXPECT_FALSE(base::IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(base::IsLoopbackHost("128.0.0.1"));
+  EXPECT_FALSE(base::IsLoopbackHost("::"));
+  EXPECT_FALSE(base::IsLoopbackHost("fe80::1"));
+  EXPECT_FALSE(base::IsLoopbackHost("::ffff:10.0.0.1"));
+  EXPECT_FALSE(base::IsLoopbackHost("tuner.lan"));
+  EXPECT_FALSE(base::IsLoopbackHost("localhost.evil.example"));
 }
 
 TEST(ConnectionToTest, TokenInPlaintextToLoopbackIsAllowed) {
