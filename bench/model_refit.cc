@@ -27,25 +27,7 @@
 namespace tunefleet::bench {
 namespace {
 
-struct Rows {
-  cost_model::FeatureMatrix x;
-  std::vector<float> labels;
-};
-
-// Every row of `table` with knob features and relative-throughput labels.
-Rows TableRows(const search::Table& table) {
-  Rows out;
-  std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
-  std::vector<bool> size_like;
-  for (const search::KnobSpec& k : table.knobs)
-    size_like.push_back(k.size_like);
-  for (const auto& [index, row] : table.RowsByIndex()) {
-    out.x.AddRow(cost_model::KnobFeatures(space->Config(index), size_like));
-    out.labels.push_back(
-        row->ok ? static_cast<float>(table.best_time_ms / row->time_ms) : 0.0f);
-  }
-  return out;
-}
+using Rows = search::HistoryGroup;  // features and labels
 
 // A smooth synthetic task over 6 size-like knobs of 8 values each.
 Rows SyntheticRows() {
@@ -60,7 +42,8 @@ Rows SyntheticRows() {
       v.push_back(int64_t{1} << e);
       cost += (e - 3 - k % 2) * (e - 3 - k % 2) * (0.2 + 0.1 * k);
     }
-    out.x.AddRow(cost_model::KnobFeatures(v, std::vector<bool>(6, true)));
+    out.features.AddRow(
+        cost_model::KnobFeatures(v, std::vector<bool>(6, true)));
     out.labels.push_back(static_cast<float>(1.0 / cost));
   }
   return out;
@@ -73,7 +56,7 @@ Rows Draw(const Rows& from, size_t n, uint64_t seed) {
   std::uniform_int_distribution<size_t> pick(0, from.labels.size() - 1);
   for (size_t i = 0; i < n; ++i) {
     const size_t r = pick(rng);
-    out.x.AddRow(from.x.Row(r));
+    out.features.AddRow(from.features.Row(r));
     out.labels.push_back(from.labels[r]);
   }
   return out;
@@ -115,32 +98,32 @@ int Main(int argc, char** argv) {
       std::cerr << t.status().message() << "\n";
       return 1;
     }
-    Rows rows = TableRows(*t);
+    Rows rows = search::TableHistory(*t);
     if (own_pool.labels.empty()) own_pool = rows;
-    pool.x.data.insert(pool.x.data.end(), rows.x.data.begin(),
-                       rows.x.data.end());
-    pool.x.cols = rows.x.cols;
-    pool.x.rows += rows.x.rows;
+    pool.features.data.insert(pool.features.data.end(),
+                              rows.features.data.begin(),
+                              rows.features.data.end());
+    pool.features.cols = rows.features.cols;
+    pool.features.rows += rows.features.rows;
     pool.labels.insert(pool.labels.end(), rows.labels.begin(),
                        rows.labels.end());
   }
   if (pool.labels.empty()) pool = own_pool = SyntheticRows();
   const Rows history = Draw(pool, history_rows, 1);
   search::StrategyOptions defaults;  // the xgb search's own settings
-  search::HistoryGroup group{history.x, history.labels};
 
   std::cout << absl::StrFormat(
       "history: %zu rows x %zu features (%s); ensemble of %d, %d rounds, "
       "prior on at most %zu rows; medians of %d\n",
-      history.labels.size(), history.x.cols,
+      history.labels.size(), history.features.cols,
       tables.empty() ? "synthetic" : "from tables", defaults.ensemble,
       defaults.xgb.rounds, defaults.history_rows, repeats);
   const double prior_ms = MedianMs(repeats, [&] {
-    search::HistoryPrior prior({group}, defaults.xgb, defaults.history_rows);
+    search::HistoryPrior prior({history}, defaults.xgb, defaults.history_rows);
   });
   std::cout << absl::StrFormat("prior fit, once per job: %.1f ms\n\n",
                                prior_ms);
-  search::HistoryPrior prior({group}, defaults.xgb, defaults.history_rows);
+  search::HistoryPrior prior({history}, defaults.xgb, defaults.history_rows);
   std::cout << absl::StrFormat("%10s %16s %22s %10s\n", "own rows",
                                "refit now (ms)", "one model, all rows (ms)",
                                "ratio");
@@ -148,14 +131,15 @@ int Main(int argc, char** argv) {
     const Rows own = Draw(own_pool, n, 2 + n);
     const double now = MedianMs(repeats, [&] {
       cost_model::RankEnsemble ensemble(defaults.xgb, defaults.ensemble);
-      (void)ensemble.Fit(own.x, own.labels);
-      prior.UpdateWeight(own.x, own.labels);
+      (void)ensemble.Fit(own.features, own.labels);
+      prior.UpdateWeight(own.features, own.labels);
     });
     // The design before: one model on history groups plus the own group.
-    cost_model::FeatureMatrix all = history.x;
+    cost_model::FeatureMatrix all = history.features;
     std::vector<float> labels = history.labels;
-    all.data.insert(all.data.end(), own.x.data.begin(), own.x.data.end());
-    all.rows += own.x.rows;
+    all.data.insert(all.data.end(), own.features.data.begin(),
+                    own.features.data.end());
+    all.rows += own.features.rows;
     labels.insert(labels.end(), own.labels.begin(), own.labels.end());
     const std::vector<unsigned> groups = {
         static_cast<unsigned>(history.labels.size()), static_cast<unsigned>(n)};

@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "cost_model/features.h"
 #include "cost_model/task_features.h"
+#include "search/history_prior.h"
 #include "store/store.h"
 #include "store/table_export.h"
 
@@ -24,7 +25,6 @@ using search::Table;
 absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
                                                       const Table& history,
                                                       bool task_features) {
-  search::HistoryGroup group;
   std::unique_ptr<search::SearchSpace> space = history.MakeSpace();
   std::function<std::vector<float>(uint64_t)> features;
   if (task_features) {
@@ -59,13 +59,7 @@ absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
       return cost_model::KnobFeatures(ordered, size_like);
     };
   }
-  for (const auto& [index, row] : history.RowsByIndex()) {
-    group.features.AddRow(features(index));
-    group.labels.push_back(
-        row->ok ? static_cast<float>(history.best_time_ms / row->time_ms)
-                : 0.0f);
-  }
-  return group;
+  return search::TableHistory(history, features);
 }
 
 }  // namespace

@@ -10,10 +10,14 @@ namespace tunefleet::cost_model {
 RankEnsemble::RankEnsemble(XgbOptions options, int members)
     : options_(std::move(options)) {
   for (int m = 0; m < std::max(1, members); ++m) {
-    XgbOptions o = options_;
-    o.seed = options_.seed * 131 + static_cast<uint64_t>(m);
-    models_.emplace_back(o);
+    models_.emplace_back(MemberOptions(m));
   }
+}
+
+XgbOptions RankEnsemble::MemberOptions(size_t member) const {
+  XgbOptions o = options_;
+  o.seed = options_.seed * 131 + member;
+  return o;
 }
 
 absl::Status RankEnsemble::Fit(const FeatureMatrix& x,
@@ -26,9 +30,7 @@ absl::Status RankEnsemble::Fit(const FeatureMatrix& x,
   std::mt19937_64 rng(options_.seed * 7919 + draws_++);
   std::uniform_int_distribution<size_t> pick(0, x.rows - 1);
   for (size_t m = 0; m < models_.size(); ++m) {
-    XgbOptions member_options = options_;
-    member_options.seed = options_.seed * 131 + m;
-    XgbRanker model(member_options);
+    XgbRanker model(MemberOptions(m));
     absl::Status status;
     if (m == 0) {
       status = model.Fit(x, labels);

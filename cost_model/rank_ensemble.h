@@ -41,6 +41,9 @@ class RankEnsemble {
   bool trained() const { return !models_.empty() && models_[0].trained(); }
 
  private:
+  // options_ with member `member`'s seed.
+  XgbOptions MemberOptions(size_t member) const;
+
   XgbOptions options_;
   std::vector<XgbRanker> models_;
   uint64_t draws_ = 0;  // resamples drawn so far (varies them per fit)

@@ -28,6 +28,29 @@ std::vector<double> Ranks(const std::vector<float>& values) {
 
 }  // namespace
 
+HistoryGroup TableHistory(
+    const Table& table,
+    const std::function<std::vector<float>(uint64_t index)>& features) {
+  // In index order: the training rows' order changes XGBoost's pairwise
+  // sampling, and a hash map's order changes from run to run.
+  const std::unique_ptr<SearchSpace> space = table.MakeSpace();
+  const absl::flat_hash_map<uint64_t, const Table::Row*> rows =
+      table.RowsByIndex();
+  HistoryGroup group;
+  for (uint64_t index : space->valid_indices()) {
+    const Table::Row* row = rows.at(index);
+    group.features.AddRow(features(index));
+    group.labels.push_back(
+        row->ok ? static_cast<float>(table.best_time_ms / row->time_ms) : 0.0f);
+  }
+  return group;
+}
+
+HistoryGroup TableHistory(const Table& table) {
+  const std::unique_ptr<SearchSpace> space = table.MakeSpace();
+  return TableHistory(table, KnobFeatureFunction(*space));
+}
+
 std::vector<float> PercentileRanks(const std::vector<float>& values) {
   const std::vector<double> ranks = Ranks(values);
   std::vector<float> out(values.size(), 0.5f);

@@ -22,6 +22,7 @@
 #include "cost_model/features.h"
 #include "cost_model/xgb_ranker.h"
 #include "search/strategy.h"
+#include "search/table.h"
 
 namespace tunefleet::search {
 
@@ -59,6 +60,15 @@ class HistoryPrior {
   double weight_ = 1.0;  // before own results, the prior alone ranks
   double rho_ = 0.0;
 };
+
+// A recorded table as one history group: each row's `features` (of its
+// index in table.MakeSpace(), the space the function is over) and its label,
+// best time / time (0 for a failure), in index order (deterministic).
+HistoryGroup TableHistory(
+    const Table& table,
+    const std::function<std::vector<float>(uint64_t index)>& features);
+// The same with KnobFeatureFunction over the table's own space.
+HistoryGroup TableHistory(const Table& table);
 
 // Spearman's rank correlation of two equally long series (ties get their
 // mean rank); 0 when either is constant or shorter than 3.

@@ -95,16 +95,19 @@ std::vector<Strategy> AllStrategies() {
   return all;
 }
 
+std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
+    const SearchSpace& space) {
+  std::vector<bool> size_like;
+  for (const KnobSpec& k : space.knobs()) size_like.push_back(k.size_like);
+  return [&space, size_like](uint64_t index) {
+    return cost_model::KnobFeatures(space.Config(index), size_like);
+  };
+}
+
 std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
                                              const SearchSpace& space,
                                              StrategyOptions options) {
-  if (!options.features) {
-    std::vector<bool> size_like;
-    for (const KnobSpec& k : space.knobs()) size_like.push_back(k.size_like);
-    options.features = [&space, size_like](uint64_t index) {
-      return cost_model::KnobFeatures(space.Config(index), size_like);
-    };
-  }
+  if (!options.features) options.features = KnobFeatureFunction(space);
   switch (strategy) {
     case Strategy::kGrid:
       return std::make_unique<GridSearch>(space);

@@ -100,6 +100,11 @@ absl::StatusOr<Strategy> ParseStrategy(absl::string_view name);
 // Every strategy, in the order above.
 std::vector<Strategy> AllStrategies();
 
+// The default feature function over `space` (which must outlive it):
+// cost_model::KnobFeatures of each config's knob values.
+std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
+    const SearchSpace& space);
+
 std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
                                              const SearchSpace& space,
                                              StrategyOptions options);

@@ -34,7 +34,10 @@ double XgbSearch::prior_weight() const {
 }
 
 void XgbSearch::Observe(const std::vector<Measurement>& results) {
-  measurements_.insert(measurements_.end(), results.begin(), results.end());
+  for (const Measurement& o : results) {
+    measurements_.push_back(o);
+    measured_features_.AddRow(options_.features(o.index));
+  }
 }
 
 bool XgbSearch::MaybeRefit() {
@@ -51,16 +54,16 @@ bool XgbSearch::MaybeRefit() {
     }
   }
   if (best == 0) return ensemble_.trained();  // nothing ran yet
-  cost_model::FeatureMatrix x;
   std::vector<float> labels;
   for (const Measurement& o : measurements_) {
-    x.AddRow(options_.features(o.index));
     // Relative throughput in (0, 1]; failures rank below every success.
     labels.push_back(
         o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
   }
-  if (!ensemble_.Fit(x, labels).ok()) return ensemble_.trained();
-  if (prior_) prior_->UpdateWeight(x, labels);
+  if (!ensemble_.Fit(measured_features_, labels).ok()) {
+    return ensemble_.trained();
+  }
+  if (prior_) prior_->UpdateWeight(measured_features_, labels);
   observed_at_fit_ = n;
   ++fits_;
   return true;

@@ -77,6 +77,8 @@ class XgbSearch : public SearchStrategy {
   cost_model::RankEnsemble ensemble_;
   std::unique_ptr<HistoryPrior> prior_;  // null without history
   std::vector<Measurement> measurements_;
+  // Features of measurements_, row for row (computed once, in Observe).
+  cost_model::FeatureMatrix measured_features_;
   size_t observed_at_fit_ = 0;
   int fits_ = 0;
   size_t next_member_ = 0;  // Thompson sampling's member rotation

@@ -108,22 +108,6 @@ Table Bowl(int a0, int b0) {
   return *t;
 }
 
-// The history of `earlier` as the search sees it (knob features).
-HistoryGroup HistoryOf(const Table& earlier) {
-  std::unique_ptr<SearchSpace> space = earlier.MakeSpace();
-  std::vector<bool> size_like;
-  for (const KnobSpec& k : earlier.knobs) size_like.push_back(k.size_like);
-  HistoryGroup g;
-  for (const auto& [index, row] : earlier.RowsByIndex()) {
-    g.features.AddRow(
-        cost_model::KnobFeatures(space->Config(index), size_like));
-    g.labels.push_back(
-        row->ok ? static_cast<float>(earlier.best_time_ms / row->time_ms)
-                : 0.0f);
-  }
-  return g;
-}
-
 SimulationResult SimulateXgb(const Table& task,
                              std::vector<HistoryGroup> history) {
   SimulationOptions o;
@@ -139,14 +123,14 @@ TEST(Transfer, RelevantHistoryHelpsAndMisleadingHistoryDoesNotHurt) {
   const Table task = Bowl(4, 3);
   const SimulationResult cold = SimulateXgb(task, {});
   // The same optimum on an earlier device: fewer trials.
-  const SimulationResult helped = SimulateXgb(task, {HistoryOf(Bowl(4, 3))});
+  const SimulationResult helped = SimulateXgb(task, {TableHistory(Bowl(4, 3))});
   EXPECT_LT(helped.to_95.median * 2, cold.to_95.median)
       << "warm " << helped.to_95.median << " cold " << cold.to_95.median;
   EXPECT_LT(helped.to_99.median, cold.to_99.median);
   // An earlier device whose optimum sits at the far corner: the prior is
   // switched off by this job's own results, so no more trials than cold
   // (a margin of two batches for the first batch it leads).
-  const SimulationResult misled = SimulateXgb(task, {HistoryOf(Bowl(0, 6))});
+  const SimulationResult misled = SimulateXgb(task, {TableHistory(Bowl(0, 6))});
   std::cout << "to 95%/99% medians: cold " << cold.to_95.median << "/"
             << cold.to_99.median << ", relevant history " << helped.to_95.median
             << "/" << helped.to_99.median << ", misleading history "
