@@ -1,6 +1,8 @@
 #include "cli/query_command.h"
 
+#include <functional>
 #include <iostream>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -20,8 +22,17 @@ nlohmann::json DeviceInfoJson(const tunefleet::v1::DeviceInfo& info) {
                                /*allow_exceptions=*/false);
 }
 
-absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
-    const QueryOptions& o) {
+// Records per page of the database file (--db), as the server's default.
+constexpr uint32_t kDatabasePage = 1000;
+
+using RecordPage = std::function<void(
+    const std::vector<tunefleet::v1::TuningRecord>& records)>;
+
+// Calls `page` on each page of the records `o` asks for, in order, as it
+// arrives: from the server (following next_page_token) or from the
+// database file (keyset pages of trial ids; with best records, offsets
+// into the best-record table). Never holds more than one page.
+absl::Status ForEachRecordPage(const QueryOptions& o, const RecordPage& page) {
   if (!o.server.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
                                client::ConnectionTo(o.server, o.connection));
@@ -39,10 +50,10 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
       grpc::ClientContext context;
       TUNEFLEET_RETURN_IF_ERROR(
           FromGrpc(stub->QueryRecords(&context, request, &response), server));
-      records.insert(records.end(), response.records().begin(),
-                     response.records().end());
+      records.assign(response.records().begin(), response.records().end());
+      if (!records.empty()) page(records);
       if (response.next_page_token().empty() || response.records().empty()) {
-        break;
+        return absl::OkStatus();
       }
       if (response.next_page_token() == request.page_token()) {
         return absl::InternalError(
@@ -50,16 +61,35 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
       }
       request.set_page_token(response.next_page_token());
     }
-    return records;
   }
-  absl::StatusOr<std::unique_ptr<store::Store>> store = OpenDatabase(o.db);
-  if (!store.ok()) return store.status();
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
+                             OpenDatabase(o.db));
   store::RecordFilter filter;
   filter.op = o.op;
   filter.device_key = o.device_key;
   filter.job_id = o.job_id;
   filter.best_only = !o.all;
-  return (*store)->QueryRecords(filter);
+  filter.limit = o.page_size > 0 ? o.page_size : kDatabasePage;
+  while (true) {
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
+                               store->QueryRecords(filter));
+    if (!records.empty()) page(records);
+    if (static_cast<int64_t>(records.size()) < filter.limit) {
+      return absl::OkStatus();
+    }
+    filter.after_trial_id = records.back().trial_id();
+    filter.offset += filter.limit;
+  }
+}
+
+// `text` with `indent` before each of its lines.
+std::string Indented(const std::string& text, absl::string_view indent) {
+  std::string out(indent);
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out.append(indent.data(), indent.size());
+  }
+  return out;
 }
 
 }  // namespace
@@ -97,27 +127,39 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
                 "workloads and configs are cut with '…' to fit the "
                 "terminal)");
   cmd->add_option("--page-size", o.page_size,
-                  "with --server: records per request (default: the "
-                  "server's, 1000); every page is fetched")
+                  "records per request to the server (default: the "
+                  "server's, 1000) or per read of --db (default 1000); "
+                  "every page is fetched and printed as it comes")
       ->check(CLI::Range(1, 10000));
   return cmd;
 }
 
 int RunQuery(const QueryOptions& o) {
-  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> records =
-      FetchRecords(o);
-  if (!records.ok()) return ReportError("query", records.status());
-  if (o.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& r : *records) list.push_back(RecordJson(r));
-    std::cout << list.dump(2) << "\n";
-    return kExitOk;
-  }
-  if (records->empty()) {
-    std::cout << "no records\n";
-    return kExitOk;
-  }
-  std::cout << RecordTable(*records, o.wide ? 0 : TableWidth());
+  // Printed a page at a time as pages arrive: a JSON list whose elements
+  // are written as they come (as nlohmann's dump(2) would print the whole
+  // list), or a table per page, the header only above the first (each
+  // page's columns as wide as its own cells).
+  const size_t width = o.wide ? 0 : TableWidth();
+  bool any = false;
+  absl::Status status = ForEachRecordPage(
+      o, [&](const std::vector<tunefleet::v1::TuningRecord>& records) {
+        if (o.json) {
+          for (const auto& r : records) {
+            std::cout << (any ? ",\n" : "[\n")
+                      << Indented(RecordJson(r).dump(2), "  ");
+            any = true;
+          }
+        } else {
+          std::string table = RecordTable(records, width);
+          if (any) table.erase(0, table.find('\n') + 1);  // the header
+          std::cout << table;
+          any = true;
+        }
+        std::cout.flush();
+      });
+  if (o.json) std::cout << (any ? "\n]\n" : "[]\n");
+  if (!status.ok()) return ReportError("query", status);
+  if (!o.json && !any) std::cout << "no records\n";
   return kExitOk;
 }
 

@@ -25,7 +25,7 @@ struct QueryOptions {
   bool all = false;
   bool json = false;
   bool wide = false;       // cells in full, not cut to the terminal's width
-  uint32_t page_size = 0;  // --server: records per request; 0: the server's
+  uint32_t page_size = 0;  // records per page (--server or --db); 0: 1000
 };
 
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& options);

@@ -14,13 +14,14 @@ using tunefleet::v1::Measurement;
 absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
     store::Store& store, const templates::KernelTemplate& tmpl,
     size_t max_rows) {
-  store::RecordFilter filter;
-  filter.op = std::string(tmpl.op());
-  filter.template_name = std::string(tmpl.name());
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
-                             store.QueryRecords(filter));
   // Measured records only (CANCELLED and DEVICE_LOST say nothing about
-  // the config), grouped by job, newest job first.
+  // the config), at most kHistoryReadFactor * max_rows trial rows read,
+  // grouped by job, newest job first.
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::vector<tunefleet::v1::TuningRecord> records,
+      store.HistoryRecords(
+          std::string(tmpl.op()), std::string(tmpl.name()),
+          static_cast<int64_t>(kHistoryReadFactor * max_rows)));
   std::map<int64_t, std::vector<const tunefleet::v1::TuningRecord*>,
            std::greater<int64_t>>
       by_job;

@@ -13,8 +13,15 @@
 
 namespace tunefleet::cost_model {
 
+// Trial rows TransferHistory reads, at most, per row it keeps: jobs without
+// an OK trial and configs recorded under other knobs are read but dropped.
+inline constexpr size_t kHistoryReadFactor = 2;
+
 // Earlier records of template `tmpl` (any workload, any device key) as one
 // training group per job, newest jobs first, up to about `max_rows` rows.
+// Reads at most kHistoryReadFactor * max_rows trial rows from the store
+// (Store::HistoryRecords: an index walk of the template's jobs, then of
+// each job's trials), whatever the database's size.
 // Labels are throughput relative to the job's best (failed trials 0);
 // features come from TaskFeatures with each record's own workload and
 // device. Jobs without a successful trial are left out.

@@ -1,7 +1,15 @@
 // Store: tuning records, tallies and what an emitted library needs (the
 // reference kernel's time, a template's stored source).
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "base/time.h"
@@ -14,21 +22,19 @@ namespace {
 
 using tunefleet::v1::Measurement;
 
-// Columns of a record query, shared by QueryRecords' two forms.
+// Columns of a record query (alias t: trials), shared by every form.
 constexpr absl::string_view kRecordColumns =
     "t.id, t.job_id, j.device_key, w.op, w.shape, w.dtype, tp.name, "
     "tp.version, t.config, t.error, t.time_ns, t.gflops, t.agent, "
     "t.created_ms, t.done_ms, t.compile_ms, t.error_message";
+// The job, workload and template of trial t. CROSS JOIN keeps the row
+// source on the left as SQLite's outer loop, so that a page is read in
+// that source's order and stops at its LIMIT instead of being sorted from
+// every matching row.
 constexpr absl::string_view kRecordJoins =
-    "FROM trials t JOIN jobs j ON t.job_id = j.id "
-    "JOIN workloads w ON j.workload_id = w.id "
-    "JOIN templates tp ON j.template_id = tp.id ";
-constexpr absl::string_view kRecordFilter =
-    "t.state = 'done' AND (?1 = '' OR w.op = ?1) AND "
-    "(?2 = '' OR j.device_key = ?2) AND (?3 = 0 OR t.job_id = ?3) AND "
-    "(?4 = '' OR tp.name = ?4)";
-// A page: ?5 rows at most (-1: all) after skipping ?6 of them.
-constexpr absl::string_view kRecordPage = " LIMIT ?5 OFFSET ?6";
+    " CROSS JOIN jobs j ON t.job_id = j.id "
+    "CROSS JOIN workloads w ON j.workload_id = w.id "
+    "CROSS JOIN templates tp ON j.template_id = tp.id ";
 
 tunefleet::v1::Config ParseConfigText(const std::string& text) {
   tunefleet::v1::Config config;
@@ -44,15 +50,43 @@ tunefleet::v1::Config ParseConfigText(const std::string& text) {
   return config;
 }
 
-tunefleet::v1::TuningRecord RecordFromRow(const Statement& s) {
+// Workloads parsed once per query: the rows of a job (and most rows of a
+// page) share one, and parsing it is most of a row's cost.
+class WorkloadCache {
+ public:
+  // The workload of a row's op, shape and dtype (columns 3, 4, 5) as a
+  // proto and its canonical key; null when it does not parse.
+  const std::pair<tunefleet::v1::Workload, std::string>* Get(
+      const Statement& s) {
+    std::string key = absl::StrCat(s.Text(3), "\n", s.Text(4), "\n", s.Text(5));
+    auto it = parsed_.find(key);
+    if (it == parsed_.end()) {
+      std::optional<std::pair<tunefleet::v1::Workload, std::string>> value;
+      auto workload =
+          templates::Workload::Parse(s.Text(3), s.Text(4), s.Text(5));
+      if (workload.ok()) {
+        value.emplace(trial::WorkloadToProto(*workload), workload->Canonical());
+      }
+      it = parsed_.emplace(std::move(key), std::move(value)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+ private:
+  std::map<std::string,
+           std::optional<std::pair<tunefleet::v1::Workload, std::string>>>
+      parsed_;
+};
+
+tunefleet::v1::TuningRecord RecordFromRow(const Statement& s,
+                                          WorkloadCache& workloads) {
   tunefleet::v1::TuningRecord r;
   r.set_trial_id(s.Int(0));
   r.set_job_id(s.Int(1));
   r.set_device_key(s.Text(2));
-  auto workload = templates::Workload::Parse(s.Text(3), s.Text(4), s.Text(5));
-  if (workload.ok()) {
-    *r.mutable_workload() = trial::WorkloadToProto(*workload);
-    r.set_workload_key(workload->Canonical());
+  if (const auto* workload = workloads.Get(s)) {
+    *r.mutable_workload() = workload->first;
+    r.set_workload_key(workload->second);
   }
   r.set_template_name(s.Text(6));
   r.set_template_version(static_cast<int32_t>(s.Int(7)));
@@ -76,10 +110,10 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
   JobTally tally;
   {
     absl::MutexLock lock(&mu_);
+    // Kept by the schema's triggers (v4): one row per error code.
     TUNEFLEET_ASSIGN_OR_RETURN(
         Statement s,
-        db_.Prepare("SELECT error, COUNT(*) FROM trials WHERE job_id = ?1 "
-                    "AND state = 'done' GROUP BY error",
+        db_.Prepare("SELECT error, n FROM job_trial_counts WHERE job_id = ?1",
                     job_id));
     TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&tally](const Statement& row) {
       tally.errors[row.Text(0)] = static_cast<uint32_t>(row.Int(1));
@@ -97,28 +131,103 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
 
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
     const RecordFilter& filter) {
-  const std::string sql =
-      filter.best_only
-          ? absl::StrCat(
-                "SELECT * FROM (SELECT ", kRecordColumns,
-                ", ROW_NUMBER() OVER (PARTITION BY j.device_key, w.id, "
-                "tp.name ORDER BY t.time_ns, t.id) AS rank ",
-                kRecordJoins, "WHERE ", kRecordFilter,
-                " AND t.error = 'OK') WHERE rank = 1 ORDER BY 3, 4, 5, 6, 7",
-                kRecordPage)
-          : absl::StrCat("SELECT ", kRecordColumns, " ", kRecordJoins, "WHERE ",
-                         kRecordFilter, " AND t.id > ?7 ORDER BY t.id",
-                         kRecordPage);
+  // Only the filter's terms go into the SQL, so that SQLite can use the
+  // indexes they allow (a term like "(?1 = 0 OR t.job_id = ?1)" would hide
+  // them). Parameters are numbered in the order they are added.
+  std::vector<std::string> terms;
+  std::vector<std::variant<int64_t, std::string>> args;
+  auto add = [&terms, &args](absl::string_view term, auto value) {
+    terms.push_back(std::string(term));
+    args.emplace_back(value);
+  };
+  std::string source;
+  std::string order;
+  if (filter.best_only && filter.job_id > 0) {
+    // A job is one task: its best record is job_best's row.
+    source = "job_best b CROSS JOIN trials t ON t.id = b.trial_id";
+    add("b.job_id = ?", filter.job_id);
+    order = "j.device_key, w.op, w.shape, w.dtype, tp.name, t.id";
+  } else if (filter.best_only) {
+    // One row per (device key, workload, template name): a few thousand
+    // at most, so the offset of a page walks this table, not the trials.
+    source = "best_records b CROSS JOIN trials t ON t.id = b.trial_id";
+    if (!filter.device_key.empty()) {
+      add("b.device_key = ?", filter.device_key);
+    }
+    if (!filter.template_name.empty()) {
+      add("b.template_name = ?", filter.template_name);
+    }
+    order = "j.device_key, w.op, w.shape, w.dtype, tp.name, t.id";
+  } else {
+    // Keyset pages: trials after the last id sent, in id order, through
+    // the primary key (or trials_by_job for one job).
+    source = "trials t";
+    terms.push_back("t.state = 'done'");
+    add("t.id > ?", filter.after_trial_id);
+    if (filter.job_id > 0) add("t.job_id = ?", filter.job_id);
+    if (!filter.device_key.empty()) {
+      add("j.device_key = ?", filter.device_key);
+    }
+    if (!filter.template_name.empty()) {
+      add("tp.name = ?", filter.template_name);
+    }
+    order = "t.id";
+  }
+  if (!filter.op.empty()) add("w.op = ?", filter.op);
+  std::string sql =
+      absl::StrCat("SELECT ", kRecordColumns, " FROM ", source, kRecordJoins);
+  if (!terms.empty()) {
+    absl::StrAppend(&sql, "WHERE ", absl::StrJoin(terms, " AND "));
+  }
+  absl::StrAppend(&sql, " ORDER BY ", order, " LIMIT ? OFFSET ?");
+  args.emplace_back(filter.limit > 0 ? filter.limit : int64_t{-1});
+  args.emplace_back(filter.best_only ? filter.offset : int64_t{0});
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s, db_.Prepare(sql, filter.op, filter.device_key, filter.job_id,
-                               filter.template_name,
-                               filter.limit > 0 ? filter.limit : int64_t{-1},
-                               filter.best_only ? filter.offset : int64_t{0}));
-  if (!filter.best_only) s.Bind(7, filter.after_trial_id);
+  TUNEFLEET_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::visit([&s, i](const auto& v) { s.Bind(static_cast<int>(i + 1), v); },
+               args[i]);
+  }
   std::vector<tunefleet::v1::TuningRecord> out;
-  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow(
-      [&out](const Statement& row) { out.push_back(RecordFromRow(row)); }));
+  WorkloadCache workloads;
+  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&](const Statement& row) {
+    out.push_back(RecordFromRow(row, workloads));
+  }));
+  return out;
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::HistoryRecords(
+    const std::string& op, const std::string& template_name, int64_t max_rows) {
+  std::vector<tunefleet::v1::TuningRecord> out;
+  if (max_rows <= 0) return out;
+  absl::MutexLock lock(&mu_);
+  // The template's jobs, newest first (templates by name, jobs through
+  // jobs_by_template): one row per job, never per trial.
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement jobs,
+      db_.Prepare("SELECT j.id FROM templates tp "
+                  "CROSS JOIN jobs j ON j.template_id = tp.id "
+                  "CROSS JOIN workloads w ON w.id = j.workload_id "
+                  "WHERE tp.name = ?1 AND w.op = ?2 ORDER BY j.id DESC",
+                  template_name, op));
+  std::vector<int64_t> job_ids;
+  TUNEFLEET_RETURN_IF_ERROR(jobs.ForEachRow(
+      [&job_ids](const Statement& row) { job_ids.push_back(row.Int(0)); }));
+  // Then each job's measured trials in id order (trials_by_job), until
+  // max_rows trial rows have been read.
+  const std::string sql = absl::StrCat(
+      "SELECT ", kRecordColumns, " FROM trials t", kRecordJoins,
+      "WHERE t.job_id = ?1 AND t.state = 'done' AND "
+      "t.error NOT IN ('CANCELLED', 'DEVICE_LOST') ORDER BY t.id LIMIT ?2");
+  WorkloadCache workloads;
+  for (int64_t job_id : job_ids) {
+    const int64_t left = max_rows - static_cast<int64_t>(out.size());
+    if (left <= 0) break;
+    TUNEFLEET_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql, job_id, left));
+    TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&](const Statement& row) {
+      out.push_back(RecordFromRow(row, workloads));
+    }));
+  }
   return out;
 }
 

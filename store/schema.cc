@@ -1,12 +1,17 @@
 #include "store/schema.h"
 
+#include <iterator>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 
 namespace tunefleet::store {
 namespace {
 
-// Migration i takes the schema from version i to i + 1.
+// Migration i takes the schema from version i to i + 1 (v4's is
+// V4Migration()).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -107,6 +112,125 @@ CREATE INDEX jobs_by_model_job ON jobs (model_job_id, task_index);
 )sql",
 };
 
+// v4: what `query` and `jobs` read, kept up to date by triggers in the
+// transaction that records a result (whatever code writes it), and
+// backfilled from the trials already there:
+// - job_trial_counts: a job's finished trials per error code;
+// - job_best: a job's fastest OK trial (ties: the lowest trial id);
+// - best_records: the fastest OK trial per (device key, workload,
+//   template name), ties to the lowest trial id, as QueryRecords'
+//   best_only has always ranked them.
+// A trial becomes done once (CompleteTrial and SetJobState only touch
+// trials not yet done) and done rows are never deleted, so the triggers
+// only ever add. jobs_by_template serves the transfer history read
+// (Store::HistoryRecords): a template's jobs, then each job's done
+// trials through trials_by_job. The triggers follow in V4Migration().
+constexpr absl::string_view kV4Tables = R"sql(
+CREATE TABLE job_trial_counts (
+  job_id INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (job_id, error)) WITHOUT ROWID;
+CREATE TABLE job_best (
+  job_id INTEGER PRIMARY KEY,
+  trial_id INTEGER NOT NULL,
+  time_ns REAL NOT NULL);
+CREATE TABLE best_records (
+  device_key TEXT NOT NULL,
+  workload_id INTEGER NOT NULL,
+  template_name TEXT NOT NULL,
+  trial_id INTEGER NOT NULL,
+  time_ns REAL NOT NULL,
+  PRIMARY KEY (device_key, workload_id, template_name)) WITHOUT ROWID;
+CREATE INDEX jobs_by_template ON jobs (template_id);
+
+INSERT INTO job_trial_counts (job_id, error, n)
+  SELECT job_id, error, COUNT(*) FROM trials WHERE state = 'done'
+  GROUP BY job_id, error;
+INSERT INTO job_best (job_id, trial_id, time_ns)
+  SELECT job_id, id, time_ns FROM (
+    SELECT job_id, id, time_ns, ROW_NUMBER() OVER (
+      PARTITION BY job_id ORDER BY time_ns, id) AS rank
+    FROM trials WHERE state = 'done' AND error = 'OK')
+  WHERE rank = 1;
+INSERT INTO best_records (device_key, workload_id, template_name, trial_id,
+                          time_ns)
+  SELECT device_key, workload_id, name, trial_id, time_ns FROM (
+    SELECT j.device_key, j.workload_id, tp.name, b.trial_id, b.time_ns,
+      ROW_NUMBER() OVER (PARTITION BY j.device_key, j.workload_id, tp.name
+                         ORDER BY b.time_ns, b.trial_id) AS rank
+    FROM job_best b JOIN jobs j ON j.id = b.job_id
+    JOIN templates tp ON tp.id = j.template_id)
+  WHERE rank = 1;
+)sql";
+
+// What the v4 triggers do once a trial is done. SQLite cannot share a
+// trigger body, so each body below is put into two triggers: one for a
+// trial that becomes done (AFTER UPDATE OF state) and one for a trial
+// inserted done.
+constexpr absl::string_view kCountTriggerBody = R"sql(
+  INSERT INTO job_trial_counts (job_id, error, n)
+    VALUES (NEW.job_id, NEW.error, 1)
+    ON CONFLICT (job_id, error) DO UPDATE SET n = n + 1;
+)sql";
+constexpr absl::string_view kBestTriggerBody = R"sql(
+  INSERT INTO job_best (job_id, trial_id, time_ns)
+    VALUES (NEW.job_id, NEW.id, NEW.time_ns)
+    ON CONFLICT (job_id) DO UPDATE SET trial_id = excluded.trial_id,
+      time_ns = excluded.time_ns
+    WHERE excluded.time_ns < job_best.time_ns OR
+      (excluded.time_ns = job_best.time_ns AND
+       excluded.trial_id < job_best.trial_id);
+  -- Only a trial that is now its job's best can be a better record: any
+  -- other lost to one of its job's trials already offered here.
+  INSERT INTO best_records (device_key, workload_id, template_name, trial_id,
+                            time_ns)
+    SELECT j.device_key, j.workload_id, tp.name, NEW.id, NEW.time_ns
+    FROM jobs j JOIN templates tp ON tp.id = j.template_id
+    WHERE j.id = NEW.job_id AND
+      (SELECT trial_id FROM job_best WHERE job_id = NEW.job_id) = NEW.id
+    ON CONFLICT (device_key, workload_id, template_name) DO UPDATE SET
+      trial_id = excluded.trial_id, time_ns = excluded.time_ns
+    WHERE excluded.time_ns < best_records.time_ns OR
+      (excluded.time_ns = best_records.time_ns AND
+       excluded.trial_id < best_records.trial_id);
+)sql";
+
+// "CREATE TRIGGER `name` `event` WHEN `when` BEGIN `body` END;", laid out
+// as the v4 migration has always written it (sqlite_master keeps each
+// trigger's text, so migrated and fresh files must get the same bytes).
+std::string Trigger(absl::string_view name, absl::string_view event,
+                    absl::string_view when, absl::string_view body) {
+  return absl::StrCat("CREATE TRIGGER ", name, " ", event, "\nWHEN ", when,
+                      "\nBEGIN", body, "END;\n");
+}
+
+// The v4 migration: kV4Tables, then the count and best triggers for both
+// ways a trial becomes done.
+std::string V4Migration() {
+  constexpr absl::string_view kUpdated = "AFTER UPDATE OF state ON trials";
+  constexpr absl::string_view kInserted = "AFTER INSERT ON trials";
+  return absl::StrCat(
+      kV4Tables, "\n",
+      Trigger("trials_done_count", kUpdated,
+              "NEW.state = 'done' AND OLD.state != 'done'", kCountTriggerBody),
+      Trigger("trials_inserted_done_count", kInserted, "NEW.state = 'done'",
+              kCountTriggerBody),
+      Trigger("trials_done_best", kUpdated,
+              "NEW.state = 'done' AND NEW.error = 'OK'", kBestTriggerBody),
+      Trigger("trials_inserted_done_best", kInserted,
+              "NEW.state = 'done' AND NEW.error = 'OK'", kBestTriggerBody));
+}
+
+static_assert(std::size(kMigrations) + 1 == kSchemaVersion);
+
+// The SQL of migration `v` (from version v to v + 1).
+std::string Migration(int v) {
+  return v < static_cast<int>(std::size(kMigrations))
+             ? std::string(kMigrations[v])
+             : V4Migration();
+}
+
 }  // namespace
 
 absl::Status MigrateSchema(Database& db) {
@@ -121,7 +245,7 @@ absl::Status MigrateSchema(Database& db) {
   for (int v = version; v < kSchemaVersion; ++v) {
     Transaction txn(db);
     TUNEFLEET_RETURN_IF_ERROR(txn.status());
-    TUNEFLEET_RETURN_IF_ERROR(db.Exec(kMigrations[v]));
+    TUNEFLEET_RETURN_IF_ERROR(db.Exec(Migration(v)));
     TUNEFLEET_RETURN_IF_ERROR(
         db.Exec(absl::StrCat("PRAGMA user_version = ", v + 1)));
     TUNEFLEET_RETURN_IF_ERROR(txn.Commit());

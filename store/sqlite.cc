@@ -8,6 +8,23 @@
 #include "absl/strings/str_split.h"
 
 namespace tunefleet::store {
+namespace {
+
+// SQLite's failure `rc` as a status: SQLITE_FULL (the disk or the
+// filesystem's quota is full) is RESOURCE_EXHAUSTED naming the database
+// file, so that callers up to the gRPC client see a cause they can act on;
+// anything else is INTERNAL with SQLite's message.
+absl::Status SqliteError(sqlite3* db, int rc, absl::string_view message) {
+  if ((rc & 0xff) == SQLITE_FULL) {
+    const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+    return absl::ResourceExhaustedError(
+        absl::StrCat("database disk full: ", file && *file ? file : "(memory)",
+                     ": free space and retry (", message, ")"));
+  }
+  return absl::InternalError(absl::StrCat("sqlite: ", message));
+}
+
+}  // namespace
 
 Statement& Statement::Bind(int index, int64_t value) {
   const int rc = sqlite3_bind_int64(stmt_.get(), index, value);
@@ -35,6 +52,12 @@ Statement& Statement::BindNull(int index) {
   return *this;
 }
 
+void Statement::Reset() {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+  bind_error_ = SQLITE_OK;
+}
+
 absl::StatusOr<bool> Statement::Step() {
   if (bind_error_ != SQLITE_OK) {
     return absl::InternalError(
@@ -43,7 +66,7 @@ absl::StatusOr<bool> Statement::Step() {
   const int rc = sqlite3_step(stmt_.get());
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return absl::InternalError(absl::StrCat("sqlite: ", sqlite3_errmsg(db_)));
+  return SqliteError(db_, rc, sqlite3_errmsg(db_));
 }
 
 absl::Status Statement::Run() {
@@ -121,13 +144,25 @@ absl::StatusOr<Statement> Database::Prepare(absl::string_view sql) {
   return Statement(db_.get(), stmt);
 }
 
+absl::StatusOr<Statement*> Database::Cached(absl::string_view sql) {
+  if (auto it = cached_.find(sql); it != cached_.end()) {
+    it->second.Reset();
+    return &it->second;
+  }
+  absl::StatusOr<Statement> prepared = Prepare(sql);
+  if (!prepared.ok()) return prepared.status();
+  auto [it, inserted] = cached_.emplace(std::string(sql), *std::move(prepared));
+  return &it->second;
+}
+
 absl::Status Database::Exec(absl::string_view sql) {
   char* error = nullptr;
   const std::string text(sql);
-  if (sqlite3_exec(db_.get(), text.c_str(), nullptr, nullptr, &error) !=
-      SQLITE_OK) {
-    absl::Status s = absl::InternalError(
-        absl::StrCat("sqlite: ", error ? error : "unknown error"));
+  const int rc =
+      sqlite3_exec(db_.get(), text.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    absl::Status s =
+        SqliteError(db_.get(), rc, error ? error : sqlite3_errstr(rc));
     sqlite3_free(error);
     return s;
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -34,9 +35,14 @@ class Statement {
     return Bind(index, absl::string_view(value));
   }
   Statement& BindNull(int index);
+  // Makes the statement ready to run again: rewinds it, clears its
+  // bindings and any bind error (Database::Cached() calls it).
+  void Reset();
 
-  // Advances: true with a row to read, false when done. Errors: INTERNAL
-  // with SQLite's message (also for a failed Bind()).
+  // Advances: true with a row to read, false when done. Errors:
+  // RESOURCE_EXHAUSTED "database disk full: <path>: free space and retry"
+  // when SQLite says the disk is full (SQLITE_FULL); INTERNAL with SQLite's
+  // message otherwise (also for a failed Bind()).
   absl::StatusOr<bool> Step();
   // Runs to completion, ignoring rows.
   absl::Status Run();
@@ -67,6 +73,7 @@ class Database {
   // Errors: INTERNAL naming the SQL's first line and SQLite's message.
   absl::StatusOr<Statement> Prepare(absl::string_view sql);
   // Runs one or more statements without parameters (schema, pragmas).
+  // Errors as Statement::Step's.
   absl::Status Exec(absl::string_view sql);
   // Prepares one statement and binds `args` to ?1, ?2, ... in order.
   // Errors: Prepare's; a failed Bind() shows in the statement's Step/Run.
@@ -87,6 +94,32 @@ class Database {
     if (!s.ok()) return s.status();
     return s->Run();
   }
+  // A statement prepared once per connection and kept (keyed by its SQL
+  // text) for the connection's life, reset and with its bindings cleared
+  // on each call, so hot statements skip SQLite's parser. The pointer is
+  // valid until the Database is destroyed or moved; like the connection it
+  // is not thread-safe, and one SQL text has one statement: do not hold two
+  // uses of the same SQL at once. Errors: Prepare's.
+  absl::StatusOr<Statement*> Cached(absl::string_view sql);
+  // Cached(sql) with `args` bound to ?1, ?2, ... in order.
+  template <typename... Args>
+  requires(sizeof...(Args) >
+           0) absl::StatusOr<Statement*> Cached(absl::string_view sql,
+                                                const Args&... args) {
+    absl::StatusOr<Statement*> s = Cached(sql);
+    int index = 0;
+    if (s.ok()) ((*s)->Bind(++index, args), ...);
+    return s;
+  }
+  // Cached(sql, args...) run to completion; the statement is reset after.
+  template <typename... Args>
+  absl::Status RunCached(absl::string_view sql, const Args&... args) {
+    absl::StatusOr<Statement*> s = Cached(sql, args...);
+    if (!s.ok()) return s.status();
+    absl::Status run = (*s)->Run();
+    (*s)->Reset();
+    return run;
+  }
   int64_t LastInsertId() const;
   int Changes() const;
   sqlite3* get() const { return db_.get(); }
@@ -96,6 +129,8 @@ class Database {
     void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
   };
   std::unique_ptr<sqlite3, Closer> db_;
+  // Declared after db_ so that the statements are finalized first.
+  std::map<std::string, Statement, std::less<>> cached_;
 };
 
 // BEGIN IMMEDIATE .. COMMIT; rolls back unless Commit() succeeded.

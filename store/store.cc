@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -193,8 +194,12 @@ absl::StatusOr<Job> Store::GetJob(int64_t job_id) {
 absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit,
                                                  int64_t before_id) {
   absl::MutexLock lock(&mu_);
-  return SelectJobs("(?1 = 0 OR j.id < ?1) AND j.model_job_id IS NULL",
-                    before_id, limit);
+  // A seek on the primary key, newest first, stopping at `limit`: "+" keeps
+  // SQLite from choosing jobs_by_model_job (and sorting every job) for the
+  // model_job_id test.
+  return SelectJobs(
+      "j.id < ?1 AND +j.model_job_id IS NULL",
+      before_id > 0 ? before_id : std::numeric_limits<int64_t>::max(), limit);
 }
 
 absl::StatusOr<std::vector<Job>> Store::UnfinishedJobs() {

@@ -19,6 +19,7 @@
 #include "store/openers_lock.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
+#include "store/trial_write.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::store {
@@ -121,6 +122,18 @@ struct JobTally {
   std::optional<tunefleet::v1::TuningRecord> best;
 };
 
+// One agent's trials as the store has them (for the dashboard's fleet
+// page): an agent measures for one device key, but a renamed or moved
+// agent shows once per key.
+struct AgentTrialCounts {
+  std::string agent;  // the agent's name (trials.agent)
+  std::string device_key;
+  int64_t leased = 0;    // trials leased to it and not answered
+  int64_t measured = 0;  // trials it measured (any error code)
+  std::map<std::string, int64_t> errors;  // measured, by error code != OK
+  int64_t last_trial_ms = 0;  // Unix ms of its latest lease or result
+};
+
 struct RecordFilter {
   std::string op;             // empty: any
   std::string device_key;     // empty: any
@@ -128,9 +141,10 @@ struct RecordFilter {
   std::string template_name;  // empty: any
   bool best_only = false;  // best record per (device key, workload, template)
   // A page of the result: at most `limit` records (0: all), after skipping
-  // records up to trial id `after_trial_id` (records are in trial id order)
-  // or, with best_only (in device key, op, shape, dtype, template order),
-  // the first `offset` records.
+  // records up to trial id `after_trial_id` (records are in trial id order;
+  // a keyset page: it seeks to that id) or, with best_only (in device key,
+  // op, shape, dtype, template order), the first `offset` records (an
+  // offset into the best-record table, one row per task, not the trials).
   int64_t limit = 0;
   int64_t after_trial_id = 0;
   int64_t offset = 0;
@@ -226,10 +240,33 @@ class Store {
   absl::StatusOr<bool> CompleteTrial(
       int64_t trial_id, const tunefleet::v1::Measurement& measurement,
       double time_ns, double gflops);
+  // Applies `writes` in order in one transaction (the group commit of
+  // store/trial_writer.h); returns, per write, whether it changed its row
+  // (for kComplete: false when the trial was already done). On any error
+  // nothing of the batch is kept. Errors: INTERNAL (SQLite).
+  absl::StatusOr<std::vector<bool>> WriteTrials(
+      const std::vector<TrialWrite>& writes);
 
+  // From the per-job tables the schema's triggers keep (v4): a few index
+  // reads, whatever the number of trials.
   absl::StatusOr<JobTally> TallyJob(int64_t job_id);
+  // Records matching `filter`. best_only reads the best-record table (one
+  // row per device key, workload and template name, kept by triggers) or,
+  // with a job id, the job's best; otherwise done trials in id order from
+  // `after_trial_id` on, so a page of `limit` reads about `limit` rows
+  // (with a device key, op or template filter but no job id, the rows it
+  // skips too).
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> QueryRecords(
       const RecordFilter& filter);
+  // The transfer history of a template (cost_model/transfer.h): records of
+  // op `op` and template `template_name` (any workload, any device key),
+  // newest job first and trial id order within a job, measured trials only
+  // (not CANCELLED or DEVICE_LOST). Reads at most `max_rows` trial rows
+  // (the last job may be cut short) and one row per job of the template:
+  // bounded in rows whatever the table's size.
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> HistoryRecords(
+      const std::string& op, const std::string& template_name,
+      int64_t max_rows);
   // The fastest time (ns) of the naive reference kernel measured for a
   // task (device key, canonical workload, template name); nullopt when
   // never measured.
@@ -239,6 +276,9 @@ class Store {
   // The stored OpenCL source of a template version. NOT_FOUND if absent.
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version);
+  // Every agent's trial counts, by agent name and device key
+  // (store/dashboard_reads.cc).
+  absl::StatusOr<std::vector<AgentTrialCounts>> AgentTrials();
   // Counts of a job's trials by state.
   absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> TrialStates(
       int64_t job_id);

@@ -34,18 +34,75 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
   return out;
 }
 
+namespace {
+
+constexpr absl::string_view kInsertTrial =
+    "INSERT INTO trials (job_id, config_index, config, state, created_ms) "
+    "VALUES (?1, ?2, ?3, 'pending', ?4)";
+constexpr absl::string_view kLeaseTrial =
+    "UPDATE trials SET state = 'leased', agent = ?2, attempt = attempt + 1, "
+    "leased_ms = ?3 WHERE id = ?1 AND state = 'pending'";
+constexpr absl::string_view kRequeueTrial =
+    "UPDATE trials SET state = 'pending', agent = NULL "
+    "WHERE id = ?1 AND state = 'leased'";
+constexpr absl::string_view kCompleteTrial =
+    "UPDATE trials SET state = 'done', error = ?2, "
+    "error_message = ?3, times_ns = ?4, time_ns = ?5, "
+    "gflops = ?6, number = ?7, compile_ms = ?8, "
+    "max_rel_error = ?9, done_ms = ?10 "
+    "WHERE id = ?1 AND state != 'done'";
+
+// Runs one write on `db` (inside the caller's transaction, if any);
+// returns whether it changed the row.
+absl::StatusOr<bool> ApplyWrite(Database& db, const TrialWrite& w) {
+  switch (w.kind) {
+    case TrialWrite::Kind::kLease:
+      TUNEFLEET_RETURN_IF_ERROR(
+          db.RunCached(kLeaseTrial, w.trial_id, w.agent, base::NowMs()));
+      return db.Changes() == 1;
+    case TrialWrite::Kind::kRequeue:
+      TUNEFLEET_RETURN_IF_ERROR(db.RunCached(kRequeueTrial, w.trial_id));
+      return db.Changes() == 1;
+    case TrialWrite::Kind::kComplete:
+      break;
+  }
+  const Measurement& m = w.measurement;
+  const std::string times = absl::StrCat(
+      "[",
+      absl::StrJoin(
+          m.times_ns(), ",",
+          [](std::string* out, double t) { absl::StrAppend(out, t); }),
+      "]");
+  TUNEFLEET_ASSIGN_OR_RETURN(Statement * s, db.Cached(kCompleteTrial));
+  s->Bind(1, w.trial_id).Bind(2, Measurement::Error_Name(m.error()));
+  s->Bind(3, m.error_message()).Bind(4, times);
+  if (m.error() == Measurement::OK) {
+    s->Bind(5, w.time_ns).Bind(6, w.gflops);
+  } else {
+    s->BindNull(5).BindNull(6);
+  }
+  s->Bind(7, int64_t{m.number()}).Bind(8, m.compile_ms());
+  s->Bind(9, m.max_rel_error()).Bind(10, base::NowMs());
+  absl::Status run = s->Run();
+  s->Reset();
+  TUNEFLEET_RETURN_IF_ERROR(run);
+  return db.Changes() == 1;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<int64_t>> Store::InsertTrials(
     int64_t job_id, const std::vector<NewTrial>& trials) {
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
   std::vector<int64_t> ids;
+  ids.reserve(trials.size());
   const int64_t now = base::NowMs();
   for (const NewTrial& t : trials) {
     TUNEFLEET_RETURN_IF_ERROR(
-        db_.Run("INSERT INTO trials (job_id, config_index, config, state, "
-                "created_ms) VALUES (?1, ?2, ?3, 'pending', ?4)",
-                job_id, static_cast<int64_t>(t.config_index), t.config, now));
+        db_.RunCached(kInsertTrial, job_id,
+                      static_cast<int64_t>(t.config_index), t.config, now));
     ids.push_back(db_.LastInsertId());
   }
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
@@ -54,18 +111,12 @@ absl::StatusOr<std::vector<int64_t>> Store::InsertTrials(
 
 absl::Status Store::LeaseTrial(int64_t trial_id, const std::string& agent) {
   absl::MutexLock lock(&mu_);
-  return db_.Run(
-      "UPDATE trials SET state = 'leased', agent = ?2, attempt = attempt + 1, "
-      "leased_ms = ?3 WHERE id = ?1 AND state = 'pending'",
-      trial_id, agent, base::NowMs());
+  return db_.RunCached(kLeaseTrial, trial_id, agent, base::NowMs());
 }
 
 absl::Status Store::RequeueTrial(int64_t trial_id) {
   absl::MutexLock lock(&mu_);
-  return db_.Run(
-      "UPDATE trials SET state = 'pending', agent = NULL "
-      "WHERE id = ?1 AND state = 'leased'",
-      trial_id);
+  return db_.RunCached(kRequeueTrial, trial_id);
 }
 
 absl::Status Store::RequeueLeased(int64_t job_id) {
@@ -79,33 +130,31 @@ absl::Status Store::RequeueLeased(int64_t job_id) {
 absl::StatusOr<bool> Store::CompleteTrial(int64_t trial_id,
                                           const Measurement& m, double time_ns,
                                           double gflops) {
-  const std::string times = absl::StrCat(
-      "[",
-      absl::StrJoin(
-          m.times_ns(), ",",
-          [](std::string* out, double t) { absl::StrAppend(out, t); }),
-      "]");
+  TrialWrite w;
+  w.kind = TrialWrite::Kind::kComplete;
+  w.trial_id = trial_id;
+  w.measurement = m;
+  w.time_ns = time_ns;
+  w.gflops = gflops;
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement s,
-      db_.Prepare("UPDATE trials SET state = 'done', error = ?2, "
-                  "error_message = ?3, times_ns = ?4, time_ns = ?5, "
-                  "gflops = ?6, number = ?7, compile_ms = ?8, "
-                  "max_rel_error = ?9, done_ms = ?10 "
-                  "WHERE id = ?1 AND state != 'done'"));
-  s.Bind(1, trial_id).Bind(2, Measurement::Error_Name(m.error()));
-  s.Bind(3, m.error_message()).Bind(4, times);
-  if (m.error() == Measurement::OK) {
-    s.Bind(5, time_ns).Bind(6, gflops);
-  } else {
-    s.BindNull(5).BindNull(6);
+  TUNEFLEET_ASSIGN_OR_RETURN(const bool changed, ApplyWrite(db_, w));
+  TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
+  return changed;
+}
+
+absl::StatusOr<std::vector<bool>> Store::WriteTrials(
+    const std::vector<TrialWrite>& writes) {
+  absl::MutexLock lock(&mu_);
+  Transaction txn(db_);
+  TUNEFLEET_RETURN_IF_ERROR(txn.status());
+  std::vector<bool> changed;
+  changed.reserve(writes.size());
+  for (const TrialWrite& w : writes) {
+    TUNEFLEET_ASSIGN_OR_RETURN(const bool c, ApplyWrite(db_, w));
+    changed.push_back(c);
   }
-  s.Bind(7, int64_t{m.number()}).Bind(8, m.compile_ms());
-  s.Bind(9, m.max_rel_error()).Bind(10, base::NowMs());
-  TUNEFLEET_RETURN_IF_ERROR(s.Run());
-  const bool changed = db_.Changes() == 1;
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
   return changed;
 }
