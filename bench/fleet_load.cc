@@ -1,13 +1,23 @@
 // bench/fleet_load: how much fleet one tunefleet-server carries. Starts a
 // real tunefleet-server process (SQLite store on, in a temp directory) and
 // N agents in this process that talk to it over the real gRPC stream on
-// loopback but measure with FakeBackend -- a fake measurement backend that
-// answers at once without OpenCL, so the server and protocol are the
-// bottleneck. For N = 1, 8, 64 it runs one random-search GEMM job and prints
-// trials per second and the server's CPU time per trial (from
-// /proc/PID/stat, user + system).
+// loopback (by default one channel, so one TCP connection, each). The
+// agents are FakeFleetAgents (bench/fake_fleet_agent.h): the real protocol
+// (Hello, heartbeats, results) on gRPC's callback API, answering every
+// request at once with a fake measurement, a few threads for all of them;
+// with --real-agents they are device_agent's Agent with FakeBackend (three
+// threads each), and --delay-us applies. For N = 64, 256, 1000 it runs one
+// random-search GEMM job and prints trials per second, the server's CPU
+// time per trial and this process's (the fake agents') CPU time per trial
+// (both from /proc/PID/stat, user + system). The agents and the server
+// share this machine's cores: on a small box the agents' CPU is part of
+// what limits trials per second, and the server's CPU per trial is the
+// figure that carries over to a box where they do not share.
 //
-// Usage: fleet_load [--trials T] [--agents 1,8,64] [--delay-us D]
+// Usage: fleet_load [--trials T] [--agents 64,256,1000] [--agents-per-channel
+//   C] [--in-flight F] [--no-source-cache] [--no-result-batches]
+//   [--real-agents [--delay-us D]]
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +36,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "base/subprocess.h"
+#include "bench/fake_fleet_agent.h"
 #include "device_agent/agent.h"
 #include "device_agent/backend.h"
 #include "grpcpp/grpcpp.h"
@@ -54,24 +65,58 @@ double CpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// Threads of a process now (/proc/PID/status).
+int Threads(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return 0;
+}
+
 struct Result {
   int agents = 0;
   uint32_t trials = 0;
   double seconds = 0;
   double server_cpu_s = 0;
+  double bench_cpu_s = 0;  // this process: the fake agents and the client
+  int server_threads = 0;  // at the end of the job, agents still connected
+};
+
+struct FleetOptions {
+  bool real_agents = false;
+  int delay_us = 0;  // real agents only
+  int agents_per_channel = 1;
+  uint32_t in_flight = 2;     // Hello.max_in_flight of every agent
+  bool source_cache = true;   // agents cache sources by hash
+  bool batch_results = true;  // fake agents batch results (Welcome allows)
 };
 
 Result RunOnce(const std::string& address, pid_t server_pid, int n,
-               uint32_t trials, int delay_us) {
+               uint32_t trials, const FleetOptions& fleet) {
   const std::string key = absl::StrCat("fake-", n);
+  const int delay_us = fleet.delay_us;
+  std::unique_ptr<tunefleet::bench::FakeFleet> fakes;
   std::vector<std::unique_ptr<tunefleet::agent::Agent>> agents;
   std::vector<std::thread> threads;
-  for (int i = 0; i < n; ++i) {
+  if (!fleet.real_agents) {
+    const int per = std::max(1, fleet.agents_per_channel);
+    tunefleet::bench::FakeFleetOptions options;
+    options.max_in_flight = fleet.in_flight;
+    if (!fleet.source_cache) options.source_cache_bytes = 0;
+    options.batch_results = fleet.batch_results;
+    fakes = std::make_unique<tunefleet::bench::FakeFleet>(
+        address, key, n, (n + per - 1) / per, options);
+  }
+  for (int i = 0; fleet.real_agents && i < n; ++i) {
     tunefleet::agent::AgentOptions o;
     o.server = address;
     o.device_key = key;
     o.agent_name = absl::StrCat(key, "-", i);
     o.verbose = false;
+    o.max_in_flight = fleet.in_flight;
+    if (!fleet.source_cache) o.source_cache_bytes = 0;
     agents.push_back(std::make_unique<tunefleet::agent::Agent>(
         o, std::make_unique<tunefleet::agent::FakeBackend>(
                tunefleet::agent::FakeBackend::FakeDevice("bench/fleet_load"),
@@ -107,6 +152,7 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   request.set_skip_reference(true);
   request.set_no_transfer(true);
   const double cpu0 = CpuSeconds(server_pid);
+  const double bench_cpu0 = CpuSeconds(getpid());
   const auto t0 = Clock::now();
   Result r;
   r.agents = n;
@@ -126,6 +172,9 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.server_cpu_s = CpuSeconds(server_pid) - cpu0;
+  r.bench_cpu_s = CpuSeconds(getpid()) - bench_cpu0;
+  r.server_threads = Threads(server_pid);
+  if (fakes) fakes->Stop();
   for (auto& a : agents) a->Stop();
   for (auto& t : threads) t.join();
   return r;
@@ -137,15 +186,29 @@ int main(int argc, char** argv) {
   CLI::App app{
       "fleet_load: trials per second and server CPU per trial for "
       "N agents with a fake measurement backend"};
-  uint32_t trials = 3000;
-  std::vector<int> counts = {1, 8, 64};
-  int delay_us = 0;
+  uint32_t trials = 20000;
+  std::vector<int> counts = {64, 256, 1000};
+  FleetOptions fleet;
   app.add_option("--trials", trials, "trials per job")->capture_default_str();
+  app.add_flag("--real-agents", fleet.real_agents,
+               "device_agent's Agent with FakeBackend instead of "
+               "FakeFleetAgent");
+  app.add_option("--agents-per-channel", fleet.agents_per_channel,
+                 "FakeFleetAgents sharing one channel (TCP connection)")
+      ->capture_default_str();
   app.add_option("--agents", counts, "agent counts to run")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--delay-us", delay_us,
-                 "the fake backend's time per measurement")
+  app.add_option("--in-flight", fleet.in_flight,
+                 "requests each agent holds at once (Hello.max_in_flight)")
+      ->capture_default_str();
+  app.add_flag("!--no-source-cache", fleet.source_cache,
+               "agents without a source cache: every request carries its "
+               "kernel and reference sources");
+  app.add_flag("!--no-result-batches", fleet.batch_results,
+               "fake agents send one result per message");
+  app.add_option("--delay-us", fleet.delay_us,
+                 "the fake backend's time per measurement (--real-agents)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -168,17 +231,31 @@ int main(int argc, char** argv) {
   }
   const pid_t server = server_process->pid();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  cpu_set_t affinity;
+  const int cores = sched_getaffinity(0, sizeof(affinity), &affinity) == 0
+                        ? CPU_COUNT(&affinity)
+                        : 0;
   std::printf(
       "fleet_load: tunefleet-server pid %d, SQLite store in %s, "
-      "%u trials per job, fake backend delay %d us\n",
-      server, dir.c_str(), trials, delay_us);
-  std::printf("%7s %8s %9s %10s %18s\n", "agents", "trials", "wall s",
-              "trials/s", "server CPU/trial");
+      "%u trials per job, %s, in flight %u, source cache %s, result "
+      "batches %s, fake backend delay %d us, %d cores available (shared by "
+      "the server and the fake agents)\n",
+      server, dir.c_str(), trials,
+      fleet.real_agents ? "device_agent Agents" : "FakeFleetAgents",
+      fleet.in_flight, fleet.source_cache ? "on" : "off",
+      fleet.batch_results && !fleet.real_agents ? "on" : "off", fleet.delay_us,
+      cores);
+  std::printf("%7s %8s %9s %10s %13s %13s %9s %15s\n", "agents", "trials",
+              "wall s", "trials/s", "server us/tr", "agents us/tr", "CPU use",
+              "server threads");
   for (int n : counts) {
-    Result r = RunOnce(address, server, n, trials, delay_us);
-    std::printf("%7d %8u %9.2f %10.1f %15.1f us\n", r.agents, r.trials,
-                r.seconds, r.trials / r.seconds,
-                r.trials ? 1e6 * r.server_cpu_s / r.trials : 0.0);
+    Result r = RunOnce(address, server, n, trials, fleet);
+    const double per = r.trials ? 1e6 / r.trials : 0.0;
+    // CPU use: cores busy on average (server + agents) over the run.
+    std::printf("%7d %8u %9.2f %10.1f %13.1f %13.1f %9.2f %15d\n", r.agents,
+                r.trials, r.seconds, r.trials / r.seconds, r.server_cpu_s * per,
+                r.bench_cpu_s * per,
+                (r.server_cpu_s + r.bench_cpu_s) / r.seconds, r.server_threads);
     std::fflush(stdout);
   }
   (void)server_process->Signal(SIGTERM);

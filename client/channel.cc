@@ -10,6 +10,7 @@
 #include "absl/strings/strip.h"
 #include "base/files.h"
 #include "base/host_port.h"
+#include "base/keepalive.h"
 #include "base/status_macros.h"
 #include "grpcpp/support/client_interceptor.h"
 
@@ -134,6 +135,10 @@ std::shared_ptr<grpc::Channel> CreateServerChannel(
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, base::kClientPingIntervalMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, base::kClientPingTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   if (options.token.empty()) {
     return grpc::CreateCustomChannel(address, credentials, args);
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/version.h"
 #include "grpcpp/grpcpp.h"
@@ -45,7 +46,9 @@ std::string DefaultAgentName() {
 }
 
 Agent::Agent(AgentOptions options, std::unique_ptr<MeasurementBackend> backend)
-    : options_(std::move(options)), backend_(std::move(backend)) {
+    : options_(std::move(options)),
+      backend_(std::move(backend)),
+      sources_(options_.source_cache_bytes) {
   key_ = options_.device_key.empty() ? DefaultDeviceKey(backend_->device_info())
                                      : options_.device_key;
   if (options_.agent_name.empty()) options_.agent_name = DefaultAgentName();
@@ -57,6 +60,11 @@ void Agent::Log(const std::string& line) const {
   if (options_.verbose) {
     std::fprintf(stderr, "[agent %s] %s\n", key_.c_str(), line.c_str());
   }
+}
+
+void Agent::ClearSourceCache() {
+  absl::MutexLock lock(&mu_);
+  sources_.Clear();
 }
 
 void Agent::Stop() {
@@ -142,6 +150,7 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   h->set_max_in_flight(options_.max_in_flight);
   h->set_agent_version(base::kVersion);
   h->set_device_info_revision(proto::kDeviceInfoRevision);
+  h->set_source_cache(options_.source_cache_bytes > 0);
 
   std::thread measure_thread, heartbeat_thread;
   if (Write(stream.get(), hello)) {
@@ -163,9 +172,31 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
         heartbeat_thread =
             std::thread([&, beat] { HeartbeatLoop(stream.get(), beat); });
       } else if (msg.has_batch()) {
-        absl::MutexLock lock(&mu_);
-        for (auto& r : *msg.mutable_batch()->mutable_requests()) {
-          queue_.push_back(std::move(r));
+        // Requests naming a source this agent lacks are answered at once;
+        // the server resends them whole.
+        std::vector<AgentMessage> unknown;
+        {
+          absl::MutexLock lock(&mu_);
+          for (auto& r : *msg.mutable_batch()->mutable_requests()) {
+            const std::vector<std::string> missing = sources_.Resolve(&r);
+            if (missing.empty()) {
+              queue_.push_back(std::move(r));
+              continue;
+            }
+            Measurement& m = *unknown.emplace_back().mutable_measurement();
+            m.set_error(Measurement::SOURCE_UNKNOWN);
+            m.set_error_message(
+                absl::StrCat("source(s) not in the agent's cache: ",
+                             absl::StrJoin(missing, ", ")));
+            m.set_trial_id(r.trial_id());
+            m.set_attempt(r.attempt());
+          }
+        }
+        for (const AgentMessage& m : unknown) {
+          Log(absl::StrCat("trial ", m.measurement().trial_id(), ": ",
+                           m.measurement().error_message(),
+                           "; the server resends it"));
+          Write(stream.get(), m);
         }
       } else if (msg.has_cancel()) {
         absl::MutexLock lock(&mu_);

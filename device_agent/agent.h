@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "client/channel.h"
 #include "device_agent/backend.h"
+#include "device_agent/source_cache.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
 namespace tunefleet::agent {
@@ -25,6 +26,10 @@ struct AgentOptions {
   // TLS and the bearer token (client/channel.h).
   client::ChannelOptions channel;
   uint32_t max_in_flight = 2;
+  // Bytes of kernel sources kept by hash (source_cache.h), so the server
+  // sends each source once per session; 0: none kept, and Hello says the
+  // agent has no source cache (every request then carries its sources).
+  size_t source_cache_bytes = size_t{16} << 20;
   // Used when the server's Welcome names no interval.
   absl::Duration heartbeat = absl::Seconds(5);
   absl::Duration min_backoff = absl::Milliseconds(100);
@@ -50,6 +55,9 @@ class Agent {
   void Stop();
 
   const std::string& device_key() const { return key_; }
+  // Forgets every cached source (tests: as if evicted); the server resends
+  // what a later request lacks.
+  void ClearSourceCache();
 
  private:
   using Stream = grpc::ClientReaderWriter<tunefleet::v1::AgentMessage,
@@ -77,6 +85,9 @@ class Agent {
   std::deque<tunefleet::v1::MeasureRequest> queue_ ABSL_GUARDED_BY(mu_);
   // Requests at the front of queue_ already passed to backend_->Prefetch().
   size_t hinted_ ABSL_GUARDED_BY(mu_) = 0;
+  // Sources by hash; requests are resolved against it as they arrive, in
+  // stream order.
+  SourceCache sources_ ABSL_GUARDED_BY(mu_);
   absl::Mutex write_mu_;  // one writer at a time on the stream
 };
 

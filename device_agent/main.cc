@@ -86,6 +86,11 @@ void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
                  "measure requests queued on this agent")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  app.add_option("--source-cache-bytes", f.agent.source_cache_bytes,
+                 "bytes of kernel sources kept by hash, so that the server "
+                 "sends each source once per connection (0: none kept; the "
+                 "server then sends every request whole)")
+      ->capture_default_str();
   app.add_flag("--exit-with-parent", f.exit_with_parent,
                "end when the process that started this one ends (the "
                "embedded default of `tunefleet tune` uses it)");

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
+#include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "server/auth/grpc_status.h"
 #include "server/device_match.h"
 #include "server/validation/validation.h"
@@ -11,35 +15,158 @@
 namespace tunefleet::server {
 namespace {
 
-// The agent's gRPC stream as a session's channel. Lives for one Connect()
-// call, which closes the session before returning.
-class GrpcAgentChannel final : public AgentChannel {
- public:
-  GrpcAgentChannel(AgentStream* stream, grpc::ServerContext* context)
-      : stream_(stream), context_(context) {}
-
-  bool Send(const tunefleet::v1::ServerMessage& message) override {
-    return stream_->Write(message);
-  }
-  // The agent's pending Read() fails and its call cleans up as on a
-  // disconnect.
-  void Cancel() override { context_->TryCancel(); }
-
- private:
-  AgentStream* const stream_;
-  grpc::ServerContext* const context_;
-};
-
 tunefleet::v1::ServerMessage WelcomeMessage(const std::string& agent_id,
                                             int64_t heartbeat_interval_ms) {
   tunefleet::v1::ServerMessage welcome;
   welcome.mutable_welcome()->set_agent_id(agent_id);
   welcome.mutable_welcome()->set_heartbeat_interval_ms(
       static_cast<uint32_t>(heartbeat_interval_ms));
+  welcome.mutable_welcome()->set_result_batches(true);  // Route() takes both
   return welcome;
 }
 
+class Refused final : public AgentReactor {
+ public:
+  explicit Refused(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
 }  // namespace
+
+AgentReactor* RefusedAgentStream(grpc::Status status) {
+  return new Refused(std::move(status));  // deletes itself in OnDone()
+}
+
+// One agent's stream: reads Hello, then its messages, one read at a time;
+// writes the session's messages from a queue, one write at a time. gRPC
+// runs the read and write reactions on its own threads, never inline in
+// the StartRead/StartWrite call (grpcpp's callback handlers schedule them
+// with can_inline=false), so a sender (Scheduler::Send, holding the
+// session's lock) cannot re-enter the stream; no lock of the stream is
+// held across a Start call either. Lifetime: created by Connect(), deleted in
+// OnDone() once gRPC is done with the call; the session's channel pointer
+// (this) is detached by Scheduler::RemoveAgent before Finish(), so nothing
+// reaches it after.
+class AgentServiceImpl::Stream final : public AgentReactor,
+                                       public AgentChannel {
+ public:
+  Stream(AgentServiceImpl* service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context) {
+    StartRead(&in_);
+  }
+
+  // AgentChannel: queues the message; false once the stream is ending.
+  bool Send(const tunefleet::v1::ServerMessage& message) override {
+    return Post(tunefleet::v1::ServerMessage(message));
+  }
+  bool Post(tunefleet::v1::ServerMessage&& message) override {
+    const tunefleet::v1::ServerMessage* next = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ending_ || broken_) return false;
+      out_.push_back(std::move(message));
+      if (writing_) return true;
+      writing_ = true;
+      next = &out_.front();  // a deque keeps it in place on push_back
+    }
+    StartWrite(next);
+    return true;
+  }
+  // The pending read fails and the stream ends as on a disconnect.
+  void Cancel() override { context_->TryCancel(); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      End(grpc::Status::OK);
+      return;
+    }
+    if (session_ == nullptr) {
+      Hello();
+      return;
+    }
+    session_->Touch(service_->scheduler_->clock().NowMs());
+    service_->Route(in_, *session_);
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    bool finish = false;
+    const tunefleet::v1::ServerMessage* next = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      out_.pop_front();
+      // A failed write: the agent is going away; its read fails too.
+      if (!ok) broken_ = true;
+      if (broken_ || ending_) out_.clear();
+      if (out_.empty()) {
+        writing_ = false;
+        finish = ending_ && !finished_;
+        finished_ |= finish;
+      } else {
+        next = &out_.front();
+      }
+    }
+    if (next != nullptr) StartWrite(next);
+    if (finish) Finish(status_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  // The first message: Hello, or the call ends with Admit()'s error.
+  void Hello() {
+    if (absl::Status s = service_->Admit(in_); !s.ok()) {
+      End(auth::ToGrpc(s));
+      return;
+    }
+    const tunefleet::v1::Hello& hello = in_.hello();
+    const std::string id =
+        absl::StrCat("agent-", service_->next_agent_.fetch_add(1));
+    session_ = std::make_shared<AgentSession>(
+        id, hello, this, service_->scheduler_->clock().NowMs());
+    session_->Send(WelcomeMessage(id, service_->heartbeat_interval_ms_));
+    if (service_->verbose_) {
+      std::fprintf(stderr, "[server] %s connected: key %s, %s (%s)\n",
+                   id.c_str(), hello.device_key().c_str(),
+                   hello.agent_name().c_str(),
+                   hello.device().device_name().c_str());
+    }
+    service_->scheduler_->AddAgent(session_);
+    StartRead(&in_);
+  }
+
+  // Reading is over (disconnect, cancel) or the call is refused: requeues
+  // the agent's leases, then finishes the call once no write is in flight.
+  void End(grpc::Status status) {
+    // Closes the session first: nothing is queued on this stream after.
+    if (session_ != nullptr) service_->Disconnected(session_->id());
+    bool finish = false;
+    {
+      absl::MutexLock lock(&mu_);
+      ending_ = true;
+      status_ = std::move(status);
+      finish = !writing_;
+      finished_ |= finish;
+    }
+    if (finish) Finish(status_);
+  }
+
+  AgentServiceImpl* const service_;
+  grpc::CallbackServerContext* const context_;
+  tunefleet::v1::AgentMessage in_;         // owned by the one pending read
+  std::shared_ptr<AgentSession> session_;  // set once, by Hello()
+  absl::Mutex mu_;
+  std::deque<tunefleet::v1::ServerMessage> out_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;  // out_.front() in flight
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;   // a write failed
+  bool ending_ ABSL_GUARDED_BY(mu_) = false;   // End() ran
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status status_;  // set by End(), before ending_
+};
+
+AgentReactor* AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
+  return new Stream(this, context);  // deletes itself in OnDone()
+}
 
 absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   if (!first.has_hello()) {
@@ -70,48 +197,61 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   return absl::OkStatus();
 }
 
-grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* context,
-                                       AgentStream* stream) {
-  tunefleet::v1::AgentMessage first;
-  if (!stream->Read(&first)) return grpc::Status::OK;
-  if (absl::Status s = Admit(first); !s.ok()) return auth::ToGrpc(s);
-  const tunefleet::v1::Hello& hello = first.hello();
-  const std::string id = absl::StrCat("agent-", next_agent_.fetch_add(1));
-  GrpcAgentChannel channel(stream, context);
-  auto session = std::make_shared<AgentSession>(id, hello, &channel,
-                                                scheduler_->clock().NowMs());
-  if (!session->Send(WelcomeMessage(id, heartbeat_interval_ms_))) {
-    return grpc::Status::OK;
+void AgentServiceImpl::Route(const tunefleet::v1::AgentMessage& message,
+                             AgentSession& session) {
+  if (message.has_measurement()) {
+    RouteResult(message.measurement(), session);
+  } else if (message.has_measurements()) {
+    for (const tunefleet::v1::Measurement& m :
+         message.measurements().measurements()) {
+      RouteResult(m, session);
+    }
   }
-  if (verbose_) {
-    std::fprintf(stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
-                 hello.device_key().c_str(), hello.agent_name().c_str(),
-                 hello.device().device_name().c_str());
+  // Heartbeats: liveness only (the stream touched the session).
+}
+
+void AgentServiceImpl::RouteResult(const tunefleet::v1::Measurement& m,
+                                   AgentSession& session) {
+  const int64_t trial_id = m.trial_id();
+  if (m.error() == tunefleet::v1::Measurement::SOURCE_UNKNOWN) {
+    // Not a measurement: the agent lacks a source sent earlier by hash.
+    scheduler_->ResendWithSources(trial_id, session.id());
+    return;
   }
-  scheduler_->AddAgent(session);
-  Serve(stream, *session);
-  // Closes the session (nothing is sent on `channel` after this) and
-  // requeues its leases.
-  const LostLeases lost = scheduler_->RemoveAgent(id);
+  std::optional<int64_t> job = scheduler_->ResultJob(trial_id);
+  if (!job) return;  // stale or repeated: already requeued or done
+  // The result is acknowledged -- its lease ended and the agent given more
+  // work -- only once it is in the store; one that cannot be stored is
+  // measured again.
+  jobs_->OnResult(*job, trial_id, m,
+                  [scheduler = scheduler_, jobs = jobs_, metrics = metrics_,
+                   trial_id](absl::Status stored) {
+                    if (stored.ok()) {
+                      scheduler->EndLease(trial_id);
+                      return;
+                    }
+                    const LostLeases lost = scheduler->RequeueLease(trial_id);
+                    if (metrics != nullptr) {
+                      metrics->LeasesLost(
+                          static_cast<int64_t>(lost.requeued.size()),
+                          static_cast<int64_t>(lost.abandoned.size()));
+                    }
+                    jobs->OnLostLeases(lost);
+                  });
+}
+
+void AgentServiceImpl::Disconnected(const std::string& agent_id) {
+  const LostLeases lost = scheduler_->RemoveAgent(agent_id);
+  if (metrics_ != nullptr) {
+    metrics_->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
+                         static_cast<int64_t>(lost.abandoned.size()));
+  }
   jobs_->OnLostLeases(lost);
   if (verbose_) {
     std::fprintf(stderr,
                  "[server] %s disconnected; %zu trial(s) requeued, %zu given "
                  "up\n",
-                 id.c_str(), lost.requeued.size(), lost.abandoned.size());
-  }
-  return grpc::Status::OK;
-}
-
-void AgentServiceImpl::Serve(AgentStream* stream, AgentSession& session) {
-  tunefleet::v1::AgentMessage message;
-  while (stream->Read(&message)) {
-    session.Touch(scheduler_->clock().NowMs());
-    if (!message.has_measurement()) continue;  // heartbeats: liveness only
-    const tunefleet::v1::Measurement& m = message.measurement();
-    std::optional<Lease> lease = scheduler_->EndLease(m.trial_id());
-    if (!lease) continue;  // stale or repeated: already requeued or done
-    jobs_->OnResult(lease->trial.job_id, m.trial_id(), m);
+                 agent_id.c_str(), lost.requeued.size(), lost.abandoned.size());
   }
 }
 

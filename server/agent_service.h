@@ -1,5 +1,9 @@
 // AgentService: the server end of the agent stream
-// (proto/tunefleet/v1/agent.proto).
+// (proto/tunefleet/v1/agent.proto), on gRPC's callback API: one reactor per
+// agent stream (AgentServiceImpl::Stream) with its own write queue, and no
+// thread per stream. Sends to an agent (Welcome, measure batches) are
+// queued and written by gRPC in the background, so the scheduler and the
+// job threads never block on a slow agent.
 #ifndef TUNEFLEET_SERVER_AGENT_SERVICE_H_
 #define TUNEFLEET_SERVER_AGENT_SERVICE_H_
 
@@ -10,48 +14,68 @@
 #include "grpcpp/grpcpp.h"
 #include "server/agent_session.h"
 #include "server/job_manager.h"
+#include "server/metrics/server_metrics.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
 namespace tunefleet::server {
 
-using AgentStream = grpc::ServerReaderWriter<tunefleet::v1::ServerMessage,
-                                             tunefleet::v1::AgentMessage>;
+using AgentReactor = grpc::ServerBidiReactor<tunefleet::v1::AgentMessage,
+                                             tunefleet::v1::ServerMessage>;
 
-// Thread-safe: gRPC runs one Connect() per agent on its own thread. Times
-// (when an agent was last heard from) come from the scheduler's clock.
-class AgentServiceImpl final : public tunefleet::v1::AgentService::Service {
+// Thread-safe: gRPC runs each stream's reactions on its callback threads.
+// Times (when an agent was last heard from) come from the scheduler's
+// clock. `store`, `scheduler`, `jobs` and `metrics` (may be null) must
+// outlive the gRPC server.
+class AgentServiceImpl final
+    : public tunefleet::v1::AgentService::CallbackService {
  public:
   AgentServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
-                   bool verbose, int64_t heartbeat_interval_ms)
+                   bool verbose, int64_t heartbeat_interval_ms,
+                   metrics::ServerMetrics* metrics = nullptr)
       : store_(store),
         scheduler_(scheduler),
         jobs_(jobs),
+        metrics_(metrics),
         verbose_(verbose),
         heartbeat_interval_ms_(heartbeat_interval_ms) {}
 
   // Expects Hello first (else INVALID_ARGUMENT), registers the agent, then
-  // routes its results until the stream ends; its leases are requeued then.
-  grpc::Status Connect(grpc::ServerContext* context,
-                       AgentStream* stream) override;
+  // routes its results until the stream ends; its leases are requeued then
+  // (counted in metrics as lost leases). The reactor deletes itself when
+  // gRPC is done with the call.
+  AgentReactor* Connect(grpc::CallbackServerContext* context) override;
 
  private:
+  class Stream;
+
   // Checks that the stream's first message is a valid Hello and records
   // its device. Errors: INVALID_ARGUMENT; FAILED_PRECONDITION when a
   // connected agent of the same key has a different device
   // (device_match.h); INTERNAL (the store).
   absl::Status Admit(const tunefleet::v1::AgentMessage& first);
-  // Routes the agent's results until its stream ends.
-  void Serve(AgentStream* stream, AgentSession& session);
+  // Routes one message of a registered agent: a result is handed to its
+  // job (acknowledged once stored), a heartbeat only proves it alive.
+  // A MeasurementBatch is routed result by result.
+  void Route(const tunefleet::v1::AgentMessage& message, AgentSession& session);
+  // One result: stored through its job, or, for SOURCE_UNKNOWN, the trial
+  // resent to the agent with its sources in full.
+  void RouteResult(const tunefleet::v1::Measurement& m, AgentSession& session);
+  // The agent's stream ended: closes its session, requeues its leases.
+  void Disconnected(const std::string& agent_id);
 
   store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;
+  metrics::ServerMetrics* metrics_;
   bool verbose_;
   int64_t heartbeat_interval_ms_;  // asked of agents in Welcome
   std::atomic<int64_t> next_agent_{1};
 };
+
+// A reactor that ends its call at once with `status` (a refused call).
+AgentReactor* RefusedAgentStream(grpc::Status status);
 
 }  // namespace tunefleet::server
 

@@ -17,10 +17,13 @@ grpc::Status Authorized(const auth::Authorizer& auth,
 
 }  // namespace
 
-grpc::Status AuthorizedAgentService::Connect(grpc::ServerContext* context,
-                                             AgentStream* stream) {
-  return Authorized(*auth_, *context, auth::kConnectMethod,
-                    [&] { return inner_->Connect(context, stream); });
+AgentReactor* AuthorizedAgentService::Connect(
+    grpc::CallbackServerContext* context) {
+  if (grpc::Status status = auth_->Check(*context, auth::kConnectMethod);
+      !status.ok()) {
+    return RefusedAgentStream(std::move(status));
+  }
+  return inner_->Connect(context);
 }
 
 grpc::Status AuthorizedTuningService::SubmitJob(

@@ -18,24 +18,24 @@
 
 namespace tunefleet::server {
 
-// AgentService/Connect for tokens of role agent. Thread-safe; `inner` and
-// `auth` must outlive it.
+// AgentService/Connect for tokens of role agent (the callback API, as
+// AgentServiceImpl: a refused call ends at once with the authorizer's
+// status). Thread-safe; `inner` and `auth` must outlive it.
 class AuthorizedAgentService final
-    : public tunefleet::v1::AgentService::Service {
+    : public tunefleet::v1::AgentService::CallbackService {
  public:
   AuthorizedAgentService(AgentServiceImpl* inner, const auth::Authorizer* auth)
       : inner_(inner), auth_(auth) {}
 
-  grpc::Status Connect(grpc::ServerContext* context,
-                       AgentStream* stream) override;
+  AgentReactor* Connect(grpc::CallbackServerContext* context) override;
 
  private:
   AgentServiceImpl* inner_;
   const auth::Authorizer* auth_;
 };
 
-// TuningService: SubmitJob, SubmitModelJob and CancelJob for tuners, the rest for readers
-// and tuners. Thread-safe; `inner` and `auth` must outlive it.
+// TuningService: SubmitJob, SubmitModelJob and CancelJob for tuners, the rest
+// for readers and tuners. Thread-safe; `inner` and `auth` must outlive it.
 class AuthorizedTuningService final
     : public tunefleet::v1::TuningService::Service {
  public:

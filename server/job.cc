@@ -50,13 +50,16 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         Scheduler* scheduler, const base::Clock& clock, JobResume resume)
+         Scheduler* scheduler, const base::Clock& clock, JobResume resume,
+         store::TrialWriter* writer)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
       space_(std::move(space)),
+      requests_(*spec_.tmpl, spec_.workload, spec_.timing),
       store_(store),
       scheduler_(scheduler),
+      writer_(writer),
       clock_(clock),
       resume_(std::move(resume)) {
   budget_ = spec_.budget;
@@ -127,9 +130,10 @@ void Job::OnReference(const Measurement& m) {
   ++version_;
 }
 
-void Job::OnResult(int64_t trial_id, const Measurement& m) {
+void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored) {
   if (trial_id == reference_trial_id()) {
     OnReference(m);
+    if (stored) stored(absl::OkStatus());
     return;
   }
   double time_ns = 0, gflops = 0;
@@ -138,22 +142,38 @@ void Job::OnResult(int64_t trial_id, const Measurement& m) {
     // FLOPs per ns is GFLOP/s.
     gflops = time_ns > 0 ? spec_.tmpl->Flops(spec_.workload) / time_ns : 0;
   }
-  Measurement stored = m;
+  Measurement record = m;
   if (m.error() == Measurement::OK && time_ns <= 0) {
-    stored.set_error(Measurement::RUNTIME_ERROR);
-    stored.set_error_message("agent reported OK without kernel times");
+    record.set_error(Measurement::RUNTIME_ERROR);
+    record.set_error_message("agent reported OK without kernel times");
   }
-  absl::StatusOr<bool> fresh =
-      store_->CompleteTrial(trial_id, stored, time_ns, gflops);
-  if (!fresh.ok()) {
-    std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
-                 static_cast<long long>(id_), static_cast<long long>(trial_id),
-                 std::string(fresh.status().message()).c_str());
+  const Measurement::Error error = record.error();
+  auto committed = [this, trial_id, error, time_ns, stored = std::move(stored)](
+                       absl::StatusOr<bool> fresh) mutable {
+    if (!fresh.ok()) {
+      std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
+                   static_cast<long long>(id_),
+                   static_cast<long long>(trial_id),
+                   std::string(fresh.status().message()).c_str());
+    } else {
+      OnStored(trial_id, error, time_ns, *fresh);
+    }
+    if (stored) stored(fresh.status());
+  };
+  if (writer_ != nullptr) {
+    writer_->Complete(trial_id, std::move(record), time_ns, gflops,
+                      std::move(committed));
+    return;
   }
-  if (!fresh.ok() || !*fresh) return;  // a repeated result counts once
+  committed(store_->CompleteTrial(trial_id, record, time_ns, gflops));
+}
+
+void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,
+                   bool fresh) {
+  if (!fresh) return;  // a repeated result counts once
   absl::MutexLock lock(&mu_);
-  inbox_.push_back(Result{trial_id, stored.error(),
-                          stored.error() == Measurement::OK ? time_ns : 0.0});
+  inbox_.push_back(
+      Result{trial_id, error, error == Measurement::OK ? time_ns : 0.0});
 }
 
 void Job::Run() {
@@ -294,13 +314,13 @@ void Job::Replay(search::SearchStrategy* strategy) {
     for (const store::Trial& t : resume_.trials) {
       if (t.state != tunefleet::v1::TRIAL_STATE_DONE) {
         outstanding_[t.id] = t.config_index;
-        auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-            trial::BuildMeasureRequest(*spec_.tmpl, spec_.workload,
-                                       space_->Config(t.config_index), t.id,
-                                       spec_.timing));
-        queued.push_back(QueuedTrial{t.id, id_, spec_.priority,
-                                     spec_.device_key, std::move(request),
-                                     t.attempt});
+        trial::LeanRequest lean =
+            requests_.BuildLean(space_->Config(t.config_index), t.id);
+        queued.push_back(
+            QueuedTrial{t.id, id_, spec_.priority, spec_.device_key,
+                        std::make_shared<tunefleet::v1::MeasureRequest>(
+                            std::move(lean.request)),
+                        t.attempt, std::move(lean.sources)});
         continue;
       }
       if (t.error == Measurement::CANCELLED) continue;
@@ -371,18 +391,23 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
   for (uint64_t i : indices) rows.push_back({i, space_->ConfigString(i)});
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
                              store_->InsertTrials(id_, rows));
+  // Built outside the job's lock: results (OnResult) need it meanwhile.
   std::vector<QueuedTrial> queued;
+  queued.reserve(ids.size());
+  for (size_t t = 0; t < ids.size(); ++t) {
+    // The sources stay in the builder's shared texts (LeanRequest): the
+    // agent's session fills them in only where the agent lacks them.
+    trial::LeanRequest lean =
+        requests_.BuildLean(space_->Config(indices[t]), ids[t]);
+    queued.push_back(
+        QueuedTrial{ids[t], id_, spec_.priority, spec_.device_key,
+                    std::make_shared<tunefleet::v1::MeasureRequest>(
+                        std::move(lean.request)),
+                    0, std::move(lean.sources)});
+  }
   {
     absl::MutexLock lock(&mu_);
-    for (size_t t = 0; t < ids.size(); ++t) {
-      outstanding_[ids[t]] = indices[t];
-      auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
-          trial::BuildMeasureRequest(*spec_.tmpl, spec_.workload,
-                                     space_->Config(indices[t]), ids[t],
-                                     spec_.timing));
-      queued.push_back(QueuedTrial{ids[t], id_, spec_.priority,
-                                   spec_.device_key, std::move(request)});
-    }
+    for (size_t t = 0; t < ids.size(); ++t) outstanding_[ids[t]] = indices[t];
   }
   scheduler_->Enqueue(std::move(queued));
   return absl::OkStatus();

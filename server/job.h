@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/time.h"
@@ -20,6 +21,8 @@
 #include "server/scheduler.h"
 #include "server/tracked_job.h"
 #include "store/store.h"
+#include "store/trial_writer.h"
+#include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::server {
@@ -61,11 +64,18 @@ struct JobResume {
 // time) and checks the deadline against `clock` after each wait.
 class Job : public TrackedJob {
  public:
+  // Called once a result is in the store (OK; also for a repeated result,
+  // which the store keeps as it was) or could not be stored (the error).
+  using Stored = absl::AnyInvocable<void(absl::Status)>;
+
   // The job ends at spec.deadline_ms (Unix ms of `clock`; 0: never).
-  // `store`, `scheduler` and `clock` must outlive the job.
+  // `store`, `scheduler`, `clock` and `writer` must outlive the job. With a
+  // `writer`, results are stored by its group commit; without, each in its
+  // own transaction on the caller's thread.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
-      Scheduler* scheduler, const base::Clock& clock, JobResume resume = {});
+      Scheduler* scheduler, const base::Clock& clock, JobResume resume = {},
+      store::TrialWriter* writer = nullptr);
   ~Job() override;
 
   int64_t id() const override { return id_; }
@@ -86,8 +96,11 @@ class Job : public TrackedJob {
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
 
-  // A result for one of this job's trials (written to the store here).
-  void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m);
+  // A result for one of this job's trials, written to the store here; the
+  // job counts it only once stored, then `stored` (if set) runs -- on the
+  // writer's thread with a writer, else before OnResult returns.
+  void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m,
+                Stored stored = nullptr);
 
  private:
   // A stored result waiting for the job's thread.
@@ -126,6 +139,9 @@ class Job : public TrackedJob {
   // passed without improvement.
   bool StoppedEarly(int64_t done);
   void OnReference(const tunefleet::v1::Measurement& m);
+  // A result the store took: counts it for the job's thread when `fresh`.
+  void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
+                double time_ns, bool fresh);
   // Writes trial rows for these configs and queues them.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
   // Replays the resumed trials: finished ones into `strategy` and the
@@ -138,8 +154,11 @@ class Job : public TrackedJob {
   const JobSpec spec_;
   const tunefleet::v1::DeviceInfo device_;
   const std::unique_ptr<search::SearchSpace> space_;
+  // What every trial request of the job shares, built once.
+  const trial::MeasureRequestBuilder requests_;
   store::Store* const store_;
   Scheduler* const scheduler_;
+  store::TrialWriter* const writer_;  // may be null
   const base::Clock& clock_;
   JobResume resume_;  // consumed by Replay()
   int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;

@@ -134,7 +134,8 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
                                         JobResume resume, bool start) {
   auto job = std::make_shared<Job>(
       id, std::move(prepared.spec), std::move(prepared.device),
-      std::move(prepared.space), store_, scheduler_, clock_, std::move(resume));
+      std::move(prepared.space), store_, scheduler_, clock_, std::move(resume),
+      writer_);
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
@@ -218,12 +219,22 @@ std::shared_ptr<TrackedJob> JobManager::FindTracked(int64_t job_id) {
 }
 
 void JobManager::OnResult(int64_t job_id, int64_t trial_id,
-                          const tunefleet::v1::Measurement& measurement) {
-  if (std::shared_ptr<Job> job = Find(job_id)) {
-    // An agent's result is input like any other: a malformed one (NaN or
-    // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
-    job->OnResult(trial_id, validation::CheckedMeasurement(measurement));
+                          const tunefleet::v1::Measurement& measurement,
+                          Job::Stored stored) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job == nullptr) {
+    if (stored) stored(absl::OkStatus());
+    return;
   }
+  // An agent's result is input like any other: a malformed one (NaN or
+  // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
+  // The callback holds the job until the store has answered.
+  Job* target = job.get();
+  target->OnResult(trial_id, validation::CheckedMeasurement(measurement),
+                   [job = std::move(job),
+                    stored = std::move(stored)](absl::Status s) mutable {
+                     if (stored) stored(std::move(s));
+                   });
 }
 
 void JobManager::OnLostLeases(const LostLeases& lost) {

@@ -39,9 +39,12 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
 // manager.
 class JobManager {
  public:
+  // With a `writer` (it must outlive the manager), jobs store results by
+  // its group commit.
   JobManager(store::Store* store, Scheduler* scheduler,
-             const base::Clock& clock = base::RealClock())
-      : store_(store), scheduler_(scheduler), clock_(clock) {}
+             const base::Clock& clock = base::RealClock(),
+             store::TrialWriter* writer = nullptr)
+      : store_(store), scheduler_(scheduler), clock_(clock), writer_(writer) {}
   ~JobManager() { Shutdown(); }
 
   // Starts again every job the store holds as queued or running: finished
@@ -76,9 +79,12 @@ class JobManager {
   // The live job or model job with this id, or nullptr.
   std::shared_ptr<TrackedJob> FindTracked(int64_t job_id);
 
-  // Routes an agent's result to its job, through CheckedMeasurement().
+  // Routes an agent's result to its job, through CheckedMeasurement();
+  // `stored` (if set) runs once the result is in the store or could not be
+  // stored (Job::OnResult), at once (OK) when the job is not live.
   void OnResult(int64_t job_id, int64_t trial_id,
-                const tunefleet::v1::Measurement& measurement);
+                const tunefleet::v1::Measurement& measurement,
+                Job::Stored stored = nullptr);
   // Tells jobs about leases their agents lost: requeued trials are
   // counted, abandoned ones end as DEVICE_LOST.
   void OnLostLeases(const LostLeases& lost);
@@ -153,6 +159,7 @@ class JobManager {
   store::Store* const store_;
   Scheduler* const scheduler_;
   const base::Clock& clock_;
+  store::TrialWriter* const writer_;  // may be null
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<ModelJob>> models_ ABSL_GUARDED_BY(mu_);

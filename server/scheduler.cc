@@ -12,6 +12,8 @@ void Scheduler::AddAgent(std::shared_ptr<AgentSession> agent) {
     absl::MutexLock lock(&mu_);
     const std::string key = agent->key();
     const std::string id = agent->id();
+    capacity_[key] += agent->capacity();
+    free_[key].insert(FreeSlot{0, id});
     agents_[id] = AgentSlot{std::move(agent), 0};
     out = Assign(key);
   }
@@ -28,7 +30,7 @@ LostLeases Scheduler::Reclaim(Pred lost, std::vector<Dispatch>* out) {
       continue;
     }
     if (auto a = agents_.find(l->second.agent_id); a != agents_.end()) {
-      --a->second.leased;
+      SetLeased(a->second, a->second.leased - 1);
     }
     QueuedTrial trial = std::move(l->second.trial);
     keys.push_back(trial.device_key);
@@ -51,7 +53,12 @@ LostLeases Scheduler::Reclaim(Pred lost, std::vector<Dispatch>* out) {
 
 void Scheduler::StoreRequeued(const LostLeases& lost) {
   for (const QueuedTrial& t : lost.requeued) {
-    if (t.trial_id > 0) (void)store_->RequeueTrial(t.trial_id);
+    if (t.trial_id <= 0) continue;
+    if (writer_ != nullptr) {
+      writer_->Requeue(t.trial_id);
+    } else {
+      (void)store_->RequeueTrial(t.trial_id);
+    }
   }
 }
 
@@ -62,7 +69,10 @@ LostLeases Scheduler::RemoveAgent(const std::string& agent_id) {
     absl::MutexLock lock(&mu_);
     auto it = agents_.find(agent_id);
     if (it == agents_.end()) return lost;
-    it->second.session->Close();
+    AgentSession& session = *it->second.session;
+    session.Close();
+    free_[session.key()].erase(FreeSlot{it->second.leased, agent_id});
+    capacity_[session.key()] -= session.capacity();
     agents_.erase(it);
     lost = Reclaim(
         [&agent_id](const Lease& l) { return l.agent_id == agent_id; }, &out);
@@ -142,12 +152,65 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
     lease = std::move(it->second);
     leases_.erase(it);
     if (auto a = agents_.find(lease->agent_id); a != agents_.end()) {
-      --a->second.leased;
+      SetLeased(a->second, a->second.leased - 1);
     }
     out = Assign(lease->trial.device_key);
   }
   Send(std::move(out));
   return lease;
+}
+
+std::optional<int64_t> Scheduler::ResultJob(int64_t trial_id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = leases_.find(trial_id); it != leases_.end()) {
+    return it->second.trial.job_id;
+  }
+  for (const auto& [key, queue] : queues_) {
+    for (const QueuedTrial& t : queue) {
+      if (t.trial_id == trial_id) return t.job_id;
+    }
+  }
+  return std::nullopt;
+}
+
+LostLeases Scheduler::RequeueLease(int64_t trial_id) {
+  std::vector<Dispatch> out;
+  LostLeases lost;
+  {
+    absl::MutexLock lock(&mu_);
+    lost = Reclaim(
+        [trial_id](const Lease& l) { return l.trial.trial_id == trial_id; },
+        &out);
+  }
+  StoreRequeued(lost);
+  Send(std::move(out));
+  return lost;
+}
+
+bool Scheduler::ResendWithSources(int64_t trial_id,
+                                  const std::string& agent_id) {
+  std::shared_ptr<AgentSession> session;
+  QueuedTrial trial;
+  {
+    absl::MutexLock lock(&mu_);
+    auto lease = leases_.find(trial_id);
+    if (lease == leases_.end() || lease->second.agent_id != agent_id) {
+      return false;
+    }
+    auto agent = agents_.find(agent_id);
+    if (agent == agents_.end()) return false;
+    session = agent->second.session;
+    trial = lease->second.trial;
+  }
+  session->ForgetSources(*trial.request);
+  tunefleet::v1::ServerMessage message;
+  tunefleet::v1::MeasureRequest* request =
+      message.mutable_batch()->add_requests();
+  *request = *trial.request;
+  request->set_attempt(static_cast<uint32_t>(trial.attempt));
+  // A failed send: the agent is going away and its leases are requeued.
+  session->SendBatch(std::move(message), {trial.sources.get()});
+  return true;
 }
 
 void Scheduler::CancelJob(int64_t job_id) {
@@ -160,11 +223,8 @@ void Scheduler::CancelJob(int64_t job_id) {
 
 uint32_t Scheduler::Capacity(const std::string& key) {
   absl::MutexLock lock(&mu_);
-  uint32_t total = 0;
-  for (const auto& [id, slot] : agents_) {
-    if (slot.session->key() == key) total += slot.session->capacity();
-  }
-  return total;
+  auto it = capacity_.find(key);
+  return it == capacity_.end() ? 0 : it->second;
 }
 
 std::vector<int64_t> Scheduler::LeasedTrials(int64_t job_id) {
@@ -176,6 +236,18 @@ std::vector<int64_t> Scheduler::LeasedTrials(int64_t job_id) {
   return out;  // leases_ is ordered by trial id
 }
 
+size_t Scheduler::QueuedCount() {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [key, queue] : queues_) n += queue.size();
+  return n;
+}
+
+size_t Scheduler::LeaseCount() {
+  absl::MutexLock lock(&mu_);
+  return leases_.size();
+}
+
 std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
   absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<AgentSession>> out;
@@ -183,27 +255,29 @@ std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
   return out;
 }
 
+void Scheduler::SetLeased(AgentSlot& slot, uint32_t leased) {
+  std::set<FreeSlot>& free = free_[slot.session->key()];
+  free.erase(FreeSlot{slot.leased, slot.session->id()});
+  slot.leased = leased;
+  if (leased < slot.session->capacity()) {
+    free.insert(FreeSlot{leased, slot.session->id()});
+  }
+}
+
 std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
   std::vector<Dispatch> out;
   std::deque<QueuedTrial>& queue = queues_[key];
-  while (!queue.empty()) {
-    // The least loaded agent of the key with a free slot.
-    AgentSlot* free = nullptr;
-    for (auto& [id, slot] : agents_) {
-      if (slot.session->key() != key ||
-          slot.leased >= slot.session->capacity()) {
-        continue;
-      }
-      if (free == nullptr || slot.leased < free->leased) free = &slot;
-    }
-    if (free == nullptr) break;
+  std::set<FreeSlot>& free_slots = free_[key];
+  while (!queue.empty() && !free_slots.empty()) {
+    // The least loaded agent of the key with a free slot (lowest id first).
+    AgentSlot* free = &agents_.at(free_slots.begin()->second);
     // The oldest trial of the highest priority.
     auto next =
         std::max_element(queue.begin(), queue.end(),
                          [](const QueuedTrial& a, const QueuedTrial& b) {
                            return a.priority < b.priority;
                          });
-    ++free->leased;
+    SetLeased(*free, free->leased + 1);
     ++next->attempt;
     // The agent measures its leases one after another: this one may wait
     // behind the others it holds.
@@ -221,18 +295,36 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
 }
 
 void Scheduler::Send(std::vector<Dispatch> dispatches) {
+  // One message (and one stream write) per agent, not per trial.
+  struct Batch {
+    std::shared_ptr<AgentSession> session;
+    tunefleet::v1::ServerMessage message;
+    std::vector<const trial::SourceTexts*> sources;  // per request
+  };
+  std::vector<Batch> batches;
+  std::map<AgentSession*, size_t> index;
   for (Dispatch& d : dispatches) {
     if (d.trial.trial_id > 0) {
-      (void)store_->LeaseTrial(d.trial.trial_id, d.session->name());
+      if (writer_ != nullptr) {
+        writer_->Lease(d.trial.trial_id, d.session->name());
+      } else {
+        (void)store_->LeaseTrial(d.trial.trial_id, d.session->name());
+      }
     }
-    tunefleet::v1::ServerMessage message;
+    auto [it, first] = index.try_emplace(d.session.get(), batches.size());
+    if (first) batches.push_back(Batch{d.session, {}, {}});
+    Batch& batch = batches[it->second];
     tunefleet::v1::MeasureRequest* request =
-        message.mutable_batch()->add_requests();
+        batch.message.mutable_batch()->add_requests();
     *request = *d.trial.request;
     request->set_attempt(static_cast<uint32_t>(d.trial.attempt));
+    // `dispatches` keeps the texts alive until the batches are sent.
+    batch.sources.push_back(d.trial.sources.get());
+  }
+  for (Batch& batch : batches) {
     // A failed send means the agent is going away: its call will
-    // RemoveAgent() and requeue this lease.
-    d.session->Send(message);
+    // RemoveAgent() and requeue these leases.
+    batch.session->SendBatch(std::move(batch.message), batch.sources);
   }
 }
 

@@ -11,13 +11,17 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
 #include "server/agent_session.h"
 #include "store/store.h"
+#include "store/trial_writer.h"
+#include "trial/trial_request.h"
 #include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::server {
@@ -35,8 +39,12 @@ struct QueuedTrial {
   int64_t job_id = 0;
   int priority = 0;
   std::string device_key;
+  // Its launches may name their sources by hash alone, the texts then in
+  // `sources` (trial::LeanRequest); the agent's session fills them in
+  // where the agent lacks them.
   std::shared_ptr<const tunefleet::v1::MeasureRequest> request;
-  int attempt = 0;  // leases so far
+  int attempt = 0;                                    // leases so far
+  std::shared_ptr<const trial::SourceTexts> sources;  // may be null
 };
 
 // A trial held by an agent.
@@ -54,15 +62,17 @@ struct LostLeases {
 };
 
 // Thread-safe. Sends happen outside the scheduler's lock. Lease deadlines
-// and agents' silence are measured against `clock`; it and `store` must
-// outlive the scheduler. Writes to the store (a trial leased, or back to
-// pending) are best effort: a failed write leaves the row as it was and
-// the queue goes on.
+// and agents' silence are measured against `clock`; it, `store` and
+// `writer` must outlive the scheduler. Writes to the store (a trial
+// leased, or back to pending) are best effort: a failed write leaves the
+// row as it was and the queue goes on. With a `writer` they are queued on
+// it (group commit, store/trial_writer.h) instead of one transaction each.
 class Scheduler {
  public:
   explicit Scheduler(store::Store* store,
-                     const base::Clock& clock = base::RealClock())
-      : store_(store), clock_(clock) {}
+                     const base::Clock& clock = base::RealClock(),
+                     store::TrialWriter* writer = nullptr)
+      : store_(store), writer_(writer), clock_(clock) {}
 
   // The clock deadlines and last-seen times are read from; AgentSession
   // times (connect, Touch) must come from it too.
@@ -85,6 +95,21 @@ class Scheduler {
   // also counts: the queued copy is dropped. nullopt when the trial is
   // neither leased nor queued: a stale or repeated result.
   std::optional<Lease> EndLease(int64_t trial_id);
+  // The job of a trial that a result may still end (leased, or requeued
+  // and queued: EndLease() would take it); nullopt for a stale or repeated
+  // result. Ends nothing: the server ends the lease once the result is
+  // stored.
+  std::optional<int64_t> ResultJob(int64_t trial_id);
+  // A result that could not be stored: its lease (whoever holds it) goes
+  // back to the front of the queue as if lost (given up after
+  // kMaxAttempts), so another agent measures it again.
+  LostLeases RequeueLease(int64_t trial_id);
+  // The agent holding `trial_id`'s lease lacked a source the request named
+  // by hash (Measurement.SOURCE_UNKNOWN): sends it the request again with
+  // its sources in full, under the same lease and attempt (no store write,
+  // no lost lease). false when `agent_id` does not hold that lease (a
+  // stale answer): nothing is sent.
+  bool ResendWithSources(int64_t trial_id, const std::string& agent_id);
   // Drops a job's queued trials; its leased ones finish normally.
   void CancelJob(int64_t job_id);
 
@@ -93,6 +118,10 @@ class Scheduler {
   // The job's trials held by agents now (trial rows only, not its
   // reference run), by id.
   std::vector<int64_t> LeasedTrials(int64_t job_id);
+  // Trials waiting for an agent, over every key (reference runs included).
+  size_t QueuedCount();
+  // Trials held by agents now (reference runs included).
+  size_t LeaseCount();
   // Connected agents, for ListDevices.
   std::vector<std::shared_ptr<AgentSession>> Agents();
 
@@ -101,10 +130,16 @@ class Scheduler {
     std::shared_ptr<AgentSession> session;
     uint32_t leased = 0;
   };
+  // An agent with a free slot, ordered least loaded first, then by id (the
+  // order Assign() picks in).
+  using FreeSlot = std::pair<uint32_t, std::string>;  // (leased, agent id)
   struct Dispatch {
     std::shared_ptr<AgentSession> session;
     QueuedTrial trial;
   };
+  // Sets an agent's lease count, keeping free_ in step.
+  void SetLeased(AgentSlot& slot, uint32_t leased)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Matches queued trials of `key` to free agents; returns what to send.
   std::vector<Dispatch> Assign(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -118,9 +153,15 @@ class Scheduler {
   void StoreRequeued(const LostLeases& lost);
 
   store::Store* const store_;
+  store::TrialWriter* const writer_;  // may be null: write at once
   const base::Clock& clock_;
   absl::Mutex mu_;
   std::map<std::string, AgentSlot> agents_ ABSL_GUARDED_BY(mu_);
+  // Per device key: its agents with a free slot, and the sum of its
+  // agents' capacities (so that Assign() and Capacity() do not scan every
+  // agent: O(log agents) per trial).
+  std::map<std::string, std::set<FreeSlot>> free_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<QueuedTrial>> queues_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
 };

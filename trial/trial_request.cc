@@ -6,6 +6,11 @@
 #include "base/stats.h"
 
 namespace tunefleet::trial {
+
+std::string SourceHash(absl::string_view source) {
+  return base::Fnv1aHex(source);
+}
+
 namespace {
 
 using templates::ArgDesc;
@@ -32,8 +37,15 @@ void ToKernelArg(const ArgDesc& a, tunefleet::v1::KernelArg* arg) {
   }
 }
 
-void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out) {
+// `source_hash`: KernelLaunch.source_hash of in.source (computed when
+// empty).
+void ToKernelLaunch(const LaunchDesc& in, tunefleet::v1::KernelLaunch* out,
+                    std::string source_hash = "") {
   out->set_source(std::string(in.source));
+  if (!in.source.empty()) {
+    out->set_source_hash(source_hash.empty() ? SourceHash(in.source)
+                                             : std::move(source_hash));
+  }
   out->set_kernel_name(in.kernel_name);
   out->set_build_options(in.build_options);
   for (uint64_t g : in.global) out->add_global_size(g);
@@ -90,6 +102,90 @@ tunefleet::v1::MeasureRequest BuildMeasureRequest(
   SetVerification(tmpl, workload, tmpl.ReferenceLaunch(workload), &r);
   *r.mutable_timing() = timing;
   return r;
+}
+
+MeasureRequestBuilder::MeasureRequestBuilder(
+    const templates::KernelTemplate& tmpl, templates::Workload workload,
+    const tunefleet::v1::TimingPolicy& timing)
+    : tmpl_(tmpl), workload_(std::move(workload)) {
+  shared_.set_workload_key(workload_.Canonical());
+  AddBuffers(tmpl_, workload_, &shared_);
+  SetVerification(tmpl_, workload_, tmpl_.ReferenceLaunch(workload_), &shared_);
+  *shared_.mutable_timing() = timing;
+  shared_lean_ = shared_;
+  tunefleet::v1::KernelLaunch* reference =
+      shared_lean_.mutable_verification()->mutable_reference();
+  auto sources = std::make_shared<SourceTexts>();
+  if (!reference->source().empty()) {
+    (*sources)[reference->source_hash()] = reference->source();
+    reference->clear_source();
+  }
+  sources_ = std::move(sources);
+}
+
+tunefleet::v1::MeasureRequest MeasureRequestBuilder::Build(
+    const templates::KnobValues& config, int64_t trial_id) const {
+  tunefleet::v1::MeasureRequest r = shared_;
+  r.set_trial_id(trial_id);
+  const LaunchDesc launch = tmpl_.Launch(config, workload_);
+  ToKernelLaunch(launch, r.mutable_kernel(), HashOf(launch.source));
+  return r;
+}
+
+LeanRequest MeasureRequestBuilder::BuildLean(
+    const templates::KnobValues& config, int64_t trial_id) const {
+  LeanRequest out;
+  tunefleet::v1::MeasureRequest& r = out.request;
+  r = shared_lean_;
+  r.set_trial_id(trial_id);
+  LaunchDesc launch = tmpl_.Launch(config, workload_);
+  bool kept = false;
+  std::string hash = HashOf(launch.source, &kept);
+  const absl::string_view source = launch.source;
+  if (kept) launch.source = {};  // its text is in sources_
+  ToKernelLaunch(launch, r.mutable_kernel());
+  if (!source.empty()) r.mutable_kernel()->set_source_hash(std::move(hash));
+  absl::MutexLock lock(&mu_);
+  out.sources = sources_;
+  return out;
+}
+
+std::string MeasureRequestBuilder::HashOf(absl::string_view source,
+                                          bool* kept) const {
+  if (kept != nullptr) *kept = false;
+  if (source.empty()) return "";
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [text, hash] : hashes_) {
+      if (text == source) {
+        if (kept != nullptr) *kept = true;
+        return hash;
+      }
+    }
+  }
+  std::string hash = SourceHash(source);
+  absl::MutexLock lock(&mu_);
+  if (hashes_.size() < kMaxHashedSources) {
+    hashes_.emplace_back(std::string(source), hash);
+    auto sources = std::make_shared<SourceTexts>(*sources_);
+    (*sources)[hash] = std::string(source);
+    sources_ = std::move(sources);
+    if (kept != nullptr) *kept = true;
+  }
+  return hash;
+}
+
+void FillSources(const SourceTexts& sources,
+                 tunefleet::v1::MeasureRequest* request) {
+  auto fill = [&sources](tunefleet::v1::KernelLaunch* launch) {
+    if (!launch->source().empty() || launch->source_hash().empty()) return;
+    auto it = sources.find(launch->source_hash());
+    if (it != sources.end()) launch->set_source(it->second);
+  };
+  fill(request->mutable_kernel());
+  if (request->has_verification()) {
+    fill(request->mutable_verification()->mutable_reference());
+  }
 }
 
 tunefleet::v1::MeasureRequest BuildReferenceRequest(

@@ -5,13 +5,25 @@
 #define TUNEFLEET_TRIAL_TRIAL_REQUEST_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
 #include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::trial {
+
+// KernelLaunch.source_hash of `source`: its 64-bit FNV-1a as 16 hex digits
+// (base/hash.h), the key agents cache sources under (Hello.source_cache).
+std::string SourceHash(absl::string_view source);
 
 // Everything an agent needs to measure `config` of `tmpl` on `workload`.
 // Image arguments become KernelArg.image, a library template's call
@@ -20,6 +32,69 @@ tunefleet::v1::MeasureRequest BuildMeasureRequest(
     const templates::KernelTemplate& tmpl, const templates::Workload& workload,
     const templates::KnobValues& config, int64_t trial_id,
     const tunefleet::v1::TimingPolicy& timing);
+
+// Sources left out of requests, by their KernelLaunch.source_hash.
+using SourceTexts = std::map<std::string, std::string, std::less<>>;
+
+// A request whose launches may name their sources by hash alone
+// (KernelLaunch.source empty, source_hash set), and the texts of those
+// sources, shared by the requests of a job: the sender fills a source in
+// only where the agent lacks it (server/agent_session.h), so the text is
+// not copied per trial.
+struct LeanRequest {
+  tunefleet::v1::MeasureRequest request;
+  std::shared_ptr<const SourceTexts> sources;  // never null
+};
+
+// Fills in the sources of `request`'s kernel and reference launches that
+// name theirs by hash alone, from `sources`; a hash not there stays as it
+// is.
+void FillSources(const SourceTexts& sources,
+                 tunefleet::v1::MeasureRequest* request);
+
+// Builds the MeasureRequests of one job: what is the same for every trial
+// of (template, workload, timing) -- the workload key, the buffers, the
+// verification with its reference key (an FNV-1a hash of the reference
+// source) and the timing policy -- is built once, so a trial costs only
+// its kernel launch, and the kernel source's hash is computed once per
+// distinct source (a template's source is usually the same for every
+// config; the knobs go in build options). Equivalent to
+// BuildMeasureRequest(). Thread-safe; `tmpl` must outlive it.
+class MeasureRequestBuilder {
+ public:
+  MeasureRequestBuilder(const templates::KernelTemplate& tmpl,
+                        templates::Workload workload,
+                        const tunefleet::v1::TimingPolicy& timing);
+
+  // The request for `config` under `trial_id`.
+  tunefleet::v1::MeasureRequest Build(const templates::KnobValues& config,
+                                      int64_t trial_id) const;
+  // The same request with its sources left out (named by hash) and held
+  // in LeanRequest::sources; FillSources() of the two gives Build()'s.
+  LeanRequest BuildLean(const templates::KnobValues& config,
+                        int64_t trial_id) const;
+
+ private:
+  // SourceHash(source), remembered for the first kMaxHashedSources
+  // distinct sources (compared by content), whose texts are then in
+  // sources_ (`kept` true).
+  std::string HashOf(absl::string_view source, bool* kept = nullptr) const;
+
+  static constexpr size_t kMaxHashedSources = 16;
+  const templates::KernelTemplate& tmpl_;
+  const templates::Workload workload_;
+  mutable absl::Mutex mu_;
+  // (source, its hash).
+  mutable std::vector<std::pair<std::string, std::string>> hashes_
+      ABSL_GUARDED_BY(mu_);
+  // Every field but trial_id and kernel.
+  tunefleet::v1::MeasureRequest shared_;
+  // shared_ without the reference's source text.
+  tunefleet::v1::MeasureRequest shared_lean_;
+  // The reference's and the remembered kernel sources' texts; replaced
+  // (copy on write) when a kernel source is added.
+  mutable std::shared_ptr<const SourceTexts> sources_ ABSL_GUARDED_BY(mu_);
+};
 
 // A request that times the template's naive reference kernel itself (the
 // speed baseline); it verifies against itself.

@@ -75,7 +75,7 @@ absl::StatusOr<std::string> Authorizer::Authorize(
   return entry->name;
 }
 
-grpc::Status Authorizer::Check(const grpc::ServerContext& context,
+grpc::Status Authorizer::Check(const grpc::ServerContextBase& context,
                                absl::string_view full_method) const {
   if (!enabled_) return grpc::Status::OK;
   std::vector<absl::string_view> authorization;

@@ -45,7 +45,7 @@ class Authorizer {
       const std::vector<absl::string_view>& authorization) const;
 
   // Authorize() on the call's metadata, as a gRPC status.
-  grpc::Status Check(const grpc::ServerContext& context,
+  grpc::Status Check(const grpc::ServerContextBase& context,
                      absl::string_view full_method) const;
 
  private:

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -325,7 +326,11 @@ TEST_F(ValidationServer, AnAgentsMalformedResultIsRecordedAsRuntimeError) {
   tunefleet::v1::Measurement bad;
   bad.set_error(tunefleet::v1::Measurement::OK);
   bad.add_times_ns(std::numeric_limits<double>::quiet_NaN());
-  server_->jobs().OnResult(out.job_id(), trials->front(), bad);
+  // Results are stored by the server's group commit: wait for this one.
+  absl::Notification stored;
+  server_->jobs().OnResult(out.job_id(), trials->front(), bad,
+                           [&stored](absl::Status) { stored.Notify(); });
+  ASSERT_TRUE(stored.WaitForNotificationWithTimeout(absl::Seconds(60)));
   store::RecordFilter f;
   f.job_id = out.job_id();
   auto records = server_->store().QueryRecords(f);

@@ -1,4 +1,5 @@
-// BuildMeasureRequest's image arguments and library calls, and the limits
+// BuildMeasureRequest's image arguments and library calls, that
+// MeasureRequestBuilder builds the same requests, and the limits
 // LimitsFromDeviceInfo reads (libraries, image2d_from_buffer).
 #include "trial/trial_request.h"
 
@@ -50,6 +51,54 @@ name = "k"
 global = ["M * N"]
 args = ["B", "C"]
 )spec";
+
+TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
+  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
+  ASSERT_TRUE(w.ok()) << w.status();
+  tunefleet::v1::TimingPolicy timing;
+  timing.set_repeat(3);
+  timing.set_timeout_ms(500);
+  const MeasureRequestBuilder builder(**t, *w, timing);
+  for (int64_t img : {0, 1}) {
+    const tunefleet::v1::MeasureRequest expected =
+        BuildMeasureRequest(**t, *w, {img}, 7 + img, timing);
+    const tunefleet::v1::MeasureRequest built = builder.Build({img}, 7 + img);
+    EXPECT_EQ(built.trial_id(), 7 + img);
+    EXPECT_EQ(built.kernel().args(0).has_image(), img == 1);
+    EXPECT_EQ(built.verification().reference_key(),
+              expected.verification().reference_key());
+    EXPECT_EQ(built.SerializeAsString(), expected.SerializeAsString())
+        << "IMG=" << img;
+  }
+}
+
+TEST(TrialRequest, LeanRequestsNameSourcesByHashAndFillBackWhole) {
+  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  ASSERT_TRUE(t.ok()) << t.status();
+  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
+  ASSERT_TRUE(w.ok()) << w.status();
+  const MeasureRequestBuilder builder(**t, *w, {});
+  for (int64_t img : {0, 1}) {
+    const tunefleet::v1::MeasureRequest whole = builder.Build({img}, 5);
+    LeanRequest lean = builder.BuildLean({img}, 5);
+    ASSERT_NE(lean.sources, nullptr);
+    const tunefleet::v1::KernelLaunch& ref =
+        lean.request.verification().reference();
+    EXPECT_TRUE(ref.source().empty());
+    EXPECT_EQ(ref.source_hash(),
+              SourceHash(whole.verification().reference().source()));
+    EXPECT_TRUE(lean.request.kernel().source().empty());
+    EXPECT_EQ(lean.request.kernel().source_hash(),
+              whole.kernel().source().empty()
+                  ? ""
+                  : SourceHash(whole.kernel().source()));
+    FillSources(*lean.sources, &lean.request);
+    EXPECT_EQ(lean.request.SerializeAsString(), whole.SerializeAsString())
+        << "IMG=" << img;
+  }
+}
 
 TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
   auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
