@@ -12,10 +12,18 @@
 
 namespace tunefleet::server {
 
+absl::Status TuningServiceImpl::WithDiskRoom(
+    const std::function<absl::Status()>& submit) {
+  if (disk_guard_) TUNEFLEET_RETURN_IF_ERROR(disk_guard_->Check());
+  absl::Status submitted = submit();
+  if (disk_guard_) disk_guard_->Note(submitted);
+  return submitted;
+}
+
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
-  return ToGrpc([&]() -> absl::Status {
+  return ToGrpc(WithDiskRoom([&]() -> absl::Status {
     // JobManager::Submit validates the request.
     TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
                                jobs_->Submit(*request));
@@ -23,13 +31,14 @@ grpc::Status TuningServiceImpl::SubmitJob(
     response->set_device_key(job->spec().device_key);
     response->set_space_size(job->space_size());
     return absl::OkStatus();
-  }());
+  }));
 }
 
 grpc::Status TuningServiceImpl::SubmitModelJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitModelJobRequest* request,
     tunefleet::v1::SubmitModelJobResponse* response) {
-  return ToGrpc(jobs_->SubmitModel(*request, response).status());
+  return ToGrpc(WithDiskRoom(
+      [&] { return jobs_->SubmitModel(*request, response).status(); }));
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(

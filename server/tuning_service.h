@@ -3,8 +3,12 @@
 #define TUNEFLEET_SERVER_TUNING_SERVICE_H_
 
 #include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
 
 #include "server/auth/grpc_status.h"
+#include "server/disk_guard.h"
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
@@ -67,7 +71,17 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   // Makes WatchJob calls return (server shutdown).
   void Stop() { stopping_ = true; }
 
+  // SubmitJob and SubmitModelJob refuse new work with RESOURCE_EXHAUSTED
+  // while the filesystem of `db_path` is full (server/disk_guard.h). Call
+  // before serving; without it nothing is refused for disk space.
+  void GuardDisk(const std::string& db_path) {
+    disk_guard_ = std::make_unique<DiskGuard>(db_path);
+  }
+
  private:
+  // Runs `submit` unless the disk guard refuses new work (its
+  // RESOURCE_EXHAUSTED), then tells the guard how the store took it.
+  absl::Status WithDiskRoom(const std::function<absl::Status()>& submit);
   // The progress of a job, live or stored. NOT_FOUND if unknown.
   absl::StatusOr<tunefleet::v1::JobProgress> CurrentProgress(int64_t job_id);
   // Adds what only the scheduler knows: the trials in flight and, for a job
@@ -77,6 +91,7 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   Scheduler* scheduler_;
   JobManager* jobs_;
   std::atomic<bool> stopping_{false};
+  std::unique_ptr<DiskGuard> disk_guard_;
 };
 
 }  // namespace tunefleet::server
