@@ -12,46 +12,25 @@
 #include "cli/common.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "proto/names.h"
 #include "store/store.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/stored_trials.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
 
 using testing::FleetHarness;
+using testing::JobEnded;
+using testing::StoredTrials;
 using tunefleet::v1::JobProgress;
 
 constexpr auto kJobLimit = std::chrono::seconds(240);
 
-// A small GEMM job for key "chaos"; each trial sleeps `cooldown_ms` on the
-// agent first, so that the job lasts long enough to be disturbed.
+// A small GEMM job for key "chaos" (SmallGemmJob).
 tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, double cooldown_ms,
                                         uint64_t seed) {
-  tunefleet::v1::SubmitJobRequest r;
-  *r.mutable_workload() = trial::WorkloadToProto(
-      *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
-  r.set_device_key("chaos");
-  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  r.set_trials(trials);
-  r.set_seed(seed);
-  r.set_skip_reference(true);
-  r.set_no_transfer(true);
-  r.mutable_timing()->set_repeat(1);
-  r.mutable_timing()->set_number(1);
-  r.mutable_timing()->set_min_repeat_ms(0);
-  r.mutable_timing()->set_cooldown_ms(cooldown_ms);
-  return r;
-}
-
-int64_t Submit(FleetHarness& fleet,
-               const tunefleet::v1::SubmitJobRequest& request) {
-  grpc::ClientContext context;
-  tunefleet::v1::SubmitJobResponse response;
-  const grpc::Status s = fleet.Stub()->SubmitJob(&context, request, &response);
-  EXPECT_TRUE(s.ok()) << s.error_message();
-  return response.job_id();
+  return testing::SmallGemmJob("chaos", trials, cooldown_ms, seed);
 }
 
 // Starts the server and agents 0 and 1 and, once both are connected,
@@ -59,28 +38,8 @@ int64_t Submit(FleetHarness& fleet,
 // within a minute or the submission failed.
 int64_t StartFleetWithJob(FleetHarness& fleet,
                           const tunefleet::v1::SubmitJobRequest& request) {
-  if (!fleet.StartServer()) return 0;
-  fleet.StartAgent(0);
-  fleet.StartAgent(1);
-  if (!FleetHarness::WaitFor([&] { return fleet.Connected("chaos") == 2; },
-                             std::chrono::seconds(60))) {
-    return 0;
-  }
-  return Submit(fleet, request);
-}
-
-bool Ended(const std::optional<JobProgress>& p) {
-  return p && proto::IsFinalJobState(p->state());
-}
-
-// Trials of a job as stored, read from the database file.
-std::vector<store::Trial> StoredTrials(const std::string& db, int64_t job_id) {
-  auto store = store::Store::Open(db);
-  EXPECT_TRUE(store.ok()) << store.status();
-  if (!store.ok()) return {};
-  auto rows = (*store)->JobTrials(job_id);
-  EXPECT_TRUE(rows.ok()) << rows.status();
-  return rows.ok() ? *rows : std::vector<store::Trial>{};
+  if (!fleet.StartFleet(2, "chaos")) return 0;
+  return fleet.Submit(request);
 }
 
 // Exactly `budget` finished trials, each config once, none left open.
@@ -114,7 +73,7 @@ TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
   std::uniform_int_distribution<int> pause_ms(300, 1200);
   std::uniform_int_distribution<size_t> pick(0, 1);
   int kills = 0;
-  for (int round = 0; round < 4 && !Ended(fleet.Job(job)); ++round) {
+  for (int round = 0; round < 4 && !JobEnded(fleet.Job(job)); ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
     const size_t victim = pick(rng);
     fleet.agent(victim).Kill(SIGKILL);
@@ -124,14 +83,13 @@ TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
   // A frozen agent: its TCP stream stays open but it stops beating; the
   // server must drop it and requeue its leases.
   bool froze = false;
-  if (!Ended(fleet.Job(job))) {
+  if (!JobEnded(fleet.Job(job))) {
     fleet.agent(0).Kill(SIGSTOP);
     std::this_thread::sleep_for(std::chrono::milliseconds(1800));
     fleet.agent(0).Kill(SIGCONT);
     froze = true;
   }
-  ASSERT_TRUE(
-      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  ASSERT_TRUE(fleet.AwaitEnd(job, kJobLimit).has_value());
   const JobProgress last = *fleet.Job(job);
   EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
@@ -166,8 +124,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
     }
     ASSERT_TRUE(fleet.StartServer());
   }
-  ASSERT_TRUE(
-      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  ASSERT_TRUE(fleet.AwaitEnd(job, kJobLimit).has_value());
   const JobProgress last = *fleet.Job(job);
   EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
@@ -207,16 +164,11 @@ tunefleet::v1::SubmitJobRequest HostileJob() {
 
 TEST(FleetChaos, HostileKernelsAreClassifiedAndTheAgentKeepsServing) {
   FleetHarness fleet("hostile");
-  ASSERT_TRUE(fleet.StartServer());
-  fleet.StartAgent(0, "hostile", 1);
-  ASSERT_TRUE(
-      FleetHarness::WaitFor([&] { return fleet.Connected("hostile") == 1; },
-                            std::chrono::seconds(60)));
+  ASSERT_TRUE(fleet.StartFleet(1, "hostile", 1));
   const pid_t agent_pid = fleet.agent(0).pid();
-  const int64_t job = Submit(fleet, HostileJob());
+  const int64_t job = fleet.Submit(HostileJob());
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(
-      FleetHarness::WaitFor([&] { return Ended(fleet.Job(job)); }, kJobLimit));
+  ASSERT_TRUE(fleet.AwaitEnd(job, kJobLimit).has_value());
   EXPECT_EQ(fleet.Job(job)->trials_done(), 5u);
 
   grpc::ClientContext context;
@@ -241,9 +193,8 @@ TEST(FleetChaos, HostileKernelsAreClassifiedAndTheAgentKeepsServing) {
   EXPECT_EQ(fleet.Connected("hostile"), 1);
   tunefleet::v1::SubmitJobRequest again = GemmJob(3, 0, 5);
   again.set_device_key("hostile");
-  const int64_t after = Submit(fleet, again);
-  ASSERT_TRUE(FleetHarness::WaitFor([&] { return Ended(fleet.Job(after)); },
-                                    kJobLimit));
+  const int64_t after = fleet.Submit(again);
+  ASSERT_TRUE(fleet.AwaitEnd(after, kJobLimit).has_value());
   const JobProgress last = *fleet.Job(after);
   EXPECT_EQ(last.trials_done(), 3u);
   EXPECT_EQ(last.errors().at("OK"), 3u);

@@ -1,22 +1,17 @@
 // A real tunefleet-server and a real agent on PoCL, talking gRPC on
 // loopback, with a real SQLite file.
-#include <unistd.h>
-
-#include <filesystem>
-#include <thread>
-
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "client/channel.h"
 #include "cost_model/task_features.h"
-#include "device_agent/agent.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "proto/device_info_revision.h"
 #include "search/table.h"
-#include "server/server.h"
 #include "store/store.h"
 #include "store/table_export.h"
+#include "tests/support/in_process_fleet.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -106,46 +101,20 @@ class Fleet : public ::testing::Test {
   static void SetUpTestSuite() {
     (void)templates::RegisterTemplate(std::make_unique<FaultyGemm>(
         *templates::FindTemplate("gemm", "gemm_tiled").value()));
-    db_path_ = ::testing::TempDir() + "/integration_" +
-               std::to_string(getpid()) + ".db";
-    std::filesystem::remove(db_path_);
-    server::ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.db_path = db_path_;
-    options.verbose = false;
-    options.no_auth = true;  // loopback development mode; see auth_test
-    auto server = server::Server::Start(options);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-
-    auto device = agent::OpenDevice(0, 0);
-    ASSERT_TRUE(device.ok()) << device.status();
-    auto measurer = agent::Measurer::Create(*std::move(device));
-    ASSERT_TRUE(measurer.ok()) << measurer.status();
-    agent::AgentOptions agent_options;
-    agent_options.server = server_->address();
-    agent_options.device_key = "pocl-test";
-    agent_options.verbose = false;
-    agent_ = std::make_unique<agent::Agent>(
-        agent_options,
-        std::make_unique<agent::LocalBackend>(*std::move(measurer)));
-    agent_thread_ = std::thread([] { EXPECT_TRUE(agent_->Run().ok()); });
-    for (int i = 0; i < 3000 && server_->scheduler().Capacity("pocl-test") == 0;
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_GT(server_->scheduler().Capacity("pocl-test"), 0u);
+    fleet_ = std::make_unique<testing::InProcessFleet>("integration");
+    ASSERT_TRUE(fleet_->StartServer().ok());
+    auto backend = testing::PoclBackend();
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    const absl::Status agent =
+        fleet_->StartAgent("pocl-test", *std::move(backend));
+    ASSERT_TRUE(agent.ok()) << agent;
     stub_ = tunefleet::v1::TuningService::NewStub(
-        client::Dial({server_->address()}));
+        client::Dial({fleet_->server().address()}));
   }
 
   static void TearDownTestSuite() {
     stub_.reset();
-    server_->Shutdown();
-    agent_->Stop();
-    agent_thread_.join();
-    agent_.reset();
-    server_.reset();
+    fleet_.reset();
   }
 
   static tunefleet::v1::SubmitJobRequest Request(const std::string& shape,
@@ -167,13 +136,8 @@ class Fleet : public ::testing::Test {
 
   // Watches a job to its end; returns the last progress.
   static JobProgress Watch(int64_t job_id) {
-    grpc::ClientContext context;
-    tunefleet::v1::WatchJobRequest w;
-    w.set_job_id(job_id);
-    auto reader = stub_->WatchJob(&context, w);
-    JobProgress p, last;
-    while (reader->Read(&p)) last = p;
-    EXPECT_TRUE(reader->Finish().ok());
+    JobProgress last;
+    EXPECT_TRUE(testing::WatchJobToEnd(*stub_, job_id, &last).ok());
     return last;
   }
 
@@ -182,23 +146,14 @@ class Fleet : public ::testing::Test {
     store::RecordFilter f;
     f.job_id = job_id;
     f.best_only = best_only;
-    auto records = server_->store().QueryRecords(f);
+    auto records = fleet_->server().store().QueryRecords(f);
     EXPECT_TRUE(records.ok()) << records.status();
     return records.ok() ? *records : std::vector<tunefleet::v1::TuningRecord>{};
   }
 
-  static std::string db_path_;
-  static std::unique_ptr<server::Server> server_;
-  static std::unique_ptr<agent::Agent> agent_;
-  static std::thread agent_thread_;
-  static std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
+  static inline std::unique_ptr<testing::InProcessFleet> fleet_;
+  static inline std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
 };
-
-std::string Fleet::db_path_;
-std::unique_ptr<server::Server> Fleet::server_;
-std::unique_ptr<agent::Agent> Fleet::agent_;
-std::thread Fleet::agent_thread_;
-std::unique_ptr<tunefleet::v1::TuningService::Stub> Fleet::stub_;
 
 TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
   tunefleet::v1::SubmitJobResponse submitted;
@@ -233,7 +188,7 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
     }
   }
 
-  auto job = server_->store().GetJob(submitted.job_id());
+  auto job = fleet_->server().store().GetJob(submitted.job_id());
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(job->state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_GT(job->reference_ns, best[0].time_ns())
@@ -241,7 +196,7 @@ TEST_F(Fleet, FortyTrialJobStoresEveryTrialAndAVerifiedBest) {
 }
 
 TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
-  auto jobs_before = server_->store().QueryRecords({});
+  auto jobs_before = fleet_->server().store().QueryRecords({});
   ASSERT_TRUE(jobs_before.ok());
   struct Case {
     std::function<void(tunefleet::v1::SubmitJobRequest&)> edit;
@@ -284,7 +239,7 @@ TEST_F(Fleet, InvalidRequestsAreRefusedAndWriteNothing) {
   ASSERT_TRUE(Submit(Request("M=8,N=8,K=8", 1), &probe).ok());
   Watch(probe.job_id());
   for (int64_t id = 1; id < probe.job_id(); ++id) {
-    auto job = server_->store().GetJob(id);
+    auto job = fleet_->server().store().GetJob(id);
     ASSERT_TRUE(job.ok()) << "job ids have gaps: " << id;
     EXPECT_NE(job->workload, "gemm M=0 N=8 K=8 fp32");
   }
@@ -338,11 +293,11 @@ TEST_F(Fleet, EarlyStopEndsAJobThatStopsImproving) {
   EXPECT_LT(last.trials_done(), 200u);
   EXPECT_NE(last.message().find("stopped early"), std::string::npos)
       << last.message();
-  auto job = server_->store().GetJob(submitted.job_id());
+  auto job = fleet_->server().store().GetJob(submitted.job_id());
   ASSERT_TRUE(job.ok());
   EXPECT_NE(job->message.find("stopped early"), std::string::npos);
   // Every trial written is accounted for, none left pending.
-  auto states = server_->store().TrialStates(submitted.job_id());
+  auto states = fleet_->server().store().TrialStates(submitted.job_id());
   ASSERT_TRUE(states.ok());
   EXPECT_EQ(states->count(tunefleet::v1::TRIAL_STATE_PENDING), 0u);
   EXPECT_EQ(states->count(tunefleet::v1::TRIAL_STATE_LEASED), 0u);
@@ -370,7 +325,8 @@ TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   tunefleet::v1::SubmitJobResponse submitted;
   ASSERT_TRUE(Submit(r, &submitted).ok());
   Watch(submitted.job_id());
-  auto csv = store::ExportJobTable(server_->store(), submitted.job_id());
+  auto csv =
+      store::ExportJobTable(fleet_->server().store(), submitted.job_id());
   ASSERT_TRUE(csv.ok()) << csv.status();
   auto table = search::ParseTable(*csv, "export");
   ASSERT_TRUE(table.ok()) << table.status();
@@ -381,8 +337,9 @@ TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   auto task = cost_model::TableTaskFeatures(*table);
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_GT(task->Names().size(), table->knobs.size());
-  EXPECT_EQ(store::ExportJobTable(server_->store(), 99999).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      store::ExportJobTable(fleet_->server().store(), 99999).status().code(),
+      absl::StatusCode::kNotFound);
 }
 
 TEST_F(Fleet, ListDevicesShowsTheConnectedAgent) {
@@ -424,11 +381,12 @@ grpc::Status HelloAs(const std::string& address, const std::string& key,
 // connected agent's; the same device under the key, or the other device
 // under its own key, is welcomed.
 TEST_F(Fleet, AnAgentWithADifferentDeviceIsRefusedTheKey) {
-  auto stored = server_->store().GetDevice("pocl-test");
+  auto stored = fleet_->server().store().GetDevice("pocl-test");
   ASSERT_TRUE(stored.ok()) << stored.status();
   tunefleet::v1::DeviceInfo other = *stored;
   other.set_compute_units(stored->compute_units() + 1);
-  grpc::Status refused = HelloAs(server_->address(), "pocl-test", other);
+  grpc::Status refused =
+      HelloAs(fleet_->server().address(), "pocl-test", other);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(
       refused.error_message(),
@@ -437,16 +395,18 @@ TEST_F(Fleet, AnAgentWithADifferentDeviceIsRefusedTheKey) {
   EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("own --key"));
   other = *stored;
   other.set_image_support(!stored->image_support());
-  EXPECT_THAT(HelloAs(server_->address(), "pocl-test", other).error_message(),
-              ::testing::HasSubstr("image_support"));
+  EXPECT_THAT(
+      HelloAs(fleet_->server().address(), "pocl-test", other).error_message(),
+      ::testing::HasSubstr("image_support"));
 
-  auto after = server_->store().GetDevice("pocl-test");
+  auto after = fleet_->server().store().GetDevice("pocl-test");
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->compute_units(), stored->compute_units());
   EXPECT_EQ(after->image_support(), stored->image_support());
 
-  EXPECT_TRUE(HelloAs(server_->address(), "pocl-test", *stored).ok());
-  EXPECT_TRUE(HelloAs(server_->address(), "pocl-test-other", other).ok());
+  EXPECT_TRUE(HelloAs(fleet_->server().address(), "pocl-test", *stored).ok());
+  EXPECT_TRUE(
+      HelloAs(fleet_->server().address(), "pocl-test-other", other).ok());
 }
 
 }  // namespace

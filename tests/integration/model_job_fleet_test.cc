@@ -24,6 +24,7 @@ namespace tunefleet {
 namespace {
 
 using testing::FleetHarness;
+using testing::JobEnded;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::SubmitModelJobRequest;
 
@@ -62,10 +63,7 @@ SubmitModelJobRequest TinyModel(uint32_t trials,
   r.set_device_key(kKey);
   r.set_seed(seed);
   r.set_no_transfer(true);
-  r.mutable_timing()->set_repeat(1);
-  r.mutable_timing()->set_number(1);
-  r.mutable_timing()->set_min_repeat_ms(0);
-  r.mutable_timing()->set_cooldown_ms(cooldown_ms);
+  *r.mutable_timing() = testing::QuickTiming(cooldown_ms);
   return r;
 }
 
@@ -98,27 +96,13 @@ std::optional<JobProgress> Progress(const FleetHarness& fleet, int64_t id) {
   return p;
 }
 
-bool Ended(const std::optional<JobProgress>& p) {
-  return p && proto::IsFinalJobState(p->state());
-}
-
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
-  if (!FleetHarness::WaitFor([&] { return Ended(Progress(fleet, id)); },
+  if (!FleetHarness::WaitFor([&] { return JobEnded(Progress(fleet, id)); },
                              kJobLimit)) {
     return std::nullopt;
   }
   return Progress(fleet, id);
-}
-
-// Starts the server and `agents` agents of key kKey; true once all are
-// connected.
-bool StartFleet(FleetHarness& fleet, size_t agents) {
-  if (!fleet.StartServer()) return false;
-  for (size_t i = 0; i < agents; ++i) fleet.StartAgent(i, kKey);
-  return FleetHarness::WaitFor(
-      [&] { return fleet.Connected(kKey) == static_cast<int>(agents); },
-      std::chrono::seconds(60));
 }
 
 // A model job as the database holds it: its row and, per task, its job row
@@ -216,7 +200,7 @@ void ExpectProgressWithinGrants(const JobProgress& p, uint32_t budget) {
 TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   FleetHarness fleet("model_kill");
   constexpr uint32_t kBudget = 30;
-  ASSERT_TRUE(StartFleet(fleet, 2));
+  ASSERT_TRUE(fleet.StartFleet(2, kKey));
   const int64_t id = Submit(
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN, 200, 21));
@@ -275,14 +259,14 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
 TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
   FleetHarness fleet("model_budget");
   constexpr uint32_t kBudget = 24;
-  ASSERT_TRUE(StartFleet(fleet, 2));
+  ASSERT_TRUE(fleet.StartFleet(2, kKey));
   std::vector<int64_t> ids;
   for (auto scheduler : {tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN,
                          tunefleet::v1::TASK_SCHEDULER_GRADIENT}) {
     const int64_t id = Submit(fleet, TinyModel(kBudget, scheduler, 0, 31));
     ASSERT_GT(id, 0);
     // While it runs, too.
-    for (int i = 0; i < 10 && !Ended(Progress(fleet, id)); ++i) {
+    for (int i = 0; i < 10 && !JobEnded(Progress(fleet, id)); ++i) {
       if (auto p = Progress(fleet, id)) ExpectProgressWithinGrants(*p, kBudget);
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -317,7 +301,7 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
 TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   FleetHarness fleet("model_cancel");
   constexpr uint32_t kBudget = 40;
-  ASSERT_TRUE(StartFleet(fleet, 2));
+  ASSERT_TRUE(fleet.StartFleet(2, kKey));
   const int64_t id = Submit(
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
@@ -379,7 +363,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
 
 TEST(ModelJobFleet, BadRequestsAreRefusedNamingTheField) {
   FleetHarness fleet("model_refuse");
-  ASSERT_TRUE(StartFleet(fleet, 1));
+  ASSERT_TRUE(fleet.StartFleet(1, kKey));
   const SubmitModelJobRequest good =
       TinyModel(8, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 0, 1);
   struct Case {
