@@ -8,12 +8,15 @@
 
 #include "CLI/CLI.hpp"
 #include "base/version.h"
+#include "cli/backup_command.h"
 #include "cli/common.h"
+#include "cli/dashboard_command.h"
 #include "cli/emit_command.h"
 #include "cli/jobs_command.h"
 #include "cli/measure_command.h"
 #include "cli/model_command.h"
 #include "cli/query_command.h"
+#include "cli/report_command.h"
 #include "cli/simulate_command.h"
 #include "cli/space_command.h"
 #include "cli/templates_command.h"
@@ -37,7 +40,9 @@ int main(int argc, char** argv) {
       "  tunefleet measure --shape M=64,N=64,K=64 --config reference\n"
       "  tunefleet jobs --server HOST:PORT; tunefleet watch|cancel JOB "
       "--server HOST:PORT\n"
-      "  tunefleet token add --role tuner --tokens tokens.txt"};
+      "  tunefleet token add --role tuner --tokens tokens.txt\n"
+      "  tunefleet dashboard --db tunefleet.db; tunefleet report --db "
+      "tunefleet.db --out report.html"};
   app.set_version_flag("--version",
                        std::string("tunefleet ") + tunefleet::base::kVersion);
   app.require_subcommand(1);
@@ -50,8 +55,11 @@ int main(int argc, char** argv) {
   tunefleet::cli::ExportOptions export_table;
   tunefleet::cli::JobsOptions jobs, watch, cancel;
   tunefleet::cli::TokenOptions token;
+  tunefleet::cli::DashboardOptions dashboard;
+  tunefleet::cli::ReportOptions report;
   tunefleet::cli::TemplatesOptions templates_list;
   tunefleet::cli::SpaceOptions space;
+  tunefleet::cli::BackupOptions backup;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -67,6 +75,10 @@ int main(int argc, char** argv) {
   CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
   CLI::App* cancel_cmd = tunefleet::cli::AddCancelCommand(app, cancel);
   CLI::App* token_cmd = tunefleet::cli::AddTokenCommand(app, token);
+  CLI::App* dashboard_cmd =
+      tunefleet::cli::AddDashboardCommand(app, dashboard);
+  CLI::App* report_cmd = tunefleet::cli::AddReportCommand(app, report);
+  CLI::App* backup_cmd = tunefleet::cli::AddBackupCommand(app, backup);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,5 +103,8 @@ int main(int argc, char** argv) {
   if (*watch_cmd) return tunefleet::cli::RunWatch(watch);
   if (*cancel_cmd) return tunefleet::cli::RunCancel(cancel);
   if (*token_cmd) return tunefleet::cli::RunToken(token);
+  if (*dashboard_cmd) return tunefleet::cli::RunDashboard(dashboard);
+  if (*report_cmd) return tunefleet::cli::RunReport(report);
+  if (*backup_cmd) return tunefleet::cli::RunBackup(backup);
   return tunefleet::cli::kExitBadInput;
 }

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "base/version.h"
 #include "server/auth/tokens.h"
 #include "server/server.h"
@@ -72,6 +73,10 @@ void AddFlags(CLI::App* app, Flags* flags) {
                   "TLS: the private key of --tls-cert (PEM)");
   app->add_option("--client-ca", options.tls.client_ca_file,
                   "TLS: require client certificates signed by this CA (PEM)");
+  app->add_option("--http", options.http_listen,
+                  "serve the web dashboard on HOST:PORT (off by default; "
+                  "HTTPS with --tls-cert/--tls-key; every API call needs a "
+                  "token of role reader or tuner)");
   app->add_flag("--insecure", options.insecure,
                 "allow plaintext (no TLS) or --no-auth on an address that is "
                 "not loopback");
@@ -108,6 +113,14 @@ void PrintListening(const Server& server, const ServerOptions& options) {
       stderr, "tunefleet-server: listening on %s (%s, %s), database %s\n",
       server.address().c_str(), options.tls.enabled() ? "TLS" : "plaintext",
       auth.c_str(), options.db_path.c_str());
+  if (server.http_port() != 0) {
+    std::string host =
+        options.http_listen.substr(0, options.http_listen.rfind(':'));
+    if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+    std::fprintf(stderr, "tunefleet-server: dashboard on %s://%s:%d/\n",
+                 options.tls.enabled() ? "https" : "http", host.c_str(),
+                 server.http_port());
+  }
 }
 
 // SIGHUP: reads the tokens file again. A file that no longer loads leaves
@@ -150,6 +163,10 @@ void HandleSignals(sigset_t signals, Server& server,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's Abseil checks every Mutex acquisition for lock-order cycles
+  // (a graph kept per lock); the daemon's hot path takes several locks per
+  // trial. Tests keep the check.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const sigset_t signals = BlockServerSignals();
   CLI::App app{
       "tunefleet-server: the tuning daemon. Device agents dial in "

@@ -6,10 +6,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/host_port.h"
+#include "base/keepalive.h"
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/metrics/rpc_interceptor.h"
+#include "server/metrics/server_snapshot.h"
 
 namespace tunefleet::server {
 
@@ -29,6 +32,17 @@ absl::Status CheckSecurityOptions(const ServerOptions& options) {
         "no tokens: start with --tokens FILE (make one with `tunefleet token "
         "add --role agent --tokens FILE`), or with --no-auth for "
         "development on a loopback address");
+  }
+  if (!options.http_listen.empty()) {
+    TUNEFLEET_RETURN_IF_ERROR(
+        base::ParseHostPort(options.http_listen, "--http", true).status());
+    if (!auth::IsLoopbackAddress(options.http_listen) && !options.insecure &&
+        (!options.tls.enabled() || options.no_auth)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--http ", options.http_listen,
+          " (not a loopback address) needs TLS (--tls-cert, --tls-key) and "
+          "--tokens, or --insecure to allow it"));
+    }
   }
   if (auth::IsLoopbackAddress(options.listen) || options.insecure) {
     return absl::OkStatus();
@@ -61,14 +75,22 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   TUNEFLEET_ASSIGN_OR_RETURN(s->store_, store::Store::Open(options.db_path));
   const base::Clock& clock =
       options.clock != nullptr ? *options.clock : base::RealClock();
-  s->scheduler_ = std::make_unique<Scheduler>(s->store_.get(), clock);
-  s->jobs_ =
-      std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(), clock);
-  s->agent_service_ = std::make_unique<AgentServiceImpl>(
-      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
-      options.heartbeat_interval_ms);
+  s->trial_writer_ = std::make_unique<store::TrialWriter>(s->store_.get());
+  s->scheduler_ = std::make_unique<Scheduler>(s->store_.get(), clock,
+                                              s->trial_writer_.get());
+  s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(),
+                                          clock, s->trial_writer_.get());
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get());
+  s->tuning_service_->GuardDisk(options.db_path);
+  s->metrics_ = std::make_unique<metrics::ServerMetrics>(
+      [store = s->store_.get(), scheduler = s->scheduler_.get(),
+       db_path = options.db_path] {
+        return metrics::CollectSnapshot(*store, *scheduler, db_path);
+      });
+  s->agent_service_ = std::make_unique<AgentServiceImpl>(
+      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
+      options.heartbeat_interval_ms, s->metrics_.get());
   s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(
@@ -85,11 +107,25 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   // splits connections between the two servers and their databases; a port
   // in use must be an error instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Accept the clients' keepalive pings (base/keepalive.h).
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      base::kServerMinPingIntervalMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddListeningPort(options.listen, credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(s->authorized_agent_service_.get());
   builder.RegisterService(s->authorized_tuning_service_.get());
+  // Times every call for tunefleet_rpc_duration_seconds.
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(
+      std::make_unique<metrics::RpcMetricsInterceptorFactory>(
+          s->metrics_.get()));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   s->grpc_server_ = builder.BuildAndStart();
   if (s->grpc_server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -102,6 +138,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       tunefleet::v1::TuningService::service_full_name(), true);
   s->grpc_server_->GetHealthCheckService()->SetServingStatus(
       tunefleet::v1::AgentService::service_full_name(), true);
+  if (!options.http_listen.empty()) {
+    dashboard::HttpOptions http;
+    http.listen = options.http_listen;
+    http.tokens = options.no_auth ? nullptr : options.tokens;
+    http.tls_cert_file = options.tls.cert_file;
+    http.tls_key_file = options.tls.key_file;
+    http.tls_client_ca_file = options.tls.client_ca_file;
+    http.title = "tunefleet-server";
+    http.metrics_text = [metrics = s->metrics_.get()] {
+      return metrics->Text();
+    };
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        s->http_, HttpFrontend::Start(http, s->store_.get(),
+                                      s->scheduler_.get(), s->jobs_.get()));
+  }
   if (options.resume_jobs) {
     TUNEFLEET_ASSIGN_OR_RETURN(const int resumed, s->jobs_->ResumeJobs());
     if (options.verbose && resumed > 0) {
@@ -139,7 +190,10 @@ void Server::Reap(int64_t silent_ms) {
     }
     agent->Disconnect();
   }
-  jobs_->OnLostLeases(scheduler_->ExpireLeases());
+  const LostLeases lost = scheduler_->ExpireLeases();
+  metrics_->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
+                       static_cast<int64_t>(lost.abandoned.size()));
+  jobs_->OnLostLeases(lost);
 }
 
 Server::~Server() { Shutdown(); }
@@ -157,6 +211,7 @@ void Server::Shutdown() {
     shut_down_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
+  if (http_) http_->Stop();
   // A Start() that failed half-way leaves some parts unset.
   if (tuning_service_) tuning_service_->Stop();
   if (jobs_) jobs_->Shutdown();
@@ -166,6 +221,9 @@ void Server::Shutdown() {
     grpc_server_->Shutdown(std::chrono::system_clock::now() +
                            std::chrono::milliseconds(500));
   }
+  // Results still queued are written (and their callbacks run) while the
+  // scheduler and jobs they reach are alive.
+  if (trial_writer_) trial_writer_->Stop();
 }
 
 void Server::Wait() {

@@ -16,10 +16,13 @@
 #include "server/auth/tls.h"
 #include "server/auth/tokens.h"
 #include "server/auth_services.h"
+#include "server/http_frontend.h"
 #include "server/job_manager.h"
+#include "server/metrics/server_metrics.h"
 #include "server/scheduler.h"
 #include "server/tuning_service.h"
 #include "store/store.h"
+#include "store/trial_writer.h"
 
 namespace tunefleet::server {
 
@@ -52,6 +55,11 @@ struct ServerOptions {
   auth::TlsServerFiles tls;
   // Allow plaintext or no authentication on a non-loopback address.
   bool insecure = false;
+  // The web dashboard (server/http_frontend.h): HOST:PORT to serve it on
+  // (port 0: any free port); empty: off. The same rules as `listen`: a
+  // non-loopback address needs TLS (HTTPS with `tls`'s files) or
+  // `insecure`; every API call needs a token of role reader or above.
+  std::string http_listen;
 };
 
 // OK when `options` may be served as they are (the rules above). Errors:
@@ -76,6 +84,9 @@ class Server {
   store::Store& store() { return *store_; }
   JobManager& jobs() { return *jobs_; }
   Scheduler& scheduler() { return *scheduler_; }
+  // The server's Prometheus metrics (metrics().Text() is what GET /metrics
+  // serves); valid as long as the server object.
+  metrics::ServerMetrics& metrics() { return *metrics_; }
 
   // Stops jobs (left unfinished in the store, to resume on the next
   // start), ends agent and watch streams, stops listening.
@@ -86,10 +97,14 @@ class Server {
   // Replaces the accepted tokens (a reloaded tokens file); calls already
   // admitted go on. Errors: FAILED_PRECONDITION when started with no_auth.
   absl::Status SetTokens(std::shared_ptr<const auth::TokenSet> tokens) {
+    if (http_) http_->SetTokens(tokens);
     return authorizer_->SetTokens(std::move(tokens));
   }
   // True when TLS is on.
   bool tls() const { return options_.tls.enabled(); }
+  // The web dashboard's bound port; 0 when ServerOptions::http_listen is
+  // empty.
+  int http_port() const { return http_ ? http_->port() : 0; }
 
  private:
   struct PrivateTag {
@@ -103,15 +118,22 @@ class Server {
  private:
   ServerOptions options_;
   std::unique_ptr<store::Store> store_;
+  // Group commit of trial rows (leases, results); stopped in Shutdown()
+  // once no agent stream is left, before the parts its callbacks reach.
+  std::unique_ptr<store::TrialWriter> trial_writer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
+  // Before grpc_server_: its interceptors record into it until it is gone.
+  std::unique_ptr<metrics::ServerMetrics> metrics_;
   // What gRPC serves: the services above behind the authorizer.
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;
   std::unique_ptr<AuthorizedTuningService> authorized_tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  // The web dashboard, when http_listen is set; stopped first.
+  std::unique_ptr<HttpFrontend> http_;
   // Runs Reap() every tick (real time) until shutdown.
   void ReapLoop();
   // Disconnects the agents silent for more than `silent_ms` by the

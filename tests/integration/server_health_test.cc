@@ -137,7 +137,9 @@ TEST_F(ServerHealth, AWatcherSeesNotServingAtShutdown) {
   call->Read(&reply, reinterpret_cast<void*>(5));
   const bool got = step();
   EXPECT_TRUE(got) << "the watch ended without a NOT_SERVING";
-  if (got) EXPECT_EQ(Bytes(reply), kHealthNotServing);
+  if (got) {
+    EXPECT_EQ(Bytes(reply), kHealthNotServing);
+  }
   stopper.join();
   grpc::Status status;
   context.TryCancel();

@@ -38,6 +38,9 @@ const std::map<std::string, Library>& Libraries() {
         {}}},
       {"client", {{"client/"}, {"base"}}},
       {"auth", {{"server/auth/"}, {"base"}}},
+      {"metrics",
+       {{"server/metrics/server_metrics.", "server/metrics/rpc_interceptor."},
+        {"contract", "proto"}}},
       {"search", {{"search/"}, {"cost_model", "base"}}},
       {"trial", {{"trial/"}, {"templates", "proto", "contract", "base"}}},
       {"onnx_import", {{"onnx_import/"}, {"templates", "base"}}},
@@ -58,20 +61,21 @@ const std::map<std::string, Library>& Libraries() {
       {"opencl_loader", {{"device_agent/opencl_loader."}, {}}},
       {"agent",
        {{"device_agent/agent.", "device_agent/backend.",
-         "device_agent/worker."},
+         "device_agent/worker.", "device_agent/source_cache."},
         {"measure", "client", "proto"}}},
       {"transfer", {{"cost_model/transfer."}, {"task_features", "store"}}},
       {"emitter", {{"emitter/"}, {"store", "templates", "trial", "base"}}},
+      {"dashboard", {{"dashboard/"}, {"store", "auth", "proto", "base"}}},
       {"server",
        {{"server/"},
-        {"store", "transfer", "task_features", "search", "trial", "validation",
-         "auth", "contract", "base"}}},
+        {"dashboard", "store", "transfer", "task_features", "search", "trial", "validation",
+         "auth", "metrics", "contract", "base"}}},
       {"tunefleet-agent",
        {{"device_agent/main.", "device_agent/measure_command."},
         {"agent", "opencl_loader", "trial", "templates"}}},
       {"cli",
        {{"cli/"},
-        {"server", "store", "emitter", "onnx_import", "task_features", "search",
+        {"server", "dashboard", "store", "emitter", "onnx_import", "task_features", "search",
          "trial", "auth", "client", "templates", "contract", "base"}}},
   };
   return libraries;
@@ -113,8 +117,8 @@ std::vector<std::string> SourceFiles(const std::filesystem::path& root) {
   std::vector<std::string> files;
   for (const char* folder :
        {"base", "proto", "kernels_templates", "cost_model", "search", "trial",
-        "store", "onnx_import", "emitter", "client", "server", "device_agent",
-        "cli"}) {
+        "store", "onnx_import", "emitter", "dashboard", "client", "server",
+        "device_agent", "cli"}) {
     for (const auto& entry :
          std::filesystem::recursive_directory_iterator(root / folder)) {
       const std::string ext = entry.path().extension().string();

@@ -1,0 +1,53 @@
+#include "cli/report_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "base/files.h"
+#include "cli/common.h"
+#include "dashboard/report.h"
+#include "server/http_frontend.h"
+
+namespace tunefleet::cli {
+
+CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "write one self-contained HTML file of a database's jobs (charts and "
+      "data inline) to attach to a ticket or a paper");
+  cmd->add_option("--db", options.db, "SQLite database file")
+      ->capture_default_str();
+  cmd->add_option("--job", options.job_id,
+                  "only this job or model job (default: the jobs table and "
+                  "the newest jobs in full)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", options.out, "the HTML file to write")->required();
+  cmd->add_option("--title", options.title, "the report's title");
+  return cmd;
+}
+
+int RunReport(const ReportOptions& options) {
+  absl::StatusOr<std::unique_ptr<store::Store>> store =
+      OpenDatabase(options.db);
+  if (!store.ok()) return ReportError("report", store.status());
+  server::StoreDataSource source(store->get());
+  dashboard::ReportOptions report;
+  report.job_id = options.job_id;
+  report.title = !options.title.empty()
+                     ? options.title
+                     : absl::StrCat("tunefleet report: ", options.db,
+                                    options.job_id != 0
+                                        ? absl::StrCat(", job ", options.job_id)
+                                        : "");
+  absl::StatusOr<std::string> html = dashboard::RenderReport(source, report);
+  if (!html.ok()) return ReportError("report", html.status());
+  if (absl::Status s = base::WriteFileAtomically(options.out, *html); !s.ok()) {
+    return ReportError("report", s);
+  }
+  std::fprintf(stderr, "tunefleet report: wrote %s (%zu bytes)\n",
+               options.out.c_str(), html->size());
+  return kExitOk;
+}
+
+}  // namespace tunefleet::cli

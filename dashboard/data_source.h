@@ -1,0 +1,73 @@
+// What the web dashboard shows, behind one interface: the daemon answers
+// from its store and its live agents and jobs (server/http_frontend.h),
+// `tunefleet dashboard --db FILE` and `tunefleet report` from a database
+// file alone. The pages and the JSON API (dashboard/http_server.h) only
+// call this.
+#ifndef TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
+#define TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tunefleet/v1/tuning.pb.h"
+
+namespace tunefleet::dashboard {
+
+// One agent on the fleet page.
+struct AgentView {
+  std::string name;        // the agent's name (tunefleet-agent --name)
+  std::string device_key;  // the key it measures for
+  bool connected = false;  // connected to the daemon now (live only)
+  // Unix ms the daemon last heard from it (its heartbeat) when connected;
+  // else its latest trial lease or result as stored; 0: unknown.
+  int64_t last_seen_ms = 0;
+  uint32_t max_in_flight = 0;  // its capacity when connected; else 0
+  int64_t in_flight = 0;       // trials leased to it and not answered
+  int64_t measured = 0;        // trials it measured
+  std::map<std::string, int64_t> errors;  // measured trials by error code
+};
+
+// One device key on the fleet page.
+struct DeviceView {
+  std::string device_key;
+  tunefleet::v1::DeviceInfo device;  // as its latest agent reported it
+  int connected_agents = 0;
+};
+
+struct FleetView {
+  bool live = false;  // false: from a database file, nobody is connected
+  std::vector<DeviceView> devices;
+  std::vector<AgentView> agents;
+};
+
+// Implementations are thread-safe: the HTTP server calls them from its
+// worker threads.
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+
+  virtual absl::StatusOr<FleetView> Fleet() = 0;
+  // The newest `limit` jobs and model jobs, newest first, without model
+  // jobs' per-task progress.
+  virtual absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
+      int64_t limit) = 0;
+  // One job or model job, a model job with its tasks and latency history.
+  // Errors: NOT_FOUND for an unknown id.
+  virtual absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) = 0;
+  // The measured trials of a job (of every task of a model job) with a
+  // trial id above `after_trial_id`, in trial id order, at most `limit`.
+  virtual absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
+      int64_t job_id, int64_t after_trial_id, int64_t limit) = 0;
+  // False where jobs cannot be cancelled (a database file).
+  virtual bool CanCancel() const = 0;
+  // Cancels a job or model job; returns its progress after. Errors:
+  // NOT_FOUND, FAILED_PRECONDITION (ended already, or !CanCancel()).
+  virtual absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) = 0;
+};
+
+}  // namespace tunefleet::dashboard
+
+#endif  // TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
