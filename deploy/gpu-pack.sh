@@ -8,7 +8,7 @@
 #   deploy/gpu-pack.sh [BUILD_DIR]
 #   PACK_MODELS="cls det rec" deploy/gpu-pack.sh   # also the det and rec
 #     models (+15 MB); PACK_BENCH=0 leaves out the benchmarks (gpu_gemm,
-#     agent_efficiency, model_tuning: -6.5 MB), to stay within the device
+#     gpu_membound, agent_efficiency, model_tuning), to stay within the device
 #     tool's 64 MiB carry with both
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,8 @@ mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-std" "$OUT/models"
 BINS=("$BUILD/cli/tunefleet"
       "$BUILD/server/tunefleet-server" "$BUILD/device_agent/tunefleet-agent")
 if [ "${PACK_BENCH:-1}" != 0 ]; then
-  BINS+=("$BUILD/bench/gpu_gemm" "$BUILD/bench/agent_efficiency" "$BUILD/bench/model_tuning")
+  BINS+=("$BUILD/bench/gpu_gemm" "$BUILD/bench/gpu_membound" "$BUILD/bench/agent_efficiency"
+         "$BUILD/bench/model_tuning")
 fi
 cp "${BINS[@]}" "$OUT/bin/"
 strip "$OUT"/bin/*

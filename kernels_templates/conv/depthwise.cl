@@ -21,6 +21,15 @@
 //              storage; common/dtype.cl), 0: in float
 //   IMI        1: read the input through an image2d_t of texels of four
 //              pixels along W (conv/direct_conv.cl), 0: from a buffer
+//   RT         1: register-tiled rows (needs LI=0, IMI=0): a work-item
+//              computes PWI consecutive rows by QWI consecutive columns,
+//              reading each input row it needs once into registers
+//              ((QWI-1)*SW + (S-1)*DW + 1 pixels; with SW=1 the QWI
+//              pixels under its columns as aligned VW-wide loads, the halo
+//              as single loads that the neighbours' loads left in the
+//              cache) and using it for every output row and tap it feeds;
+//              no local memory and no barrier. 0: the strided layout
+//              below
 // Window defines (the workload's, compiled in so that the tap loop unrolls
 // and the local tile has a static size): WR, WS, WSH, WSW, WPH, WPW, WDH,
 // WDW. The kernel also takes them as arguments, for a signature identical
@@ -33,11 +42,112 @@
 // work-group (WGQ, WGP, CWG). Work-item (tx, ty, tz) of work-group (x, y, z)
 // computes channel c = c0 + tz of image n and, strided as in conv2d.cl,
 //   rows     p = p0 + pi*WGP + ty          (pi < PWI)
-//   columns  q = q0 + (j*WGQ + tx)*VW + v  (j < QWI/VW, v < VW).
+//   columns  q = q0 + (j*WGQ + tx)*VW + v  (j < QWI/VW, v < VW),
+// or with RT=1 a block of consecutive rows and columns
+//   rows     p = p0 + ty*PWI + pi          (pi < PWI)
+//   columns  q = q0 + tx*QWI + k           (k < QWI).
 // Edge tiles: channels past C read the last channel, rows and columns past
 // P and Q read zero padding; none of them is stored.
 
 #define WGS (WGQ * WGP * CWG)
+
+#ifndef RT
+#define RT 0
+#endif
+#if RT
+#if LI || IMI
+#error "RT=1 reads the input buffer itself: it needs LI=0 and IMI=0"
+#endif
+// Input rows and columns one work-item reads per channel (RT=1).
+#define RH ((PWI - 1) * WSH + (WR - 1) * WDH + 1)
+#define RW ((QWI - 1) * WSW + (WS - 1) * WDW + 1)
+// Pixels of a register row: RW, or up to the end of the QWI pixels under
+// the work-item's columns where the left padding is wider than the window
+// reaches (with SW=1 those are loaded whole).
+#define RLEN (RW > WPW + QWI ? RW : WPW + QWI)
+
+// VW pixels row[iw] .. row[iw+VW-1], row[iw] VW-aligned: one aligned vector
+// load for fp32 storage (the vloadn of CLOAD_G asks for element alignment
+// only, which some compilers split into single loads).
+inline accv load_aligned(const __global real_t* restrict row, int iw) {
+#if DTYPE_FP16 || VW == 1
+  return CLOAD_G(row + iw);
+#else
+  return *(const __global accv*)(row + iw);
+#endif
+}
+
+// Stores v to row[q] .. row[q+VW-1] (lanes at Q or past it dropped); an
+// aligned vector store for fp32 storage when Q is a multiple of VW (q is
+// one).
+inline void store_aligned(__global real_t* row, int q, int Q, floatv v) {
+#if !DTYPE_FP16 && VW > 1
+  if (Q % VW == 0 && q + VW <= Q) {
+    *(__global floatv*)(row + q) = v;
+    return;
+  }
+#endif
+  store_vector(row, q, Q, v);
+}
+
+// Lanes of an accv into x[0] .. x[VW-1].
+#if VW == 1
+#define SPREAD(x, v) ((x)[0] = (v))
+#elif VW == 2
+#define SPREAD(x, v) ((x)[0] = (v).s0, (x)[1] = (v).s1)
+#else
+#define SPREAD(x, v) \
+  ((x)[0] = (v).s0, (x)[1] = (v).s1, (x)[2] = (v).s2, (x)[3] = (v).s3)
+#endif
+
+// Pixels iw0 .. iw0+RLEN-1 of image row ih of a plane `in` (H x W) into
+// x[0] .. x[RLEN-1], zero outside the image. vector (SW=1, W a multiple
+// of VW, the columns qf .. qf+QWI-1 inside the row): those columns as
+// aligned vector loads, the rest one by one. A row outside the image is
+// read at the nearest row and zeroed, so there is no branch on it.
+inline void load_row(const __global real_t* restrict in, int ih, int H, int W,
+                     int iw0, int qf, bool vector, acc_t* x) {
+  const bool inside = ih >= 0 && ih < H;
+  const __global real_t* row = in + (size_t)clamp(ih, 0, H - 1) * W;
+  if (vector) {
+#pragma unroll
+    for (int e = 0; e < WPW; ++e) x[e] = load_pixel(row, iw0 + e, W);
+#pragma unroll
+    for (int j = 0; j < NVEC; ++j) {
+      const accv v = load_aligned(row, qf + j * VW);
+      SPREAD(x + WPW + j * VW, v);
+    }
+#pragma unroll
+    for (int e = WPW + QWI; e < RLEN; ++e) x[e] = load_pixel(row, iw0 + e, W);
+  } else {
+#pragma unroll
+    for (int e = 0; e < RLEN; ++e) x[e] = load_pixel(row, iw0 + e, W);
+  }
+#pragma unroll
+  for (int e = 0; e < RLEN; ++e) x[e] = inside ? x[e] : (acc_t)0;
+}
+
+// The kernel's loop over the RH input rows of a work-item: row y feeds
+// output row pi through filter row r where pi*SH + r*DH == y (all
+// compile-time once unrolled).
+#define ROW_LOOP(VECTOR)                                                 \
+  _Pragma("unroll") for (int y = 0; y < RH; ++y) {                       \
+    acc_t x[RLEN];                                                       \
+    load_row(in, ih0 + y, H, W, iw0, qf, (VECTOR), x);                   \
+    _Pragma("unroll") for (int pi = 0; pi < PWI; ++pi) {                 \
+      _Pragma("unroll") for (int r = 0; r < WR; ++r) {                   \
+        if (pi * WSH + r * WDH == y) {                                   \
+          _Pragma("unroll") for (int s = 0; s < WS; ++s) {               \
+            _Pragma("unroll") for (int k = 0; k < QWI; ++k) {            \
+              acc[pi][k] =                                               \
+                  mad(wv[r * WS + s], x[k * WSW + s * WDW], acc[pi][k]); \
+            }                                                            \
+          }                                                              \
+        }                                                                \
+      }                                                                  \
+    }                                                                    \
+  }
+#endif  // RT
 
 __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
     const int N, const int C, const int H, const int W, const int R,
@@ -61,6 +171,52 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
   const int p0 = get_group_id(1) * TP;
   const int q0 = get_group_id(0) * TQ;
 
+#if RT
+  const int plane = n * C + cc;
+  const int pf = p0 + ty * PWI;  // the work-item's first row and column
+  const int qf = q0 + tx * QWI;
+  acc_t wv[RS];
+#pragma unroll
+  for (int rs = 0; rs < RS; ++rs) wv[rs] = LOADC(weight, cc * RS + rs);
+  acc_t acc[PWI][QWI];
+#pragma unroll
+  for (int pi = 0; pi < PWI; ++pi)
+#pragma unroll
+    for (int k = 0; k < QWI; ++k) acc[pi][k] = (acc_t)0;
+  const __global real_t* in = input + (size_t)plane * H * W;
+  const int ih0 = pf * WSH - WPH;
+  const int iw0 = qf * WSW - WPW;  // column of x[0]
+  // The columns under the work-item's own as aligned vectors (SW=1: they
+  // are x[WPW] .. x[WPW+QWI-1]); else, and at the right edge, one by one.
+  const bool vector_row = WSW == 1 && W % VW == 0 && qf + QWI <= W;
+  // Two copies of the row loop, each without a branch inside (the rows
+  // above and below the image are clamped loads, then zeroed), so that the
+  // compiler may put every row's loads in flight before the first FMA.
+  if (vector_row) {
+    ROW_LOOP(true);
+  } else {
+    ROW_LOOP(false);
+  }
+
+  if (c >= C) return;
+#pragma unroll
+  for (int pi = 0; pi < PWI; ++pi) {
+    const int p = pf + pi;
+    if (p >= P) continue;
+    const size_t row = (((size_t)n * C + c) * P + p) * Q;
+#pragma unroll
+    for (int j = 0; j < NVEC; ++j) {
+      const int q = qf + j * VW;
+#define AT(v) acc[pi][j * VW + (v)]
+      const accv a = CGATHER(AT);
+#undef AT
+      store_aligned(
+          output + row, q, Q,
+          epilogue_vector(TO_FLOATV(a), load_residual(residual + row, q, Q), c,
+                          scale, shift, act_a, act_b));
+    }
+  }
+#else  // RT == 0
 #if LI
   // Not in a conditional and reached by every work-item of the group.
   stage_input(input, n * C, tile, CWG, C, H, W, c0, p0 * WSH - WPH,
@@ -119,4 +275,5 @@ __kernel __attribute__((reqd_work_group_size(WGQ, WGP, CWG))) void depthwise(
                                    scale, shift, act_a, act_b));
     }
   }
+#endif  // RT
 }

@@ -179,11 +179,57 @@ TEST(ConvOnDevice, DepthwiseRandomConfigsMatchReference) {
   ExpectChosenConfigsMatch(
       dw, testing::Depthwise,
       {{"C=5,H=13,W=11,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
-        "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0"},
+        "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0,RT=0"},
        {"N=2,C=3,H=13,W=13,R=3,S=3,SH=2,SW=2,PH=1,PW=1,act=hardswish",
-        "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8,HALF=0,IMI=0"},
+        "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=0,UNROLL=8,HALF=0,IMI=0,RT=0"},
        {"C=3,H=9,W=10,R=3,S=3,PH=2,PW=2,DH=2,DW=2",
-        "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=0"}});
+        "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=0,RT=0"}});
+}
+
+// RT=1 (register-tiled rows): the aligned vector loads of the columns
+// under a work-item (W a multiple of VW) and the one-by-one loads (W not,
+// the right edge, SW=2), input rows feeding several output rows (PWI > 1
+// with stride and dilation along H), left padding wider than the window
+// reaches (PW=2 with S=3, DW=1), 1-wide windows, the epilogue and fp16
+// storage; random RT=1 configs and hand-picked ones.
+TEST(ConvOnDevice, DepthwiseRegisterTiledRowsMatchReference) {
+  const KernelTemplate& dw = testing::DepthwiseDirect();
+  const DeviceLimits limits = testing::DeviceLimits();
+  const char* shapes[] = {
+      "N=2,C=5,H=13,W=24,R=3,S=3,PH=1,PW=1,affine=scale_shift,act=relu",
+      "C=3,H=9,W=13,R=3,S=3,PH=1,PW=1,residual=add,act=silu",
+      "C=4,H=11,W=16,R=3,S=3,SH=2,SW=2,PH=1,PW=1,post=scale_shift",
+      "C=3,H=12,W=20,R=3,S=3,PH=2,PW=2,DH=2,DW=2,act=clip",
+      "C=2,H=10,W=12,R=3,S=3,PH=2,PW=2",
+      "C=6,H=7,W=8,R=5,S=1,PH=2",
+      "C=2,H=1,W=1,R=3,S=3,PH=1,PW=1",
+  };
+  const char* chosen[] = {
+      "PWI=4,QWI=8,WGP=2,WGQ=2,CWG=2,VW=4,LI=0,UNROLL=1,HALF=0,IMI=0,RT=1",
+      "PWI=2,QWI=4,WGP=4,WGQ=2,CWG=1,VW=2,LI=0,UNROLL=1,HALF=0,IMI=0,RT=1",
+      "PWI=1,QWI=1,WGP=2,WGQ=8,CWG=4,VW=1,LI=0,UNROLL=1,HALF=0,IMI=0,RT=1",
+  };
+  uint64_t seed = 701;
+  int runs = 0;
+  for (const char* shape : shapes) {
+    for (const char* dtype : {"fp32", "fp16"}) {
+      const Workload w = testing::Depthwise(shape, dtype);
+      std::vector<KnobValues> configs =
+          testing::RandomConfigsWith(dw, w, "RT", 1, 3, seed++);
+      for (const char* text : chosen) {
+        configs.push_back(*dw.ParseConfig(text));
+      }
+      for (const KnobValues& config : configs) {
+        if (!dw.CheckConfig(config, w, limits).ok()) continue;
+        const auto m = testing::RunConfig(dw, w, config);
+        EXPECT_EQ(m.error(), v1::Measurement::OK)
+            << w.Canonical() << " " << dw.ConfigString(config) << ": "
+            << m.error_message();
+        ++runs;
+      }
+    }
+  }
+  EXPECT_GE(runs, 50);
 }
 
 TEST(ConvOnDevice, HalfStorageMatchesReference) {
@@ -285,9 +331,9 @@ TEST(ConvOnDevice, ImageInputMatchesReferenceOnCopyAndPackPaths) {
       "HALF=0,IMI=1",
   };
   const std::vector<const char*> dw_chosen = {
-      "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=0,UNROLL=4,HALF=0,IMI=1",
-      "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=1",
-      "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=1",
+      "PWI=2,QWI=4,WGP=2,WGQ=2,CWG=4,VW=4,LI=0,UNROLL=4,HALF=0,IMI=1,RT=0",
+      "PWI=1,QWI=4,WGP=4,WGQ=2,CWG=2,VW=2,LI=1,UNROLL=2,HALF=0,IMI=1,RT=0",
+      "PWI=2,QWI=2,WGP=4,WGQ=4,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=1,RT=0",
   };
   const KernelTemplate* conv = &testing::Conv2dDirect();
   const KernelTemplate* dw = &testing::DepthwiseDirect();

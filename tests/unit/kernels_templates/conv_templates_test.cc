@@ -174,17 +174,27 @@ TEST(ConvChecks, ConfigConstraints) {
 
   const Workload d = testing::Depthwise("C=32,H=24,W=24,R=3,S=3,PH=1,PW=1");
   EXPECT_TRUE(
-      CheckText(dw, d, limits,
-                "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0")
+      CheckText(
+          dw, d, limits,
+          "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0,RT=0")
           .ok());
   ExpectRefusals(
       dw, d, limits,
-      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1,HALF=0,IMI=0",
+      {{"PWI=1,QWI=2,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1,HALF=0,IMI=0,RT=0",
         "VW must divide QWI"},
-       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=0",
+       {"PWI=1,QWI=1,WGP=16,WGQ=32,CWG=1,VW=1,LI=0,UNROLL=1,HALF=0,IMI=0,RT=0",
         "work-group size"},
-       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1,HALF=0,IMI=0",
-        "local memory"}});
+       {"PWI=4,QWI=8,WGP=4,WGQ=8,CWG=8,VW=1,LI=1,UNROLL=1,HALF=0,IMI=0,RT=0",
+        "local memory"},
+       {"PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=1,UNROLL=1,HALF=0,IMI=0,RT=1",
+        "RT=1"},
+       {"PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=2,HALF=0,IMI=0,RT=1",
+        "RT=1"}});
+  EXPECT_TRUE(
+      CheckText(
+          dw, d, limits,
+          "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=4,VW=4,LI=0,UNROLL=1,HALF=0,IMI=0,RT=1")
+          .ok());
 }
 
 TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
@@ -212,7 +222,7 @@ TEST(ConvChecks, DerivedFeaturesHaveFixedNamesAndSaneValues) {
   EXPECT_GT(fb[4].value, 0.0);                   // local memory in use
   const auto fd = dw.DerivedFeatures(
       *dw.ParseConfig(
-          "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0"),
+          "PWI=2,QWI=4,WGP=4,WGQ=8,CWG=2,VW=4,LI=1,UNROLL=4,HALF=0,IMI=0,RT=0"),
       testing::Depthwise("C=32,H=24,W=96,R=3,S=3,PH=1,PW=1"), limits);
   EXPECT_EQ(fd.size(), fa.size());
   EXPECT_DOUBLE_EQ(fd[10].value, 1.0);
@@ -251,7 +261,7 @@ TEST(ConvChecks, HalfArithmeticNeedsFp16StorageAndTheExtension) {
       "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
       "HALF=1,IMI=0";
   const char* dw_config =
-      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=0,UNROLL=1,HALF=1,IMI=0";
+      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=0,UNROLL=1,HALF=1,IMI=0,RT=0";
   const std::string shape = "C=16,H=24,W=24,R=3,S=3,PH=1,PW=1";
   for (const auto& [tmpl, w16, w32, config] :
        {std::tuple{&testing::Conv2dDirect(),
@@ -281,7 +291,7 @@ TEST(ConvChecks, ImageKnobChecksTheDeviceAndPassesTheInputAsAnImage) {
       "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
       "HALF=0,IMI=1";
   const char* dw_config =
-      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=1,UNROLL=1,HALF=0,IMI=1";
+      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=1,UNROLL=1,HALF=0,IMI=1,RT=0";
   // 2 x 16 x 23 = 736 rows of ceil(21/4) = 6 texels.
   const std::string shape = "N=2,C=16,H=23,W=21,R=3,S=3,PH=1,PW=1";
   // 2 x 16 x 513 = 16416 rows: one device row short.
@@ -311,7 +321,7 @@ TEST(ConvChecks, ImageKnobChecksTheDeviceAndPassesTheInputAsAnImage) {
     EXPECT_EQ(l.args[arg].row_elements, 21u);
     EXPECT_THAT(l.build_options, HasSubstr("-DIMI=1 -DIMAGE_READS=1"));
     std::string off = config;
-    off.back() = '0';  // IMI=0
+    off.replace(off.find("IMI=1"), 5, "IMI=0");
     const LaunchDesc b = tmpl->Launch(*tmpl->ParseConfig(off), w);
     EXPECT_EQ(b.args[arg].kind, ArgDesc::Kind::kBuffer) << tmpl->name();
     EXPECT_EQ(b.args[arg].buffer, "input");
