@@ -81,29 +81,37 @@ std::vector<std::string> TaskFeatures::Names() const {
 absl::StatusOr<std::function<std::vector<float>(uint64_t)>> SpaceFeatures(
     const search::SearchSpace& space, TaskFeatures features) {
   const std::vector<templates::Knob>& knobs = features.tmpl().knobs();
-  if (knobs.size() != space.knobs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the space has ", space.knobs().size(), " knobs, template ",
-        features.tmpl().name(), " has ", knobs.size()));
-  }
-  // where[i]: the position in the space of the template's i-th knob.
+  // where[i]: the position in the space of the template's i-th knob; absent
+  // (kAdded) for a knob the template gained after the table was recorded,
+  // which takes its first value (see the header).
+  constexpr size_t kAdded = static_cast<size_t>(-1);
   std::vector<size_t> where;
+  size_t found = 0;
   for (const templates::Knob& k : knobs) {
     size_t pos = 0;
     while (pos < space.knobs().size() && space.knobs()[pos].name != k.name) {
       ++pos;
     }
     if (pos == space.knobs().size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("knob ", k.name, " of template ", features.tmpl().name(),
-                       " is not in the space"));
+      where.push_back(kAdded);
+    } else {
+      where.push_back(pos);
+      ++found;
     }
-    where.push_back(pos);
   }
-  return [&space, where, features](uint64_t index) {
+  if (found != space.knobs().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the space has ", space.knobs().size(), " knobs, ", found,
+                     " of them knobs of template ", features.tmpl().name()));
+  }
+  templates::KnobValues added(knobs.size());
+  for (size_t i = 0; i < knobs.size(); ++i) added[i] = knobs[i].values.front();
+  return [&space, where, added, features](uint64_t index) {
     const std::vector<int64_t> values = space.Config(index);
-    templates::KnobValues config(where.size());
-    for (size_t i = 0; i < where.size(); ++i) config[i] = values[where[i]];
+    templates::KnobValues config = added;
+    for (size_t i = 0; i < where.size(); ++i) {
+      if (where[i] != kAdded) config[i] = values[where[i]];
+    }
     return features(config);
   };
 }

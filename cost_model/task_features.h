@@ -38,8 +38,11 @@ class TaskFeatures {
 };
 
 // A feature function over a space whose knobs are `space_knobs` (in any
-// order; each must be a knob of the template, with integer values).
-// Errors: INVALID_ARGUMENT naming a knob the template does not have.
+// order; each must be a knob of the template, with integer values). A
+// knob of the template that the space lacks (one added in a later template
+// version than a table's) takes its first value, which a template keeps as
+// its earlier kernel (gemm_gpu v3's ASYNC = 0 is v2).
+// Errors: INVALID_ARGUMENT when a knob of the space is not the template's.
 absl::StatusOr<std::function<std::vector<float>(uint64_t)>> SpaceFeatures(
     const search::SearchSpace& space, TaskFeatures features);
 

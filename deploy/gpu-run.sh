@@ -4,6 +4,17 @@
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
 #   build-gpu-pack/gpu-run.sh [gemm|model|model-bench|info|efficiency|all] [extra args...]
+#     (gemm: cuBLAS's column where libcublas and libcudart are found, under
+#     /usr/local or /opt (CUDA's lib64, PyTorch's nvidia/cublas/lib);
+#     GEMM_TAG: suffix of the result files)
+#   build-gpu-pack/gpu-run.sh membound [extra args...]
+#     bench/gpu_membound: the memory-bound templates against the device's
+#     copy bandwidth (membound.txt)
+#   EMBEDDED_AGENT_FLAGS="--max-in-flight 8 --prefetch-threads 8 --binary-cache"
+#     more flags for the agent that gemm and membound start embedded (a
+#     wrapper named by TUNEFLEET_AGENT); "--binary-cache" alone there keeps
+#     built programs across the run's jobs (in a fresh folder) instead of
+#     the embedded default's --no-binary-cache
 #     (model: MODELS="cls det rec" picks the PP-OCR models, TRIALS_PER_TASK the budget)
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
@@ -16,7 +27,9 @@
 #   build-gpu-pack/gpu-run.sh probe SHAPE CONFIG_FILE [EXTRA_BUILD_OPTIONS]
 #     measures each gemm_gpu config of CONFIG_FILE (one KNOB=V,... a line)
 #     at SHAPE and prints its speed, registers, spills and PTX load counts
-#     (PROBE_CLI=path: another tunefleet build, e.g. of an earlier kernel)
+#     (PROBE_CLI=path: another tunefleet build, e.g. of an earlier kernel;
+#     PROBE_TEMPLATE and PROBE_OP: another template than gemm_gpu and its
+#     op, e.g. depthwise_direct and depthwise_conv2d)
 set -uo pipefail
 PACK=$(cd "$(dirname "$0")" && pwd)
 RESULTS=${OUT:-$PWD/gpu-out}
@@ -36,14 +49,50 @@ if ! "$PACK/bin/tunefleet" --help >/dev/null 2>&1; then
   export LD_LIBRARY_PATH="$PACK/lib-std:$LD_LIBRARY_PATH"
 fi
 BIN=$PACK/bin
+# cuBLAS and the CUDA runtime for gpu_gemm's cuBLAS column (dlopen'ed by
+# bench/cublas_sgemm.cc): the first found, CUDA's own before PyTorch's.
+find_cuda_lib() {
+  find /usr/local/cuda*/ /usr/local/cuda/lib64 /opt -name "$1" 2>/dev/null | sort | head -1
+}
+if [ -z "${TUNEFLEET_CUBLAS:-}" ]; then
+  TUNEFLEET_CUBLAS=$(find_cuda_lib 'libcublas.so.[0-9]*')
+  TUNEFLEET_CUDART=$(find_cuda_lib 'libcudart.so.[0-9]*')
+  export TUNEFLEET_CUBLAS TUNEFLEET_CUDART
+fi
+if [ -n "${EMBEDDED_AGENT_FLAGS:-}" ]; then
+  TUNEFLEET_AGENT_BIN=$BIN/tunefleet-agent
+  TUNEFLEET_AGENT_CACHE=$(mktemp -d)
+  export TUNEFLEET_AGENT_BIN TUNEFLEET_AGENT_CACHE EMBEDDED_AGENT_FLAGS
+  cat > /tmp/tunefleet-agent-wrap.sh <<'WRAP'
+#!/usr/bin/env bash
+# The embedded agent's flags, plus $EMBEDDED_AGENT_FLAGS (gpu-run.sh).
+args=() flags=()
+for f in $EMBEDDED_AGENT_FLAGS; do
+  flags+=("$f")
+  [ "$f" = --binary-cache ] && flags+=("$TUNEFLEET_AGENT_CACHE")
+done
+for a in "$@"; do
+  [ "$a" = --no-binary-cache ] && [[ " ${flags[*]} " == *" --binary-cache "* ]] && continue
+  args+=("$a")
+done
+exec "$TUNEFLEET_AGENT_BIN" "${args[@]}" "${flags[@]}"
+WRAP
+  chmod +x /tmp/tunefleet-agent-wrap.sh
+  export TUNEFLEET_AGENT=/tmp/tunefleet-agent-wrap.sh
+fi
 what=${1:-all}
 shift || true
 if [ "$what" = info ] || [ "$what" = all ]; then
   "$BIN/tunefleet-agent" --info | tee "$RESULTS/device.json"
 fi
 if [ "$what" = gemm ] || [ "$what" = all ]; then
-  "$BIN/gpu_gemm" --db "$RESULTS/gpu_gemm.db" "$@" 2> "$RESULTS/gpu_gemm.log" |
-    tee "$RESULTS/gpu_gemm.txt"
+  echo "cuBLAS: ${TUNEFLEET_CUBLAS:-none} (${TUNEFLEET_CUDART:-no cudart}); agent flags: ${EMBEDDED_AGENT_FLAGS:-none}" |
+    tee "$RESULTS/gpu_gemm${GEMM_TAG:-}.txt"
+  "$BIN/gpu_gemm" --db "$RESULTS/gpu_gemm${GEMM_TAG:-}.db" "$@" 2> "$RESULTS/gpu_gemm${GEMM_TAG:-}.log" |
+    tee -a "$RESULTS/gpu_gemm${GEMM_TAG:-}.txt"
+fi
+if [ "$what" = membound ]; then
+  "$BIN/gpu_membound" "$@" 2> "$RESULTS/membound.log" | tee "$RESULTS/membound.txt"
 fi
 if [ "$what" = efficiency ] || [ "$what" = all ]; then
   "$BIN/agent_efficiency" "$@" | tee "$RESULTS/agent_efficiency.txt"
@@ -78,9 +127,9 @@ if [ "$what" = probe ]; then
   while read -r config; do
     [ -z "$config" ] && continue
     echo "== $config $extra"
-    "${PROBE_CLI:-$BIN/tunefleet}" measure --template gemm_gpu --shape "$shape" \
+    "${PROBE_CLI:-$BIN/tunefleet}" measure --template "${PROBE_TEMPLATE:-gemm_gpu}" ${PROBE_OP:+--op "$PROBE_OP"} --shape "$shape" \
       --config "$config" --inspect ${extra:+--extra-options "$extra"} |
-      grep -E "GFLOP|WRONG|ERROR|ptx:|registers|spill|build:" |
+      grep -E "GFLOP|GB/s|WRONG|ERROR|ptx:|registers|spill|build:" |
       grep -v "^ptxas info    : Compiling"
   done < "$configs" | tee -a "$RESULTS/probe.txt"
 fi

@@ -16,6 +16,14 @@
 //           that one k step reads 8 float4s of B and 4 of A from local
 //           memory per warp: one shared-memory wavefront each on NVIDIA
 //           GPUs (CUTLASS's warp tiles); 0: row-major work-item order
+//   ASYNC   0: the portable path (DB picks one or two buffers); 2 or 3:
+//           NVIDIA sm_80+ only, the B tile is copied global -> local with
+//           asynchronous 16-byte copies (inline PTX cp.async.ca.shared.
+//           global, commit_group / wait_group; PTX ISA 7.0) into ASYNC
+//           local stages, ASYNC - 1 tiles in flight, one barrier per K
+//           tile; A goes through registers one tile ahead and is stored
+//           transposed (-DASYNC_A=1: A by 4-byte cp.async too, slower on
+//           an H200). Needs LOADV == 4. Other compilers build DB instead.
 //   STRN    1: a work-item's TN columns are float4 chunks strided by TX*4
 //           (tx*4 + c*TX*4: conflict-free float4 reads of the B tile and
 //           coalesced stores of C, as CLBlast's STRN); 0: TN contiguous
@@ -50,6 +58,32 @@
 #define TILE_COL(tx, j) ((tx) * TN + (j))
 #endif
 #define B_PER (BK * BN / LOADV / NT)  // B vectors each work-item fetches
+#ifndef ASYNC
+#define ASYNC 0
+#endif
+// ASYNC is compiled only by NVIDIA's OpenCL compiler (it defines the
+// extension macro cl_nv_pragma_unroll): elsewhere (PoCL, other vendors) an
+// ASYNC config builds the portable DB path instead, so it stays valid.
+#if ASYNC && !defined(cl_nv_pragma_unroll)
+#undef ASYNC
+#define ASYNC 0
+#endif
+#if ASYNC
+#if ASYNC < 2 || ASYNC > 4 || LOADV != 4
+#error "ASYNC is the number of local tile stages (2..4) and needs LOADV == 4"
+#endif
+#define STAGES ASYNC
+// ASYNC_A 1: A is copied asynchronously too (4-byte copies, transposed on
+// the way); 0: A goes through registers one tile ahead (as DB), B alone
+// asynchronously.
+#ifndef ASYNC_A
+#define ASYNC_A 0
+#endif
+#else
+#define STAGES (DB + 1)
+#endif
+// Whether B goes through registers (fetch_tile / store_tile).
+#define REG_B (!ASYNC || ASYNC_A)
 
 // Vector accesses go through vector-typed pointers, not vloadn/vstoren:
 // OpenCL C aligns a floatn to its size (OpenCL C 1.2, 6.1.5), so the
@@ -92,6 +126,7 @@ inline void fetch_tile(const __global float* restrict A,
     ra[s] = VLOAD(A + (size_t)row * K + k);
 #endif
   }
+#if REG_B
 #pragma unroll
   for (int s = 0; s < B_PER; ++s) {
     const int v = tid + s * NT;
@@ -106,6 +141,7 @@ inline void fetch_tile(const __global float* restrict A,
     rb[s] = VLOAD(B + (size_t)k * N + col);
 #endif
   }
+#endif  // REG_B
 }
 
 // Writes fetched registers into one local buffer: A transposed, B as is.
@@ -129,6 +165,7 @@ inline void store_tile(__local float* as, __local float* bs, int tid,
     dst[0] = ra[s];
 #endif
   }
+#if REG_B
 #pragma unroll
   for (int s = 0; s < B_PER; ++s) {
     const int v = tid + s * NT;
@@ -136,7 +173,78 @@ inline void store_tile(__local float* as, __local float* bs, int tid,
     const int col = (v % (BN / LOADV)) * LOADV;
     VSTORE_L(rb[s], bs + k * BN + col);
   }
+#endif  // REG_B
 }
+
+#if ASYNC
+// Asynchronous global -> local copies (PTX ISA 7.0+, sm_80+: cp.async,
+// cp.async.commit_group, cp.async.wait_group). The copies bypass
+// registers; a work-item waits for its own groups, and the barrier that
+// follows makes every work-item's copies visible to the work-group.
+// Local addresses are passed as 32-bit shared-window offsets (the value
+// of a __local pointer), global ones as 64-bit addresses.
+#define CP_ASYNC(dst, src, bytes)                                       \
+  asm volatile("cp.async.ca.shared.global [%0], [%1], " #bytes ";" ::  \
+                   "r"((uint)(size_t)(dst)),                           \
+               "l"((ulong)(size_t)(src)))
+// src_bytes < bytes fills the rest of the destination with zeros.
+#define CP_ASYNC_ZFILL(dst, src, bytes, src_bytes)                       \
+  asm volatile("cp.async.ca.shared.global [%0], [%1], " #bytes ", %2;" :: \
+                   "r"((uint)(size_t)(dst)),                             \
+               "l"((ulong)(size_t)(src)), "r"(src_bytes))
+#define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" ::)
+#define CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group " #n ";" ::)
+#define CP_ASYNC_WAIT_N(n) CP_ASYNC_WAIT(n)
+
+// Starts the copies of the K tile at k0 into one stage of the local tiles:
+// A transposed with 4-byte copies (As[k][m]), B as is with 16-byte ones.
+inline void issue_tile(const __global float* restrict A,
+                       const __global float* restrict B, int M, int N, int K,
+                       int m0, int n0, int k0, int tid, __local float* as,
+                       __local float* bs) {
+#if ASYNC_A
+#pragma unroll
+  for (int s = 0; s < A_PER; ++s) {
+    const int v = tid + s * NT;
+    const int r = v / (BK / 4);
+    const int kk = (v % (BK / 4)) * 4;
+    int row = m0 + r;
+#if EDGE_M
+    row = min(row, M - 1);
+#endif
+    const __global float* src = A + (size_t)row * K + k0 + kk;
+    __local float* dst = as + kk * AS_STRIDE + r;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+#if EDGE_K
+      const int in = k0 + kk + c < K;
+      CP_ASYNC_ZFILL(dst + c * AS_STRIDE, in ? src + c : A, 4, in ? 4 : 0);
+#else
+      CP_ASYNC(dst + c * AS_STRIDE, src + c, 4);
+#endif
+    }
+  }
+#endif  // ASYNC_A
+#pragma unroll
+  for (int s = 0; s < B_PER; ++s) {
+    const int v = tid + s * NT;
+    const int kk = v / (BN / 4);
+    const int cc = (v % (BN / 4)) * 4;
+    int col = n0 + cc;
+#if EDGE_N
+    col = min(col, N - 4);
+#endif
+    __local float* dst = bs + kk * BN + cc;
+#if EDGE_K
+    const int in = k0 + kk < K;
+    CP_ASYNC_ZFILL(dst, in ? B + (size_t)(k0 + kk) * N + col : B, 16,
+                   in ? 16 : 0);
+#else
+    CP_ASYNC(dst, B + (size_t)(k0 + kk) * N + col, 16);
+#endif
+  }
+}
+#endif  // ASYNC
 
 // Reads n (1, 2, 4 or 8) consecutive floats of local memory.
 #define READ_LOCAL(dst, src, n)                                  \
@@ -157,8 +265,8 @@ inline void store_tile(__local float* as, __local float* bs, int tid,
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
     const int M, const int N, const int K, const __global float* restrict A,
     const __global float* restrict B, __global float* restrict C) {
-  __local float As[(DB + 1) * BK * AS_STRIDE] __attribute__((aligned(16)));
-  __local float Bs[(DB + 1) * BK * BN] __attribute__((aligned(16)));
+  __local float As[STAGES * BK * AS_STRIDE] __attribute__((aligned(16)));
+  __local float Bs[STAGES * BK * BN] __attribute__((aligned(16)));
   const int tid = get_local_id(1) * TX + get_local_id(0);
 #if WTILE
   const int lane = tid % 32;
@@ -178,9 +286,51 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
+  const int tiles = (K + BK - 1) / BK;
+#if ASYNC
+#if !ASYNC_A
+  vec_t ra[A_PER];
+  vec_t rb[1];
+#endif
+  // STAGES - 1 tiles in flight before the first is used; one group is
+  // committed per tile (empty past the end) so that wait_group counts
+  // tiles.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < tiles) {
+      issue_tile(A, B, M, N, K, m0, n0, s * BK, tid, As + s * BK * AS_STRIDE,
+                 Bs + s * BK * BN);
+#if !ASYNC_A
+      fetch_tile(A, B, M, N, K, m0, n0, s * BK, tid, ra, rb);
+      store_tile(As + s * BK * AS_STRIDE, 0, tid, ra, rb);
+#endif
+    }
+    CP_ASYNC_COMMIT();
+  }
+  int cur = 0;
+  for (int t = 0; t < tiles; ++t) {
+    CP_ASYNC_WAIT_N(STAGES - 2);  // this work-item's copies of tile t
+    // All copies of tile t are visible, and every work-item is done with
+    // tile t - 1, whose stage the next issue overwrites.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {
+      const int next = t + STAGES - 1;
+      const int st = cur == 0 ? STAGES - 1 : cur - 1;
+      if (next < tiles) {
+        issue_tile(A, B, M, N, K, m0, n0, next * BK, tid,
+                   As + st * BK * AS_STRIDE, Bs + st * BK * BN);
+#if !ASYNC_A
+        fetch_tile(A, B, M, N, K, m0, n0, next * BK, tid, ra, rb);
+#endif
+      }
+      CP_ASYNC_COMMIT();
+    }
+#if !ASYNC_A
+    const int a_stage = cur == 0 ? STAGES - 1 : cur - 1;
+#endif
+#else
   vec_t ra[A_PER];
   vec_t rb[B_PER];
-  const int tiles = (K + BK - 1) / BK;
   fetch_tile(A, B, M, N, K, m0, n0, 0, tid, ra, rb);
   store_tile(As, Bs, tid, ra, rb);
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -195,6 +345,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #else
     const int cur = 0;
 #endif
+#endif  // ASYNC
     const __local float* as = As + cur * BK * AS_STRIDE + ty * TM;
     const __local float* bs = Bs + cur * BK * BN + TILE_COL(tx, 0);
 #pragma unroll
@@ -218,7 +369,15 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
     }
-#if DB
+#if ASYNC
+#if !ASYNC_A
+    // Tile t + STAGES - 1's A, read by no work-item before the next barrier.
+    if (t + STAGES - 1 < tiles) {
+      store_tile(As + a_stage * BK * AS_STRIDE, 0, tid, ra, rb);
+    }
+#endif
+    cur = cur == STAGES - 1 ? 0 : cur + 1;
+#elif DB
     if (t + 1 < tiles) {
       store_tile(As + (cur ^ 1) * BK * AS_STRIDE, Bs + (cur ^ 1) * BK * BN,
                  tid, ra, rb);

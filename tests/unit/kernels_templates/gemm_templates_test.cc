@@ -22,8 +22,8 @@ using ::testing::HasSubstr;
 TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
   const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
-  // BM BN BK TM TN LOADV DB STRN WTILE
-  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1};
+  // BM BN BK TM TN LOADV DB STRN WTILE ASYNC
+  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1, 0};
   ASSERT_TRUE(t.CheckConfig(big, w, testing::GpuLimits(1024, 64, 132)).ok());
   const LaunchDesc l = t.Launch(big, w);
   EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
@@ -37,15 +37,18 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
       ::testing::HasSubstr("LOADV must divide N and K"));
   // A 32x32 block with 8x8 register tiles has 16 work-items for a 32x8 A
   // tile of 64 float4s: 4 each, fine.
-  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0}, w,
+  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0, 0}, w,
                             testing::GpuLimits(1024, 64, 132))
                   .ok());
-  // BM BN BK TM TN LOADV DB STRN WTILE, and the reason it is refused.
+  // BM BN BK TM TN LOADV DB STRN WTILE ASYNC, and the reason it is refused.
   const std::pair<KnobValues, const char*> refusals[] = {
-      {{128, 128, 8, 2, 2, 4, 0, 0, 0}, "more than 256 work-items"},
-      {{256, 256, 8, 16, 16, 4, 0, 1, 0}, "more than 128 accumulators"},
-      {{64, 64, 8, 8, 2, 1, 0, 1, 0}, "STRN needs TN % 4 == 0"},
-      {{32, 32, 8, 8, 8, 4, 0, 1, 1}, "WTILE needs"},
+      {{128, 128, 8, 2, 2, 4, 0, 0, 0, 0}, "more than 256 work-items"},
+      {{256, 256, 8, 16, 16, 4, 0, 1, 0, 0}, "more than 128 accumulators"},
+      {{64, 64, 8, 8, 2, 1, 0, 1, 0, 0}, "STRN needs TN % 4 == 0"},
+      {{32, 32, 8, 8, 8, 4, 0, 1, 1, 0}, "WTILE needs"},
+      {{128, 128, 16, 16, 8, 4, 0, 1, 0, 2}, "ASYNC needs DB = 1"},
+      {{128, 128, 16, 16, 8, 2, 1, 1, 0, 2},
+       "ASYNC needs DB = 1 and LOADV = 4"},
   };
   for (const auto& [config, reason] : refusals) {
     EXPECT_THAT(
@@ -53,6 +56,16 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
                         .message()),
         ::testing::HasSubstr(reason));
   }
+  // ASYNC = 2: two 16-deep stages (33,280 bytes) fit 48 KiB, and the
+  // stage count reaches the kernel.
+  const KnobValues async = {128, 128, 16, 16, 8, 4, 1, 1, 0, 2};
+  ASSERT_TRUE(t.CheckConfig(async, w, testing::GpuLimits(1024, 48, 132)).ok());
+  EXPECT_THAT(t.Launch(async, w).build_options, HasSubstr("-DASYNC=2"));
+  // Three such stages: 49,920 bytes, over 48 KiB.
+  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 16, 16, 8, 4, 1, 1, 0, 3}, w,
+                                        testing::GpuLimits(1024, 48, 132))
+                              .message()),
+              HasSubstr("local memory"));
   EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
 }
 
