@@ -41,6 +41,7 @@
 #include "device_agent/backend.h"
 #include "grpcpp/grpcpp.h"
 #include "kernels_templates/workload.h"
+#include "store/sqlite.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -268,6 +269,9 @@ class Soak {
   }
   std::string db() const { return (dir_ / "soak.db").string(); }
   int Check();
+  // PRAGMA integrity_check on the file as a killed server left it: "ok",
+  // or SQLite's first complaint.
+  std::string IntegrityCheck();
 
   Options o_;
   std::string self_;
@@ -314,7 +318,7 @@ int Soak::Run() {
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(o_.agent_kill_s));
   std::mt19937 rng(static_cast<unsigned>(getpid()));
-  int restarts = 0, group_kills = 0;
+  int restarts = 0, group_kills = 0, integrity_ok = 0;
   auto next_sample = Clock::now() + std::chrono::seconds(o_.sample_s);
   while (Clock::now() < end && !g_stop) {
     TopUpJobs();
@@ -335,6 +339,12 @@ int Soak::Run() {
       ++restarts;
       PrintServer(absl::StrCat("kill #", restarts).c_str());
       server_.Kill();
+      if (const std::string integrity = IntegrityCheck(); integrity == "ok") {
+        ++integrity_ok;
+      } else {
+        std::printf("soak: integrity_check after kill #%d: %s\n", restarts,
+                    integrity.c_str());
+      }
       if (!StartServer()) {
         std::fprintf(stderr, "soak: restart %d failed; see %s\n", restarts,
                      (dir_ / "server.log").c_str());
@@ -347,9 +357,11 @@ int Soak::Run() {
   }
   // Drain: no new jobs, no more kills; every running job ends.
   std::printf(
-      "soak: draining after %.1f s (%d server restarts, %d agent "
-      "group kills, %lld jobs submitted, %lld refused submits)\n",
-      Elapsed(), restarts, group_kills, static_cast<long long>(submitted_),
+      "soak: draining after %.1f s (%d server restarts, integrity_check ok "
+      "after %d of them, %d agent group kills, %lld jobs submitted, %lld "
+      "refused submits)\n",
+      Elapsed(), restarts, integrity_ok, group_kills,
+      static_cast<long long>(submitted_),
       static_cast<long long>(submit_errors_));
   const auto drain_end = Clock::now() + std::chrono::minutes(5);
   while (Clock::now() < drain_end) {
@@ -387,7 +399,19 @@ int Soak::Run() {
   if (lost == 0 && std::getenv("TUNEFLEET_KEEP_BENCH_DIR") == nullptr) {
     std::filesystem::remove_all(dir_);
   }
-  return lost == 0 ? 0 : 1;
+  return lost == 0 && integrity_ok == restarts ? 0 : 1;
+}
+
+std::string Soak::IntegrityCheck() {
+  absl::StatusOr<tunefleet::store::Database> db =
+      tunefleet::store::Database::Open(this->db());
+  if (!db.ok()) return std::string(db.status().message());
+  absl::StatusOr<tunefleet::store::Statement> check =
+      db->Prepare("PRAGMA integrity_check");
+  if (!check.ok()) return std::string(check.status().message());
+  absl::StatusOr<bool> row = check->Step();
+  if (!row.ok()) return std::string(row.status().message());
+  return *row ? check->Text(0) : "no answer";
 }
 
 // Reads the database: per job, trials done against the budget.
