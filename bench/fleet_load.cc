@@ -189,7 +189,11 @@ int main(int argc, char** argv) {
   uint32_t trials = 20000;
   std::vector<int> counts = {64, 256, 1000};
   FleetOptions fleet;
+  std::string server_binary = TUNEFLEET_SERVER_BINARY;
   app.add_option("--trials", trials, "trials per job")->capture_default_str();
+  app.add_option("--server-binary", server_binary,
+                 "the tunefleet-server to run (default: this build's)")
+      ->capture_default_str();
   app.add_flag("--real-agents", fleet.real_agents,
                "device_agent's Agent with FakeBackend instead of "
                "FakeFleetAgent");
@@ -221,7 +225,7 @@ int main(int argc, char** argv) {
   // Loopback development mode: the agents and the client send no token.
   absl::StatusOr<tunefleet::base::Subprocess> server_process =
       tunefleet::base::Subprocess::Spawn(
-          {TUNEFLEET_SERVER_BINARY, "--listen", address, "--db",
+          {server_binary, "--listen", address, "--db",
            (dir / "load.db").string(), "--no-auth"},
           spawn);
   if (!server_process.ok()) {
