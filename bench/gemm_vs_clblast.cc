@@ -37,9 +37,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "bench/bench_fleet.h"
 #include "bench/cublas_sgemm.h"
 #include "cli/common.h"
-#include "cli/embedded.h"
 #include "client/channel.h"
 #include "device_agent/opencl.h"
 #include "kernels_templates/registry.h"
@@ -518,16 +518,8 @@ int Main(int argc, char** argv) {
   Flags f;
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
-  if (f.db.empty()) {
-    f.db = (std::filesystem::temp_directory_path() /
-            ("gemm_vs_clblast_" + std::to_string(getpid()) + ".db"))
-               .string();
-  }
-  cli::EmbeddedOptions options;
-  options.db_path = f.db;
-  options.platform = f.platform;
-  options.device = f.device;
-  auto fleet = cli::EmbeddedFleet::Start(options);
+  auto fleet =
+      bench::StartBenchFleet("gemm_vs_clblast", f.db, f.platform, f.device);
   if (!fleet.ok()) return cli::ReportError("bench", fleet.status());
   auto device = agent::OpenDevice(f.platform, f.device);
   if (!device.ok()) return cli::ReportError("bench", device.status());

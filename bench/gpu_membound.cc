@@ -21,8 +21,8 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "bench/bench_fleet.h"
 #include "cli/common.h"
-#include "cli/embedded.h"
 #include "device_agent/opencl.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
@@ -182,16 +182,8 @@ int Main(int argc, char** argv) {
   app.add_option("--db", f.db, "database (default: a temporary file)");
   app.add_flag("--json", f.json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
-  if (f.db.empty()) {
-    f.db = (std::filesystem::temp_directory_path() /
-            ("gpu_membound_" + std::to_string(getpid()) + ".db"))
-               .string();
-  }
-  cli::EmbeddedOptions options;
-  options.db_path = f.db;
-  options.platform = f.platform;
-  options.device = f.device;
-  auto fleet = cli::EmbeddedFleet::Start(options);
+  auto fleet =
+      bench::StartBenchFleet("gpu_membound", f.db, f.platform, f.device);
   if (!fleet.ok()) return cli::ReportError("bench", fleet.status());
   double copy_gbs = 0;
   {

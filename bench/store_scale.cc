@@ -18,7 +18,6 @@
 // start, open, migrate check, read, print to /dev/null). Also times, once,
 // the SQL the store ran before schema v4 (the best-record window query and
 // a job's GROUP BY tally) for comparison.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -34,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "base/subprocess.h"
 #include "cost_model/transfer.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
@@ -152,22 +152,13 @@ absl::Status Build(store::Store& store, int64_t rows, int trials_per_job) {
 // failed to run or exited non-zero.
 double WallMs(const std::vector<std::string>& argv) {
   const Clock::time_point start = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::FILE* null = std::freopen("/dev/null", "w", stdout);
-    (void)null;
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    return -1;
-  }
+  tunefleet::base::Subprocess::Options quiet;
+  quiet.output_path = "/dev/null";
+  absl::StatusOr<tunefleet::base::Subprocess> child =
+      tunefleet::base::Subprocess::Spawn(argv, quiet);
+  if (!child.ok()) return -1;
+  absl::StatusOr<tunefleet::base::ExitStatus> ended = child->Wait();
+  if (!ended.ok() || !ended->success()) return -1;
   return MsSince(start);
 }
 
