@@ -150,6 +150,9 @@ void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored) {
   const Measurement::Error error = record.error();
   auto committed = [this, trial_id, error, time_ns, stored = std::move(stored)](
                        absl::StatusOr<bool> fresh) mutable {
+    // The acknowledgement (the lease ended) comes before the job counts
+    // the result, so a job seen done has no trial still in flight.
+    if (stored) stored(fresh.status());
     if (!fresh.ok()) {
       std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
                    static_cast<long long>(id_),
@@ -158,7 +161,6 @@ void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored) {
     } else {
       OnStored(trial_id, error, time_ns, *fresh);
     }
-    if (stored) stored(fresh.status());
   };
   if (writer_ != nullptr) {
     writer_->Complete(trial_id, std::move(record), time_ns, gflops,
