@@ -124,7 +124,7 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> LiveDataSource::Jobs(
     int64_t limit) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::JobProgress> jobs,
                              jobs_->List(limit));
-  for (auto& job : jobs) AddInFlight(&job);
+  for (auto& job : jobs) scheduler_->SetInFlightTrials(&job);
   return jobs;
 }
 
@@ -135,7 +135,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> LiveDataSource::Job(int64_t job_id) {
   } else {
     TUNEFLEET_ASSIGN_OR_RETURN(progress, StoreDataSource::Job(job_id));
   }
-  AddInFlight(&progress);
+  scheduler_->SetInFlightTrials(&progress);
   return progress;
 }
 
@@ -143,20 +143,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> LiveDataSource::Cancel(
     int64_t job_id) {
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress progress,
                              jobs_->Cancel(job_id));
-  AddInFlight(&progress);
+  scheduler_->SetInFlightTrials(&progress);
   return progress;
-}
-
-void LiveDataSource::AddInFlight(tunefleet::v1::JobProgress* progress) {
-  progress->clear_in_flight_trial_ids();
-  for (int64_t id : scheduler_->LeasedTrials(progress->job_id())) {
-    progress->add_in_flight_trial_ids(id);
-  }
-  for (const auto& task : progress->model().task_progress()) {
-    for (int64_t id : scheduler_->LeasedTrials(task.job().job_id())) {
-      progress->add_in_flight_trial_ids(id);
-    }
-  }
 }
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(

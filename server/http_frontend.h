@@ -54,10 +54,6 @@ class LiveDataSource : public StoreDataSource {
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
 
  private:
-  // Fills in_flight_trial_ids from the scheduler's leases (of the job, or
-  // of every task of a model job).
-  void AddInFlight(tunefleet::v1::JobProgress* progress);
-
   Scheduler* scheduler_;
   JobManager* jobs_;
 };

@@ -227,6 +227,18 @@ uint32_t Scheduler::Capacity(const std::string& key) {
   return it == capacity_.end() ? 0 : it->second;
 }
 
+void Scheduler::SetInFlightTrials(tunefleet::v1::JobProgress* progress) {
+  progress->clear_in_flight_trial_ids();
+  for (int64_t id : LeasedTrials(progress->job_id())) {
+    progress->add_in_flight_trial_ids(id);
+  }
+  for (const auto& task : progress->model().task_progress()) {
+    for (int64_t id : LeasedTrials(task.job().job_id())) {
+      progress->add_in_flight_trial_ids(id);
+    }
+  }
+}
+
 std::vector<int64_t> Scheduler::LeasedTrials(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> out;

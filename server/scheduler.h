@@ -23,6 +23,7 @@
 #include "store/trial_writer.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/common.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::server {
 
@@ -118,6 +119,9 @@ class Scheduler {
   // The job's trials held by agents now (trial rows only, not its
   // reference run), by id.
   std::vector<int64_t> LeasedTrials(int64_t job_id);
+  // Replaces progress->in_flight_trial_ids with the leased trials of the
+  // job and, for a model job, of its tasks.
+  void SetInFlightTrials(tunefleet::v1::JobProgress* progress);
   // Trials waiting for an agent, over every key (reference runs included).
   size_t QueuedCount();
   // Trials held by agents now (reference runs included).

@@ -61,16 +61,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
 }
 
 void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
-  progress->clear_in_flight_trial_ids();
   progress->clear_waiting_reason();
-  for (int64_t id : scheduler_->LeasedTrials(progress->job_id())) {
-    progress->add_in_flight_trial_ids(id);
-  }
-  for (const auto& task : progress->model().task_progress()) {
-    for (int64_t id : scheduler_->LeasedTrials(task.job().job_id())) {
-      progress->add_in_flight_trial_ids(id);
-    }
-  }
+  scheduler_->SetInFlightTrials(progress);
   if (proto::IsFinalJobState(progress->state())) return;
   std::map<std::string, int> agents_by_key;
   for (const auto& agent : scheduler_->Agents()) ++agents_by_key[agent->key()];
