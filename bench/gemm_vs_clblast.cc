@@ -28,7 +28,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -90,14 +92,29 @@ std::vector<float> HostMatrix(size_t elems, size_t salt) {
 }
 
 // Device buffers for one shape: A and B filled from the host matrices
-// (kept for cuBLAS's copies), C written by the kernels.
+// (kept for cuBLAS's copies), C written by the kernels, and the template's
+// zero-filled scratch (gemm_gpu's split-K W and S) by name.
 struct Buffers {
   std::vector<float> host_a, host_b;
   agent::ClMem a, b, c;
+  std::map<std::string, agent::ClMem> scratch;
 };
 
-Buffers MakeBuffers(cl_context ctx, const Shape& s) {
+Buffers MakeBuffers(cl_context ctx, cl_command_queue queue,
+                    const templates::KernelTemplate& tmpl,
+                    const templates::Workload& workload, const Shape& s) {
   Buffers buf;
+  for (const templates::BufferDesc& d : tmpl.Buffers(workload)) {
+    if (!d.zero_fill) continue;
+    cl_int err = CL_SUCCESS;
+    agent::ClMem mem(
+        clCreateBuffer(ctx, CL_MEM_READ_WRITE, d.elements * 4, nullptr, &err));
+    const float zero = 0;
+    clEnqueueFillBuffer(queue, mem.get(), &zero, sizeof(zero), 0,
+                        d.elements * 4, 0, nullptr, nullptr);
+    buf.scratch.emplace(d.name, std::move(mem));
+  }
+  clFinish(queue);
   buf.host_a = HostMatrix(static_cast<size_t>(s.m) * s.k, 0);
   buf.host_b = HostMatrix(static_cast<size_t>(s.k) * s.n, 1);
   cl_int err = CL_SUCCESS;
@@ -132,16 +149,19 @@ double TimeTemplateLaunch(const agent::ClDevice& device,
                           const templates::LaunchDesc& l, const Buffers& buf) {
   agent::ClKernel kernel = BuildKernel(device.context.get(), device.device, l);
   if (kernel.get() == nullptr) return 0;
-  // The template's arguments: M, N, K and the buffers A, B, C by name.
+  // The template's arguments: M, N, K and the buffers A, B, C and the
+  // scratch by name.
   for (cl_uint i = 0; i < l.args.size(); ++i) {
     const templates::ArgDesc& arg = l.args[i];
     if (arg.kind == templates::ArgDesc::Kind::kInt) {
       clSetKernelArg(kernel.get(), i, sizeof(int), &arg.value);
       continue;
     }
-    const cl_mem handle = arg.buffer == "A"   ? buf.a.get()
-                          : arg.buffer == "B" ? buf.b.get()
-                                              : buf.c.get();
+    const auto scratch = buf.scratch.find(arg.buffer);
+    const cl_mem handle = arg.buffer == "A"              ? buf.a.get()
+                          : arg.buffer == "B"            ? buf.b.get()
+                          : scratch != buf.scratch.end() ? scratch->second.get()
+                                                         : buf.c.get();
     clSetKernelArg(kernel.get(), i, sizeof(cl_mem), &handle);
   }
   const size_t global[2] = {l.global[0], l.global[1]};
@@ -425,8 +445,9 @@ absl::StatusOr<nlohmann::json> BenchShape(const Flags& f,
       JobRecords(fleet, outcome.submitted.job_id()));
   const Reached r95 = FirstReached(records, tune_start_unix_ms, 0.95);
   const Reached r99 = FirstReached(records, tune_start_unix_ms, 0.99);
-  const Buffers buf = MakeBuffers(device.context.get(), s);
   cl_command_queue queue = device.queue.get();
+  const Buffers buf =
+      MakeBuffers(device.context.get(), queue, *gemm, workload, s);
   const double tuned_ms =
       TimeTemplateLaunch(device, gemm->Launch(config, workload), buf);
   const std::vector<float> tuned_c = ReadC(queue, buf, s);

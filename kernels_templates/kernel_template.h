@@ -77,6 +77,9 @@ struct BufferDesc {
   bool output = false;  // outputs start zeroed and are verified
   uint32_t seed = 0;    // inputs: uniform [-1, 1) values from this seed
   Dtype dtype = Dtype::kFp32;
+  // Scratch: zero-filled when allocated (and after a failed kernel), never
+  // verified; a kernel that needs it zero again must leave it so.
+  bool zero_fill = false;
 };
 
 // One kernel argument: a buffer by name, a 32-bit integer, a float, or a

@@ -68,8 +68,9 @@ void AddBuffers(const templates::KernelTemplate& tmpl,
     spec->set_elements(b.elements);
     spec->set_dtype(DtypeToProto(b.dtype));
     spec->set_output(b.output);
-    spec->set_fill(b.output ? tunefleet::v1::BufferSpec::ZERO
-                            : tunefleet::v1::BufferSpec::UNIFORM);
+    spec->set_fill(b.output || b.zero_fill
+                       ? tunefleet::v1::BufferSpec::ZERO
+                       : tunefleet::v1::BufferSpec::UNIFORM);
     spec->set_seed(b.seed);
   }
 }

@@ -24,6 +24,15 @@
 //           tile; A goes through registers one tile ahead and is stored
 //           transposed (-DASYNC_A=1: A by 4-byte cp.async too, slower on
 //           an H200). Needs LOADV == 4. Other compilers build DB instead.
+//   KSPLIT  1: one work-group per C tile; 2 to 4: split-K, for shapes with
+//           too few C tiles to fill the device (1024^3, M = 128): KSPLIT
+//           work-groups per C tile each multiply a slice of K and store
+//           their partial sums in scratch W (KSPLIT x M x N floats); the
+//           one that counts the tile's last slice (atomic_inc on scratch S,
+//           one int per C tile, zero-filled and left zero) adds the other
+//           slices and writes C: one launch, no zeroed C, no spinning
+//           (CUTLASS's split-K "serial reduction" reorganised so that no
+//           work-group waits for another).
 //   STRN    1: a work-item's TN columns are float4 chunks strided by TX*4
 //           (tx*4 + c*TX*4: conflict-free float4 reads of the B tile and
 //           coalesced stores of C, as CLBlast's STRN); 0: TN contiguous
@@ -60,6 +69,9 @@
 #define B_PER (BK * BN / LOADV / NT)  // B vectors each work-item fetches
 #ifndef ASYNC
 #define ASYNC 0
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
 #endif
 // ASYNC is compiled only by NVIDIA's OpenCL compiler (it defines the
 // extension macro cl_nv_pragma_unroll): elsewhere (PoCL, other vendors) an
@@ -262,11 +274,53 @@ inline void issue_tile(const __global float* restrict A,
     }                                                            \
   } while (0)
 
+// Stores a work-item's register tile (rows row0.., its TILE_COL columns
+// from n0) into the row-major M x N matrix at dst; out-of-range elements
+// are skipped.
+#define store_acc(dst, M, N, row0, n0, tx, acc)                          \
+  do {                                                                  \
+    _Pragma("unroll") for (int i_ = 0; i_ < TM; ++i_) {                 \
+      __global float* c_ = (dst) + (size_t)((row0) + i_) * (N) + (n0);  \
+      STORE_ROW(c_, M, N, row0, n0, tx, acc, i_);                       \
+    }                                                                   \
+  } while (0)
+#if EDGE_M || EDGE_N || TN < 4
+#define STORE_ROW(c_, M, N, row0, n0, tx, acc, i_)                  \
+  _Pragma("unroll") for (int j_ = 0; j_ < TN; ++j_) {               \
+    const int col_ = TILE_COL(tx, j_);                              \
+    if ((row0) + i_ < (M) && (n0) + col_ < (N)) c_[col_] = acc[i_][j_]; \
+  }
+#else
+#define STORE_ROW(c_, M, N, row0, n0, tx, acc, i_)                       \
+  _Pragma("unroll") for (int j_ = 0; j_ < TN; j_ += 4) {                \
+    *(__global float4*)(c_ + TILE_COL(tx, j_)) = (float4)(               \
+        acc[i_][j_], acc[i_][j_ + 1], acc[i_][j_ + 2], acc[i_][j_ + 3]); \
+  }
+#endif
+
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
     const int M, const int N, const int K, const __global float* restrict A,
-    const __global float* restrict B, __global float* restrict C) {
+    const __global float* restrict B, __global float* restrict C,
+    __global float* W, __global int* S) {
   __local float As[STAGES * BK * AS_STRIDE] __attribute__((aligned(16)));
   __local float Bs[STAGES * BK * BN] __attribute__((aligned(16)));
+#if KSPLIT > 1
+  __local int last_slice;
+  // Work-group rows are (slice, block row) pairs, the slice outermost;
+  // each slice multiplies ceil(K / BK / KSPLIT) K tiles, the last one the
+  // rest (K % BK == 0, and every slice has a tile: the descriptor's
+  // constraints).
+  const int groups_m = (M + BM - 1) / BM;
+  const int split = get_group_id(1) / groups_m;
+  const int gm = get_group_id(1) % groups_m;
+  const int per_slice = (K / BK + KSPLIT - 1) / KSPLIT;
+  const int kbase = split * per_slice * BK;
+  const int tiles = min(per_slice, K / BK - split * per_slice);
+#else
+  const int gm = get_group_id(1);
+  const int kbase = 0;
+  const int tiles = (K + BK - 1) / BK;
+#endif
   const int tid = get_local_id(1) * TX + get_local_id(0);
 #if WTILE
   const int lane = tid % 32;
@@ -277,7 +331,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
   const int tx = get_local_id(0);
   const int ty = get_local_id(1);
 #endif
-  const int m0 = get_group_id(1) * BM;
+  const int m0 = gm * BM;
   const int n0 = get_group_id(0) * BN;
 
   float acc[TM][TN];
@@ -286,7 +340,6 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  const int tiles = (K + BK - 1) / BK;
 #if ASYNC
 #if !ASYNC_A
   vec_t ra[A_PER];
@@ -298,10 +351,10 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < tiles) {
-      issue_tile(A, B, M, N, K, m0, n0, s * BK, tid, As + s * BK * AS_STRIDE,
+      issue_tile(A, B, M, N, K, m0, n0, kbase + s * BK, tid, As + s * BK * AS_STRIDE,
                  Bs + s * BK * BN);
 #if !ASYNC_A
-      fetch_tile(A, B, M, N, K, m0, n0, s * BK, tid, ra, rb);
+      fetch_tile(A, B, M, N, K, m0, n0, kbase + s * BK, tid, ra, rb);
       store_tile(As + s * BK * AS_STRIDE, 0, tid, ra, rb);
 #endif
     }
@@ -317,10 +370,10 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
       const int next = t + STAGES - 1;
       const int st = cur == 0 ? STAGES - 1 : cur - 1;
       if (next < tiles) {
-        issue_tile(A, B, M, N, K, m0, n0, next * BK, tid,
+        issue_tile(A, B, M, N, K, m0, n0, kbase + next * BK, tid,
                    As + st * BK * AS_STRIDE, Bs + st * BK * BN);
 #if !ASYNC_A
-        fetch_tile(A, B, M, N, K, m0, n0, next * BK, tid, ra, rb);
+        fetch_tile(A, B, M, N, K, m0, n0, kbase + next * BK, tid, ra, rb);
 #endif
       }
       CP_ASYNC_COMMIT();
@@ -331,7 +384,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #else
   vec_t ra[A_PER];
   vec_t rb[B_PER];
-  fetch_tile(A, B, M, N, K, m0, n0, 0, tid, ra, rb);
+  fetch_tile(A, B, M, N, K, m0, n0, kbase, tid, ra, rb);
   store_tile(As, Bs, tid, ra, rb);
   barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -340,7 +393,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
     const int cur = t & 1;
     // The next tile travels from global memory while this one is used.
     if (t + 1 < tiles) {
-      fetch_tile(A, B, M, N, K, m0, n0, (t + 1) * BK, tid, ra, rb);
+      fetch_tile(A, B, M, N, K, m0, n0, kbase + (t + 1) * BK, tid, ra, rb);
     }
 #else
     const int cur = 0;
@@ -386,7 +439,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #else
     barrier(CLK_LOCAL_MEM_FENCE);
     if (t + 1 < tiles) {
-      fetch_tile(A, B, M, N, K, m0, n0, (t + 1) * BK, tid, ra, rb);
+      fetch_tile(A, B, M, N, K, m0, n0, kbase + (t + 1) * BK, tid, ra, rb);
       store_tile(As, Bs, tid, ra, rb);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -394,21 +447,47 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
   }
 
   const int row0 = m0 + ty * TM;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    __global float* c = C + (size_t)(row0 + i) * N + n0;
-#if EDGE_M || EDGE_N || TN < 4
-#pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int col = TILE_COL(tx, j);
-      if (row0 + i < M && n0 + col < N) c[col] = acc[i][j];
-    }
-#else
-#pragma unroll
-    for (int j = 0; j < TN; j += 4) {
-      *(__global float4*)(c + TILE_COL(tx, j)) =
-          (float4)(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
-    }
+#if KSPLIT > 1
+  // This slice's partial sums go to its slot of W; the work-group that
+  // counts the tile's last slice adds the other slots and writes C.
+  store_acc(W + (size_t)split * M * N, M, N, row0, n0, tx, acc);
+  // Release: the partial sums are visible device-wide before the count.
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+#ifdef cl_nv_pragma_unroll
+  asm volatile("membar.gl;" ::: "memory");
 #endif
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  if (tid == 0) {
+    const int tile = gm * (int)get_num_groups(0) + (int)get_group_id(0);
+    last_slice = atomic_inc(S + tile) == KSPLIT - 1;
+    // Counters start at zero (fill = "zero") and end there for the next
+    // launch.
+    if (last_slice) atomic_xchg(S + tile, 0);
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!last_slice) return;
+  // Acquire: the other slices' sums, read past any cache of this one.
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+#ifdef cl_nv_pragma_unroll
+  asm volatile("membar.gl;" ::: "memory");
+#endif
+#pragma unroll
+  for (int s = 0; s < KSPLIT; ++s) {
+    if (s == split) continue;
+    const volatile __global float* w = W + (size_t)s * M * N;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = EDGE_M ? min(row0 + i, M - 1) : row0 + i;
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        int col = n0 + TILE_COL(tx, j);
+#if EDGE_N
+        col = min(col, N - 1);
+#endif
+        acc[i][j] += w[(size_t)row * N + col];
+      }
+    }
+  }
+#endif  // KSPLIT > 1
+  store_acc(C, M, N, row0, n0, tx, acc);
 }

@@ -22,10 +22,12 @@ namespace tunefleet::templates {
 // flags read 1 or 0). New limits go at the end: the emitted runtime
 // (emitter/runtime/tuned_runtime.cc, Limits()) fills them in this order.
 inline constexpr const char* kSpecLimitNames[] = {
-    "max_work_group_size", "max_work_item_size0", "max_work_item_size1",
-    "max_work_item_size2", "local_mem_bytes",     "max_mem_alloc_bytes",
-    "compute_units",       "image_support",       "image2d_max_width",
-    "image2d_max_height",  "image2d_from_buffer", "library_clblast",
+    "max_work_group_size", "max_work_item_size0",
+    "max_work_item_size1", "max_work_item_size2",
+    "local_mem_bytes",     "max_mem_alloc_bytes",
+    "compute_units",       "image_support",
+    "image2d_max_width",   "image2d_max_height",
+    "image2d_from_buffer", "library_clblast",
     "library_clml",        "khr_fp16"};
 inline constexpr int kNumSpecLimits = 14;
 
@@ -99,6 +101,9 @@ struct SpecBuffer {
   std::string name;
   int elements = -1;
   bool output = false;
+  // fill = "zero": scratch the kernel keeps for itself (split-K's partial
+  // sums and tile counters); zero-filled when allocated, not verified.
+  bool zero_fill = false;
   uint32_t seed = 0;
   bool workload_dtype = false;  // else fp32
 };

@@ -242,7 +242,19 @@ absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
                                 ": dtype must be \"fp32\" or \"workload\""));
   }
   spec.workload_dtype = dtype == "workload";
-  spec.seed = spec.output ? 0 : (*next_seed)++;
+  std::string fill = "uniform";
+  if (absl::Status s = GetString(b, "fill", false, &fill); !s.ok()) return s;
+  if (fill != "uniform" && fill != "zero") {
+    return Invalid(absl::StrCat("buffer ", spec.name,
+                                ": fill must be \"uniform\" or \"zero\""));
+  }
+  spec.zero_fill = fill == "zero";
+  if (spec.zero_fill && spec.output) {
+    return Invalid(absl::StrCat(
+        "buffer ", spec.name,
+        ": an output is verified; fill = \"zero\" is for scratch"));
+  }
+  spec.seed = spec.output || spec.zero_fill ? 0 : (*next_seed)++;
   if (b.contains("seed")) {
     absl::StatusOr<int64_t> seed = spec_json::BoundedInteger(
         b["seed"], absl::StrCat("buffer ", spec.name, ".seed"), 1 << 30);
@@ -295,6 +307,13 @@ absl::Status ParseSpecBuffers(const json& j, SpecModel& m) {
     if (!b.is_object()) return Invalid("a buffer must be a table");
     absl::StatusOr<SpecBuffer> buffer = ParseBuffer(b, m, &next_seed);
     if (!buffer.ok()) return buffer.status();
+    // Callers of an emitted library pass the buffers up to the scratch.
+    if (!buffer->zero_fill && !m.buffers.empty() &&
+        m.buffers.back().zero_fill) {
+      return Invalid(absl::StrCat(
+          "buffer ", buffer->name, " follows scratch buffer ",
+          m.buffers.back().name, ": fill = \"zero\" buffers come last"));
+    }
     m.buffers.push_back(*std::move(buffer));
   }
   if (std::none_of(m.buffers.begin(), m.buffers.end(),

@@ -436,7 +436,7 @@ std::vector<BufferDesc> SpecTemplate::Buffers(const Workload& w) const {
   for (const SpecBuffer& b : model_.buffers) {
     const double n = model_.expressions->Evaluate(b.elements, frame.data());
     out.push_back({b.name, tunefleet_expr::Size(n), b.output, b.seed,
-                   b.workload_dtype ? w.dtype() : Dtype::kFp32});
+                   b.workload_dtype ? w.dtype() : Dtype::kFp32, b.zero_fill});
   }
   return out;
 }

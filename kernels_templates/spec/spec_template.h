@@ -101,6 +101,12 @@
 //   [[buffers]] dtype = "workload" (default "fp32"), seed = 101
 //                                (inputs default to seeds 1, 2, ... in
 //                                order; outputs to 0).
+//   [[buffers]] fill = "zero"    scratch the kernel keeps for itself (e.g.
+//                                split-K partial sums and tile counters):
+//                                zero-filled when the agent allocates it
+//                                and after a failed kernel, never verified;
+//                                a kernel that needs it zero at its next
+//                                launch must leave it zero.
 //   [kernel] and [reference]:
 //     options = ["-DMWG={MWG}", { text = " -DTILE_H={TH}", when = "LT == 1" }]
 //                                the build options: text pieces, each

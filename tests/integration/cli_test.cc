@@ -82,11 +82,11 @@ TEST_F(Cli, MeasureClassifiesConfigs) {
 // that admits the config, and the binary --binary-out wrote.
 TEST_F(Cli, MeasureInspectReportsTheBuild) {
   const std::string binary = work_ + "/gemm_gpu.bin";
-  auto r = RunCommand(
-      bin_ + " measure --json --inspect --template gemm_gpu" +
-      " --shape M=64,N=64,K=64 --binary-out " + binary +
-      " --config "
-      "BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1,ASYNC=0");
+  auto r = RunCommand(bin_ + " measure --json --inspect --template gemm_gpu" +
+                      " --shape M=64,N=64,K=64 --binary-out " + binary +
+                      " --config "
+                      "BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1,"
+                      "ASYNC=0,KSPLIT=1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["error"], "OK");
@@ -101,7 +101,8 @@ TEST_F(Cli, MeasureInspectReportsTheBuild) {
       bin_ + " measure --inspect --template gemm_gpu --shape M=64,N=64,K=64" +
       " --extra-options -DBM=oops" +
       " --config "
-      "BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1,ASYNC=0");
+      "BM=64,BN=64,BK=16,TM=4,TN=4,LOADV=4,DB=1,STRN=1,WTILE=1,ASYNC=0,KSPLIT="
+      "1");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.err.find("build failed"), std::string::npos) << bad.err;
 }

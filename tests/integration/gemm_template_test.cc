@@ -374,7 +374,7 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
   EXPECT_THAT(testing::CheckRandomConfigs(t, shapes, 6, 21),
               ::testing::IsEmpty());
   // Warp-tiled configs, which random draws rarely hit at small shapes.
-  KnobValues warp = {64, 64, 16, 4, 4, 1, 1, 1, 1, 0};
+  KnobValues warp = {64, 64, 16, 4, 4, 1, 1, 1, 1, 0, 1};
   for (const Workload& w : {shapes[4], shapes[5]}) {
     ASSERT_TRUE(t.CheckConfig(warp, w, testing::DeviceLimits()).ok());
     EXPECT_EQ(testing::RunConfig(t, w, warp).error(), Measurement::OK)
@@ -383,17 +383,52 @@ TEST(GemmGpuTemplate, RandomConfigsMatchReferenceOnOddShapes) {
   // The big tiles that win on an H200: 16 x 8 register tiles with float4
   // local and global accesses, over edges in M, N and K.
   const Workload edges = *Workload::Parse("gemm", "M=140,N=136,K=44");
-  for (const KnobValues& big : {KnobValues{128, 128, 8, 16, 8, 4, 1, 1, 1, 0},
-                                KnobValues{128, 256, 16, 8, 16, 4, 0, 1, 1, 0},
-                                KnobValues{128, 128, 16, 8, 8, 4, 0, 1, 0, 0},
-                                // ASYNC configs build the DB path on PoCL
-                                // (cp.async is NVIDIA's alone).
-                                KnobValues{128, 128, 16, 16, 8, 4, 1, 1, 0, 2},
-                                KnobValues{64, 64, 16, 8, 8, 4, 1, 1, 0, 3}}) {
+  for (const KnobValues& big :
+       {KnobValues{128, 128, 8, 16, 8, 4, 1, 1, 1, 0, 1},
+        KnobValues{128, 256, 16, 8, 16, 4, 0, 1, 1, 0, 1},
+        KnobValues{128, 128, 16, 8, 8, 4, 0, 1, 0, 0, 1},
+        // ASYNC configs build the DB path on PoCL
+        // (cp.async is NVIDIA's alone).
+        KnobValues{128, 128, 16, 16, 8, 4, 1, 1, 0, 2, 1},
+        KnobValues{64, 64, 16, 8, 8, 4, 1, 1, 0, 3, 1}}) {
     ASSERT_TRUE(t.CheckConfig(big, edges, testing::DeviceLimits()).ok())
         << t.ConfigString(big);
     EXPECT_EQ(testing::RunConfig(t, edges, big).error(), Measurement::OK)
         << t.ConfigString(big);
+  }
+}
+
+// Split-K: KSPLIT work-groups per C tile add their slices through the
+// scratch W and S. Each config runs three times on the same buffers: the
+// tile counters must be back at zero after every launch, or the next
+// launch writes no C and verification sees the NaNs it was poisoned with.
+TEST(GemmGpuTemplate, SplitKMatchesReferenceLaunchAfterLaunch) {
+  const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
+  // BM BN BK TM TN LOADV DB STRN WTILE ASYNC KSPLIT
+  const KnobValues configs[] = {
+      {64, 64, 16, 8, 8, 4, 1, 1, 0, 0, 2},
+      {64, 64, 16, 8, 8, 4, 1, 1, 0, 3, 4},
+      {32, 64, 16, 4, 4, 4, 0, 1, 1, 0, 4},
+      {64, 64, 8, 8, 8, 1, 0, 0, 0, 0, 2},
+      {64, 64, 8, 8, 8, 4, 1, 1, 0, 2, 4},
+  };
+  // One or two C tiles (fewer than two a compute unit), edges in M and N,
+  // uneven slices (K = 176: 11 K tiles of 16 in 6 + 5 or 3 + 3 + 3 + 2; 22
+  // of 8 in 6 + 6 + 6 + 4).
+  for (const char* shape :
+       {"M=64,N=64,K=256", "M=40,N=36,K=128", "M=64,N=64,K=176"}) {
+    const Workload w = *Workload::Parse("gemm", shape);
+    for (const KnobValues& c : configs) {
+      ASSERT_TRUE(t.CheckConfig(c, w, testing::DeviceLimits()).ok())
+          << shape << " " << t.ConfigString(c) << ": "
+          << t.CheckConfig(c, w, testing::DeviceLimits());
+      for (int launch = 0; launch < 3; ++launch) {
+        const Measurement m = testing::RunConfig(t, w, c);
+        EXPECT_EQ(m.error(), Measurement::OK)
+            << shape << " " << t.ConfigString(c) << " launch " << launch << ": "
+            << m.error_message();
+      }
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // geometry; the gemm.cl family's (gemm_tiled, dense_gemm, conv2d_1x1_gemm)
 // half-arithmetic knob HALF and image knob IMB.
 #include <iterator>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -23,7 +24,7 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
   const Workload w = *Workload::Parse("gemm", "M=256,N=256,K=256");
   // BM BN BK TM TN LOADV DB STRN WTILE ASYNC
-  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1, 0};
+  const KnobValues big = {128, 128, 16, 8, 8, 4, 1, 1, 1, 0, 1};
   ASSERT_TRUE(t.CheckConfig(big, w, testing::GpuLimits(1024, 64, 132)).ok());
   const LaunchDesc l = t.Launch(big, w);
   EXPECT_EQ(l.local, (std::vector<uint64_t>{16, 16}));
@@ -37,17 +38,17 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
       ::testing::HasSubstr("LOADV must divide N and K"));
   // A 32x32 block with 8x8 register tiles has 16 work-items for a 32x8 A
   // tile of 64 float4s: 4 each, fine.
-  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0, 0}, w,
+  EXPECT_TRUE(t.CheckConfig({32, 32, 8, 8, 8, 4, 0, 1, 0, 0, 1}, w,
                             testing::GpuLimits(1024, 64, 132))
                   .ok());
   // BM BN BK TM TN LOADV DB STRN WTILE ASYNC, and the reason it is refused.
   const std::pair<KnobValues, const char*> refusals[] = {
-      {{128, 128, 8, 2, 2, 4, 0, 0, 0, 0}, "more than 256 work-items"},
-      {{256, 256, 8, 16, 16, 4, 0, 1, 0, 0}, "more than 128 accumulators"},
-      {{64, 64, 8, 8, 2, 1, 0, 1, 0, 0}, "STRN needs TN % 4 == 0"},
-      {{32, 32, 8, 8, 8, 4, 0, 1, 1, 0}, "WTILE needs"},
-      {{128, 128, 16, 16, 8, 4, 0, 1, 0, 2}, "ASYNC needs DB = 1"},
-      {{128, 128, 16, 16, 8, 2, 1, 1, 0, 2},
+      {{128, 128, 8, 2, 2, 4, 0, 0, 0, 0, 1}, "more than 256 work-items"},
+      {{256, 256, 8, 16, 16, 4, 0, 1, 0, 0, 1}, "more than 128 accumulators"},
+      {{64, 64, 8, 8, 2, 1, 0, 1, 0, 0, 1}, "STRN needs TN % 4 == 0"},
+      {{32, 32, 8, 8, 8, 4, 0, 1, 1, 0, 1}, "WTILE needs"},
+      {{128, 128, 16, 16, 8, 4, 0, 1, 0, 2, 1}, "ASYNC needs DB = 1"},
+      {{128, 128, 16, 16, 8, 2, 1, 1, 0, 2, 1},
        "ASYNC needs DB = 1 and LOADV = 4"},
   };
   for (const auto& [config, reason] : refusals) {
@@ -58,15 +59,64 @@ TEST(GemmGpuTemplate, ConstraintsAndGeometry) {
   }
   // ASYNC = 2: two 16-deep stages (33,280 bytes) fit 48 KiB, and the
   // stage count reaches the kernel.
-  const KnobValues async = {128, 128, 16, 16, 8, 4, 1, 1, 0, 2};
+  const KnobValues async = {128, 128, 16, 16, 8, 4, 1, 1, 0, 2, 1};
   ASSERT_TRUE(t.CheckConfig(async, w, testing::GpuLimits(1024, 48, 132)).ok());
   EXPECT_THAT(t.Launch(async, w).build_options, HasSubstr("-DASYNC=2"));
   // Three such stages: 49,920 bytes, over 48 KiB.
-  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 16, 16, 8, 4, 1, 1, 0, 3}, w,
-                                        testing::GpuLimits(1024, 48, 132))
+  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 16, 16, 8, 4, 1, 1, 0, 3, 1},
+                                        w, testing::GpuLimits(1024, 48, 132))
                               .message()),
               HasSubstr("local memory"));
   EXPECT_FALSE(t.Accepts(*Workload::Parse("gemm", "M=8,N=8,K=8", "fp16")));
+}
+
+// Split-K: the launch has KSPLIT work-group rows per block row, the scratch
+// W and S are zero-filled, unverified buffers, and the constraint admits
+// KSPLIT > 1 only where C tiles leave compute units idle.
+TEST(GemmGpuTemplate, SplitKGeometryAndScratch) {
+  const KernelTemplate& t = testing::BuiltinTemplate("gemm_gpu");
+  const templates::DeviceLimits h200 = testing::GpuLimits(1024, 64, 132);
+  const Workload w = *Workload::Parse("gemm", "M=1024,N=1024,K=1024");
+  // BM BN BK TM TN LOADV DB STRN WTILE ASYNC KSPLIT
+  const KnobValues split = {64, 128, 16, 8, 8, 4, 1, 1, 0, 2, 4};
+  ASSERT_TRUE(t.CheckConfig(split, w, h200).ok());
+  const LaunchDesc l = t.Launch(split, w);
+  EXPECT_EQ(l.global, (std::vector<uint64_t>{8 * 16, 16 * 8 * 4}));
+  EXPECT_THAT(l.build_options, HasSubstr("-DKSPLIT=4"));
+  std::map<std::string, BufferDesc> buffers;
+  for (const BufferDesc& b : t.Buffers(w)) buffers[b.name] = b;
+  ASSERT_EQ(buffers.count("W"), 1u);
+  EXPECT_EQ(buffers["W"].elements, 4u * 1024 * 1024);
+  EXPECT_TRUE(buffers["W"].zero_fill);
+  EXPECT_FALSE(buffers["W"].output);
+  EXPECT_EQ(buffers["S"].elements, 32u * 32);
+  EXPECT_TRUE(buffers["S"].zero_fill);
+  EXPECT_FALSE(buffers["A"].zero_fill);
+  // 4096^2 has 256 tiles of 256 x 256 and more: no split, and no scratch.
+  const Workload big = *Workload::Parse("gemm", "M=4096,N=4096,K=4096");
+  EXPECT_THAT(std::string(t.CheckConfig({128, 128, 16, 16, 8, 4, 1, 1, 0, 2, 2},
+                                        big, h200)
+                              .message()),
+              HasSubstr("KSPLIT > 1 needs"));
+  for (const BufferDesc& b : t.Buffers(big)) {
+    if (b.zero_fill) EXPECT_EQ(b.elements, 1u) << b.name;
+  }
+  // K must split into whole K tiles: 1000 is no multiple of 16.
+  EXPECT_FALSE(t.CheckConfig(split,
+                             *Workload::Parse("gemm", "M=1024,N=1024,K=1000"),
+                             h200)
+                   .ok());
+  // Four slices of 5 K tiles (2, 2, 1 and none) leave the last without one;
+  // of 6 (2, 2, 2, 0) too; of 7 (2, 2, 2, 1) not.
+  EXPECT_TRUE(t.CheckConfig(
+                   split, *Workload::Parse("gemm", "M=1024,N=1024,K=112"), h200)
+                  .ok());
+  EXPECT_FALSE(
+      t.CheckConfig(split, *Workload::Parse("gemm", "M=1024,N=1024,K=96"), h200)
+          .ok());
+  EXPECT_FALSE(
+      t.CheckConfig(split, *Workload::Parse("gemm", "M=1024,N=1024,K=80"), h200)
+          .ok());
 }
 
 // A template of the gemm.cl family and a workload of its op whose matrix

@@ -244,6 +244,14 @@ TEST(SpecTemplate, BadNewFieldsNameWhatIsWrong) {
            Case{with("\"A <= 1\"", "\"A, 1\""), "gives several values"},
            Case{with("seed = 9", "dtype = \"fp8\""),
                 "buffer scale: dtype must be \"fp32\" or \"workload\""},
+           Case{with("seed = 9", "fill = \"ones\""),
+                "buffer scale: fill must be \"uniform\" or \"zero\""},
+           Case{with("seed = 9", "fill = \"zero\""),
+                "buffer y follows scratch buffer scale: fill = \"zero\" "
+                "buffers come last"},
+           Case{with("output = true\ndtype",
+                     "output = true\nfill = \"zero\"\ndtype"),
+                "buffer y: an output is verified"},
            Case{with("name = \"r\"", "name = \"r\"\nsource = \"r.cl\""),
                 "reference.source: the reference's own source text is "
                 "missing"},
