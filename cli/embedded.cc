@@ -116,6 +116,9 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   // The embedded server lives for one command: it runs that command's jobs,
   // not those an interrupted earlier command left behind.
   server_options.resume_jobs = false;
+  // A command killed before its first result leaves leased rows naming
+  // its agent: the next command marks its jobs interrupted by them.
+  server_options.write_leases = true;
   server_options.tokens = tokens.set;
   TUNEFLEET_ASSIGN_OR_RETURN(fleet->server_,
                              server::Server::Start(server_options));

@@ -218,26 +218,27 @@ void AgentServiceImpl::RouteResult(const tunefleet::v1::Measurement& m,
     scheduler_->ResendWithSources(trial_id, session.id());
     return;
   }
-  std::optional<int64_t> job = scheduler_->ResultJob(trial_id);
-  if (!job) return;  // stale or repeated: already requeued or done
+  std::optional<ResultOf> of = scheduler_->ResultJob(trial_id);
+  if (!of) return;  // stale or repeated: already requeued or done
   // The result is acknowledged -- its lease ended and the agent given more
-  // work -- only once it is in the store; one that cannot be stored is
-  // measured again.
-  jobs_->OnResult(*job, trial_id, m,
-                  [scheduler = scheduler_, jobs = jobs_, metrics = metrics_,
-                   trial_id](absl::Status stored) {
-                    if (stored.ok()) {
-                      scheduler->EndLease(trial_id);
-                      return;
-                    }
-                    const LostLeases lost = scheduler->RequeueLease(trial_id);
-                    if (metrics != nullptr) {
-                      metrics->LeasesLost(
-                          static_cast<int64_t>(lost.requeued.size()),
-                          static_cast<int64_t>(lost.abandoned.size()));
-                    }
-                    jobs->OnLostLeases(lost);
-                  });
+  // work -- only once it is in the store (with the lease that measured
+  // it); one that cannot be stored is measured again.
+  jobs_->OnResult(
+      of->job_id, trial_id, m,
+      [scheduler = scheduler_, jobs = jobs_, metrics = metrics_,
+       trial_id](absl::Status stored) {
+        if (stored.ok()) {
+          scheduler->EndLease(trial_id);
+          return;
+        }
+        const LostLeases lost = scheduler->RequeueLease(trial_id);
+        if (metrics != nullptr) {
+          metrics->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
+                              static_cast<int64_t>(lost.abandoned.size()));
+        }
+        jobs->OnLostLeases(lost);
+      },
+      std::move(of->lease));
 }
 
 void AgentServiceImpl::Disconnected(const std::string& agent_id) {

@@ -94,6 +94,9 @@ absl::StatusOr<dashboard::FleetView> LiveDataSource::Fleet() {
   TUNEFLEET_ASSIGN_OR_RETURN(dashboard::FleetView fleet,
                              StoreDataSource::Fleet());
   fleet.live = true;
+  // In flight: the scheduler's leases (the rows stay pending while leased).
+  for (dashboard::AgentView& view : fleet.agents) view.in_flight = 0;
+  const std::map<std::string, uint32_t> leases = scheduler_->LeasesByAgent();
   std::map<std::string, int> per_key;
   for (const auto& agent : scheduler_->Agents()) {
     ++per_key[agent->key()];
@@ -108,6 +111,9 @@ absl::StatusOr<dashboard::FleetView> LiveDataSource::Fleet() {
       it->device_key = agent->key();
     }
     it->connected = true;
+    if (auto l = leases.find(agent->id()); l != leases.end()) {
+      it->in_flight += l->second;
+    }
     it->last_seen_ms = agent->last_seen_ms();
     it->max_in_flight = agent->capacity();
   }

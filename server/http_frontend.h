@@ -19,8 +19,9 @@
 namespace tunefleet::server {
 
 // A dashboard::DataSource over a store alone: jobs and trials as stored,
-// agents as their trials name them, nobody connected, no cancel. Only
-// reads. `store` must outlive it. Thread-safe.
+// agents as their measured trials name them, nobody connected, nothing in
+// flight (a server keeps its leases in memory), no cancel. Only reads. `store`
+// must outlive it. Thread-safe.
 class StoreDataSource : public dashboard::DataSource {
  public:
   explicit StoreDataSource(store::Store* store) : store_(store) {}

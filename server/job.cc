@@ -130,7 +130,8 @@ void Job::OnReference(const Measurement& m) {
   ++version_;
 }
 
-void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored) {
+void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored,
+                   store::TrialLease lease) {
   if (trial_id == reference_trial_id()) {
     OnReference(m);
     if (stored) stored(absl::OkStatus());
@@ -164,10 +165,10 @@ void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored) {
   };
   if (writer_ != nullptr) {
     writer_->Complete(trial_id, std::move(record), time_ns, gflops,
-                      std::move(committed));
+                      std::move(committed), std::move(lease));
     return;
   }
-  committed(store_->CompleteTrial(trial_id, record, time_ns, gflops));
+  committed(store_->CompleteTrial(trial_id, record, time_ns, gflops, lease));
 }
 
 void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,

@@ -96,11 +96,12 @@ class Job : public TrackedJob {
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
 
-  // A result for one of this job's trials, written to the store here; the
+  // A result for one of this job's trials, written to the store here with
+  // the lease that measured it (`lease`: agent, attempt, lease time); the
   // job counts it only once stored, then `stored` (if set) runs -- on the
   // writer's thread with a writer, else before OnResult returns.
   void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m,
-                Stored stored = nullptr);
+                Stored stored = nullptr, store::TrialLease lease = {});
 
  private:
   // A stored result waiting for the job's thread.

@@ -220,7 +220,7 @@ std::shared_ptr<TrackedJob> JobManager::FindTracked(int64_t job_id) {
 
 void JobManager::OnResult(int64_t job_id, int64_t trial_id,
                           const tunefleet::v1::Measurement& measurement,
-                          Job::Stored stored) {
+                          Job::Stored stored, store::TrialLease lease) {
   std::shared_ptr<Job> job = Find(job_id);
   if (job == nullptr) {
     if (stored) stored(absl::OkStatus());
@@ -230,11 +230,13 @@ void JobManager::OnResult(int64_t job_id, int64_t trial_id,
   // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
   // The callback holds the job until the store has answered.
   Job* target = job.get();
-  target->OnResult(trial_id, validation::CheckedMeasurement(measurement),
-                   [job = std::move(job),
-                    stored = std::move(stored)](absl::Status s) mutable {
-                     if (stored) stored(std::move(s));
-                   });
+  target->OnResult(
+      trial_id, validation::CheckedMeasurement(measurement),
+      [job = std::move(job),
+       stored = std::move(stored)](absl::Status s) mutable {
+        if (stored) stored(std::move(s));
+      },
+      std::move(lease));
 }
 
 void JobManager::OnLostLeases(const LostLeases& lost) {
@@ -248,7 +250,8 @@ void JobManager::OnLostLeases(const LostLeases& lost) {
         absl::StrCat("the agents measuring this trial were "
                      "lost ",
                      t.attempt, " times; given up"));
-    OnResult(t.job_id, t.trial_id, m);
+    OnResult(t.job_id, t.trial_id, m, nullptr,
+             store::TrialLease{t.agent, t.attempt, t.leased_ms});
   }
 }
 
@@ -361,6 +364,9 @@ void JobManager::Shutdown() {
   for (auto& model : models) model->Join();
   for (auto& job : jobs) job->Interrupt();
   for (auto& job : jobs) job->Join();
+  // The rows of leased trials are pending (leases live in the scheduler):
+  // their attempts so far go to the store for the next server.
+  scheduler_->StoreLeaseAttempts();
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(

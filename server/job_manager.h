@@ -81,10 +81,11 @@ class JobManager {
 
   // Routes an agent's result to its job, through CheckedMeasurement();
   // `stored` (if set) runs once the result is in the store or could not be
-  // stored (Job::OnResult), at once (OK) when the job is not live.
+  // stored (Job::OnResult), at once (OK) when the job is not live. `lease`:
+  // the lease that measured it (Scheduler::ResultJob), stored with it.
   void OnResult(int64_t job_id, int64_t trial_id,
                 const tunefleet::v1::Measurement& measurement,
-                Job::Stored stored = nullptr);
+                Job::Stored stored = nullptr, store::TrialLease lease = {});
   // Tells jobs about leases their agents lost: requeued trials are
   // counted, abandoned ones end as DEVICE_LOST.
   void OnLostLeases(const LostLeases& lost);
@@ -101,7 +102,8 @@ class JobManager {
   // Cancels every running job (their state becomes cancelled).
   void CancelAll();
   // Stops every job's thread and leaves the jobs unfinished in the store,
-  // for ResumeJobs() on the next start.
+  // for ResumeJobs() on the next start, with the attempts of the trials
+  // still leased (Scheduler::StoreLeaseAttempts).
   void Shutdown();
 
  private:

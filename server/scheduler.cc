@@ -55,9 +55,9 @@ void Scheduler::StoreRequeued(const LostLeases& lost) {
   for (const QueuedTrial& t : lost.requeued) {
     if (t.trial_id <= 0) continue;
     if (writer_ != nullptr) {
-      writer_->Requeue(t.trial_id);
+      writer_->Requeue(t.trial_id, t.attempt);
     } else {
-      (void)store_->RequeueTrial(t.trial_id);
+      (void)store_->RequeueTrial(t.trial_id, t.attempt);
     }
   }
 }
@@ -160,14 +160,18 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
   return lease;
 }
 
-std::optional<int64_t> Scheduler::ResultJob(int64_t trial_id) {
+std::optional<ResultOf> Scheduler::ResultJob(int64_t trial_id) {
+  auto result_of = [](const QueuedTrial& t) {
+    return ResultOf{t.job_id,
+                    store::TrialLease{t.agent, t.attempt, t.leased_ms}};
+  };
   absl::MutexLock lock(&mu_);
   if (auto it = leases_.find(trial_id); it != leases_.end()) {
-    return it->second.trial.job_id;
+    return result_of(it->second.trial);
   }
   for (const auto& [key, queue] : queues_) {
     for (const QueuedTrial& t : queue) {
-      if (t.trial_id == trial_id) return t.job_id;
+      if (t.trial_id == trial_id) return result_of(t);
     }
   }
   return std::nullopt;
@@ -221,6 +225,17 @@ void Scheduler::CancelJob(int64_t job_id) {
   }
 }
 
+void Scheduler::StoreLeaseAttempts() {
+  LostLeases held;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [trial_id, lease] : leases_) {
+      held.requeued.push_back(lease.trial);
+    }
+  }
+  StoreRequeued(held);
+}
+
 uint32_t Scheduler::Capacity(const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto it = capacity_.find(key);
@@ -267,6 +282,13 @@ std::vector<std::shared_ptr<AgentSession>> Scheduler::Agents() {
   return out;
 }
 
+std::map<std::string, uint32_t> Scheduler::LeasesByAgent() {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, uint32_t> out;
+  for (const auto& [id, slot] : agents_) out[id] = slot.leased;
+  return out;
+}
+
 void Scheduler::SetLeased(AgentSlot& slot, uint32_t leased) {
   std::set<FreeSlot>& free = free_[slot.session->key()];
   free.erase(FreeSlot{slot.leased, slot.session->id()});
@@ -291,13 +313,16 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
                          });
     SetLeased(*free, free->leased + 1);
     ++next->attempt;
+    next->agent = free->session->name();
+    const int64_t now_ms = clock_.NowMs();
+    next->leased_ms = now_ms;
     // The agent measures its leases one after another: this one may wait
     // behind the others it holds.
     const double timeout_ms = next->request->timing().timeout_ms() > 0
                                   ? next->request->timing().timeout_ms()
                                   : 120000.0;
     const int64_t deadline =
-        clock_.NowMs() +
+        now_ms +
         free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
     leases_[next->trial_id] = Lease{*next, free->session->id(), deadline};
     out.push_back(Dispatch{free->session, std::move(*next)});
@@ -316,7 +341,7 @@ void Scheduler::Send(std::vector<Dispatch> dispatches) {
   std::vector<Batch> batches;
   std::map<AgentSession*, size_t> index;
   for (Dispatch& d : dispatches) {
-    if (d.trial.trial_id > 0) {
+    if (write_leases_ && d.trial.trial_id > 0) {
       if (writer_ != nullptr) {
         writer_->Lease(d.trial.trial_id, d.session->name());
       } else {

@@ -46,6 +46,17 @@ struct QueuedTrial {
   std::shared_ptr<const tunefleet::v1::MeasureRequest> request;
   int attempt = 0;                                    // leases so far
   std::shared_ptr<const trial::SourceTexts> sources;  // may be null
+  // The latest lease's agent name and start (Unix ms of the scheduler's
+  // clock); empty and 0 before the first.
+  std::string agent;
+  int64_t leased_ms = 0;
+};
+
+// What a result is stored with: its trial's job and the lease that
+// measured it (the store keeps no lease of its own).
+struct ResultOf {
+  int64_t job_id = 0;
+  store::TrialLease lease;
 };
 
 // A trial held by an agent.
@@ -64,16 +75,30 @@ struct LostLeases {
 
 // Thread-safe. Sends happen outside the scheduler's lock. Lease deadlines
 // and agents' silence are measured against `clock`; it, `store` and
-// `writer` must outlive the scheduler. Writes to the store (a trial
-// leased, or back to pending) are best effort: a failed write leaves the
-// row as it was and the queue goes on. With a `writer` they are queued on
-// it (group commit, store/trial_writer.h) instead of one transaction each.
+// `writer` must outlive the scheduler.
+//
+// Leases live here, in memory: a trial row stays pending while leased and
+// learns its agent, attempt and lease time with its result (ResultJob()
+// hands them to the result's write). A restarted server requeues every
+// unfinished row, so a lease written at dispatch would buy nothing there.
+// With `write_leases` each lease is written to its row too (pending ->
+// leased, the agent named): the embedded fleet's, whose killed command's
+// jobs InterruptAbandonedJobs finds by the agents their trials name.
+//
+// Writes to the store (a lease, a trial back to pending with its attempts)
+// are best effort: a failed write leaves the row as it was and the queue
+// goes on. With a `writer` they are queued on it (group commit,
+// store/trial_writer.h) instead of one transaction each.
 class Scheduler {
  public:
   explicit Scheduler(store::Store* store,
                      const base::Clock& clock = base::RealClock(),
-                     store::TrialWriter* writer = nullptr)
-      : store_(store), writer_(writer), clock_(clock) {}
+                     store::TrialWriter* writer = nullptr,
+                     bool write_leases = false)
+      : store_(store),
+        writer_(writer),
+        clock_(clock),
+        write_leases_(write_leases) {}
 
   // The clock deadlines and last-seen times are read from; AgentSession
   // times (connect, Touch) must come from it too.
@@ -97,10 +122,10 @@ class Scheduler {
   // neither leased nor queued: a stale or repeated result.
   std::optional<Lease> EndLease(int64_t trial_id);
   // The job of a trial that a result may still end (leased, or requeued
-  // and queued: EndLease() would take it); nullopt for a stale or repeated
-  // result. Ends nothing: the server ends the lease once the result is
-  // stored.
-  std::optional<int64_t> ResultJob(int64_t trial_id);
+  // and queued: EndLease() would take it) and the lease to store with the
+  // result (its latest); nullopt for a stale or repeated result. Ends
+  // nothing: the server ends the lease once the result is stored.
+  std::optional<ResultOf> ResultJob(int64_t trial_id);
   // A result that could not be stored: its lease (whoever holds it) goes
   // back to the front of the queue as if lost (given up after
   // kMaxAttempts), so another agent measures it again.
@@ -113,6 +138,11 @@ class Scheduler {
   bool ResendWithSources(int64_t trial_id, const std::string& agent_id);
   // Drops a job's queued trials; its leased ones finish normally.
   void CancelJob(int64_t job_id);
+  // Writes the attempt count of every lease held now to its trial row (as
+  // a requeue does: the row pending, attempts kept), for a server that
+  // stops with leases out: the next one goes on counting from them.
+  // Leases stay held; a result still ending one is stored as usual.
+  void StoreLeaseAttempts();
 
   // Sum of the capacities of the connected agents of a key.
   uint32_t Capacity(const std::string& key);
@@ -128,6 +158,9 @@ class Scheduler {
   size_t LeaseCount();
   // Connected agents, for ListDevices.
   std::vector<std::shared_ptr<AgentSession>> Agents();
+  // Leases held now per connected agent, by agent id (AgentSession::id()),
+  // reference runs included.
+  std::map<std::string, uint32_t> LeasesByAgent();
 
  private:
   struct AgentSlot {
@@ -159,6 +192,7 @@ class Scheduler {
   store::Store* const store_;
   store::TrialWriter* const writer_;  // may be null: write at once
   const base::Clock& clock_;
+  const bool write_leases_;
   absl::Mutex mu_;
   std::map<std::string, AgentSlot> agents_ ABSL_GUARDED_BY(mu_);
   // Per device key: its agents with a free slot, and the sum of its

@@ -76,8 +76,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   const base::Clock& clock =
       options.clock != nullptr ? *options.clock : base::RealClock();
   s->trial_writer_ = std::make_unique<store::TrialWriter>(s->store_.get());
-  s->scheduler_ = std::make_unique<Scheduler>(s->store_.get(), clock,
-                                              s->trial_writer_.get());
+  s->scheduler_ = std::make_unique<Scheduler>(
+      s->store_.get(), clock, s->trial_writer_.get(), options.write_leases);
   s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(),
                                           clock, s->trial_writer_.get());
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(

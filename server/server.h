@@ -36,6 +36,12 @@ struct ServerOptions {
   int heartbeat_misses = 3;
   // Start again the jobs an earlier run left unfinished.
   bool resume_jobs = true;
+  // Write each lease to its trial row as it is handed out (pending ->
+  // leased, the agent named), not only with the result: for the embedded
+  // fleet, whose killed command's jobs are found by the agents their trials
+  // name (Store::InterruptAbandonedJobs). Off: leases live in the
+  // scheduler's memory (Scheduler).
+  bool write_leases = false;
   // What lease deadlines, agents' silence and job deadlines are measured
   // against; nullptr: the system clock (base::RealClock()). Must outlive
   // the server. Waits (the reaper's tick) stay in real time.
@@ -118,7 +124,7 @@ class Server {
  private:
   ServerOptions options_;
   std::unique_ptr<store::Store> store_;
-  // Group commit of trial rows (leases, results); stopped in Shutdown()
+  // Group commit of trial rows (results, requeues); stopped in Shutdown()
   // once no agent stream is left, before the parts its callbacks reach.
   std::unique_ptr<store::TrialWriter> trial_writer_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -128,8 +128,10 @@ struct JobTally {
 struct AgentTrialCounts {
   std::string agent;  // the agent's name (trials.agent)
   std::string device_key;
-  int64_t leased = 0;    // trials leased to it and not answered
-  int64_t measured = 0;  // trials it measured (any error code)
+  // Rows leased to it and not answered: only where leases are written
+  // (ServerOptions::write_leases); tunefleet-server keeps them in memory.
+  int64_t leased = 0;
+  int64_t measured = 0;                   // trials it measured (any error code)
   std::map<std::string, int64_t> errors;  // measured, by error code != OK
   int64_t last_trial_ms = 0;  // Unix ms of its latest lease or result
 };
@@ -230,16 +232,20 @@ class Store {
   // Inserts pending trials in one transaction; returns their ids in order.
   absl::StatusOr<std::vector<int64_t>> InsertTrials(
       int64_t job_id, const std::vector<NewTrial>& trials);
-  // pending -> leased to `agent`, attempt + 1.
+  // pending -> leased to `agent`, attempt + 1. (tunefleet-server keeps
+  // leases in memory and writes none: ServerOptions::write_leases.)
   absl::Status LeaseTrial(int64_t trial_id, const std::string& agent);
-  // leased -> pending (the agent vanished; DEVICE_LOST is not a result).
-  absl::Status RequeueTrial(int64_t trial_id);
-  // Writes a result in one transaction. Returns false (and changes nothing)
-  // when the trial was already done: results are idempotent by trial id.
-  // `time_ns` and `gflops` are 0 unless the measurement is OK.
+  // Back to pending, not done (the agent vanished; DEVICE_LOST is not a
+  // result); attempt raised to `attempt` (the leases lost so far) if above.
+  absl::Status RequeueTrial(int64_t trial_id, int attempt = 0);
+  // Writes a result in one transaction, with the lease that measured it
+  // (agent, attempt and lease time: TrialLease; empty fields keep the
+  // row's). Returns false (and changes nothing) when the trial was already
+  // done: results are idempotent by trial id. `time_ns` and `gflops` are 0
+  // unless the measurement is OK.
   absl::StatusOr<bool> CompleteTrial(
       int64_t trial_id, const tunefleet::v1::Measurement& measurement,
-      double time_ns, double gflops);
+      double time_ns, double gflops, const TrialLease& lease = {});
   // Applies `writes` in order in one transaction (the group commit of
   // store/trial_writer.h); returns, per write, whether it changed its row
   // (for kComplete: false when the trial was already done). On any error

@@ -10,15 +10,29 @@
 
 namespace tunefleet::store {
 
+// Which lease of a trial measured it, written with its result: the
+// server keeps leases in memory only (a restarted server requeues every
+// unfinished trial anyway), so the row learns its agent, attempt count and
+// lease time when the result is stored. Zero or empty fields leave the
+// row's as they are.
+struct TrialLease {
+  std::string agent;      // the agent's name (Hello.agent_name)
+  int attempt = 0;        // leases of the trial so far, this one included
+  int64_t leased_ms = 0;  // Unix ms the lease began
+};
+
 struct TrialWrite {
   enum class Kind {
     kLease,     // Store::LeaseTrial: pending -> leased to `agent`
-    kRequeue,   // Store::RequeueTrial: leased -> pending
+    kRequeue,   // Store::RequeueTrial: back to pending, attempts kept
     kComplete,  // Store::CompleteTrial: the result, once
   };
   Kind kind = Kind::kComplete;
   int64_t trial_id = 0;
-  std::string agent;                       // kLease
+  std::string agent;  // kLease
+  // kComplete: who measured it; kRequeue: lease.attempt, the leases lost
+  // so far (so a restarted server still gives up after kMaxAttempts).
+  TrialLease lease;
   tunefleet::v1::Measurement measurement;  // kComplete
   double time_ns = 0;                      // kComplete, 0 unless OK
   double gflops = 0;                       // kComplete, 0 unless OK

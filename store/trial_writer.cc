@@ -23,19 +23,22 @@ void TrialWriter::Lease(int64_t trial_id, std::string agent) {
   Push(std::move(w), nullptr);
 }
 
-void TrialWriter::Requeue(int64_t trial_id) {
+void TrialWriter::Requeue(int64_t trial_id, int attempt) {
   TrialWrite w;
   w.kind = TrialWrite::Kind::kRequeue;
   w.trial_id = trial_id;
+  w.lease.attempt = attempt;
   Push(std::move(w), nullptr);
 }
 
 void TrialWriter::Complete(int64_t trial_id,
                            tunefleet::v1::Measurement measurement,
-                           double time_ns, double gflops, OnCommitted done) {
+                           double time_ns, double gflops, OnCommitted done,
+                           TrialLease lease) {
   TrialWrite w;
   w.kind = TrialWrite::Kind::kComplete;
   w.trial_id = trial_id;
+  w.lease = std::move(lease);
   w.measurement = std::move(measurement);
   w.time_ns = time_ns;
   w.gflops = gflops;

@@ -23,7 +23,8 @@
 // Leases and requeues are best effort, as Store::LeaseTrial and
 // RequeueTrial are to the scheduler: a lease lost in a crash leaves the row
 // pending, and a restarted server requeues pending and leased rows alike.
-// Writes of one trial apply in the order they were queued.
+// (tunefleet-server writes no leases at all: a result carries its lease,
+// TrialLease.) Writes of one trial apply in the order they were queued.
 #ifndef TUNEFLEET_STORE_TRIAL_WRITER_H_
 #define TUNEFLEET_STORE_TRIAL_WRITER_H_
 
@@ -70,9 +71,12 @@ class TrialWriter {
   // Queue a write. After Stop() they write at once, each in its own
   // transaction.
   void Lease(int64_t trial_id, std::string agent);
-  void Requeue(int64_t trial_id);
+  // `attempt`: the trial's leases so far (0: the row's count is kept).
+  void Requeue(int64_t trial_id, int attempt = 0);
+  // `lease`: which lease measured it (TrialLease), written with the result.
   void Complete(int64_t trial_id, tunefleet::v1::Measurement measurement,
-                double time_ns, double gflops, OnCommitted done);
+                double time_ns, double gflops, OnCommitted done,
+                TrialLease lease = {});
 
   // Commits what is queued without waiting for max_delay; returns once
   // every write queued before the call is committed (or failed) and its

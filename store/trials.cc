@@ -42,14 +42,19 @@ constexpr absl::string_view kInsertTrial =
 constexpr absl::string_view kLeaseTrial =
     "UPDATE trials SET state = 'leased', agent = ?2, attempt = attempt + 1, "
     "leased_ms = ?3 WHERE id = ?1 AND state = 'pending'";
+// A row the server never wrote a lease to (it keeps leases in memory) is
+// pending already: then only its attempt count changes.
 constexpr absl::string_view kRequeueTrial =
-    "UPDATE trials SET state = 'pending', agent = NULL "
-    "WHERE id = ?1 AND state = 'leased'";
+    "UPDATE trials SET state = 'pending', agent = NULL, "
+    "attempt = MAX(attempt, ?2) WHERE id = ?1 AND state != 'done'";
+// The lease that measured it (TrialLease) comes with the result; NULL and 0
+// keep what a written lease left.
 constexpr absl::string_view kCompleteTrial =
     "UPDATE trials SET state = 'done', error = ?2, "
     "error_message = ?3, times_ns = ?4, time_ns = ?5, "
     "gflops = ?6, number = ?7, compile_ms = ?8, "
-    "max_rel_error = ?9, done_ms = ?10 "
+    "max_rel_error = ?9, done_ms = ?10, agent = COALESCE(?11, agent), "
+    "attempt = MAX(attempt, ?12), leased_ms = COALESCE(?13, leased_ms) "
     "WHERE id = ?1 AND state != 'done'";
 
 // Runs one write on `db` (inside the caller's transaction, if any);
@@ -61,7 +66,8 @@ absl::StatusOr<bool> ApplyWrite(Database& db, const TrialWrite& w) {
           db.RunCached(kLeaseTrial, w.trial_id, w.agent, base::NowMs()));
       return db.Changes() == 1;
     case TrialWrite::Kind::kRequeue:
-      TUNEFLEET_RETURN_IF_ERROR(db.RunCached(kRequeueTrial, w.trial_id));
+      TUNEFLEET_RETURN_IF_ERROR(
+          db.RunCached(kRequeueTrial, w.trial_id, int64_t{w.lease.attempt}));
       return db.Changes() == 1;
     case TrialWrite::Kind::kComplete:
       break;
@@ -83,6 +89,18 @@ absl::StatusOr<bool> ApplyWrite(Database& db, const TrialWrite& w) {
   }
   s->Bind(7, int64_t{m.number()}).Bind(8, m.compile_ms());
   s->Bind(9, m.max_rel_error()).Bind(10, base::NowMs());
+  const TrialLease& lease = w.lease;
+  if (lease.agent.empty()) {
+    s->BindNull(11);
+  } else {
+    s->Bind(11, lease.agent);
+  }
+  s->Bind(12, int64_t{lease.attempt});
+  if (lease.leased_ms > 0) {
+    s->Bind(13, lease.leased_ms);
+  } else {
+    s->BindNull(13);
+  }
   absl::Status run = s->Run();
   s->Reset();
   TUNEFLEET_RETURN_IF_ERROR(run);
@@ -114,9 +132,9 @@ absl::Status Store::LeaseTrial(int64_t trial_id, const std::string& agent) {
   return db_.RunCached(kLeaseTrial, trial_id, agent, base::NowMs());
 }
 
-absl::Status Store::RequeueTrial(int64_t trial_id) {
+absl::Status Store::RequeueTrial(int64_t trial_id, int attempt) {
   absl::MutexLock lock(&mu_);
-  return db_.RunCached(kRequeueTrial, trial_id);
+  return db_.RunCached(kRequeueTrial, trial_id, int64_t{attempt});
 }
 
 absl::Status Store::RequeueLeased(int64_t job_id) {
@@ -129,10 +147,12 @@ absl::Status Store::RequeueLeased(int64_t job_id) {
 
 absl::StatusOr<bool> Store::CompleteTrial(int64_t trial_id,
                                           const Measurement& m, double time_ns,
-                                          double gflops) {
+                                          double gflops,
+                                          const TrialLease& lease) {
   TrialWrite w;
   w.kind = TrialWrite::Kind::kComplete;
   w.trial_id = trial_id;
+  w.lease = lease;
   w.measurement = m;
   w.time_ns = time_ns;
   w.gflops = gflops;

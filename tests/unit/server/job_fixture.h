@@ -66,7 +66,11 @@ inline void Deliver(Scheduler& scheduler, JobManager& jobs,
                     const MeasureRequest& request, Measurement m) {
   m.set_trial_id(request.trial_id());
   std::optional<Lease> lease = scheduler.EndLease(request.trial_id());
-  if (lease) jobs.OnResult(lease->trial.job_id, request.trial_id(), m);
+  if (lease) {
+    jobs.OnResult(lease->trial.job_id, request.trial_id(), m, nullptr,
+                  store::TrialLease{lease->trial.agent, lease->trial.attempt,
+                                    lease->trial.leased_ms});
+  }
 }
 
 // Answers every request `agent` receives on its own thread, until

@@ -132,7 +132,7 @@ TEST_F(SchedulerTest, DispatchesTrialsOnlyToAgentsOfTheirDeviceKey) {
   EXPECT_EQ(Ids(b), Ids(two));
 }
 
-TEST_F(SchedulerTest, FillsAnAgentUpToItsCapacityAndWritesTheLeases) {
+TEST_F(SchedulerTest, FillsAnAgentUpToItsCapacityWithLeasesInMemory) {
   FakeAgent& a = Connect("a", "key", 2);
   const std::vector<QueuedTrial> trials = Trials(5, "key");
   scheduler_->Enqueue(trials);
@@ -140,7 +140,33 @@ TEST_F(SchedulerTest, FillsAnAgentUpToItsCapacityAndWritesTheLeases) {
   ASSERT_EQ(Ids(a),
             (std::vector<int64_t>{trials[0].trial_id, trials[1].trial_id}));
   for (const auto& r : a.Received()) EXPECT_EQ(r.attempt(), 1u);
+  EXPECT_EQ(scheduler_->LeasedTrials(trials[0].job_id),
+            (std::vector<int64_t>{trials[0].trial_id, trials[1].trial_id}));
+  EXPECT_EQ(scheduler_->LeasesByAgent().at("a"), 2u);
+  // The rows stay pending: the lease goes to the store with the result.
   for (int i = 0; i < 5; ++i) {
+    const store::Trial row = Row(trials[i].trial_id);
+    EXPECT_EQ(row.state, tunefleet::v1::TRIAL_STATE_PENDING) << i;
+    EXPECT_EQ(row.attempt, 0) << i;
+    std::optional<ResultOf> of = scheduler_->ResultJob(trials[i].trial_id);
+    ASSERT_TRUE(of.has_value()) << i;  // leased or queued
+    EXPECT_EQ(of->job_id, trials[i].job_id);
+    EXPECT_EQ(of->lease.agent, i < 2 ? "a-host" : "") << i;
+    EXPECT_EQ(of->lease.attempt, i < 2 ? 1 : 0) << i;
+    EXPECT_EQ(of->lease.leased_ms, i < 2 ? clock_.NowMs() : 0) << i;
+  }
+}
+
+TEST_F(SchedulerTest, WithWriteLeasesEachLeaseIsWrittenToItsRow) {
+  scheduler_ = std::make_unique<Scheduler>(store_, clock_, nullptr,
+                                           /*write_leases=*/true);
+  FakeAgent& a = Connect("a", "key", 2);
+  const std::vector<QueuedTrial> trials = Trials(3, "key");
+  scheduler_->Enqueue(trials);
+
+  ASSERT_EQ(Ids(a),
+            (std::vector<int64_t>{trials[0].trial_id, trials[1].trial_id}));
+  for (int i = 0; i < 3; ++i) {
     const store::Trial row = Row(trials[i].trial_id);
     EXPECT_EQ(row.state, i < 2 ? tunefleet::v1::TRIAL_STATE_LEASED
                                : tunefleet::v1::TRIAL_STATE_PENDING)
@@ -201,7 +227,8 @@ TEST_F(SchedulerTest, EndLeaseReturnsTheLeaseAndRefillsTheAgent) {
   EXPECT_EQ(lease->trial.attempt, 1);
   EXPECT_EQ(lease->deadline_ms, clock_.NowMs() + kLeaseMs);
   EXPECT_EQ(Ids(a), Ids(trials));
-  EXPECT_EQ(Row(trials[1].trial_id).state, tunefleet::v1::TRIAL_STATE_LEASED);
+  EXPECT_EQ(scheduler_->LeasedTrials(trials[0].job_id),
+            std::vector<int64_t>{trials[1].trial_id});
 }
 
 TEST_F(SchedulerTest, StaleOrRepeatedResultEndsNoLease) {
@@ -243,7 +270,8 @@ TEST_F(SchedulerTest, RemoveAgentRequeuesItsLeasesAtTheFront) {
   // The session is closed: nothing more reaches a.
   EXPECT_FALSE(a.session()->Send(tunefleet::v1::ServerMessage()));
   EXPECT_EQ(a.messages(), 1);
-  // Written back to pending; its attempt stays counted.
+  // Pending in the store, its lost lease counted there (a restarted
+  // server goes on from that attempt).
   store::Trial row = Row(trials[0].trial_id);
   EXPECT_EQ(row.state, tunefleet::v1::TRIAL_STATE_PENDING);
   EXPECT_EQ(row.attempt, 1);
@@ -252,7 +280,10 @@ TEST_F(SchedulerTest, RemoveAgentRequeuesItsLeasesAtTheFront) {
   FakeAgent& b = Connect("b", "key", 1);
   ASSERT_EQ(Ids(b), std::vector<int64_t>{trials[0].trial_id});
   EXPECT_EQ(b.Received()[0].attempt(), 2u);
-  EXPECT_EQ(Row(trials[0].trial_id).attempt, 2);
+  std::optional<ResultOf> of = scheduler_->ResultJob(trials[0].trial_id);
+  ASSERT_TRUE(of.has_value());
+  EXPECT_EQ(of->lease.agent, "b-host");
+  EXPECT_EQ(of->lease.attempt, 2);
   EXPECT_THAT(scheduler_->RemoveAgent("unknown").requeued, IsEmpty());
 }
 
@@ -303,8 +334,9 @@ TEST_F(SchedulerTest, ExpireLeasesRequeuesOnlyLeasesPastTheirDeadline) {
             (std::vector<int64_t>{trials[0].trial_id, trials[1].trial_id,
                                   trials[0].trial_id}));
   EXPECT_EQ(a.Received()[2].attempt(), 2u);
-  EXPECT_EQ(Row(trials[0].trial_id).attempt, 2);
-  EXPECT_EQ(Row(trials[0].trial_id).state, tunefleet::v1::TRIAL_STATE_LEASED);
+  EXPECT_EQ(scheduler_->ResultJob(trials[0].trial_id)->lease.attempt, 2);
+  EXPECT_EQ(Row(trials[0].trial_id).attempt, 1);  // the lost lease
+  EXPECT_EQ(Row(trials[0].trial_id).state, tunefleet::v1::TRIAL_STATE_PENDING);
 
   clock_.Set(start + 2 * kLeaseMs);
   EXPECT_THAT(scheduler_->ExpireLeases().requeued, IsEmpty());
