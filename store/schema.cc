@@ -2,6 +2,7 @@
 
 #include <iterator>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -11,7 +12,7 @@ namespace tunefleet::store {
 namespace {
 
 // Migration i takes the schema from version i to i + 1 (v4's is
-// V4Migration()).
+// V4Migration(), v5's MigrateToV5()).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -222,13 +223,86 @@ std::string V4Migration() {
               "NEW.state = 'done' AND NEW.error = 'OK'", kBestTriggerBody));
 }
 
-static_assert(std::size(kMigrations) + 1 == kSchemaVersion);
+// v5: the trials table's CHECK constraints on state and error test
+// equalities joined by OR instead of IN lists. SQLite checks an IN list of
+// more than two values through a temporary b-tree that it builds (opens,
+// fills, closes) for every row checked -- every trial inserted and every
+// result -- which was a third of a result's UPDATE. Same rules, same file
+// format: the table's stored definition is rewritten in place, as SQLite
+// documents for constraint changes that leave the content as it is
+// (https://sqlite.org/lang_altertable.html#otheralter).
+struct CheckRewrite {
+  std::string_view from;
+  std::string_view to;
+};
+constexpr CheckRewrite kV5Checks[] = {
+    {"CHECK (state IN ('pending', 'leased', 'done'))",
+     "CHECK (state = 'pending' OR state = 'leased' OR state = 'done')"},
+    {R"sql(CHECK (error IS NULL OR error IN ('OK', 'INVALID_CONFIG',
+    'COMPILE_ERROR', 'RUNTIME_ERROR', 'WRONG_ANSWER', 'TIMEOUT',
+    'DEVICE_LOST', 'CANCELLED')))sql",
+     R"sql(CHECK (error IS NULL OR error = 'OK' OR
+    error = 'INVALID_CONFIG' OR error = 'COMPILE_ERROR' OR
+    error = 'RUNTIME_ERROR' OR error = 'WRONG_ANSWER' OR error = 'TIMEOUT' OR
+    error = 'DEVICE_LOST' OR error = 'CANCELLED'))sql"},
+};
 
-// The SQL of migration `v` (from version v to v + 1).
-std::string Migration(int v) {
-  return v < static_cast<int>(std::size(kMigrations))
-             ? std::string(kMigrations[v])
-             : V4Migration();
+// Migration 4 -> 5, inside the caller's transaction. A definition already
+// in the v5 form stays as it is.
+absl::Status MigrateToV5(Database& db) {
+  std::string sql;
+  int64_t schema_version = 0;
+  {  // Statements end before the schema is written.
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        Statement q, db.Prepare("SELECT sql FROM sqlite_master WHERE type = "
+                                "'table' AND name = 'trials'"));
+    TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return absl::InternalError("the trials table is missing");
+    sql = q.Text(0);
+    TUNEFLEET_ASSIGN_OR_RETURN(Statement v,
+                               db.Prepare("PRAGMA schema_version"));
+    TUNEFLEET_ASSIGN_OR_RETURN(row, v.Step());
+    if (row) schema_version = v.Int(0);
+  }
+  std::string rewritten = sql;
+  for (const CheckRewrite& c : kV5Checks) {
+    const size_t at = rewritten.find(c.from);
+    if (at != std::string::npos) {
+      rewritten.replace(at, c.from.size(), c.to);
+    } else if (rewritten.find(c.to) == std::string::npos) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the trials table's definition is not tunefleet's: no ",
+                       absl::string_view(c.from.data(), c.from.size())));
+    }
+  }
+  if (rewritten == sql) return absl::OkStatus();
+  TUNEFLEET_RETURN_IF_ERROR(db.Exec("PRAGMA writable_schema = ON"));
+  absl::Status updated = db.Run(
+      "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND "
+      "name = 'trials'",
+      rewritten);
+  if (updated.ok()) {
+    // Tells every connection (this one too) to read the schema again.
+    updated =
+        db.Exec(absl::StrCat("PRAGMA schema_version = ", schema_version + 1));
+  }
+  absl::Status off = db.Exec("PRAGMA writable_schema = OFF");
+  TUNEFLEET_RETURN_IF_ERROR(updated);
+  return off;
+}
+
+static_assert(std::size(kMigrations) + 2 == kSchemaVersion);
+
+// Runs migration `v` (from version v to v + 1) inside the caller's
+// transaction.
+absl::Status Migrate(Database& db, int v) {
+  if (v < static_cast<int>(std::size(kMigrations))) {
+    return db.Exec(kMigrations[v]);
+  }
+  if (v == static_cast<int>(std::size(kMigrations))) {
+    return db.Exec(V4Migration());
+  }
+  return MigrateToV5(db);
 }
 
 }  // namespace
@@ -245,7 +319,7 @@ absl::Status MigrateSchema(Database& db) {
   for (int v = version; v < kSchemaVersion; ++v) {
     Transaction txn(db);
     TUNEFLEET_RETURN_IF_ERROR(txn.status());
-    TUNEFLEET_RETURN_IF_ERROR(db.Exec(Migration(v)));
+    TUNEFLEET_RETURN_IF_ERROR(Migrate(db, v));
     TUNEFLEET_RETURN_IF_ERROR(
         db.Exec(absl::StrCat("PRAGMA user_version = ", v + 1)));
     TUNEFLEET_RETURN_IF_ERROR(txn.Commit());

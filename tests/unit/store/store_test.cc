@@ -177,6 +177,91 @@ TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
   EXPECT_EQ(newer.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// The trials table's definition as sqlite_master keeps it.
+std::string TrialsSql(store::Database& db) {
+  auto q = db.Prepare(
+      "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = "
+      "'trials'");
+  if (!q.ok() || !q->Step().value_or(false)) return "";
+  return q->Text(0);
+}
+
+TEST_F(StoreTest, TrialChecksRefuseUnknownStatesAndErrorsAndV4FilesMigrate) {
+  const int64_t job = MakeJob();
+  auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}});
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  db_.Close();
+  store_ = nullptr;
+  const std::string v4_state = "CHECK (state IN ('pending', 'leased', 'done'))";
+  const std::string v4_error =
+      "error IN ('OK', 'INVALID_CONFIG',\n    'COMPILE_ERROR', "
+      "'RUNTIME_ERROR', 'WRONG_ANSWER', 'TIMEOUT',\n    'DEVICE_LOST', "
+      "'CANCELLED')";
+  {
+    auto db = store::Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    const std::string sql = TrialsSql(*db);
+    // v5: no IN lists (SQLite builds a b-tree per checked row for those).
+    EXPECT_EQ(sql.find(" IN ("), std::string::npos) << sql;
+    // The same rules: every state and error code, nothing else.
+    // (done: ids[0], completed above.)
+    for (const char* state : {"pending", "leased"}) {
+      EXPECT_TRUE(
+          db->Run("UPDATE trials SET state = ?2 WHERE id = ?1", ids[1], state)
+              .ok())
+          << state;
+    }
+    for (int e = Measurement::OK; e <= Measurement::CANCELLED; ++e) {
+      EXPECT_TRUE(
+          db->Run("UPDATE trials SET error = ?2 WHERE id = ?1", ids[1],
+                  Measurement::Error_Name(static_cast<Measurement::Error>(e)))
+              .ok())
+          << e;
+    }
+    EXPECT_FALSE(
+        db->Run("UPDATE trials SET state = 'lost' WHERE id = ?1", ids[1]).ok());
+    EXPECT_FALSE(
+        db->Run("UPDATE trials SET error = 'OOPS' WHERE id = ?1", ids[1]).ok());
+    // The file as v4 wrote it.
+    std::string v4 = sql;
+    v4.replace(
+        v4.find("CHECK (state"),
+        v4.find(")", v4.find("CHECK (state")) + 1 - v4.find("CHECK (state"),
+        v4_state);
+    const size_t error_at = v4.find("error = 'OK'");
+    ASSERT_NE(error_at, std::string::npos) << v4;
+    v4.replace(error_at, v4.find("'CANCELLED'", error_at) + 11 - error_at,
+               v4_error);
+    ASSERT_TRUE(db->Exec("PRAGMA writable_schema = ON").ok());
+    ASSERT_TRUE(db->Run("UPDATE sqlite_master SET sql = ?1 WHERE name = "
+                        "'trials'",
+                        v4)
+                    .ok());
+    ASSERT_TRUE(db->Exec("PRAGMA writable_schema = OFF; PRAGMA "
+                         "user_version = 4")
+                    .ok());
+  }
+  {
+    auto db = store::Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_NE(TrialsSql(*db).find(v4_state), std::string::npos);
+    ASSERT_NE(TrialsSql(*db).find(v4_error), std::string::npos);
+  }
+  auto reopened = store::Store::Open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ((*reopened)->TallyJob(job)->done, 1);
+  reopened->reset();
+  auto db = store::Database::Open(path_);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(TrialsSql(*db).find(" IN ("), std::string::npos);
+  EXPECT_FALSE(
+      db->Run("UPDATE trials SET state = 'lost' WHERE id = ?1", ids[1]).ok());
+  auto check = db->Prepare("PRAGMA integrity_check");
+  ASSERT_TRUE(check.ok());
+  ASSERT_TRUE(check->Step().value_or(false));
+  EXPECT_EQ(check->Text(0), "ok");
+}
+
 using ::tunefleet::testing::TestDevice;
 
 class StoreSecurity : public ::testing::Test {
