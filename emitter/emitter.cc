@@ -167,16 +167,24 @@ class TableWriter {
   void AddKernel(int device, const templates::Workload& w,
                  const templates::KernelTemplate& tmpl,
                  const templates::LaunchDesc& l, int source,
+                 const std::string& config,
                  const tunefleet::v1::TuningRecord& r) {
-    // Buffers in the order callers pass them: the template's.
+    // Buffers in the order callers pass them: the template's, less its
+    // scratch (fill = "zero", after every other buffer), which the runtime
+    // keeps per command queue: by name, its size in bytes.
     std::vector<std::string> order;
+    std::map<std::string, uint64_t> scratch;
     for (const templates::BufferDesc& b : tmpl.Buffers(w)) {
-      order.push_back(b.name);
+      if (b.zero_fill) {
+        scratch[b.name] = b.elements * templates::ElementBytes(b.dtype);
+      } else {
+        order.push_back(b.name);
+      }
     }
     int floats = 0;
     int library = -1;
     if (l.library.has_value()) {
-      const int first = AddArgs(l.library->args, order, floats);
+      const int first = AddArgs(l.library->args, order, scratch, floats);
       library = num_library_calls_++;
       library_calls_ += absl::StrFormat(
           "    {\"%s\", \"%s\", %d, %d},\n", absl::CEscape(l.library->name),
@@ -184,7 +192,7 @@ class TableWriter {
       libraries_.insert(l.library->name);
     }
     // An epilogue's floats follow the call's, as the caller passes them.
-    const int first_arg = AddArgs(l.args, order, floats);
+    const int first_arg = AddArgs(l.args, order, scratch, floats);
     size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
     for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
       global[d] = l.global[d];
@@ -192,13 +200,14 @@ class TableWriter {
     for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
-        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d, %d},\n",
+        "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d, %d, \"%s\"},\n",
         device, w.op(), w.Canonical(), source, l.kernel_name,
         absl::CEscape(l.build_options),
         std::max(1, static_cast<int>(l.global.size())), global[0], global[1],
         global[2], local[0], local[1], local[2], first_arg,
         num_args_ - first_arg, static_cast<int>(order.size()), floats,
-        r.time_ns(), r.gflops(), library, RequiredBuffers(w, order));
+        r.time_ns(), r.gflops(), library, RequiredBuffers(w, order),
+        absl::CEscape(config));
     ops_.insert(w.op());
     ++num_kernels_;
   }
@@ -237,7 +246,7 @@ class TableWriter {
         num_args_ == 0 ? "    {'i', 0},\n" : "",
         "};\n\nconst KernelEntry kKernelEntries[] = {\n", kernels_,
         num_kernels_ == 0 ? "    {0, \"\", \"\", 0, \"\", \"\", 1, {1, 1, 1}, "
-                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0, -1, 0},\n"
+                            "{0, 0, 0}, 0, 0, 0, 0, 0, 0, -1, 0, \"\"},\n"
                           : "",
         "};\nconst size_t kNumKernelEntries = ", num_kernels_, ";\n\n",
         "const LibraryCall kLibraryCalls[] = {\n", library_calls_,
@@ -248,10 +257,12 @@ class TableWriter {
   }
 
  private:
-  // Appends `args` to kArgs (buffers as their slot in `order`, floats
-  // numbered on from `floats`); returns the index of the first.
+  // Appends `args` to kArgs (buffers as their slot in `order`, scratch
+  // buffers as 's' with their size in bytes, floats numbered on from
+  // `floats`); returns the index of the first.
   int AddArgs(const std::vector<templates::ArgDesc>& args,
-              const std::vector<std::string>& order, int& floats) {
+              const std::vector<std::string>& order,
+              const std::map<std::string, uint64_t>& scratch, int& floats) {
     const int first = num_args_;
     for (const templates::ArgDesc& a : args) {
       switch (a.kind) {
@@ -259,6 +270,10 @@ class TableWriter {
           absl::StrAppend(&args_, "    {'i', ", a.value, "},\n");
           break;
         case templates::ArgDesc::Kind::kBuffer: {
+          if (auto it = scratch.find(a.buffer); it != scratch.end()) {
+            absl::StrAppend(&args_, "    {'s', ", it->second, "},\n");
+            break;
+          }
           const auto slot = std::find(order.begin(), order.end(), a.buffer);
           absl::StrAppend(&args_, "    {'b', ", slot - order.begin(), "},\n");
           break;
@@ -412,7 +427,8 @@ void AddChoice(int device, const Choice& c, TableWriter& table,
     fallback.set_time_ns(*c.reference_ns);
     fallback.set_gflops(u.tmpl->Flops(u.workload) / *c.reference_ns);
     table.AddKernel(device, u.workload, *u.tmpl, l,
-                    table.AddSource(std::string(l.source)), fallback);
+                    table.AddSource(std::string(l.source)), "reference",
+                    fallback);
     ++summary.reference_entries;
     return;
   }
@@ -420,7 +436,8 @@ void AddChoice(int device, const Choice& c, TableWriter& table,
   if (l.library.has_value()) {
     // The call, then its epilogue kernel when it has one.
     table.AddKernel(device, u.workload, *u.tmpl, l,
-                    l.source.empty() ? -1 : table.AddSource(u.source), r);
+                    l.source.empty() ? -1 : table.AddSource(u.source),
+                    u.tmpl->ConfigString(u.config), r);
     ++summary.library_entries;
   } else if (const int shape = table.ShapeTemplate(u.tmpl->name());
              shape >= 0) {
@@ -428,7 +445,7 @@ void AddChoice(int device, const Choice& c, TableWriter& table,
                         table.AddSource(u.source), r);
   } else {
     table.AddKernel(device, u.workload, *u.tmpl, l, table.AddSource(u.source),
-                    r);
+                    u.tmpl->ConfigString(u.config), r);
   }
 }
 

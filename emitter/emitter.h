@@ -5,8 +5,12 @@
 // table, and for shape-generic templates (spec_template.h) their checks
 // and launches as C++ translated from their specs (shape_code.h), so that
 // any shape runs with the config of the nearest tuned one. Records come
-// from a RecordSource: a database, or a server through the CLI. Nothing
-// here depends on a template's name.
+// from a RecordSource: a database, or a server through the CLI. A
+// template's scratch buffers (fill = "zero") are not the caller's: exact
+// entries list them as scratch arguments with their size in bytes, which
+// the library's runtime allocates per command queue; shape-generic
+// templates with scratch are emitted as exact entries only. Nothing here
+// depends on a template's name.
 #ifndef TUNEFLEET_EMITTER_EMITTER_H_
 #define TUNEFLEET_EMITTER_EMITTER_H_
 
@@ -27,7 +31,7 @@ struct EmitOptions {
 };
 
 struct EmitSummary {
-  std::vector<std::string> files;    // written, relative to out_dir
+  std::vector<std::string> files;  // written, relative to out_dir
   // Tuned (device, workload) entries: per workload the fastest of every
   // template's best record and their naive reference kernels.
   int entries = 0;

@@ -285,6 +285,16 @@ absl::StatusOr<ShapeCode> GenerateShapeCode(const templates::SpecTemplate& tmpl,
     return absl::FailedPreconditionError(
         absl::StrCat("template ", m.name, " is not shape-generic"));
   }
+  // Scratch sizes follow the shape; the runtime sizes scratch only for
+  // exact entries (their bytes computed here at emit time).
+  for (const templates::SpecBuffer& b : m.buffers) {
+    if (b.zero_fill) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "template ", m.name, ": scratch buffer ", b.name,
+          " (fill = \"zero\") in a shape-generic template; its records are "
+          "emitted as exact entries"));
+    }
+  }
   absl::StatusOr<std::string> launch = LaunchFunction(m, index);
   if (!launch.ok()) return launch.status();
   std::vector<std::string> knobs, defaults;

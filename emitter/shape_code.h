@@ -26,8 +26,10 @@ struct ShapeCode {
 // The code of `tmpl`, the `index`-th shape template of the table (names of
 // its definitions end in `index`), whose default config builds source
 // number `default_source`. Errors: FAILED_PRECONDITION when the template
-// is not shape-generic or its build options print {workload}, which a
-// library cannot.
+// is not shape-generic, has scratch buffers (fill = "zero": the library
+// sizes scratch for exact entries only, so the emitter leaves such a
+// template's records to exact entries) or its build options print
+// {workload}, which a library cannot.
 absl::StatusOr<ShapeCode> GenerateShapeCode(const templates::SpecTemplate& tmpl,
                                             int index, int default_source);
 

@@ -252,19 +252,31 @@ cl_int RunTuned(const Target& target, size_t m, size_t n, size_t k,
                 const Temporary* product, size_t batch_count,
                 const std::vector<cl_event>& user_waits,
                 std::vector<Event>* done) {
-  internal::Shape shape;
-  if (!internal::MakeShape(
-          "gemm",
-          {static_cast<long long>(m), static_cast<long long>(n),
-           static_cast<long long>(k)},
-          "fp32", {}, &shape)) {
-    return CL_INVALID_VALUE;  // the library has no fp32 gemm template
-  }
+  // The exact entry of the shape (as Run() picks it), else the nearest
+  // tuned shape of the shape-generic template.
   internal::ShapeRun run;
-  cl_int err = internal::PrepareShape(target.device, shape, &run);
-  if (err != CL_SUCCESS) return err;
-  if (run.tmpl->num_buffers != 3 || run.tmpl->num_floats != 0) {
-    return CL_INVALID_VALUE;
+  std::string options;
+  internal::Launch launch{};
+  cl_int err = CL_SUCCESS;
+  if (const internal::KernelEntry* e =
+          internal::FindGemmEntry(target.device, m, n, k)) {
+    options = e->options;
+    launch = internal::LaunchOf(*e, options);
+  } else {
+    internal::Shape shape;
+    if (!internal::MakeShape(
+            "gemm",
+            {static_cast<long long>(m), static_cast<long long>(n),
+             static_cast<long long>(k)},
+            "fp32", {}, &shape)) {
+      return CL_INVALID_VALUE;  // the library has no fp32 gemm template
+    }
+    err = internal::PrepareShape(target.device, shape, &run);
+    if (err != CL_SUCCESS) return err;
+    if (run.tmpl->num_buffers != 3 || run.tmpl->num_floats != 0) {
+      return CL_INVALID_VALUE;
+    }
+    launch = run.AsLaunch();
   }
   const bool pack_a = !a.InPlace(batch_count);
   const bool pack_b = !b.InPlace(batch_count);
@@ -281,7 +293,6 @@ cl_int RunTuned(const Target& target, size_t m, size_t n, size_t k,
   if (pack_a) waits.push_back(a_done.get());
   if (pack_b) waits.push_back(b_done.get());
   if (!pack_a && !pack_b) waits = user_waits;
-  const internal::Launch launch = run.AsLaunch();
   for (size_t i = 0; i < batch_count; ++i) {
     const cl_mem buffers[3] = {pack_a ? packed_a.matrix(i) : a.buffer,
                                pack_b ? packed_b.matrix(i) : b.buffer,

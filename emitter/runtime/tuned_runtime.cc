@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "tuned_table.h"
@@ -120,9 +123,70 @@ ProgramCache& Cache() {
   return cache;
 }
 
-// The entry for an exact workload on `device`: same device name, else same
-// vendor, else any tuned device.
-const KernelEntry* FindEntry(cl_device_id device, const char* workload) {
+// Owners of one reference to an OpenCL object.
+struct ReleaseMem {
+  void operator()(cl_mem m) const { clReleaseMemObject(m); }
+};
+struct ReleaseEvent {
+  void operator()(cl_event e) const { clReleaseEvent(e); }
+};
+using Mem = std::unique_ptr<std::remove_pointer_t<cl_mem>, ReleaseMem>;
+using Event = std::unique_ptr<std::remove_pointer_t<cl_event>, ReleaseEvent>;
+
+// One scratch buffer of a queue: zero-filled when created, then as the
+// kernels using it leave it.
+struct Scratch {
+  Mem buffer;
+  size_t bytes = 0;
+  Event last_use;  // its fill, or the last launch that used it
+};
+
+// Scratch buffers per (queue, context, source, kernel, argument index).
+// The context is part of the key because a released queue's handle may be
+// reused by a queue of another context; buffers hold their context, so
+// its handle is not reused while they live.
+struct ScratchCache {
+  std::mutex mu;
+  std::map<
+      std::tuple<cl_command_queue, cl_context, const char*, std::string, int>,
+      Scratch>
+      buffers;
+};
+
+ScratchCache& Scratches() {
+  static ScratchCache cache;
+  return cache;
+}
+
+// The scratch of argument `arg` of `l` on `queue`, of at least `bytes`
+// bytes: the cached one, or a new zero-filled one (replacing a smaller
+// one, which OpenCL frees once the commands using it end). The caller
+// holds Scratches().mu.
+cl_int AcquireScratch(cl_command_queue queue, cl_context context,
+                      const Launch& l, int arg, size_t bytes, Scratch** out) {
+  Scratch& s = Scratches().buffers[std::make_tuple(queue, context, l.source,
+                                                   std::string(l.kernel), arg)];
+  *out = &s;
+  if (s.buffer != nullptr && s.bytes >= bytes) return CL_SUCCESS;
+  if (bytes == 0) bytes = 1;
+  cl_int err = CL_SUCCESS;
+  Mem buffer(clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err));
+  if (err != CL_SUCCESS) return err;
+  const cl_uchar zero = 0;
+  cl_event filled = nullptr;
+  err = clEnqueueFillBuffer(queue, buffer.get(), &zero, sizeof(zero), 0, bytes,
+                            0, nullptr, &filled);
+  if (err != CL_SUCCESS) return err;
+  s.buffer = std::move(buffer);
+  s.bytes = bytes;
+  s.last_use.reset(filled);
+  return CL_SUCCESS;
+}
+
+}  // namespace
+
+const KernelEntry* FindEntry(cl_device_id device, const char* workload,
+                             const char** match) {
   const std::string name = DeviceString(device, CL_DEVICE_NAME);
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
   const KernelEntry* by_vendor = nullptr;
@@ -131,12 +195,31 @@ const KernelEntry* FindEntry(cl_device_id device, const char* workload) {
     const KernelEntry& e = kKernelEntries[i];
     if (std::string(e.workload) != workload) continue;
     const Device& d = kDevices[e.device];
-    if (name == d.name) return &e;
+    if (name == d.name) {
+      if (match != nullptr) *match = "name";
+      return &e;
+    }
     if (by_vendor == nullptr && vendor == d.vendor) by_vendor = &e;
     if (any == nullptr) any = &e;
   }
+  if (match != nullptr) *match = by_vendor != nullptr ? "vendor" : "any";
   return by_vendor != nullptr ? by_vendor : any;
 }
+
+Launch LaunchOf(const KernelEntry& e, const std::string& options) {
+  return Launch{kSources[e.source],
+                e.kernel,
+                &options,
+                e.dims,
+                e.global,
+                e.local,
+                &kArgs[e.first_arg],
+                e.num_args,
+                nullptr,
+                IsFp16(e.workload)};
+}
+
+namespace {
 
 const ShapeTemplate& TemplateOf(const Shape& s) {
   return kShapeTemplates[s.tmpl];
@@ -435,10 +518,33 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
   std::vector<cl_mem> images;
   std::vector<cl_event> waits(wait_events, wait_events + num_wait_events);
   const size_t caller_waits = waits.size();
+  // Scratch buffers: the cache stays locked until the kernel is enqueued
+  // and recorded as their last use, so that launches sharing one wait for
+  // each other in the order they were enqueued.
+  std::vector<Scratch*> scratch;
+  std::unique_lock<std::mutex> scratch_lock;
+  for (int a = 0; a < l.num_args; ++a) {
+    if (l.args[a].kind == 's') {
+      scratch_lock = std::unique_lock<std::mutex>(Scratches().mu);
+      break;
+    }
+  }
   auto value = [&](long long v) { return l.ints != nullptr ? l.ints[v] : v; };
   for (int a = 0; a < l.num_args && err == CL_SUCCESS; ++a) {
     const Arg& arg = l.args[a];
-    if (arg.kind == 'i') {
+    if (arg.kind == 's') {
+      Scratch* s = nullptr;
+      err = AcquireScratch(queue, context, l, a, static_cast<size_t>(arg.value),
+                           &s);
+      if (err != CL_SUCCESS) break;
+      cl_mem buffer = s->buffer.get();
+      err = clSetKernelArg(kernel, a, sizeof(cl_mem), &buffer);
+      if (s->last_use != nullptr &&
+          clRetainEvent(s->last_use.get()) == CL_SUCCESS) {
+        waits.push_back(s->last_use.get());
+      }
+      scratch.push_back(s);
+    } else if (arg.kind == 'i') {
       const cl_int v = static_cast<cl_int>(value(arg.value));
       err = clSetKernelArg(kernel, a, sizeof(v), &v);
     } else if (arg.kind == 'm' && (arg.when < 0 || value(arg.when) != 0)) {
@@ -462,10 +568,23 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
   }
   if (err == CL_SUCCESS) {
     const bool local = l.local[0] != 0;
-    err = clEnqueueNDRangeKernel(queue, kernel, l.dims, nullptr, l.global,
-                                 local ? l.local : nullptr,
-                                 static_cast<cl_uint>(waits.size()),
-                                 waits.empty() ? nullptr : waits.data(), event);
+    cl_event done = nullptr;
+    err = clEnqueueNDRangeKernel(
+        queue, kernel, l.dims, nullptr, l.global, local ? l.local : nullptr,
+        static_cast<cl_uint>(waits.size()),
+        waits.empty() ? nullptr : waits.data(),
+        event != nullptr || !scratch.empty() ? &done : nullptr);
+    if (err == CL_SUCCESS) {
+      // The launch is its scratch buffers' last use.
+      for (Scratch* s : scratch) {
+        if (clRetainEvent(done) == CL_SUCCESS) s->last_use.reset(done);
+      }
+      if (event != nullptr) {
+        *event = done;
+      } else if (done != nullptr) {
+        clReleaseEvent(done);
+      }
+    }
   }
   clReleaseKernel(kernel);
   // Released now, freed by OpenCL once the commands using them end.
@@ -502,6 +621,21 @@ bool MakeShape(const std::string& op, const std::vector<long long>& dims,
     return true;
   }
   return false;
+}
+
+const KernelEntry* FindGemmEntry(cl_device_id device, size_t m, size_t n,
+                                 size_t k, const char** match) {
+  const std::string workload =
+      Canonicalize(("gemm M=" + std::to_string(m) + " N=" + std::to_string(n) +
+                    " K=" + std::to_string(k) + " fp32")
+                       .c_str());
+  if (workload.empty()) return nullptr;
+  const KernelEntry* e = FindEntry(device, workload.c_str(), match);
+  if (e == nullptr || e->library >= 0 || e->num_buffers != 3 ||
+      e->min_buffers != 3 || e->num_floats != 0) {
+    return nullptr;
+  }
+  return e;
 }
 
 bool IsFp16(const char* workload) {
@@ -585,17 +719,8 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
     if (e->library >= 0)
       return internal::RunLibraryEntry(queue, *e, buffers, floats, event);
     const std::string options = e->options;
-    const internal::Launch l{internal::kSources[e->source],
-                             e->kernel,
-                             &options,
-                             e->dims,
-                             e->global,
-                             e->local,
-                             &internal::kArgs[e->first_arg],
-                             e->num_args,
-                             nullptr,
-                             internal::IsFp16(e->workload)};
-    return internal::Enqueue(queue, l, buffers, floats, 0, nullptr, event);
+    return internal::Enqueue(queue, internal::LaunchOf(*e, options), buffers,
+                             floats, 0, nullptr, event);
   }
   internal::Shape s;
   if (!internal::ParseShape(canonical, &s) ||
@@ -614,6 +739,22 @@ GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
   GemmChoice c;
   c.device_match = "none";
   c.shape_match = "default";
+  // An exact entry of the shape, as Gemm() runs it.
+  const char* match = nullptr;
+  if (const internal::KernelEntry* e = internal::FindGemmEntry(
+          device, static_cast<size_t>(m), static_cast<size_t>(n),
+          static_cast<size_t>(k), &match)) {
+    c.device_key = internal::kDevices[e->device].key;
+    c.device_match = match;
+    c.shape_match = "exact";
+    c.config = e->config;
+    c.build_options = e->options;
+    for (int d = 0; d < 2; ++d) {
+      c.global[d] = e->global[d];
+      c.local[d] = e->local[d];
+    }
+    return c;
+  }
   internal::Shape s;
   if (!internal::MakeShape("gemm", {m, n, k}, "fp32", {}, &s)) return c;
   const internal::ShapeTemplate& t = internal::TemplateOf(s);
@@ -636,10 +777,32 @@ GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
 }
 
 void ReleaseCachedPrograms() {
-  internal::ProgramCache& cache = internal::Cache();
-  std::lock_guard<std::mutex> lock(cache.mu);
-  for (auto& [key, program] : cache.programs) clReleaseProgram(program);
-  cache.programs.clear();
+  {
+    internal::ProgramCache& cache = internal::Cache();
+    std::lock_guard<std::mutex> lock(cache.mu);
+    for (auto& [key, program] : cache.programs) clReleaseProgram(program);
+    cache.programs.clear();
+  }
+  internal::ScratchCache& scratch = internal::Scratches();
+  std::lock_guard<std::mutex> lock(scratch.mu);
+  scratch.buffers.clear();
+}
+
+void ReleaseScratchBuffers(cl_command_queue queue) {
+  internal::ScratchCache& scratch = internal::Scratches();
+  std::lock_guard<std::mutex> lock(scratch.mu);
+  for (auto it = scratch.buffers.begin(); it != scratch.buffers.end();) {
+    it = std::get<0>(it->first) == queue ? scratch.buffers.erase(it)
+                                         : std::next(it);
+  }
+}
+
+size_t CachedScratchBytes() {
+  internal::ScratchCache& scratch = internal::Scratches();
+  std::lock_guard<std::mutex> lock(scratch.mu);
+  size_t bytes = 0;
+  for (const auto& [key, s] : scratch.buffers) bytes += s.bytes;
+  return bytes;
 }
 
 int NumTunedEntries() {

@@ -72,10 +72,34 @@ cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
                           cl_event* event);
 
 // Enqueues `l` on `queue` with the caller's buffers and floats (indexed by
-// 'b' and 'f' args). Returns CL_SUCCESS or the OpenCL error.
+// 'b' and 'f' args), and for 's' args the queue's scratch buffers (kept in
+// a cache per (queue, context, source, kernel, argument), created with
+// clCreateBuffer and zeroed by clEnqueueFillBuffer, grown and zeroed again
+// when a launch needs more bytes, until ReleaseCachedPrograms() or
+// ReleaseScratchBuffers()). A launch with scratch waits for the last
+// command that used each of its scratch buffers (their fill, or the
+// previous launch), so that kernels sharing one keep their order even on
+// an out-of-order queue. Returns CL_SUCCESS or the OpenCL error.
 cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
                const float* floats, cl_uint num_wait_events,
                const cl_event* wait_events, cl_event* event);
+
+// The exact entry of a canonical workload on `device`: same device name,
+// else same vendor, else any tuned device; null when there is none.
+// `match`, when not null, receives "name", "vendor" or "any".
+const KernelEntry* FindEntry(cl_device_id device, const char* workload,
+                             const char** match = nullptr);
+
+// The exact entry Gemm() and DescribeGemm() use for the row-major fp32
+// problem m x n x k on `device` (FindEntry of "gemm M=m N=n K=k fp32"):
+// a kernel (not a library call) taking A, B and C and no floats; null when
+// there is none, and they use the shape-generic template.
+const KernelEntry* FindGemmEntry(cl_device_id device, size_t m, size_t n,
+                                 size_t k, const char** match = nullptr);
+
+// The kernel launch of a non-library exact entry; `options` holds its
+// build options and must outlive the launch.
+Launch LaunchOf(const KernelEntry& e, const std::string& options);
 
 // A shape of a shape-generic template: its variables up to the knobs.
 struct Shape {

@@ -22,9 +22,13 @@ struct Device {
 // (tuned_image.cc) of `rows` rows of `row_elements` elements. For a
 // shape-generic template, rows, row_elements and `when` are indices of
 // computed integers, and the kernel takes the plain buffer where the one
-// at `when` is 0; -1: always the image.
+// at `when` is 0; -1: always the image. A scratch buffer ('s', a template
+// buffer with fill = "zero"; kernel arguments of exact entries only) is
+// not the caller's: the runtime passes its zero-filled scratch of at least
+// `value` bytes, kept per command queue (tuned_runtime.h, AcquireScratch).
 struct Arg {
-  char kind;  // 'i' int, 'b' buffer, 'f' float, 'm' buffer as an image
+  char kind;  // 'i' int, 'b' buffer, 'f' float, 'm' buffer as an image,
+              // 's' scratch
   long long value;
   long long rows = 0;
   long long row_elements = 0;
@@ -44,7 +48,7 @@ struct KernelEntry {
   size_t local[3];  // all 0: let the runtime choose
   int first_arg;    // into kArgs
   int num_args;
-  int num_buffers;  // buffers the caller passes
+  int num_buffers;  // buffers the caller passes (scratch excluded)
   int num_floats;   // floats the caller passes
   double time_ns;
   double gflops;
@@ -56,6 +60,9 @@ struct KernelEntry {
   // the workload does not read (a "residual" buffer with residual=none)
   // may be left out, and the kernel gets a null buffer for them.
   int min_buffers;
+  // The tuned config, "BM=64,BN=64,...", or "reference" for the naive
+  // reference kernel.
+  const char* config;
 };
 
 // A call into a vendor library (tuned_library.cc): its arguments in the

@@ -15,6 +15,30 @@
 // Thread-safety: all functions may be called from several threads. Built
 // programs are cached per (context, device, build options) until
 // ReleaseCachedPrograms().
+//
+// Scratch buffers: some templates' kernels need device memory of their own
+// besides the caller's buffers (gemm_gpu's split-K configs, KSPLIT > 1:
+// partial sums W and per-tile counters S, the spec's buffers with
+// fill = "zero"). Callers never pass them (Run()'s buffer counts and the
+// op lists below leave them out); the library keeps them, zero-filled when
+// created (clCreateBuffer + clEnqueueFillBuffer), in a cache per command
+// queue and kernel argument: an in-order queue runs its kernels one after
+// another, and such a kernel finds its counters zero at launch and leaves
+// them zero, so one queue's launches share its buffers; two queues never
+// do. A buffer grows (a new one, zero-filled again; the old one is freed
+// when the commands using it end) when a launch needs more. Cost: per
+// queue, for each scratch argument of the kernels it ran, the largest size
+// one of its entries needed; for gemm_gpu with M * N <= 2^22, 16 * M * N
+// bytes (W) plus 4 * ceil(M / 32) * ceil(N / 32) bytes (S), else 8 bytes
+// (the spec sizes them per workload, so KSPLIT = 1 entries, which do not
+// read them, get them too); CachedScratchBytes() tells the total. Every launch that uses a scratch
+// buffer waits (an event) for the previous command that used it, so that
+// out-of-order queues (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) run kernels
+// sharing one in the order they were enqueued, as an in-order queue does.
+// They live until ReleaseCachedPrograms() or ReleaseScratchBuffers() (or
+// the end of the process); a kernel that fails mid-way may leave counters
+// nonzero: release that queue's scratch buffers then. Only exact entries
+// (a tuned workload) use scratch; shape-generic templates have none.
 #ifndef TUNEFLEET_TUNED_H_
 #define TUNEFLEET_TUNED_H_
 
@@ -96,6 +120,12 @@ inline constexpr cl_int kInvalidBatchCount = -2049;  // batch_count is 0
 // offset + (outer - 1) * ld + inner floats. A and B may be the same buffer;
 // C must not overlap them.
 //
+// The tuned kernel is that of the exact entry of the row-major shape when
+// the library has one (as Run() of "gemm M=m N=n K=k" picks it: e.g. a
+// gemm_gpu record, or the naive reference kernel where it measured
+// faster), else that of the shape-generic template (gemm_tiled) as
+// DescribeGemm() tells.
+//
 // How it runs (as CLBlast's "indirect" GEMM): the tuned kernel takes tight
 // row-major A (m x k) and B (k x n) at offset 0 and writes a tight C. When
 // an operand is not in that form (transposed, ld above the tight one, an
@@ -153,7 +183,10 @@ struct GemmChoice {
 };
 
 // The choice for C(MxN) = A(MxK) * B(KxN) on `device`, row-major: the
-// nearest tuned fp32 GEMM shape, by the lookup above.
+// exact entry of the shape when the library has one (shape_match "exact",
+// config its tuned config or "reference" for the naive kernel), else the
+// nearest tuned fp32 GEMM shape of the shape-generic template, by the
+// lookup above.
 GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k);
 
 // Enqueues C = A * B on `queue`: row-major fp32, A is m x k, B is k x n,
@@ -194,7 +227,7 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 //   resize: input, output
 //   pool2d, global_pool, softmax: input, output
 //   layernorm: input, output, gamma, beta
-//   gemm: A, B, C
+//   gemm: A, B, C (never gemm_gpu's scratch W and S: see above)
 //   batch_matmul: A, B, C (B of them, each tight and row-major)
 // The epilogue (common/epilogue.cl in the sources) applies, per output
 // channel c: affine (+ shift[c], or * scale[c] + shift[c]), the residual,
@@ -221,8 +254,17 @@ std::string DescribeRun(cl_device_id device, const char* workload);
 // out of range).
 std::string CanonicalWorkload(const char* workload);
 
-// Releases every cached program (call before destroying their contexts).
+// Releases every cached program and scratch buffer (call before
+// destroying their contexts).
 void ReleaseCachedPrograms();
+
+// Releases the scratch buffers kept for `queue` (see above), e.g. before
+// releasing the queue, or after a kernel of it failed. Commands already
+// enqueued keep theirs until they end.
+void ReleaseScratchBuffers(cl_command_queue queue);
+
+// Bytes of the scratch buffers kept for all queues.
+size_t CachedScratchBytes();
 
 // Tuned entries in this library, for all ops and devices.
 int NumTunedEntries();

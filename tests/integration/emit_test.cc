@@ -285,6 +285,92 @@ TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 9) << run.out;
 }
 
+// A record whose kernel needs scratch buffers (gemm_gpu's split-K,
+// KSPLIT=2: partial sums W and per-tile counters S, fill = "zero") runs
+// through the emitted library's Run() and Gemm()s with A, B and C alone:
+// the library keeps zeroed scratch per command queue, and launches three
+// times in a row find the counters zero again (one C tile, two K slices).
+// The record is written through the store, so that the split-K config is
+// the entry.
+TEST_F(EmittedLibrary, SplitKScratchBuffersAreTheLibrarys) {
+  const std::string db = work_ + "/scratch.db";
+  const templates::KernelTemplate& tmpl =
+      *templates::FindTemplate("gemm", "gemm_gpu").value();
+  auto w = templates::Workload::Parse("gemm", "M=64,N=64,K=256");
+  ASSERT_TRUE(w.ok()) << w.status();
+  auto config = tmpl.ParseConfig(
+      "BM=64,BN=64,BK=16,TM=8,TN=8,LOADV=4,DB=1,STRN=1,WTILE=0,ASYNC=0,"
+      "KSPLIT=2");
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_TRUE(tmpl.CheckConfig(*config, *w, testing::DeviceLimits()).ok());
+  {
+    auto store = store::Store::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE(
+        (*store)->UpsertDevice("dev", testing::Device().device_info()).ok());
+    store::JobParams job{*w, &tmpl, "dev", tunefleet::v1::STRATEGY_RANDOM,
+                         1,  1,     0};
+    auto id = (*store)->CreateJob(job);
+    ASSERT_TRUE(id.ok()) << id.status();
+    auto trials =
+        (*store)->InsertTrials(*id, {{0, tmpl.ConfigString(*config)}});
+    ASSERT_TRUE(trials.ok()) << trials.status();
+    tunefleet::v1::Measurement m;
+    m.set_error(tunefleet::v1::Measurement::OK);
+    m.add_times_ns(1000);
+    ASSERT_TRUE((*store)->CompleteTrial((*trials)[0], m, 1000, 1).ok());
+  }
+  auto emit = RunCommand(bin_ + " emit --json --db " + db +
+                         " --device-key dev --out " + work_ + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 1);
+  // The table: W (4 * M * N floats) and S (ceil(M/32) * ceil(N/32) ints)
+  // as scratch arguments of their size in bytes; the entry's 8 arguments
+  // take 3 of the caller's buffers.
+  const std::string table = ReadAll(work_ + "/lib/src/tuned_table.cc");
+  EXPECT_NE(table.find("{'s', 65536},\n    {'s', 16},"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find(", 0, 8, 3, 0, 1000.0, "), std::string::npos) << table;
+
+  auto build = testing::BuildEmittedLibrary(work_, "emit_scratch_consumer");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  auto run = RunCommand(work_ + "/consumer/emit_scratch_consumer 64 64 256");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(
+      run.out.find("describe exact name " + tmpl.ConfigString(*config) + "\n"),
+      std::string::npos)
+      << run.out;
+  const std::map<std::string, std::string> cases = Lines(run.out, "case");
+  for (const char* name :
+       {"run_1", "run_2", "run_3", "gemm_1", "gemm_2", "gemm_3",
+        "blas_alpha_beta_1", "blas_alpha_beta_2", "blas_alpha_beta_3",
+        "two_queues_1", "two_queues_2", "two_queues_3", "five_buffers_refused",
+        "run_after_release"}) {
+    ASSERT_EQ(cases.count(name), 1u) << name << "\n" << run.out;
+    EXPECT_TRUE(cases.at(name).size() > 3 &&
+                cases.at(name).substr(cases.at(name).size() - 3) == " OK")
+        << name << ": " << cases.at(name);
+  }
+  // PoCL has out-of-order queues; elsewhere the consumer says so.
+  if (run.out.find("no out-of-order queue") == std::string::npos) {
+    for (const char* name :
+         {"out_of_order_1", "out_of_order_2", "out_of_order_3"}) {
+      ASSERT_EQ(cases.count(name), 1u) << name << "\n" << run.out;
+      EXPECT_EQ(cases.at(name).substr(cases.at(name).size() - 3), " OK")
+          << name;
+    }
+  }
+  // Bytes kept: W + S for one queue, twice for two, none once released.
+  const std::map<std::string, std::string> scratch = Lines(run.out, "scratch");
+  EXPECT_EQ(scratch.count("one_queue") ? scratch.at("one_queue") : "", "65552");
+  EXPECT_EQ(scratch.count("two_queues") ? scratch.at("two_queues") : "",
+            "131104");
+  EXPECT_EQ(scratch.count("released_other") ? scratch.at("released_other") : "",
+            "65552");
+  EXPECT_EQ(scratch.count("released_all") ? scratch.at("released_all") : "",
+            "0");
+}
+
 TEST_F(EmittedLibrary, RefusesUnknownDeviceKeys) {
   ASSERT_FALSE(
       Tune(work_ + "/t.db", "--shape M=8,N=8,K=8 --trials 1 --skip-reference")
