@@ -478,6 +478,7 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
       const int row = EDGE_M ? min(row0 + i, M - 1) : row0 + i;
+#if EDGE_M || EDGE_N || TN < 4
 #pragma unroll
       for (int j = 0; j < TN; ++j) {
         int col = n0 + TILE_COL(tx, j);
@@ -486,6 +487,18 @@ __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void gemm_gpu(
 #endif
         acc[i][j] += w[(size_t)row * N + col];
       }
+#else
+      // Whole float4s, as STORE_ROW wrote them.
+#pragma unroll
+      for (int j = 0; j < TN; j += 4) {
+        const float4 p = *(const volatile __global float4*)(
+            w + (size_t)row * N + n0 + TILE_COL(tx, j));
+        acc[i][j] += p.s0;
+        acc[i][j + 1] += p.s1;
+        acc[i][j + 2] += p.s2;
+        acc[i][j + 3] += p.s3;
+      }
+#endif
     }
   }
 #endif  // KSPLIT > 1
