@@ -293,7 +293,8 @@ void Scheduler::SetLeased(AgentSlot& slot, uint32_t leased) {
   std::set<FreeSlot>& free = free_[slot.session->key()];
   free.erase(FreeSlot{slot.leased, slot.session->id()});
   slot.leased = leased;
-  if (leased < slot.session->capacity()) {
+  const uint32_t capacity = slot.session->capacity();
+  if (leased < capacity && capacity - leased >= RefillBatch(capacity)) {
     free.insert(FreeSlot{leased, slot.session->id()});
   }
 }
@@ -302,15 +303,41 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
   std::vector<Dispatch> out;
   std::deque<QueuedTrial>& queue = queues_[key];
   std::set<FreeSlot>& free_slots = free_[key];
-  while (!queue.empty() && !free_slots.empty()) {
-    // The least loaded agent of the key with a free slot (lowest id first).
-    AgentSlot* free = &agents_.at(free_slots.begin()->second);
-    // The oldest trial of the highest priority.
-    auto next =
-        std::max_element(queue.begin(), queue.end(),
-                         [](const QueuedTrial& a, const QueuedTrial& b) {
-                           return a.priority < b.priority;
-                         });
+  // The oldest trial of the highest priority goes first. Nothing joins the
+  // queue meanwhile, so the trials before the one taken are all of a lower
+  // priority: the next of the same priority is found by scanning on from
+  // there (once over the queue per priority, not once per trial).
+  std::optional<int> level;
+  size_t from = 0;
+  AgentSlot* free = nullptr;
+  uint32_t refill = 0;  // requests `free` still gets in this round
+  while (!queue.empty() && (refill > 0 || !free_slots.empty())) {
+    if (refill == 0) {
+      // The least loaded agent of the key ready for a refill (lowest id
+      // first) gets RefillBatch() requests, or what is queued.
+      free = &agents_.at(free_slots.begin()->second);
+      const uint32_t capacity = free->session->capacity();
+      refill = std::min(capacity - free->leased, RefillBatch(capacity));
+    }
+    --refill;
+    size_t at = queue.size();
+    for (size_t i = from; level && i < queue.size(); ++i) {
+      if (queue[i].priority == *level) {
+        at = i;
+        break;
+      }
+    }
+    if (at == queue.size()) {  // none left at that priority
+      at = static_cast<size_t>(
+          std::max_element(queue.begin(), queue.end(),
+                           [](const QueuedTrial& a, const QueuedTrial& b) {
+                             return a.priority < b.priority;
+                           }) -
+          queue.begin());
+      level = queue[at].priority;
+    }
+    from = at;
+    auto next = queue.begin() + static_cast<std::ptrdiff_t>(at);
     SetLeased(*free, free->leased + 1);
     ++next->attempt;
     next->agent = free->session->name();

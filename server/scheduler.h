@@ -1,12 +1,14 @@
 // Hands queued trials to the connected agents of their device key, keeping
-// every agent busy up to its capacity, highest job priority first. Each
-// handed-out trial is a lease held by one agent until a deadline; when the
-// agent goes away, falls silent, or the deadline passes, the lease returns
-// to the front of the queue for another agent of the key. A trial whose
-// lease was lost kMaxAttempts times is given up.
+// every agent busy up to its capacity (refilled RefillBatch() requests at a
+// time), highest job priority first. Each handed-out trial is a lease held
+// by one agent until a deadline; when the agent goes away, falls silent, or
+// the deadline passes, the lease returns to the front of the queue for
+// another agent of the key. A trial whose lease was lost kMaxAttempts
+// times is given up.
 #ifndef TUNEFLEET_SERVER_SCHEDULER_H_
 #define TUNEFLEET_SERVER_SCHEDULER_H_
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -33,6 +35,17 @@ inline constexpr int kMaxAttempts = 5;
 // Added to a trial's own timeout in its lease deadline: compile, input
 // fill and the result's trip back.
 inline constexpr int64_t kLeaseSlackMs = 60000;
+
+// Requests an agent holding `capacity` at once is refilled with at a time:
+// it gets more work only once this many of its slots are free, and then
+// that many requests in one message (its answers come back as one result
+// batch too). A quarter of its capacity: an agent pipelining 16 requests
+// is refilled 4 at a time, so fast (short-kernel) fleets send a quarter of
+// the messages; an agent of capacity 1 to 7 gets each request as a slot
+// frees, as before.
+inline uint32_t RefillBatch(uint32_t capacity) {
+  return std::max(1u, capacity / 4);
+}
 
 // A trial waiting for an agent.
 struct QueuedTrial {
@@ -167,8 +180,8 @@ class Scheduler {
     std::shared_ptr<AgentSession> session;
     uint32_t leased = 0;
   };
-  // An agent with a free slot, ordered least loaded first, then by id (the
-  // order Assign() picks in).
+  // An agent with at least RefillBatch() free slots, ordered least loaded
+  // first, then by id (the order Assign() picks in).
   using FreeSlot = std::pair<uint32_t, std::string>;  // (leased, agent id)
   struct Dispatch {
     std::shared_ptr<AgentSession> session;
@@ -195,9 +208,9 @@ class Scheduler {
   const bool write_leases_;
   absl::Mutex mu_;
   std::map<std::string, AgentSlot> agents_ ABSL_GUARDED_BY(mu_);
-  // Per device key: its agents with a free slot, and the sum of its
-  // agents' capacities (so that Assign() and Capacity() do not scan every
-  // agent: O(log agents) per trial).
+  // Per device key: its agents ready for a refill (RefillBatch() free
+  // slots), and the sum of its agents' capacities (so that Assign() and
+  // Capacity() do not scan every agent: O(log agents) per trial).
   std::map<std::string, std::set<FreeSlot>> free_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::deque<QueuedTrial>> queues_ ABSL_GUARDED_BY(mu_);

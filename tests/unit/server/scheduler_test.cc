@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -155,6 +156,46 @@ TEST_F(SchedulerTest, FillsAnAgentUpToItsCapacityWithLeasesInMemory) {
     EXPECT_EQ(of->lease.attempt, i < 2 ? 1 : 0) << i;
     EXPECT_EQ(of->lease.leased_ms, i < 2 ? clock_.NowMs() : 0) << i;
   }
+}
+
+TEST_F(SchedulerTest, AnAgentOfLargeCapacityIsRefilledAQuarterAtATime) {
+  EXPECT_EQ(RefillBatch(1), 1u);
+  EXPECT_EQ(RefillBatch(7), 1u);
+  EXPECT_EQ(RefillBatch(16), 4u);
+  FakeAgent& a = Connect("a", "key", 16);
+  FakeAgent& b = Connect("b", "key", 16);
+  const std::vector<QueuedTrial> trials = Trials(40, "key");
+  scheduler_->Enqueue(trials);
+  // Four at a time to the least loaded, until both are full: one message
+  // each.
+  ASSERT_EQ(a.Received().size() + b.Received().size(), 32u);
+  EXPECT_EQ(a.messages(), 1);
+  EXPECT_EQ(b.messages(), 1);
+
+  // Three slots free: not yet.
+  const std::vector<int64_t> held = Ids(a);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(scheduler_->EndLease(held[i]).has_value());
+  }
+  EXPECT_EQ(a.messages(), 1);
+  // The fourth: four queued trials, oldest first, in one message.
+  ASSERT_TRUE(scheduler_->EndLease(held[3]).has_value());
+  EXPECT_EQ(a.messages(), 2);
+  const std::vector<int64_t> now = Ids(a);
+  ASSERT_EQ(now.size(), 20u);
+  const std::vector<int64_t> refill(now.begin() + 16, now.end());
+  // The oldest four of those neither agent held.
+  const std::vector<int64_t> of_b = Ids(b);
+  std::vector<int64_t> queued;
+  for (const QueuedTrial& t : trials) {
+    if (std::find(held.begin(), held.end(), t.trial_id) == held.end() &&
+        std::find(of_b.begin(), of_b.end(), t.trial_id) == of_b.end()) {
+      queued.push_back(t.trial_id);
+    }
+  }
+  ASSERT_EQ(queued.size(), 8u);
+  EXPECT_EQ(refill, std::vector<int64_t>(queued.begin(), queued.begin() + 4));
+  EXPECT_EQ(scheduler_->QueuedCount(), 4u);
 }
 
 TEST_F(SchedulerTest, WithWriteLeasesEachLeaseIsWrittenToItsRow) {
