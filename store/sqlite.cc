@@ -175,18 +175,20 @@ int64_t Database::LastInsertId() const {
 
 int Database::Changes() const { return sqlite3_changes(db_.get()); }
 
+// The three statements are cached: a transaction per group commit and per
+// batch of new trials would otherwise parse them each time.
 Transaction::Transaction(Database& db) : db_(db) {
-  begin_ = db_.Exec("BEGIN IMMEDIATE");
+  begin_ = db_.RunCached("BEGIN IMMEDIATE");
   done_ = !begin_.ok();
 }
 
 Transaction::~Transaction() {
-  if (!done_) (void)db_.Exec("ROLLBACK");
+  if (!done_) (void)db_.RunCached("ROLLBACK");
 }
 
 absl::Status Transaction::Commit() {
   if (!begin_.ok()) return begin_;
-  absl::Status s = db_.Exec("COMMIT");
+  absl::Status s = db_.RunCached("COMMIT");
   if (s.ok()) done_ = true;
   return s;
 }
