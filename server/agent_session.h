@@ -49,6 +49,7 @@ class AgentSession {
                AgentChannel* channel, int64_t now_ms)
       : id_(std::move(id)),
         hello_(std::move(hello)),
+        device_bytes_(hello_.device().SerializeAsString()),
         last_seen_ms_(now_ms),
         channel_(channel) {}
 
@@ -56,6 +57,10 @@ class AgentSession {
   const std::string& key() const { return hello_.device_key(); }
   const std::string& name() const { return hello_.agent_name(); }
   const tunefleet::v1::DeviceInfo& device() const { return hello_.device(); }
+  // device() serialized: an agent whose DeviceInfo has the same bytes
+  // cannot differ from this one (AgentServiceImpl::Admit skips comparing
+  // them field by field).
+  const std::string& device_bytes() const { return device_bytes_; }
   uint32_t device_info_revision() const {
     return hello_.device_info_revision();
   }
@@ -145,6 +150,7 @@ class AgentSession {
 
   const std::string id_;
   const tunefleet::v1::Hello hello_;
+  const std::string device_bytes_;
   std::atomic<int64_t> last_seen_ms_;
   absl::Mutex mu_;
   AgentChannel* channel_ ABSL_GUARDED_BY(mu_);
