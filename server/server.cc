@@ -207,7 +207,12 @@ std::string Server::address() const {
 void Server::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
-    if (shut_down_) return;
+    if (shut_down_) {
+      // Another thread's Shutdown() (tunefleet-server's signal thread while
+      // main's destructor runs): its parts are in use until it is done.
+      mu_.Await(absl::Condition(&shutdown_complete_));
+      return;
+    }
     shut_down_ = true;
   }
   if (reaper_.joinable()) reaper_.join();
@@ -224,10 +229,16 @@ void Server::Shutdown() {
   // Results still queued are written (and their callbacks run) while the
   // scheduler and jobs they reach are alive.
   if (trial_writer_) trial_writer_->Stop();
+  absl::MutexLock lock(&mu_);
+  shutdown_complete_ = true;
 }
 
 void Server::Wait() {
   if (grpc_server_) grpc_server_->Wait();
+  // gRPC's Wait() returns once it stopped serving, while Shutdown() may
+  // still be stopping the writer: the caller may destroy the server next.
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(&shutdown_complete_));
 }
 
 }  // namespace tunefleet::server

@@ -149,6 +149,7 @@ class Server {
   int port_ = 0;
   absl::Mutex mu_;
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_complete_ ABSL_GUARDED_BY(mu_) = false;  // Shutdown() ended
 };
 
 }  // namespace tunefleet::server
