@@ -7,16 +7,17 @@
 // request at once with a fake measurement, a few threads for all of them;
 // with --real-agents they are device_agent's Agent with FakeBackend (three
 // threads each), and --delay-us applies. For N = 64, 256, 1000 it runs one
-// random-search GEMM job and prints trials per second, the server's CPU
-// time per trial and this process's (the fake agents') CPU time per trial
-// (both from /proc/PID/stat, user + system). The agents and the server
+// random-search GEMM job (--jobs J: J at once, on J workloads) and prints
+// trials per second, the server's CPU time per trial and this process's
+// (the fake agents') CPU time per trial (both from /proc/PID/stat, user +
+// system). The agents and the server
 // share this machine's cores: on a small box the agents' CPU is part of
 // what limits trials per second, and the server's CPU per trial is the
 // figure that carries over to a box where they do not share.
 //
 // Usage: fleet_load [--trials T] [--agents 64,256,1000] [--agents-per-channel
 //   C] [--in-flight F] [--no-source-cache] [--no-result-batches]
-//   [--real-agents [--delay-us D]]
+//   [--jobs J] [--real-agents [--delay-us D]]
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -91,7 +92,40 @@ struct FleetOptions {
   uint32_t in_flight = 2;     // Hello.max_in_flight of every agent
   bool source_cache = true;   // agents cache sources by hash
   bool batch_results = true;  // fake agents batch results (Welcome allows)
+  int jobs = 1;               // jobs at once, each on its own workload
 };
+
+// Submits one random-search job of `trials` on the j-th GEMM workload
+// (M = 1024 + 16 j) for the fake device `key` and watches it to its end;
+// returns its trials done (0 when the submission fails).
+uint32_t RunJob(tunefleet::v1::TuningService::Stub& stub,
+                const std::string& key, size_t j, uint32_t trials) {
+  tunefleet::v1::SubmitJobRequest request;
+  *request.mutable_workload() =
+      tunefleet::trial::WorkloadToProto(*tunefleet::templates::Workload::Parse(
+          "gemm", absl::StrCat("M=", 1024 + 16 * j, ",N=1024,K=1024")));
+  request.set_device_key(key);
+  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+  request.set_trials(trials);
+  request.set_skip_reference(true);
+  request.set_no_transfer(true);
+  grpc::ClientContext submit_context;
+  tunefleet::v1::SubmitJobResponse submitted;
+  grpc::Status s = stub.SubmitJob(&submit_context, request, &submitted);
+  if (!s.ok()) {
+    std::fprintf(stderr, "fleet_load: submit: %s\n", s.error_message().c_str());
+    return 0;
+  }
+  grpc::ClientContext watch_context;
+  tunefleet::v1::WatchJobRequest watch;
+  watch.set_job_id(submitted.job_id());
+  auto reader = stub.WatchJob(&watch_context, watch);
+  tunefleet::v1::JobProgress p;
+  uint32_t done = 0;
+  while (reader->Read(&p)) done = p.trials_done();
+  reader->Finish();
+  return done;
+}
 
 Result RunOnce(const std::string& address, pid_t server_pid, int n,
                uint32_t trials, const FleetOptions& fleet) {
@@ -143,33 +177,20 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
     if (connected == n) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = tunefleet::trial::WorkloadToProto(
-      *tunefleet::templates::Workload::Parse("gemm", "M=1024,N=1024,K=1024"));
-  request.set_device_key(key);
-  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  request.set_trials(trials);
-  request.set_skip_reference(true);
-  request.set_no_transfer(true);
   const double cpu0 = CpuSeconds(server_pid);
   const double bench_cpu0 = CpuSeconds(getpid());
   const auto t0 = Clock::now();
   Result r;
   r.agents = n;
-  grpc::ClientContext submit_context;
-  tunefleet::v1::SubmitJobResponse submitted;
-  grpc::Status s = stub->SubmitJob(&submit_context, request, &submitted);
-  if (s.ok()) {
-    grpc::ClientContext watch_context;
-    tunefleet::v1::WatchJobRequest watch;
-    watch.set_job_id(submitted.job_id());
-    auto reader = stub->WatchJob(&watch_context, watch);
-    tunefleet::v1::JobProgress p;
-    while (reader->Read(&p)) r.trials = p.trials_done();
-    reader->Finish();
-  } else {
-    std::fprintf(stderr, "fleet_load: submit: %s\n", s.error_message().c_str());
+  // Jobs at once, each on its own GEMM workload; the clock stops when the
+  // last one ends.
+  std::vector<uint32_t> done(std::max(1, fleet.jobs), 0);
+  std::vector<std::thread> watchers;
+  for (size_t j = 0; j < done.size(); ++j) {
+    watchers.emplace_back([&, j] { done[j] = RunJob(*stub, key, j, trials); });
   }
+  for (std::thread& w : watchers) w.join();
+  for (uint32_t d : done) r.trials += d;
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.server_cpu_s = CpuSeconds(server_pid) - cpu0;
   r.bench_cpu_s = CpuSeconds(getpid()) - bench_cpu0;
@@ -211,6 +232,11 @@ int main(int argc, char** argv) {
                "kernel and reference sources");
   app.add_flag("!--no-result-batches", fleet.batch_results,
                "fake agents send one result per message");
+  app.add_option("--jobs", fleet.jobs,
+                 "jobs at once, each on its own GEMM workload (trials/s "
+                 "counts them all)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   app.add_option("--delay-us", fleet.delay_us,
                  "the fake backend's time per measurement (--real-agents)")
       ->capture_default_str();
@@ -241,10 +267,11 @@ int main(int argc, char** argv) {
                         : 0;
   std::printf(
       "fleet_load: tunefleet-server pid %d, SQLite store in %s, "
-      "%u trials per job, %s, in flight %u, source cache %s, result "
+      "%u trials per job, %d job(s) at once, %s, in flight %u, source "
+      "cache %s, result "
       "batches %s, fake backend delay %d us, %d cores available (shared by "
       "the server and the fake agents)\n",
-      server, dir.c_str(), trials,
+      server, dir.c_str(), trials, fleet.jobs,
       fleet.real_agents ? "device_agent Agents" : "FakeFleetAgents",
       fleet.in_flight, fleet.source_cache ? "on" : "off",
       fleet.batch_results && !fleet.real_agents ? "on" : "off", fleet.delay_us,
