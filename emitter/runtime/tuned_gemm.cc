@@ -59,19 +59,9 @@ __kernel void tunefleet_gemm_epilogue(const int rows, const int cols,
 }
 )tfcl";
 
-// Owners of one reference to an OpenCL object.
-struct ReleaseMem {
-  void operator()(cl_mem m) const { clReleaseMemObject(m); }
-};
-struct ReleaseEvent {
-  void operator()(cl_event e) const { clReleaseEvent(e); }
-};
-struct ReleaseKernel {
-  void operator()(cl_kernel k) const { clReleaseKernel(k); }
-};
-using Mem = std::unique_ptr<std::remove_pointer_t<cl_mem>, ReleaseMem>;
-using Event = std::unique_ptr<std::remove_pointer_t<cl_event>, ReleaseEvent>;
-using Kernel = std::unique_ptr<std::remove_pointer_t<cl_kernel>, ReleaseKernel>;
+using internal::Event;
+using internal::Kernel;
+using internal::Mem;
 
 // a * b + c into *out; false when it overflows size_t.
 bool MulAdd(size_t a, size_t b, size_t c, size_t* out) {

@@ -123,15 +123,6 @@ ProgramCache& Cache() {
   return cache;
 }
 
-// Owners of one reference to an OpenCL object.
-struct ReleaseMem {
-  void operator()(cl_mem m) const { clReleaseMemObject(m); }
-};
-struct ReleaseEvent {
-  void operator()(cl_event e) const { clReleaseEvent(e); }
-};
-using Mem = std::unique_ptr<std::remove_pointer_t<cl_mem>, ReleaseMem>;
-using Event = std::unique_ptr<std::remove_pointer_t<cl_event>, ReleaseEvent>;
 
 // One scratch buffer of a queue: zero-filled when created, then as the
 // kernels using it leave it.
