@@ -123,7 +123,6 @@ ProgramCache& Cache() {
   return cache;
 }
 
-
 // One scratch buffer of a queue: zero-filled when created, then as the
 // kernels using it leave it.
 struct Scratch {
