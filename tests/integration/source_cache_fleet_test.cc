@@ -13,13 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "kernels_templates/workload.h"
 #include "proto/names.h"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/process.h"
-#include "trial/trial_request.h"
 
 namespace tunefleet {
 namespace {
@@ -63,18 +61,8 @@ TEST(SourceCacheFleet, MissesAreResentAndEveryTrialIsDoneOnce) {
       [&] { return fleet.Connected("cache") == 2; }, std::chrono::seconds(60)));
 
   constexpr uint32_t kTrials = 24;
-  tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = trial::WorkloadToProto(
-      *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
-  request.set_device_key("cache");
-  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  request.set_trials(kTrials);
-  request.set_seed(5);
-  request.set_skip_reference(true);
-  request.set_no_transfer(true);
-  request.mutable_timing()->set_repeat(1);
-  request.mutable_timing()->set_number(1);
-  request.mutable_timing()->set_min_repeat_ms(0);
+  const tunefleet::v1::SubmitJobRequest request =
+      testing::SmallGemmJob("cache", kTrials, 0, 5);
   grpc::ClientContext context;
   tunefleet::v1::SubmitJobResponse submitted;
   const grpc::Status s = fleet.Stub()->SubmitJob(&context, request, &submitted);
