@@ -1,5 +1,6 @@
 #include "server/job.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -250,10 +251,14 @@ absl::Status Job::Loop() {
     EnqueueReference();
   }
   bool exhausted = false;
+  // The first round proposes at once; later ones wait for results (the
+  // timeout re-reads capacity, so agents that connect later get work).
+  absl::Duration wait = absl::ZeroDuration();
   while (true) {
     std::vector<search::Measurement> measurements;
     size_t outstanding = 0;
-    if (!Collect(&measurements, &outstanding)) return absl::OkStatus();
+    if (!Collect(wait, &measurements, &outstanding)) return absl::OkStatus();
+    wait = absl::Milliseconds(200);
     strategy->Observe(measurements);
     const int64_t done = Done();
     bool open = false;
@@ -337,14 +342,14 @@ void Job::Replay(search::SearchStrategy* strategy) {
   scheduler_->Enqueue(std::move(queued));
 }
 
-bool Job::Collect(std::vector<search::Measurement>* measurements,
+bool Job::Collect(absl::Duration wait,
+                  std::vector<search::Measurement>* measurements,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
   auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancelled_ || woken_ || !inbox_.empty();
   };
-  // The timeout re-reads capacity, so agents that connect later get work.
-  mu_.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(200));
+  mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
   woken_ = false;
   if (cancelled_) return false;
   std::vector<Result> results;
@@ -389,30 +394,37 @@ void Job::SetBest(int64_t trial_id, uint64_t index, double time_ns) {
 }
 
 absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
-  std::vector<store::NewTrial> rows;
-  rows.reserve(indices.size());
-  for (uint64_t i : indices) rows.push_back({i, space_->ConfigString(i)});
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                             store_->InsertTrials(id_, rows));
-  // Built outside the job's lock: results (OnResult) need it meanwhile.
-  std::vector<QueuedTrial> queued;
-  queued.reserve(ids.size());
-  for (size_t t = 0; t < ids.size(); ++t) {
-    // The sources stay in the builder's shared texts (LeanRequest): the
-    // agent's session fills them in only where the agent lacks them.
-    trial::LeanRequest lean =
-        requests_.BuildLean(space_->Config(indices[t]), ids[t]);
-    queued.push_back(
-        QueuedTrial{ids[t], id_, spec_.priority, spec_.device_key,
-                    std::make_shared<tunefleet::v1::MeasureRequest>(
-                        std::move(lean.request)),
-                    0, std::move(lean.sources)});
+  for (size_t from = 0; from < indices.size(); from += kDispatchChunk) {
+    const size_t to = std::min(indices.size(), from + kDispatchChunk);
+    std::vector<store::NewTrial> rows;
+    rows.reserve(to - from);
+    for (size_t t = from; t < to; ++t) {
+      rows.push_back({indices[t], space_->ConfigString(indices[t])});
+    }
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                               store_->InsertTrials(id_, rows));
+    // Built outside the job's lock: results (OnResult) need it meanwhile.
+    std::vector<QueuedTrial> queued;
+    queued.reserve(ids.size());
+    for (size_t t = 0; t < ids.size(); ++t) {
+      // The sources stay in the builder's shared texts (LeanRequest): the
+      // agent's session fills them in only where the agent lacks them.
+      trial::LeanRequest lean =
+          requests_.BuildLean(space_->Config(rows[t].config_index), ids[t]);
+      queued.push_back(
+          QueuedTrial{ids[t], id_, spec_.priority, spec_.device_key,
+                      std::make_shared<tunefleet::v1::MeasureRequest>(
+                          std::move(lean.request)),
+                      0, std::move(lean.sources)});
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      for (size_t t = 0; t < ids.size(); ++t) {
+        outstanding_[ids[t]] = rows[t].config_index;
+      }
+    }
+    scheduler_->Enqueue(std::move(queued));
   }
-  {
-    absl::MutexLock lock(&mu_);
-    for (size_t t = 0; t < ids.size(); ++t) outstanding_[ids[t]] = indices[t];
-  }
-  scheduler_->Enqueue(std::move(queued));
   return absl::OkStatus();
 }
 

@@ -120,9 +120,10 @@ class Job : public TrackedJob {
   // Queues the naive reference kernel's measurement, ahead of the job's
   // trials (one priority higher).
   void EnqueueReference();
-  // Waits for results or cancellation; turns new results into
+  // Waits up to `wait` for results or cancellation; turns new results into
   // measurements and progress. False once cancelled.
-  bool Collect(std::vector<search::Measurement>* measurements,
+  bool Collect(absl::Duration wait,
+               std::vector<search::Measurement>* measurements,
                size_t* outstanding);
   // Counts one finished trial (time_ns when OK) into the progress; returns
   // it as the strategy sees it.
@@ -143,8 +144,10 @@ class Job : public TrackedJob {
   // A result the store took: counts it for the job's thread when `fresh`.
   void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
                 double time_ns, bool fresh);
-  // Writes trial rows for these configs and queues them.
+  // Writes trial rows for these configs and queues them, kDispatchChunk at
+  // a time: agents start on the first chunk while the next is written.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
+  static constexpr size_t kDispatchChunk = 1024;
   // Replays the resumed trials: finished ones into `strategy` and the
   // progress, unfinished ones into the queue again.
   void Replay(search::SearchStrategy* strategy);
