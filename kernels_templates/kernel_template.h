@@ -161,6 +161,12 @@ class KernelTemplate {
   virtual absl::Status CheckConfig(const KnobValues& config,
                                    const Workload& workload,
                                    const DeviceLimits& limits) const = 0;
+  // CheckConfig(...).ok(), for enumerating a search space: a template may
+  // skip composing the messages of the configs it rejects.
+  virtual bool ConfigValid(const KnobValues& config, const Workload& workload,
+                           const DeviceLimits& limits) const {
+    return CheckConfig(config, workload, limits).ok();
+  }
 
   // Buffers of the workload, shared by the candidate and the reference.
   virtual std::vector<BufferDesc> Buffers(const Workload& workload) const = 0;

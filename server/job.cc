@@ -45,7 +45,7 @@ std::unique_ptr<search::SearchSpace> BuildSpace(
   return std::make_unique<search::SearchSpace>(
       std::move(knobs),
       [&tmpl, workload, limits](const std::vector<int64_t>& c) {
-        return tmpl.CheckConfig(c, workload, limits).ok();
+        return tmpl.ConfigValid(c, workload, limits);
       });
 }
 

@@ -303,15 +303,14 @@ absl::Status SpecTemplate::ConfigError(const KnobValues& config,
       absl::StrCat(ConfigString(config), ": ", why));
 }
 
-absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
-                                       const Workload& w,
-                                       const DeviceLimits& limits) const {
+absl::StatusOr<int> SpecTemplate::FailingConstraint(
+    const KnobValues& config, const Workload& w, const DeviceLimits& limits,
+    Frame& frame) const {
   if (config.size() != model_.knobs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("config has ", config.size(), " values, template has ",
                      model_.knobs.size(), " knobs"));
   }
-  Frame frame = NewFrame(w);
   SetLimits(limits, frame);
   SetKnobs(config, frame);
   if (model_.config_rechecks_workload) {
@@ -320,7 +319,16 @@ absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
   int digits_storage[kMaxSpecKnobs];
   const int* digits =
       tables_.Digits(config, digits_storage) ? digits_storage : nullptr;
-  if (const int i = FirstFailingConstraint(digits, frame); i >= 0) {
+  return FirstFailingConstraint(digits, frame);
+}
+
+absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
+                                       const Workload& w,
+                                       const DeviceLimits& limits) const {
+  Frame frame = NewFrame(w);
+  absl::StatusOr<int> failing = FailingConstraint(config, w, limits, frame);
+  if (!failing.ok()) return failing.status();
+  if (const int i = *failing; i >= 0) {
     const TextTemplate& reason = model_.constraints[i].reason;
     if (const std::string* text = reason.StaticText()) {
       return ConfigError(config, *text);
@@ -329,6 +337,15 @@ absl::Status SpecTemplate::CheckConfig(const KnobValues& config,
   }
   if (!model_.launch_checks) return absl::OkStatus();
   return CheckLaunchRules(config, limits, frame);
+}
+
+bool SpecTemplate::ConfigValid(const KnobValues& config, const Workload& w,
+                               const DeviceLimits& limits) const {
+  Frame frame = NewFrame(w);
+  absl::StatusOr<int> failing = FailingConstraint(config, w, limits, frame);
+  if (!failing.ok() || *failing >= 0) return false;
+  return !model_.launch_checks ||
+         CheckLaunchRules(config, limits, frame).ok();
 }
 
 int SpecTemplate::FirstFailingConstraint(const int* digits,

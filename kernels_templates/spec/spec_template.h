@@ -241,6 +241,9 @@ class SpecTemplate : public KernelTemplate {
                              const DeviceLimits& limits) const override;
   absl::Status CheckConfig(const KnobValues& config, const Workload& workload,
                            const DeviceLimits& limits) const override;
+  // CheckConfig() without rendering a rejected config's reason.
+  bool ConfigValid(const KnobValues& config, const Workload& workload,
+                   const DeviceLimits& limits) const override;
   std::vector<BufferDesc> Buffers(const Workload& workload) const override;
   LaunchDesc Launch(const KnobValues& config,
                     const Workload& workload) const override;
@@ -312,6 +315,14 @@ class SpecTemplate : public KernelTemplate {
   bool KernelRuns(const Frame& frame) const;
   // The position of the first constraint the config fails, or -1.
   int FirstFailingConstraint(const int* digits, Frame& frame) const;
+  // Sets `frame` (a NewFrame() of `w`) up for `config` and returns the
+  // position of the first constraint the config fails, or -1; errors: a
+  // config of the wrong length, or a workload the config's recheck
+  // refuses.
+  absl::StatusOr<int> FailingConstraint(const KnobValues& config,
+                                        const Workload& w,
+                                        const DeviceLimits& limits,
+                                        Frame& frame) const;
   absl::Status ConfigError(const KnobValues& config,
                            absl::string_view why) const;
   // A frame of the workload and config with the lets of `plan` computed.

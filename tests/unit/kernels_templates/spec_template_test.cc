@@ -350,6 +350,51 @@ TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
   for (size_t c : counts) EXPECT_EQ(c, alone);
 }
 
+// ConfigValid() (what a search space is enumerated with) accepts exactly
+// the configs CheckConfig() accepts: templates with constraints only and
+// one with the OpenCL launch rules, on a device with small limits so that
+// both kinds reject some configs.
+TEST(SpecTemplate, ConfigValidAgreesWithCheckConfig) {
+  DeviceLimits small = testing::GpuLimits();
+  small.max_work_group_size = 64;
+  small.max_work_item_sizes = {64, 64, 64};
+  small.local_mem_bytes = 8192;
+  const std::pair<const KernelTemplate*, Workload> cases[] = {
+      {&testing::BuiltinTemplate("gemm_tiled"),
+       testing::MustParse("gemm", "M=100,N=37,K=19")},
+      {&testing::BuiltinTemplate("gemm_gpu"),
+       testing::MustParse("gemm", "M=256,N=256,K=64")},
+      {&testing::Pool2dDirect(),
+       testing::MustParse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg")},
+  };
+  for (const auto& [tmpl, w] : cases) {
+    std::vector<KnobValues> configs(1);
+    for (const Knob& k : tmpl->knobs()) {
+      std::vector<KnobValues> more;
+      for (const KnobValues& c : configs) {
+        for (int64_t v : k.values) {
+          more.push_back(c);
+          more.back().push_back(v);
+        }
+      }
+      configs = std::move(more);
+    }
+    size_t valid = 0;
+    for (const KnobValues& c : configs) {
+      const bool checked = tmpl->CheckConfig(c, w, small).ok();
+      ASSERT_EQ(tmpl->ConfigValid(c, w, small), checked)
+          << tmpl->name() << " " << tmpl->ConfigString(c);
+      valid += checked;
+    }
+    EXPECT_GT(valid, 0u) << tmpl->name();
+    EXPECT_LT(valid, configs.size()) << tmpl->name();
+  }
+  // A config of the wrong length is no valid config either.
+  const KernelTemplate& gemm = testing::BuiltinTemplate("gemm_tiled");
+  EXPECT_FALSE(
+      gemm.ConfigValid({16}, testing::MustParse("gemm", "M=8,N=8,K=8"), small));
+}
+
 // Registering the same spec from many threads at once: every call gets the
 // one template (registry.h), and its new op is added once.
 TEST(Registry, ConcurrentIdenticalRegistrationsAllSucceed) {
