@@ -158,33 +158,34 @@ TEST_F(SchedulerTest, FillsAnAgentUpToItsCapacityWithLeasesInMemory) {
   }
 }
 
-TEST_F(SchedulerTest, AnAgentOfLargeCapacityIsRefilledAQuarterAtATime) {
+TEST_F(SchedulerTest, AnAgentOfLargeCapacityIsRefilledHalfAtATime) {
   EXPECT_EQ(RefillBatch(1), 1u);
-  EXPECT_EQ(RefillBatch(7), 1u);
-  EXPECT_EQ(RefillBatch(16), 4u);
+  EXPECT_EQ(RefillBatch(3), 1u);
+  EXPECT_EQ(RefillBatch(4), 2u);
+  EXPECT_EQ(RefillBatch(16), 8u);
   FakeAgent& a = Connect("a", "key", 16);
   FakeAgent& b = Connect("b", "key", 16);
-  const std::vector<QueuedTrial> trials = Trials(40, "key");
+  const std::vector<QueuedTrial> trials = Trials(44, "key");
   scheduler_->Enqueue(trials);
-  // Four at a time to the least loaded, until both are full: one message
+  // Eight at a time to the least loaded, until both are full: one message
   // each.
   ASSERT_EQ(a.Received().size() + b.Received().size(), 32u);
   EXPECT_EQ(a.messages(), 1);
   EXPECT_EQ(b.messages(), 1);
 
-  // Three slots free: not yet.
+  // Seven slots free: not yet.
   const std::vector<int64_t> held = Ids(a);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 7; ++i) {
     ASSERT_TRUE(scheduler_->EndLease(held[i]).has_value());
   }
   EXPECT_EQ(a.messages(), 1);
-  // The fourth: four queued trials, oldest first, in one message.
-  ASSERT_TRUE(scheduler_->EndLease(held[3]).has_value());
+  // The eighth: eight queued trials, oldest first, in one message.
+  ASSERT_TRUE(scheduler_->EndLease(held[7]).has_value());
   EXPECT_EQ(a.messages(), 2);
   const std::vector<int64_t> now = Ids(a);
-  ASSERT_EQ(now.size(), 20u);
+  ASSERT_EQ(now.size(), 24u);
   const std::vector<int64_t> refill(now.begin() + 16, now.end());
-  // The oldest four of those neither agent held.
+  // The oldest eight of those neither agent held.
   const std::vector<int64_t> of_b = Ids(b);
   std::vector<int64_t> queued;
   for (const QueuedTrial& t : trials) {
@@ -193,8 +194,8 @@ TEST_F(SchedulerTest, AnAgentOfLargeCapacityIsRefilledAQuarterAtATime) {
       queued.push_back(t.trial_id);
     }
   }
-  ASSERT_EQ(queued.size(), 8u);
-  EXPECT_EQ(refill, std::vector<int64_t>(queued.begin(), queued.begin() + 4));
+  ASSERT_EQ(queued.size(), 12u);
+  EXPECT_EQ(refill, std::vector<int64_t>(queued.begin(), queued.begin() + 8));
   EXPECT_EQ(scheduler_->QueuedCount(), 4u);
 }
 
