@@ -16,6 +16,7 @@ PACKAGES=(
   libonnx-dev libmuparser-dev
   libbenchmark-dev
   libssl-dev openssl
+  libjemalloc-dev
   clang-14 libfuzzer-14-dev
   python3-grpcio python3-grpc-tools
   libcpp-httplib-dev libjs-chart.js prometheus-cpp-dev
