@@ -15,14 +15,20 @@
 // what limits trials per second, and the server's CPU per trial is the
 // figure that carries over to a box where they do not share.
 //
+// "first s" is the time from the submissions to the first trial done: the
+// job's start (its search space, the first trials written and sent). With
+// --repeat R each agent count runs R times and a row of each column's
+// median follows (the runs on a shared box scatter by 20% and more).
+//
 // Usage: fleet_load [--trials T] [--agents 64,256,1000] [--agents-per-channel
 //   C] [--in-flight F] [--no-source-cache] [--no-result-batches]
-//   [--jobs J] [--real-agents [--delay-us D]]
+//   [--jobs J] [--repeat R] [--real-agents [--delay-us D]]
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +88,7 @@ struct Result {
   double seconds = 0;
   double server_cpu_s = 0;
   double bench_cpu_s = 0;  // this process: the fake agents and the client
+  double first_s = 0;      // from the submissions to the first trial done
   int server_threads = 0;  // at the end of the job, agents still connected
 };
 
@@ -97,9 +104,11 @@ struct FleetOptions {
 
 // Submits one random-search job of `trials` on the j-th GEMM workload
 // (M = 1024 + 16 j) for the fake device `key` and watches it to its end;
-// returns its trials done (0 when the submission fails).
+// returns its trials done (0 when the submission fails) and sets
+// `*first_done` to when the watch first showed a finished trial.
 uint32_t RunJob(tunefleet::v1::TuningService::Stub& stub,
-                const std::string& key, size_t j, uint32_t trials) {
+                const std::string& key, size_t j, uint32_t trials,
+                Clock::time_point* first_done) {
   tunefleet::v1::SubmitJobRequest request;
   *request.mutable_workload() =
       tunefleet::trial::WorkloadToProto(*tunefleet::templates::Workload::Parse(
@@ -122,7 +131,10 @@ uint32_t RunJob(tunefleet::v1::TuningService::Stub& stub,
   auto reader = stub.WatchJob(&watch_context, watch);
   tunefleet::v1::JobProgress p;
   uint32_t done = 0;
-  while (reader->Read(&p)) done = p.trials_done();
+  while (reader->Read(&p)) {
+    if (done == 0 && p.trials_done() > 0) *first_done = Clock::now();
+    done = p.trials_done();
+  }
   reader->Finish();
   return done;
 }
@@ -185,13 +197,20 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   // Jobs at once, each on its own GEMM workload; the clock stops when the
   // last one ends.
   std::vector<uint32_t> done(std::max(1, fleet.jobs), 0);
+  std::vector<Clock::time_point> first(done.size(), Clock::time_point::max());
   std::vector<std::thread> watchers;
   for (size_t j = 0; j < done.size(); ++j) {
-    watchers.emplace_back([&, j] { done[j] = RunJob(*stub, key, j, trials); });
+    watchers.emplace_back(
+        [&, j] { done[j] = RunJob(*stub, key, j, trials, &first[j]); });
   }
   for (std::thread& w : watchers) w.join();
   for (uint32_t d : done) r.trials += d;
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto t1 = Clock::now();
+  r.seconds = std::chrono::duration<double>(t1 - t0).count();
+  r.first_s = std::chrono::duration<double>(
+                  std::min(t1, *std::min_element(first.begin(), first.end())) -
+                  t0)
+                  .count();
   r.server_cpu_s = CpuSeconds(server_pid) - cpu0;
   r.bench_cpu_s = CpuSeconds(getpid()) - bench_cpu0;
   r.server_threads = Threads(server_pid);
@@ -199,6 +218,59 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   for (auto& a : agents) a->Stop();
   for (auto& t : threads) t.join();
   return r;
+}
+
+// One printed row: a run's figures per trial and per second.
+struct Row {
+  int agents = 0;
+  double trials = 0;
+  double seconds = 0;
+  double trials_per_s = 0;
+  double server_us = 0;  // server CPU per trial
+  double agents_us = 0;  // this process's CPU per trial
+  double cpu_use = 0;    // cores busy on average (server + agents)
+  double threads = 0;
+  double first_s = 0;
+};
+
+Row RowOf(const Result& r) {
+  const double per = r.trials ? 1e6 / r.trials : 0.0;
+  return Row{r.agents,
+             static_cast<double>(r.trials),
+             r.seconds,
+             r.trials / r.seconds,
+             r.server_cpu_s * per,
+             r.bench_cpu_s * per,
+             (r.server_cpu_s + r.bench_cpu_s) / r.seconds,
+             static_cast<double>(r.server_threads),
+             r.first_s};
+}
+
+// Each column's median over `rows` (the middle one, or the mean of the
+// two middle ones).
+Row Median(const std::vector<Row>& rows) {
+  auto median = [&rows](double Row::*column) {
+    std::vector<double> v;
+    for (const Row& r : rows) v.push_back(r.*column);
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  };
+  Row out;
+  out.agents = rows.front().agents;
+  for (double Row::*column :
+       {&Row::trials, &Row::seconds, &Row::trials_per_s, &Row::server_us,
+        &Row::agents_us, &Row::cpu_use, &Row::threads, &Row::first_s}) {
+    out.*column = median(column);
+  }
+  return out;
+}
+
+void PrintRow(const std::string& label, const Row& r) {
+  std::printf("%7s %8.0f %9.2f %10.1f %13.1f %13.1f %9.2f %15.0f %8.2f\n",
+              label.c_str(), r.trials, r.seconds, r.trials_per_s, r.server_us,
+              r.agents_us, r.cpu_use, r.threads, r.first_s);
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -210,6 +282,7 @@ int main(int argc, char** argv) {
   uint32_t trials = 20000;
   std::vector<int> counts = {64, 256, 1000};
   FleetOptions fleet;
+  int repeat = 1;
   std::string server_binary = TUNEFLEET_SERVER_BINARY;
   app.add_option("--trials", trials, "trials per job")->capture_default_str();
   app.add_option("--server-binary", server_binary,
@@ -236,6 +309,11 @@ int main(int argc, char** argv) {
                  "jobs at once, each on its own GEMM workload (trials/s "
                  "counts them all)")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--repeat", repeat,
+                 "runs per agent count; with more than one, a row of each "
+                 "column's median follows")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app.add_option("--delay-us", fleet.delay_us,
                  "the fake backend's time per measurement (--real-agents)")
@@ -276,18 +354,16 @@ int main(int argc, char** argv) {
       fleet.in_flight, fleet.source_cache ? "on" : "off",
       fleet.batch_results && !fleet.real_agents ? "on" : "off", fleet.delay_us,
       cores);
-  std::printf("%7s %8s %9s %10s %13s %13s %9s %15s\n", "agents", "trials",
-              "wall s", "trials/s", "server us/tr", "agents us/tr", "CPU use",
-              "server threads");
+  std::printf("%7s %8s %9s %10s %13s %13s %9s %15s %8s\n", "agents",
+              "trials", "wall s", "trials/s", "server us/tr", "agents us/tr",
+              "CPU use", "server threads", "first s");
   for (int n : counts) {
-    Result r = RunOnce(address, server, n, trials, fleet);
-    const double per = r.trials ? 1e6 / r.trials : 0.0;
-    // CPU use: cores busy on average (server + agents) over the run.
-    std::printf("%7d %8u %9.2f %10.1f %13.1f %13.1f %9.2f %15d\n", r.agents,
-                r.trials, r.seconds, r.trials / r.seconds, r.server_cpu_s * per,
-                r.bench_cpu_s * per,
-                (r.server_cpu_s + r.bench_cpu_s) / r.seconds, r.server_threads);
-    std::fflush(stdout);
+    std::vector<Row> rows;
+    for (int i = 0; i < repeat; ++i) {
+      rows.push_back(RowOf(RunOnce(address, server, n, trials, fleet)));
+      PrintRow(std::to_string(n), rows.back());
+    }
+    if (repeat > 1) PrintRow("median", Median(rows));
   }
   (void)server_process->Signal(SIGTERM);
   (void)server_process->Wait();
