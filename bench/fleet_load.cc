@@ -207,10 +207,10 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   for (uint32_t d : done) r.trials += d;
   const auto t1 = Clock::now();
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
-  r.first_s = std::chrono::duration<double>(
-                  std::min(t1, *std::min_element(first.begin(), first.end())) -
-                  t0)
-                  .count();
+  r.first_s =
+      std::chrono::duration<double>(
+          std::min(t1, *std::min_element(first.begin(), first.end())) - t0)
+          .count();
   r.server_cpu_s = CpuSeconds(server_pid) - cpu0;
   r.bench_cpu_s = CpuSeconds(getpid()) - bench_cpu0;
   r.server_threads = Threads(server_pid);
@@ -354,9 +354,9 @@ int main(int argc, char** argv) {
       fleet.in_flight, fleet.source_cache ? "on" : "off",
       fleet.batch_results && !fleet.real_agents ? "on" : "off", fleet.delay_us,
       cores);
-  std::printf("%7s %8s %9s %10s %13s %13s %9s %15s %8s\n", "agents",
-              "trials", "wall s", "trials/s", "server us/tr", "agents us/tr",
-              "CPU use", "server threads", "first s");
+  std::printf("%7s %8s %9s %10s %13s %13s %9s %15s %8s\n", "agents", "trials",
+              "wall s", "trials/s", "server us/tr", "agents us/tr", "CPU use",
+              "server threads", "first s");
   for (int n : counts) {
     std::vector<Row> rows;
     for (int i = 0; i < repeat; ++i) {

@@ -303,9 +303,10 @@ absl::Status SpecTemplate::ConfigError(const KnobValues& config,
       absl::StrCat(ConfigString(config), ": ", why));
 }
 
-absl::StatusOr<int> SpecTemplate::FailingConstraint(
-    const KnobValues& config, const Workload& w, const DeviceLimits& limits,
-    Frame& frame) const {
+absl::StatusOr<int> SpecTemplate::FailingConstraint(const KnobValues& config,
+                                                    const Workload& w,
+                                                    const DeviceLimits& limits,
+                                                    Frame& frame) const {
   if (config.size() != model_.knobs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("config has ", config.size(), " values, template has ",
@@ -344,8 +345,7 @@ bool SpecTemplate::ConfigValid(const KnobValues& config, const Workload& w,
   Frame frame = NewFrame(w);
   absl::StatusOr<int> failing = FailingConstraint(config, w, limits, frame);
   if (!failing.ok() || *failing >= 0) return false;
-  return !model_.launch_checks ||
-         CheckLaunchRules(config, limits, frame).ok();
+  return !model_.launch_checks || CheckLaunchRules(config, limits, frame).ok();
 }
 
 int SpecTemplate::FirstFailingConstraint(const int* digits,

@@ -314,12 +314,10 @@ TEST(Expressions, FollowMuParserAndPrintAsCxx) {
 
 // Checking configs takes no lock and keeps no state: threads checking the
 // same template at once agree with one thread alone.
-TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
-  const KernelTemplate& gemm = *FindTemplate("gemm", "gemm_tiled").value();
-  const Workload w = *Workload::Parse("gemm", "M=100,N=37,K=19");
-  const DeviceLimits limits = testing::GpuLimits();
+// Every config of `tmpl`'s knobs (the raw search space).
+std::vector<KnobValues> AllConfigs(const KernelTemplate& tmpl) {
   std::vector<KnobValues> configs(1);
-  for (const Knob& k : gemm.knobs()) {
+  for (const Knob& k : tmpl.knobs()) {
     std::vector<KnobValues> more;
     for (const KnobValues& c : configs) {
       for (int64_t v : k.values) {
@@ -329,6 +327,14 @@ TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
     }
     configs = std::move(more);
   }
+  return configs;
+}
+
+TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
+  const KernelTemplate& gemm = *FindTemplate("gemm", "gemm_tiled").value();
+  const Workload w = *Workload::Parse("gemm", "M=100,N=37,K=19");
+  const DeviceLimits limits = testing::GpuLimits();
+  const std::vector<KnobValues> configs = AllConfigs(gemm);
   auto count_valid = [&] {
     size_t valid = 0;
     for (const KnobValues& c : configs) {
@@ -365,20 +371,11 @@ TEST(SpecTemplate, ConfigValidAgreesWithCheckConfig) {
       {&testing::BuiltinTemplate("gemm_gpu"),
        testing::MustParse("gemm", "M=256,N=256,K=64")},
       {&testing::Pool2dDirect(),
-       testing::MustParse("pool2d", "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg")},
+       testing::MustParse("pool2d",
+                          "C=6,H=13,W=19,R=3,S=3,PH=1,PW=1,mode=avg")},
   };
   for (const auto& [tmpl, w] : cases) {
-    std::vector<KnobValues> configs(1);
-    for (const Knob& k : tmpl->knobs()) {
-      std::vector<KnobValues> more;
-      for (const KnobValues& c : configs) {
-        for (int64_t v : k.values) {
-          more.push_back(c);
-          more.back().push_back(v);
-        }
-      }
-      configs = std::move(more);
-    }
+    const std::vector<KnobValues> configs = AllConfigs(*tmpl);
     size_t valid = 0;
     for (const KnobValues& c : configs) {
       const bool checked = tmpl->CheckConfig(c, w, small).ok();
