@@ -251,6 +251,7 @@ Row RowOf(const Result& r) {
 Row Median(const std::vector<Row>& rows) {
   auto median = [&rows](double Row::*column) {
     std::vector<double> v;
+    v.reserve(rows.size());
     for (const Row& r : rows) v.push_back(r.*column);
     std::sort(v.begin(), v.end());
     const size_t m = v.size() / 2;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -100,33 +101,51 @@ struct Buffers {
   std::map<std::string, agent::ClMem> scratch;
 };
 
-Buffers MakeBuffers(cl_context ctx, cl_command_queue queue,
-                    const templates::KernelTemplate& tmpl,
-                    const templates::Workload& workload, const Shape& s) {
+// Errors: the OpenCL call that failed (a shape too large for the device,
+// say), by name.
+absl::StatusOr<Buffers> MakeBuffers(cl_context ctx, cl_command_queue queue,
+                                    const templates::KernelTemplate& tmpl,
+                                    const templates::Workload& workload,
+                                    const Shape& s) {
   Buffers buf;
+  // One buffer of `bytes`, copied from `host` when not null.
+  auto create = [ctx](size_t bytes, const void* host,
+                      absl::string_view name) -> absl::StatusOr<agent::ClMem> {
+    cl_int err = CL_SUCCESS;
+    agent::ClMem mem(clCreateBuffer(
+        ctx, host != nullptr ? CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
+        const_cast<void*>(host), &err));
+    if (err != CL_SUCCESS) {
+      return agent::ClError(
+          absl::StrCat("clCreateBuffer of ", bytes, " bytes for ", name), err);
+    }
+    return mem;
+  };
   for (const templates::BufferDesc& d : tmpl.Buffers(workload)) {
     if (!d.zero_fill) continue;
-    cl_int err = CL_SUCCESS;
-    agent::ClMem mem(
-        clCreateBuffer(ctx, CL_MEM_READ_WRITE, d.elements * 4, nullptr, &err));
+    TUNEFLEET_ASSIGN_OR_RETURN(agent::ClMem mem,
+                               create(d.elements * 4, nullptr, d.name));
     const float zero = 0;
-    clEnqueueFillBuffer(queue, mem.get(), &zero, sizeof(zero), 0,
-                        d.elements * 4, 0, nullptr, nullptr);
+    if (cl_int err =
+            clEnqueueFillBuffer(queue, mem.get(), &zero, sizeof(zero), 0,
+                                d.elements * 4, 0, nullptr, nullptr);
+        err != CL_SUCCESS) {
+      return agent::ClError(absl::StrCat("clEnqueueFillBuffer of ", d.name),
+                            err);
+    }
     buf.scratch.emplace(d.name, std::move(mem));
   }
-  clFinish(queue);
+  if (cl_int err = clFinish(queue); err != CL_SUCCESS) {
+    return agent::ClError("clFinish after the scratch fills", err);
+  }
   buf.host_a = HostMatrix(static_cast<size_t>(s.m) * s.k, 0);
   buf.host_b = HostMatrix(static_cast<size_t>(s.k) * s.n, 1);
-  cl_int err = CL_SUCCESS;
-  buf.a = agent::ClMem(clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR,
-                                      buf.host_a.size() * 4, buf.host_a.data(),
-                                      &err));
-  buf.b = agent::ClMem(clCreateBuffer(ctx, CL_MEM_COPY_HOST_PTR,
-                                      buf.host_b.size() * 4, buf.host_b.data(),
-                                      &err));
-  buf.c = agent::ClMem(clCreateBuffer(ctx, CL_MEM_READ_WRITE,
-                                      static_cast<size_t>(s.m) * s.n * 4,
-                                      nullptr, &err));
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      buf.a, create(buf.host_a.size() * 4, buf.host_a.data(), "A"));
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      buf.b, create(buf.host_b.size() * 4, buf.host_b.data(), "B"));
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      buf.c, create(static_cast<size_t>(s.m) * s.n * 4, nullptr, "C"));
   return buf;
 }
 
@@ -446,8 +465,9 @@ absl::StatusOr<nlohmann::json> BenchShape(const Flags& f,
   const Reached r95 = FirstReached(records, tune_start_unix_ms, 0.95);
   const Reached r99 = FirstReached(records, tune_start_unix_ms, 0.99);
   cl_command_queue queue = device.queue.get();
-  const Buffers buf =
-      MakeBuffers(device.context.get(), queue, *gemm, workload, s);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      const Buffers buf,
+      MakeBuffers(device.context.get(), queue, *gemm, workload, s));
   const double tuned_ms =
       TimeTemplateLaunch(device, gemm->Launch(config, workload), buf);
   const std::vector<float> tuned_c = ReadC(queue, buf, s);
