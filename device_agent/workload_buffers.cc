@@ -112,14 +112,14 @@ WorkloadBuffers::WorkloadBuffers(cl_context context, cl_command_queue queue,
 absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
     const std::string& key,
     const google::protobuf::RepeatedPtrField<BufferSpec>& specs) {
+  // A workload may come with other buffers (another template's scratch,
+  // say): each set is a state of its own, so jobs of two templates on one
+  // shape do not reallocate each other's buffers in turn.
   for (auto it = states_.begin(); it != states_.end(); ++it) {
-    if (it->key != key) continue;
-    if (SameSpecs(it->specs, specs)) {
+    if (it->key == key && SameSpecs(it->specs, specs)) {
       states_.splice(states_.begin(), states_, it);
       return &states_.front();
     }
-    states_.erase(it);  // same key, other buffers: rebuild below
-    break;
   }
   uint64_t bytes = 0;
   if (absl::Status s = CheckSpecs(specs, byte_budget_, &bytes); !s.ok()) {

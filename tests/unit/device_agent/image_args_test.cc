@@ -348,5 +348,47 @@ TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
   EXPECT_EQ((*second)->bytes, 700u);
 }
 
+// One workload with two sets of buffers (as gemm_tiled's and gemm_gpu's
+// with its scratch): both stay, and going back to the first reuses its
+// buffers rather than allocating and filling them again.
+TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
+  auto device = OpenDevice(0, 0);
+  ASSERT_TRUE(device.ok()) << device.status();
+  WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
+                          nullptr, /*byte_budget=*/10000, /*max_workloads=*/4);
+  google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> plain;
+  tunefleet::v1::BufferSpec* out = plain.Add();
+  out->set_name("C");
+  out->set_elements(100);
+  out->set_dtype(tunefleet::v1::DTYPE_FP32);
+  out->set_output(true);
+  google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> scratch = plain;
+  tunefleet::v1::BufferSpec* w = scratch.Add();
+  w->set_name("W");
+  w->set_elements(50);
+  w->set_dtype(tunefleet::v1::DTYPE_FP32);
+  w->set_output(true);
+  auto first = buffers.Get("gemm M=8", plain);
+  ASSERT_TRUE(first.ok()) << first.status();
+  // A mark in C that a rebuilt state (allocated and filled anew) would not
+  // have.
+  const std::vector<float> mark(100, 42.0f);
+  ASSERT_EQ(
+      clEnqueueWriteBuffer(device->queue.get(), (*first)->buffers.at("C").get(),
+                           CL_TRUE, 0, mark.size() * sizeof(float), mark.data(),
+                           0, nullptr, nullptr),
+      CL_SUCCESS);
+  auto second = buffers.Get("gemm M=8", scratch);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(*second, *first);
+  EXPECT_EQ((*second)->buffers.size(), 2u);
+  auto again = buffers.Get("gemm M=8", plain);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->buffers.size(), 1u);
+  absl::StatusOr<std::vector<float>> c = buffers.Read(**again, "C");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c, mark);
+}
+
 }  // namespace
 }  // namespace tunefleet::agent
