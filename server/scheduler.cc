@@ -38,9 +38,9 @@ LostLeases Scheduler::Reclaim(Pred lost, std::vector<Dispatch>* out) {
       result.abandoned.push_back(std::move(trial));
     } else {
       result.requeued.push_back(trial);
-      queues_[trial.device_key].push_front(std::move(trial));
+      queues_[trial.device_key].PushFront(std::move(trial));
     }
-    l = leases_.erase(l);
+    l = EraseLease(l);
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -116,7 +116,7 @@ void Scheduler::Enqueue(std::vector<QueuedTrial> trials) {
     std::vector<std::string> keys;
     for (QueuedTrial& t : trials) {
       keys.push_back(t.device_key);
-      queues_[t.device_key].push_back(std::move(t));
+      queues_[t.device_key].PushBack(std::move(t));
     }
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -137,20 +137,14 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
     if (it == leases_.end()) {
       // A late result for a requeued trial: take it, drop the queued copy.
       for (auto& [key, queue] : queues_) {
-        auto q = std::find_if(queue.begin(), queue.end(),
-                              [trial_id](const QueuedTrial& t) {
-                                return t.trial_id == trial_id;
-                              });
-        if (q != queue.end()) {
-          Lease late{std::move(*q), "", 0};
-          queue.erase(q);
-          return late;
+        if (std::optional<QueuedTrial> q = queue.Take(trial_id)) {
+          return Lease{std::move(*q), "", 0};
         }
       }
       return std::nullopt;
     }
     lease = std::move(it->second);
-    leases_.erase(it);
+    EraseLease(it);
     if (auto a = agents_.find(lease->agent_id); a != agents_.end()) {
       SetLeased(a->second, a->second.leased - 1);
     }
@@ -170,9 +164,7 @@ std::optional<ResultOf> Scheduler::ResultJob(int64_t trial_id) {
     return result_of(it->second.trial);
   }
   for (const auto& [key, queue] : queues_) {
-    for (const QueuedTrial& t : queue) {
-      if (t.trial_id == trial_id) return result_of(t);
-    }
+    if (const QueuedTrial* t = queue.Find(trial_id)) return result_of(*t);
   }
   return std::nullopt;
 }
@@ -219,10 +211,7 @@ bool Scheduler::ResendWithSources(int64_t trial_id,
 
 void Scheduler::CancelJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  for (auto& [key, queue] : queues_) {
-    std::erase_if(
-        queue, [job_id](const QueuedTrial& t) { return t.job_id == job_id; });
-  }
+  for (auto& [key, queue] : queues_) queue.EraseJob(job_id);
 }
 
 void Scheduler::StoreLeaseAttempts() {
@@ -257,10 +246,12 @@ void Scheduler::SetInFlightTrials(tunefleet::v1::JobProgress* progress) {
 std::vector<int64_t> Scheduler::LeasedTrials(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   std::vector<int64_t> out;
-  for (const auto& [trial_id, lease] : leases_) {
-    if (lease.trial.job_id == job_id && trial_id > 0) out.push_back(trial_id);
-  }
-  return out;  // leases_ is ordered by trial id
+  auto it = leased_by_job_.find(job_id);
+  if (it == leased_by_job_.end()) return out;
+  // Ordered by id; the job's reference run has a negative one.
+  std::copy(it->second.upper_bound(0), it->second.end(),
+            std::back_inserter(out));
+  return out;
 }
 
 size_t Scheduler::QueuedCount() {
@@ -289,6 +280,22 @@ std::map<std::string, uint32_t> Scheduler::LeasesByAgent() {
   return out;
 }
 
+void Scheduler::AddLease(Lease lease) {
+  const int64_t trial_id = lease.trial.trial_id;
+  leased_by_job_[lease.trial.job_id].insert(trial_id);
+  leases_[trial_id] = std::move(lease);
+}
+
+std::map<int64_t, Lease>::iterator Scheduler::EraseLease(
+    std::map<int64_t, Lease>::iterator it) {
+  auto job = leased_by_job_.find(it->second.trial.job_id);
+  if (job != leased_by_job_.end()) {
+    job->second.erase(it->first);
+    if (job->second.empty()) leased_by_job_.erase(job);
+  }
+  return leases_.erase(it);
+}
+
 void Scheduler::SetLeased(AgentSlot& slot, uint32_t leased) {
   std::set<FreeSlot>& free = free_[slot.session->key()];
   free.erase(FreeSlot{slot.leased, slot.session->id()});
@@ -301,14 +308,8 @@ void Scheduler::SetLeased(AgentSlot& slot, uint32_t leased) {
 
 std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
   std::vector<Dispatch> out;
-  std::deque<QueuedTrial>& queue = queues_[key];
+  TrialQueue& queue = queues_[key];
   std::set<FreeSlot>& free_slots = free_[key];
-  // The oldest trial of the highest priority goes first. Nothing joins the
-  // queue meanwhile, so the trials before the one taken are all of a lower
-  // priority: the next of the same priority is found by scanning on from
-  // there (once over the queue per priority, not once per trial).
-  std::optional<int> level;
-  size_t from = 0;
   AgentSlot* free = nullptr;
   uint32_t refill = 0;  // requests `free` still gets in this round
   while (!queue.empty() && (refill > 0 || !free_slots.empty())) {
@@ -320,40 +321,23 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
       refill = std::min(capacity - free->leased, RefillBatch(capacity));
     }
     --refill;
-    size_t at = queue.size();
-    for (size_t i = from; level && i < queue.size(); ++i) {
-      if (queue[i].priority == *level) {
-        at = i;
-        break;
-      }
-    }
-    if (at == queue.size()) {  // none left at that priority
-      at = static_cast<size_t>(
-          std::max_element(queue.begin(), queue.end(),
-                           [](const QueuedTrial& a, const QueuedTrial& b) {
-                             return a.priority < b.priority;
-                           }) -
-          queue.begin());
-      level = queue[at].priority;
-    }
-    from = at;
-    auto next = queue.begin() + static_cast<std::ptrdiff_t>(at);
+    // The oldest trial of the highest priority.
+    QueuedTrial next = queue.PopNext();
     SetLeased(*free, free->leased + 1);
-    ++next->attempt;
-    next->agent = free->session->name();
+    ++next.attempt;
+    next.agent = free->session->name();
     const int64_t now_ms = clock_.NowMs();
-    next->leased_ms = now_ms;
+    next.leased_ms = now_ms;
     // The agent measures its leases one after another: this one may wait
     // behind the others it holds.
-    const double timeout_ms = next->request->timing().timeout_ms() > 0
-                                  ? next->request->timing().timeout_ms()
+    const double timeout_ms = next.request->timing().timeout_ms() > 0
+                                  ? next.request->timing().timeout_ms()
                                   : 120000.0;
     const int64_t deadline =
         now_ms +
         free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
-    leases_[next->trial_id] = Lease{*next, free->session->id(), deadline};
-    out.push_back(Dispatch{free->session, std::move(*next)});
-    queue.erase(next);
+    AddLease(Lease{next, free->session->id(), deadline});
+    out.push_back(Dispatch{free->session, std::move(next)});
   }
   return out;
 }

@@ -9,7 +9,6 @@
 #define TUNEFLEET_SERVER_SCHEDULER_H_
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
 #include "server/agent_session.h"
+#include "server/trial_queue.h"
 #include "store/store.h"
 #include "store/trial_writer.h"
 #include "trial/trial_request.h"
@@ -47,24 +47,6 @@ inline constexpr int64_t kLeaseSlackMs = 60000;
 inline uint32_t RefillBatch(uint32_t capacity) {
   return std::max(1u, capacity / 2);
 }
-
-// A trial waiting for an agent.
-struct QueuedTrial {
-  int64_t trial_id = 0;
-  int64_t job_id = 0;
-  int priority = 0;
-  std::string device_key;
-  // Its launches may name their sources by hash alone, the texts then in
-  // `sources` (trial::LeanRequest); the agent's session fills them in
-  // where the agent lacks them.
-  std::shared_ptr<const tunefleet::v1::MeasureRequest> request;
-  int attempt = 0;                                    // leases so far
-  std::shared_ptr<const trial::SourceTexts> sources;  // may be null
-  // The latest lease's agent name and start (Unix ms of the scheduler's
-  // clock); empty and 0 before the first.
-  std::string agent;
-  int64_t leased_ms = 0;
-};
 
 // What a result is stored with: its trial's job and the lease that
 // measured it (the store keeps no lease of its own).
@@ -194,6 +176,11 @@ class Scheduler {
   // Matches queued trials of `key` to free agents; returns what to send.
   std::vector<Dispatch> Assign(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Holds `lease` (leases_ and the job's entry in leased_by_job_).
+  void AddLease(Lease lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the lease at `it`; returns the next one.
+  std::map<int64_t, Lease>::iterator EraseLease(
+      std::map<int64_t, Lease>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the leases matching `lost` back: requeued at the front of their
   // key's queue, or abandoned after kMaxAttempts; refills agents.
   template <typename Pred>
@@ -214,8 +201,11 @@ class Scheduler {
   // Capacity() do not scan every agent: O(log agents) per trial).
   std::map<std::string, std::set<FreeSlot>> free_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint32_t> capacity_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::deque<QueuedTrial>> queues_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TrialQueue> queues_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);
+  // The trial ids of leases_ per job, so that a job's in-flight list
+  // (every watched progress message) does not scan every lease.
+  std::map<int64_t, std::set<int64_t>> leased_by_job_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tunefleet::server

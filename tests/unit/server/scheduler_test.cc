@@ -329,6 +329,47 @@ TEST_F(SchedulerTest, RemoveAgentRequeuesItsLeasesAtTheFront) {
   EXPECT_THAT(scheduler_->RemoveAgent("unknown").requeued, IsEmpty());
 }
 
+// A job's in-flight list holds its own leased trials only, in id order,
+// and follows leases ended, lost and handed out again.
+TEST_F(SchedulerTest, LeasedTrialsAreEachJobsOwn) {
+  FakeAgent& a = Connect("a", "key", 4);
+  FakeAgent& b = Connect("b", "key", 4);
+  const std::vector<QueuedTrial> first = Trials(3, "key");
+  const std::vector<QueuedTrial> second = Trials(3, "key");
+  scheduler_->Enqueue(first);
+  scheduler_->Enqueue(second);
+  const int64_t job1 = first[0].job_id, job2 = second[0].job_id;
+  EXPECT_EQ(scheduler_->LeasedTrials(job1), Ids(first));
+  EXPECT_EQ(scheduler_->LeasedTrials(job2), Ids(second));
+  EXPECT_TRUE(scheduler_->LeasedTrials(job2 + 100).empty());
+
+  ASSERT_TRUE(scheduler_->EndLease(first[1].trial_id).has_value());
+  EXPECT_EQ(scheduler_->LeasedTrials(job1),
+            (std::vector<int64_t>{first[0].trial_id, first[2].trial_id}));
+  // a's leases are lost: back in the queue, or to b where it has room.
+  scheduler_->RemoveAgent("a");
+  const std::vector<int64_t> of1 = scheduler_->LeasedTrials(job1);
+  const std::vector<int64_t> of2 = scheduler_->LeasedTrials(job2);
+  EXPECT_TRUE(std::is_sorted(of1.begin(), of1.end()));
+  EXPECT_TRUE(std::is_sorted(of2.begin(), of2.end()));
+  const std::vector<int64_t> ids1 = Ids(first), ids2 = Ids(second);
+  std::set<int64_t> leased;
+  for (int64_t id : of1) {
+    EXPECT_NE(std::find(ids1.begin(), ids1.end(), id), ids1.end());
+    leased.insert(id);
+  }
+  for (int64_t id : of2) {
+    EXPECT_NE(std::find(ids2.begin(), ids2.end(), id), ids2.end());
+    leased.insert(id);
+  }
+  // Exactly what b holds now; the rest of the six (one ended) queued.
+  const std::vector<int64_t> held_by_b = Ids(b);
+  EXPECT_EQ(leased, std::set<int64_t>(held_by_b.begin(), held_by_b.end()));
+  EXPECT_EQ(scheduler_->LeaseCount(), leased.size());
+  EXPECT_EQ(leased.size() + scheduler_->QueuedCount(), 5u);
+  EXPECT_FALSE(Ids(a).empty());
+}
+
 TEST_F(SchedulerTest, TrialLostMaxAttemptsTimesIsAbandoned) {
   const std::vector<QueuedTrial> trials = Trials(1, "key");
   scheduler_->Enqueue(trials);
