@@ -38,7 +38,8 @@ LostLeases Scheduler::Reclaim(Pred lost, std::vector<Dispatch>* out) {
       result.abandoned.push_back(std::move(trial));
     } else {
       result.requeued.push_back(trial);
-      queues_[trial.device_key].PushFront(std::move(trial));
+      TrialQueue& queue = queues_[trial.device_key];
+      queue.PushFront(std::move(trial));
     }
     l = EraseLease(l);
   }
@@ -116,7 +117,8 @@ void Scheduler::Enqueue(std::vector<QueuedTrial> trials) {
     std::vector<std::string> keys;
     for (QueuedTrial& t : trials) {
       keys.push_back(t.device_key);
-      queues_[t.device_key].PushBack(std::move(t));
+      TrialQueue& queue = queues_[t.device_key];
+      queue.PushBack(std::move(t));
     }
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());

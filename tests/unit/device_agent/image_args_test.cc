@@ -321,6 +321,18 @@ TEST_F(ImageTrialTest, ImagesOverTheDeviceOrTheBufferAreInvalidConfigs) {
   EXPECT_EQ(ok.error(), Measurement::OK) << ok.error_message();
 }
 
+// Adds an fp32 output buffer `name` of `elements` to `specs` (output
+// buffers are filled with clEnqueueFillBuffer: no fill kernel needed).
+void AddOutput(
+    const std::string& name, uint64_t elements,
+    google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>* specs) {
+  tunefleet::v1::BufferSpec* out = specs->Add();
+  out->set_name(name);
+  out->set_elements(elements);
+  out->set_dtype(tunefleet::v1::DTYPE_FP32);
+  out->set_output(true);
+}
+
 TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
   auto device = OpenDevice(0, 0);
   ASSERT_TRUE(device.ok()) << device.status();
@@ -328,11 +340,7 @@ TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
   WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
                           nullptr, /*byte_budget=*/1000, /*max_workloads=*/4);
   google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> specs;
-  tunefleet::v1::BufferSpec* out = specs.Add();
-  out->set_name("C");
-  out->set_elements(100);
-  out->set_dtype(tunefleet::v1::DTYPE_FP32);
-  out->set_output(true);
+  AddOutput("C", 100, &specs);
   auto first = buffers.Get("first", specs);
   ASSERT_TRUE(first.ok()) << first.status();
   auto second = buffers.Get("second", specs);
@@ -357,17 +365,9 @@ TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
   WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
                           nullptr, /*byte_budget=*/10000, /*max_workloads=*/4);
   google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> plain;
-  tunefleet::v1::BufferSpec* out = plain.Add();
-  out->set_name("C");
-  out->set_elements(100);
-  out->set_dtype(tunefleet::v1::DTYPE_FP32);
-  out->set_output(true);
+  AddOutput("C", 100, &plain);
   google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> scratch = plain;
-  tunefleet::v1::BufferSpec* w = scratch.Add();
-  w->set_name("W");
-  w->set_elements(50);
-  w->set_dtype(tunefleet::v1::DTYPE_FP32);
-  w->set_output(true);
+  AddOutput("W", 50, &scratch);
   auto first = buffers.Get("gemm M=8", plain);
   ASSERT_TRUE(first.ok()) << first.status();
   // A mark in C that a rebuilt state (allocated and filled anew) would not
