@@ -15,8 +15,9 @@
 // what limits trials per second, and the server's CPU per trial is the
 // figure that carries over to a box where they do not share.
 //
-// "first s" is the time from the submissions to the first trial done: the
-// job's start (its search space, the first trials written and sent). With
+// "first s" is the time from the submissions to the first trial done as
+// the job's progress shows it: its search space built and its first batch
+// written and sent (agents start on the batch's first 1,024 trials). With
 // --repeat R each agent count runs R times and a row of each column's
 // median follows (the runs on a shared box scatter by 20% and more).
 //

@@ -48,8 +48,8 @@ class WorkloadBuffers {
 
   // The state for `key` with these buffer specs: reused when present with
   // the same specs, else allocated and filled (a state of the same key with
-  // other specs stays, least recently used first out). Errors: INVALID_ARGUMENT for
-  // bad specs (zero elements, unknown dtype, duplicate names, over budget),
+  // other specs stays, least recently used first out). Errors: INVALID_ARGUMENT
+  // for bad specs (zero elements, unknown dtype, duplicate names, over budget),
   // RESOURCE_EXHAUSTED / INTERNAL when allocation or filling fails.
   absl::StatusOr<WorkloadState*> Get(
       const std::string& key,

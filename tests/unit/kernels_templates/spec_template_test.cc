@@ -312,8 +312,6 @@ TEST(Expressions, FollowMuParserAndPrintAsCxx) {
   EXPECT_FALSE((*set)->Add("w + 1", "test").ok());  // unknown variable
 }
 
-// Checking configs takes no lock and keeps no state: threads checking the
-// same template at once agree with one thread alone.
 // Every config of `tmpl`'s knobs (the raw search space).
 std::vector<KnobValues> AllConfigs(const KernelTemplate& tmpl) {
   std::vector<KnobValues> configs(1);
@@ -330,6 +328,8 @@ std::vector<KnobValues> AllConfigs(const KernelTemplate& tmpl) {
   return configs;
 }
 
+// Checking configs takes no lock and keeps no state: threads checking the
+// same template at once agree with one thread alone.
 TEST(SpecTemplate, ChecksConfigsFromManyThreads) {
   const KernelTemplate& gemm = *FindTemplate("gemm", "gemm_tiled").value();
   const Workload w = *Workload::Parse("gemm", "M=100,N=37,K=19");
