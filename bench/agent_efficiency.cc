@@ -153,7 +153,7 @@ std::vector<templates::KnobValues> PickConfigs(
     for (const templates::Knob& k : tmpl.knobs()) {
       c.push_back(k.values[rng() % k.values.size()]);
     }
-    if (seen.insert(c).second && tmpl.CheckConfig(c, w, limits).ok()) {
+    if (seen.insert(c).second && tmpl.ConfigValid(c, w, limits)) {
       out.push_back(c);
     }
   }

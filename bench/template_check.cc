@@ -91,7 +91,7 @@ Scan ScanOnce(const KernelTemplate& t, const Workload& w,
   Scan scan;
   const auto start = std::chrono::steady_clock::now();
   do {
-    if (t.CheckConfig(config, w, limits).ok()) ++scan.valid;
+    if (t.ConfigValid(config, w, limits)) ++scan.valid;
     ++scan.configs;
   } while (scan.configs < max_configs && NextConfig(knobs, digit, config));
   scan.ns = std::chrono::duration<double, std::nano>(
