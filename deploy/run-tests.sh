@@ -10,5 +10,9 @@ bash deploy/build.sh
 # RealModelsAreCovered skips without them, e.g. offline).
 timeout 300 bash deploy/fetch-model.sh >/dev/null ||
   echo "run-tests: the PP-OCR models were not fetched; the real-model coverage test will skip" >&2
+# ONNX Runtime (npm's onnxruntime-node, CPU) into .cache/ort: the oracle of
+# the model-output tests (docs/ORT_ORACLE.md); they skip without it.
+timeout 300 bash deploy/fetch-ort.sh >/dev/null ||
+  echo "run-tests: ONNX Runtime was not fetched; the tests that compare with it will skip" >&2
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 600
