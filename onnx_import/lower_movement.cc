@@ -339,7 +339,7 @@ absl::Status LowerGather(LowerContext& c, const onnx::NodeProto& n) {
       }
     }
     CopyBox box;
-    box.dims = {{outer, d * inner, count * inner},
+    box.dims = {{outer, d * inner, SaturatingMul(count, inner)},
                 {len, step * inner, inner},
                 {inner, 1, 1}};
     box.in_offset = ids[start] * inner;

@@ -9,15 +9,24 @@
 
 namespace tunefleet::onnx_import {
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) {
+    return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  }
+  return out;
+}
+
 Dims RowMajorStrides(const Dims& dims) {
   Dims s(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  for (size_t i = dims.size(); i-- > 1;)
+    s[i - 1] = SaturatingMul(s[i], dims[i]);
   return s;
 }
 
 int64_t ElementsOf(const Dims& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n = SaturatingMul(n, d);
   return n;
 }
 
@@ -37,9 +46,10 @@ absl::StatusOr<templates::Workload> CopyWorkload(const CopyBox& box,
   for (const CopyDim& d : dims) {
     if (!merged.empty()) {
       CopyDim& last = merged.back();
-      if (last.out_stride == d.out_stride * d.extent &&
-          last.in_stride == d.in_stride * d.extent) {
-        last.extent *= d.extent;
+      if (last.out_stride == SaturatingMul(d.out_stride, d.extent) &&
+          last.in_stride == SaturatingMul(d.in_stride, d.extent) &&
+          last.out_stride != INT64_MAX && last.in_stride != INT64_MAX) {
+        last.extent = SaturatingMul(last.extent, d.extent);
         last.in_stride = d.in_stride;
         last.out_stride = d.out_stride;
         continue;
@@ -109,10 +119,25 @@ absl::StatusOr<StepBuffer> StepWriter::In(const std::string& name) const {
 absl::StatusOr<Dims> StepWriter::ShapeOf(const std::string& name) const {
   auto t = temps_.find(name);
   if (t != temps_.end()) return t->second;
-  if (std::optional<Dims> d = g_.Shape(name)) return *d;
-  if (std::optional<Dims> d = g_.ConstantDims(name)) return *d;
-  return absl::FailedPreconditionError(
-      absl::StrCat("the shape of tensor '", name, "' is unknown"));
+  std::optional<Dims> d = g_.Shape(name);
+  if (!d) d = g_.ConstantDims(name);
+  if (!d) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the shape of tensor '", name, "' is unknown"));
+  }
+  // Every element count and stride of the lowerings stays below 2^53.
+  if (!Product(*d, 0, d->size()) &&
+      std::all_of(d->begin(), d->end(), [](int64_t x) { return x >= 1; })) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("tensor '", name, "' has more than 2^53 elements"));
+  }
+  for (int64_t x : *d) {
+    if (x < 0 || x > templates::kMaxDim) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tensor '", name, "' has a dim outside 0..", templates::kMaxDim));
+    }
+  }
+  return *d;
 }
 
 std::string StepWriter::Temp(const std::string& base, const Dims& dims) {
@@ -148,6 +173,10 @@ absl::StatusOr<std::string> WritePrePad(StepWriter& w, const std::string& input,
                                         int64_t right, float value) {
   const Dims padded = {dims[0], dims[1], dims[2] + top + bottom,
                        dims[3] + left + right};
+  if (!Product(padded, 0, 4)) {
+    return absl::FailedPreconditionError(
+        "the padded input has more than 2^53 elements");
+  }
   const std::string out = w.Temp(input + "@pad", padded);
   const int64_t total = ElementsOf(padded);
   if (absl::Status s = w.Fill(out, total, 0, total, value); !s.ok()) return s;

@@ -24,10 +24,14 @@ namespace tunefleet::onnx_import {
 // node is refused.
 inline constexpr int kMaxStepsPerNode = 64;
 
-// Row-major strides of `dims`, in elements.
+// a * b, INT64_MAX (INT64_MIN) where it overflows: hostile dims make
+// counts no workload accepts instead of undefined behaviour.
+int64_t SaturatingMul(int64_t a, int64_t b);
+// Row-major strides of `dims`, in elements (saturating).
 Dims RowMajorStrides(const Dims& dims);
-// The product of `dims` (1 for a scalar); the dims of every tensor here
-// were checked against 2^53 by shape inference's Product().
+// The product of `dims` (1 for a scalar; saturating). StepWriter::ShapeOf
+// refuses tensors of more than 2^53 elements, so the counts of tensors
+// stay exact.
 int64_t ElementsOf(const Dims& dims);
 
 // One dim of a strided copy (the `copy` op): its extent and the strides,

@@ -375,6 +375,50 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
   }
 }
 
+// Hostile sizes are refused with the node named, never overflowed: pads
+// and repeats past any dim, indices needing more copies than allowed.
+TEST(ModelGraph, HostileSizesAreRefused) {
+  constexpr int64_t kHuge = int64_t{1} << 40;
+  {
+    GraphBuilder b;
+    b.Input("x", {1, 2, 3, 4});
+    b.Int64s("pads", {0, 0, kHuge, 0, 0, 0, kHuge, 0});
+    b.Node("Pad", {"x", "pads"}, {"y"});
+    b.Output("y");
+    auto m = Lower(b);
+    EXPECT_FALSE(m.ok());
+    if (m.status().code() == absl::StatusCode::kFailedPrecondition) {
+      EXPECT_THAT(std::string(m.status().message()),
+                  HasSubstr("node 'Pad_1' (Pad)"));
+    }
+  }
+  {
+    GraphBuilder b;
+    b.Input("x", {1, 2, 1 << 20, 1 << 20});
+    b.Int64s("reps", {1 << 20, 1 << 20, 1, 1});
+    b.Node("Tile", {"x", "reps"}, {"y"});
+    b.Output("y");
+    auto m = Lower(b);
+    EXPECT_FALSE(m.ok());
+  }
+  {
+    GraphBuilder b;
+    b.Input("x", {1, 200, 2});
+    std::vector<int64_t> scattered;
+    for (int64_t k = 0; k < 200; ++k) {
+      scattered.push_back(k % 2 == 0 ? k / 2 : 199 - k / 2);  // 0 199 1 198
+    }
+    b.Int64s("idx", scattered);
+    GraphBuilder::Int(b.Node("Gather", {"x", "idx"}, {"y"}), "axis", 1);
+    b.Output("y");
+    auto m = Lower(b);
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(std::string(m.status().message()),
+                ::testing::AllOf(HasSubstr("node 'Gather_1' (Gather)"),
+                                 HasSubstr("copies")));
+  }
+}
+
 // The PP-OCR models (deploy/fetch-model.sh) lower completely: no error,
 // and every node that is not folded at import runs in some step.
 TEST(ModelGraph, RealModelsLowerCompletely) {
