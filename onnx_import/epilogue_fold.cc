@@ -411,6 +411,13 @@ Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
         e.act_a = lo;
         e.act_b = hi;
       }
+    } else if (stage == 2 && e.act == "leakyrelu" && e.post == "none" &&
+               op == "Max" && constant && *constant >= 0 && e.act_a >= 0) {
+      // max(leakyrelu(y), c) = max(y, c) for c >= 0 and alpha >= 0: where
+      // y < 0, alpha * y <= 0 <= c.
+      e.act = *constant == 0 ? "relu" : "clip";
+      e.act_a = *constant == 0 ? 0 : *constant;
+      e.act_b = *constant == 0 ? 0 : kInf;
     } else if (stage < 2 && op == "Add" && site.residual &&
                e.residual == "none" && !other.empty() && !g.IsConstant(other) &&
                g.Shape(other) && g.Shape(other) == g.Shape(e.out)) {

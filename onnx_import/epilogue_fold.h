@@ -75,7 +75,8 @@ struct Epilogue {
 //   residual  Add of a computed tensor of the output's shape
 //   act       Relu, Max(x, 0) -> relu; Max(x, c) -> clip(c, inf), Min(x,
 //             c) -> clip(-inf, c); then Max / Min by scalar constants
-//             narrow a relu or clip; Clip with constant bounds,
+//             narrow a relu or clip, and Max(LeakyRelu(x), c >= 0) is
+//             clip(c, inf) (alpha >= 0); Clip with constant bounds,
 //             LeakyRelu, Sigmoid, HardSigmoid, HardSwish; x * Sigmoid(x)
 //             (also x * Sigmoid(x * 1)) -> silu; Clip(x * a + b, 0, 1) and
 //             Clip(x + 3, 0, 6) / 6 -> hardsigmoid; x * Clip(x + 3, 0, 6) / 6

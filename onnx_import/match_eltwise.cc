@@ -1,8 +1,8 @@
 // Elementwise nodes left after the other matches -> eltwise: binary Add,
 // Sub, Mul, Div, Max, Min, Pow (B broadcast as tensor, scalar, channel or
 // nc), unary functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Tanh, Erf,
-// Floor, Ceil), activations and a lone BatchNormalization (fn=none), each
-// with the epilogue of what follows folded.
+// Floor, Ceil, Round, Sign), activations and a lone BatchNormalization
+// (fn=none), each with the epilogue of what follows folded.
 #include <cctype>
 
 #include "onnx_import/epilogue_fold.h"
@@ -13,7 +13,7 @@ namespace tunefleet::onnx_import {
 bool IsUnaryEltwise(const std::string& op) {
   return op == "Sqrt" || op == "Exp" || op == "Log" || op == "Abs" ||
          op == "Neg" || op == "Reciprocal" || op == "Tanh" || op == "Erf" ||
-         op == "Floor" || op == "Ceil";
+         op == "Floor" || op == "Ceil" || op == "Round" || op == "Sign";
 }
 
 MatchResult MatchEltwise(const MatchContext& c, int i) {

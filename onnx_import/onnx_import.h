@@ -18,7 +18,7 @@
 //   LayerNormalization, or ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
 //   Sqrt -> Div (-> Mul -> Add)      -> layernorm
 //   Add / Sub / Mul / Div / Max / Min / Pow, Sqrt, Exp, Log, Abs, Neg,
-//   Reciprocal, Tanh, Erf, Floor, Ceil, activations, a lone
+//   Reciprocal, Tanh, Erf, Floor, Ceil, Round, Sign, activations, a lone
 //   BatchNormalization               -> eltwise
 // Where the tensor between has no other consumer, what follows a conv,
 // dense, conv_transpose2d or eltwise is folded into its epilogue

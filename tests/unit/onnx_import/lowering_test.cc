@@ -827,7 +827,8 @@ TEST(Lowering, FoldedIfAndClipBounds) {
   EXPECT_THAT(m.steps[1].floats, ElementsAre(-0.5f, 0.5f));
 }
 
-// An NHWC input: its Transpose is a copy before the conv.
+// An NHWC input: its Transpose is a copy before the conv; a Max with a
+// constant >= 0 after LeakyRelu folds into the conv.
 TEST(Lowering, NhwcInputAndMaxAfterLeakyRelu) {
   GraphBuilder b;
   b.Input("x", {1, 3, 3, 2});
@@ -843,7 +844,10 @@ TEST(Lowering, NhwcInputAndMaxAfterLeakyRelu) {
   const std::vector<float> x = Values(18, 9);
   ModelGraph m;
   auto out = LowerAndRun(b, {{"x", x}}, &m);
-  EXPECT_THAT(Ops(m), ElementsAre("copy", "conv2d", "eltwise"));
+  // max(leakyrelu(y), 0.05) = max(y, 0.05): folded as clip(0.05, inf).
+  EXPECT_THAT(Ops(m), ElementsAre("copy", "conv2d"));
+  EXPECT_THAT(m.steps[1].floats,
+              ElementsAre(0.05f, std::numeric_limits<float>::infinity()));
   ExpectNear(out["y"],
              Expected({1, 2, 3, 3},
                       [&](const Dims& i) {
