@@ -827,6 +827,88 @@ TEST(Lowering, FoldedIfAndClipBounds) {
   EXPECT_THAT(m.steps[1].floats, ElementsAre(-0.5f, 0.5f));
 }
 
+// The matched ops' bindings run too: a ConvTranspose with a bias and a
+// BatchNormalization folded, a global pool, a LayerNormalization, a
+// nearest Resize.
+TEST(Lowering, MatchedOpsComputeTheModelsValues) {
+  GraphBuilder b;
+  b.Opset(17);
+  b.Input("x", {1, 2, 3, 3});
+  const std::vector<float> w = Values(24, 12);  // C x K x R x S = 2x3x2x2
+  b.Floats("w", {2, 3, 2, 2}, w);
+  b.Floats("bias", {3}, {0.5, -0.5, 1});
+  auto* ct = b.Node("ConvTranspose", {"x", "w", "bias"}, {"t"});
+  GraphBuilder::Ints(ct, "strides", {2, 2});
+  b.Floats("gamma", {3}, {1, 2, 0.5});
+  b.Floats("beta", {3}, {0, 1, -1});
+  b.Floats("mean", {3}, {0.25, 0, 1});
+  b.Floats("var", {3}, {1, 4, 0.25});
+  b.Node("BatchNormalization", {"t", "gamma", "beta", "mean", "var"}, {"n"});
+  b.Node("GlobalAveragePool", {"n"}, {"g"});
+  b.Floats("ln_g", {6}, {1, 2, 3, 1, 2, 3});
+  b.Floats("ln_b", {6}, {0, 0, 0, 1, 1, 1});
+  GraphBuilder::Float(
+      b.Node("LayerNormalization", {"n", "ln_g", "ln_b"}, {"ln"}), "epsilon",
+      1e-5f);
+  b.Floats("scales", {4}, {1, 1, 2, 2});
+  auto* rs = b.Node("Resize", {"x", "", "scales"}, {"up"});
+  GraphBuilder::String(rs, "mode", "nearest");
+  GraphBuilder::String(rs, "coordinate_transformation_mode", "asymmetric");
+  GraphBuilder::String(rs, "nearest_mode", "floor");
+  for (const char* o : {"g", "ln", "up"}) b.Output(o);
+  const Dims xd = {1, 2, 3, 3}, wd = {2, 3, 2, 2};
+  const std::vector<float> x = Values(18, 9);
+  ModelGraph m;
+  auto out = LowerAndRun(b, {{"x", x}}, &m);
+  EXPECT_THAT(Ops(m), ElementsAre("conv_transpose2d", "global_pool",
+                                  "layernorm", "resize"));
+  // ConvTranspose 2x2 / stride 2: each input pixel writes its own 2x2 block.
+  const std::vector<float> bias = {0.5, -0.5, 1}, gamma = {1, 2, 0.5},
+                           beta = {0, 1, -1}, mean = {0.25, 0, 1},
+                           var = {1, 4, 0.25};
+  const std::vector<float> n = Expected({1, 3, 6, 6}, [&](const Dims& o) {
+    double acc = bias[o[1]];
+    for (int64_t c = 0; c < 2; ++c) {
+      acc += At(x, xd, {0, c, o[2] / 2, o[3] / 2}) *
+             At(w, wd, {c, o[1], o[2] % 2, o[3] % 2});
+    }
+    const int64_t k = o[1];
+    return static_cast<float>(
+        (acc - mean[k]) / std::sqrt(var[k] + 1e-5) * gamma[k] + beta[k]);
+  });
+  ExpectNear(out["g"],
+             Expected({1, 3, 1, 1},
+                      [&](const Dims& o) {
+                        double s = 0;
+                        for (int64_t i = 0; i < 36; ++i) s += n[o[1] * 36 + i];
+                        return static_cast<float>(s / 36);
+                      }),
+             "g");
+  const std::vector<float> lg = {1, 2, 3, 1, 2, 3}, lb = {0, 0, 0, 1, 1, 1};
+  ExpectNear(out["ln"],
+             Expected({1, 3, 6, 6},
+                      [&](const Dims& o) {
+                        const int64_t row = (o[1] * 6 + o[2]) * 6;
+                        double mu = 0, sq = 0;
+                        for (int64_t k = 0; k < 6; ++k) mu += n[row + k];
+                        mu /= 6;
+                        for (int64_t k = 0; k < 6; ++k) {
+                          sq += (n[row + k] - mu) * (n[row + k] - mu);
+                        }
+                        return static_cast<float>((n[row + o[3]] - mu) /
+                                                      std::sqrt(sq / 6 + 1e-5) *
+                                                      lg[o[3]] +
+                                                  lb[o[3]]);
+                      }),
+             "ln");
+  ExpectNear(out["up"],
+             Expected({1, 2, 6, 6},
+                      [&](const Dims& o) {
+                        return At(x, xd, {0, o[1], o[2] / 2, o[3] / 2});
+                      }),
+             "up");
+}
+
 // An NHWC input: its Transpose is a copy before the conv; a Max with a
 // constant >= 0 after LeakyRelu folds into the conv.
 TEST(Lowering, NhwcInputAndMaxAfterLeakyRelu) {

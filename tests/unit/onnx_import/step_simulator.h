@@ -1,6 +1,7 @@
 // A host-side runner of a ModelGraph's steps for the lowering tests: the
 // semantics of the ops the lowerings emit (copy, fill, reduce, eltwise,
-// softmax, batch_matmul, conv2d, depthwise_conv2d, pool2d, dense), written
+// softmax, batch_matmul, conv2d, depthwise_conv2d, conv_transpose2d,
+// pool2d, global_pool, dense, layernorm, nearest asymmetric resize), written
 // from their op documentation (docs/OPS.md, kernels_templates/workload.cc,
 // common/epilogue.cl), so that a test checks a lowering's numbers, not
 // only its workloads. Small tensors only; not a runtime.
@@ -281,6 +282,92 @@ class StepSimulator {
               }
               out.at(at) = y;
             }
+      return;
+    }
+    if (op == "global_pool") {
+      const std::vector<float> in = In(s.buffers[0]);
+      std::vector<float>& out = Buffer(s.buffers[1].tensor);
+      const int64_t plane = d("H") * d("W");
+      for (int64_t p = 0; p < d("N") * d("C"); ++p) {
+        double acc = w.attr("mode") == "max" ? -INFINITY : 0;
+        for (int64_t k = 0; k < plane; ++k) {
+          const float v = in.at(p * plane + k);
+          acc = w.attr("mode") == "max" ? std::max<double>(acc, v) : acc + v;
+        }
+        out.at(p) =
+            static_cast<float>(w.attr("mode") == "max" ? acc : acc / plane);
+      }
+      return;
+    }
+    if (op == "layernorm") {
+      const std::vector<float> in = In(s.buffers[0]);
+      std::vector<float>& out = Buffer(s.buffers[1].tensor);
+      const std::vector<float>& gamma = In(s.buffers[2]);
+      const std::vector<float>& beta = In(s.buffers[3]);
+      const int64_t D = d("D");
+      const bool affine = w.attr("affine") == "scale_shift";
+      for (int64_t n = 0; n < d("N"); ++n) {
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < D; ++k) mean += in.at(n * D + k);
+        mean /= D;
+        for (int64_t k = 0; k < D; ++k) {
+          var += (in.at(n * D + k) - mean) * (in.at(n * D + k) - mean);
+        }
+        var /= D;
+        for (int64_t k = 0; k < D; ++k) {
+          double y = (in.at(n * D + k) - mean) / std::sqrt(var + s.floats[0]);
+          if (affine) y = y * gamma.at(k) + beta.at(k);
+          out.at(n * D + k) = static_cast<float>(y);
+        }
+      }
+      return;
+    }
+    if (op == "conv_transpose2d") {
+      const std::vector<float> in = In(s.buffers[0]);
+      const std::vector<float>& wt = In(s.buffers[1]);
+      std::vector<float>& out = Buffer(s.buffers[2].tensor);
+      const int64_t N = d("N"), C = d("C"), H = d("H"), W = d("W"), K = d("K"),
+                    R = d("R"), S = d("S"), SH = d("SH"), SW = d("SW"),
+                    PH = d("PH"), PW = d("PW"), DH = d("DH"), DW = d("DW"),
+                    G = d("G");
+      const int64_t OH = (H - 1) * SH - 2 * PH + DH * (R - 1) + d("OPH") + 1;
+      const int64_t OW = (W - 1) * SW - 2 * PW + DW * (S - 1) + d("OPW") + 1;
+      const int64_t cg = C / G, kg = K / G;
+      std::vector<double> acc(N * K * OH * OW, 0.0);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t x = 0; x < W; ++x)
+              for (int64_t k2 = 0; k2 < kg; ++k2)
+                for (int64_t r = 0; r < R; ++r)
+                  for (int64_t t = 0; t < S; ++t) {
+                    const int64_t oh = h * SH - PH + r * DH;
+                    const int64_t ow = x * SW - PW + t * DW;
+                    if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                    const int64_t k = (c / cg) * kg + k2;
+                    acc[((n * K + k) * OH + oh) * OW + ow] +=
+                        in.at(((n * C + c) * H + h) * W + x) *
+                        wt.at(((c * kg + k2) * R + r) * S + t);
+                  }
+      for (size_t i = 0; i < acc.size(); ++i) {
+        const int64_t k = (i / (OH * OW)) % K;
+        out.at(i) = Epilogue(w, static_cast<float>(acc[i]), 0, k, K,
+                             In(s.buffers[3]), In(s.buffers[4]), s.floats);
+      }
+      return;
+    }
+    if (op == "resize" && w.attr("mode") == "nearest" &&
+        w.attr("coord") == "asymmetric" && w.attr("round") == "floor") {
+      const std::vector<float> in = In(s.buffers[0]);
+      std::vector<float>& out = Buffer(s.buffers[1].tensor);
+      const int64_t H = d("H"), W = d("W"), OH = d("OH"), OW = d("OW");
+      for (int64_t p = 0; p < d("N") * d("C"); ++p)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t h = std::min<int64_t>(oh * H / OH, H - 1);
+            const int64_t x = std::min<int64_t>(ow * W / OW, W - 1);
+            out.at((p * OH + oh) * OW + ow) = in.at((p * H + h) * W + x);
+          }
       return;
     }
     ADD_FAILURE() << "the simulator has no op " << op;
