@@ -25,6 +25,15 @@ std::string Label(const onnx::NodeProto& n, int i) {
   return n.name().empty() ? absl::StrCat(n.op_type(), "@", i) : n.name();
 }
 
+// "FLOAT", "INT64", ... for an ONNX data type number.
+std::string TypeName(int64_t type) {
+  if (!onnx::TensorProto_DataType_IsValid(static_cast<int>(type))) {
+    return absl::StrCat("data type ", type);
+  }
+  return onnx::TensorProto_DataType_Name(
+      static_cast<onnx::TensorProto_DataType>(type));
+}
+
 // "node 'conv_3' (Conv): <reason>".
 absl::Status NodeError(const onnx::NodeProto& n, int i,
                        absl::string_view reason) {
@@ -196,7 +205,7 @@ class Lowerer {
         const int32_t type = g_.ElemType(t);
         if (type != 0 && type != onnx::TensorProto::FLOAT) {
           return absl::FailedPreconditionError(absl::StrCat(
-              "tensor '", t, "' is of ONNX data type ", type,
+              "tensor '", t, "' is ", TypeName(type),
               " at run time (the runtime holds fp32 tensors only)"));
         }
       }
@@ -236,7 +245,7 @@ class Lowerer {
     }
     if (op == "Cast") {
       return absl::FailedPreconditionError(absl::StrCat(
-          "a Cast to ONNX data type ", IntAttr(n, "to", 0),
+          "a Cast to ", TypeName(IntAttr(n, "to", 0)),
           " at run time (only fp32 to fp32 runs; others must fold)"));
     }
     TUNEFLEET_RETURN_IF_ERROR(CheckFp32(n));
@@ -307,9 +316,9 @@ class Lowerer {
     for (const auto& in : graph_.input()) {
       if (initializers.count(in.name())) continue;
       if (g_.ElemType(in.name()) != onnx::TensorProto::FLOAT) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("input '", in.name(), "' is of ONNX data type ",
-                         g_.ElemType(in.name()), " (only fp32 inputs run)"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "input '", in.name(), "' is ", TypeName(g_.ElemType(in.name())),
+            " (only fp32 inputs run)"));
       }
       out.inputs.push_back(in.name());
       written.insert(in.name());

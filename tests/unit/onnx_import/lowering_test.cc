@@ -435,7 +435,7 @@ TEST(Lowering, ConstantOfShapeAndCast) {
   auto refused = Lower(bad);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(refused.status().message()),
-              HasSubstr("node 'Cast_1' (Cast)"));
+              HasSubstr("node 'Cast_1' (Cast): a Cast to INT64 at run time"));
 }
 
 TEST(Lowering, ReductionsOverAnyAxes) {
