@@ -8,7 +8,7 @@
 #include "base/status_macros.h"
 #include "onnx_import/constant_fold_ops.h"
 #include "onnx_import/graph_index.h"
-#include "onnx_import/inline_if.h"
+#include "onnx_import/inline_control.h"
 #include "onnx_import/shape_inference.h"
 #include "onnx_import/tensor_values.h"
 
@@ -490,7 +490,8 @@ absl::Status FoldConstants(onnx::ModelProto* model, int64_t opset,
   folded_ops->assign(graph->node_size(), "");
   for (int round = 0; round < kMaxFoldRounds; ++round) {
     const int folded = FoldPass(graph, opset, folded_ops);
-    const int inlined = InlineConstantIfs(graph, folded_ops);
+    const int inlined = InlineConstantIfs(graph, folded_ops) +
+                        UnrollConstantLoops(graph, opset, folded_ops);
     if (folded + inlined == 0) break;
     TUNEFLEET_RETURN_IF_ERROR(InferShapesIsolated(model, name));
   }

@@ -27,8 +27,9 @@ inline constexpr int kMaxFoldRounds = 8;
 // the ops of constant_fold_ops.h (elementwise math and comparisons,
 // ConstantOfShape, Expand, Range), each of kMaxFoldElements elements at
 // most; replaces each folded node by a Constant node of the same name and
-// output (node indices stay) and inlines the If nodes whose condition has
-// become constant (inline_if.h: the node list changes there), then infers
+// output (node indices stay), inlines the If nodes whose condition has
+// become constant and unrolls Loops of a constant trip count
+// (inline_control.h: the node list changes there), then infers
 // shapes again, until a round changes nothing or kMaxFoldRounds.
 // `folded_ops` gets one entry per node: the op type of a folded node, ""
 // for the others. `opset`: of the default domain (Slice, Squeeze and

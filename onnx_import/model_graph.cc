@@ -14,6 +14,7 @@
 #include "kernels_templates/registry.h"
 #include "onnx_import/coverage.h"
 #include "onnx_import/graph_index.h"
+#include "onnx_import/inline_control.h"
 #include "onnx_import/lowering.h"
 #include "onnx_import/match.h"
 #include "onnx_import/model_reader.h"
@@ -224,11 +225,13 @@ class Lowerer {
       return absl::FailedPreconditionError(
           "its condition is not constant at the fixed input shape");
     }
-    if (op == "Loop" || op == "Scan") {
-      return absl::FailedPreconditionError(
-          "loops do not run (only an If whose condition folds to a "
-          "constant is inlined)");
+    if (op == "Loop") {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "loops do not run unless unrolled: a constant trip count of 1 to ",
+          kMaxUnrolledIterations,
+          ", a condition that is constant true and stays true"));
     }
+    if (op == "Scan") return absl::FailedPreconditionError("Scan does not run");
     if (IsAliasNode(g_, n)) {
       if (op == "Dropout" && n.output_size() > 1 && !Output(n, 1).empty() &&
           (!g_.Consumers(Output(n, 1)).empty() ||

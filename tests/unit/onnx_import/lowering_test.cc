@@ -909,6 +909,82 @@ TEST(Lowering, MatchedOpsComputeTheModelsValues) {
              "up");
 }
 
+// A value of `type` (and `dims`, none: a scalar) named `name` for a
+// subgraph's inputs and outputs.
+void AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* to,
+              const std::string& name, int32_t type, const Dims& dims) {
+  onnx::ValueInfoProto* v = to->Add();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(type);
+  auto* shape = t->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// Loop of 3 iterations: v += x, and a scan output 2 * v per iteration;
+// `trips` names the trip count (a constant, or a graph input: refused).
+GraphBuilder LoopModel(bool constant_trips) {
+  GraphBuilder b;
+  b.Input("x", {1, 2});
+  b.Floats("v0", {1, 2}, {1, -1});
+  if (constant_trips) {
+    b.Int64s("trips", {3}, /*scalar=*/true);
+  } else {
+    auto* t = b.graph()->add_input();
+    t->set_name("trips");
+    t->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::INT64);
+    t->mutable_type()->mutable_tensor_type()->mutable_shape();
+  }
+  auto* loop = b.Node("Loop", {"trips", "", "v0"}, {"v", "scan"});
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = a->mutable_g();
+  body->set_name("body");
+  AddValue(body->mutable_input(), "i", onnx::TensorProto::INT64, {});
+  AddValue(body->mutable_input(), "c", onnx::TensorProto::BOOL, {});
+  AddValue(body->mutable_input(), "v_in", onnx::TensorProto::FLOAT, {1, 2});
+  auto node = [&](const std::string& op, std::vector<std::string> in,
+                  const std::string& out) {
+    onnx::NodeProto* n = body->add_node();
+    n->set_op_type(op);
+    for (const std::string& x : in) n->add_input(x);
+    n->add_output(out);
+  };
+  node("Identity", {"c"}, "c_out");
+  node("Add", {"v_in", "x"}, "v_out");
+  onnx::TensorProto* two = body->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::FLOAT);
+  two->add_float_data(2);
+  node("Mul", {"v_out", "two"}, "doubled");
+  AddValue(body->mutable_output(), "c_out", onnx::TensorProto::BOOL, {});
+  AddValue(body->mutable_output(), "v_out", onnx::TensorProto::FLOAT, {1, 2});
+  AddValue(body->mutable_output(), "doubled", onnx::TensorProto::FLOAT, {1, 2});
+  b.Output("v");
+  b.Output("scan");
+  return b;
+}
+
+TEST(Lowering, LoopWithAConstantTripCountIsUnrolled) {
+  GraphBuilder b = LoopModel(true);
+  const std::vector<float> x = {0.5, 2};
+  ModelGraph m;
+  auto out = LowerAndRun(b, {{"x", x}}, &m);
+  ExpectNear(out["v"], {1 + 3 * 0.5f, -1 + 3 * 2.0f}, "v");
+  ExpectNear(out["scan"],
+             {2 * 1.5f, 2 * 1.0f, 2 * 2.0f, 2 * 3.0f, 2 * 2.5f, 2 * 5.0f},
+             "scan");
+  EXPECT_EQ(m.tensors.at("scan").dims, (Dims{3, 1, 2}));
+  GraphBuilder dynamic = LoopModel(false);
+  auto refused =
+      ImportModelGraph(dynamic.Bytes(), "loop.onnx", {{"trips", {}}});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("node 'Loop_1' (Loop): loops do not run"));
+}
+
 // An NHWC input: its Transpose is a copy before the conv; a Max with a
 // constant >= 0 after LeakyRelu folds into the conv.
 TEST(Lowering, NhwcInputAndMaxAfterLeakyRelu) {
