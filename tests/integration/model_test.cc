@@ -101,6 +101,11 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
   const auto listed = nlohmann::json::parse(tasks.out);
   ASSERT_EQ(listed["tasks"].size(), 8u);
+  // Each task names the ONNX nodes that run it, one per count.
+  for (const auto& t : listed["tasks"]) {
+    ASSERT_TRUE(t["nodes"].is_array()) << t.dump();
+    EXPECT_EQ(t["nodes"].size(), t["count"].get<size_t>()) << t.dump();
+  }
 
   // One model job: 3 trials per workload, 24 in all, over the 8 tasks of
   // the generated templates and the library templates' tasks beside them.
