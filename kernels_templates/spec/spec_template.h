@@ -46,7 +46,11 @@
 //   global = ["N"]
 //   args = ["N", "float:2", "x", "y"]
 //
-// Output buffers start zeroed; inputs get uniform values in [-1, 1).
+// Inputs get uniform values in [-1, 1). Outputs hold NaNs before the
+// reference's run and before each candidate's, and a NaN on one side only
+// is a wrong element: a kernel that writes part of its output (a copy into
+// a region of a bigger tensor) verifies when it writes exactly the
+// elements its reference writes.
 //
 // Optional fields (the built-in specs use them all):
 //   version = 2, rtol = 1e-4     as KernelTemplate::version() and rtol().

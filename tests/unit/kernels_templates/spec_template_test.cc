@@ -281,7 +281,7 @@ TEST(SpecTemplate, BuiltInSpecFilesLoadLikeUsersSpecs) {
     EXPECT_EQ((*t)->knobs().size(), (*registered)->knobs().size());
     ++loaded;
   }
-  EXPECT_EQ(loaded, 18);
+  EXPECT_EQ(loaded, 21);
 }
 
 TEST(Expressions, FollowMuParserAndPrintAsCxx) {
