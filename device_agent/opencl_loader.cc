@@ -32,6 +32,8 @@
   X(clCreateKernel)                           \
   X(clCreateProgramWithBinary)                \
   X(clCreateProgramWithSource)                \
+  X(clCreateSubBuffer)                        \
+  X(clEnqueueCopyBuffer)                      \
   X(clEnqueueCopyBufferToImage)               \
   X(clEnqueueFillBuffer)                      \
   X(clEnqueueMarkerWithWaitList)              \
@@ -51,6 +53,7 @@
   X(clGetExtensionFunctionAddressForPlatform) \
   X(clGetKernelInfo)                          \
   X(clGetKernelWorkGroupInfo)                 \
+  X(clGetMemObjectInfo)                       \
   X(clGetPlatformIDs)                         \
   X(clGetPlatformInfo)                        \
   X(clGetProgramBuildInfo)                    \
