@@ -38,8 +38,13 @@ const AttrSpec kPoolMode{"mode", {"max", "avg"}};
 // unary op made of the epilogue), and B's shape against the output's
 // N x C x H x W: the same, one value, one per channel C, or one per (N, C)
 // (e.g. a squeeze-and-excitation scale of shape N x C x 1 x 1).
-const AttrSpec kEltwiseFn{"fn",
-                          {"none", "add", "sub", "mul", "div", "max", "min"}};
+// Unary functions of A (B unread, one element) follow the binary ones,
+// appended so that existing canonical strings keep their meaning; pow is
+// binary (A ** B). docs/OPS.md lists them.
+const AttrSpec kEltwiseFn{
+    "fn", {"none", "add", "sub",   "mul",  "div",   "max",        "min",
+           "sqrt", "exp", "log",   "abs",  "neg",   "reciprocal", "tanh",
+           "erf",  "pow", "floor", "ceil", "round", "sign"}};
 const AttrSpec kEltwiseB{"b", {"tensor", "scalar", "channel", "nc"}};
 // Resize (ONNX Resize, 2D on NCHW): interpolation, how an output
 // coordinate maps to the input, and nearest's rounding.
@@ -49,6 +54,31 @@ const AttrSpec kResizeCoord{
     {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}};
 const AttrSpec kResizeRound{"round", {"round_prefer_floor", "floor", "ceil"}};
 const AttrSpec kNormAffine{"affine", {"none", "scale_shift"}};
+// Reduce: ONNX's ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd,
+// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp.
+const AttrSpec kReduceFn{"fn",
+                         {"sum", "mean", "max", "min", "prod", "sumsquare",
+                          "l1", "l2", "logsum", "logsumexp"}};
+
+// Copy: a strided box of up to 6 dims (docs/OPS.md). Extents D0..D5 count
+// in the shape product; strides, offsets and buffer sizes do not.
+std::vector<DimSpec> CopyDims() {
+  std::vector<DimSpec> d;
+  for (absl::string_view n : {"D0", "D1", "D2", "D3", "D4", "D5"}) {
+    d.push_back({n, 1, 1});
+  }
+  for (absl::string_view n : {"IS0", "IS1", "IS2", "IS3", "IS4", "IS5"}) {
+    d.push_back({n, 0, 0, false});
+  }
+  d.push_back({"IO", 0, 0, false});
+  for (absl::string_view n : {"OS0", "OS1", "OS2", "OS3", "OS4", "OS5"}) {
+    d.push_back({n, 0, 0, false});
+  }
+  d.push_back({"OO", 0, 0, false});
+  d.push_back({"IE", {}, 1, false});
+  d.push_back({"OE", {}, 1, false});
+  return d;
+}
 
 // Convolution window dims shared by conv2d, depthwise_conv2d and pool2d:
 // kernel R x S, strides, symmetric zero padding.
@@ -117,6 +147,16 @@ std::vector<OpSpec> MakeOps() {
        dtypes},
       // Softmax over the last axis of an N x D tensor.
       {"softmax", {{"N", 1}, {"D", {}}}, {}, dtypes},
+      // output[OO + sum ik*OSk] = input[IO + sum ik*ISk] for ik < Dk; the
+      // rest of the output is left as it is.
+      {"copy", CopyDims(), {}, dtypes},
+      // output[O + i] = value (a float of the call) for i < E.
+      {"fill",
+       {{"E", {}}, {"O", 0, 0, false}, {"OE", {}, 1, false}},
+       {},
+       dtypes},
+      // output[o, i] = fn over r of input[o, r, i] (O x R x I -> O x I).
+      {"reduce", {{"O", 1}, {"R", {}}, {"I", 1}}, {kReduceFn}, dtypes},
   };
 }
 
@@ -185,7 +225,8 @@ absl::Status RegisterOp(const OpSpec& spec) {
   OpSpec copy;
   copy.name = t.Intern(spec.name);
   for (const DimSpec& d : spec.dims) {
-    copy.dims.push_back({t.Intern(d.name), d.default_value, d.min_value});
+    copy.dims.push_back(
+        {t.Intern(d.name), d.default_value, d.min_value, d.in_shape_product});
   }
   for (const AttrSpec& a : spec.attrs) {
     AttrSpec attr{t.Intern(a.name), {}};
@@ -249,21 +290,23 @@ absl::StatusOr<std::vector<Dim>> CanonicalDims(const OpSpec& spec,
   return out;
 }
 
-// OK when the product of the dims (each read as at least 1) is at most
-// kMaxShapeProduct; checked before each step, so it never overflows.
-absl::Status CheckShapeProduct(absl::string_view op,
+// OK when the product of the shape dims (DimSpec::in_shape_product, each
+// read as at least 1) is at most kMaxShapeProduct; checked before each
+// step, so it never overflows. `dims` are in the spec's order.
+absl::Status CheckShapeProduct(const OpSpec& spec,
                                const std::vector<Dim>& dims) {
   int64_t product = 1;
-  for (const Dim& d : dims) {
-    const int64_t factor = std::max<int64_t>(d.value, 1);
+  std::vector<absl::string_view> names;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (spec.dims[i].in_shape_product) names.push_back(spec.dims[i].name);
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!spec.dims[i].in_shape_product) continue;
+    const int64_t factor = std::max<int64_t>(dims[i].value, 1);
     if (product > kMaxShapeProduct / factor) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "shape of ", op, " is too large: the product of its dims ",
-          absl::StrJoin(dims, "*",
-                        [](std::string* out, const Dim& x) {
-                          absl::StrAppend(out, x.name);
-                        }),
-          " exceeds 2^53 (", kMaxShapeProduct, ")"));
+          "shape of ", spec.name, " is too large: the product of its dims ",
+          absl::StrJoin(names, "*"), " exceeds 2^53 (", kMaxShapeProduct, ")"));
     }
     product *= factor;
   }
@@ -346,7 +389,7 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
   w.op_ = std::string(op);
   w.dtype_ = dtype;
   TUNEFLEET_ASSIGN_OR_RETURN(w.dims_, CanonicalDims(*spec, dims));
-  TUNEFLEET_RETURN_IF_ERROR(CheckShapeProduct(op, w.dims_));
+  TUNEFLEET_RETURN_IF_ERROR(CheckShapeProduct(*spec, w.dims_));
   TUNEFLEET_ASSIGN_OR_RETURN(w.attrs_, CanonicalAttrs(*spec, attrs));
   return w;
 }

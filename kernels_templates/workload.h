@@ -16,12 +16,15 @@ namespace tunefleet::templates {
 
 // The largest value of one dim: kernels take dims as 32-bit ints.
 inline constexpr int64_t kMaxDim = (int64_t{1} << 31) - 1;
-// The largest product of a workload's dims (each read as at least 1):
-// 2^53, the largest integer a double holds exactly. Every tensor size and
-// FLOP count of a template is bounded by a small multiple of it, so none
-// overflows int64 or uint64 and FLOP counts stay exact.
+// The largest product of a workload's shape dims (those with
+// DimSpec::in_shape_product, each read as at least 1): 2^53, the largest
+// integer a double holds exactly. Every tensor size and FLOP count of a
+// template is bounded by a small multiple of it, so none overflows int64
+// or uint64 and FLOP counts stay exact. Strides, offsets and buffer sizes
+// (copy's, fill's) are not shape dims: each is at most kMaxDim.
 inline constexpr int64_t kMaxShapeProduct = int64_t{1} << 53;
-// Most dims and attributes a workload may name (ops have at most 16 dims).
+// Most dims and attributes a workload may name (ops have at most 22 dims:
+// copy).
 inline constexpr size_t kMaxWorkloadDims = 32;
 inline constexpr size_t kMaxWorkloadAttrs = 16;
 
@@ -42,6 +45,10 @@ struct DimSpec {
   absl::string_view name;
   std::optional<int64_t> default_value;  // required when unset
   int64_t min_value = 1;
+  // Whether the dim is an extent of the computation and counts in the
+  // kMaxShapeProduct bound; false for strides, offsets and buffer sizes
+  // (copy's IS0..IS5, IO, OS0..OS5, OO, IE, OE; fill's O, OE).
+  bool in_shape_product = true;
 };
 
 // One string attribute of an op, its values and the default (left out of
@@ -85,7 +92,8 @@ struct Attr {
 class Workload {
  public:
   // Validates op, dims (each required dim exactly once, optional ones
-  // defaulted, min <= value <= kMaxDim, their product <= kMaxShapeProduct),
+  // defaulted, min <= value <= kMaxDim, the product of those in the shape
+  // product <= kMaxShapeProduct),
   // attrs (each at most once) and dtype; puts dims and attrs in the op's
   // canonical order. Errors: INVALID_ARGUMENT naming the offending op, dim,
   // attr or dtype, or the dims whose product is too large.

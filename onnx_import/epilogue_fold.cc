@@ -79,6 +79,7 @@ struct Spelled {
   std::string act;
   std::vector<int> nodes;
   std::string out;
+  double act_a = 0, act_b = 0;  // the activation's parameters
 };
 
 // Clip(x + 3, 0, 6) / 6 (or * 1/6) from `x` through its single consumer
@@ -91,7 +92,8 @@ std::optional<Spelled> ShiftedClipSixth(const GraphIndex& g, int add,
   }
   const int clip = Single(g, Output(g.node(add), 0), covered);
   if (!ClipIs(g, clip, 0, 6)) return std::nullopt;
-  Spelled s{"", {add, clip}, Output(g.node(clip), 0)};
+  // Clip(x + 3, 0, 6) / 6 = clip(x / 6 + 0.5, 0, 1).
+  Spelled s{"", {add, clip}, Output(g.node(clip), 0), 1.0 / 6, 0.5};
   const int div = Single(g, s.out, covered);
   if (SixthOf(g, div, s.out)) {
     s.nodes.push_back(div);
@@ -123,8 +125,11 @@ std::optional<Spelled> SpelledActivation(const GraphIndex& g,
       if (Is(g, add, "Add") && g.Scalar(Other(g.node(add), m))) {
         const int clip = Single(g, Output(g.node(add), 0), covered);
         if (ClipIs(g, clip, 0, 1)) {
-          return Spelled{
-              "hardsigmoid", {first, add, clip}, Output(g.node(clip), 0)};
+          return Spelled{"hardsigmoid",
+                         {first, add, clip},
+                         Output(g.node(clip), 0),
+                         *g.Scalar(Other(g.node(first), x)),
+                         *g.Scalar(Other(g.node(add), m))};
         }
       }
     }
@@ -186,6 +191,48 @@ std::optional<std::pair<double, double>> ClipBounds(const GraphIndex& g,
   return b;
 }
 
+std::optional<std::vector<double>> ChannelValues(const GraphIndex& g,
+                                                 const std::string& name,
+                                                 int64_t channels) {
+  std::optional<std::vector<float>> v = g.Floats(name);
+  if (!v) return std::nullopt;
+  if (v->size() == 1) return std::vector<double>(channels, (*v)[0]);
+  if (static_cast<int64_t>(v->size()) != channels) return std::nullopt;
+  return std::vector<double>(v->begin(), v->end());
+}
+
+std::optional<std::pair<double, double>> ActParams(const GraphIndex& g,
+                                                   const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  if (op == "Clip") return ClipBounds(g, n);
+  if (op == "LeakyRelu")
+    return std::make_pair(FloatAttr(n, "alpha", 0.01f), 0.0);
+  if (op == "HardSigmoid") {
+    return std::make_pair<double, double>(FloatAttr(n, "alpha", 0.2f),
+                                          FloatAttr(n, "beta", 0.5f));
+  }
+  if (op == "HardSwish") return std::make_pair(1.0 / 6, 0.5);
+  return std::make_pair(0.0, 0.0);
+}
+
+std::optional<std::pair<std::vector<double>, std::vector<double>>>
+BatchNormAffine(const GraphIndex& g, const onnx::NodeProto& bn,
+                int64_t channels) {
+  std::optional<std::vector<double>> p[4];
+  for (int k = 0; k < 4; ++k) {
+    p[k] = ChannelValues(g, Input(bn, k + 1), channels);
+    if (!p[k]) return std::nullopt;
+  }
+  const double eps = FloatAttr(bn, "epsilon", 1e-5f);
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (int64_t c = 0; c < channels; ++c) {
+    const double scale = (*p[0])[c] / std::sqrt((*p[3])[c] + eps);
+    out.first.push_back(scale);
+    out.second.push_back((*p[1])[c] - (*p[2])[c] * scale);
+  }
+  return out;
+}
+
 std::string BroadcastKind(const Dims& b, const Dims& out, int* axis) {
   if (b == out) return "tensor";
   if (b.size() > out.size()) return "";
@@ -212,6 +259,29 @@ std::vector<templates::Attr> Epilogue::Attrs(const EpilogueSite& site) const {
   return attrs;
 }
 
+namespace {
+
+std::vector<float> Concatenated(const std::vector<double>& a,
+                                const std::vector<double>& b, bool both) {
+  std::vector<float> out(a.begin(), a.end());
+  if (both) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> Epilogue::ScaleBuffer() const {
+  return Concatenated(scale, post_scale, post != "none");
+}
+
+std::vector<float> Epilogue::ShiftBuffer() const {
+  return Concatenated(shift, post_shift, post != "none");
+}
+
+std::vector<float> Epilogue::Floats() const {
+  return {static_cast<float>(act_a), static_cast<float>(act_b)};
+}
+
 std::vector<int> Epilogue::Covering(int node) const {
   std::vector<int> out = {node};
   out.insert(out.end(), nodes.begin(), nodes.end());
@@ -220,20 +290,70 @@ std::vector<int> Epilogue::Covering(int node) const {
 
 Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
                       const std::vector<bool>& covered) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
   Epilogue e;
   e.affine = !site.affine.empty() ? site.affine : site.bias ? "shift" : "none";
   e.act = site.act;
+  e.act_a = site.act_a;
+  e.act_b = site.act_b;
   e.out = site.out;
+  const int64_t channels = std::max<int64_t>(site.channels, 1);
+  e.scale =
+      site.scale.empty() ? std::vector<double>(channels, 1.0) : site.scale;
+  e.shift =
+      site.shift.empty() ? std::vector<double>(channels, 0.0) : site.shift;
+  e.post_scale.assign(channels, 1.0);
+  e.post_shift.assign(channels, 0.0);
+  if (site.bias && !site.bias_name.empty()) {
+    if (std::optional<std::vector<double>> b =
+            ChannelValues(g, site.bias_name, channels)) {
+      for (int64_t c = 0; c < channels; ++c) e.shift[c] += (*b)[c];
+    } else {
+      e.error = "bias " + site.bias_name + " is not a readable constant";
+    }
+  }
   // 0: affine; 1: after the residual; 2: after the activation.
   int stage = e.act == "none" ? 0 : 2;
   auto scale = [](std::string* attr) { *attr = "scale_shift"; };
   auto shift = [](std::string* attr) {
     if (*attr == "none") *attr = "shift";
   };
+  // Applies y * mul + add per channel to the affine (stage 0) or the post
+  // (stage 2) values.
+  auto apply = [&](const std::string& name, bool post, int kind) {
+    std::optional<std::vector<double>> v = ChannelValues(g, name, channels);
+    if (!v) {
+      e.error = "constant " + name + " is not readable";
+      return;
+    }
+    std::vector<double>& sc = post ? e.post_scale : e.scale;
+    std::vector<double>& sh = post ? e.post_shift : e.shift;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double x = (*v)[c];
+      switch (kind) {
+        case 0:  // Mul
+          sc[c] *= x;
+          sh[c] *= x;
+          break;
+        case 1:  // Div
+          sc[c] /= x;
+          sh[c] /= x;
+          break;
+        case 2:  // Add
+          sh[c] += x;
+          break;
+        default:  // Sub
+          sh[c] -= x;
+          break;
+      }
+    }
+  };
   while (static_cast<int>(e.nodes.size()) < kMaxChain) {
     if (stage < 2) {
       if (std::optional<Spelled> s = SpelledActivation(g, e.out, covered)) {
         e.act = s->act;
+        e.act_a = s->act_a;
+        e.act_b = s->act_b;
         e.nodes.insert(e.nodes.end(), s->nodes.begin(), s->nodes.end());
         e.out = s->out;
         stage = 2;
@@ -252,34 +372,72 @@ Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
     std::string* affine = stage == 0                ? &e.affine
                           : stage == 2 && site.post ? &e.post
                                                     : nullptr;
+    const bool post = stage == 2;
+    const std::optional<double> constant = g.Scalar(other);
     if (op == "BatchNormalization" && first && stage == 0 &&
         BatchNormOfSiteChannels(g, n, site)) {
       scale(&e.affine);
+      if (auto bn = BatchNormAffine(g, n, channels)) {
+        for (int64_t c = 0; c < channels; ++c) {
+          e.scale[c] *= bn->first[c];
+          e.shift[c] = e.shift[c] * bn->first[c] + bn->second[c];
+        }
+      } else {
+        e.error = "BatchNormalization " + n.name() +
+                  " has parameters that are not readable constants";
+      }
     } else if (affine && channel && (op == "Mul" || (op == "Div" && first))) {
       scale(affine);
+      apply(other, post, op == "Mul" ? 0 : 1);
     } else if (affine && channel && (op == "Add" || (op == "Sub" && first))) {
       shift(affine);
-    } else if (stage == 2 && e.act == "relu" && e.post == "none" &&
-               op == "Min" && g.Scalar(other)) {
-      e.act = "clip";
+      apply(other, post, op == "Add" ? 2 : 3);
+    } else if (stage == 2 && (e.act == "relu" || e.act == "clip") &&
+               e.post == "none" && (op == "Min" || op == "Max") && constant) {
+      // relu is clip(0, inf); Max raises the lower bound, Min lowers the
+      // upper one.
+      double lo = e.act == "relu" ? 0 : e.act_a;
+      double hi = e.act == "relu" ? kInf : e.act_b;
+      if (op == "Max") {
+        lo = std::max(lo, *constant);
+      } else {
+        hi = std::min(hi, *constant);
+      }
+      if (lo == 0 && hi == kInf) {
+        e.act = "relu";
+        e.act_a = e.act_b = 0;
+      } else {
+        e.act = "clip";
+        e.act_a = lo;
+        e.act_b = hi;
+      }
     } else if (stage < 2 && op == "Add" && site.residual &&
                e.residual == "none" && !other.empty() && !g.IsConstant(other) &&
                g.Shape(other) && g.Shape(other) == g.Shape(e.out)) {
       e.residual = "add";
+      e.residual_tensor = other;
       stage = 1;
     } else if (stage < 2 && first &&
                (op == "Relu" || op == "Clip" || op == "LeakyRelu" ||
                 op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish")) {
-      if (op == "Clip" && !ClipBounds(g, n)) break;
+      const std::optional<std::pair<double, double>> params = ActParams(g, n);
+      if (!params) break;  // Clip bounds not constant
       e.act = op == "Relu"          ? "relu"
               : op == "Clip"        ? "clip"
               : op == "LeakyRelu"   ? "leakyrelu"
               : op == "Sigmoid"     ? "sigmoid"
               : op == "HardSigmoid" ? "hardsigmoid"
                                     : "hardswish";
+      e.act_a = params->first;
+      e.act_b = params->second;
       stage = 2;
-    } else if (stage < 2 && op == "Max" && Near(g.Scalar(other), 0)) {
+    } else if (stage < 2 && op == "Max" && Near(constant, 0)) {
       e.act = "relu";
+      stage = 2;
+    } else if (stage < 2 && (op == "Max" || op == "Min") && constant) {
+      e.act = "clip";
+      e.act_a = op == "Max" ? *constant : -kInf;
+      e.act_b = op == "Max" ? kInf : *constant;
       stage = 2;
     } else {
       break;

@@ -1,6 +1,7 @@
 #include "onnx_import/graph_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "kernels_templates/workload.h"
@@ -127,6 +128,9 @@ GraphIndex::GraphIndex(const onnx::GraphProto& g) : g_(g) {
   for (const auto& t : g.initializer()) constants_[t.name()] = &t;
   auto add_shapes = [this](const auto& values) {
     for (const onnx::ValueInfoProto& v : values) {
+      if (v.type().tensor_type().elem_type() != 0) {
+        types_[v.name()] = v.type().tensor_type().elem_type();
+      }
       if (!v.type().tensor_type().has_shape()) continue;
       Dims dims;
       bool known = true;
@@ -142,6 +146,7 @@ GraphIndex::GraphIndex(const onnx::GraphProto& g) : g_(g) {
   add_shapes(g.value_info());
   add_shapes(g.output());
   for (const auto& [name, t] : constants_) {
+    types_[name] = t->data_type();
     Dims dims(t->dims().begin(), t->dims().end());
     if (std::all_of(dims.begin(), dims.end(),
                     [](int64_t d) { return d >= 1; })) {
@@ -219,6 +224,103 @@ std::optional<int64_t> GraphIndex::Elements(const std::string& name) const {
     at = n.input(0);
   }
   return std::nullopt;
+}
+
+namespace {
+
+// IEEE 754 binary16 bits as a float.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const int exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits = 0;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    bits = sign | (static_cast<uint32_t>(exp + 112) << 23) | (mant << 13);
+  } else if (mant != 0) {  // subnormal: normalise
+    int e = 113;
+    while ((mant & 0x400) == 0) {
+      mant <<= 1;
+      --e;
+    }
+    bits = sign | (static_cast<uint32_t>(e) << 23) | ((mant & 0x3ff) << 13);
+  } else {
+    bits = sign;
+  }
+  float f = 0;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+}  // namespace
+
+std::optional<std::vector<float>> GraphIndex::Floats(
+    const std::string& name) const {
+  auto it = constants_.find(name);
+  if (it == constants_.end()) return std::nullopt;
+  const onnx::TensorProto& t = *it->second;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  const Dims dims(t.dims().begin(), t.dims().end());
+  std::optional<int64_t> count = Product(dims, 0, dims.size());
+  if (!count) return std::nullopt;
+  std::vector<float> out;
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    if (t.has_raw_data()) {
+      if (static_cast<int64_t>(t.raw_data().size()) != *count * 4) {
+        return std::nullopt;
+      }
+      out.resize(*count);
+      if (*count > 0) std::memcpy(out.data(), t.raw_data().data(), *count * 4);
+    } else {
+      out.assign(t.float_data().begin(), t.float_data().end());
+    }
+  } else if (t.data_type() == onnx::TensorProto::FLOAT16) {
+    if (t.has_raw_data()) {
+      if (static_cast<int64_t>(t.raw_data().size()) != *count * 2) {
+        return std::nullopt;
+      }
+      out.resize(*count);
+      for (int64_t k = 0; k < *count; ++k) {
+        uint16_t h = 0;
+        std::memcpy(&h, t.raw_data().data() + 2 * k, 2);
+        out[k] = HalfToFloat(h);
+      }
+    } else {  // int32_data holds the bits
+      for (int32_t v : t.int32_data()) {
+        out.push_back(HalfToFloat(static_cast<uint16_t>(v)));
+      }
+    }
+  } else {
+    std::optional<TensorValue> v = ReadTensor(t, *count);
+    if (!v) return std::nullopt;
+    out.resize(v->size());
+    for (int64_t k = 0; k < v->size(); ++k) {
+      out[k] = static_cast<float>(v->at(k));
+    }
+  }
+  if (static_cast<int64_t>(out.size()) != *count) return std::nullopt;
+  return out;
+}
+
+void GraphIndex::AddConstant(const std::string& name, const Dims& dims,
+                             const std::vector<float>& values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(values.data(), values.size() * sizeof(float));
+  owned_.push_back(std::move(t));
+  constants_[name] = &owned_.back();
+  types_[name] = onnx::TensorProto::FLOAT;
+  if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 1; })) {
+    shapes_[name] = dims;
+  }
+}
+
+int32_t GraphIndex::ElemType(const std::string& name) const {
+  auto it = types_.find(name);
+  return it == types_.end() ? 0 : it->second;
 }
 
 }  // namespace tunefleet::onnx_import

@@ -81,6 +81,17 @@ class GraphIndex {
   // chains (at most kMaxChain links) back to a tensor of known shape (they
   // keep the count). nullopt when unknown or over 2^53.
   std::optional<int64_t> Elements(const std::string& name) const;
+  // Every value of a constant of any size (a weight) as fp32: FLOAT,
+  // FLOAT16, DOUBLE, INT32, INT64 and BOOL data; nullopt for another type,
+  // external data, or data that does not match its dims.
+  std::optional<std::vector<float>> Floats(const std::string& name) const;
+  // Adds a constant computed at import (a view or transpose of a weight,
+  // ConstantOfShape, ...): fp32 `values` of `dims` (row-major).
+  void AddConstant(const std::string& name, const Dims& dims,
+                   const std::vector<float>& values);
+  // The element type (onnx::TensorProto::DataType) of a tensor, from the
+  // graph's inputs, outputs, value_info and constants; 0 when unknown.
+  int32_t ElemType(const std::string& name) const;
 
  private:
   const onnx::GraphProto& g_;
@@ -90,6 +101,7 @@ class GraphIndex {
   std::deque<onnx::TensorProto> owned_;  // values of Constant nodes
   std::map<std::string, const onnx::TensorProto*> constants_;
   std::map<std::string, Dims> shapes_;
+  std::map<std::string, int32_t> types_;
 };
 
 }  // namespace tunefleet::onnx_import

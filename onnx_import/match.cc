@@ -1,5 +1,6 @@
 #include "onnx_import/match.h"
 
+#include <algorithm>
 #include <set>
 
 namespace tunefleet::onnx_import {
@@ -9,6 +10,71 @@ absl::StatusOr<templates::Workload> MakeWorkload(
     std::vector<templates::Attr> attrs) {
   return templates::Workload::Create(op, std::move(dims),
                                      templates::Dtype::kFp32, std::move(attrs));
+}
+
+StepBuffer BindInput(const GraphIndex& g, const std::string& name,
+                     std::string* error) {
+  if (!g.IsConstant(name)) return BindTensor(name);
+  std::optional<std::vector<float>> v = g.Floats(name);
+  if (!v) {
+    *error = "constant " + name + " cannot be read (its data type or location)";
+    return {};
+  }
+  return BindConstant(*std::move(v));
+}
+
+StepBuffer BindTensor(const std::string& name) {
+  StepBuffer b;
+  b.tensor = name;
+  return b;
+}
+
+StepBuffer BindConstant(std::vector<float> values) {
+  StepBuffer b;
+  b.constant = std::move(values);
+  return b;
+}
+
+std::optional<std::pair<Dims, Dims>> WindowPads(const onnx::NodeProto& n,
+                                                const Dims& in,
+                                                const Dims& kernel,
+                                                const Dims& strides,
+                                                const Dims& dilations) {
+  const size_t rank = in.size();
+  if (kernel.size() != rank || strides.size() != rank ||
+      dilations.size() != rank) {
+    return std::nullopt;
+  }
+  std::pair<Dims, Dims> out{Dims(rank, 0), Dims(rank, 0)};
+  const std::string auto_pad = StringAttr(n, "auto_pad");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t k = 0; k < rank; ++k) {
+      // Every value is <= kMaxDim (checked by the callers): no overflow.
+      const int64_t outs = (in[k] + strides[k] - 1) / strides[k];
+      const int64_t total = std::max<int64_t>(
+          (outs - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in[k],
+          0);
+      const int64_t small = total / 2, big = total - small;
+      out.first[k] = auto_pad == "SAME_UPPER" ? small : big;
+      out.second[k] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+    return out;
+  }
+  if (!auto_pad.empty() && auto_pad != "NOTSET" && auto_pad != "VALID") {
+    return std::nullopt;
+  }
+  if (auto_pad == "VALID") return out;
+  const Dims pads = IntsAttr(n, "pads", Dims(2 * rank, 0));
+  if (pads.size() != 2 * rank) return std::nullopt;
+  for (size_t k = 0; k < rank; ++k) {
+    if (pads[k] < 0 || pads[rank + k] < 0 || pads[k] > templates::kMaxDim ||
+        pads[rank + k] > templates::kMaxDim) {
+      return std::nullopt;
+    }
+    out.first[k] = pads[k];
+    out.second[k] = pads[rank + k];
+  }
+  return out;
 }
 
 MatchResult Result(absl::StatusOr<templates::Workload> workload,
@@ -65,8 +131,9 @@ MatchResult MatchNode(const MatchContext& c, int i) {
                                                  "HardSigmoid",
                                                  "HardSwish",
                                                  "LeakyRelu",
-                                                 "BatchNormalization"};
-  if (kEltwise.count(op)) return MatchEltwise(c, i);
+                                                 "BatchNormalization",
+                                                 "Pow"};
+  if (kEltwise.count(op) || IsUnaryEltwise(op)) return MatchEltwise(c, i);
   return NoMatch{"no template for this op"};
 }
 

@@ -15,14 +15,35 @@
 #include "absl/status/statusor.h"
 #include "kernels_templates/workload.h"
 #include "onnx_import/graph_index.h"
+#include "onnx_import/model_graph.h"
 
 namespace tunefleet::onnx_import {
+
+// An input padded into a temporary before the step runs (a convolution
+// or pool with asymmetric or automatic padding): the 4D input `input` of
+// `dims` (N x C x H x W) copied into the middle of a tensor of N x C x
+// (H + top + bottom) x (W + left + right) whose border holds `value`; the
+// step's buffer 0 then reads that tensor.
+struct PrePad {
+  std::string input;
+  Dims dims;
+  int64_t top = 0, left = 0, bottom = 0, right = 0;
+  float value = 0;
+};
 
 // A recognised node (or chain): its workload and the nodes it covers, the
 // matched node first.
 struct Match {
   templates::Workload workload;
   std::vector<int> nodes;
+  // With MatchContext::bind: the step's buffers (model_graph.h's
+  // ModelStep: the template's order, weights in the layout it reads) and
+  // per-call floats; `error` says why they could not be made (a constant
+  // that cannot be read).
+  std::vector<StepBuffer> buffers;
+  std::vector<float> floats;
+  std::optional<PrePad> pad;
+  std::string error;
 };
 
 // Why a node cannot become a task.
@@ -33,12 +54,24 @@ struct NoMatch {
 using MatchResult = std::variant<Match, NoMatch>;
 
 // What every match reads: the graph, the default domain's opset, and the
-// nodes already in a task (never folded again).
+// nodes already in a task (never folded again). `bind`: also make the
+// buffers and floats of the step (ImportModelGraph; reads the weights).
 struct MatchContext {
   GraphIndex& g;
   int64_t opset = 0;
   const std::vector<bool>& covered;
+  bool bind = false;
 };
+
+// Binding of tensor `name` as a step's input: its values when it is a
+// constant (any size; error set when they cannot be read), else the
+// tensor.
+StepBuffer BindInput(const GraphIndex& g, const std::string& name,
+                     std::string* error);
+// Binding of a step's output (or an input tensor known to be computed).
+StepBuffer BindTensor(const std::string& name);
+// A buffer of constant values.
+StepBuffer BindConstant(std::vector<float> values);
 
 // An fp32 workload.
 absl::StatusOr<templates::Workload> MakeWorkload(
@@ -51,6 +84,19 @@ MatchResult Result(absl::StatusOr<templates::Workload> workload,
 // Symmetric padding of a node, or nullopt for asymmetric / auto padding.
 std::optional<std::pair<int64_t, int64_t>> SymmetricPads(
     const onnx::NodeProto& n);
+
+// The begin and end padding of each spatial axis of a windowed node (Conv,
+// ConvTranspose is not one, MaxPool, AveragePool) over `in` (its spatial
+// dims) with `kernel`, `strides` and `dilations`: `pads` (begin..., end...)
+// or auto_pad SAME_UPPER / SAME_LOWER (total max((ceil(in / s) - 1) * s +
+// (k - 1) * d + 1 - in, 0), the odd one at the end for SAME_UPPER, at the
+// begin for SAME_LOWER) or VALID (none). nullopt for another auto_pad or
+// pads of the wrong count or negative.
+std::optional<std::pair<Dims, Dims>> WindowPads(const onnx::NodeProto& n,
+                                                const Dims& in,
+                                                const Dims& kernel,
+                                                const Dims& strides,
+                                                const Dims& dilations);
 
 // Conv -> conv2d / depthwise_conv2d (match_conv.cc).
 MatchResult MatchConv(const MatchContext& c, int i);
@@ -68,9 +114,11 @@ MatchResult MatchResize(const MatchContext& c, int i);
 // LayerNormalization, and ReduceMean starting its decomposed form ->
 // layernorm (match_layernorm.cc).
 MatchResult MatchLayerNorm(const MatchContext& c, int i);
-// Add, Sub, Mul, Div, Max, Min, unary activations and a lone
-// BatchNormalization -> eltwise (match_eltwise.cc).
+// Add, Sub, Mul, Div, Max, Min, Pow, unary functions and activations and a
+// lone BatchNormalization -> eltwise (match_eltwise.cc).
 MatchResult MatchEltwise(const MatchContext& c, int i);
+// Whether `op` is one of the unary functions eltwise runs (fn=sqrt, ...).
+bool IsUnaryEltwise(const std::string& op);
 
 // The workload node `i` (with the nodes folded into it) runs, or why none
 // (match.cc).

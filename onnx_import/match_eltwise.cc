@@ -1,13 +1,20 @@
 // Elementwise nodes left after the other matches -> eltwise: binary Add,
-// Sub, Mul, Div, Max, Min (B broadcast as tensor, scalar, channel or nc),
-// unary activations and a lone BatchNormalization (fn=none), each with
-// the epilogue of what follows folded.
+// Sub, Mul, Div, Max, Min, Pow (B broadcast as tensor, scalar, channel or
+// nc), unary functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Tanh, Erf,
+// Floor, Ceil), activations and a lone BatchNormalization (fn=none), each
+// with the epilogue of what follows folded.
 #include <cctype>
 
 #include "onnx_import/epilogue_fold.h"
 #include "onnx_import/match.h"
 
 namespace tunefleet::onnx_import {
+
+bool IsUnaryEltwise(const std::string& op) {
+  return op == "Sqrt" || op == "Exp" || op == "Log" || op == "Abs" ||
+         op == "Neg" || op == "Reciprocal" || op == "Tanh" || op == "Erf" ||
+         op == "Floor" || op == "Ceil";
+}
 
 MatchResult MatchEltwise(const MatchContext& c, int i) {
   const GraphIndex& g = c.g;
@@ -21,18 +28,22 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   site.rank = static_cast<int>(out->size());
   site.channel_axis = site.rank == 4 ? 1 : site.rank - 1;
   std::string fn = "none", b = "scalar";
+  // The operands: A of the output's shape, B as `b` says ("" for none).
+  std::string a_name = Input(n, 0), b_name;
   const bool binary = op == "Add" || op == "Sub" || op == "Mul" ||
-                      op == "Div" || op == "Max" || op == "Min";
+                      op == "Div" || op == "Max" || op == "Min" || op == "Pow";
   if (binary) {
     if (n.input_size() != 2) return NoMatch{"needs two inputs"};
     std::optional<Dims> x = g.Shape(n.input(0)), y = g.Shape(n.input(1));
     if (!x || !y) return NoMatch{"input shape unknown"};
-    const bool commutes = op != "Sub" && op != "Div";
+    const bool commutes = op != "Sub" && op != "Div" && op != "Pow";
+    b_name = n.input(1);
     if (*x != *out) {
       if (!commutes || *y != *out) {
         return NoMatch{"the first operand is broadcast"};
       }
       std::swap(x, y);
+      std::swap(a_name, b_name);
     }
     int axis = site.channel_axis;
     b = BroadcastKind(*y, *out, &axis);
@@ -43,20 +54,24 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
     site.channel_axis = axis;
     fn = op;
     for (char& ch : fn) ch = static_cast<char>(std::tolower(ch));
+  } else if (IsUnaryEltwise(op)) {
+    fn = op;
+    for (char& ch : fn) ch = static_cast<char>(std::tolower(ch));
   } else if (op == "BatchNormalization") {
     if (site.rank < 2) return NoMatch{"input of rank < 2"};
     site.channel_axis = 1;
     site.affine = "scale_shift";
   } else {
-    if (op == "Clip" && !ClipBounds(g, n)) {
-      return NoMatch{"Clip bounds are not constant"};
-    }
+    std::optional<std::pair<double, double>> params = ActParams(g, n);
+    if (!params) return NoMatch{"Clip bounds are not constant"};
     site.act = op == "Relu"          ? "relu"
                : op == "Clip"        ? "clip"
                : op == "LeakyRelu"   ? "leakyrelu"
                : op == "Sigmoid"     ? "sigmoid"
                : op == "HardSigmoid" ? "hardsigmoid"
                                      : "hardswish";
+    site.act_a = params->first;
+    site.act_b = params->second;
   }
   // The view as N x C x H x W with the channel axis as C.
   const size_t axis = static_cast<size_t>(std::max(site.channel_axis, 0));
@@ -74,12 +89,34 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   } else {
     site.rank = 0;
   }
+  std::string bn_error;
+  if (op == "BatchNormalization" && c.bind) {
+    if (auto bn = BatchNormAffine(g, n, site.channels)) {
+      site.scale = bn->first;
+      site.shift = bn->second;
+    } else {
+      bn_error =
+          "its parameters are not readable constants of one value "
+          "per channel";
+    }
+  }
   const Epilogue e = FoldEpilogue(g, site, c.covered);
   const std::vector<int> nodes = e.Covering(i);
   std::vector<templates::Attr> attrs = e.Attrs(site);
   attrs.push_back({"fn", fn});
   attrs.push_back({"b", b});
-  return Result(MakeWorkload("eltwise", dims, attrs), nodes);
+  MatchResult r = Result(MakeWorkload("eltwise", dims, attrs), nodes);
+  Match* m = std::get_if<Match>(&r);
+  if (m == nullptr || !c.bind) return r;
+  m->error = !bn_error.empty() ? bn_error : e.error;
+  m->buffers.push_back(BindInput(g, a_name, &m->error));
+  m->buffers.push_back(b_name.empty() ? BindConstant({0.0f})
+                                      : BindInput(g, b_name, &m->error));
+  m->buffers.push_back(BindTensor(e.out));
+  m->buffers.push_back(BindConstant(e.ScaleBuffer()));
+  m->buffers.push_back(BindConstant(e.ShiftBuffer()));
+  m->floats = e.Floats();
+  return r;
 }
 
 }  // namespace tunefleet::onnx_import

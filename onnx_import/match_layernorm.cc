@@ -47,12 +47,49 @@ bool PerLastAxis(const GraphIndex& g, const std::string& name, int64_t d) {
   return true;
 }
 
-MatchResult Workload(const Dims& x, bool affine, std::vector<int> nodes) {
+// What a layernorm step binds: input, output, gamma and beta (D values
+// each with affine, else one unused value), and eps.
+struct LayerNormBinding {
+  std::string input, output;
+  std::vector<double> gamma, beta;  // empty: 1 and 0
+  double eps = 1e-5;
+  std::string error;
+};
+
+MatchResult Workload(const MatchContext& c, const Dims& x, bool affine,
+                     std::vector<int> nodes, const LayerNormBinding& bind) {
   std::optional<int64_t> rows = Product(x, 0, x.size() - 1);
   if (!rows) return NoMatch{"shape too large"};
-  return Result(MakeWorkload("layernorm", {{"N", *rows}, {"D", x.back()}},
-                             {{"affine", affine ? "scale_shift" : "none"}}),
-                std::move(nodes));
+  MatchResult r =
+      Result(MakeWorkload("layernorm", {{"N", *rows}, {"D", x.back()}},
+                          {{"affine", affine ? "scale_shift" : "none"}}),
+             std::move(nodes));
+  Match* m = std::get_if<Match>(&r);
+  if (m == nullptr || !c.bind) return r;
+  m->error = bind.error;
+  const size_t d = affine ? static_cast<size_t>(x.back()) : 1;
+  std::vector<float> gamma(d, 1.0f), beta(d, 0.0f);
+  if (affine) {
+    if (!bind.gamma.empty()) gamma.assign(bind.gamma.begin(), bind.gamma.end());
+    if (!bind.beta.empty()) beta.assign(bind.beta.begin(), bind.beta.end());
+  }
+  m->buffers = {BindInput(c.g, bind.input, &m->error), BindTensor(bind.output),
+                BindConstant(std::move(gamma)), BindConstant(std::move(beta))};
+  m->floats = {static_cast<float>(bind.eps)};
+  return r;
+}
+
+// The values of constant `name` spread to `d` (one value, or one per
+// element of the last axis), or an error in `error`.
+std::vector<double> LastAxisValues(const GraphIndex& g, const std::string& name,
+                                   int64_t d, std::string* error) {
+  std::optional<std::vector<float>> v = g.Floats(name);
+  if (v && v->size() == 1) return std::vector<double>(d, (*v)[0]);
+  if (v && static_cast<int64_t>(v->size()) == d) {
+    return std::vector<double>(v->begin(), v->end());
+  }
+  *error = "constant " + name + " is not readable as one value per element";
+  return {};
 }
 
 }  // namespace
@@ -69,11 +106,19 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i) {
       return NoMatch{"normalises more than the last axis"};
     }
     for (int k = 1; k < n.output_size(); ++k) {
-      if (!g.Consumers(n.output(k)).empty()) {
+      if (!g.Consumers(n.output(k)).empty() || g.IsGraphOutput(n.output(k))) {
         return NoMatch{"its mean or inverse deviation is used"};
       }
     }
-    return Workload(*x, true, {i});
+    LayerNormBinding bind{
+        Input(n, 0), Output(n, 0), {}, {}, FloatAttr(n, "epsilon", 1e-5f), ""};
+    if (c.bind) {
+      bind.gamma = LastAxisValues(g, Input(n, 1), x->back(), &bind.error);
+      if (!Input(n, 2).empty()) {
+        bind.beta = LastAxisValues(g, Input(n, 2), x->back(), &bind.error);
+      }
+    }
+    return Workload(c, *x, true, {i}, bind);
   }
   // The decomposed form, from its first ReduceMean.
   const std::string& in = Input(n, 0);
@@ -112,6 +157,7 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i) {
   std::vector<int> nodes = {i, sub, pow, var, eps, sqrt, div};
   bool affine = false;
   std::string out = Output(g.node(div), 0);
+  LayerNormBinding bind{in, "", {}, {}, *g.Scalar(Input(g.node(eps), 1)), ""};
   for (const char* op : {"Mul", "Add"}) {
     const int k = Next(c, out, op);
     if (k < 0) continue;
@@ -121,8 +167,13 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i) {
     nodes.push_back(k);
     affine = true;
     out = Output(a, 0);
+    if (c.bind) {
+      (op[0] == 'M' ? bind.gamma : bind.beta) =
+          LastAxisValues(g, other, x->back(), &bind.error);
+    }
   }
-  return Workload(*x, affine, nodes);
+  bind.output = out;
+  return Workload(c, *x, affine, nodes, bind);
 }
 
 }  // namespace tunefleet::onnx_import

@@ -25,11 +25,30 @@ MatchResult MatchBatchMatmul(const MatchContext& c, int i) {
   if (a[r - 1] != b[r - 2]) return NoMatch{"inner dims differ"};
   std::optional<int64_t> batch = Product(a, 0, r - 2);
   if (!batch) return NoMatch{"shape too large"};
-  return Result(
+  MatchResult result = Result(
       MakeWorkload(
           "batch_matmul",
           {{"B", *batch}, {"M", a[r - 2]}, {"N", b[r - 1]}, {"K", a[r - 1]}}),
       {i});
+  Match* m = std::get_if<Match>(&result);
+  if (m != nullptr && c.bind) {
+    m->buffers = {BindInput(c.g, Input(n, 0), &m->error),
+                  BindInput(c.g, Input(n, 1), &m->error),
+                  BindTensor(Output(n, 0))};
+  }
+  return result;
+}
+
+// The weight of a dense layer as its templates read it, K x N row-major:
+// MatMul's as stored, Gemm's with transB (stored N x K) transposed.
+std::vector<float> DenseWeight(std::vector<float> w, bool trans_b, int64_t k,
+                               int64_t n) {
+  if (!trans_b || static_cast<int64_t>(w.size()) != k * n) return w;
+  std::vector<float> out(w.size());
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t col = 0; col < k; ++col) out[col * n + row] = w[row * k + col];
+  }
+  return out;
 }
 
 }  // namespace
@@ -65,6 +84,7 @@ MatchResult MatchMatMul(const MatchContext& c, int i) {
   site.rank = y ? static_cast<int>(y->size()) : 2;
   site.channel_axis = site.rank - 1;
   site.bias = gemm && !Input(n, 2).empty();
+  if (site.bias) site.bias_name = Input(n, 2);
   if (site.bias) {
     std::optional<Dims> bias = g.ConstantDims(Input(n, 2));
     if (!bias || (*bias != Dims{out} && *bias != Dims{1, out})) {
@@ -77,11 +97,29 @@ MatchResult MatchMatMul(const MatchContext& c, int i) {
       Result(MakeWorkload("dense", {{"M", *elements / k}, {"N", out}, {"K", k}},
                           e.Attrs(site)),
              nodes);
-  if (std::holds_alternative<Match>(r)) {
+  if (Match* m = std::get_if<Match>(&r)) {
     for (int node : nodes) {
       if (!Output(g.node(node), 0).empty()) {
         g.SetShape(Output(g.node(node), 0), {*elements / k, out});
       }
+    }
+    if (c.bind) {
+      m->error = e.error;
+      m->buffers.push_back(BindInput(g, n.input(0), &m->error));
+      std::optional<std::vector<float>> weight = g.Floats(n.input(1));
+      if (!weight) {
+        m->error = "weight " + n.input(1) + " cannot be read";
+        weight.emplace();
+      }
+      m->buffers.push_back(
+          BindConstant(DenseWeight(*std::move(weight), trans_b, k, out)));
+      m->buffers.push_back(BindTensor(e.out));
+      m->buffers.push_back(BindConstant(e.ScaleBuffer()));
+      m->buffers.push_back(BindConstant(e.ShiftBuffer()));
+      m->buffers.push_back(e.residual == "add"
+                               ? BindInput(g, e.residual_tensor, &m->error)
+                               : BindConstant({0.0f}));
+      m->floats = e.Floats();
     }
   }
   return r;

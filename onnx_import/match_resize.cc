@@ -81,16 +81,21 @@ MatchResult MatchResize(const MatchContext& c, int i) {
   } else if (scales && !scales->empty()) {
     return NoMatch{"scales not of 4 dims"};
   }
-  return Result(
-      MakeWorkload("resize",
-                   {{"N", x[0]},
-                    {"C", x[1]},
-                    {"H", x[2]},
-                    {"W", x[3]},
-                    {"OH", y[2]},
-                    {"OW", y[3]}},
-                   {{"mode", mode}, {"coord", coord}, {"round", round}}),
-      {i});
+  MatchResult r =
+      Result(MakeWorkload("resize",
+                          {{"N", x[0]},
+                           {"C", x[1]},
+                           {"H", x[2]},
+                           {"W", x[3]},
+                           {"OH", y[2]},
+                           {"OW", y[3]}},
+                          {{"mode", mode}, {"coord", coord}, {"round", round}}),
+             {i});
+  if (Match* m = std::get_if<Match>(&r); m != nullptr && c.bind) {
+    m->buffers = {BindInput(g, Input(n, 0), &m->error),
+                  BindTensor(Output(n, 0))};
+  }
+  return r;
 }
 
 }  // namespace tunefleet::onnx_import

@@ -72,17 +72,27 @@ struct ModelStep {
   std::string label;  // the own node's name, or "<op_type>@<index>"
 };
 
+// Steps in execution order: every tensor a step reads is a graph input or
+// written by an earlier step. A tensor may be written by several steps of
+// one node (a fill, then copies into parts of it: Pad, Concat, a padded
+// convolution input); temporaries such steps need besides the model's
+// tensors are named "<tensor>@<what>@tmp<k>" and are in `tensors` like
+// the others.
 struct ModelGraph {
   std::vector<ModelStep> steps;  // in execution order
   // Every tensor a step reads or writes, and every graph input and output,
-  // by name.
+  // by name (constant outputs too: their dims).
   std::map<std::string, ModelTensor> tensors;
   std::vector<std::string> inputs;   // the graph's inputs, in order
   std::vector<std::string> outputs;  // the graph's outputs, in order
   // Graph outputs that are constants after folding: their values, written
   // to the output as they are (no step computes them).
   std::map<std::string, std::vector<float>> constant_outputs;
-  ModelTasks tasks;  // the same import's distinct tasks and coverage
+  // The distinct workloads of `steps` as tasks (count: steps running it;
+  // nodes: their labels), and the coverage of the nodes: tuned (a step's
+  // own node), fused (folded into a step), folded (computed at import, a
+  // view, or dead: no graph output depends on it); nothing is left.
+  ModelTasks tasks;
 };
 
 // Lowers the model in `bytes` at `input_shapes` (as ImportOnnxBytes()).

@@ -7,6 +7,8 @@
 //   Conv (group 1 or grouped)        -> conv2d (1x1 ones run through GEMM)
 //   Conv with group == C == K        -> depthwise_conv2d
 //   ConvTranspose                    -> conv_transpose2d
+//   (1-D ones as 2-D with H = 1; a Conv or pool with asymmetric or
+//   automatic padding as the workload of its input padded first)
 //   MatMul / Gemm with a constant weight -> dense (+ bias from Add or C)
 //   MatMul of two computed tensors   -> batch_matmul
 //   MaxPool / AveragePool            -> pool2d
@@ -15,7 +17,8 @@
 //   Resize / Upsample                -> resize
 //   LayerNormalization, or ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
 //   Sqrt -> Div (-> Mul -> Add)      -> layernorm
-//   Add / Sub / Mul / Div / Max / Min, activations, a lone
+//   Add / Sub / Mul / Div / Max / Min / Pow, Sqrt, Exp, Log, Abs, Neg,
+//   Reciprocal, Tanh, Erf, Floor, Ceil, activations, a lone
 //   BatchNormalization               -> eltwise
 // Where the tensor between has no other consumer, what follows a conv,
 // dense, conv_transpose2d or eltwise is folded into its epilogue

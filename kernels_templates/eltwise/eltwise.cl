@@ -12,7 +12,10 @@
 //        consecutive elements, work-item t vectors (e*WG + t)*VW (e < EPW),
 //        so a work-group's loads of one step are contiguous (coalesced)
 // Op and shape-class defines (from the workload):
-//   FN      0 none (A alone), 1 add, 2 sub, 3 mul, 4 div, 5 max, 6 min
+//   FN      0 none (A alone), 1 add, 2 sub, 3 mul, 4 div, 5 max, 6 min,
+//           15 pow (A ** B); of A alone (B unread): 7 sqrt, 8 exp, 9 log,
+//           10 abs, 11 neg, 12 reciprocal, 13 tanh, 14 erf, 16 floor,
+//           17 ceil, 18 round (half to even, as ONNX Round), 19 sign
 //   BMODE   0 tensor, 1 scalar, 2 channel, 3 nc
 //   UNIFORM_PLANE 1 when VW divides H*W: the lanes of a whole vector lie in
 //           one plane (one channel), whose index is computed once
@@ -22,10 +25,40 @@
 
 #define CHUNK (WG * VW * EPW)
 // The epilogue needs the channel; B needs the plane (channel, nc).
-#define NEED_PLANE (AFFINE != 0 || POST != 0 || BMODE == 2 || BMODE == 3)
+#define NEED_PLANE \
+  (AFFINE != 0 || POST != 0 || (!UNARY && (BMODE == 2 || BMODE == 3)))
+
+// 1 for the fns of A alone.
+#define UNARY (FN == 0 || (FN >= 7 && FN != 15))
 
 #if FN == 0
 #define APPLY_FN(x, y) (x)
+#elif FN == 7
+#define APPLY_FN(x, y) sqrt(x)
+#elif FN == 8
+#define APPLY_FN(x, y) exp(x)
+#elif FN == 9
+#define APPLY_FN(x, y) log(x)
+#elif FN == 10
+#define APPLY_FN(x, y) fabs(x)
+#elif FN == 11
+#define APPLY_FN(x, y) (-(x))
+#elif FN == 12
+#define APPLY_FN(x, y) (1.0f / (x))
+#elif FN == 13
+#define APPLY_FN(x, y) tanh(x)
+#elif FN == 14
+#define APPLY_FN(x, y) erf(x)
+#elif FN == 15
+#define APPLY_FN(x, y) pow((x), (y))
+#elif FN == 16
+#define APPLY_FN(x, y) floor(x)
+#elif FN == 17
+#define APPLY_FN(x, y) ceil(x)
+#elif FN == 18
+#define APPLY_FN(x, y) rint(x)
+#elif FN == 19
+#define APPLY_FN(x, y) sign(x)
 #elif FN == 1
 #define APPLY_FN(x, y) ((x) + (y))
 #elif FN == 2
@@ -69,8 +102,8 @@ inline void eltwise_vector(const int i, const int total, const int C,
 #define CHAN(l) 0
 #endif
 
-#if FN == 0
-  const floatv y = x;
+#if UNARY
+  const floatv y = APPLY_FN(x, x);
 #else
 #if BMODE == 0
   const floatv bv = load_lanes(b, i, total);

@@ -51,6 +51,64 @@ TEST(Workload, RejectsBadShapesNamingTheField) {
   }
 }
 
+TEST(Workload, ExistingCanonicalStringsAndHashesAreUnchanged) {
+  // Records are keyed by these: the ops of issue 35 (new eltwise fns, the
+  // shape-product flag) must not move them. Hashes: FNV-1a of the text.
+  const Workload e = *Workload::Parse(
+      "eltwise", "C=16,H=24,W=96,fn=mul,b=channel,act=hardswish");
+  EXPECT_EQ(e.Canonical(),
+            "eltwise N=1 C=16 H=24 W=96 fp32 fn=mul b=channel act=hardswish");
+  EXPECT_EQ(e.Hash(), "9c5402f6fdafc435");
+  const Workload c = *Workload::Parse(
+      "conv2d",
+      "C=16,H=24,W=96,K=32,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+      "act=relu");
+  EXPECT_EQ(c.Canonical(),
+            "conv2d N=1 C=16 H=24 W=96 K=32 R=3 S=3 SH=1 SW=1 PH=1 PW=1 DH=1 "
+            "DW=1 G=1 fp32 affine=scale_shift act=relu");
+  EXPECT_EQ(c.Hash(), "ccdffbac1255562d");
+  // fn=none stays the default, left out.
+  EXPECT_EQ(Workload::Parse("eltwise", "C=3")->Canonical(),
+            "eltwise N=1 C=3 H=1 W=1 fp32");
+}
+
+TEST(Workload, NewOpsReadAsTheContractSays) {
+  const Workload copy = *Workload::Parse(
+      "copy", "D0=2,D1=3,IS0=3,IS1=1,OS0=1,OS1=2,IE=6,OE=6", "fp16");
+  EXPECT_EQ(copy.Canonical(),
+            "copy D0=2 D1=3 D2=1 D3=1 D4=1 D5=1 IS0=3 IS1=1 IS2=0 IS3=0 IS4=0 "
+            "IS5=0 IO=0 OS0=1 OS1=2 OS2=0 OS3=0 OS4=0 OS5=0 OO=0 IE=6 OE=6 "
+            "fp16");
+  EXPECT_EQ(Workload::Parse("fill", "E=5,O=2,OE=9")->Canonical(),
+            "fill E=5 O=2 OE=9 fp32");
+  EXPECT_EQ(Workload::Parse("reduce", "R=7,fn=logsumexp")->Canonical(),
+            "reduce O=1 R=7 I=1 fp32 fn=logsumexp");
+  EXPECT_EQ(Workload::Parse("eltwise", "C=3,fn=pow,b=scalar")->Canonical(),
+            "eltwise N=1 C=3 H=1 W=1 fp32 fn=pow b=scalar");
+  // Required dims, minimums.
+  EXPECT_FALSE(Workload::Parse("copy", "D0=2,IE=2").ok());  // OE missing
+  EXPECT_FALSE(Workload::Parse("copy", "D0=0,IE=1,OE=1").ok());
+  EXPECT_FALSE(Workload::Parse("fill", "E=1,O=-1,OE=1").ok());
+  EXPECT_FALSE(Workload::Parse("reduce", "O=2,I=2").ok());  // R missing
+  // Strides, offsets and buffer sizes do not count in the 2^53 bound
+  // (each still at most 2^31 - 1); the extents do.
+  EXPECT_TRUE(Workload::Parse("copy",
+                              "D0=2,D1=2,D2=2,IS0=2147483647,IS1=2147483647,"
+                              "IS2=2147483647,OS0=2147483647,OS1=2147483647,"
+                              "OS2=2147483647,IO=2147483647,OO=2147483647,"
+                              "IE=2147483647,OE=2147483647")
+                  .ok());
+  EXPECT_TRUE(
+      Workload::Parse("fill", "E=2147483647,O=2147483647,OE=2147483647").ok());
+  auto big = Workload::Parse("copy", "D0=2097152,D1=2097152,D2=2049,IE=1,OE=1");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find(
+                "the product of its dims D0*D1*D2*D3*D4*D5 exceeds 2^53"),
+            absl::string_view::npos)
+      << big.status();
+  EXPECT_FALSE(Workload::Parse("copy", "D0=2,IE=2147483648,OE=2").ok());
+}
+
 // The built-in GEMM template.
 const KernelTemplate& Gemm() {
   return *FindTemplate("gemm", "gemm_tiled").value();
