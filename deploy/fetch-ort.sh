@@ -47,14 +47,18 @@ TMP=$(mktemp -d .cache/ort.tmp.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 echo '{"private": true, "description": "tunefleet ORT oracle cache"}' \
   > "$TMP/package.json"
-(cd "$TMP" &&
+if ! (cd "$TMP" &&
    ONNXRUNTIME_NODE_INSTALL=skip ONNXRUNTIME_NODE_INSTALL_CUDA=skip \
-   npm install --silent --no-audit --no-fund --ignore-scripts \
-     --save-exact "onnxruntime-node@$VERSION" >&2)
+   npm install --loglevel=error --no-audit --no-fund --ignore-scripts \
+     --save-exact "onnxruntime-node@$VERSION" >&2); then
+  echo "fetch-ort: npm install onnxruntime-node@$VERSION failed (offline?)" >&2
+  exit 1
+fi
 # Keep this platform's binaries only.
 for d in "$TMP"/node_modules/onnxruntime-node/bin/napi-v6/*/*; do
   case "$d" in */bin/napi-v6/$PLATFORM) ;; *) rm -rf "$d" ;; esac
 done
+find "$TMP"/node_modules/onnxruntime-node/bin -type d -empty -delete
 # The runtime must load here, or the install is no use.
 (cd "$TMP" && node -e "require('onnxruntime-node')" >&2)
 rm -rf "$DIR"

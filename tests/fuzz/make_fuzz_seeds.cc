@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/npy.h"
 #include "kernels_templates/workload.h"
 #include "tests/support/onnx_test_models.h"
 #include "trial/trial_request.h"
@@ -201,6 +202,23 @@ void OnnxSeeds(const std::filesystem::path& dir) {
   }
 }
 
+// .npy files (npy_fuzzer): float32 arrays of several ranks, a version 2.0
+// header, and the dtype and order a parser must refuse.
+void NpySeeds(const std::filesystem::path& dir) {
+  using tunefleet::base::NpyArray;
+  Write(dir, "scalar.npy", tunefleet::base::SerializeNpy(NpyArray{{}, {1.5f}}));
+  Write(dir, "vector.npy",
+        tunefleet::base::SerializeNpy(NpyArray{{3}, {1, 2, 3}}));
+  Write(dir, "nchw.npy",
+        tunefleet::base::SerializeNpy(
+            NpyArray{{1, 2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7}}));
+  Write(dir, "empty.npy", tunefleet::base::SerializeNpy(NpyArray{{0, 4}, {}}));
+  std::string v2 = tunefleet::base::SerializeNpy(NpyArray{{2}, {1, 2}});
+  Write(dir, "float64.npy", std::string(v2).replace(v2.find("<f4"), 3, "<f8"));
+  Write(dir, "fortran.npy",
+        std::string(v2).replace(v2.find("False"), 5, "True "));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,5 +229,6 @@ int main(int argc, char** argv) {
   const std::filesystem::path root = argv[1];
   ValidationSeeds(root / "validation_fuzzer");
   OnnxSeeds(root / "onnx_fuzzer");
+  NpySeeds(root / "npy_fuzzer");
   return 0;
 }

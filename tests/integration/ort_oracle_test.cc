@@ -151,26 +151,75 @@ TEST(OrtOracle, ModelErrorsComeBackWithOrtsReason) {
   absl::StatusOr<OrtResult> wrong_shape =
       oracle.Run(dir + "/t.onnx", {{"x", RandomNpy({1, 3, 4, 6}, 1)}});
   ASSERT_FALSE(wrong_shape.ok());
-  EXPECT_THAT(Message(wrong_shape.status()), HasSubstr("x"));
+  EXPECT_THAT(Message(wrong_shape.status()),
+              HasSubstr("invalid dimensions for input: x"));
   std::filesystem::remove_all(dir);
 }
 
-// The PP-OCR classifier, when deploy/fetch-model.sh has fetched it.
-TEST(OrtOracle, RunsThePpOcrClassifier) {
+// The PP-OCR models (deploy/fetch-model.sh) on a text-like image: cls
+// and rec give probability rows, det finds the text.
+struct PpOcr {
+  std::string name, file, output;
+  int64_t height, width;
+  std::vector<int64_t> output_shape;
+};
+
+class PpOcrInOrt : public ::testing::TestWithParam<PpOcr> {};
+
+TEST_P(PpOcrInOrt, GivesSaneOutputs) {
   TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
-  const std::string model =
-      std::string(TUNEFLEET_SOURCE_DIR) +
-      "/.cache/models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  const PpOcr& p = GetParam();
+  const std::string model = std::string(TUNEFLEET_SOURCE_DIR) +
+                            "/.cache/models/package/assets/" + p.file;
   if (!std::filesystem::exists(model)) {
     GTEST_SKIP() << model << " is absent (bash deploy/fetch-model.sh)";
   }
   absl::StatusOr<OrtResult> ort =
-      oracle.Run(model, {{"x", RandomNpy({1, 3, 48, 192}, 7)}});
+      oracle.Run(model, {{"x", OcrTextImage(p.height, p.width, 7)}});
   ASSERT_TRUE(ort.ok()) << ort.status();
-  const base::NpyArray& p = ort->outputs.at("softmax_0.tmp_0");
-  ASSERT_EQ(p.shape, (std::vector<int64_t>{1, 2}));
-  EXPECT_NEAR(p.data[0] + p.data[1], 1.0, 1e-5);
+  ASSERT_TRUE(ort->outputs.count(p.output)) << ort->json;
+  const base::NpyArray& out = ort->outputs.at(p.output);
+  ASSERT_EQ(out.shape, p.output_shape);
+  float max = 0;
+  for (float v : out.data) {
+    ASSERT_TRUE(std::isfinite(v));
+    max = std::max(max, v);
+  }
+  if (p.name == "det") {
+    EXPECT_GT(max, 0.5f) << "det found no text";
+  } else {  // softmax rows over the last axis
+    const int64_t classes = out.shape.back();
+    for (size_t row = 0; row < out.data.size() / classes; ++row) {
+      double sum = 0;
+      for (int64_t k = 0; k < classes; ++k) sum += out.data[row * classes + k];
+      ASSERT_NEAR(sum, 1.0, 1e-4) << "row " << row;
+    }
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    PpOcr, PpOcrInOrt,
+    ::testing::Values(PpOcr{"cls",
+                            "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+                            "softmax_0.tmp_0",
+                            48,
+                            192,
+                            {1, 2}},
+                      PpOcr{"det",
+                            "ch_PP-OCRv4_det_infer.onnx",
+                            "sigmoid_0.tmp_0",
+                            640,
+                            640,
+                            {1, 1, 640, 640}},
+                      PpOcr{"rec",
+                            "ch_PP-OCRv4_rec_infer.onnx",
+                            "softmax_11.tmp_0",
+                            48,
+                            320,
+                            {1, 40, 6625}}),
+    [](const ::testing::TestParamInfo<PpOcr>& info) {
+      return info.param.name;
+    });
 
 TEST(CompareOutputs, PassesWithinTheToleranceOfTheReferencesMaximum) {
   base::NpyArray ref{{2, 2}, {1.0f, -4.0f, 0.5f, 0.0f}};

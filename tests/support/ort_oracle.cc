@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -127,6 +128,41 @@ base::NpyArray RandomNpy(const std::vector<int64_t>& shape, uint64_t seed,
     v = lo + (hi - lo) * u;  // exactly u for [0, 1)
   }
   return a;
+}
+
+base::NpyArray OcrTextImage(int64_t height, int64_t width, uint64_t seed) {
+  const base::NpyArray noise = RandomNpy({height * width * 4 + 64}, seed);
+  size_t next = 0;
+  const auto rnd = [&] { return noise.data[next++ % noise.data.size()]; };
+  std::vector<float> gray(static_cast<size_t>(height * width), 1.0f);
+  const int64_t line = std::max<int64_t>(2, std::min<int64_t>(24, height / 2));
+  for (int64_t y0 = line / 2; y0 + line <= height; y0 += line * 5 / 2) {
+    int64_t x = width / 20 + static_cast<int64_t>(rnd() * (width / 16 + 1));
+    while (x < width - width / 10) {
+      const int64_t glyph = line / 2 + static_cast<int64_t>(rnd() * line / 2);
+      for (int64_t y = y0; y < y0 + line; ++y) {
+        for (int64_t xx = x; xx < std::min(x + glyph, width); ++xx) {
+          // Vertical and horizontal strokes, 80% inked.
+          if (((xx - x) % 4 < 2 || (y - y0) % 6 < 2) && rnd() < 0.8f) {
+            gray[y * width + xx] = 0.0f;
+          }
+        }
+      }
+      x += glyph + line / 6 + static_cast<int64_t>(rnd() * line / 4);
+      if (rnd() < 0.1f) x += line;  // a space between words
+    }
+  }
+  constexpr float kMean[3] = {0.485f, 0.456f, 0.406f};
+  constexpr float kStd[3] = {0.229f, 0.224f, 0.225f};
+  base::NpyArray image;
+  image.shape = {1, 3, height, width};
+  image.data.resize(3 * gray.size());
+  for (int c = 0; c < 3; ++c) {
+    for (size_t i = 0; i < gray.size(); ++i) {
+      image.data[c * gray.size() + i] = (gray[i] - kMean[c]) / kStd[c];
+    }
+  }
+  return image;
 }
 
 absl::StatusOr<OrtOracle> OrtOracle::Find() {

@@ -30,6 +30,15 @@ namespace tunefleet::testing {
 base::NpyArray RandomNpy(const std::vector<int64_t>& shape, uint64_t seed,
                          float lo = 0.0f, float hi = 1.0f);
 
+// A 1x3xHxW image of dark glyph-like strokes in rows of text on white,
+// normalized as PP-OCR's preprocessing does ((v - mean) / std per channel,
+// ImageNet's mean 0.485, 0.456, 0.406 and std 0.229, 0.224, 0.225), from
+// `seed`. On it det finds text (outputs up to 1 on ~10% of the pixels at
+// 640x640); on uniform noise det's outputs stay below 1e-3 everywhere,
+// which would make 1e-4 x max|reference| a test of sigmoid's tail alone.
+// Rows are 24 pixels high (H/2 when H < 48), 60 apart.
+base::NpyArray OcrTextImage(int64_t height, int64_t width, uint64_t seed);
+
 // What one run of the oracle gave.
 struct OrtResult {
   std::map<std::string, base::NpyArray> outputs;  // by the model's names
