@@ -124,7 +124,8 @@ nlohmann::json TasksJson(const std::string& onnx,
                      {"shape", t.workload.ShapeString()},
                      {"count", t.count},
                      {"flops", t.flops},
-                     {"template", t.template_name}});
+                     {"template", t.template_name},
+                     {"nodes", t.nodes}});
     total += t.flops * t.count;
   }
   nlohmann::json unsupported = nlohmann::json::array();

@@ -18,8 +18,15 @@ double MaxRelativeError(std::span<const float> out,
   double worst = 0.0;
   for (size_t i = 0; i < out.size(); ++i) {
     const double o = out[i], r = ref[i];
-    if (!std::isfinite(o)) {
-      if (std::isfinite(r)) return kInf;
+    if (std::isnan(r) || std::isnan(o)) {
+      // NaN where the reference has one: the same (e.g. the NaNs an output
+      // starts with, left where a copy or fill does not write); NaN on one
+      // side only is a wrong element.
+      if (std::isnan(r) != std::isnan(o)) return kInf;
+      continue;
+    }
+    if (std::isinf(r) || std::isinf(o)) {
+      if (o != r) return kInf;
       continue;
     }
     worst = std::max(worst, std::fabs(o - r) / scale);

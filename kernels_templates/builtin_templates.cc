@@ -25,6 +25,9 @@ constexpr const char* kBuiltinSpecs[] = {
     "norm/layernorm_rows.toml",
     "conv_transpose/conv_transpose2d_direct.toml",
     "matmul/batch_matmul_tiled.toml",
+    "copy/copy_strided.toml",
+    "copy/fill_range.toml",
+    "reduce/reduce_axis.toml",
     // Library templates (vendor-library calls) last: never an op's default;
     // `tune --onnx` tries them beside each task's generated template.
     "library/clblast_gemm.toml",

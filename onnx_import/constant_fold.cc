@@ -6,7 +6,9 @@
 #include <optional>
 
 #include "base/status_macros.h"
+#include "onnx_import/constant_fold_ops.h"
 #include "onnx_import/graph_index.h"
+#include "onnx_import/inline_if.h"
 #include "onnx_import/shape_inference.h"
 #include "onnx_import/tensor_values.h"
 
@@ -354,9 +356,26 @@ class Folder {
       out.dims = {static_cast<int64_t>(out.ints.size())};
       return out;
     }
+    if (IsFoldableElementwise(op) || op == "Range") {
+      std::vector<const TensorValue*> in;
+      for (const std::string& name : n.input()) {
+        const TensorValue* v = Get(name);
+        if (v == nullptr) return std::nullopt;
+        in.push_back(v);
+      }
+      if (op != "Range") return FoldElementwise(op, in);
+      if (in.size() != 3) return std::nullopt;
+      return FoldRange(*in[0], *in[1], *in[2]);
+    }
     const TensorValue* x = Get(Input(n, 0));
     if (x == nullptr) return std::nullopt;
     if (op == "Identity") return *x;
+    if (op == "ConstantOfShape") return FoldConstantOfShape(n, *x);
+    if (op == "Expand") {
+      const TensorValue* shape = Get(Input(n, 1));
+      if (shape == nullptr) return std::nullopt;
+      return FoldExpand(*x, *shape);
+    }
     if (op == "Cast") return Cast(*x, IntAttr(n, "to", 0));
     if (op == "Reshape") {
       const TensorValue* shape = Get(Input(n, 1));
@@ -470,7 +489,9 @@ absl::Status FoldConstants(onnx::ModelProto* model, int64_t opset,
   onnx::GraphProto* graph = model->mutable_graph();
   folded_ops->assign(graph->node_size(), "");
   for (int round = 0; round < kMaxFoldRounds; ++round) {
-    if (FoldPass(graph, opset, folded_ops) == 0) break;
+    const int folded = FoldPass(graph, opset, folded_ops);
+    const int inlined = InlineConstantIfs(graph, folded_ops);
+    if (folded + inlined == 0) break;
     TUNEFLEET_RETURN_IF_ERROR(InferShapesIsolated(model, name));
   }
   return absl::OkStatus();

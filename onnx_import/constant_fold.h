@@ -23,10 +23,13 @@ inline constexpr int kMaxFoldRounds = 8;
 // After shape inference (model's value_info filled), computes the values
 // of Shape (of a tensor of known shape), Size, Constant, Cast, Slice,
 // Gather, Concat, Unsqueeze, Squeeze, Reshape / Flatten / Identity of
-// constants, and Add / Sub / Mul / Div of constants (numpy broadcasting),
-// each of kMaxFoldElements elements at most; replaces each folded node by
-// a Constant node of the same name and output (node indices stay), then
-// infers shapes again, until a round folds nothing or kMaxFoldRounds.
+// constants, Add / Sub / Mul / Div of constants (numpy broadcasting) and
+// the ops of constant_fold_ops.h (elementwise math and comparisons,
+// ConstantOfShape, Expand, Range), each of kMaxFoldElements elements at
+// most; replaces each folded node by a Constant node of the same name and
+// output (node indices stay) and inlines the If nodes whose condition has
+// become constant (inline_if.h: the node list changes there), then infers
+// shapes again, until a round changes nothing or kMaxFoldRounds.
 // `folded_ops` gets one entry per node: the op type of a folded node, ""
 // for the others. `opset`: of the default domain (Slice, Squeeze and
 // Unsqueeze take attributes before 10 / 13). Errors: those of

@@ -101,10 +101,15 @@ std::variant<ConvNode, NoMatch> ReadConvNode(const GraphIndex& g,
     c.pad_end = c.pad_begin;
     return c;
   }
-  const Dims in(c.x.begin() + 2, c.x.end());
-  const Dims kernel(c.w.begin() + 2, c.w.end());
+  // The node's own spatial dims (1 or 2) for its pads.
+  const Dims in((*shapes)[0].begin() + 2, (*shapes)[0].end());
+  const Dims kernel((*shapes)[1].begin() + 2, (*shapes)[1].end());
   std::optional<std::pair<Dims, Dims>> pads =
-      WindowPads(n, in, kernel, c.strides, c.dilations);
+      WindowPads(n, in, kernel, strides, dilations);
+  if (pads && c.rank == 3) {  // H: no padding
+    pads->first.insert(pads->first.begin(), 0);
+    pads->second.insert(pads->second.begin(), 0);
+  }
   if (!pads) {
     const Dims raw = IntsAttr(n, "pads", {});
     if (!InRange(raw, 0)) {

@@ -68,8 +68,13 @@ MatchResult MatchPool(const MatchContext& c, int i) {
   }
   const Dims in = {x4[2], x4[3]};
   std::optional<std::pair<Dims, Dims>> pads =
-      WindowPads(n, in, kernel, strides, {1, 1});
+      WindowPads(n, Dims(x->begin() + 2, x->end()), kernel_attr, strides_attr,
+                 Dims(spatial, 1));
   if (!pads) return NoMatch{"padding of another form"};
+  if (rank == 3) {  // H: no padding
+    pads->first.insert(pads->first.begin(), 0);
+    pads->second.insert(pads->second.begin(), 0);
+  }
   Dims begin = pads->first, end = pads->second;
   const bool include_pad = IntAttr(n, "count_include_pad", 0) != 0;
   // Output dims as shape inference has them (ceil_mode included): the

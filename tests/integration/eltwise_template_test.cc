@@ -1,8 +1,10 @@
 // The memory-bound templates of the ONNX model ops (eltwise_direct,
 // resize_direct, layernorm_rows) on the OpenCL device (PoCL in CI): random
 // and chosen configs against each template's naive reference for odd
-// shapes, every attribute value and fp16 storage; and each reference once
-// against a computation on the host from inputs the test writes.
+// shapes, every attribute value (the unary fns and pow included) and fp16
+// storage; each reference once against a computation on the host from
+// inputs the test writes; clip's bounds taken from the floats, infinite
+// ones included.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -179,6 +181,123 @@ TEST(EltwiseReference, EpilogueMatchesHost) {
       }
       y = y * scale[c + ch] + shift[c + ch];
       EXPECT_NEAR(out[i], y, 1e-5) << i;
+    }
+  }
+}
+
+// The fns of issue 35: A alone, and pow (A ** B).
+constexpr const char* kUnaryFns[] = {"sqrt",  "exp",        "log",   "abs",
+                                     "neg",   "reciprocal", "tanh",  "erf",
+                                     "floor", "ceil",       "round", "sign"};
+constexpr const char* kBModes[] = {"tensor", "scalar", "channel", "nc"};
+
+TEST(EltwiseOnDevice, UnaryFnsAndPowMatchReference) {
+  std::vector<Workload> workloads;
+  const char* shapes[] = {"C=3,H=5,W=7", "N=2,C=5,H=2,W=2", "C=6,H=17,W=19"};
+  int k = 0;
+  for (const char* fn : kUnaryFns) {
+    // B is one element, unread, whatever `b` says.
+    workloads.push_back(testing::MustParse(
+        "eltwise",
+        absl::StrCat(shapes[k % 3], ",fn=", fn, ",b=", kBModes[k % 4],
+                     k % 5 == 0 ? ",act=relu" : "")));
+    ++k;
+  }
+  for (const char* b : kBModes) {
+    workloads.push_back(testing::MustParse(
+        "eltwise", absl::StrCat(shapes[k++ % 3], ",fn=pow,b=", b)));
+  }
+  EXPECT_EQ(testing::EltwiseDirect().Buffers(workloads[0])[1].elements, 1u);
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::EltwiseDirect(), workloads, 1, 71),
+      IsEmpty());
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  testing::EltwiseDirect(),
+                  {testing::MustParse("eltwise", "C=3,H=5,W=7,fn=exp", "fp16"),
+                   testing::MustParse("eltwise", "C=3,H=5,W=7,fn=pow,b=scalar",
+                                      "fp16")},
+                  1, 81),
+              IsEmpty());
+}
+
+// The new fns on the host: NaN where the host has NaN (sqrt and log of
+// negatives, pow of a negative to a fraction), infinities where it has them.
+void ExpectFnMatchesHost(const std::string& fn, const std::string& b,
+                         const std::vector<float>& bv) {
+  SCOPED_TRACE(absl::StrCat(fn, " b=", b));
+  const int c = 3, hw = 8, total = c * hw;
+  const Workload w = testing::MustParse(
+      "eltwise", absl::StrCat("C=3,H=2,W=4,fn=", fn, ",b=", b));
+  // Ramp's values are multiples of 0.25 in [-2.75, 2.75]: 0, and halves
+  // (round's ties to even).
+  const std::vector<float> a = Ramp(total);
+  const std::vector<float> out = testing::RunReferenceOn(
+      testing::EltwiseDirect(), w,
+      {{"a", a}, {"b", bv}, {"scale", {0, 0, 0}}, {"shift", {0, 0, 0}}});
+  const std::vector<float> tuned = testing::RunConfigOn(
+      testing::EltwiseDirect(), w, "WG=2,VW=4,EPW=2",
+      {{"a", a}, {"b", bv}, {"scale", {0, 0, 0}}, {"shift", {0, 0, 0}}});
+  ASSERT_EQ(out.size(), static_cast<size_t>(total));
+  ASSERT_EQ(tuned.size(), out.size());
+  for (int i = 0; i < total; ++i) {
+    const double x = a[i];
+    const double y = b == "scalar" ? bv[0] : bv[i];
+    double want = 0;
+    if (fn == "sqrt") want = std::sqrt(x);
+    if (fn == "exp") want = std::exp(x);
+    if (fn == "log") want = std::log(x);
+    if (fn == "abs") want = std::fabs(x);
+    if (fn == "neg") want = -x;
+    if (fn == "reciprocal") want = 1 / x;
+    if (fn == "tanh") want = std::tanh(x);
+    if (fn == "erf") want = std::erf(x);
+    if (fn == "pow") want = std::pow(x, y);
+    if (fn == "floor") want = std::floor(x);
+    if (fn == "ceil") want = std::ceil(x);
+    if (fn == "round") want = std::nearbyint(x);
+    if (fn == "sign") want = x > 0 ? 1 : x < 0 ? -1 : 0;
+    for (float got : {out[i], tuned[i]}) {
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << i << ": x " << x << " got " << got;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(got, want) << i << ": x " << x;
+      } else {
+        EXPECT_NEAR(got, want, 2e-6 * (1 + std::fabs(want)))
+            << i << ": x " << x << " y " << y;
+      }
+    }
+  }
+}
+
+TEST(EltwiseReference, UnaryFnsAndPowMatchHost) {
+  for (const char* fn : kUnaryFns) ExpectFnMatchesHost(fn, "tensor", {7.0f});
+  ExpectFnMatchesHost("pow", "scalar", {2.0f});
+  ExpectFnMatchesHost("pow", "scalar", {0.5f});
+  // Integer, fractional and negative exponents per element.
+  std::vector<float> exponents = Ramp(24, 3);
+  for (size_t i = 0; i < exponents.size(); i += 3) exponents[i] = 3.0f;
+  ExpectFnMatchesHost("pow", "tensor", exponents);
+}
+
+TEST(EltwiseReference, ClipTakesInfiniteBoundsFromTheFloats) {
+  // Max(x, 0.25) and Min(x, -0.5) fused as act=clip with an infinite bound;
+  // fn=none reads A alone.
+  const Workload w = testing::MustParse("eltwise", "C=2,H=3,W=4,act=clip");
+  const std::vector<float> a = Ramp(24);
+  const std::map<std::string, std::vector<float>> data = {
+      {"a", a}, {"b", {0}}, {"scale", {0, 0}}, {"shift", {0, 0}}};
+  for (const auto& [lo, hi] :
+       {std::pair{0.25f, INFINITY}, std::pair{-INFINITY, -0.5f},
+        std::pair{-INFINITY, INFINITY}}) {
+    SCOPED_TRACE(absl::StrCat(lo, " .. ", hi));
+    const std::vector<float> out =
+        testing::RunReferenceOn(testing::EltwiseDirect(), w, data, {lo, hi});
+    const std::vector<float> tuned = testing::RunConfigOn(
+        testing::EltwiseDirect(), w, "WG=4,VW=8,EPW=1", data, {lo, hi});
+    ASSERT_EQ(out.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(out[i], std::min(hi, std::max(lo, a[i]))) << i;
+      EXPECT_EQ(tuned[i], out[i]) << i;
     }
   }
 }

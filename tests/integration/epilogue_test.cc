@@ -9,7 +9,10 @@
 // x * Sigmoid(x)), then PP-LCNetV3's learnable affine block, a Mul and an
 // Add by scalars. The kernel gets what the templates' specs give it:
 // batch normalisation folded into scale and shift, the post step in the
-// buffers' second half, act_a and act_b as the specs' lets.
+// buffers' second half, act_a and act_b as the specs' lets; and act_a,
+// act_b as a plan gives them, the model's own (Clip's bounds, infinite
+// ones for Max and Min with a constant, LeakyRelu's alpha, HardSigmoid's
+// alpha and beta).
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -188,11 +191,12 @@ class EpilogueOnDevice : public ::testing::Test {
   }
 
   // Runs the test kernel with the epilogue's defines; y and z as the
-  // kernel writes them.
+  // kernel writes them. act_a and act_b: `floats` when given, else the
+  // specs' (ActA, ActB).
   void Apply(int affine, int residual, int act, int post, std::vector<float> x,
              std::vector<float> res, std::vector<float> scale,
              std::vector<float> shift, std::vector<float>* y,
-             std::vector<float>* z) {
+             std::vector<float>* z, const std::vector<float>& floats = {}) {
     cl_int err = CL_SUCCESS;
     agent::ClProgram program =
         Build(absl::StrCat("-DDTYPE_FP16=0 -DAFFINE=", affine, " -DACT=", act,
@@ -213,7 +217,8 @@ class EpilogueOnDevice : public ::testing::Test {
       ASSERT_EQ(clSetKernelArg(kernel.get(), a, sizeof(cl_mem), &mems[a]),
                 CL_SUCCESS);
     }
-    const float act_a = ActA(act), act_b = ActB(act);
+    const float act_a = floats.size() == 2 ? floats[0] : ActA(act);
+    const float act_b = floats.size() == 2 ? floats[1] : ActB(act);
     const cl_int hw = kPixels;
     ASSERT_EQ(clSetKernelArg(kernel.get(), 6, sizeof(float), &act_a),
               CL_SUCCESS);
@@ -311,6 +316,56 @@ TEST_F(EpilogueOnDevice, PostReadsEachChannelsSecondHalf) {
     const int c = (i / kPixels) % kChannels;
     EXPECT_FLOAT_EQ(y[i], x[i] * (c + 1) - c) << i;
     EXPECT_FLOAT_EQ(z[i], y[i]) << i;
+  }
+}
+
+// The activation's parameters come from the floats of the call: Clip with
+// any constant bounds, Max(x, c) as clip(c, +inf), Min(x, c) as clip(-inf,
+// c), LeakyRelu's alpha, HardSigmoid's alpha and beta.
+TEST_F(EpilogueOnDevice, ActivationsReadTheirParametersFromTheFloats) {
+  constexpr float kInf = INFINITY;
+  std::vector<float> x(kElements), res(kElements, 0.0f);
+  for (int i = 0; i < kElements; ++i) x[i] = 0.5f * static_cast<float>(i) - 9;
+  x[0] = -kInf;
+  x[1] = kInf;
+  x[2] = -3.4e38f;
+  const std::vector<float> scale(2 * kChannels, 1.0f);
+  const std::vector<float> shift(2 * kChannels, 0.0f);
+  struct Case {
+    int act;
+    float a, b;
+    double (*onnx)(double x, double a, double b);
+  };
+  const Case cases[] = {
+      {kClip, -1.5f, 2.0f,
+       [](double v, double a, double b) { return OnnxClip(v, a, b); }},
+      {kClip, 0.25f, kInf,
+       [](double v, double a, double) { return std::max(v, a); }},
+      {kClip, -kInf, -0.75f,
+       [](double v, double, double b) { return std::min(v, b); }},
+      {kClip, -kInf, kInf, [](double v, double, double) { return v; }},
+      {kLeakyRelu, 0.2f, 0.0f,
+       [](double v, double a, double) { return v >= 0 ? v : a * v; }},
+      {kHardSigmoid, 0.25f, 0.4f,
+       [](double v, double a, double b) {
+         return std::max(0.0, std::min(1.0, a * v + b));
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat("ACT=", c.act, " act_a=", c.a, " act_b=", c.b));
+    std::vector<float> y, z;
+    ASSERT_NO_FATAL_FAILURE(
+        Apply(0, 0, c.act, 0, x, res, scale, shift, &y, &z, {c.a, c.b}));
+    for (int i = 0; i < kElements; ++i) {
+      const double want = c.onnx(x[i], c.a, c.b);
+      if (std::isinf(want)) {
+        EXPECT_EQ(y[i], want) << "element " << i << ", x " << x[i];
+      } else {
+        EXPECT_NEAR(y[i], want, 1e-6 * (1 + std::fabs(want)))
+            << "element " << i << ", x " << x[i];
+      }
+      EXPECT_EQ(z[i], y[i]) << i;
+    }
   }
 }
 

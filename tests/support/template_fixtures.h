@@ -72,6 +72,15 @@ inline const templates::KernelTemplate& ConvTranspose2dDirect() {
 inline const templates::KernelTemplate& BatchMatmulTiled() {
   return BuiltinTemplate("batch_matmul_tiled");
 }
+inline const templates::KernelTemplate& CopyStrided() {
+  return BuiltinTemplate("copy_strided");
+}
+inline const templates::KernelTemplate& FillRange() {
+  return BuiltinTemplate("fill_range");
+}
+inline const templates::KernelTemplate& ReduceAxis() {
+  return BuiltinTemplate("reduce_axis");
+}
 
 // Device limits of a GPU-like device: work-groups of up to `group`
 // work-items, `local_kib` KiB of local memory, 1 GiB allocations.

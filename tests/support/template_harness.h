@@ -147,16 +147,19 @@ inline std::vector<std::string> CheckConfigs(
   return failures;
 }
 
-// Runs `launch` once on the device with fp32 buffers `buffers`, the inputs
-// holding `data` (by buffer name; outputs and inputs not given start
-// zeroed), and returns the output buffer read back. Plain OpenCL, apart
-// from the device's opening: the data are the test's own, not the agent's
+// Runs `launch` once on the device with fp32 buffers `buffers`, holding
+// `data` (by buffer name; buffers not given start zeroed; an output given
+// starts with its data, for kernels that write part of it), and returns
+// the output buffer read back. `floats`, when given, replace the launch's
+// float arguments in order (e.g. clip bounds). Plain OpenCL, apart from
+// the device's opening: the data are the test's own, not the agent's
 // generated ones. OpenCL errors fail the test.
 inline std::vector<float> RunOnHostData(
     const tunefleet::v1::KernelLaunch& launch,
     const google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>&
         buffers,
-    const std::map<std::string, std::vector<float>>& data) {
+    const std::map<std::string, std::vector<float>>& data,
+    const std::vector<float>& floats = {}) {
   static agent::ClDevice device = *agent::OpenDevice(0, 0);
   cl_int err = CL_SUCCESS;
   const char* text = launch.source().c_str();
@@ -179,7 +182,8 @@ inline std::vector<float> RunOnHostData(
     if (b.output()) {
       output = b.name();
       output_elements = b.elements();
-    } else if (const auto it = data.find(b.name()); it != data.end()) {
+    }
+    if (const auto it = data.find(b.name()); it != data.end()) {
       EXPECT_EQ(it->second.size(), values.size()) << b.name();
       std::copy_n(it->second.begin(),
                   std::min(values.size(), it->second.size()), values.begin());
@@ -191,6 +195,7 @@ inline std::vector<float> RunOnHostData(
             values.size() * sizeof(float), values.data(), &err)));
     EXPECT_EQ(err, CL_SUCCESS) << b.name();
   }
+  size_t next_float = 0;
   for (int i = 0; i < launch.args_size(); ++i) {
     const tunefleet::v1::KernelArg& a = launch.args(i);
     if (a.has_buffer()) {
@@ -201,7 +206,9 @@ inline std::vector<float> RunOnHostData(
       err = clSetKernelArg(kernel.get(), i, sizeof(v), &v);
     } else {
       EXPECT_EQ(a.value_case(), tunefleet::v1::KernelArg::kF32) << "arg " << i;
-      const cl_float v = a.f32();
+      const cl_float v =
+          next_float < floats.size() ? floats[next_float] : a.f32();
+      ++next_float;
       err = clSetKernelArg(kernel.get(), i, sizeof(v), &v);
     }
     EXPECT_EQ(err, CL_SUCCESS) << "arg " << i;
@@ -228,16 +235,35 @@ inline std::vector<float> RunOnHostData(
 }
 
 // The template's reference kernel for the fp32 workload `w` run on `data`
-// (RunOnHostData).
+// with `floats` (RunOnHostData).
 inline std::vector<float> RunReferenceOn(
     const templates::KernelTemplate& tmpl, const templates::Workload& w,
-    const std::map<std::string, std::vector<float>>& data) {
+    const std::map<std::string, std::vector<float>>& data,
+    const std::vector<float>& floats = {}) {
   tunefleet::v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
   const tunefleet::v1::MeasureRequest r =
       trial::BuildReferenceRequest(tmpl, w, 1, quick);
-  return RunOnHostData(r.kernel(), r.buffers(), data);
+  return RunOnHostData(r.kernel(), r.buffers(), data, floats);
+}
+
+// The template's kernel of `config` (as text, which must parse) for the
+// fp32 workload `w` run on `data` with `floats` (RunOnHostData).
+inline std::vector<float> RunConfigOn(
+    const templates::KernelTemplate& tmpl, const templates::Workload& w,
+    const std::string& config,
+    const std::map<std::string, std::vector<float>>& data,
+    const std::vector<float>& floats = {}) {
+  absl::StatusOr<templates::KnobValues> knobs = tmpl.ParseConfig(config);
+  EXPECT_TRUE(knobs.ok()) << knobs.status();
+  if (!knobs.ok()) return {};
+  tunefleet::v1::TimingPolicy quick;
+  quick.set_repeat(1);
+  quick.set_number(1);
+  const tunefleet::v1::MeasureRequest r =
+      trial::BuildMeasureRequest(tmpl, w, *knobs, 1, quick);
+  return RunOnHostData(r.kernel(), r.buffers(), data, floats);
 }
 
 }  // namespace tunefleet::testing

@@ -381,7 +381,9 @@ TEST(ModelGraph, RealModelsLowerCompletely) {
   const std::string dir =
       std::string(TUNEFLEET_SOURCE_DIR) + "/.cache/models/package/assets/";
   const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
-      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}}};
+      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}},
+      {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}},
+      {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}}};
   int found = 0;
   for (const auto& [file, dims] : models) {
     if (!std::filesystem::exists(dir + file)) continue;
