@@ -11,6 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
 #include "cli/model_view.h"
+#include "kernels_templates/registry.h"
+#include "kernels_templates/workload.h"
 #include "proto/names.h"
 
 namespace tunefleet::cli {
@@ -52,15 +54,22 @@ void ProgressPrinter::Update(const JobProgress& p) {
       std::fflush(out_);
     }
   }
-  const double best = p.has_best() ? p.best().gflops() : 0;
+  // A copy's or fill's speed is its bandwidth (0 GFLOP/s says nothing).
+  const TaskCounts counts = CountsOf(p);
+  const bool bandwidth = counts.bandwidth_only();
+  const double best = !p.has_best() ? 0
+                      : bandwidth   ? counts.bytes / p.best().time_ns()
+                                    : p.best().gflops();
   const uint32_t step = std::max(1u, p.trials_total() / 10);
   const bool milestone = p.trials_done() / step != last_done_ / step;
   if (!tty_ && !milestone && best == last_best_) return;
   std::string line = absl::StrFormat(
       "[%4u/%u] best %s", p.trials_done(), p.trials_total(),
-      p.has_best() ? absl::StrFormat("%.2f GFLOP/s (%.3f ms)", best,
-                                     p.best().time_ns() / 1e6)
-                   : std::string("-"));
+      p.has_best()
+          ? absl::StrFormat(
+                "%.2f %s (%.3f ms)", bandwidth ? best : p.best().gflops(),
+                bandwidth ? "GB/s" : "GFLOP/s", p.best().time_ns() / 1e6)
+          : std::string("-"));
   line += ErrorsText(p);
   if (p.trials_requeued() > 0) {
     line += absl::StrCat("  requeued ", p.trials_requeued());
@@ -122,6 +131,20 @@ std::string CancelledText(const JobProgress& p) {
   return text;
 }
 
+TaskCounts CountsOf(const JobProgress& p) {
+  TaskCounts counts;
+  if (p.has_model() || p.workload_key().empty()) return counts;
+  absl::StatusOr<templates::Workload> w =
+      templates::Workload::ParseCanonical(p.workload_key());
+  if (!w.ok()) return counts;
+  absl::StatusOr<const templates::KernelTemplate*> t =
+      templates::FindTemplate(w->op(), p.template_name());
+  if (!t.ok()) return counts;
+  counts.flops = (*t)->Flops(*w);
+  counts.bytes = (*t)->Bytes(*w);
+  return counts;
+}
+
 nlohmann::json JobJson(const JobProgress& p) {
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [code, count] : p.errors()) errors[code] = count;
@@ -135,6 +158,10 @@ nlohmann::json JobJson(const JobProgress& p) {
             {"trial_id", p.best().trial_id()},
             {"time_ms", p.best().time_ns() / 1e6},
             {"gflops", p.best().gflops()}};
+    const TaskCounts counts = CountsOf(p);
+    if (counts.bytes > 0 && p.best().time_ns() > 0) {
+      best["gbps"] = counts.bytes / p.best().time_ns();  // bytes per ns
+    }
   }
   nlohmann::json j = {{"job_id", p.job_id()},
                       {"state", proto::JobStateName(p.state())},

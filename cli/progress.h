@@ -43,10 +43,23 @@ class ProgressPrinter {
 };
 
 // {job_id, state, workload, device_key, strategy, priority, trials,
-//  trials_total, requeued, errors, best {config, time_ms, gflops} | null,
-//  message, in_flight_trial_ids, waiting_reason}, and for a model job
-//  `model` (ModelJson, cli/model_view.h).
+//  trials_total, requeued, errors, best {config, time_ms, gflops, gbps} |
+//  null, message, in_flight_trial_ids, waiting_reason}, and for a model job
+//  `model` (ModelJson, cli/model_view.h). gbps (GB/s: the template's bytes
+//  over the time) only where this process knows the job's template.
 nlohmann::json JobJson(const tunefleet::v1::JobProgress& p);
+
+// What one run of a job's kernel does: the template's FLOPs and bytes for
+// the job's workload, both 0 where this process does not know the
+// template (another server's user spec) or the job is a model job.
+struct TaskCounts {
+  double flops = 0;
+  double bytes = 0;
+  // A template that counts no FLOPs but moves bytes (copy, fill): its
+  // speed is shown as GB/s in place of GFLOP/s.
+  bool bandwidth_only() const { return flops == 0 && bytes > 0; }
+};
+TaskCounts CountsOf(const tunefleet::v1::JobProgress& p);
 
 // How a tuned kernel's time compares with the naive reference's, both in
 // the same unit (> 0): "2.3x faster", "1.7x slower", or "as fast" when

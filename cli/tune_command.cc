@@ -52,6 +52,10 @@ nlohmann::json SummaryJson(const TuneOptions& o,
         p.has_best() ? p.best().gflops() * p.best().time_ns() : 0;
     j["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
                       {"gflops", flops / p.reference_time_ns()}};
+    const TaskCounts counts = CountsOf(p);
+    if (counts.bytes > 0) {
+      j["reference"]["gbps"] = counts.bytes / p.reference_time_ns();
+    }
     if (p.has_best()) {
       j["speedup_vs_reference"] = p.reference_time_ns() / p.best().time_ns();
     }
@@ -88,17 +92,20 @@ void PrintSummary(const nlohmann::json& j, const std::string& cancelled) {
     return;
   }
   const auto& b = j["best"];
-  std::cout << absl::StrFormat(
-      "  best: %s\n  kernel time %.4f ms, %.2f GFLOP/s\n",
-      b["config_string"].get<std::string>(), b["time_ms"].get<double>(),
-      b["gflops"].get<double>());
+  // A kernel of 0 FLOPs (copy, fill): its bandwidth in place of GFLOP/s.
+  const bool bandwidth = b["gflops"].get<double>() == 0 && b.contains("gbps");
+  const char* unit = bandwidth ? "GB/s" : "GFLOP/s";
+  const char* figure = bandwidth ? "gbps" : "gflops";
+  std::cout << absl::StrFormat("  best: %s\n  kernel time %.4f ms, %.2f %s\n",
+                               b["config_string"].get<std::string>(),
+                               b["time_ms"].get<double>(),
+                               b[figure].get<double>(), unit);
   if (j.contains("speedup_vs_reference")) {
+    const auto& r = j["reference"];
     std::cout << absl::StrFormat(
-        "  naive reference %.4f ms, %.2f GFLOP/s: %s\n",
-        j["reference"]["time_ms"].get<double>(),
-        j["reference"]["gflops"].get<double>(),
-        SpeedupText(j["reference"]["time_ms"].get<double>(),
-                    b["time_ms"].get<double>()));
+        "  naive reference %.4f ms, %.2f %s: %s\n", r["time_ms"].get<double>(),
+        r.contains(figure) ? r[figure].get<double>() : 0.0, unit,
+        SpeedupText(r["time_ms"].get<double>(), b["time_ms"].get<double>()));
   }
   if (j.contains("database")) {
     std::cout << "  records in " << j["database"].get<std::string>() << "\n";

@@ -314,7 +314,8 @@ class TableWriter {
       for (const templates::DimSpec& d : spec->dims) {
         absl::StrAppend(&arrays, "    {\"", absl::CEscape(d.name), "\", ",
                         d.default_value ? "true" : "false", ", ",
-                        d.default_value.value_or(0), ", ", d.min_value, "},\n");
+                        d.default_value.value_or(0), ", ", d.min_value, ", ",
+                        d.in_shape_product ? "true" : "false", "},\n");
       }
       absl::StrAppend(&arrays, "};\n");
       std::string attrs = "nullptr";

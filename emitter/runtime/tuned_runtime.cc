@@ -326,7 +326,8 @@ std::string ConfigText(const ShapeTemplate& t, const long long* knobs) {
 // Workload strings.
 
 // The largest dim (kernels take dims as 32-bit ints) and the largest
-// product of a workload's dims, as kernels_templates/workload.h has them.
+// product of a workload's shape dims, as kernels_templates/workload.h has
+// them.
 constexpr long long kMaxDim = 2147483647LL;
 constexpr double kMaxShapeProduct = 9007199254740992.0;  // 2^53
 
@@ -419,7 +420,7 @@ std::string Canonicalize(const char* workload) {
       dims[d] = dim.default_value;
     }
     if (dims[d] < dim.min_value || dims[d] > kMaxDim) return "";
-    product *= dims[d] < 1 ? 1.0 : double(dims[d]);
+    if (dim.in_shape_product) product *= dims[d] < 1 ? 1.0 : double(dims[d]);
     out += " " + std::string(dim.name) + "=" + std::to_string(dims[d]);
   }
   if (product > kMaxShapeProduct) return "";

@@ -106,6 +106,9 @@ struct OpDim {
   bool has_default;  // false: every workload gives it
   long long default_value;
   long long min_value;
+  // Counts in the 2^53 bound on the product of the shape dims (false for
+  // strides, offsets and buffer sizes: copy's, fill's).
+  bool in_shape_product;
 };
 
 // An op of this library's entries: how its workload strings read (as

@@ -229,15 +229,18 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 //   layernorm: input, output, gamma, beta
 //   gemm: A, B, C (never gemm_gpu's scratch W and S: see above)
 //   batch_matmul: A, B, C (B of them, each tight and row-major)
+//   copy: input, output; fill: output (the rest of the output is left as
+//     it is); reduce: input, output (docs/OPS.md of tunefleet)
 // The epilogue (common/epilogue.cl in the sources) applies, per output
 // channel c: affine (+ shift[c], or * scale[c] + shift[c]), the residual,
 // the activation, then post (* scale[channels + c] + shift[channels + c]).
-// Floats: act_a, act_b of the activation (clip bounds 0, 6 for relu6;
-// hardsigmoid alpha and beta 0.2, 0.5; hardswish 1/6, 0.5; leakyrelu
-// alpha 0.01 and any act_b; relu, sigmoid and silu read none: pass 0, 0);
-// layernorm: eps (e.g. 1e-5). Returns CL_INVALID_VALUE when the workload
-// cannot be read, the library has no entry for it on any device and no
-// template that runs its shape, or the counts do not match.
+// Floats: act_a, act_b of the activation (clip bounds 0, 6 for relu6, any
+// others, infinite ones included; hardsigmoid alpha and beta 0.2, 0.5;
+// hardswish 1/6, 0.5; leakyrelu alpha 0.01 and any act_b; relu, sigmoid
+// and silu read none: pass 0, 0); layernorm: eps (e.g. 1e-5); fill: the
+// value. Returns CL_INVALID_VALUE when the workload cannot be read, the
+// library has no entry for it on any device and no template that runs its
+// shape, or the counts do not match.
 cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
            size_t num_buffers, const float* floats, size_t num_floats,
            cl_event* event = nullptr);
