@@ -59,6 +59,7 @@ class Reader {
       : data_(data), pos_(begin), end_(end) {}
 
   bool failed() const { return failed_; }
+  void Fail() { failed_ = true; }
   size_t left() const { return failed_ ? 0 : end_ - pos_; }
 
   uint8_t U8() {
@@ -137,7 +138,7 @@ std::vector<int64_t> ReadDims(Reader& r) {
   const uint32_t rank = r.Count(8);
   std::vector<int64_t> dims;
   if (rank > kMaxRank) {
-    r.Count(UINT32_MAX);  // fail
+    r.Fail();
     return dims;
   }
   for (uint32_t i = 0; i < rank; ++i) dims.push_back(r.I64());
@@ -571,7 +572,7 @@ int32_t DecodePlan(const std::string& plan_file,
     for (uint32_t t = 0; t < reads; ++t) s.reads.push_back(r.I32());
     const uint32_t writes = r.Count(4);
     for (uint32_t t = 0; t < writes; ++t) s.writes.push_back(r.I32());
-    const uint32_t commands = r.Count(80);
+    const uint32_t commands = r.Count(77);  // bytes of an empty command
     for (uint32_t c = 0; c < commands && !r.failed(); ++c) {
       PlanCommand cmd;
       cmd.kind = static_cast<PlanCommand::Kind>(r.U8());
@@ -583,7 +584,7 @@ int32_t DecodePlan(const std::string& plan_file,
       for (uint64_t& l : cmd.local) l = r.U64();
       cmd.library = r.Str();
       cmd.routine = r.Str();
-      const uint32_t args = r.Count(41);
+      const uint32_t args = r.Count(37);  // bytes of one argument
       for (uint32_t a = 0; a < args; ++a) {
         PlanArg arg;
         arg.kind = static_cast<PlanArg::Kind>(r.U8());

@@ -91,6 +91,25 @@ TEST(PlanFormatTest, RoundTrips) {
   EXPECT_EQ(again_weights, weights_file);
 }
 
+TEST(PlanFormatTest, RoundTripsLongArgumentListsAtTheEnd) {
+  // Counts near the end of the file are checked against the bytes left
+  // with the smallest encoding of their items, never a larger one.
+  Plan p = SmallPlan();
+  p.steps.push_back(p.steps[0]);
+  p.steps.back().commands.assign(3, PlanCommand{});
+  for (PlanCommand& k : p.steps.back().commands) k.source = 0;
+  PlanCommand& c = p.steps.back().commands.back();
+  for (int i = 0; i < 40; ++i) c.args.push_back(PlanArg{PlanArg::kInt, i});
+  std::string plan_file, weights_file;
+  EncodePlan(p, &plan_file, &weights_file);
+  Plan back;
+  std::string error;
+  ASSERT_EQ(DecodePlan(plan_file, weights_file, {}, &back, &error), 0)
+      << error;
+  ASSERT_EQ(back.steps[1].commands.size(), 3u);
+  EXPECT_EQ(back.steps[1].commands[2].args.size(), 40u);
+}
+
 TEST(PlanFormatTest, RefusesAnotherModelOrKeyNamingIt) {
   std::string plan_file, weights_file;
   EncodePlan(SmallPlan(), &plan_file, &weights_file);
