@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct PpOcrModel {
   std::string name, file;
   int64_t height, width;
 };
+
+// Test names and ctest's list show the model's name.
+void PrintTo(const PpOcrModel& m, std::ostream* os) { *os << m.name; }
 
 class PpOcrEndToEnd : public ::testing::TestWithParam<PpOcrModel> {};
 

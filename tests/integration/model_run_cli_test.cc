@@ -25,6 +25,7 @@
 #include "tests/support/onnx_test_models.h"
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
+#include "tests/support/synthetic_models.h"
 
 namespace tunefleet {
 namespace {
@@ -213,6 +214,44 @@ TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("NonMaxSuppression"));
   EXPECT_TRUE(Files(out).empty());
+}
+
+// The synthetic model with every op and padding form of issue 35 item 3
+// (tests/support/synthetic_models.h) through `tunefleet run`, every output
+// against ONNX Runtime's on the same inputs.
+TEST_F(ModelRunCliTest, AllFormsModelMatchesOnnxRuntime) {
+  TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
+  const testing::SyntheticModel m = testing::AllFormsModel();
+  const std::string path = dir_ + "/" + m.name + ".onnx";
+  std::ofstream(path, std::ios::binary) << m.bytes;
+  std::string args;
+  std::map<std::string, base::NpyArray> inputs;
+  uint64_t seed = 11;
+  for (const auto& [name, dims] : m.inputs) {
+    inputs[name] = testing::RandomNpy(dims, seed++, -1, 1);
+    const std::string file = dir_ + "/" + name + ".npy";
+    ASSERT_TRUE(base::WriteNpy(file, inputs[name]).ok());
+    std::string shape;
+    for (int64_t d : dims)
+      shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    args += " --input-shape " + name + "=" + shape + " --input " + name + "=" +
+            file;
+  }
+  auto r = RunCommand("cd " + dir_ + " && " + Cli() + " run --onnx " + path +
+                      args + " --save-outputs " + dir_ +
+                      "/out --runs 1 --warmup 0 --profiled-runs 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::map<std::string, base::NpyArray> ours;
+  for (const auto& [name, file] : j["outputs"].items()) {
+    auto a = base::ReadNpy(file.get<std::string>());
+    ASSERT_TRUE(a.ok()) << a.status();
+    ours[name] = *std::move(a);
+  }
+  EXPECT_EQ(ours.size(), m.outputs.size());
+  auto ref = oracle.Run(path, inputs);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(testing::OutputsMatch(ours, ref->outputs));
 }
 
 // Tuned records (one trial per task), the plan emitted beside the kernel
