@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,7 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
 #include "cli/common.h"
+#include "cli/model_plans.h"
+#include "cli/server_records.h"
 #include "emitter/emitter.h"
 #include "kernels_templates/registry.h"
 #include "store/store.h"
@@ -21,156 +25,6 @@
 
 namespace tunefleet::cli {
 namespace {
-
-// How long one call to the server may take.
-constexpr std::chrono::seconds kCallDeadline(60);
-// Jobs per ListJobs page when no --page-size is given (the server's own
-// default, 50, would take many calls for a long history).
-constexpr uint32_t kJobsPage = 1000;
-
-// The records of a tunefleet-server, read through its TuningService:
-// ListDevices, QueryRecords (best_only) and ListJobs, every page of each.
-// The server sends no template sources: those of this build's templates
-// stand in, and records of a template version this build lacks are
-// skipped by the emitter before their source is asked for.
-class ServerRecords : public emitter::RecordSource {
- public:
-  ServerRecords(const client::ServerConnection& server, uint32_t page_size)
-      : server_(server),
-        stub_(tunefleet::v1::TuningService::NewStub(client::Dial(server))),
-        page_size_(page_size) {}
-
-  absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
-    auto devices = Devices();
-    if (!devices.ok()) return devices.status();
-    std::vector<std::string> keys;
-    for (const auto& [key, info] : **devices) keys.push_back(key);
-    return keys;
-  }
-
-  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
-      const std::string& key) override {
-    auto devices = Devices();
-    if (!devices.ok()) return devices.status();
-    for (const auto& [known, info] : **devices) {
-      if (known == key) return info;
-    }
-    return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
-  }
-
-  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
-      const std::string& key) override {
-    tunefleet::v1::QueryRecordsRequest request;
-    request.set_device_key(key);
-    request.set_best_only(true);
-    request.set_page_size(page_size_);
-    std::vector<tunefleet::v1::TuningRecord> records;
-    while (true) {
-      tunefleet::v1::QueryRecordsResponse response;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-      absl::Status s =
-          FromGrpc(stub_->QueryRecords(&context, request, &response), server_);
-      if (!s.ok()) return s;
-      for (auto& r : *response.mutable_records()) {
-        records.push_back(std::move(r));
-      }
-      if (response.next_page_token().empty()) return records;
-      if (response.next_page_token() == request.page_token()) {
-        return absl::InternalError(
-            "QueryRecords: the server sent the same page token again");
-      }
-      request.set_page_token(response.next_page_token());
-    }
-  }
-
-  absl::StatusOr<std::optional<double>> ReferenceTime(
-      const std::string& key, const std::string& workload,
-      const std::string& template_name) override {
-    if (!reference_ns_.has_value()) {
-      absl::Status s = ReadReferenceTimes();
-      if (!s.ok()) return s;
-    }
-    auto it =
-        reference_ns_->find(std::make_tuple(key, workload, template_name));
-    if (it == reference_ns_->end()) return std::optional<double>();
-    return std::optional<double>(it->second);
-  }
-
-  absl::StatusOr<std::string> TemplateSource(const std::string& name,
-                                             int version) override {
-    for (const templates::KernelTemplate* t : templates::AllTemplates()) {
-      if (t->name() == name && t->version() == version) {
-        return std::string(t->source());
-      }
-    }
-    return absl::NotFoundError(absl::StrCat("template ", name, " v", version,
-                                            " is not in this build"));
-  }
-
- private:
-  using DeviceList =
-      std::vector<std::pair<std::string, tunefleet::v1::DeviceInfo>>;
-  // (device key, canonical workload, template name).
-  using TaskKey = std::tuple<std::string, std::string, std::string>;
-
-  // The server's device list, asked for once.
-  absl::StatusOr<const DeviceList*> Devices() {
-    if (devices_.has_value()) return &*devices_;
-    tunefleet::v1::ListDevicesResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    absl::Status s =
-        FromGrpc(stub_->ListDevices(
-                     &context, tunefleet::v1::ListDevicesRequest(), &response),
-                 server_);
-    if (!s.ok()) return s;
-    devices_.emplace();
-    for (const auto& d : response.devices()) {
-      devices_->emplace_back(d.device_key(), d.device());
-    }
-    return &*devices_;
-  }
-
-  // The fastest naive reference time per task over every job, as
-  // store::Store::ReferenceTime computes it.
-  absl::Status ReadReferenceTimes() {
-    std::map<TaskKey, double> fastest;
-    tunefleet::v1::ListJobsRequest request;
-    request.set_page_size(page_size_ != 0 ? page_size_ : kJobsPage);
-    while (true) {
-      tunefleet::v1::ListJobsResponse response;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-      absl::Status s =
-          FromGrpc(stub_->ListJobs(&context, request, &response), server_);
-      if (!s.ok()) return s;
-      for (const tunefleet::v1::JobProgress& job : response.jobs()) {
-        if (job.reference_time_ns() <= 0) continue;
-        const TaskKey task(job.device_key(), job.workload_key(),
-                           job.template_name());
-        auto [it, fresh] = fastest.emplace(task, job.reference_time_ns());
-        if (!fresh && job.reference_time_ns() < it->second) {
-          it->second = job.reference_time_ns();
-        }
-      }
-      if (response.next_page_token().empty()) break;
-      if (response.next_page_token() == request.page_token()) {
-        return absl::InternalError(
-            "ListJobs: the server sent the same page token again");
-      }
-      request.set_page_token(response.next_page_token());
-    }
-    reference_ns_ = std::move(fastest);
-    return absl::OkStatus();
-  }
-
-  const client::ServerConnection server_;
-  std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
-  uint32_t page_size_;
-  std::optional<DeviceList> devices_;
-  std::optional<std::map<TaskKey, double>> reference_ns_;
-};
 
 // The only key of `keys`, for a command without --device-key. Errors:
 // INVALID_ARGUMENT listing them when there is not exactly one.
@@ -182,10 +36,39 @@ absl::StatusOr<std::string> OnlyDeviceKey(const std::vector<std::string>& keys,
       " device keys:", keys.empty() ? "" : " ", absl::StrJoin(keys, " ")));
 }
 
-void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
+// A model plan written beside the library.
+struct PlanLine {
+  std::string key;
+  std::string file;  // relative to --out
+  plan_builder::PlanReport report;
+  uint64_t arena_bytes = 0;
+  uint64_t tensor_bytes = 0;
+  uint64_t weights_bytes = 0;
+};
+
+void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
+                  const emitter::EmitSummary& summary,
+                  const std::vector<PlanLine>& plans) {
   if (o.json) {
+    nlohmann::json plan_json = nlohmann::json::array();
+    for (const PlanLine& p : plans) {
+      plan_json.push_back(
+          {{"device_key", p.key},
+           {"plan", p.file},
+           {"layers", p.report.steps},
+           {"tuned", p.report.tuned},
+           {"reference", p.report.reference},
+           {"library", p.report.library},
+           {"no_record", p.report.no_record},
+           {"estimated_ms", p.report.estimate_ns / 1e6},
+           {"layers_without_estimate", p.report.without_estimate},
+           {"arena_bytes", p.arena_bytes},
+           {"tensor_bytes", p.tensor_bytes},
+           {"weights_bytes", p.weights_bytes}});
+    }
     std::cout << nlohmann::json{{"out", o.out},
-                                {"device_keys", o.device_keys},
+                                {"plans", plan_json},
+                                {"device_keys", keys},
                                 {"entries", summary.entries},
                                 {"reference_entries",
                                  summary.reference_entries},
@@ -211,6 +94,18 @@ void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
   for (const std::string& f : summary.files) std::cout << "  " << f << "\n";
   for (const std::string& s : summary.skipped) {
     std::cout << "  skipped " << s << "\n";
+  }
+  for (const PlanLine& p : plans) {
+    std::cout << "  model plan for " << p.key << ": " << p.file << ": "
+              << p.report.steps << " layers (" << p.report.tuned << " tuned, "
+              << p.report.reference << " naive";
+    if (p.report.no_record > 0) {
+      std::cout << ", " << p.report.no_record << " of them without a record";
+    }
+    std::cout << ", " << p.report.library << " library calls), estimated "
+              << p.report.estimate_ns / 1e6 << " ms, arena " << p.arena_bytes
+              << " of " << p.tensor_bytes << " bytes of tensors, weights "
+              << p.weights_bytes << " bytes\n";
   }
   std::cout << "use it with add_subdirectory(" << o.out
             << ") or cmake --install, then find_package(tunefleet_tuned) and "
@@ -238,6 +133,14 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
                   "device key to include (repeat for several; default: the "
                   "database's or server's only device key)");
   cmd->add_option("--out", o.out, "output directory")->required();
+  cmd->add_option("--onnx", o.onnx,
+                  "also write the plan of this ONNX model for each device "
+                  "key (plans/<key>/<model>.tfplan and .tfweights; "
+                  "tunefleet_tuned::Model runs it, `tunefleet run --plan` "
+                  "too)");
+  cmd->add_option("--input-shape", o.input_shapes,
+                  "with --onnx: dims of an input, NAME=D1,D2,... (repeat "
+                  "for several)");
   cmd->add_flag("--json", o.json, "print a JSON summary on stdout");
   return cmd;
 }
@@ -249,7 +152,7 @@ int RunEmit(const EmitOptions& o) {
     absl::StatusOr<client::ServerConnection> server =
         client::ConnectionTo(o.server, o.connection);
     if (!server.ok()) return ReportError("emit", server.status());
-    records = std::make_unique<ServerRecords>(*server, o.page_size);
+    records = MakeServerRecords(*server, o.page_size);
   } else {
     absl::StatusOr<std::unique_ptr<store::Store>> opened = OpenDatabase(o.db);
     if (!opened.ok()) return ReportError("emit", opened.status());
@@ -265,10 +168,51 @@ int RunEmit(const EmitOptions& o) {
     if (!key.ok()) return ReportError("emit", key.status());
     options.device_keys.push_back(*key);
   }
+  // The model's plans first, so that a model that cannot run leaves
+  // nothing written.
+  std::vector<std::pair<std::string, BuiltPlan>> plans;  // by key
+  std::optional<LoadedModel> model;
+  if (!o.onnx.empty()) {
+    absl::StatusOr<LoadedModel> loaded = LoadModel(o.onnx, o.input_shapes);
+    if (!loaded.ok()) return ReportError("emit", loaded.status());
+    model = *std::move(loaded);
+    for (const std::string& key : options.device_keys) {
+      plan_builder::PlanOptions plan_options;
+      plan_options.device_key = key;
+      absl::StatusOr<BuiltPlan> built =
+          BuildModelPlan(*model, *records, plan_options);
+      if (!built.ok()) {
+        return ReportError(
+            "emit", absl::Status(built.status().code(),
+                                 absl::StrCat("device key ", key, ": ",
+                                              built.status().message())));
+      }
+      plans.emplace_back(key, *std::move(built));
+    }
+  }
   absl::StatusOr<emitter::EmitSummary> summary =
       emitter::EmitLibrary(*records, options);
   if (!summary.ok()) return ReportError("emit", summary.status());
-  PrintSummary(o, *summary);
+  std::vector<PlanLine> plan_lines;
+  for (const auto& [key, built] : plans) {
+    const PlanPaths paths = PlanPathsIn(o.out, key, model->stem);
+    std::error_code ec;
+    std::filesystem::create_directories(
+        std::filesystem::path(paths.plan).parent_path(), ec);
+    absl::Status s =
+        base::WriteFileAtomically(paths.weights, built.weights_file);
+    if (s.ok()) s = base::WriteFileAtomically(paths.plan, built.plan_file);
+    if (!s.ok()) return ReportError("emit", s);
+    const std::string rel_plan =
+        std::filesystem::relative(paths.plan, o.out, ec).string();
+    summary->files.push_back(rel_plan);
+    summary->files.push_back(
+        std::filesystem::relative(paths.weights, o.out, ec).string());
+    plan_lines.push_back(
+        PlanLine{key, rel_plan, built.report, built.plan.memory.arena_bytes,
+                 built.plan.memory.tensor_bytes, built.weights_file.size()});
+  }
+  PrintSummary(o, options.device_keys, *summary, plan_lines);
   return kExitOk;
 }
 

@@ -21,6 +21,8 @@ struct EmitOptions {
   uint32_t page_size = 0;
   std::vector<std::string> device_keys;
   std::string out;
+  std::string onnx;  // also write this model's plan per device key
+  std::vector<std::string> input_shapes;
   bool json = false;
 };
 

@@ -17,6 +17,7 @@
 #include "cli/model_command.h"
 #include "cli/query_command.h"
 #include "cli/report_command.h"
+#include "cli/run_command.h"
 #include "cli/simulate_command.h"
 #include "cli/space_command.h"
 #include "cli/templates_command.h"
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
       "  tunefleet templates --op gemm; tunefleet space --template gemm_tiled "
       "--shape M=64,N=64,K=64\n"
       "  tunefleet measure --shape M=64,N=64,K=64 --config reference\n"
+      "  tunefleet run --onnx model.onnx --input-shape x=1,3,48,192 "
+      "[--db tunefleet.db]\n"
       "  tunefleet jobs --server HOST:PORT; tunefleet watch|cancel JOB "
       "--server HOST:PORT\n"
       "  tunefleet token add --role tuner --tokens tokens.txt\n"
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
   tunefleet::cli::TemplatesOptions templates_list;
   tunefleet::cli::SpaceOptions space;
   tunefleet::cli::BackupOptions backup;
+  tunefleet::cli::RunOptions run;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -75,10 +79,10 @@ int main(int argc, char** argv) {
   CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
   CLI::App* cancel_cmd = tunefleet::cli::AddCancelCommand(app, cancel);
   CLI::App* token_cmd = tunefleet::cli::AddTokenCommand(app, token);
-  CLI::App* dashboard_cmd =
-      tunefleet::cli::AddDashboardCommand(app, dashboard);
+  CLI::App* dashboard_cmd = tunefleet::cli::AddDashboardCommand(app, dashboard);
   CLI::App* report_cmd = tunefleet::cli::AddReportCommand(app, report);
   CLI::App* backup_cmd = tunefleet::cli::AddBackupCommand(app, backup);
+  CLI::App* run_cmd = tunefleet::cli::AddRunCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,5 +110,6 @@ int main(int argc, char** argv) {
   if (*dashboard_cmd) return tunefleet::cli::RunDashboard(dashboard);
   if (*report_cmd) return tunefleet::cli::RunReport(report);
   if (*backup_cmd) return tunefleet::cli::RunBackup(backup);
+  if (*run_cmd) return tunefleet::cli::RunRun(run);
   return tunefleet::cli::kExitBadInput;
 }

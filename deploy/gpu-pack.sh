@@ -8,7 +8,7 @@
 #   deploy/gpu-pack.sh [BUILD_DIR]
 #   PACK_MODELS="cls det rec" deploy/gpu-pack.sh   # also the det and rec
 #     models (+15 MB); PACK_BENCH=0 leaves out the benchmarks (gpu_gemm,
-#     gpu_membound, agent_efficiency, model_tuning), to stay within the device
+#     gpu_membound, agent_efficiency, model_tuning, model_e2e), to stay within the device
 #     tool's 64 MiB carry with both
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,8 @@ BINS=("$BUILD/cli/tunefleet"
 if [ "${PACK_BENCH:-1}" != 0 ]; then
   BINS+=("$BUILD/bench/gpu_gemm" "$BUILD/bench/gpu_membound" "$BUILD/bench/agent_efficiency"
          "$BUILD/bench/model_tuning")
+  # Whole models end to end (gpu-run.sh model-e2e); built with the tests.
+  [ -x "$BUILD/bench/model_e2e" ] && BINS+=("$BUILD/bench/model_e2e")
 fi
 cp "${BINS[@]}" "$OUT/bin/"
 strip "$OUT"/bin/*
@@ -47,4 +49,6 @@ for m in ${PACK_MODELS:-cls}; do
   esac
 done
 cp deploy/gpu-run.sh "$OUT/"
+# ONNX Runtime's runner for Python's onnxruntime (gpu-run.sh model-e2e).
+cp tests/support/ort_run.py "$OUT/"
 du -sh "$OUT"

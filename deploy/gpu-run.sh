@@ -3,7 +3,7 @@
 # NVIDIA's OpenCL driver with the ICD loader, then runs the benchmark and
 # the model tuning, writing results to $OUT (or ./gpu-out).
 #
-#   build-gpu-pack/gpu-run.sh [gemm|model|model-bench|info|efficiency|all] [extra args...]
+#   build-gpu-pack/gpu-run.sh [gemm|model|model-bench|model-e2e|info|efficiency|all] [extra args...]
 #     (gemm: cuBLAS's column where libcublas and libcudart are found, under
 #     /usr/local or /opt (CUDA's lib64, PyTorch's nvidia/cublas/lib);
 #     GEMM_TAG: suffix of the result files)
@@ -16,6 +16,15 @@
 #     built programs across the run's jobs (in a fresh folder) instead of
 #     the embedded default's --no-binary-cache
 #     (model: MODELS="cls det rec" picks the PP-OCR models, TRIALS_PER_TASK the budget)
+#   build-gpu-pack/gpu-run.sh model-e2e
+#     whole models end to end (bench/model_e2e and `tunefleet run`): for
+#     each of MODELS (default "cls det rec"), the records of
+#     $OUT/<model>.db when a `model` run left them, else tuned now
+#     (TRIALS_PER_TASK, default 3); then the naive and the tuned plan run
+#     with the model runtime (E2E_RUNS measured runs, default 20) beside
+#     ONNX Runtime's CPU latency on the same input (Python's onnxruntime
+#     through the packed ort_run.py) and their outputs' deviation
+#     (model_e2e.txt, e2e-<model>.json, run-<model>.json)
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
 #     CLBlast library templates), every trial verified (schedules.db)
@@ -151,6 +160,38 @@ if [ "$what" = model ] || [ "$what" = all ]; then
       --db "$RESULTS/$model${MODEL_TAG:-}.db" --json > "$RESULTS/$model${MODEL_TAG:-}.json" \
       2> "$RESULTS/$model${MODEL_TAG:-}.log"
     tail -5 "$RESULTS/$model${MODEL_TAG:-}.log"
+  done
+fi
+if [ "$what" = model-e2e ]; then
+  # ONNX Runtime for the reference: the machine's Python package.
+  if [ -z "${TUNEFLEET_ORT_COMMAND:-}" ] && python3 -c "import onnxruntime" 2>/dev/null; then
+    export TUNEFLEET_ORT_COMMAND="python3 $PACK/ort_run.py"
+  fi
+  for model in ${MODELS:-cls det rec}; do
+    case "$model" in
+      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
+      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
+      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
+      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
+    esac
+    db="$RESULTS/$model${MODEL_TAG:-}.db"
+    if [ ! -e "$db" ]; then
+      "$BIN/tunefleet" tune --onnx "$PACK/models/$file" --input-shape "$shape" \
+        --trials-per-task "${TRIALS_PER_TASK:-3}" --db "$db" --json \
+        > "$RESULTS/$model${MODEL_TAG:-}.json" 2> "$RESULTS/$model${MODEL_TAG:-}.log"
+      tail -3 "$RESULTS/$model${MODEL_TAG:-}.log"
+    fi
+    "$BIN/model_e2e" --db "$db" --model "$model=$PACK/models/$file@$shape" \
+      --runs "${E2E_RUNS:-20}" --ort-runs "${E2E_RUNS:-20}" \
+      2> "$RESULTS/e2e-$model.log" | tee -a "$RESULTS/model_e2e.txt"
+    "$BIN/model_e2e" --db "$db" --model "$model=$PACK/models/$file@$shape" \
+      --runs "${E2E_RUNS:-20}" --ort-runs "${E2E_RUNS:-20}" --json \
+      > "$RESULTS/e2e-$model.json" 2>> "$RESULTS/e2e-$model.log"
+    "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
+      --db "$db" --runs "${E2E_RUNS:-20}" --json \
+      > "$RESULTS/run-$model.json" 2>> "$RESULTS/e2e-$model.log"
+    "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
+      --db "$db" --runs "${E2E_RUNS:-20}" | tee -a "$RESULTS/model_e2e.txt"
   done
 fi
 if [ "$what" = model-bench ]; then

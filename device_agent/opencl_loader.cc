@@ -32,6 +32,8 @@
   X(clCreateKernel)                           \
   X(clCreateProgramWithBinary)                \
   X(clCreateProgramWithSource)                \
+  X(clCreateSubBuffer)                        \
+  X(clEnqueueCopyBuffer)                      \
   X(clEnqueueCopyBufferToImage)               \
   X(clEnqueueFillBuffer)                      \
   X(clEnqueueMarkerWithWaitList)              \
@@ -51,6 +53,7 @@
   X(clGetExtensionFunctionAddressForPlatform) \
   X(clGetKernelInfo)                          \
   X(clGetKernelWorkGroupInfo)                 \
+  X(clGetMemObjectInfo)                       \
   X(clGetPlatformIDs)                         \
   X(clGetPlatformInfo)                        \
   X(clGetProgramBuildInfo)                    \
@@ -351,6 +354,21 @@ CL_API_ENTRY cl_mem CL_API_CALL clCreateImage(
                               image_format, image_desc, host_ptr, errcode_ret);
 }
 
+CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(
+    cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type,
+    const void* buffer_create_info, cl_int* errcode_ret) {
+  TUNEFLEET_CL_FORWARD_CREATE(clCreateSubBuffer, errcode_ret, buffer, flags,
+                              buffer_create_type, buffer_create_info,
+                              errcode_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetMemObjectInfo(
+    cl_mem memobj, cl_mem_info param_name, size_t param_value_size,
+    void* param_value, size_t* param_value_size_ret) {
+  TUNEFLEET_CL_FORWARD(clGetMemObjectInfo, memobj, param_name, param_value_size,
+                       param_value, param_value_size_ret);
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clGetSupportedImageFormats(
     cl_context context, cl_mem_flags flags, cl_mem_object_type image_type,
     cl_uint num_entries, cl_image_format* image_formats,
@@ -489,6 +507,16 @@ CL_API_ENTRY cl_int CL_API_CALL clFlush(cl_command_queue command_queue) {
 
 CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue command_queue) {
   TUNEFLEET_CL_FORWARD(clFinish, command_queue);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL
+clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer,
+                    cl_mem dst_buffer, size_t src_offset, size_t dst_offset,
+                    size_t size, cl_uint num_events_in_wait_list,
+                    const cl_event* event_wait_list, cl_event* event) {
+  TUNEFLEET_CL_FORWARD(clEnqueueCopyBuffer, command_queue, src_buffer,
+                       dst_buffer, src_offset, dst_offset, size,
+                       num_events_in_wait_list, event_wait_list, event);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "base/files.h"
 #include "base/status_macros.h"
+#include "emitter/choice.h"
 #include "emitter/shape_code.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
@@ -34,6 +35,13 @@ absl::string_view EmitImagePackKernels();
 absl::string_view EmitCMakeLists();
 absl::string_view EmitCMakeConfig();
 absl::string_view EmitExpressionFunctions();
+absl::string_view EmitModelHeader();
+absl::string_view EmitModelPlanHeader();
+absl::string_view EmitPlanFormatHeader();
+absl::string_view EmitMemoryPlanHeader();
+absl::string_view EmitModel();
+absl::string_view EmitPlanFormat();
+absl::string_view EmitMemoryPlan();
 
 namespace {
 
@@ -364,113 +372,38 @@ class TableWriter {
   std::set<std::string> ops_;  // of the entries and shape templates
 };
 
-// A record this build can emit: its template, workload, config and
-// source.
-struct UsableRecord {
-  const templates::KernelTemplate* tmpl = nullptr;
-  templates::Workload workload;
-  templates::KnobValues config;
-  std::string source;
-};
-
-// The record's parts, or why it cannot be emitted (FAILED_PRECONDITION:
-// an unknown template or version, a config or template source the records
-// lack).
-absl::StatusOr<UsableRecord> ReadRecord(RecordSource& records,
-                                        const tunefleet::v1::TuningRecord& r) {
-  auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
-  auto workload = trial::WorkloadFromProto(r.workload());
-  if (!tmpl.ok() || !workload.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(r.workload_key(), " (", r.template_name(),
-                     "): template unknown to this build"));
-  }
-  if ((*tmpl)->version() != r.template_version()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(r.workload_key(), ": tuned with ", r.template_name(), " v",
-                     r.template_version(), ", this build has v",
-                     (*tmpl)->version(), "; tune again"));
-  }
-  std::vector<std::pair<std::string, int64_t>> pairs;
-  for (const auto& k : r.config().knobs()) {
-    pairs.emplace_back(k.name(), k.value());
-  }
-  auto config = (*tmpl)->ConfigFromPairs(pairs);
-  auto source = records.TemplateSource(r.template_name(), r.template_version());
-  if (!config.ok() || !source.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        r.workload_key(), ": ",
-        !config.ok() ? config.status().message() : source.status().message()));
-  }
-  return UsableRecord{*tmpl, *std::move(workload), *std::move(config),
-                      *std::move(source)};
-}
-
-// What an entry of a workload runs: the best record of one template, or
-// that template's naive reference kernel when it measured faster.
-struct Choice {
-  const tunefleet::v1::TuningRecord* record = nullptr;
-  UsableRecord usable;
-  std::optional<double> reference_ns;  // set: run the reference kernel
-  double time_ns() const { return reference_ns.value_or(record->time_ns()); }
-};
-
 // Adds the chosen kernel of a workload on device `device` to the table:
 // the naive reference (tiny tasks, where launch overhead dominates), else
 // an entry of its shape-generic template, else its exact launch.
-void AddChoice(int device, const Choice& c, TableWriter& table,
+void AddChoice(int device, const EntryChoice& c, TableWriter& table,
                EmitSummary& summary) {
-  const tunefleet::v1::TuningRecord& r = *c.record;
-  const UsableRecord& u = c.usable;
+  const tunefleet::v1::TuningRecord& r = c.record;
   if (c.reference_ns.has_value()) {
-    const templates::LaunchDesc l = u.tmpl->ReferenceLaunch(u.workload);
+    const templates::LaunchDesc l = c.tmpl->ReferenceLaunch(c.workload);
     tunefleet::v1::TuningRecord fallback = r;
     fallback.set_time_ns(*c.reference_ns);
-    fallback.set_gflops(u.tmpl->Flops(u.workload) / *c.reference_ns);
-    table.AddKernel(device, u.workload, *u.tmpl, l,
+    fallback.set_gflops(c.tmpl->Flops(c.workload) / *c.reference_ns);
+    table.AddKernel(device, c.workload, *c.tmpl, l,
                     table.AddSource(std::string(l.source)), "reference",
                     fallback);
     ++summary.reference_entries;
     return;
   }
-  const templates::LaunchDesc l = u.tmpl->Launch(u.config, u.workload);
+  const templates::LaunchDesc l = c.tmpl->Launch(c.config, c.workload);
   if (l.library.has_value()) {
     // The call, then its epilogue kernel when it has one.
-    table.AddKernel(device, u.workload, *u.tmpl, l,
-                    l.source.empty() ? -1 : table.AddSource(u.source),
-                    u.tmpl->ConfigString(u.config), r);
+    table.AddKernel(device, c.workload, *c.tmpl, l,
+                    l.source.empty() ? -1 : table.AddSource(c.source),
+                    c.tmpl->ConfigString(c.config), r);
     ++summary.library_entries;
-  } else if (const int shape = table.ShapeTemplate(u.tmpl->name());
+  } else if (const int shape = table.ShapeTemplate(c.tmpl->name());
              shape >= 0) {
-    table.AddShapeEntry(shape, device, u.workload, u.config,
-                        table.AddSource(u.source), r);
+    table.AddShapeEntry(shape, device, c.workload, c.config,
+                        table.AddSource(c.source), r);
   } else {
-    table.AddKernel(device, u.workload, *u.tmpl, l, table.AddSource(u.source),
-                    u.tmpl->ConfigString(u.config), r);
+    table.AddKernel(device, c.workload, *c.tmpl, l, table.AddSource(c.source),
+                    c.tmpl->ConfigString(c.config), r);
   }
-}
-
-// Keeps in `best` (per workload key) the fastest way to run a usable
-// record's workload: the record or its template's reference kernel,
-// whichever measured faster, across every template tuned for it. Errors:
-// the source's, when it cannot tell a reference time.
-absl::Status Consider(RecordSource& records, const std::string& key,
-                      const tunefleet::v1::TuningRecord& r, UsableRecord u,
-                      std::map<std::string, Choice>& best) {
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::optional<double> reference,
-      records.ReferenceTime(key, u.workload.Canonical(), r.template_name()));
-  Choice c{&r, std::move(u), std::nullopt};
-  if (reference.has_value() && *reference < r.time_ns()) {
-    c.reference_ns = reference;
-  }
-  auto it = best.find(r.workload_key());
-  if (it == best.end()) {
-    best.emplace(r.workload_key(), std::move(c));
-  } else if (c.time_ns() < it->second.time_ns()) {
-    it->second = std::move(c);
-  }
-  return absl::OkStatus();
 }
 
 // Adds the best records of one device key, one entry per workload (the
@@ -479,28 +412,13 @@ absl::Status Consider(RecordSource& records, const std::string& key,
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
                                      EmitSummary& summary) {
-  TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo info,
-                             records.GetDevice(key));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
-                             records.BestRecords(key));
-  const int device = table.AddDevice(key, info);
-  std::map<std::string, Choice> chosen;
-  std::vector<std::string> order;  // workload keys as the records list them
-  for (const tunefleet::v1::TuningRecord& r : best) {
-    absl::StatusOr<UsableRecord> usable = ReadRecord(records, r);
-    if (!usable.ok()) {
-      summary.skipped.push_back(
-          absl::StrCat(key, ": ", usable.status().message()));
-      continue;
-    }
-    if (!chosen.contains(r.workload_key())) order.push_back(r.workload_key());
-    TUNEFLEET_RETURN_IF_ERROR(
-        Consider(records, key, r, *std::move(usable), chosen));
+  TUNEFLEET_ASSIGN_OR_RETURN(DeviceChoices chosen, ChooseEntries(records, key));
+  const int device = table.AddDevice(key, chosen.device);
+  for (std::string& s : chosen.skipped) summary.skipped.push_back(std::move(s));
+  for (const std::string& workload : chosen.order) {
+    AddChoice(device, chosen.entries.at(workload), table, summary);
   }
-  for (const std::string& workload : order) {
-    AddChoice(device, chosen.at(workload), table, summary);
-  }
-  return static_cast<int>(order.size());
+  return static_cast<int>(chosen.order.size());
 }
 
 // src/tuned_image_pack.h: the agent's packing kernels (image_pack.cl), so
@@ -623,6 +541,14 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/tuned_image.cc", std::string(EmitImages())},
       {"src/tuned_image_pack.h", ImagePackHeader()},
       {"src/tuned_table.cc", table.Render()},
+      // The model runtime (tunefleet_tuned::Model, docs/MODEL_RUNTIME.md).
+      {"include/tunefleet_model.h", std::string(EmitModelHeader())},
+      {"include/model_plan.h", std::string(EmitModelPlanHeader())},
+      {"include/plan_format.h", std::string(EmitPlanFormatHeader())},
+      {"src/memory_plan.h", std::string(EmitMemoryPlanHeader())},
+      {"src/model.cc", std::string(EmitModel())},
+      {"src/plan_format.cc", std::string(EmitPlanFormat())},
+      {"src/memory_plan.cc", std::string(EmitMemoryPlan())},
   };
   for (const auto& [name, text] : files) {
     TUNEFLEET_RETURN_IF_ERROR(

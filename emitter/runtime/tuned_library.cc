@@ -4,10 +4,12 @@
 // calls it; each routine takes its arguments in the order tunefleet's agent
 // documents (device_agent/library/library.h in tunefleet).
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "tuned_runtime.h"
 #include "tuned_table.h"
+#include "tunefleet_model.h"
 
 #ifdef TUNEFLEET_TUNED_CLBLAST
 #include <clblast_c.h>
@@ -125,9 +127,8 @@ cl_int Conv(const std::vector<long long>& i, bool per_image,
 // weight, output [, per_image]). CLBlast's status codes are OpenCL's where
 // they overlap and its own (-1024 to -2048) beyond them; both are returned
 // as they are.
-cl_int EnqueueClblast(cl_command_queue queue, const LibraryCall& call,
+cl_int EnqueueClblast(cl_command_queue queue, const std::string& routine,
                       const CallArgs& a, bool fp16, cl_event* event) {
-  const std::string routine = call.routine;
   const std::vector<long long>& i = a.ints;
   if (a.buffers.size() != 3) return CL_INVALID_OPERATION;
   if (routine == "gemm" && (i.size() == 3 || i.size() == 4)) {
@@ -154,7 +155,7 @@ cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
   const CallArgs args = Split(call, buffers, floats);
 #ifdef TUNEFLEET_TUNED_CLBLAST
   if (std::strcmp(call.library, "clblast") == 0) {
-    return EnqueueClblast(queue, call, args, fp16, event);
+    return EnqueueClblast(queue, call.routine, args, fp16, event);
   }
 #endif
   (void)args;
@@ -164,4 +165,66 @@ cl_int EnqueueLibraryCall(cl_command_queue queue, const LibraryCall& call,
   return CL_INVALID_OPERATION;  // a library this build was not linked with
 }
 
+namespace {
+
+// The libraries this library was linked with as the model runtime's
+// LibraryCalls (tunefleet_model.h): a plan's library steps call CLBlast
+// as the kernel table's library entries do.
+class LinkedLibraryCalls : public LibraryCalls {
+ public:
+  bool Has(const std::string& library,
+           const std::string& routine) const override {
+#ifdef TUNEFLEET_TUNED_CLBLAST
+    return library == "clblast" &&
+           (routine == "gemm" || routine == "gemm_batched_b" ||
+            routine == "convgemm");
+#else
+    (void)library;
+    (void)routine;
+    return false;
+#endif
+  }
+
+  cl_int Enqueue(const std::string& library, const std::string& routine,
+                 const std::vector<LibraryArgument>& args,
+                 cl_command_queue queue, cl_event* done,
+                 std::string* error) override {
+    if (!Has(library, routine)) {
+      *error = "this library was built without " + library;
+      return kModelLibraryMissing;
+    }
+#ifdef TUNEFLEET_TUNED_CLBLAST
+    CallArgs split;
+    for (const LibraryArgument& a : args) {
+      if (a.kind == LibraryArgument::kInteger) split.ints.push_back(a.integer);
+      if (a.kind == LibraryArgument::kBuffer) split.buffers.push_back(a.buffer);
+      if (a.kind == LibraryArgument::kFloat) {
+        split.floats.push_back(static_cast<float>(a.real));
+      }
+    }
+    const cl_int err = EnqueueClblast(queue, routine, split, false, done);
+    if (err != CL_SUCCESS) {
+      *error = "CLBlast " + routine + " returned " + std::to_string(err);
+    }
+    return err;
+#else
+    (void)args;
+    (void)queue;
+    (void)done;
+    return kModelLibraryMissing;
+#endif
+  }
+};
+
+}  // namespace
+
 }  // namespace tunefleet_tuned::internal
+
+namespace tunefleet_tuned {
+
+LibraryCalls* LinkedLibraries() {
+  static internal::LinkedLibraryCalls calls;
+  return &calls;
+}
+
+}  // namespace tunefleet_tuned

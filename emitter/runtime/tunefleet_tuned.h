@@ -31,11 +31,11 @@
 // one of its entries needed; for gemm_gpu with M * N <= 2^22, 16 * M * N
 // bytes (W) plus 4 * ceil(M / 32) * ceil(N / 32) bytes (S), else 8 bytes
 // (the spec sizes them per workload, so KSPLIT = 1 entries, which do not
-// read them, get them too); CachedScratchBytes() tells the total. Every launch that uses a scratch
-// buffer waits (an event) for the previous command that used it, so that
-// out-of-order queues (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) run kernels
-// sharing one in the order they were enqueued, as an in-order queue does.
-// They live until ReleaseCachedPrograms() or ReleaseScratchBuffers() (or
+// read them, get them too); CachedScratchBytes() tells the total. Every launch
+// that uses a scratch buffer waits (an event) for the previous command that
+// used it, so that out-of-order queues (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+// run kernels sharing one in the order they were enqueued, as an in-order queue
+// does. They live until ReleaseCachedPrograms() or ReleaseScratchBuffers() (or
 // the end of the process); a kernel that fails mid-way may leave counters
 // nonzero: release that queue's scratch buffers then. Only exact entries
 // (a tuned workload) use scratch; shape-generic templates have none.
@@ -268,6 +268,19 @@ void ReleaseScratchBuffers(cl_command_queue queue);
 
 // Bytes of the scratch buffers kept for all queues.
 size_t CachedScratchBytes();
+
+// ---------------------------------------------------------------------------
+// Whole models: tunefleet_tuned::Model (tunefleet_model.h) runs a model plan
+// that `tunefleet emit --onnx` wrote beside this library
+// (plans/<device key>/<model>.tfplan and .tfweights).
+
+class LibraryCalls;  // tunefleet_model.h
+
+// The vendor libraries this library was linked with (CLBlast, where some
+// entry calls it), for ModelLoadOptions::library: a plan's library steps
+// call them as the library entries do. Never null; its Has() is false for
+// a library this build lacks.
+LibraryCalls* LinkedLibraries();
 
 // Tuned entries in this library, for all ops and devices.
 int NumTunedEntries();

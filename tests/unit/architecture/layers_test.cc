@@ -59,24 +59,33 @@ const std::map<std::string, Library>& Libraries() {
       {"validation",
        {{"server/validation/"}, {"trial", "templates", "proto", "contract"}}},
       {"opencl_loader", {{"device_agent/opencl_loader."}, {}}},
+      // Plain C++17 and OpenCL: copied into emitted libraries.
+      {"model_runtime", {{"model_runtime/"}, {}}},
+      {"model_run",
+       {{"model_run/"},
+        {"model_runtime", "measure", "library_backends", "base"}}},
       {"agent",
-       {{"device_agent/agent.", "device_agent/backend.",
-         "device_agent/worker.", "device_agent/source_cache."},
+       {{"device_agent/agent.", "device_agent/backend.", "device_agent/worker.",
+         "device_agent/source_cache."},
         {"measure", "client", "proto"}}},
       {"transfer", {{"cost_model/transfer."}, {"task_features", "store"}}},
       {"emitter", {{"emitter/"}, {"store", "templates", "trial", "base"}}},
+      {"plan_builder",
+       {{"plan_builder/"},
+        {"emitter", "onnx_import", "model_runtime", "templates", "base"}}},
       {"dashboard", {{"dashboard/"}, {"store", "auth", "proto", "base"}}},
       {"server",
        {{"server/"},
-        {"dashboard", "store", "transfer", "task_features", "search", "trial", "validation",
-         "auth", "metrics", "contract", "base"}}},
+        {"dashboard", "store", "transfer", "task_features", "search", "trial",
+         "validation", "auth", "metrics", "contract", "base"}}},
       {"tunefleet-agent",
        {{"device_agent/main.", "device_agent/measure_command."},
         {"agent", "opencl_loader", "trial", "templates"}}},
       {"cli",
        {{"cli/"},
-        {"server", "dashboard", "store", "emitter", "onnx_import", "task_features", "search",
-         "trial", "auth", "client", "templates", "contract", "base"}}},
+        {"server", "dashboard", "store", "emitter", "onnx_import",
+         "task_features", "search", "trial", "auth", "client", "templates",
+         "contract", "base", "plan_builder", "model_run", "model_runtime"}}},
   };
   return libraries;
 }
@@ -118,7 +127,7 @@ std::vector<std::string> SourceFiles(const std::filesystem::path& root) {
   for (const char* folder :
        {"base", "proto", "kernels_templates", "cost_model", "search", "trial",
         "store", "onnx_import", "emitter", "dashboard", "client", "server",
-        "device_agent", "cli"}) {
+        "device_agent", "cli", "model_runtime", "plan_builder", "model_run"}) {
     for (const auto& entry :
          std::filesystem::recursive_directory_iterator(root / folder)) {
       const std::string ext = entry.path().extension().string();

@@ -1,0 +1,354 @@
+// bench/model_e2e: whole models run end to end with the model runtime
+// (model_runtime/, docs/MODEL_RUNTIME.md) on this machine's OpenCL device,
+// against ONNX Runtime's CPU execution provider on the same input in the
+// same run. Per model (default: PP-OCR's cls, det and rec from
+// .cache/models/package/assets at x=1,3,48,192 / 1,3,640,640 / 1,3,48,320):
+//   - the naive plan (every layer its naive reference kernel), measured;
+//   - the tuned plan (the records of --db for the device's key; a layer
+//     without a record runs its naive kernel), measured, beside its
+//     estimate (the sum of the records' kernel times) and their ratio;
+//   - host CPU per run (the submitting thread's CPU time), tuned plan;
+//   - the arena against the sum of all intermediate tensors;
+//   - ONNX Runtime's CPU latency (tests/support/ort_oracle.h: ort_run.mjs
+//     with onnxruntime-node, or $TUNEFLEET_ORT_COMMAND, e.g. Python's
+//     onnxruntime through ort_run.py), and the largest deviation of the
+//     tuned plan's outputs from ORT's, max|ours - ort| / max|ort|.
+//
+// Usage: model_e2e [--db tunefleet.db] [--device-key KEY]
+//                  [--model NAME=FILE@INPUT=D0,D1,... ...]
+//                  [--only cls,det,rec] [--runs 5] [--warmup 1]
+//                  [--ort-runs 5] [--no-naive] [--no-ort] [--json]
+// Prints figures; it never passes or fails on a time.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "base/npy.h"
+#include "base/stats.h"
+#include "cli/common.h"
+#include "cli/model_plans.h"
+#include "cli/server_records.h"
+#include "emitter/emitter.h"
+#include "model_run/model_runner.h"
+#include "nlohmann/json.hpp"
+#include "store/store.h"
+#include "tests/support/ort_oracle.h"
+
+namespace tunefleet::bench {
+namespace {
+
+struct ModelSpec {
+  std::string name;
+  std::string file;
+  std::string shape;  // INPUT=D0,D1,...
+};
+
+std::vector<ModelSpec> DefaultModels() {
+  const std::string assets =
+      std::string(TUNEFLEET_SOURCE_DIR) + "/.cache/models/package/assets/";
+  return {
+      {"cls", assets + "ch_ppocr_mobile_v2.0_cls_infer.onnx", "x=1,3,48,192"},
+      {"det", assets + "ch_PP-OCRv4_det_infer.onnx", "x=1,3,640,640"},
+      {"rec", assets + "ch_PP-OCRv4_rec_infer.onnx", "x=1,3,48,320"},
+  };
+}
+
+struct Measured {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0, cpu_ms = 0;
+  double estimate_ms = 0;
+  int without_estimate = 0;
+  int tuned = 0, reference = 0, library = 0;
+  uint64_t arena = 0, tensors = 0, device = 0;
+  model_run::RunResult result;
+};
+
+absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
+                                 const cli::LoadedModel& model,
+                                 emitter::RecordSource& records,
+                                 const std::string& key, bool tuned,
+                                 const std::vector<std::vector<float>>& inputs,
+                                 int runs, int warmup) {
+  plan_builder::PlanOptions options;
+  options.device_key = key;
+  options.device_name = runner.device().device_name;
+  options.device_vendor = runner.device().device_vendor;
+  options.tuned = tuned;
+  options.include_library =
+      std::find(runner.device().libraries.begin(),
+                runner.device().libraries.end(),
+                "clblast") != runner.device().libraries.end();
+  absl::StatusOr<cli::BuiltPlan> built =
+      cli::BuildModelPlan(model, records, options);
+  if (!built.ok()) return built.status();
+  model_run::RunRequest request;
+  request.plan_file = built->plan_file;
+  request.weights_file = built->weights_file;
+  request.model_sha256 = model.sha256;
+  request.device_key = key;
+  request.inputs = inputs;
+  request.runs = runs;
+  request.warmup = warmup;
+  request.profiled_runs = 0;
+  absl::StatusOr<model_run::RunResult> r = runner.Run(request);
+  if (!r.ok()) return r.status();
+  Measured m;
+  m.median_ms = base::Median(r->latency_ns) / 1e6;
+  m.p10_ms = base::NearestRankPercentile(r->latency_ns, 10) / 1e6;
+  m.p90_ms = base::NearestRankPercentile(r->latency_ns, 90) / 1e6;
+  m.cpu_ms = base::Median(r->host_cpu_ns) / 1e6;
+  m.estimate_ms = r->estimate_ns / 1e6;
+  m.without_estimate = r->layers_without_estimate;
+  m.tuned = built->report.tuned;
+  m.reference = built->report.reference;
+  m.library = built->report.library;
+  m.arena = r->arena_bytes;
+  m.tensors = r->tensor_bytes;
+  m.device = r->device_bytes;
+  m.result = *std::move(r);
+  return m;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "model_e2e: whole models end to end on this device against "
+      "ONNX Runtime's CPU latency"};
+  std::string db = "tunefleet.db";
+  std::string device_key;
+  std::vector<std::string> model_flags;
+  std::string only;
+  int runs = 5, warmup = 1, ort_runs = 5, platform = 0, device = 0;
+  bool no_naive = false, no_ort = false, json = false;
+  app.add_option("--db", db, "tuning records (absent: every layer naive)")
+      ->capture_default_str();
+  app.add_option("--device-key", device_key,
+                 "records of this key (default: the device's)");
+  app.add_option("--model", model_flags,
+                 "NAME=FILE@INPUT=D0,D1,... (repeat; default: PP-OCR cls, "
+                 "det, rec)");
+  app.add_option("--only", only, "comma-separated model names to run");
+  app.add_option("--runs", runs, "measured runs per plan")
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "warm-up runs")->capture_default_str();
+  app.add_option("--ort-runs", ort_runs, "ONNX Runtime's timed runs")
+      ->capture_default_str();
+  app.add_option("--platform", platform, "OpenCL platform")
+      ->capture_default_str();
+  app.add_option("--device", device, "OpenCL device")->capture_default_str();
+  app.add_flag("--no-naive", no_naive, "skip the naive plan");
+  app.add_flag("--no-ort", no_ort, "skip ONNX Runtime");
+  app.add_flag("--json", json, "one JSON object on stdout");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<ModelSpec> models;
+  for (const std::string& flag : model_flags) {
+    const size_t eq = flag.find('='), at = flag.find('@');
+    if (eq == std::string::npos || at == std::string::npos || at < eq) {
+      std::cerr << "model_e2e: --model " << flag
+                << ": expected NAME=FILE@INPUT=DIMS\n";
+      return 2;
+    }
+    models.push_back({flag.substr(0, eq), flag.substr(eq + 1, at - eq - 1),
+                      flag.substr(at + 1)});
+  }
+  if (models.empty()) models = DefaultModels();
+  if (!only.empty()) {
+    const std::vector<std::string> keep = absl::StrSplit(only, ',');
+    std::erase_if(models, [&](const ModelSpec& m) {
+      return std::find(keep.begin(), keep.end(), m.name) == keep.end();
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
+      model_run::OpenLocalRunner(platform, device);
+  if (!runner.ok()) {
+    std::cerr << "model_e2e: " << runner.status() << "\n";
+    return 1;
+  }
+  const std::string key =
+      device_key.empty() ? (*runner)->device().device_key : device_key;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<emitter::RecordSource> records;
+  std::error_code ec;
+  if (std::filesystem::exists(db, ec)) {
+    auto opened = cli::OpenDatabase(db);
+    if (!opened.ok()) {
+      std::cerr << "model_e2e: " << opened.status() << "\n";
+      return 1;
+    }
+    store = *std::move(opened);
+    records = std::make_unique<emitter::StoreRecords>(store.get());
+  } else {
+    std::cerr << "model_e2e: no " << db
+              << ": the tuned plan is the naive one\n";
+    records = cli::MakeEmptyRecords();
+  }
+  std::optional<testing::OrtOracle> ort;
+  std::string ort_note;
+  if (!no_ort) {
+    absl::StatusOr<testing::OrtOracle> found = testing::OrtOracle::Find();
+    if (found.ok()) {
+      ort = *found;
+    } else {
+      ort_note = std::string(found.status().message());
+      std::cerr << "model_e2e: ONNX Runtime skipped: " << ort_note << "\n";
+    }
+  }
+
+  nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::vector<std::string>> table;
+  for (const ModelSpec& spec : models) {
+    absl::StatusOr<cli::LoadedModel> model =
+        cli::LoadModel(spec.file, {spec.shape});
+    if (!model.ok()) {
+      std::cerr << "model_e2e: " << spec.name << ": " << model.status() << "\n";
+      return 1;
+    }
+    // One input per graph input: an image of text for an N=1 RGB input
+    // (PP-OCR's: on noise det's output is near 0 everywhere), else
+    // uniform values in [0, 1).
+    std::vector<std::vector<float>> inputs;
+    std::map<std::string, base::NpyArray> npy_inputs;
+    uint64_t seed = 1;
+    for (const std::string& name : model->graph.inputs) {
+      const std::vector<int64_t>& dims = model->graph.tensors.at(name).dims;
+      base::NpyArray a =
+          dims.size() == 4 && dims[0] == 1 && dims[1] == 3
+              ? testing::OcrTextImage(dims[2], dims[3], seed++)
+              : testing::RandomNpy(dims, seed++);
+      inputs.push_back(a.data);
+      npy_inputs[name] = std::move(a);
+    }
+    std::optional<Measured> naive;
+    if (!no_naive) {
+      auto m =
+          Measure(**runner, *model, *records, key, false, inputs, runs, warmup);
+      if (!m.ok()) {
+        std::cerr << "model_e2e: " << spec.name << " naive: " << m.status()
+                  << "\n";
+        return 1;
+      }
+      naive = *std::move(m);
+    }
+    auto tuned =
+        Measure(**runner, *model, *records, key, true, inputs, runs, warmup);
+    if (!tuned.ok()) {
+      std::cerr << "model_e2e: " << spec.name << " tuned: " << tuned.status()
+                << "\n";
+      return 1;
+    }
+    std::optional<double> ort_ms;
+    std::optional<double> deviation;
+    std::string ort_runtime;
+    if (ort.has_value()) {
+      testing::OrtRunOptions options;
+      options.runs = ort_runs;
+      options.warmup = 1;
+      auto r = ort->Run(spec.file, npy_inputs, options);
+      if (!r.ok()) {
+        std::cerr << "model_e2e: " << spec.name
+                  << " ONNX Runtime: " << r.status() << "\n";
+      } else {
+        ort_ms = r->median_ms;
+        ort_runtime = r->runtime;
+        double worst = 0;
+        const model_run::RunResult& ours = tuned->result;
+        for (size_t o = 0; o < ours.output_names.size(); ++o) {
+          auto ref = r->outputs.find(ours.output_names[o]);
+          if (ref == r->outputs.end()) continue;
+          auto d = testing::Deviation(
+              base::NpyArray{ours.output_dims[o], ours.outputs[o]},
+              ref->second);
+          if (d.ok()) worst = std::max(worst, d->relative());
+        }
+        deviation = worst;
+      }
+    }
+    const Measured& t = *tuned;
+    auto fmt = [](std::optional<double> v, const char* f = "%.3f") {
+      return v.has_value() ? absl::StrFormat(f, *v) : std::string("-");
+    };
+    table.push_back(
+        {spec.name, naive ? absl::StrFormat("%.3f", naive->median_ms) : "-",
+         absl::StrFormat("%.3f", t.median_ms),
+         absl::StrFormat("%.3f%s", t.estimate_ms,
+                         t.without_estimate > 0
+                             ? absl::StrCat(" (", t.without_estimate, " n/a)")
+                             : ""),
+         t.estimate_ms > 0
+             ? absl::StrFormat("%.2fx", t.median_ms / t.estimate_ms)
+             : "-",
+         absl::StrFormat("%.3f", t.cpu_ms),
+         absl::StrFormat("%.1f/%.1f MB (%.0f%%)", t.arena / 1e6,
+                         t.tensors / 1e6,
+                         t.tensors ? 100.0 * t.arena / t.tensors : 0.0),
+         fmt(ort_ms), fmt(deviation, "%.2e"),
+         absl::StrCat(t.tuned, "/", t.reference, "/", t.library)});
+    nlohmann::json row = {
+        {"model", spec.name},
+        {"file", spec.file},
+        {"input_shape", spec.shape},
+        {"tuned",
+         {{"latency_ms",
+           {{"median", t.median_ms}, {"p10", t.p10_ms}, {"p90", t.p90_ms}}},
+          {"estimated_ms", t.estimate_ms},
+          {"layers_without_estimate", t.without_estimate},
+          {"host_cpu_ms", t.cpu_ms},
+          {"entries",
+           {{"tuned", t.tuned},
+            {"reference", t.reference},
+            {"library", t.library}}}}},
+        {"arena_bytes", t.arena},
+        {"tensor_bytes", t.tensors},
+        {"peak_device_bytes", t.device},
+        {"commands_per_run", t.result.commands_per_run},
+        {"ort_cpu_ms", ort_ms ? nlohmann::json(*ort_ms) : nlohmann::json()},
+        {"ort_runtime", ort_runtime},
+        {"max_relative_deviation",
+         deviation ? nlohmann::json(*deviation) : nlohmann::json()}};
+    if (naive) {
+      row["naive"] = {{"latency_ms",
+                       {{"median", naive->median_ms},
+                        {"p10", naive->p10_ms},
+                        {"p90", naive->p90_ms}}},
+                      {"estimated_ms", naive->estimate_ms},
+                      {"host_cpu_ms", naive->cpu_ms}};
+    }
+    rows.push_back(row);
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"device", (*runner)->device().device_name},
+                                {"device_key", key},
+                                {"runs", runs},
+                                {"warmup", warmup},
+                                {"ort_note", ort_note},
+                                {"models", rows}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat(
+      "model_e2e on %s (device key %s, records %s), %d runs after %d "
+      "warm-up, medians\n",
+      (*runner)->device().device_name, key, db, runs, warmup);
+  std::cout << cli::FormatTable(
+      {"MODEL", "NAIVE MS", "TUNED MS", "ESTIMATE MS", "MEAS/EST",
+       "HOST CPU MS", "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "T/N/L"},
+      table, {false, true, true, true, true, true, true, true, true, false});
+  if (!ort_note.empty()) std::cout << "ONNX Runtime: " << ort_note << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace tunefleet::bench
+
+int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }

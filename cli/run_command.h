@@ -1,0 +1,48 @@
+// `tunefleet run`: runs a whole ONNX model on this machine's OpenCL device
+// with the model runtime (model_runtime/, docs/MODEL_RUNTIME.md) and
+// measures it: the plan is built from the tuning records of the device's
+// key (--db, --server, or ./tunefleet.db; a layer without a record runs its
+// naive kernel) or read from an emitted library (--plan); prints measured
+// latency beside the estimate, host CPU per run, device memory and the
+// slowest layers, and saves the outputs as .npy files.
+#ifndef TUNEFLEET_CLI_RUN_COMMAND_H_
+#define TUNEFLEET_CLI_RUN_COMMAND_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "client/channel.h"
+
+namespace tunefleet::cli {
+
+struct RunOptions {
+  std::string onnx;
+  std::vector<std::string> input_shapes;  // NAME=DIMS
+  std::string db;      // empty: ./tunefleet.db when it exists
+  std::string server;  // HOST:PORT
+  client::ChannelFiles connection;
+  std::string plan_dir;    // an emitted library (emit --onnx --out DIR)
+  std::string device_key;  // default: this device's key
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::string save_outputs;
+  std::string save_plan;  // also write the plan run here
+  int runs = 10;
+  int warmup = 2;
+  int profiled_runs = 1;
+  uint64_t seed = 0;
+  bool naive = false;       // every layer its naive kernel
+  bool no_library = false;  // no vendor-library calls
+  bool describe = false;    // print every layer of the plan
+  int platform = 0;
+  int device = 0;
+  bool json = false;
+};
+
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
+int RunRun(const RunOptions& options);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_RUN_COMMAND_H_

@@ -1,0 +1,196 @@
+#include "cli/server_records.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "kernels_templates/registry.h"
+
+namespace tunefleet::cli {
+namespace {
+
+// How long one call to the server may take.
+constexpr std::chrono::seconds kCallDeadline(60);
+// Jobs per ListJobs page when no --page-size is given (the server's own
+// default, 50, would take many calls for a long history).
+constexpr uint32_t kJobsPage = 1000;
+
+// The records of a tunefleet-server, read through its TuningService:
+// ListDevices, QueryRecords (best_only) and ListJobs, every page of each.
+// The server sends no template sources: those of this build's templates
+// stand in, and records of a template version this build lacks are
+// skipped by the emitter before their source is asked for.
+class ServerRecords : public emitter::RecordSource {
+ public:
+  ServerRecords(const client::ServerConnection& server, uint32_t page_size)
+      : server_(server),
+        stub_(tunefleet::v1::TuningService::NewStub(client::Dial(server))),
+        page_size_(page_size) {}
+
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
+    auto devices = Devices();
+    if (!devices.ok()) return devices.status();
+    std::vector<std::string> keys;
+    for (const auto& [key, info] : **devices) keys.push_back(key);
+    return keys;
+  }
+
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override {
+    auto devices = Devices();
+    if (!devices.ok()) return devices.status();
+    for (const auto& [known, info] : **devices) {
+      if (known == key) return info;
+    }
+    return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
+  }
+
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string& key) override {
+    tunefleet::v1::QueryRecordsRequest request;
+    request.set_device_key(key);
+    request.set_best_only(true);
+    request.set_page_size(page_size_);
+    std::vector<tunefleet::v1::TuningRecord> records;
+    while (true) {
+      tunefleet::v1::QueryRecordsResponse response;
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+      absl::Status s =
+          FromGrpc(stub_->QueryRecords(&context, request, &response), server_);
+      if (!s.ok()) return s;
+      for (auto& r : *response.mutable_records()) {
+        records.push_back(std::move(r));
+      }
+      if (response.next_page_token().empty()) return records;
+      if (response.next_page_token() == request.page_token()) {
+        return absl::InternalError(
+            "QueryRecords: the server sent the same page token again");
+      }
+      request.set_page_token(response.next_page_token());
+    }
+  }
+
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& key, const std::string& workload,
+      const std::string& template_name) override {
+    if (!reference_ns_.has_value()) {
+      absl::Status s = ReadReferenceTimes();
+      if (!s.ok()) return s;
+    }
+    auto it =
+        reference_ns_->find(std::make_tuple(key, workload, template_name));
+    if (it == reference_ns_->end()) return std::optional<double>();
+    return std::optional<double>(it->second);
+  }
+
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override {
+    for (const templates::KernelTemplate* t : templates::AllTemplates()) {
+      if (t->name() == name && t->version() == version) {
+        return std::string(t->source());
+      }
+    }
+    return absl::NotFoundError(absl::StrCat("template ", name, " v", version,
+                                            " is not in this build"));
+  }
+
+ private:
+  using DeviceList =
+      std::vector<std::pair<std::string, tunefleet::v1::DeviceInfo>>;
+  // (device key, canonical workload, template name).
+  using TaskKey = std::tuple<std::string, std::string, std::string>;
+
+  // The server's device list, asked for once.
+  absl::StatusOr<const DeviceList*> Devices() {
+    if (devices_.has_value()) return &*devices_;
+    tunefleet::v1::ListDevicesResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    absl::Status s =
+        FromGrpc(stub_->ListDevices(
+                     &context, tunefleet::v1::ListDevicesRequest(), &response),
+                 server_);
+    if (!s.ok()) return s;
+    devices_.emplace();
+    for (const auto& d : response.devices()) {
+      devices_->emplace_back(d.device_key(), d.device());
+    }
+    return &*devices_;
+  }
+
+  // The fastest naive reference time per task over every job, as
+  // store::Store::ReferenceTime computes it.
+  absl::Status ReadReferenceTimes() {
+    std::map<TaskKey, double> fastest;
+    tunefleet::v1::ListJobsRequest request;
+    request.set_page_size(page_size_ != 0 ? page_size_ : kJobsPage);
+    while (true) {
+      tunefleet::v1::ListJobsResponse response;
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+      absl::Status s =
+          FromGrpc(stub_->ListJobs(&context, request, &response), server_);
+      if (!s.ok()) return s;
+      for (const tunefleet::v1::JobProgress& job : response.jobs()) {
+        if (job.reference_time_ns() <= 0) continue;
+        const TaskKey task(job.device_key(), job.workload_key(),
+                           job.template_name());
+        auto [it, fresh] = fastest.emplace(task, job.reference_time_ns());
+        if (!fresh && job.reference_time_ns() < it->second) {
+          it->second = job.reference_time_ns();
+        }
+      }
+      if (response.next_page_token().empty()) break;
+      if (response.next_page_token() == request.page_token()) {
+        return absl::InternalError(
+            "ListJobs: the server sent the same page token again");
+      }
+      request.set_page_token(response.next_page_token());
+    }
+    reference_ns_ = std::move(fastest);
+    return absl::OkStatus();
+  }
+
+  const client::ServerConnection server_;
+  std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
+  uint32_t page_size_;
+  std::optional<DeviceList> devices_;
+  std::optional<std::map<TaskKey, double>> reference_ns_;
+};
+
+class EmptyRecords : public emitter::RecordSource {
+ public:
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
+    return std::vector<std::string>();
+  }
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override {
+    return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
+  }
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string& key) override {
+    return std::vector<tunefleet::v1::TuningRecord>();
+  }
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string&, const std::string&, const std::string&) override {
+    return std::optional<double>();
+  }
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override {
+    return absl::NotFoundError(name);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<emitter::RecordSource> MakeServerRecords(
+    const client::ServerConnection& server, uint32_t page_size) {
+  return std::make_unique<ServerRecords>(server, page_size);
+}
+
+std::unique_ptr<emitter::RecordSource> MakeEmptyRecords() {
+  return std::make_unique<EmptyRecords>();
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,83 @@
+#include "emitter/choice.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "kernels_templates/registry.h"
+#include "trial/trial_request.h"
+
+namespace tunefleet::emitter {
+namespace {
+
+// The record's parts, or why it cannot be used (FAILED_PRECONDITION: an
+// unknown template or version, a config or template source the records
+// lack).
+absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
+                                       tunefleet::v1::TuningRecord r) {
+  auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
+  auto workload = trial::WorkloadFromProto(r.workload());
+  if (!tmpl.ok() || !workload.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), " (", r.template_name(),
+                     "): template unknown to this build"));
+  }
+  if ((*tmpl)->version() != r.template_version()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(r.workload_key(), ": tuned with ", r.template_name(), " v",
+                     r.template_version(), ", this build has v",
+                     (*tmpl)->version(), "; tune again"));
+  }
+  std::vector<std::pair<std::string, int64_t>> pairs;
+  for (const auto& k : r.config().knobs()) {
+    pairs.emplace_back(k.name(), k.value());
+  }
+  auto config = (*tmpl)->ConfigFromPairs(pairs);
+  auto source = records.TemplateSource(r.template_name(), r.template_version());
+  if (!config.ok() || !source.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        r.workload_key(), ": ",
+        !config.ok() ? config.status().message() : source.status().message()));
+  }
+  return EntryChoice{std::move(r),         *tmpl,
+                     *std::move(workload), *std::move(config),
+                     *std::move(source),   std::nullopt};
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+                                            const std::string& key,
+                                            bool include_library) {
+  DeviceChoices out;
+  TUNEFLEET_ASSIGN_OR_RETURN(out.device, records.GetDevice(key));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
+                             records.BestRecords(key));
+  for (tunefleet::v1::TuningRecord& r : best) {
+    absl::StatusOr<EntryChoice> usable = ReadRecord(records, std::move(r));
+    if (!usable.ok()) {
+      out.skipped.push_back(absl::StrCat(key, ": ", usable.status().message()));
+      continue;
+    }
+    EntryChoice c = *std::move(usable);
+    if (!include_library && c.tmpl->is_library()) continue;
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        std::optional<double> reference,
+        records.ReferenceTime(key, c.workload.Canonical(),
+                              c.record.template_name()));
+    if (reference.has_value() && *reference < c.record.time_ns()) {
+      c.reference_ns = reference;
+    }
+    const std::string workload = c.record.workload_key();
+    auto it = out.entries.find(workload);
+    if (it == out.entries.end()) {
+      out.order.push_back(workload);
+      out.entries.emplace(workload, std::move(c));
+    } else if (c.time_ns() < it->second.time_ns()) {
+      it->second = std::move(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace tunefleet::emitter

@@ -1,0 +1,56 @@
+// What runs each workload on a device key, as the emitted kernel table
+// (emitter.h) and the model plan (plan_builder/) choose it: per workload,
+// the fastest of every template's best record, their naive reference
+// kernels (where one measured faster than the template's best config) and
+// library templates' calls.
+#ifndef TUNEFLEET_EMITTER_CHOICE_H_
+#define TUNEFLEET_EMITTER_CHOICE_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "emitter/emitter.h"
+#include "kernels_templates/kernel_template.h"
+#include "kernels_templates/workload.h"
+#include "tunefleet/v1/common.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
+
+namespace tunefleet::emitter {
+
+// The entry of one workload: a template's best record, or that template's
+// naive reference kernel when it measured faster.
+struct EntryChoice {
+  tunefleet::v1::TuningRecord record;
+  const templates::KernelTemplate* tmpl = nullptr;
+  templates::Workload workload;
+  templates::KnobValues config;
+  std::string source;                  // the record's template source
+  std::optional<double> reference_ns;  // set: run the reference kernel
+  double time_ns() const { return reference_ns.value_or(record.time_ns()); }
+  bool runs_reference() const { return reference_ns.has_value(); }
+};
+
+struct DeviceChoices {
+  tunefleet::v1::DeviceInfo device;
+  // By canonical workload string.
+  std::map<std::string, EntryChoice> entries;
+  // Workload keys in the order the records list them.
+  std::vector<std::string> order;
+  // Records no entry can use, with the reason ("<key>: ...").
+  std::vector<std::string> skipped;
+};
+
+// The entries of device key `key`. With `include_library` false, records
+// of library templates (KernelTemplate::is_library) are left out, so that
+// each workload gets its fastest generated or reference kernel. Errors:
+// the source's (NOT_FOUND for an unknown key).
+absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+                                            const std::string& key,
+                                            bool include_library = true);
+
+}  // namespace tunefleet::emitter
+
+#endif  // TUNEFLEET_EMITTER_CHOICE_H_

@@ -1,0 +1,258 @@
+// LocalRunner: the model runtime on an OpenCL device of this machine, in
+// this process (model_runner.h).
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/stats.h"
+#include "device_agent/library/registry.h"
+#include "device_agent/opencl.h"
+#include "model_run/model_runner.h"
+#include "model_runtime/tunefleet_model.h"
+
+namespace tunefleet::model_run {
+namespace {
+
+// The agent's library backends (device_agent/library/) as the runtime's
+// LibraryCalls: the same CLBlast calls trials measured.
+class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
+ public:
+  explicit AgentLibraryCalls(agent::library::LibraryRegistry registry)
+      : registry_(std::move(registry)) {}
+
+  bool Has(const std::string& library,
+           const std::string& routine) const override {
+    agent::library::LibraryBackend* b = registry_.Find(library);
+    return b != nullptr && b->HasRoutine(routine);
+  }
+
+  cl_int Enqueue(const std::string& library, const std::string& routine,
+                 const std::vector<tunefleet_tuned::LibraryArgument>& args,
+                 cl_command_queue queue, cl_event* done,
+                 std::string* error) override {
+    agent::library::LibraryBackend* b = registry_.Find(library);
+    if (b == nullptr) {
+      *error = "library " + library + " is not loaded";
+      return tunefleet_tuned::kModelLibraryMissing;
+    }
+    // The converted arguments, kept per call site (the Model's argument
+    // lists do not move), so that a run converts nothing.
+    std::vector<agent::library::LibraryArg>& converted = converted_[&args];
+    if (converted.size() != args.size()) {
+      converted.clear();
+      for (size_t i = 0; i < args.size(); ++i) {
+        const tunefleet_tuned::LibraryArgument& a = args[i];
+        switch (a.kind) {
+          case tunefleet_tuned::LibraryArgument::kInteger:
+            converted.push_back(agent::library::LibraryArg::Integer(a.integer));
+            break;
+          case tunefleet_tuned::LibraryArgument::kFloat:
+            converted.push_back(agent::library::LibraryArg::Float(a.real));
+            break;
+          case tunefleet_tuned::LibraryArgument::kBuffer:
+            converted.push_back(agent::library::LibraryArg::Buffer(
+                a.buffer, absl::StrCat("argument ", i),
+                tunefleet::v1::DTYPE_FP32, a.elements));
+            break;
+        }
+      }
+    }
+    absl::StatusOr<std::vector<agent::library::LibraryEvent>> events =
+        b->Enqueue(routine, converted, queue);
+    if (!events.ok()) {
+      *error = std::string(events.status().message());
+      return absl::IsUnimplemented(events.status())
+                 ? tunefleet_tuned::kModelLibraryMissing
+                 : CL_INVALID_OPERATION;
+    }
+    if (done != nullptr) {
+      if (!events->empty() && events->back() != nullptr) {
+        *done = events->back().get();
+        clRetainEvent(*done);
+      } else {
+        return clEnqueueMarkerWithWaitList(queue, 0, nullptr, done);
+      }
+    }
+    return CL_SUCCESS;
+  }
+
+ private:
+  agent::library::LibraryRegistry registry_;
+  std::map<const void*, std::vector<agent::library::LibraryArg>> converted_;
+};
+
+// The status of a runtime code: the plan's and the inputs' problems are the
+// caller's (INVALID_ARGUMENT), a device or library that cannot run the plan
+// FAILED_PRECONDITION, anything else an OpenCL failure (INTERNAL).
+absl::Status StatusOf(cl_int code, const std::string& message) {
+  switch (code) {
+    case tunefleet_tuned::kPlanUnreadable:
+    case tunefleet_tuned::kPlanNotAPlan:
+    case tunefleet_tuned::kPlanVersion:
+    case tunefleet_tuned::kPlanTruncated:
+    case tunefleet_tuned::kPlanCorrupt:
+    case tunefleet_tuned::kPlanOtherModel:
+    case tunefleet_tuned::kPlanOtherDevice:
+    case tunefleet_tuned::kPlanWeightsMismatch:
+    case tunefleet_tuned::kModelBadArguments:
+      return absl::InvalidArgumentError(message);
+    case tunefleet_tuned::kModelLibraryMissing:
+    case tunefleet_tuned::kModelOtherDevice:
+    case CL_BUILD_PROGRAM_FAILURE:
+    case CL_INVALID_BUILD_OPTIONS:
+    case CL_INVALID_KERNEL_NAME:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+double ThreadCpuNs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+class LocalRunner : public ModelRunner {
+ public:
+  LocalRunner(agent::ClDevice device, RunnerDevice info,
+              agent::library::LibraryRegistry registry)
+      : device_(std::move(device)),
+        info_(std::move(info)),
+        library_(std::move(registry)) {}
+
+  const RunnerDevice& device() const override { return info_; }
+
+  absl::StatusOr<RunResult> Run(const RunRequest& request) override {
+    if (request.runs < 1 || request.warmup < 0 || request.profiled_runs < 0) {
+      return absl::InvalidArgumentError(
+          "runs must be >= 1, warm-up and profiled runs >= 0");
+    }
+    tunefleet_tuned::ModelLoadOptions options;
+    options.model_sha256 = request.model_sha256;
+    options.device_key = request.device_key;
+    options.library = &library_;
+    std::unique_ptr<tunefleet_tuned::Model> model;
+    std::string error;
+    cl_int err = tunefleet_tuned::Model::LoadBytes(
+        device_.context.get(), device_.device, request.plan_file,
+        request.weights_file, options, &model, &error);
+    if (err != CL_SUCCESS) return StatusOf(err, error);
+
+    const auto& inputs = model->inputs();
+    if (request.inputs.size() != inputs.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model has ", inputs.size(), " inputs, ",
+                       request.inputs.size(), " given"));
+    }
+    std::vector<const float*> in;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (request.inputs[i].size() != inputs[i].elements) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", inputs[i].name, "' holds ", request.inputs[i].size(),
+            " floats, the model's has ", inputs[i].elements));
+      }
+      in.push_back(request.inputs[i].data());
+    }
+    RunResult result;
+    result.device = info_;
+    for (const auto& o : model->outputs()) {
+      result.output_names.push_back(o.name);
+      result.output_dims.push_back(o.dims);
+      result.outputs.emplace_back(o.elements, 0.0f);
+    }
+    std::vector<float*> out;
+    for (auto& o : result.outputs) out.push_back(o.data());
+    cl_command_queue queue = device_.queue.get();
+
+    for (int i = 0; i < request.warmup; ++i) {
+      err = model->Run(queue, in.data(), in.size(), out.data(), out.size(),
+                       &error);
+      if (err != CL_SUCCESS) return StatusOf(err, error);
+    }
+    for (int i = 0; i < request.runs; ++i) {
+      const double cpu0 = ThreadCpuNs();
+      const auto t0 = std::chrono::steady_clock::now();
+      err = model->Run(queue, in.data(), in.size(), out.data(), out.size(),
+                       &error);
+      const auto t1 = std::chrono::steady_clock::now();
+      const double cpu1 = ThreadCpuNs();
+      if (err != CL_SUCCESS) return StatusOf(err, error);
+      result.latency_ns.push_back(
+          std::chrono::duration<double, std::nano>(t1 - t0).count());
+      result.host_cpu_ns.push_back(cpu1 - cpu0);
+    }
+    // Per-layer times from separate profiled runs (events cost host time
+    // the measured runs should not pay), into scratch outputs.
+    std::vector<std::vector<double>> per_layer(model->layers().size());
+    std::vector<std::vector<float>> scratch = result.outputs;
+    std::vector<float*> scratch_out;
+    for (auto& o : scratch) scratch_out.push_back(o.data());
+    std::vector<double> layer_ns;
+    for (int i = 0; i < request.profiled_runs; ++i) {
+      err = model->RunProfiled(queue, in.data(), in.size(), scratch_out.data(),
+                               scratch_out.size(), &layer_ns, &error);
+      if (err != CL_SUCCESS) return StatusOf(err, error);
+      for (size_t l = 0; l < layer_ns.size(); ++l) {
+        per_layer[l].push_back(layer_ns[l]);
+      }
+    }
+    for (size_t l = 0; l < model->layers().size(); ++l) {
+      const tunefleet_tuned::ModelLayer& layer = model->layers()[l];
+      LayerTime t;
+      t.label = layer.label;
+      t.workload = layer.workload;
+      t.entry = layer.entry;
+      t.config = layer.config;
+      t.estimate_ns = layer.estimate_ns;
+      if (!per_layer[l].empty()) t.measured_ns = base::Median(per_layer[l]);
+      result.layers.push_back(std::move(t));
+    }
+    result.device_bytes = model->device_bytes();
+    result.arena_bytes = model->arena_bytes();
+    result.tensor_bytes = model->tensor_bytes();
+    result.weights_bytes = model->weights_bytes();
+    result.estimate_ns = model->estimate_ns();
+    result.layers_without_estimate = model->layers_without_estimate();
+    result.commands_per_run = model->commands_per_run();
+    result.replanned = model->replanned();
+    result.describe = model->Describe();
+    return result;
+  }
+
+ private:
+  agent::ClDevice device_;
+  RunnerDevice info_;
+  AgentLibraryCalls library_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ModelRunner>> OpenLocalRunner(int platform,
+                                                             int device) {
+  absl::StatusOr<agent::ClDevice> opened = agent::OpenDevice(platform, device);
+  if (!opened.ok()) return opened.status();
+  const tunefleet::v1::DeviceInfo info =
+      agent::QueryDeviceInfo(opened->platform, opened->device);
+  RunnerDevice d;
+  d.device_key = agent::DefaultDeviceKey(info);
+  d.device_name = info.device_name();
+  d.device_vendor = info.vendor();
+  agent::library::LibraryRegistry registry =
+      agent::library::LibraryRegistry::Load(info);
+  for (const std::string& lib : registry.Describe()) {
+    d.libraries.push_back(lib.substr(0, lib.find(' ')));
+  }
+  return std::unique_ptr<ModelRunner>(
+      new LocalRunner(*std::move(opened), std::move(d), std::move(registry)));
+}
+
+}  // namespace tunefleet::model_run
