@@ -282,6 +282,10 @@ TEST(Security, TheAgentRefusesIncludesAndFileOptionsFromAnyServer) {
   });
   ASSERT_EQ(results.size(), 4u);
   for (const auto& m : results) {
+    std::printf("[hostile server] trial %lld: %s\n%s\n",
+                static_cast<long long>(m.trial_id()),
+                tunefleet::v1::Measurement::Error_Name(m.error()).c_str(),
+                m.error_message().c_str());
     SCOPED_TRACE(absl::StrCat("trial ", m.trial_id(), ": ", m.error_message()));
     EXPECT_EQ(m.error(), tunefleet::v1::Measurement::COMPILE_ERROR);
     EXPECT_THAT(m.error_message(), Not(HasSubstr(planted.token())));
