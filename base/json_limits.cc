@@ -130,7 +130,8 @@ TextShape TomlShape(absl::string_view t) {
           const bool array = i + 1 < t.size() && t[i + 1] == '[';
           i += array ? 2 : 1;
           const int segments = SkipTomlKey(t, i, shape);
-          shape.values += segments;
+          // An array of tables adds a table to its array each time.
+          shape.values += segments + (array ? 1 : 0);
           table = 1 + segments + (array ? 1 : 0);
           note(table);
           while (i < t.size() && !IsNewline(t[i]) && t[i] != '#') ++i;
