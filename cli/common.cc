@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "client/rpc_error.h"
 #include "kernels_templates/registry.h"
@@ -44,8 +45,14 @@ size_t DisplayWidth(absl::string_view text) {
 }  // namespace
 
 std::string FormatTable(const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& rows,
+                        const std::vector<std::vector<std::string>>& raw_rows,
                         const std::vector<bool>& right_aligned) {
+  // Names and device strings come from agents and databases: escaped, so
+  // that no cell can move the terminal's cursor or break its line.
+  std::vector<std::vector<std::string>> rows = raw_rows;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = base::EscapeUnprintable(cell);
+  }
   std::vector<size_t> width(header.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {

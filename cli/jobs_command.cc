@@ -110,7 +110,9 @@ int RunJobs(const JobsOptions& o) {
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const JobProgress& p : *jobs) list.push_back(JobJson(p));
-    std::cout << list.dump(2) << "\n";
+    std::cout << list.dump(2, ' ', false,
+                           nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     std::cout << JobTable(*jobs, o.wide ? 0 : TableWidth());
   }
@@ -147,7 +149,9 @@ int RunWatch(const JobsOptions& o) {
   model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
-    std::cout << JobJson(*last).dump(2) << "\n";
+    std::cout << JobJson(*last).dump(2, ' ', false,
+                                     nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     std::cout << JobTable({*last});
     if (last->has_model()) {
@@ -181,7 +185,9 @@ int RunCancel(const JobsOptions& o) {
       FromGrpc(stub->CancelJob(&context, request, &progress), *server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
-    std::cout << JobJson(progress).dump(2) << "\n";
+    std::cout << JobJson(progress).dump(
+                     2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     std::cout << CancelledText(progress) << "\n";
     if (progress.has_model()) {

@@ -146,7 +146,10 @@ int RunQuery(const QueryOptions& o) {
         if (o.json) {
           for (const auto& r : records) {
             std::cout << (any ? ",\n" : "[\n")
-                      << Indented(RecordJson(r).dump(2), "  ");
+                      << Indented(RecordJson(r).dump(
+                                      2, ' ', false,
+                                      nlohmann::json::error_handler_t::replace),
+                                  "  ");
             any = true;
           }
         } else {
@@ -211,7 +214,9 @@ int RunDevices(const DevicesOptions& o) {
                       {"connected_agents", d.connected_agents()},
                       {"device", DeviceInfoJson(d.device())}});
     }
-    std::cout << list.dump(2) << "\n";
+    std::cout << list.dump(2, ' ', false,
+                           nlohmann::json::error_handler_t::replace)
+              << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;

@@ -42,7 +42,10 @@ int RunReport(const ReportOptions& options) {
                                         : "");
   absl::StatusOr<std::string> html = dashboard::RenderReport(source, report);
   if (!html.ok()) return ReportError("report", html.status());
-  if (absl::Status s = base::WriteFileAtomically(options.out, *html); !s.ok()) {
+  // Fleet data (device names, records): readable by its owner only, as
+  // the database is.
+  if (absl::Status s = base::WriteFileAtomically(options.out, *html, 0600);
+      !s.ok()) {
     return ReportError("report", s);
   }
   std::fprintf(stderr, "tunefleet report: wrote %s (%zu bytes)\n",

@@ -1,11 +1,11 @@
 #include "cli/simulate_command.h"
 
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/files.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cost_model/features.h"
@@ -210,12 +210,10 @@ int RunExport(const ExportOptions& o) {
     std::cout << *csv;
     return kExitOk;
   }
-  std::ofstream out(o.out, std::ios::binary | std::ios::trunc);
-  out << *csv;
-  out.close();
-  if (!out) {
-    return ReportError("export",
-                       absl::UnavailableError("cannot write " + o.out));
+  // Fleet data: readable by its owner only, as the database is, and whole
+  // or not there (no half-written table).
+  if (absl::Status s = base::WriteFileAtomically(o.out, *csv, 0600); !s.ok()) {
+    return ReportError("export", s);
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/printable.h"
 #include "cli/common.h"
 
 namespace tunefleet::cli {
@@ -40,11 +41,16 @@ std::string CutText(absl::string_view text, size_t width) {
 }
 
 std::string FitTable(const std::vector<std::string>& header,
-                     const std::vector<std::vector<std::string>>& rows,
+                     const std::vector<std::vector<std::string>>& raw_rows,
                      const std::vector<bool>& right_aligned,
                      const std::vector<size_t>& cut_columns, size_t max_width) {
   if (max_width == 0 || header.empty()) {
-    return FormatTable(header, rows, right_aligned);
+    return FormatTable(header, raw_rows, right_aligned);
+  }
+  // Escaped before they are measured (FormatTable escapes them too).
+  std::vector<std::vector<std::string>> rows = raw_rows;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = base::EscapeUnprintable(cell);
   }
   std::vector<size_t> width(header.size(), 0);
   for (size_t i = 0; i < header.size(); ++i) width[i] = TextWidth(header[i]);

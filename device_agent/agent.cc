@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "base/printable.h"
 #include "base/version.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/device_info_revision.h"
@@ -58,7 +59,10 @@ Agent::~Agent() { Stop(); }
 
 void Agent::Log(const std::string& line) const {
   if (options_.verbose) {
-    std::fprintf(stderr, "[agent %s] %s\n", key_.c_str(), line.c_str());
+    // Lines quote the server's messages: escaped, so that a server cannot
+    // forge lines of this log or drive the terminal showing it.
+    std::fprintf(stderr, "[agent %s] %s\n", key_.c_str(),
+                 base::EscapeUnprintable(line).c_str());
   }
 }
 
@@ -108,7 +112,7 @@ absl::Status Agent::Run() {
           "[agent %s] the server at %s refused this agent: %s; "
           "retrying in %s\n",
           key_.c_str(), options_.server.c_str(),
-          session.status.error_message().c_str(),
+          base::EscapeUnprintable(session.status.error_message()).c_str(),
           absl::FormatDuration(absl::Trunc(wait, absl::Seconds(1))).c_str());
     }
     Log(absl::StrCat(

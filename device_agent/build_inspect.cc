@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "kernel_policy/build_options.h"
+#include "kernel_policy/source_check.h"
 
 namespace tunefleet::agent {
 namespace {
@@ -27,6 +29,15 @@ absl::StatusOr<BuildReport> InspectBuild(const ClDevice& device,
                                          absl::string_view source,
                                          absl::string_view options,
                                          absl::string_view kernel_name) {
+  // The same sources and options as a server's trials (docs/SECURITY.md);
+  // the log stays whole: it is this machine's user's own.
+  if (absl::Status s = kernel_policy::CheckKernelSource(source); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel source refused: ", s.message()));
+  }
+  if (absl::Status s = kernel_policy::CheckBuildOptions(options); !s.ok()) {
+    return s;
+  }
   BuildReport report;
   report.options = std::string(options);
   if (absl::StrContains(DeviceString(device.device, CL_DEVICE_EXTENSIONS),

@@ -10,6 +10,8 @@
 #include "base/time.h"
 #include "device_agent/library/library_trial.h"
 #include "device_agent/verify.h"
+#include "kernel_policy/build_options.h"
+#include "kernel_policy/source_check.h"
 #include "proto/timing_policy.h"
 
 namespace tunefleet::agent {
@@ -239,6 +241,26 @@ Measurement FailedMeasurement(Measurement::Error code,
   return m;
 }
 
+absl::Status CheckCompilable(const MeasureRequest& request) {
+  const std::pair<const char*, const KernelLaunch*> launches[] = {
+      {"kernel", &request.kernel()},
+      {"reference kernel", &request.verification().reference()}};
+  for (const auto& [what, launch] : launches) {
+    if (launch->source().empty()) continue;
+    if (absl::Status s = kernel_policy::CheckKernelSource(launch->source());
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " source refused: ", s.message()));
+    }
+    if (absl::Status s =
+            kernel_policy::CheckBuildOptions(launch->build_options());
+        !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 Measurement::Error MakeKernelError(const absl::Status& status) {
   return absl::IsFailedPrecondition(status) ? Measurement::INVALID_CONFIG
                                             : Measurement::COMPILE_ERROR;
@@ -438,6 +460,11 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
 
 Measurement Measurer::Measure(const MeasureRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  // Sources and options this agent does not compile (docs/SECURITY.md),
+  // refused before anything is built (ProgramCache::Build checks again).
+  if (absl::Status s = CheckCompilable(request); !s.ok()) {
+    return FailedMeasurement(Measurement::COMPILE_ERROR, s.message());
+  }
   // A library call alone has no NDRange (library/library_trial.h).
   if (absl::Status s = IsLibraryOnly(request.kernel())
                            ? absl::OkStatus()

@@ -94,6 +94,12 @@ RoundPlan PlanRounds(const tunefleet::v1::TimingPolicy& policy,
 tunefleet::v1::Measurement FailedMeasurement(
     tunefleet::v1::Measurement::Error code, absl::string_view message);
 
+// OK when the agent compiles the request's kernel and reference: sources
+// and build options as kernel_policy/ allows. Errors: INVALID_ARGUMENT
+// "kernel source refused: line <n>: #include is not allowed: ...",
+// "reference kernel: build option '-I/x' is not allowed: ...".
+absl::Status CheckCompilable(const tunefleet::v1::MeasureRequest& request);
+
 // The error of a trial whose kernel could not be made (Measurer's
 // MakeKernel): INVALID_CONFIG for arguments the kernel refused
 // (FAILED_PRECONDITION), else COMPILE_ERROR.

@@ -19,10 +19,15 @@
 #include "base/files.h"
 #include "base/hash.h"
 #include "base/time.h"
+#include "kernel_policy/build_options.h"
+#include "kernel_policy/compiler_log.h"
+#include "kernel_policy/source_check.h"
 
 namespace tunefleet::agent {
 namespace {
 
+// The compiler log read, and the part of it reported (ScrubCompilerLog).
+constexpr size_t kMaxLogInBytes = 1 << 20;
 constexpr size_t kMaxLogBytes = 8192;
 // Bumped when the file layout or the key's composition changes.
 constexpr char kCacheFormat[] = "tunefleet-program-binary-v1";
@@ -233,6 +238,15 @@ ProgramCache::BuildOutcome ProgramCache::Build(const std::string& key,
     }
   }
 
+  // The trust boundary (docs/SECURITY.md): nothing that could make the
+  // compiler read a file of this host reaches it.
+  if (absl::Status s = kernel_policy::CheckKernelSource(source); !s.ok()) {
+    return BuildOutcome{absl::InvalidArgumentError(
+        absl::StrCat("kernel source refused: ", s.message()))};
+  }
+  if (absl::Status s = kernel_policy::CheckBuildOptions(options); !s.ok()) {
+    return BuildOutcome{absl::InvalidArgumentError(s.message())};
+  }
   const char* text = source.c_str();
   const size_t length = source.size();
   cl_int err = CL_SUCCESS;
@@ -246,7 +260,9 @@ ProgramCache::BuildOutcome ProgramCache::Build(const std::string& key,
   if (err != CL_SUCCESS) {
     return BuildOutcome{absl::InvalidArgumentError(
         absl::StrCat("clBuildProgram: ", ClErrorName(err), "\n",
-                     BuildLog(program.get(), device_, kMaxLogBytes)))};
+                     kernel_policy::ScrubCompilerLog(
+                         BuildLog(program.get(), device_, kMaxLogInBytes),
+                         source, options, kMaxLogBytes)))};
   }
   if (!path.empty()) StoreBinary(program.get(), path, key);
   return BuildOutcome{std::move(program), Origin::kBuiltFromSource};

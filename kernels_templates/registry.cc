@@ -79,26 +79,58 @@ absl::Status RegisterTemplate(std::unique_ptr<KernelTemplate> tmpl) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
+absl::StatusOr<PendingTemplate> ParseUserTemplate(
     const std::string& spec, const std::string& format,
     const std::string& source, const std::string& reference_source) {
   absl::StatusOr<std::unique_ptr<SpecTemplate>> parsed =
       SpecTemplate::Parse(spec, format, source, reference_source);
   if (!parsed.ok()) return parsed.status();
-  const std::string hash = (*parsed)->SourceHash();
+  PendingTemplate pending;
+  Registry& r = TheRegistry();
+  absl::MutexLock lock(&r.mu);
+  if (const KernelTemplate* t = r.Named((*parsed)->name())) {
+    if (t->SourceHash() != (*parsed)->SourceHash()) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "a different template named ", (*parsed)->name(), " is registered"));
+    }
+    pending.existing_ = t;
+    return pending;
+  }
+  if (absl::Status s = r.CheckRoom((*parsed)->name()); !s.ok()) return s;
+  if (FindOp((*parsed)->op()) == nullptr) pending.new_op_ = (*parsed)->Op();
+  pending.fresh_ = *std::move(parsed);
+  return pending;
+}
+
+absl::StatusOr<const KernelTemplate*> CommitUserTemplate(
+    PendingTemplate pending) {
+  if (pending.registered()) return pending.existing_;
+  const std::string hash = pending.fresh_->SourceHash();
+  const std::string name(pending.fresh_->name());
   // Look-up, op and insertion under one lock: two identical registrations
   // racing both get the one template.
   Registry& r = TheRegistry();
   absl::MutexLock lock(&r.mu);
-  if (const KernelTemplate* t = r.Named((*parsed)->name())) {
+  if (const KernelTemplate* t = r.Named(name)) {
     if (t->SourceHash() == hash) return t;
-    return absl::AlreadyExistsError(absl::StrCat(
-        "a different template named ", (*parsed)->name(), " is registered"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("a different template named ", name, " is registered"));
   }
-  if (absl::Status s = r.CheckRoom((*parsed)->name()); !s.ok()) return s;
-  if (absl::Status s = RegisterOp((*parsed)->Op()); !s.ok()) return s;
-  r.templates.push_back(*std::move(parsed));
+  if (absl::Status s = r.CheckRoom(name); !s.ok()) return s;
+  if (pending.new_op_) {
+    if (absl::Status s = RegisterOp(*pending.new_op_); !s.ok()) return s;
+  }
+  r.templates.push_back(std::move(pending.fresh_));
   return r.templates.back().get();
+}
+
+absl::StatusOr<const KernelTemplate*> RegisterSpecTemplate(
+    const std::string& spec, const std::string& format,
+    const std::string& source, const std::string& reference_source) {
+  absl::StatusOr<PendingTemplate> pending =
+      ParseUserTemplate(spec, format, source, reference_source);
+  if (!pending.ok()) return pending.status();
+  return CommitUserTemplate(*std::move(pending));
 }
 
 absl::StatusOr<const KernelTemplate*> RegisterSpecFile(

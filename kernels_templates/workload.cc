@@ -370,6 +370,14 @@ absl::StatusOr<Workload> Workload::Create(absl::string_view op,
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown op '", op, "'; known ops: ", absl::StrJoin(KnownOps(), ", ")));
   }
+  return Create(*spec, std::move(dims), dtype, std::move(attrs));
+}
+
+absl::StatusOr<Workload> Workload::Create(const OpSpec& op_spec,
+                                          std::vector<Dim> dims, Dtype dtype,
+                                          std::vector<Attr> attrs) {
+  const OpSpec* spec = &op_spec;
+  const absl::string_view op = spec->name;
   if (std::find(spec->dtypes.begin(), spec->dtypes.end(), dtype) ==
       spec->dtypes.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -466,6 +474,7 @@ const std::string& Workload::attr(absl::string_view name) const {
 
 std::vector<const Attr*> Workload::NonDefaultAttrs() const {
   std::vector<const Attr*> out;
+  if (attrs_.empty()) return out;  // (its op need not be registered)
   const OpSpec* spec = FindOp(op_);
   for (size_t i = 0; i < attrs_.size(); ++i) {
     if (attrs_[i].value != spec->attrs[i].values[0]) out.push_back(&attrs_[i]);

@@ -101,6 +101,14 @@ class Workload {
                                          std::vector<Dim> dims,
                                          Dtype dtype = Dtype::kFp32,
                                          std::vector<Attr> attrs = {});
+  // As above, for the op `spec` whether or not it is registered (a user
+  // template's new op before its submission is accepted,
+  // registry.h PendingTemplate). A workload of an op with attributes
+  // needs the op registered for Canonical() and ShapeString().
+  static absl::StatusOr<Workload> Create(const OpSpec& spec,
+                                         std::vector<Dim> dims,
+                                         Dtype dtype = Dtype::kFp32,
+                                         std::vector<Attr> attrs = {});
 
   // Parses a shape string "M=512,N=512,K=512" (also ' ' or ';' separated);
   // tokens naming an attribute ("act=relu") set it; `dtype` is a dtype's

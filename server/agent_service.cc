@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "base/printable.h"
 #include "server/auth/grpc_status.h"
 #include "server/device_match.h"
 #include "server/validation/validation.h"
@@ -126,10 +127,13 @@ class AgentServiceImpl::Stream final : public AgentReactor,
         id, hello, this, service_->scheduler_->clock().NowMs());
     session_->Send(WelcomeMessage(id, service_->heartbeat_interval_ms_));
     if (service_->verbose_) {
-      std::fprintf(stderr, "[server] %s connected: key %s, %s (%s)\n",
-                   id.c_str(), hello.device_key().c_str(),
-                   hello.agent_name().c_str(),
-                   hello.device().device_name().c_str());
+      // (Validated as printable already; escaped all the same, as a log
+      // line must stay one line.)
+      std::fprintf(
+          stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
+          base::EscapeUnprintable(hello.device_key()).c_str(),
+          base::EscapeUnprintable(hello.agent_name()).c_str(),
+          base::EscapeUnprintable(hello.device().device_name()).c_str());
     }
     service_->scheduler_->AddAgent(session_);
     StartRead(&in_);

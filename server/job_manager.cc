@@ -1,5 +1,6 @@
 #include "server/job_manager.h"
 
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,17 @@ namespace {
 
 absl::Status AsInvalid(const absl::Status& s, absl::string_view field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", s.message()));
+}
+
+// A user's template, when it runs `workload` (FindTemplateFor's check for a
+// template not registered yet). Errors: NOT_FOUND.
+absl::StatusOr<const templates::KernelTemplate*> UserTemplateFor(
+    const templates::PendingTemplate& pending,
+    const templates::Workload& workload) {
+  const templates::KernelTemplate* t = pending.get();
+  if (t->op() == workload.op() && t->Accepts(workload)) return t;
+  return absl::NotFoundError(absl::StrCat(
+      "template '", t->name(), "' does not run ", workload.Canonical()));
 }
 
 }  // namespace
@@ -46,30 +58,32 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   // Every field that needs neither store nor registry, before anything
   // is registered or stored.
   TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitJobRequest(request));
-  // A user's template first: it may define the workload's op.
+  // A user's template first: it may define the workload's op. It is
+  // parsed here and registered only once every check has passed, so that a
+  // refused submission registers nothing (issue 34).
   std::string template_name = request.template_name();
+  std::optional<templates::PendingTemplate> pending;
   if (request.has_template_spec()) {
     const tunefleet::v1::TemplateSpec& spec = request.template_spec();
-    absl::StatusOr<const templates::KernelTemplate*> registered =
-        templates::RegisterSpecTemplate(spec.spec(), spec.format(),
-                                        spec.source());
-    if (!registered.ok()) {
-      if (absl::IsResourceExhausted(registered.status())) {
-        return registered.status();
-      }
-      return AsInvalid(registered.status(), "template_spec");
+    absl::StatusOr<templates::PendingTemplate> parsed =
+        templates::ParseUserTemplate(spec.spec(), spec.format(), spec.source());
+    if (!parsed.ok()) {
+      if (absl::IsResourceExhausted(parsed.status())) return parsed.status();
+      return AsInvalid(parsed.status(), "template_spec");
     }
-    template_name = std::string((*registered)->name());
+    pending.emplace(*std::move(parsed));
+    template_name = std::string(pending->get()->name());
   }
-  absl::StatusOr<templates::Workload> workload =
-      trial::WorkloadFromProto(request.workload());
+  absl::StatusOr<templates::Workload> workload = trial::WorkloadFromProto(
+      request.workload(), pending ? pending->new_op() : nullptr);
   if (!workload.ok()) return AsInvalid(workload.status(), "workload");
   const tunefleet::v1::Strategy strategy =
       request.strategy() == tunefleet::v1::STRATEGY_UNSPECIFIED
           ? tunefleet::v1::STRATEGY_XGB
           : request.strategy();
   absl::StatusOr<const templates::KernelTemplate*> tmpl =
-      templates::FindTemplateFor(*workload, template_name);
+      pending ? UserTemplateFor(*pending, *workload)
+              : templates::FindTemplateFor(*workload, template_name);
   if (!tmpl.ok()) return AsInvalid(tmpl.status(), "template_name");
   TUNEFLEET_ASSIGN_OR_RETURN(std::string key,
                              ChooseDeviceKey(request.device_key()));
@@ -91,6 +105,29 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   }
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::TimingPolicy timing,
                              validation::ValidateTimingPolicy(request));
+  // Accepted: a user's new template is registered now.
+  if (pending && !pending->registered()) {
+    const templates::KernelTemplate* checked = *tmpl;
+    absl::StatusOr<const templates::KernelTemplate*> registered =
+        templates::CommitUserTemplate(*std::move(pending));
+    if (!registered.ok()) {
+      if (absl::IsResourceExhausted(registered.status())) {
+        return registered.status();
+      }
+      return AsInvalid(registered.status(), "template_spec");
+    }
+    if (*registered != checked) {
+      // The same template, registered by another submission meanwhile: the
+      // space reads the registered one (`checked` is gone).
+      tmpl = *registered;
+      space = BuildSpace(**tmpl, *workload, limits);
+      if (space->valid_size() == 0) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
+                         workload->Canonical(), " on device key ", key));
+      }
+    }
+  }
   // Created now by the manager's clock, which also times the deadline.
   const int64_t now = clock_.NowMs();
   JobSpec spec{

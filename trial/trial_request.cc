@@ -265,11 +265,16 @@ tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload) {
 }
 
 absl::StatusOr<templates::Workload> WorkloadFromProto(
-    const tunefleet::v1::Workload& workload) {
+    const tunefleet::v1::Workload& workload, const templates::OpSpec* op) {
   std::vector<templates::Dim> dims;
   for (const auto& d : workload.dims()) dims.push_back({d.name(), d.value()});
   std::vector<templates::Attr> attrs;
   for (const auto& a : workload.attrs()) attrs.push_back({a.name(), a.value()});
+  if (op != nullptr && op->name == workload.op()) {
+    return templates::Workload::Create(*op, std::move(dims),
+                                       DtypeFromProto(workload.dtype()),
+                                       std::move(attrs));
+  }
   return templates::Workload::Create(workload.op(), std::move(dims),
                                      DtypeFromProto(workload.dtype()),
                                      std::move(attrs));

@@ -114,8 +114,11 @@ templates::Dtype DtypeFromProto(tunefleet::v1::Dtype dtype);
 tunefleet::v1::Workload WorkloadToProto(const templates::Workload& workload);
 
 // Errors: INVALID_ARGUMENT from Workload::Create, naming the bad field.
+// `op`, when set and of the workload's op, is used in place of the
+// registered ops (a user template's new op before its job is accepted).
 absl::StatusOr<templates::Workload> WorkloadFromProto(
-    const tunefleet::v1::Workload& workload);
+    const tunefleet::v1::Workload& workload,
+    const templates::OpSpec* op = nullptr);
 
 // The median of a measurement's per-repeat times (ns): the time a trial is
 // ranked and recorded by; 0 for none.

@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/json_limits.h"
+#include "kernels_templates/spec/spec_template.h"
 
 namespace tunefleet::templates::spec_json {
 
@@ -31,13 +32,34 @@ absl::StatusOr<std::string> TomlToJson(const std::string& text) {
 
 absl::StatusOr<json> ParseObject(const std::string& text,
                                  const std::string& format, int max_depth) {
+  if (format != "toml" && format != "json") {
+    return Invalid(absl::StrCat("unknown format '", format, "'"));
+  }
+  // Measured on the text, before a parser allocates anything.
+  if (text.size() > kMaxSpecTextBytes) {
+    return Invalid(absl::StrCat(text.size(), " bytes of spec text; at most ",
+                                kMaxSpecTextBytes));
+  }
+  const base::TextShape shape =
+      format == "toml" ? base::TomlShape(text) : base::JsonShape(text);
+  if (shape.depth > max_depth) {
+    return Invalid(absl::StrCat(
+        "nested deeper than ", max_depth,
+        " levels (each table, array and segment of a dotted key is one)"));
+  }
+  if (shape.values > kMaxSpecValues) {
+    return Invalid(absl::StrCat("more than ", kMaxSpecValues,
+                                " keys and values (", shape.values, ")"));
+  }
+  if (shape.longest_string > kMaxSpecStringBytes) {
+    return Invalid(absl::StrCat("a string or key of ", shape.longest_string,
+                                " bytes; at most ", kMaxSpecStringBytes));
+  }
   std::string json_text = text;
   if (format == "toml") {
     absl::StatusOr<std::string> converted = TomlToJson(text);
     if (!converted.ok()) return converted.status();
     json_text = *std::move(converted);
-  } else if (format != "json") {
-    return Invalid(absl::StrCat("unknown format '", format, "'"));
   }
   if (base::JsonDepth(json_text) > max_depth) {
     return Invalid(absl::StrCat("nested deeper than ", max_depth, " levels"));

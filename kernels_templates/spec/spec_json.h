@@ -24,7 +24,10 @@ absl::Status Invalid(absl::string_view what);
 absl::StatusOr<std::string> TomlToJson(const std::string& text);
 
 // The spec text as JSON ("toml" or "json" format), an object nested at
-// most `max_depth` levels. Errors: INVALID_ARGUMENT.
+// most `max_depth` levels (tables, arrays and each segment of a dotted key
+// count), of at most kMaxSpecTextBytes, kMaxSpecValues values and strings
+// of kMaxSpecStringBytes, all measured on the text before it is parsed.
+// Errors: INVALID_ARGUMENT naming the cap.
 absl::StatusOr<json> ParseObject(const std::string& text,
                                  const std::string& format, int max_depth);
 

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "kernel_policy/build_options.h"
 #include "kernels_templates/spec/spec_parse.h"
 #include "kernels_templates/spec/spec_template.h"
 
@@ -118,6 +119,26 @@ absl::Status ParseOptions(const json& k, const char* field, SpecKernel& out,
       option.when = *h;
     }
     out.options.push_back(std::move(option));
+  }
+  // What an agent accepts (kernel_policy/build_options.h), refused here
+  // already: each piece, and all of them together, with every {expression}
+  // read as 0.
+  std::string all;
+  for (const SpecOption& o : out.options) {
+    std::string piece;
+    for (const TextTemplate::Piece& p : o.text.pieces()) {
+      piece += p.kind == TextTemplate::Piece::kText         ? p.text
+               : p.kind == TextTemplate::Piece::kExpression ? "0"
+               : p.kind == TextTemplate::Piece::kTemplate   ? m.name
+                                                            : "workload";
+    }
+    if (absl::Status s = kernel_policy::CheckBuildOptions(piece); !s.ok()) {
+      return Invalid(absl::StrCat(what, ": ", s.message()));
+    }
+    all += piece;
+  }
+  if (absl::Status s = kernel_policy::CheckBuildOptions(all); !s.ok()) {
+    return Invalid(absl::StrCat(what, ": ", s.message()));
   }
   return absl::OkStatus();
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "kernel_policy/source_check.h"
 #include "kernels_templates/spec/expression_functions.h"
 #include "kernels_templates/spec/spec_json.h"
 #include "kernels_templates/spec/spec_parse.h"
@@ -84,6 +85,15 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Parse(
         absl::StrCat("the OpenCL source is ",
                      std::max(source.size(), reference_source.size()),
                      " bytes; at most ", kMaxSpecSourceBytes));
+  }
+  // What an agent compiles (kernel_policy/source_check.h), refused here
+  // already.
+  if (absl::Status s = kernel_policy::CheckKernelSource(source); !s.ok()) {
+    return Invalid(absl::StrCat("source: ", s.message()));
+  }
+  if (absl::Status s = kernel_policy::CheckKernelSource(reference_source);
+      !s.ok()) {
+    return Invalid(absl::StrCat("reference source: ", s.message()));
   }
   absl::StatusOr<spec_json::json> j =
       spec_json::ParseObject(spec, format, kMaxSpecJsonDepth);

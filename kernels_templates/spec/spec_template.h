@@ -193,6 +193,10 @@ inline constexpr size_t kMaxSpecTextBytes = 1 << 20;
 inline constexpr size_t kMaxSpecSourceBytes = 16 << 20;
 inline constexpr size_t kMaxSpecNameLength = 64;
 inline constexpr int kMaxSpecJsonDepth = 32;
+// Keys (each segment of a dotted key) and values, and bytes of one string
+// or key, counted on a spec's text before it is parsed.
+inline constexpr size_t kMaxSpecValues = 1 << 16;
+inline constexpr size_t kMaxSpecStringBytes = 64 << 10;
 inline constexpr size_t kMaxSpecDims = 16;
 inline constexpr size_t kMaxSpecKnobs = 32;
 inline constexpr size_t kMaxSpecKnobValues = 1024;

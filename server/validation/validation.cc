@@ -10,7 +10,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
+#include "kernel_policy/source_check.h"
 #include "proto/names.h"
 #include "proto/timing_policy.h"
 #include "trial/trial_request.h"
@@ -36,6 +38,20 @@ absl::Status CheckLength(absl::string_view field, absl::string_view value,
   if (value.size() <= max) return absl::OkStatus();
   return Invalid(
       field, absl::StrCat(value.size(), " bytes; at most ", max, " allowed"));
+}
+
+// OK when `value` has at most `max` bytes and is printable text
+// (base::IsPrintable: no control character, escape sequence, line
+// separator or bidirectional control), as names and device strings must
+// be: they land in logs and terminals.
+absl::Status CheckText(absl::string_view field, absl::string_view value,
+                       size_t max) {
+  if (absl::Status s = CheckLength(field, value, max); !s.ok()) return s;
+  if (base::IsPrintable(value)) return absl::OkStatus();
+  return Invalid(field, absl::StrCat(Quote(value),
+                                     " holds a control character, an escape "
+                                     "sequence or malformed UTF-8; names and "
+                                     "device strings must be printable"));
 }
 
 }  // namespace
@@ -143,6 +159,12 @@ absl::Status ValidateTemplateSpec(const tunefleet::v1::TemplateSpec& spec) {
       !s.ok()) {
     return s;
   }
+  // What no agent compiles (kernel_policy/source_check.h): refused here,
+  // before anything is parsed or registered.
+  if (absl::Status s = kernel_policy::CheckKernelSource(spec.source());
+      !s.ok()) {
+    return Invalid("template_spec.source", s.message());
+  }
   if (spec.format() != "toml" && spec.format() != "json") {
     return Invalid(
         "template_spec.format",
@@ -161,8 +183,8 @@ absl::Status ValidateSubmitJobRequest(
   // ignored (tunefleet tune --template FILE sends the file's path there).
   if (absl::Status s =
           request.has_template_spec()
-              ? CheckLength("template_name", request.template_name(),
-                            kMaxPathLength)
+              ? CheckText("template_name", request.template_name(),
+                          kMaxPathLength)
               : CheckName("template_name", request.template_name(), true);
       !s.ok()) {
     return s;
@@ -214,7 +236,7 @@ absl::Status ValidateSubmitJobRequest(
 absl::Status ValidateSubmitModelJobRequest(
     const tunefleet::v1::SubmitModelJobRequest& request) {
   if (absl::Status s =
-          CheckLength("model_name", request.model_name(), kMaxTextLength);
+          CheckText("model_name", request.model_name(), kMaxTextLength);
       !s.ok()) {
     return s;
   }
@@ -380,7 +402,7 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello) {
       {"hello.device.device_type", &hello.device().device_type()},
   };
   for (const auto& [field, text] : texts) {
-    if (absl::Status s = CheckLength(field, *text, kMaxTextLength); !s.ok()) {
+    if (absl::Status s = CheckText(field, *text, kMaxTextLength); !s.ok()) {
       return s;
     }
   }
@@ -405,8 +427,21 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello) {
   }
   for (int i = 0; i < d.extensions_size(); ++i) {
     if (absl::Status s =
-            CheckLength(absl::StrCat("hello.device.extensions[", i, "]"),
-                        d.extensions(i), kMaxNameLength);
+            CheckText(absl::StrCat("hello.device.extensions[", i, "]"),
+                      d.extensions(i), kMaxNameLength);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (d.libraries_size() > kMaxExtensions) {
+    return Invalid("hello.device.libraries",
+                   absl::StrCat(d.libraries_size(), " libraries; at most ",
+                                kMaxExtensions));
+  }
+  for (int i = 0; i < d.libraries_size(); ++i) {
+    if (absl::Status s =
+            CheckText(absl::StrCat("hello.device.libraries[", i, "]"),
+                      d.libraries(i), kMaxNameLength);
         !s.ok()) {
       return s;
     }

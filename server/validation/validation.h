@@ -81,13 +81,16 @@ absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
 absl::StatusOr<tunefleet::v1::TimingPolicy> ValidateTimingPolicy(
     const tunefleet::v1::SubmitJobRequest& request);
 
-// Sizes and format of a user's template spec (its content is checked by
-// SpecTemplate::Parse). Errors: INVALID_ARGUMENT "template_spec.<field>:".
+// Sizes and format of a user's template spec, and its source as agents
+// accept it (kernel_policy/source_check.h: no #include, #line, ...); the
+// spec's content is checked by SpecTemplate::Parse. Errors:
+// INVALID_ARGUMENT "template_spec.<field>:".
 absl::Status ValidateTemplateSpec(const tunefleet::v1::TemplateSpec& spec);
 
 // Every field of a job submission that can be checked without the store:
 // workload (wire form), template_name (a name; with a template_spec it is
-// ignored and only its length checked), device_key, strategy, trials,
+// ignored and only its length and printability checked), device_key,
+// strategy, trials,
 // priority, timing, early_stop, template_spec, deadline_s. Errors:
 // INVALID_ARGUMENT naming the first bad field.
 absl::Status ValidateSubmitJobRequest(
@@ -98,9 +101,9 @@ inline constexpr int kMaxModelTasks = 4096;
 // A model task's weight (its occurrences in the model), at most.
 inline constexpr uint32_t kMaxTaskWeight = 1000000;
 
-// The model-wide fields of a model job submission: model_name (at most
-// kMaxTextLength), tasks (1 to kMaxModelTasks, each with a workload and a
-// weight of 1 to kMaxTaskWeight), trials, strategy, task_scheduler,
+// The model-wide fields of a model job submission: model_name (printable,
+// at most kMaxTextLength), tasks (1 to kMaxModelTasks, each with a workload and
+// a weight of 1 to kMaxTaskWeight), trials, strategy, task_scheduler,
 // device_key, priority, deadline_s, timing, batch_trials (at most trials).
 // Each task's workload and template are checked as a job's
 // (JobManager::SubmitModel). Errors: INVALID_ARGUMENT naming the first bad
@@ -133,9 +136,12 @@ absl::Status ValidateListJobsRequest(
 absl::Status ValidateQueryRecordsRequest(
     const tunefleet::v1::QueryRecordsRequest& request);
 
-// An agent's Hello: device_key, agent_name, agent_version, token length,
-// max_in_flight, and the device info's strings, lists and
-// max_work_group_size (> 0). Errors: INVALID_ARGUMENT "hello.<field>: ...".
+// An agent's Hello: device_key (a name), agent_name, agent_version, token
+// length, max_in_flight, and the device info's strings, lists and
+// max_work_group_size (> 0). Free text (names, device strings, extensions,
+// libraries) must be printable (base::IsPrintable): a newline would forge
+// a server log line, an escape sequence would reach `tunefleet devices`.
+// Errors: INVALID_ARGUMENT "hello.<field>: ...".
 absl::Status ValidateHello(const tunefleet::v1::Hello& hello);
 
 // A measurement from an agent: a known error code, at most

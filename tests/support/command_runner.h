@@ -97,8 +97,13 @@ class BackgroundCommand {
 };
 
 // The build tree (binaries) and the source tree (test data), as
-// tests/CMakeLists.txt compiles them in.
-inline std::string BinaryDir() { return TUNEFLEET_BINARY_DIR; }
+// tests/CMakeLists.txt compiles them in. TUNEFLEET_TEST_BINARY_DIR names
+// another build tree to run the tests' processes from (e.g. a build of an
+// older commit, to see a test fail there).
+inline std::string BinaryDir() {
+  const char* other = std::getenv("TUNEFLEET_TEST_BINARY_DIR");
+  return other != nullptr && *other != '\0' ? other : TUNEFLEET_BINARY_DIR;
+}
 inline std::string SourceDir() { return TUNEFLEET_SOURCE_DIR; }
 
 // The build tree's `tunefleet` with `args`, running in the background.

@@ -26,12 +26,13 @@ struct Library {
 const std::map<std::string, Library>& Libraries() {
   static const std::map<std::string, Library> libraries = {
       {"base", {{"base/"}, {}}},
+      {"kernel_policy", {{"kernel_policy/"}, {}}},
       {"proto", {{"tunefleet/v1/"}, {}}},
       {"contract",
        {{"proto/names.", "proto/timing_policy.", "proto/device_info_revision.",
          "proto/device_info_json."},
         {"proto"}}},
-      {"templates", {{"kernels_templates/"}, {"base"}}},
+      {"templates", {{"kernels_templates/"}, {"base", "kernel_policy"}}},
       {"cost_model",
        {{"cost_model/features.", "cost_model/xgb_ranker.",
          "cost_model/rank_ensemble."},
@@ -49,7 +50,7 @@ const std::map<std::string, Library>& Libraries() {
          "device_agent/build_inspect.", "device_agent/verify.",
          "device_agent/workload_buffers.", "device_agent/measurer.",
          "device_agent/image_args.", "device_agent/library/library_trial."},
-        {"library_backends", "proto", "contract", "base"}}},
+        {"library_backends", "proto", "contract", "base", "kernel_policy"}}},
       {"library_backends", {{"device_agent/library/"}, {"proto"}}},
       {"store",
        {{"store/"}, {"templates", "trial", "proto", "contract", "base"}}},
@@ -57,7 +58,8 @@ const std::map<std::string, Library>& Libraries() {
        {{"cost_model/task_features."},
         {"cost_model", "search", "templates", "trial", "proto"}}},
       {"validation",
-       {{"server/validation/"}, {"trial", "templates", "proto", "contract"}}},
+       {{"server/validation/"},
+        {"trial", "templates", "proto", "contract", "kernel_policy", "base"}}},
       {"opencl_loader", {{"device_agent/opencl_loader."}, {}}},
       // Plain C++17 and OpenCL: copied into emitted libraries.
       {"model_runtime", {{"model_runtime/"}, {}}},
@@ -125,9 +127,10 @@ std::set<std::string> Closure(const std::string& name) {
 std::vector<std::string> SourceFiles(const std::filesystem::path& root) {
   std::vector<std::string> files;
   for (const char* folder :
-       {"base", "proto", "kernels_templates", "cost_model", "search", "trial",
-        "store", "onnx_import", "emitter", "dashboard", "client", "server",
-        "device_agent", "cli", "model_runtime", "plan_builder", "model_run"}) {
+       {"base", "kernel_policy", "proto", "kernels_templates", "cost_model",
+        "search", "trial", "store", "onnx_import", "emitter", "dashboard",
+        "client", "server", "device_agent", "cli", "model_runtime",
+        "plan_builder", "model_run"}) {
     for (const auto& entry :
          std::filesystem::recursive_directory_iterator(root / folder)) {
       const std::string ext = entry.path().extension().string();

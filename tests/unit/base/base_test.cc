@@ -11,6 +11,7 @@
 #include "base/hash.h"
 #include "base/host_port.h"
 #include "base/json_limits.h"
+#include "base/printable.h"
 #include "base/stats.h"
 #include "base/subprocess.h"
 #include "base/time.h"
@@ -68,6 +69,65 @@ TEST(JsonLimits, DepthIgnoresBracketsInStrings) {
   EXPECT_EQ(JsonDepth(R"({"a": [[1], {"b": "[[[["}]})"), 3);
   EXPECT_EQ(JsonDepth(R"("\"[")"), 0);
   EXPECT_EQ(JsonDepth(std::string(100, '[')), 100);
+}
+
+TEST(JsonLimits, JsonShapeCountsValuesAndStrings) {
+  const TextShape s = JsonShape(R"({"a": [1, 2, {"bb": "xyz\"w"}], "c": 3})");
+  EXPECT_EQ(s.depth, 3);
+  EXPECT_GE(s.values, 5u);  // a, its 3 items, bb, c (at most: counted loosely)
+  EXPECT_EQ(s.longest_string, 6u);  // xyz\"w as written
+  EXPECT_EQ(JsonShape("").values, 0u);
+  EXPECT_EQ(JsonShape("1").values, 1u);
+}
+
+TEST(JsonLimits, TomlShapeCountsWhatToml_ppWouldBuild) {
+  // The document's table is depth 1; a dotted key's every segment adds one.
+  EXPECT_EQ(TomlShape("").depth, 1);
+  EXPECT_EQ(TomlShape("a = 1\n").depth, 1);
+  EXPECT_EQ(TomlShape("a.b.c = 1\n").depth, 3);
+  EXPECT_EQ(TomlShape("a . \"b.c\" . 'd.e' = 1\n").depth, 3);
+  EXPECT_EQ(TomlShape("[t.u]\nx.y = 1\n").depth, 4);
+  EXPECT_EQ(TomlShape("[[t.u]]\nx = 1\n").depth, 4);
+  EXPECT_EQ(TomlShape("a = [[1], [[2]]]\n").depth, 4);
+  EXPECT_EQ(TomlShape("a = { b = { c.d = 1 } }\n").depth, 4);
+  EXPECT_EQ(TomlShape("a = [ # [[[[\n 1, \"]]]\", '[[',\n]\n").depth, 2);
+  EXPECT_EQ(TomlShape("s = \"\"\"\nx.y.z = 1\n[a.b.c]\n\"\"\"\n").depth, 1);
+  EXPECT_EQ(TomlShape("# a.b.c.d = 1\n").depth, 1);
+  // 20,000 segments in 40 KB.
+  std::string deep = "a";
+  for (int i = 1; i < 20000; ++i) deep += ".a";
+  EXPECT_EQ(TomlShape(deep + " = 1\n").depth, 20000);
+  EXPECT_EQ(TomlShape(deep + " = 1\n").values, 20000u);
+  EXPECT_EQ(TomlShape("[" + deep + "]\n").depth, 20001);
+  EXPECT_EQ(TomlShape("a = " + std::string(300, '[')).depth, 301);
+  // Keys (each segment) and array items; the longest string or key.
+  const TextShape s = TomlShape("a.b = [1, 2, 3]\nlong = 'abcdefgh'\n");
+  EXPECT_EQ(s.values, 6u);
+  EXPECT_EQ(s.longest_string, 10u);  // 'abcdefgh' with its quotes
+}
+
+TEST(Printable, RefusesControlsEscapesAndBidiControls) {
+  EXPECT_TRUE(IsPrintable(""));
+  EXPECT_TRUE(IsPrintable("Mali-G610 r0p0 (OpenCL 3.0) \xc3\xa9\xe2\x82\xac"));
+  EXPECT_FALSE(IsPrintable("a\nb"));
+  EXPECT_FALSE(IsPrintable("a\tb"));
+  EXPECT_FALSE(IsPrintable("\x1b[2J"));
+  EXPECT_FALSE(IsPrintable("a\x7f"));
+  EXPECT_FALSE(IsPrintable("\xc2\x9b"));      // C1 CSI
+  EXPECT_FALSE(IsPrintable("\xe2\x80\xae"));  // U+202E right-to-left override
+  EXPECT_FALSE(IsPrintable("\xe2\x81\xa6"));  // U+2066
+  EXPECT_FALSE(IsPrintable("\xe2\x80\xa8"));  // U+2028 line separator
+  EXPECT_FALSE(IsPrintable("\xff"));          // malformed
+  EXPECT_FALSE(IsPrintable("\xc0\xaf"));      // overlong '/'
+  EXPECT_FALSE(IsPrintable("\xed\xa0\x80"));  // a surrogate
+}
+
+TEST(Printable, EscapesWhatItRefuses) {
+  EXPECT_EQ(EscapeUnprintable("plain \\ text"), "plain \\ text");
+  EXPECT_EQ(EscapeUnprintable("a\n[server] b\x1b[2J\\"),
+            "a\\n[server] b\\x1b[2J\\\\");
+  EXPECT_EQ(EscapeUnprintable("x\xe2\x80\xaey\xffz"), "x\\u{202e}y\\xffz");
+  EXPECT_TRUE(IsPrintable(EscapeUnprintable("\t\r\x01\xc2\x85")));
 }
 
 TEST(Stats, MedianAndNearestRankPercentile) {

@@ -107,6 +107,98 @@ TEST(Validation, SpecTemplatesRefuseDeepNestingAndTooManyItems) {
               HasSubstr("the spec is 2097152 bytes; at most 1048576"));
 }
 
+// Issue 34: a dotted TOML key 20,000 segments deep (40 KB) once took the
+// server past 4 GB; the caps are now read on the text before toml++ runs.
+TEST(Validation, SpecTextCapsAreCheckedBeforeParsing) {
+  std::string deep = "a";
+  for (int i = 1; i < 20000; ++i) deep += ".a";
+  for (const std::string& text :
+       {deep + " = 1\n", "[" + deep + "]\n", "[[" + deep + "]]\n",
+        "x = " + std::string(200, '[') + std::string(200, ']') + "\n",
+        "x = " + std::string(40, '{') + "\n"}) {
+    auto t = SpecTemplate::Parse(text + SaxpySpecText(), "toml", "x");
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr("nested deeper than 32 levels"))
+        << text.substr(0, 40);
+  }
+  std::string wide = "x = [";
+  for (size_t i = 0; i <= kMaxSpecValues; ++i) wide += "1,";
+  wide += "]\n";
+  EXPECT_THAT(
+      std::string(SpecTemplate::Parse(wide, "toml", "x").status().message()),
+      HasSubstr("keys and values"));
+  const std::string long_string =
+      "x = \"" + std::string(kMaxSpecStringBytes + 1, 's') + "\"\n";
+  EXPECT_THAT(
+      std::string(
+          SpecTemplate::Parse(long_string, "toml", "x").status().message()),
+      HasSubstr("a string or key of"));
+  EXPECT_THAT(std::string(SpecTemplate::Parse(
+                              "{\"a\": \"" + std::string(70000, 's') + "\"}",
+                              "json", "x")
+                              .status()
+                              .message()),
+              HasSubstr("a string or key of 70000 bytes"));
+}
+
+// Issue 34: what no agent compiles is refused with the spec.
+TEST(Validation, SpecTemplatesRefuseSourcesAndOptionsThatReadFiles) {
+  auto include = SpecTemplate::Parse(
+      SaxpySpecText(), "toml", "#include \"/etc/passwd\"\nkernel void f(){}");
+  EXPECT_THAT(std::string(include.status().message()),
+              HasSubstr("source: line 1: #include is not allowed"));
+  auto reference = SpecTemplate::Parse(SaxpySpecText(), "toml", "x",
+                                       "#line 1 \"/etc/passwd\"\n");
+  EXPECT_THAT(std::string(reference.status().message()),
+              HasSubstr("reference source: line 1: #line is not allowed"));
+  for (const char* options :
+       {"options = \"-DA={VW} -I/etc\"", "options = [\"-DA=1 \", \"-I/etc\"]",
+        "options = [\"-\", { text = \"include /x\", when = \"VW == 1\" }]"}) {
+    auto t = SpecTemplate::Parse(
+        absl::StrReplaceAll(
+            SaxpySpecText(),
+            {{"[kernel]\n", absl::StrCat("[kernel]\n", options, "\n")}}),
+        "toml", "x");
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr("kernel.options: build option"))
+        << options;
+  }
+}
+
+// Issue 34: a user's template is registered only once its submission is
+// accepted (CommitUserTemplate), so refused ones register nothing.
+TEST(Validation, ParsedUserTemplatesRegisterNothingUntilCommitted) {
+  const size_t before = AllTemplates().size();
+  const std::string spec = absl::StrReplaceAll(
+      SaxpySpecText(), {{"name = \"saxpy_val\"", "name = \"pending_t\""},
+                        {"op = \"saxpy_val\"", "op = \"pending_op\""}});
+  auto pending = ParseUserTemplate(spec, "toml", "kernel void f(){}");
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_FALSE(pending->registered());
+  ASSERT_NE(pending->new_op(), nullptr);
+  EXPECT_EQ(AllTemplates().size(), before);
+  EXPECT_EQ(FindOp("pending_op"), nullptr);
+  // A workload of the new op, made before the op is registered.
+  auto w = Workload::Create(*pending->new_op(), {{"N", 100}});
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->Canonical(), "pending_op N=100 fp32");
+  EXPECT_TRUE(pending->get()->Accepts(*w));
+  const KernelTemplate* checked = pending->get();
+  auto committed = CommitUserTemplate(*std::move(pending));
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(*committed, checked);
+  EXPECT_EQ(AllTemplates().size(), before + 1);
+  EXPECT_NE(FindOp("pending_op"), nullptr);
+  // The same spec again: the registered template, nothing to commit.
+  auto again = ParseUserTemplate(spec, "toml", "kernel void f(){}");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->registered());
+  EXPECT_EQ(again->get(), checked);
+  // Another source under the name: refused at once.
+  auto other = ParseUserTemplate(spec, "toml", "kernel void g(){}");
+  EXPECT_TRUE(absl::IsAlreadyExists(other.status())) << other.status();
+}
+
 TEST(Validation, RegistryRefusesTemplatesPastItsCap) {
   absl::Status last;
   size_t registered = 0;

@@ -97,6 +97,21 @@ TEST(Validation, HellosFromAgentsAreChecked) {
              h.mutable_device()->add_extensions(std::string(300, 'x'));
            },
            "hello.device.extensions[0]: 300 bytes"},
+          // Issue 34: text that would forge log lines or drive a terminal.
+          {[](auto& h) { h.set_agent_name("a\n[server] forged"); },
+           "hello.agent_name: 'a\\n[server] forged' holds a control"},
+          {[](auto& h) { h.set_agent_version("1\x1b[2J"); },
+           "hello.agent_version: '1\\033[2J' holds a control"},
+          {[](auto& h) {
+             h.mutable_device()->set_device_name("gpu\xe2\x80\xae");
+           },
+           "hello.device.device_name:"},
+          {[](auto& h) { h.mutable_device()->set_driver_version("\xff"); },
+           "hello.device.driver_version:"},
+          {[](auto& h) { h.mutable_device()->add_extensions("cl_x\r"); },
+           "hello.device.extensions[0]:"},
+          {[](auto& h) { h.mutable_device()->add_libraries("clblast\x07"); },
+           "hello.device.libraries[0]:"},
       };
   for (const auto& [edit, message] : cases) {
     tunefleet::v1::Hello h = good;
@@ -105,6 +120,31 @@ TEST(Validation, HellosFromAgentsAreChecked) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
     EXPECT_THAT(std::string(s.message()), StartsWith(message));
   }
+}
+
+// Issue 34: a user's source that no agent compiles, and names that would
+// reach logs and terminals, are refused at submission.
+TEST(Validation, SubmissionsRefuseIncludesAndUnprintableNames) {
+  tunefleet::v1::SubmitJobRequest r;
+  *r.mutable_workload() =
+      trial::WorkloadToProto(*templates::Workload::Parse("gemm", "M=8,N=8,K=8"));
+  r.set_trials(1);
+  r.mutable_template_spec()->set_spec("name = \"t\"");
+  r.mutable_template_spec()->set_format("toml");
+  r.mutable_template_spec()->set_source(
+      "kernel void f() {}\n#  include </etc/passwd>\n");
+  EXPECT_THAT(std::string(ValidateSubmitJobRequest(r).message()),
+              StartsWith("template_spec.source: line 2: #include is not "
+                         "allowed"));
+  r.mutable_template_spec()->set_source("kernel void f() {}\n");
+  EXPECT_TRUE(ValidateSubmitJobRequest(r).ok());
+  r.set_template_name("spec.toml\x1b]0;x\x07");
+  EXPECT_THAT(std::string(ValidateSubmitJobRequest(r).message()),
+              StartsWith("template_name: "));
+  tunefleet::v1::SubmitModelJobRequest m;
+  m.set_model_name("model\n[server] forged");
+  EXPECT_THAT(std::string(ValidateSubmitModelJobRequest(m).message()),
+              StartsWith("model_name: "));
 }
 
 TEST(Validation, ResultsFromAgentsAreCheckedAndBadOnesCannotWin) {
