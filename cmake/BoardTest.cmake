@@ -13,7 +13,7 @@
 #   cd build && sudo TUNEFLEET_BOARD_TEST=1 ctest -L board --output-on-failure
 # The server and CLI are this build's (TUNEFLEET_HOST_BUILD); both tests use
 # build-arm64/ and .cache/arm64/, so they never run beside each other.
-if(TUNEFLEET_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
+if(TUNEFLEET_WITH_TESTS AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME board_arm64
            COMMAND ${CMAKE_SOURCE_DIR}/deploy/arm64/board-test.sh --ctest --cli)
   add_test(NAME board_arm64_packages
