@@ -66,7 +66,7 @@ mode=$TUNEFLEET_AGENT_CHECK_NS
 
 agent_debs=$(query deb)
 agent_host=$(query host)
-keep=($agent_debs $agent_host build-essential)
+read -r -a keep <<<"$agent_debs $agent_host build-essential"
 work=$(mktemp -d /tmp/tunefleet-agent-only.XXXXXX)
 cleanup() {
   local rc=$?
@@ -155,8 +155,9 @@ ldd "$agent" >"$work/ldd" 2>&1 || { cat "$work/ldd" >&2; fail "ldd $agent"; }
 summary=()
 for lib in $needed; do
   path=$(awk -v l="$lib" '$1 == l && $2 == "=>" { print $3 }' "$work/ldd")
-  [ -n "$path" ] && [ "$path" != "not" ] ||
+  if [ -z "$path" ] || [ "$path" = "not" ]; then
     fail "$lib, which tunefleet-agent needs, is not found (ldd)"
+  fi
   pkg=$( { dpkg-query -S "$path" 2>/dev/null ||
            dpkg-query -S "$(realpath "$path")" 2>/dev/null ||
            dpkg-query -S "${path/#\/usr\/lib/\/lib}" 2>/dev/null; } |
