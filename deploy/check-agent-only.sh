@@ -131,8 +131,8 @@ if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$ROOT/cmake/ComponentGuard.cmake" \
     ${launcher[@]+"${launcher[@]}"} >"$work/configure.log" 2>&1; then
   sed -n '/CMake Error/,$p' "$work/configure.log" | head -n 40 >&2
-  fail "configuring TUNEFLEET_COMPONENTS=agent ($mode: the others' packages" \
-    "$([ "$mode" = hidden ] && echo hidden || echo in sight)). $explain"
+  fail "configuring TUNEFLEET_COMPONENTS=agent (the other packages" \
+    "$([ "$mode" = hidden ] && echo hidden || echo "in sight")). $explain"
 fi
 t_configure=$(elapsed "$t0")
 log "configured in $t_configure s: $(grep -c ' project ' "$BUILD/component-guard.log")" \
@@ -141,7 +141,8 @@ log "configured in $t_configure s: $(grep -c ' project ' "$BUILD/component-guard
 t0=$(now)
 if ! cmake --build "$BUILD" -j "$JOBS" >"$work/build.log" 2>&1; then
   grep -E -B2 -A12 'error|Error' "$work/build.log" | head -n 60 >&2
-  fail "building TUNEFLEET_COMPONENTS=agent. $explain"
+  fail "building TUNEFLEET_COMPONENTS=agent (the other packages" \
+    "$([ "$mode" = hidden ] && echo hidden || echo "in sight")). $explain"
 fi
 t_build=$(elapsed "$t0")
 agent=$BUILD/device_agent/tunefleet-agent

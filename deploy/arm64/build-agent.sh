@@ -13,7 +13,8 @@
 # configures agent,cli (the CLI links the server's libraries) and builds
 # tunefleet. Needs root (the rootfs, the mount namespace).
 # Environment: ARM64_BUILD_DIR (default build-arm64), ARM64_BUILD_TYPE
-# (default Release), ARM64_ROOTFS (default .cache/arm64/rootfs), ARM64_JOBS.
+# (default Release), ARM64_ROOTFS (default .cache/arm64/rootfs), ARM64_JOBS,
+# ARM64_CCACHE (default 1: compile through ccache where installed; 0: not).
 # Prints the path of the agent on stdout.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --cli) with_cli=1 ;;
     --jobs) jobs=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) arm64_die "build-agent.sh: unknown argument $1" ;;
   esac
   shift
@@ -50,8 +51,12 @@ sysroot_protobuf=$(awk '/define PROTOBUF_VERSION /{ v = $3;
     "libprotobuf $sysroot_protobuf"
 
 configure() {  # configure COMPONENTS
+  local launcher=()
+  if [ "${ARM64_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
   mkdir -p "$ARM64_BUILD_DIR"
-  cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" \
+  cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" ${launcher[@]+"${launcher[@]}"} \
     -DCMAKE_TOOLCHAIN_FILE="$TUNEFLEET_ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
     -DTUNEFLEET_SYSROOT="$ARM64_ROOTFS" \
     -DCMAKE_BUILD_TYPE="${ARM64_BUILD_TYPE:-Release}" \
@@ -74,7 +79,7 @@ closure=$(mktemp)
 trap 'rm -f "$closure"' EXIT
 t0=$(arm64_now)
 export -f configure arm64_die arm64_log
-export TUNEFLEET_ROOT ARM64_BUILD_DIR ARM64_ROOTFS ARM64_BUILD_TYPE
+export TUNEFLEET_ROOT ARM64_BUILD_DIR ARM64_ROOTFS ARM64_BUILD_TYPE ARM64_CCACHE
 ARM64_HIDE_CLOSURE=$closure arm64_without_others \
   "${ARM64_SYSTEM_PACKAGES[*]} ${ARM64_AGENT_PACKAGES[*]}" \
   bash -c 'configure agent' >&2
