@@ -52,9 +52,20 @@ function(tunefleet_component_guard package)
   set(caller "${CMAKE_CURRENT_LIST_FILE}")
   file(RELATIVE_PATH rel "${CMAKE_SOURCE_DIR}" "${caller}")
   set(from dependency)
-  if(NOT rel MATCHES "^\\.\\./" AND NOT IS_ABSOLUTE "${rel}")
+  if(NOT rel MATCHES "^\\.\\.(/|$)" AND NOT IS_ABSOLUTE "${rel}")
     set(from project)
   endif()
+  # Not tunefleet's though under its tree: a sysroot (the arm64 rootfs in
+  # .cache/), the build directory.
+  foreach(other "${CMAKE_SOURCE_DIR}/.cache" ${CMAKE_SYSROOT}
+                ${CMAKE_FIND_ROOT_PATH} "${CMAKE_BINARY_DIR}")
+    file(RELATIVE_PATH in_other "${other}" "${caller}")
+    file(RELATIVE_PATH source_in_other "${other}" "${CMAKE_SOURCE_DIR}")
+    if(NOT in_other MATCHES "^\\.\\.(/|$)" AND NOT IS_ABSOLUTE "${in_other}" AND
+       (source_in_other MATCHES "^\\.\\.(/|$)" OR IS_ABSOLUTE "${source_in_other}"))
+      set(from dependency)
+    endif()
+  endforeach()
   file(APPEND "${TUNEFLEET_GUARD_LOG}" "${package} ${from} ${caller}\n")
   if(from STREQUAL "project" AND NOT package IN_LIST TUNEFLEET_GUARD_ALLOWED)
     get_property(for GLOBAL PROPERTY TUNEFLEET_DEP_${package}_FOR)
