@@ -140,7 +140,12 @@ log "configured in $t_configure s: $(grep -c ' project ' "$BUILD/component-guard
   "of the packages' own (component-guard.log)"
 t0=$(now)
 if ! cmake --build "$BUILD" -j "$JOBS" >"$work/build.log" 2>&1; then
-  grep -E -B2 -A12 'error|Error' "$work/build.log" | head -n 60 >&2
+  if grep -qE ': (fatal )?error:|undefined reference|cannot find -l' "$work/build.log"; then
+    grep -E -A3 ': (fatal )?error:|undefined reference|cannot find -l' "$work/build.log" |
+      head -n 40 >&2
+  else
+    tail -n 30 "$work/build.log" >&2
+  fi
   fail "building TUNEFLEET_COMPONENTS=agent (the other packages" \
     "$([ "$mode" = hidden ] && echo hidden || echo "in sight")). $explain"
 fi
