@@ -11,9 +11,11 @@
 # build of build-arm64/, PoCL's kernel cache), so it is opt-in like
 # packaging_debs: skipped (exit 77) unless TUNEFLEET_BOARD_TEST=1 and root.
 #   cd build && sudo TUNEFLEET_BOARD_TEST=1 ctest -L board --output-on-failure
+# CI runs board-test.sh --packages itself where the machine allows it
+# (.ci/run, deploy/arm64/ci-board-test.sh; docs/BUILDING.md).
 # The server and CLI are this build's (TUNEFLEET_HOST_BUILD); both tests use
 # build-arm64/ and .cache/arm64/, so they never run beside each other.
-if(TUNEFLEET_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
+if(TUNEFLEET_WITH_TESTS AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME board_arm64
            COMMAND ${CMAKE_SOURCE_DIR}/deploy/arm64/board-test.sh --ctest --cli)
   add_test(NAME board_arm64_packages

@@ -25,14 +25,19 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 # The files beside the binaries. EXCLUDE_FROM_ALL: a plain `cmake --install`
 # installs the binaries only; these come with a component install (what CPack
 # does), at absolute paths whatever the prefix.
-install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/tunefleet-agent.service
-        DESTINATION /lib/systemd/system COMPONENT agent EXCLUDE_FROM_ALL)
-install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/agent.conf
-        DESTINATION /etc/tunefleet COMPONENT agent EXCLUDE_FROM_ALL)
-install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/tunefleet-server.service
-        DESTINATION /lib/systemd/system COMPONENT server EXCLUDE_FROM_ALL)
-install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/server.conf
-        DESTINATION /etc/tunefleet COMPONENT server EXCLUDE_FROM_ALL)
+# Only those of the components configured (TUNEFLEET_COMPONENTS).
+if(TUNEFLEET_WITH_AGENT)
+  install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/tunefleet-agent.service
+          DESTINATION /lib/systemd/system COMPONENT agent EXCLUDE_FROM_ALL)
+  install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/agent.conf
+          DESTINATION /etc/tunefleet COMPONENT agent EXCLUDE_FROM_ALL)
+endif()
+if(TUNEFLEET_WITH_SERVER)
+  install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/tunefleet-server.service
+          DESTINATION /lib/systemd/system COMPONENT server EXCLUDE_FROM_ALL)
+  install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/server.conf
+          DESTINATION /etc/tunefleet COMPONENT server EXCLUDE_FROM_ALL)
+endif()
 
 # Debian's name for the target architecture.
 string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" _tunefleet_processor)
@@ -62,7 +67,14 @@ endif()
 # package's own summary (the first line of CPACK_DEBIAN_<C>_DESCRIPTION).
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_COMPONENTS_ALL agent server cli)
+# The packages of the components configured (TUNEFLEET_COMPONENTS).
+set(CPACK_COMPONENTS_ALL "")
+foreach(_tunefleet_component agent server cli)
+  string(TOUPPER ${_tunefleet_component} _tunefleet_upper)
+  if(TUNEFLEET_WITH_${_tunefleet_upper})
+    list(APPEND CPACK_COMPONENTS_ALL ${_tunefleet_component})
+  endif()
+endforeach()
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING IGNORE)
 
@@ -150,7 +162,7 @@ include(CPack)
 # into this system (as root, with apt-get) and purges them again, so it is
 # skipped (exit 77) unless TUNEFLEET_PACKAGING_TEST=1:
 #   cd build && sudo TUNEFLEET_PACKAGING_TEST=1 ctest -L packaging --output-on-failure
-if(TUNEFLEET_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
+if(TUNEFLEET_WITH_TESTS AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME packaging_debs
            COMMAND ${TUNEFLEET_PACKAGING_DIR}/test-debs.sh --ctest ${CMAKE_BINARY_DIR})
   set_tests_properties(packaging_debs PROPERTIES

@@ -1,29 +1,36 @@
-# The Android build of tunefleet-agent configures the root CMakeLists.txt as
-# it is, which find_package()s every dependency of the server, the CLI and
-# the tests too. This file, read by its project() call
+# The Android build of tunefleet-agent configures the root CMakeLists.txt
+# as the agent-only component (-DTUNEFLEET_COMPONENTS=agent,
+# cmake/Components.cmake), which finds only what the agent needs. This
+# file, read by its project() call
 # (-DCMAKE_PROJECT_TOP_LEVEL_INCLUDES=deploy/android/agent-deps.cmake;
 # CMake 3.24), sets a dependency provider that answers those calls:
-#  - xgboost, ONNX, SQLite3: not built for Android (only the server and the
-#    CLI link them): stub targets that fail the link of anything that uses
-#    them, naming the package (only tunefleet-agent is built);
+#  - every call of tunefleet's own files goes through the component guard
+#    (cmake/ComponentGuard.cmake): a package the agent does not need fails
+#    the configure, naming it (the Android build has none of the server's
+#    or the CLI's libraries); the calls are logged (component-guard.log,
+#    which deploy/android/check-deps.sh compares with what build-agent.sh
+#    provides);
 #  - OpenCL: the Khronos headers in TUNEFLEET_OPENCL_INCLUDE_DIR and no
 #    library: the agent loads libOpenCL.so at run time (opencl_loader.h),
 #    so nothing may link one;
 #  - gRPC: found as usual; a gRPC cross-built without its code generators
 #    (gRPC_BUILD_CODEGEN=OFF) gets gRPC::grpc_cpp_plugin from the host
 #    (TUNEFLEET_HOST_GRPC_CPP_PLUGIN, default: grpc_cpp_plugin on PATH), as
-#    protoc is the host's (Protobuf_PROTOC_EXECUTABLE), and a stub for
-#    gRPC::grpc++_reflection, which such a gRPC lacks and only the server
-#    links;
+#    protoc is the host's (Protobuf_PROTOC_EXECUTABLE);
 #  - everything else: find_package() as if there were no provider.
-# A package the root CMakeLists.txt starts to need for the server or the
-# CLI only goes into the stub list below.
 
-set(TUNEFLEET_ANDROID_STUBS xgboost ONNX SQLite3)
+if(NOT TUNEFLEET_COMPONENTS STREQUAL "agent")
+  message(FATAL_ERROR "agent-deps.cmake: the Android build is the agent "
+    "alone: configure with -DTUNEFLEET_COMPONENTS=agent (it is "
+    "'${TUNEFLEET_COMPONENTS}')")
+endif()
+set(TUNEFLEET_GUARD_NO_PROVIDER ON)
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/ComponentGuard.cmake)
 
 # tunefleet_android_stub(TARGET PACKAGE): an imported target whose link
 # item is a library that does not exist, so a link that uses it fails with
-# "unable to find library -ltunefleet-android-stub-PACKAGE".
+# "unable to find library -ltunefleet-android-stub-PACKAGE" (OpenCL's:
+# headers only, nothing may link it).
 function(tunefleet_android_stub target package)
   if(NOT TARGET ${target})
     add_library(${target} INTERFACE IMPORTED GLOBAL)
@@ -34,18 +41,8 @@ endfunction()
 
 # A macro, so that the <Package>_FOUND variables it sets reach the caller.
 macro(tunefleet_android_provide_package method package)
-  if("${package}" IN_LIST TUNEFLEET_ANDROID_STUBS)
-    if("${package}" STREQUAL "xgboost")
-      tunefleet_android_stub(xgboost::xgboost xgboost)
-    elseif("${package}" STREQUAL "ONNX")
-      tunefleet_android_stub(onnx ONNX)
-      tunefleet_android_stub(onnx_proto ONNX)
-    elseif("${package}" STREQUAL "SQLite3")
-      tunefleet_android_stub(SQLite::SQLite3 SQLite3)
-    endif()
-    set(${package}_FOUND TRUE)
-    message(STATUS "agent-deps: ${package} stubbed (not built for Android)")
-  elseif("${package}" STREQUAL "OpenCL")
+  tunefleet_component_guard(${package})
+  if("${package}" STREQUAL "OpenCL")
     if(NOT EXISTS "${TUNEFLEET_OPENCL_INCLUDE_DIR}/CL/cl.h")
       message(FATAL_ERROR "agent-deps: TUNEFLEET_OPENCL_INCLUDE_DIR="
         "'${TUNEFLEET_OPENCL_INCLUDE_DIR}' has no CL/cl.h (the Khronos "
@@ -62,11 +59,6 @@ macro(tunefleet_android_provide_package method package)
       "(${TUNEFLEET_OPENCL_INCLUDE_DIR}; the agent loads libOpenCL.so at run time)")
   else()
     find_package(${package} ${ARGN} BYPASS_PROVIDER)
-    if("${package}" STREQUAL "gRPC" AND gRPC_FOUND AND
-       NOT TARGET gRPC::grpc++_reflection)
-      tunefleet_android_stub(gRPC::grpc++_reflection gRPC-reflection)
-      message(STATUS "agent-deps: gRPC::grpc++_reflection stubbed (server only)")
-    endif()
     if("${package}" STREQUAL "gRPC" AND gRPC_FOUND AND
        NOT TARGET gRPC::grpc_cpp_plugin)
       if(NOT TUNEFLEET_HOST_GRPC_CPP_PLUGIN)

@@ -18,6 +18,10 @@
 #                 its protobuf code generated and its sources checked with
 #                 clang++-14 -stdlib=libc++ -fsyntax-only. Checks the
 #                 recipes, agent-deps.cmake and libc++, not the NDK build
+#   --list-deps   where each CMake package the agent's configure finds
+#                 comes from ("<package> source|headers|ndk|host [what]"),
+#                 then the lists built ("- source <dep>", "- headers
+#                 <pkg>"); deploy/android/check-deps.sh reads it
 # Environment: ANDROID_NDK (the NDK's root, r23 or later), ANDROID_PLATFORM
 # (default android-28, the lowest the agent builds for), ANDROID_BUILD_DIR
 # (default build-android), ANDROID_BUILD_TYPE (default Release).
@@ -45,13 +49,46 @@ while [ $# -gt 0 ]; do
     --jobs) [ $# -ge 2 ] || die "--jobs needs a number"; jobs=$2; shift ;;
     --fetch-only) mode=fetch ;;
     --host-check) mode="host-check" ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --list-deps) mode=list-deps ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
   shift
 done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "--jobs $jobs: a positive number"
 t_start=$(now)
+
+# --- what the agent links ------------------------------------------------------
+# What the agent-only component needs (TUNEFLEET_COMPONENTS=agent,
+# cmake/Components.cmake), and what gRPC's CMake config finds in turn, as
+# Debian source packages built here, in build order. zlib is the NDK's
+# (libz.so, a system library); OpenCL is loaded at run time.
+DEPS=(muparser c-ares re2 abseil protobuf openssl grpc)
+SMALL_DEPS=(muparser c-ares re2)
+# Header-only: copied from the host's -dev packages (the same files their
+# sources install; no compiler involved). opencl-c-headers: the Khronos
+# headers the agent compiles against.
+HEADER_PKGS=(nlohmann-json3-dev libcli11-dev libtomlplusplus-dev opencl-c-headers)
+# Where each CMake package that configure finds comes from: "source DEP"
+# (DEPS), "headers PKG" (HEADER_PKGS), "ndk" (the NDK's sysroot) or "host"
+# (a host program). deploy/android/check-deps.sh compares it with an
+# agent-only configure's find_package() calls (--list-deps prints it).
+declare -A PROVIDES=(
+  [Threads]=ndk [ZLIB]=ndk [PkgConfig]=host
+  [muparser]="source muparser" [c-ares]="source c-ares" [re2]="source re2"
+  [absl]="source abseil" [Protobuf]="source protobuf"
+  [OpenSSL]="source openssl" [gRPC]="source grpc"
+  [nlohmann_json]="headers nlohmann-json3-dev" [CLI11]="headers libcli11-dev"
+  [tomlplusplus]="headers libtomlplusplus-dev" [OpenCL]="headers opencl-c-headers"
+)
+if [ "$mode" = list-deps ]; then
+  for package in "${!PROVIDES[@]}"; do
+    echo "$package ${PROVIDES[$package]}"
+  done | sort
+  for dep in "${DEPS[@]}"; do echo "- source $dep"; done
+  for pkg in "${HEADER_PKGS[@]}"; do echo "- headers $pkg"; done
+  exit 0
+fi
 
 # --- the host's tools --------------------------------------------------------
 for tool in cmake make perl python3 protoc grpc_cpp_plugin apt-get dpkg-query \
@@ -112,12 +149,6 @@ fi
 # it pulls in: base, proto, client, trial, kernels_templates), as Debian
 # source packages in build order. zlib is the NDK's (libz.so, a system
 # library); OpenCL is loaded at run time.
-DEPS=(muparser c-ares re2 abseil protobuf openssl grpc)
-SMALL_DEPS=(muparser c-ares re2)
-# Header-only: copied from the host's -dev packages (the same files their
-# sources install; no compiler involved). opencl-c-headers: the Khronos
-# headers the agent compiles against.
-HEADER_PKGS=(nlohmann-json3-dev libcli11-dev libtomlplusplus-dev opencl-c-headers)
 
 # The host package whose source version each must have. protobuf and grpc:
 # those of the host's protoc and grpc_cpp_plugin (the code generators).
@@ -445,10 +476,12 @@ for h in CL/cl.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h; do
 done
 
 # --- the agent -----------------------------------------------------------------
-# The root CMakeLists.txt as it is, with agent-deps.cmake answering its
-# find_package() calls for what the agent does not link; only the
+# The root CMakeLists.txt as the agent-only component (cmake/Components.cmake),
+# with agent-deps.cmake answering its find_package() calls (the component
+# guard, OpenCL's headers, the host's gRPC plugin); only the
 # tunefleet-agent target is built.
 AGENT_ARGS=(
+  -DTUNEFLEET_COMPONENTS=agent
   -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$HERE/agent-deps.cmake"
   -DTUNEFLEET_OPENCL_INCLUDE_DIR="$PREFIX/include"
   -DTUNEFLEET_HOST_GRPC_CPP_PLUGIN="$(command -v grpc_cpp_plugin)"
@@ -458,7 +491,8 @@ AGENT_ARGS=(
 
 if [ "$mode" = host-check ]; then
   # Configure, then generate the protobuf and gRPC code of the agent's
-  # libraries (no compiling); the link line must name nothing stubbed.
+  # libraries (no compiling); the link line must name nothing it must not
+  # link.
   check_dir=$CACHE/host-check/agent
   t0=$(now)
   rm -rf "$check_dir"

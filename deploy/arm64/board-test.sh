@@ -42,7 +42,8 @@
 # cache (.cache/arm64/pocl-kcache) is kept between runs. Exits non-zero with
 # a message on any failure; processes are ended on every exit. Needs root,
 # binfmt_misc (qemu-aarch64) and, for the first rootfs, Debian's mirrors;
-# CI does not run it (ctest skips it).
+# ctest skips it, CI runs it with --packages where the machine allows it
+# (deploy/arm64/ci-board-test.sh, docs/BUILDING.md).
 #
 # As a non-root user it runs itself in a user namespace where the user is
 # root (unshare --map-root-user --mount), with --no-build: root makes the
@@ -70,7 +71,7 @@ while [ $# -gt 0 ]; do
     --packages) packages=1; cli_args=(--cli) ;;
     --no-build) no_build=1 ;;
     --ctest) ctest_mode=1 ;;
-    -h|--help) sed -n '2,59p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,60p' "$0"; exit 0 ;;
     *) arm64_die "board-test.sh: unknown argument $1 (--help)" ;;
   esac
   shift

@@ -6,8 +6,15 @@
 #
 #   bash deploy/arm64/build-agent.sh [--cli] [--jobs N]
 #
+# The agent is the agent-only component (-DTUNEFLEET_COMPONENTS=agent,
+# cmake/Components.cmake), configured and built with every rootfs package
+# but the agent's (and what they depend on) hidden and the component guard
+# on; every library it needs must be of those packages. --cli then
+# configures agent,cli (the CLI links the server's libraries) and builds
+# tunefleet. Needs root (the rootfs, the mount namespace).
 # Environment: ARM64_BUILD_DIR (default build-arm64), ARM64_BUILD_TYPE
-# (default Release), ARM64_ROOTFS (default .cache/arm64/rootfs).
+# (default Release), ARM64_ROOTFS (default .cache/arm64/rootfs), ARM64_JOBS,
+# ARM64_CCACHE (default 1: compile through ccache where installed; 0: not).
 # Prints the path of the agent on stdout.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -18,7 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --cli) with_cli=1 ;;
     --jobs) jobs=$2; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) arm64_die "build-agent.sh: unknown argument $1" ;;
   esac
   shift
@@ -43,21 +50,74 @@ sysroot_protobuf=$(awk '/define PROTOBUF_VERSION /{ v = $3;
   arm64_die "host protoc $host_protoc does not match the sysroot's" \
     "libprotobuf $sysroot_protobuf"
 
-t0=$(arm64_now)
-cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" \
-  -DCMAKE_TOOLCHAIN_FILE="$TUNEFLEET_ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
-  -DTUNEFLEET_SYSROOT="$ARM64_ROOTFS" \
-  -DCMAKE_BUILD_TYPE="${ARM64_BUILD_TYPE:-Release}" \
-  -DTUNEFLEET_BUILD_TESTS=OFF -DTUNEFLEET_BUILD_BENCH=OFF >/dev/null
-arm64_log "timing: configure $(arm64_elapsed "$t0") s"
+configure() {  # configure COMPONENTS
+  local launcher=()
+  if [ "${ARM64_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  mkdir -p "$ARM64_BUILD_DIR"
+  cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" ${launcher[@]+"${launcher[@]}"} \
+    -DCMAKE_TOOLCHAIN_FILE="$TUNEFLEET_ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
+    -DTUNEFLEET_SYSROOT="$ARM64_ROOTFS" \
+    -DCMAKE_BUILD_TYPE="${ARM64_BUILD_TYPE:-Release}" \
+    -DTUNEFLEET_COMPONENTS="$1" \
+    -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$TUNEFLEET_ROOT/cmake/ComponentGuard.cmake" \
+    -DTUNEFLEET_BUILD_TESTS=OFF -DTUNEFLEET_BUILD_BENCH=OFF >"$ARM64_BUILD_DIR/configure.log" 2>&1 || {
+    sed -n '/CMake Error/,$p' "$ARM64_BUILD_DIR/configure.log" | head -n 40 >&2
+    arm64_die "configuring $ARM64_BUILD_DIR (TUNEFLEET_COMPONENTS=$1) failed" \
+      "(log: $ARM64_BUILD_DIR/configure.log)"
+  }
+}
 
-targets=(tunefleet-agent)
-[ "$with_cli" = 1 ] && targets+=(tunefleet)
+# The agent alone: TUNEFLEET_COMPONENTS=agent under the component guard,
+# with the rootfs's usr/ showing only the agent's packages
+# (cmake/Components.cmake) and what they depend on, every other package's
+# development files hidden (arm64_without_others): an agent that needs
+# anything of the server's or the CLI's fails here, as on a sysroot without
+# them.
+closure=$(mktemp)
+trap 'rm -f "$closure"' EXIT
 t0=$(arm64_now)
-cmake --build "$ARM64_BUILD_DIR" -j"$jobs" --target "${targets[@]}" >&2
-arm64_log "timing: build ${targets[*]} $(arm64_elapsed "$t0") s (-j$jobs)"
+export -f configure arm64_die arm64_log
+export TUNEFLEET_ROOT ARM64_BUILD_DIR ARM64_ROOTFS ARM64_BUILD_TYPE ARM64_CCACHE
+ARM64_HIDE_CLOSURE=$closure arm64_without_others \
+  "${ARM64_SYSTEM_PACKAGES[*]} ${ARM64_AGENT_PACKAGES[*]}" \
+  bash -c 'configure agent' >&2
+arm64_log "timing: configure (agent only, the other packages hidden) $(arm64_elapsed "$t0") s"
+t0=$(arm64_now)
+ARM64_HIDE_CLOSURE="" arm64_without_others \
+  "${ARM64_SYSTEM_PACKAGES[*]} ${ARM64_AGENT_PACKAGES[*]}" \
+  cmake --build "$ARM64_BUILD_DIR" -j"$jobs" --target tunefleet-agent >&2 ||
+  arm64_die "building tunefleet-agent (agent only, the other packages hidden) failed"
+arm64_log "timing: build tunefleet-agent $(arm64_elapsed "$t0") s (-j$jobs)"
 
+# Every library it needs is of an agent's package (or what those depend on).
 agent=$ARM64_BUILD_DIR/device_agent/tunefleet-agent
+for lib in $(readelf -d -W "$agent" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+  pkg=""
+  for path in {/usr,}/lib/aarch64-linux-gnu/"$lib"; do
+    [ -e "$ARM64_ROOTFS$path" ] || continue
+    pkg=$(dpkg-query --admindir="$ARM64_ROOTFS/var/lib/dpkg" -S "$path" 2>/dev/null |
+            head -n1 | cut -d: -f1) || true
+    [ -z "$pkg" ] || break
+  done
+  [ -n "$pkg" ] || arm64_die "tunefleet-agent needs $lib, which no package of the rootfs ships"
+  grep -qx "$pkg" "$closure" ||
+    arm64_die "tunefleet-agent needs $lib (package $pkg), which is none of the" \
+      "agent's dependencies (cmake/Components.cmake) nor theirs"
+done
+arm64_log "tunefleet-agent: every library it needs is of the agent's packages"
+
+if [ "$with_cli" = 1 ]; then
+  # The CLI (which links the server's libraries): the whole rootfs in sight.
+  t0=$(arm64_now)
+  configure "$ARM64_COMPONENTS"
+  arm64_log "timing: configure ($ARM64_COMPONENTS) $(arm64_elapsed "$t0") s"
+  t0=$(arm64_now)
+  cmake --build "$ARM64_BUILD_DIR" -j"$jobs" --target tunefleet >&2
+  arm64_log "timing: build tunefleet $(arm64_elapsed "$t0") s (-j$jobs)"
+fi
+
 file -L "$agent" | grep -q 'ARM aarch64' ||
   arm64_die "$agent is not an aarch64 binary: $(file -L "$agent")"
 file -L "$agent" >&2

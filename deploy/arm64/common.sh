@@ -17,26 +17,41 @@ else
   ARM64_POCL_CACHE=${ARM64_POCL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tunefleet-arm64/pocl-kcache}
 fi
 
+arm64_log() { echo "[arm64 $(date +%H:%M:%S)] $*" >&2; }
+arm64_die() { echo "[arm64] error: $*" >&2; exit 1; }
+
 ARM64_SUITE=bookworm
 ARM64_MIRRORS=(
   "deb http://deb.debian.org/debian bookworm main"
   "deb http://deb.debian.org/debian bookworm-updates main"
   "deb http://deb.debian.org/debian-security bookworm-security main"
 )
-# What the cross build links against (agent and CLI) and what the agent
-# needs to run (the ICD loader and PoCL). Changing the list changes the
-# cache key, so a new rootfs is made.
-ARM64_PACKAGES=(
-  libc6-dev libstdc++-12-dev
-  libgrpc++-dev libprotobuf-dev libabsl-dev libssl-dev zlib1g-dev
-  ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev
-  libxgboost-dev libsqlite3-dev libonnx-dev
-)
+# What the cross build links against and what the agent needs to run. The
+# -dev packages are those of the components cross-built here, as
+# cmake/Components.cmake says: the agent (build-agent.sh) and the CLI
+# (build-agent.sh --cli, board-test.sh --cli and --packages), which links
+# the server's libraries; the agent alone is built with the others hidden
+# (build-agent.sh). Then the C and C++ libraries, the ICD loader, PoCL and
+# clinfo. Changing the list changes the cache key, so a new rootfs is made.
+ARM64_COMPONENTS=agent,cli
+arm64_component_packages() {  # arm64_component_packages COMPONENTS
+  command -v cmake >/dev/null ||
+    arm64_die "cmake missing: bash deploy/install-deps.sh"
+  cmake -DCOMPONENTS="$1" -DQUERY=deb -DREQUIRED_ONLY=ON \
+    -P "$TUNEFLEET_ROOT/cmake/Components.cmake" ||
+    arm64_die "cmake/Components.cmake: no package list for $1"
+}
+ARM64_SYSTEM_PACKAGES=(libc6-dev libstdc++-12-dev)
+ARM64_RUN_PACKAGES=(ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+_arm64_list=$(arm64_component_packages agent) || exit 1
+read -r -d '' -a ARM64_AGENT_PACKAGES <<<"$_arm64_list" || true
+_arm64_list=$(arm64_component_packages "$ARM64_COMPONENTS") || exit 1
+read -r -d '' -a ARM64_PACKAGES <<<"$_arm64_list" || true
+if [ ${#ARM64_AGENT_PACKAGES[@]} -eq 0 ] || [ ${#ARM64_PACKAGES[@]} -eq 0 ]; then
+  arm64_die "cmake/Components.cmake gave no packages"
+fi
+ARM64_PACKAGES=("${ARM64_SYSTEM_PACKAGES[@]}" "${ARM64_PACKAGES[@]}" "${ARM64_RUN_PACKAGES[@]}")
 ARM64_VARIANT=apt
-
-arm64_log() { echo "[arm64 $(date +%H:%M:%S)] $*" >&2; }
-arm64_die() { echo "[arm64] error: $*" >&2; exit 1; }
 
 # The cache key: a hash of everything that decides the rootfs's contents.
 arm64_rootfs_key() {
@@ -81,6 +96,34 @@ arm64_ensure_binfmt() {
   fi
   grep -q '^flags:.*F' /proc/sys/fs/binfmt_misc/qemu-aarch64 ||
     arm64_die "binfmt qemu-aarch64 lacks the F (fix binary) flag; chroots need it"
+}
+
+# arm64_without_others "KEEP..." COMMAND...: COMMAND in a mount namespace
+# of its own where the rootfs's usr/ is an overlay without the development
+# files (headers, CMake and pkg-config files, link libraries) of every
+# package but KEEP (space-separated) and what they depend on
+# (deploy/hide-packages.py); the rootfs itself is not written. With
+# ARM64_HIDE_CLOSURE set, the kept packages are listed in that file. Root.
+arm64_without_others() {
+  local keep=$1
+  shift
+  command -v python3 >/dev/null || arm64_die "python3 missing"
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  unshare --mount --propagation private -- bash -euc '
+    rootfs=$1 keep=$2 hide=$3 closure=$4
+    shift 4
+    tmp=$(mktemp -d /tmp/tunefleet-arm64-hide.XXXXXX)
+    trap "umount -l \"\$rootfs/usr\" 2>/dev/null; umount -l \"\$tmp\" 2>/dev/null; rmdir \"\$tmp\"" EXIT
+    # On a tmpfs: overlayfs takes no upper directory on an overlay.
+    mount -t tmpfs -o mode=755 tunefleet-arm64-hide "$tmp"
+    mkdir "$tmp/upper" "$tmp/work"
+    # shellcheck disable=SC2086
+    python3 "$hide" --root "$rootfs" --keep $keep --whiteouts "$tmp/upper" \
+      ${closure:+--closure "$closure"}
+    mount -t overlay tunefleet-arm64-hide \
+      -o "lowerdir=$rootfs/usr,upperdir=$tmp/upper,workdir=$tmp/work" "$rootfs/usr"
+    "$@"' _ "$ARM64_ROOTFS" "$keep" "$TUNEFLEET_ROOT/deploy/hide-packages.py" \
+    "${ARM64_HIDE_CLOSURE:-}" "$@"
 }
 
 # Seconds since the epoch, with milliseconds.

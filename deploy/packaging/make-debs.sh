@@ -11,7 +11,9 @@
 # of agent (tunefleet-agent), server (tunefleet-server) and cli (tunefleet).
 # Default: all three; in a cross build (packages for another architecture
 # than this machine's) agent,cli: a board runs the agent, the server stays
-# on a host (--components agent,server,cli cross-builds the server too).
+# on a host (--components agent,server,cli cross-builds the server too);
+# of these, those the build directory is configured with
+# (TUNEFLEET_COMPONENTS: an agent-only build makes tunefleet-agent alone).
 # It configures BUILD_DIR again (for the CPack config), builds the
 # components' binaries (incremental) and runs cpack, each under
 # `flock $BUILD_LOCK` (default /tmp/build.lock; BUILD_LOCK=none: no lock)
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --components) [ $# -ge 2 ] || die "--components needs a list (agent,server,cli)"
                   components=$2; shift ;;
     --components=*) components=${1#--components=} ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) die "unknown option $1 (--help)" ;;
     *) args+=("$1") ;;
   esac
@@ -63,9 +65,16 @@ deb_arch=$(sed -n 's/^set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "\(.*\)")$/\1/p' \
              "$build/CPackConfig.cmake")
 [ -n "$deb_arch" ] || die "no CPACK_DEBIAN_PACKAGE_ARCHITECTURE in $build/CPackConfig.cmake"
 host_arch=$(dpkg --print-architecture 2>/dev/null || echo unknown)
+# The components the build directory has (TUNEFLEET_COMPONENTS,
+# cmake/Components.cmake): an agent-only build packages the agent only.
+configured=$(sed -n 's/^set(CPACK_COMPONENTS_ALL "\(.*\)")$/\1/p' "$build/CPackConfig.cmake" |
+               tr ';' ' ')
 if [ -z "$components" ]; then
   if [ "$deb_arch" = "$host_arch" ]; then components=agent,server,cli
   else components=agent,cli; fi
+  components=$(for c in ${components//,/ }; do
+                 [[ " $configured " == *" $c "* ]] && echo "$c"; done | paste -sd,)
+  [ -n "$components" ] || die "$build has none of the components to package (it has: $configured)"
 fi
 
 # Component -> build target, binary and package name.
@@ -78,6 +87,9 @@ for c in "${wanted[@]}"; do
     cli) targets+=(tunefleet); binaries+=(/usr/bin/tunefleet); names+=(tunefleet) ;;
     *) die "unknown component '$c' in --components $components (agent, server, cli)" ;;
   esac
+  [[ " $configured " == *" $c "* ]] ||
+    die "$build is configured without the component $c (it has: $configured):" \
+      "configure it with -DTUNEFLEET_COMPONENTS=all, or a list naming $c"
   cpack_components+=("$c")
 done
 [ ${#targets[@]} -gt 0 ] || die "--components is empty"
