@@ -10,6 +10,9 @@
 #     models (+15 MB); PACK_BENCH=0 leaves out the benchmarks (gpu_gemm,
 #     gpu_membound, agent_efficiency, model_tuning, model_e2e), to stay within the device
 #     tool's 64 MiB carry with both
+#   PEER_TOOL=/path/to/onnx_torch.py deploy/gpu-pack.sh   # packs the
+#     PyTorch + cuDNN peer that gpu-run.sh model-e2e times beside ours
+#     (MODEL onnx --shape N=D.. [--cuda-graph] [--check-ort] --json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -51,4 +54,8 @@ done
 cp deploy/gpu-run.sh "$OUT/"
 # ONNX Runtime's runner for Python's onnxruntime (gpu-run.sh model-e2e).
 cp tests/support/ort_run.py "$OUT/"
+if [ -n "${PEER_TOOL:-}" ]; then
+  [ -f "$PEER_TOOL" ] || { echo "PEER_TOOL=$PEER_TOOL: no such file" >&2; exit 2; }
+  cp "$PEER_TOOL" "$OUT/peer.py"
+fi
 du -sh "$OUT"

@@ -24,7 +24,12 @@
 #     with the model runtime (E2E_RUNS measured runs, default 20) beside
 #     ONNX Runtime's CPU latency on the same input (Python's onnxruntime
 #     through the packed ort_run.py) and their outputs' deviation
-#     (model_e2e.txt, e2e-<model>.json, run-<model>.json)
+#     (model_e2e.txt, e2e-<model>.json, run-<model>.json); `tunefleet run`
+#     with --record off and auto (run-<model>-record-<mode>.json); where
+#     the pack has the peer (gpu-pack.sh PEER_TOOL=...), PyTorch + cuDNN
+#     eager and with CUDA graphs on the same model and shape, checked
+#     against ONNX Runtime (peer-<model>-<eager|graph>.json), in the same
+#     call; a summary table last (e2e_summary.txt)
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
 #     CLBlast library templates), every trial verified (schedules.db)
@@ -162,7 +167,53 @@ if [ "$what" = model ] || [ "$what" = all ]; then
     tail -5 "$RESULTS/$model${MODEL_TAG:-}.log"
   done
 fi
+# A Python with PyTorch for the peer (the machine's python3, else a
+# virtual environment or conda under /opt, /usr/local or /root).
+find_peer_python() {
+  local p
+  for p in python3 /opt/*/bin/python3 /opt/*/*/bin/python3 /usr/local/bin/python3 \
+           /root/*/bin/python3 /root/.venv*/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c "import torch, onnx" 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+}
+# One line per model: ours (tuned plan, plain and recorded runs) beside the
+# peer's eager and CUDA-graph medians, and each one's deviation from ONNX
+# Runtime (max|ours - ort| / max|ort|).
+e2e_summary() {
+  python3 - "$RESULTS" ${MODELS:-cls det rec} <<'PY'
+import json, os, sys
+out, models = sys.argv[1], sys.argv[2:]
+def load(name):
+    try:
+        with open(os.path.join(out, name)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+f = lambda v: "-" if v is None else "%.4g" % v
+print("%-5s %9s %9s %9s %9s %10s %11s %11s %10s" % (
+    "model", "off ms", "auto ms", "est ms", "auto/est", "ours rel",
+    "torch eager", "torch graph", "torch rel"))
+for m in models:
+    off, auto = load("run-%s-record-off.json" % m), load("run-%s-record-auto.json" % m)
+    e2e = (load("e2e-%s.json" % m).get("models") or [{}])[0]
+    pe, pg = load("peer-%s-eager.json" % m), load("peer-%s-graph.json" % m)
+    med = lambda j: (j.get("latency_ms") or {}).get("median")
+    est = auto.get("estimated_ms")
+    ratio = med(auto) / est if med(auto) and est else None
+    diffs = (pg.get("ort") or {}).get("diffs") or {}
+    rels = [d.get("max_rel") for d in diffs.values() if d.get("max_rel") is not None]
+    print("%-5s %9s %9s %9s %9s %10s %11s %11s %10s" % (
+        m, f(med(off)), f(med(auto)), f(est), f(ratio),
+        f(e2e.get("max_relative_deviation")), f(med(pe)), f(med(pg)),
+        f(max(rels) if rels else None)))
+PY
+}
 if [ "$what" = model-e2e ]; then
+  PEER_PYTHON=$(find_peer_python)
+  echo "peer python: ${PEER_PYTHON:-none found}" >&2
   # ONNX Runtime for the reference: the machine's Python package.
   if [ -z "${TUNEFLEET_ORT_COMMAND:-}" ] && python3 -c "import onnxruntime" 2>/dev/null; then
     export TUNEFLEET_ORT_COMMAND="python3 $PACK/ort_run.py"
@@ -192,7 +243,21 @@ if [ "$what" = model-e2e ]; then
       > "$RESULTS/run-$model.json" 2>> "$RESULTS/e2e-$model.log"
     "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
       --db "$db" --runs "${E2E_RUNS:-20}" | tee -a "$RESULTS/model_e2e.txt"
+    for mode in off auto; do
+      "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
+        --db "$db" --runs "${E2E_RUNS:-20}" --record "$mode" --json \
+        > "$RESULTS/run-$model-record-$mode.json" 2>> "$RESULTS/e2e-$model.log"
+    done
+    if [ -f "$PACK/peer.py" ] && [ -n "$PEER_PYTHON" ]; then
+      "$PEER_PYTHON" "$PACK/peer.py" "$PACK/models/$file" --shape "$shape" \
+        --iters "${E2E_RUNS:-50}" --check-ort --json \
+        > "$RESULTS/peer-$model-eager.json" 2>> "$RESULTS/e2e-$model.log"
+      "$PEER_PYTHON" "$PACK/peer.py" "$PACK/models/$file" --shape "$shape" \
+        --iters "${E2E_RUNS:-50}" --cuda-graph --check-ort --json \
+        > "$RESULTS/peer-$model-graph.json" 2>> "$RESULTS/e2e-$model.log"
+    fi
   done
+  e2e_summary | tee "$RESULTS/e2e_summary.txt"
 fi
 if [ "$what" = model-bench ]; then
   # bench/model_tuning on this device: the cls model's budget spread
