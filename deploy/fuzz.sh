@@ -12,7 +12,7 @@
 #
 #   bash deploy/fuzz.sh [SECONDS_PER_TARGET (60)] [TARGET...]
 #
-# Targets: validation_fuzzer spec_fuzzer onnx_fuzzer table_fuzzer.
+# Targets: validation_fuzzer spec_fuzzer onnx_fuzzer table_fuzzer http_fuzzer.
 # Environment: BUILD_DIR (build-fuzz), JOBS (nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(validation_fuzzer spec_fuzzer onnx_fuzzer table_fuzzer)
+  TARGETS=(validation_fuzzer spec_fuzzer onnx_fuzzer table_fuzzer http_fuzzer)
 fi
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}

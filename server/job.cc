@@ -58,7 +58,6 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       device_(std::move(device)),
       space_(std::move(space)),
       space_size_(space_->valid_size()),
-      requests_(*spec_.tmpl, spec_.workload, spec_.timing),
       store_(store),
       scheduler_(scheduler),
       writer_(writer),
@@ -215,6 +214,7 @@ bool Job::End(const absl::Status& status) {
   // every config), then the space it reads.
   strategy_.reset();
   space_.reset();
+  requests_.reset();
   if (interrupted) return true;  // left unfinished for the next server
   const tunefleet::v1::JobState state =
       !status.ok() ? tunefleet::v1::JOB_STATE_FAILED
@@ -225,6 +225,14 @@ bool Job::End(const absl::Status& status) {
            return store_->SetJobState(id_, state, message);
          });
   return true;
+}
+
+const trial::MeasureRequestBuilder& Job::Requests() {
+  if (requests_ == nullptr) {
+    requests_ = std::make_unique<const trial::MeasureRequestBuilder>(
+        *spec_.tmpl, spec_.workload, spec_.timing);
+  }
+  return *requests_;
 }
 
 absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
@@ -359,7 +367,7 @@ void Job::Replay(search::SearchStrategy* strategy) {
       if (t.state != tunefleet::v1::TRIAL_STATE_DONE) {
         outstanding_[t.id] = t.config_index;
         trial::LeanRequest lean =
-            requests_.BuildLean(space_->Config(t.config_index), t.id);
+            Requests().BuildLean(space_->Config(t.config_index), t.id);
         queued.push_back(
             QueuedTrial{t.id, id_, spec_.priority, spec_.device_key,
                         std::make_shared<tunefleet::v1::MeasureRequest>(
@@ -440,7 +448,7 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
       // The sources stay in the builder's shared texts (LeanRequest): the
       // agent's session fills them in only where the agent lacks them.
       trial::LeanRequest lean =
-          requests_.BuildLean(space_->Config(rows[t].config_index), ids[t]);
+          Requests().BuildLean(space_->Config(rows[t].config_index), ids[t]);
       queued.push_back(
           QueuedTrial{ids[t], id_, spec_.priority, spec_.device_key,
                       std::make_shared<tunefleet::v1::MeasureRequest>(

@@ -107,7 +107,7 @@ class Job : public TrackedJob {
                 Stored stored = nullptr, store::TrialLease lease = {});
 
  private:
-  // A stored result waiting for the job's thread.
+  // A stored result waiting for the job's next step.
   struct Result {
     int64_t trial_id;
     tunefleet::v1::Measurement::Error error;
@@ -150,7 +150,8 @@ class Job : public TrackedJob {
   // passed without improvement.
   bool StoppedEarly(int64_t done);
   void OnReference(const tunefleet::v1::Measurement& m);
-  // A result the store took: counts it for the job's thread when `fresh`.
+  // A result the store took: queues it for the job's next step when
+  // `fresh`, and wakes it.
   void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
                 double time_ns, bool fresh);
   // Writes trial rows for these configs and queues them, kDispatchChunk at
@@ -170,8 +171,11 @@ class Job : public TrackedJob {
   // Released by End() (after the strategy, which reads it).
   std::unique_ptr<search::SearchSpace> space_;
   const uint64_t space_size_;
-  // What every trial request of the job shares, built once.
-  const trial::MeasureRequestBuilder requests_;
+  // What every trial request of the job shares, built once, by the first
+  // step that queues trials (a model job's task may wait long for its
+  // first grant, or never get one); released by End().
+  const trial::MeasureRequestBuilder& Requests();
+  std::unique_ptr<const trial::MeasureRequestBuilder> requests_;
   store::Store* const store_;
   Scheduler* const scheduler_;
   store::TrialWriter* const writer_;  // may be null

@@ -206,8 +206,8 @@ void JobManager::StartTask(const std::shared_ptr<Job>& task) {
 }
 
 void JobManager::Ended(int64_t id, TrackedJob* job, bool model, bool task) {
-  std::optional<tunefleet::v1::JobProgress> final;
-  if (!task) final = job->Progress();
+  std::string final;
+  if (!task) final = job->Progress().SerializeAsString();
   {
     absl::MutexLock lock(&mu_);
     if (model) {
@@ -217,19 +217,25 @@ void JobManager::Ended(int64_t id, TrackedJob* job, bool model, bool task) {
     }
     if (task) return;
     --active_;
-    KeepEnded(id, *std::move(final));
+    KeepEnded(id, std::move(final));
   }
-  // The job's strategy, space and (a model job's) tasks are gone by now.
-  ReleaseFreeMemory();
+  // The job's strategy, space and (a model job's) tasks are gone by now,
+  // the job itself once its last step lets go of it (just after this):
+  // then the store's cache of the pages they touched goes, and the
+  // allocator's free pages go back to the system.
+  // One such release at a time, however many jobs end.
+  if (release_pending_.exchange(true)) return;
+  executor_->PostAfter(absl::Milliseconds(100), [this] {
+    release_pending_.store(false);
+    store_->ReleaseMemory();
+    ReleaseFreeMemory();
+  });
 }
 
-void JobManager::KeepEnded(int64_t id, tunefleet::v1::JobProgress progress) {
-  auto size = [](const tunefleet::v1::JobProgress& p) {
-    return static_cast<int64_t>(p.ByteSizeLong());
-  };
-  ended_bytes_ += size(progress);
+void JobManager::KeepEnded(int64_t id, std::string progress) {
+  ended_bytes_ += static_cast<int64_t>(progress.size());
   if (auto it = ended_.find(id); it != ended_.end()) {
-    ended_bytes_ -= size(it->second);
+    ended_bytes_ -= static_cast<int64_t>(it->second.size());
     it->second = std::move(progress);
   } else {
     ended_.emplace(id, std::move(progress));
@@ -237,7 +243,7 @@ void JobManager::KeepEnded(int64_t id, tunefleet::v1::JobProgress progress) {
   while (!ended_.empty() &&
          (static_cast<int>(ended_.size()) > limits_.kept_ended_jobs ||
           ended_bytes_ > limits_.kept_ended_bytes)) {
-    ended_bytes_ -= size(ended_.begin()->second);
+    ended_bytes_ -= static_cast<int64_t>(ended_.begin()->second.size());
     ended_.erase(ended_.begin());  // the oldest id
   }
 }
@@ -247,7 +253,9 @@ std::optional<tunefleet::v1::JobProgress> JobManager::EndedProgress(
   absl::MutexLock lock(&mu_);
   auto it = ended_.find(job_id);
   if (it == ended_.end()) return std::nullopt;
-  return it->second;
+  tunefleet::v1::JobProgress progress;
+  if (!progress.ParseFromString(it->second)) return std::nullopt;
+  return progress;
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {

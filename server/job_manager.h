@@ -3,6 +3,7 @@
 #ifndef TUNEFLEET_SERVER_JOB_MANAGER_H_
 #define TUNEFLEET_SERVER_JOB_MANAGER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -144,7 +145,7 @@ class JobManager {
 
   // Cancels every running job (their state becomes cancelled).
   void CancelAll();
-  // Stops every job's thread and leaves the jobs unfinished in the store,
+  // Ends every job's steps and leaves the jobs unfinished in the store,
   // for ResumeJobs() on the next start, with the attempts of the trials
   // still leased (Scheduler::StoreLeaseAttempts).
   void Shutdown();
@@ -209,7 +210,7 @@ class JobManager {
   void Ended(int64_t id, TrackedJob* job, bool model, bool task);
   // Keeps `progress` as the final progress of job `id`, dropping the
   // oldest kept beyond the limits.
-  void KeepEnded(int64_t id, tunefleet::v1::JobProgress progress)
+  void KeepEnded(int64_t id, std::string progress)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Empties the manager: its jobs, and its model jobs into `models`.
   std::vector<std::shared_ptr<Job>> TakeAll(
@@ -225,8 +226,11 @@ class JobManager {
   std::map<int64_t, std::shared_ptr<ModelJob>> models_ ABSL_GUARDED_BY(mu_);
   int active_ ABSL_GUARDED_BY(mu_) = 0;    // live jobs and model jobs
   int reserved_ ABSL_GUARDED_BY(mu_) = 0;  // submissions under way
-  std::map<int64_t, tunefleet::v1::JobProgress> ended_ ABSL_GUARDED_BY(mu_);
+  // Serialized: one allocation each, not the thousands of a model job's
+  // progress (which would pin the memory its tasks gave back).
+  std::map<int64_t, std::string> ended_ ABSL_GUARDED_BY(mu_);
   int64_t ended_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<bool> release_pending_{false};  // a memory release is posted
   // Last: its threads stop (Shutdown) before the rest goes.
   std::unique_ptr<JobExecutor> executor_;
 };
