@@ -189,11 +189,14 @@ void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,
 bool Job::Step() {
   if (!set_up_) {
     set_up_ = true;
+    bool cancelled;
     {
       absl::MutexLock lock(&mu_);
-      // Cancelled or interrupted before it ever ran: nothing to set up.
-      if (cancelled_) return End(absl::OkStatus());
+      cancelled = cancelled_;
     }
+    // Cancelled or interrupted before it ever ran: nothing to set up
+    // (End() takes the lock itself).
+    if (cancelled) return End(absl::OkStatus());
     if (absl::Status s = SetUp(); !s.ok()) return End(s);
   }
   bool ended = false;
