@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "dashboard/data_source.h"
@@ -91,13 +92,33 @@ tunefleet::dashboard::HttpServer* Server() {
   return server;
 }
 
-// The status codes of every answer in `out`, in order.
+// The status codes of the answers in `out`, in order: each answer's status
+// line, then its headers, then a body of its Content-Length (a body may
+// hold any text, "HTTP/1.1 " too). -1 for a status line that is not one;
+// stops at an answer without Content-Length (whose end it cannot tell).
 std::vector<int> Statuses(const std::string& out) {
   std::vector<int> codes;
   size_t at = 0;
-  while ((at = out.find("HTTP/1.1 ", at)) != std::string::npos) {
-    codes.push_back(std::atoi(out.c_str() + at + 9));
-    at += 9;
+  while (at < out.size()) {
+    if (out.compare(at, 9, "HTTP/1.1 ") != 0 || out.size() < at + 12) {
+      codes.push_back(-1);
+      break;
+    }
+    int code = 0;
+    for (size_t i = at + 9; i < at + 12; ++i) {
+      if (out[i] < '0' || out[i] > '9') {
+        code = -1;
+        break;
+      }
+      code = code * 10 + (out[i] - '0');
+    }
+    codes.push_back(code);
+    const size_t head_end = out.find("\r\n\r\n", at);
+    if (code < 0 || head_end == std::string::npos) break;
+    const std::string head = out.substr(at, head_end - at);
+    const size_t cl = head.find("\r\nContent-Length: ");
+    if (cl == std::string::npos) break;
+    at = head_end + 4 + std::strtoull(head.c_str() + cl + 18, nullptr, 10);
   }
   return codes;
 }
@@ -122,7 +143,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (int code : Statuses(out)) {
     if (code < 100 || code > 599) {
-      std::fprintf(stderr, "status %d\n", code);
+      std::fprintf(stderr, "status %d in the answer:\n%s\n", code,
+                   out.substr(0, 400).c_str());
       std::abort();
     }
   }
