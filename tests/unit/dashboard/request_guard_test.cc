@@ -67,13 +67,13 @@ TEST(CheckStateChange, TakesOnlyJsonFromTheSameOrigin) {
             std::nullopt);
   EXPECT_EQ(CheckStateChange("POST", "application/json", "", "", host, false),
             std::nullopt);
-  EXPECT_EQ(CheckStateChange("POST", "application/json; charset=utf-8",
-                             "http://127.0.0.1:8080", "same-origin", host,
-                             false),
-            std::nullopt);
-  for (const char* type : {"", "text/plain", "application/x-www-form-urlencoded",
-                           "multipart/form-data; boundary=x",
-                           "application/jsonx"}) {
+  EXPECT_EQ(
+      CheckStateChange("POST", "application/json; charset=utf-8",
+                       "http://127.0.0.1:8080", "same-origin", host, false),
+      std::nullopt);
+  for (const char* type :
+       {"", "text/plain", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "application/jsonx"}) {
     EXPECT_EQ(CheckStateChange("POST", type, "", "", host, false)->status, 415)
         << type;
   }
@@ -81,10 +81,10 @@ TEST(CheckStateChange, TakesOnlyJsonFromTheSameOrigin) {
                              "", host, false)
                 ->status,
             403);
-  EXPECT_EQ(CheckStateChange("POST", "application/json", "null", "", host,
-                             false)
-                ->status,
-            403);
+  EXPECT_EQ(
+      CheckStateChange("POST", "application/json", "null", "", host, false)
+          ->status,
+      403);
   // The right host under the other scheme is another origin.
   EXPECT_EQ(CheckStateChange("POST", "application/json",
                              "https://127.0.0.1:8080", "", host, false)
