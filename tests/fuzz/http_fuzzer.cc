@@ -94,8 +94,11 @@ tunefleet::dashboard::HttpServer* Server() {
 
 // The status codes of the answers in `out`, in order: each answer's status
 // line, then its headers, then a body of its Content-Length (a body may
-// hold any text, "HTTP/1.1 " too). -1 for a status line that is not one;
-// stops at an answer without Content-Length (whose end it cannot tell).
+// hold any text, "HTTP/1.1 " too), or none (the answer to HEAD, which
+// states the length of the body it leaves out): the next answer starts
+// where a status line starts. -1 for a status line that is not one; stops
+// where it cannot tell the end of an answer (no Content-Length, or neither
+// end followed by a status line).
 std::vector<int> Statuses(const std::string& out) {
   std::vector<int> codes;
   size_t at = 0;
@@ -118,7 +121,19 @@ std::vector<int> Statuses(const std::string& out) {
     const std::string head = out.substr(at, head_end - at);
     const size_t cl = head.find("\r\nContent-Length: ");
     if (cl == std::string::npos) break;
-    at = head_end + 4 + std::strtoull(head.c_str() + cl + 18, nullptr, 10);
+    const size_t with_body =
+        head_end + 4 + std::strtoull(head.c_str() + cl + 18, nullptr, 10);
+    auto answer_at = [&out](size_t i) {
+      return i == out.size() ||
+             (i < out.size() && out.compare(i, 9, "HTTP/1.1 ") == 0);
+    };
+    if (answer_at(with_body)) {
+      at = with_body;
+    } else if (answer_at(head_end + 4)) {
+      at = head_end + 4;  // HEAD: no body
+    } else {
+      break;
+    }
   }
   return codes;
 }

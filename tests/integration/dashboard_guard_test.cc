@@ -89,10 +89,18 @@ class DashboardGuard : public ::testing::Test {
   static std::string Host() { return absl::StrCat("127.0.0.1:", http_port_); }
   static std::string JobPath() { return absl::StrCat("/api/jobs/", job_id_); }
   // The job's state as the API shows it ("" when it does not answer).
-  static std::string JobState() {
-    auto res = Call(http_port_, "GET", JobPath(), {{"Host", Host()}});
+  static std::string JobState(int64_t job = job_id_) {
+    auto res = Call(http_port_, "GET", absl::StrCat("/api/jobs/", job),
+                    {{"Host", Host()}});
     if (!res || res->status != 200) return "";
     return nlohmann::json::parse(res->body)["job"]["state"];
+  }
+  // True once `job` has left the queue (its first step ran; it then waits
+  // for an agent).
+  static bool WaitRunning(int64_t job) {
+    return FleetHarness::WaitFor(
+        [job] { return JobState(job) == "JOB_STATE_RUNNING"; },
+        std::chrono::seconds(30));
   }
 
   static inline std::unique_ptr<FleetHarness> fleet_;
@@ -126,7 +134,7 @@ TEST_F(DashboardGuard, AForgedHostGets421AndNoData) {
 }
 
 TEST_F(DashboardGuard, AnotherSitesFormPostCannotCancelTheJob) {
-  ASSERT_EQ(JobState(), "JOB_STATE_RUNNING");
+  ASSERT_TRUE(WaitRunning(job_id_)) << JobState();
   const std::string cancel = absl::StrCat(JobPath(), "/cancel");
   // What a form on another site posts (the three content types a form or
   // a "simple" fetch can send), with what the browser adds.
@@ -175,6 +183,7 @@ TEST_F(DashboardGuard, ChromiumOnAnotherSitesPageCannotCancel) {
   }
   const int64_t job = fleet_->Submit(testing::SmallGemmJob(kKey, 10, 0, 2));
   ASSERT_GT(job, 0);
+  ASSERT_TRUE(WaitRunning(job)) << JobState(job);
   const std::string cancel = absl::StrCat("http://127.0.0.1:", http_port_,
                                           "/api/jobs/", job, "/cancel");
   httplib::Server evil;
@@ -207,6 +216,39 @@ TEST_F(DashboardGuard, ChromiumOnAnotherSitesPageCannotCancel) {
   ASSERT_TRUE(res);
   EXPECT_EQ(nlohmann::json::parse(res->body)["job"]["state"],
             "JOB_STATE_RUNNING");
+}
+
+// The other side of the same checks: the dashboard's own page, in the
+// browser, still cancels (its fetch sends JSON from its own origin).
+TEST_F(DashboardGuard, ChromiumOnTheDashboardsOwnPageCancels) {
+  if (!testing::HaveWebDriver()) {
+    GTEST_SKIP() << "chromium or chromedriver is not installed";
+  }
+  const int64_t job = fleet_->Submit(testing::SmallGemmJob(kKey, 10, 0, 3));
+  ASSERT_GT(job, 0);
+  const std::string button =
+      absl::StrCat("tr[data-job-id=\"", job, "\"] button.cancel");
+  {
+    testing::WebDriver browser(fleet_->dir() + "/chromedriver_own.log");
+    ASSERT_TRUE(browser.ok())
+        << testing::ReadAll(fleet_->dir() + "/chromedriver_own.log");
+    browser.Navigate(absl::StrCat("http://", Host(), "/#/jobs"));
+    const std::string cancel =
+        browser.WaitFind(button, std::chrono::seconds(20));
+    ASSERT_FALSE(cancel.empty()) << browser.Source().substr(0, 4000);
+    browser.Run("window.confirm = () => true; return null;");
+    browser.Click(cancel);
+    EXPECT_TRUE(FleetHarness::WaitFor(
+        [&] {
+          auto res = Call(http_port_, "GET", absl::StrCat("/api/jobs/", job),
+                          {{"Host", Host()}});
+          return res && res->status == 200 &&
+                 nlohmann::json::parse(res->body)["job"]["state"] ==
+                     "JOB_STATE_CANCELLED";
+        },
+        std::chrono::seconds(20)))
+        << browser.Source().substr(0, 4000);
+  }
 }
 
 TEST_F(DashboardGuard, SlowClientsWithoutATokenDoNotStallTheApi) {
