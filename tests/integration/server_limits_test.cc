@@ -6,13 +6,16 @@
 // tasks per model job and streams per token refuse with
 // RESOURCE_EXHAUSTED naming their flag.
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +57,23 @@ int64_t Status(pid_t pid, const std::string& field) {
   return -1;
 }
 int64_t Threads(pid_t pid) { return Status(pid, "Threads"); }
+// The CPU time the process used so far (user + system), in clock ticks
+// (/proc/PID/stat fields 14 and 15).
+int64_t CpuTicks(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return -1;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  int64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  return utime + stime;
+}
 int64_t RssKb(pid_t pid) { return Status(pid, "VmRSS"); }
 
 // WatchJob streams on the callback client API: each counts its first
@@ -215,6 +235,14 @@ TEST(ServerLimits, ThreadsStayBoundedAndACancelledModelJobGivesItsMemoryBack) {
       << "threads: " << threads_start << " at the start, " << threads_streams
       << " with " << kStreams << " WatchJob streams";
 
+  // What the open streams cost while nothing changes (printed, not
+  // asserted: it is a rate).
+  const int64_t ticks_start = CpuTicks(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double idle_cpu = 100.0 *
+                          static_cast<double>(CpuTicks(pid) - ticks_start) /
+                          static_cast<double>(sysconf(_SC_CLK_TCK)) / 2.0;
+
   const int64_t rss_before = RssKb(pid);
   const auto submit_start = std::chrono::steady_clock::now();
   int64_t model = 0;
@@ -266,11 +294,12 @@ TEST(ServerLimits, ThreadsStayBoundedAndACancelledModelJobGivesItsMemoryBack) {
       << "RSS " << rss_before << " kB before the model job, " << rss_model
       << " kB with it, " << rss_after << " kB after its cancel";
   std::printf(
-      "threads: %lld at the start, %lld with %d streams, %lld with the model "
+      "threads: %lld at the start, %lld with %d streams (server CPU %.1f%% "
+      "of a core while they wait), %lld with the model "
       "job; RSS %lld kB before it, %lld kB with it, %lld kB after its "
       "cancel; SubmitModelJob %.1f s, ListJobs after the cancel %.3f s\n",
       static_cast<long long>(threads_start),
-      static_cast<long long>(threads_streams), kStreams,
+      static_cast<long long>(threads_streams), kStreams, idle_cpu,
       static_cast<long long>(threads_model), static_cast<long long>(rss_before),
       static_cast<long long>(rss_model), static_cast<long long>(rss_after),
       submit_s, list_s);
