@@ -25,6 +25,7 @@ absl::StatusOr<dashboard::HttpOptions> HttpOptionsOf(
   http.tls_cert_file = options.tls_cert;
   http.tls_key_file = options.tls_key;
   http.title = absl::StrCat("tunefleet dashboard: ", options.db);
+  http.hosts = options.hosts;
   if (!options.tokens_file.empty()) {
     absl::StatusOr<auth::TokenSet> tokens =
         auth::TokenSet::Load(options.tokens_file);
@@ -51,8 +52,13 @@ CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options) {
   cmd->add_option("--db", options.db, "SQLite database file")
       ->capture_default_str();
   cmd->add_option("--http", options.http,
-                  "HOST:PORT to serve on (port 0: any free port)")
+                  "HOST:PORT to serve on (port 0: any free port); the "
+                  "default is loopback only, this machine's browsers")
       ->capture_default_str();
+  cmd->add_option("--http-host", options.hosts,
+                  "a host name the page is reached by besides the --http "
+                  "address (repeat for more); requests naming another Host "
+                  "are refused (421), against DNS rebinding");
   cmd->add_option("--tokens", options.tokens_file,
                   "require a token of role reader or tuner from this tokens "
                   "file (tunefleet token add); default: no token on a "
@@ -93,6 +99,12 @@ int RunDashboard(const DashboardOptions& options) {
                (*server)->tls() ? "https" : "http",
                (*server)->address().c_str(), options.db.c_str(),
                http->tokens ? "token required" : "no token");
+  if (auth::IsLoopbackAddress(options.http)) {
+    std::fprintf(stderr,
+                 "tunefleet dashboard: listening on loopback only: browsers "
+                 "on other machines cannot connect (--http HOST:PORT with "
+                 "--tokens and --tls-cert/--tls-key to serve them)\n");
+  }
   int signal = 0;
   sigwait(&signals, &signal);
   (*server)->Stop();

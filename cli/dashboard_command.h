@@ -6,6 +6,7 @@
 #define TUNEFLEET_CLI_DASHBOARD_COMMAND_H_
 
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -21,6 +22,9 @@ struct DashboardOptions {
   std::string tls_cert;  // HTTPS: certificate chain and key (PEM)
   std::string tls_key;
   bool insecure = false;  // allow a non-loopback address without TLS+tokens
+  // Host names besides the listen address the page may be reached by
+  // (dashboard/request_guard.h).
+  std::vector<std::string> hosts;
 };
 
 CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options);

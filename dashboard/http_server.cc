@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/host_port.h"
 #include "base/status_macros.h"
+#include "dashboard/bounded_server.h"
 #include "dashboard/json_views.h"
 #include "dashboard/token_check.h"
 #include "dashboard/web_assets.h"
@@ -85,15 +86,18 @@ absl::StatusOr<int64_t> JobIdOf(const httplib::Request& req) {
 HttpServer::HttpServer(PrivateTag, HttpOptions options, DataSource* source)
     : options_(std::move(options)), source_(source), tokens_(options_.tokens) {}
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Make(
     const HttpOptions& options, DataSource* source) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       base::HostPort listen,
       base::ParseHostPort(options.listen, "--http", /*allow_port_zero=*/true));
   auto s = std::make_unique<HttpServer>(PrivateTag{}, options, source);
   s->host_ = listen.host;
+  s->host_rule_ = HostRule{listen.host, options.hosts};
   if (options.tls_cert_file.empty()) {
-    s->server_ = std::make_unique<httplib::Server>();
+    auto plain = std::make_unique<BoundedServer>(options.connections);
+    s->bounded_ = plain.get();
+    s->server_ = std::move(plain);
   } else {
     auto ssl = std::make_unique<httplib::SSLServer>(
         options.tls_cert_file.c_str(), options.tls_key_file.c_str(),
@@ -105,9 +109,31 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
           "--http: cannot load the TLS certificate ", options.tls_cert_file,
           " and key ", options.tls_key_file));
     }
+    ApplyLimits(options.connections, *ssl);
     s->server_ = std::move(ssl);
   }
   s->AddRoutes();
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::ForTest(
+    const HttpOptions& options, DataSource* source) {
+  HttpOptions plain = options;
+  plain.tls_cert_file.clear();
+  return Make(plain, source);
+}
+
+std::string HttpServer::ServeForTest(absl::string_view raw) {
+  return bounded_ != nullptr ? bounded_->ServeForTest(raw) : std::string();
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const HttpOptions& options, DataSource* source) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> s,
+                             Make(options, source));
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      base::HostPort listen,
+      base::ParseHostPort(options.listen, "--http", /*allow_port_zero=*/true));
   if (listen.port == 0) {
     s->port_ = s->server_->bind_to_any_port(listen.host);
   } else if (s->server_->bind_to_port(listen.host, listen.port)) {
@@ -154,6 +180,24 @@ void HttpServer::AddRoutes() {
                            {"X-Frame-Options", "DENY"},
                            {"Referrer-Policy", "no-referrer"}});
   srv.set_payload_max_length(4096);
+  // Before routing: the Host names this dashboard, and a state change is
+  // JSON from its own origin (request_guard.h).
+  const bool tls = this->tls();
+  srv.set_pre_routing_handler([this, tls](const httplib::Request& req,
+                                          httplib::Response& res) {
+    const std::string host = req.get_header_value("Host");
+    std::optional<Refusal> refusal = CheckHost(host, host_rule_);
+    if (!refusal) {
+      refusal =
+          CheckStateChange(req.method, req.get_header_value("Content-Type"),
+                           req.get_header_value("Origin"),
+                           req.get_header_value("Sec-Fetch-Site"), host, tls);
+    }
+    if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = refusal->status;
+    res.set_content(nlohmann::json{{"error", refusal->message}}.dump(), kJson);
+    return httplib::Server::HandlerResponse::Handled;
+  });
 
   auto page = [](absl::string_view text, const char* type) {
     return [text, type](const httplib::Request&, httplib::Response& res) {

@@ -12,7 +12,13 @@
 // Every /api/ call and /metrics needs a bearer token of role reader or
 // above (dashboard/token_check.h); without one: 401 and a body of only
 // {"error": "..."}. The page and its assets hold no data and load without
-// a token. Live updates: the page polls the API (app.js).
+// a token, which the page asks for (a form; kept in the tab's
+// sessionStorage) and sends as a header: a token is never read from the
+// URL. Live updates: the page polls the API (app.js).
+// Before any of that, every request's Host must name the dashboard (421
+// otherwise) and a POST must be JSON from the dashboard's own origin (415,
+// 403) (request_guard.h); connections are served under deadlines
+// (bounded_server.h). docs/SERVER_LIMITS.md has the details.
 #ifndef TUNEFLEET_DASHBOARD_HTTP_SERVER_H_
 #define TUNEFLEET_DASHBOARD_HTTP_SERVER_H_
 
@@ -20,11 +26,14 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "dashboard/connection_limits.h"
 #include "dashboard/data_source.h"
+#include "dashboard/request_guard.h"
 #include "server/auth/tokens.h"
 
 namespace httplib {
@@ -32,6 +41,8 @@ class Server;
 }
 
 namespace tunefleet::dashboard {
+
+class BoundedServer;
 
 struct HttpOptions {
   // HOST:PORT to listen on; port 0: any free port. Which addresses are
@@ -50,6 +61,11 @@ struct HttpOptions {
   std::function<std::string()> metrics_text;
   // Shown in the page's header: what is being looked at.
   std::string title = "tunefleet";
+  // Names (or addresses) besides the listen address that requests may
+  // carry as their Host (a reverse proxy's, a DNS name); "*": any.
+  std::vector<std::string> hosts;
+  // Threads, connections and deadlines of the connections.
+  ConnectionLimits connections;
 };
 
 // Serves on its own thread from Start() until Stop() (or destruction).
@@ -76,6 +92,15 @@ class HttpServer {
   // Stops listening and joins the serving thread; idempotent.
   void Stop();
 
+  // Serves `raw` (one or more requests as a client sends them) and returns
+  // the answers, without a socket; for a server made by ForTest().
+  std::string ServeForTest(absl::string_view raw);
+  // A plain-HTTP server with `options`' routes and checks that does not
+  // listen (for ServeForTest). Errors: INVALID_ARGUMENT for a bad listen
+  // address.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> ForTest(
+      const HttpOptions& options, DataSource* source);
+
  private:
   struct PrivateTag {
     explicit PrivateTag() = default;
@@ -86,7 +111,10 @@ class HttpServer {
   HttpServer(PrivateTag, HttpOptions options, DataSource* source);
 
  private:
-  // Registers the pages, API and /metrics on server_.
+  // Makes server_ (plain or TLS) with its routes, not listening.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Make(
+      const HttpOptions& options, DataSource* source);
+  // Registers the checks (request_guard.h), pages, API and /metrics.
   void AddRoutes();
   std::shared_ptr<const auth::TokenSet> tokens() const;
 
@@ -94,7 +122,9 @@ class HttpServer {
   DataSource* source_;
   std::string host_;
   int port_ = 0;
+  HostRule host_rule_;
   std::unique_ptr<httplib::Server> server_;
+  BoundedServer* bounded_ = nullptr;  // server_, when plain HTTP
   std::thread thread_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const auth::TokenSet> tokens_ ABSL_GUARDED_BY(mu_);

@@ -20,7 +20,7 @@ PACKAGES=(
   clang-14 libfuzzer-14-dev
   python3-grpcio python3-grpc-tools
   libcpp-httplib-dev libjs-chart.js prometheus-cpp-dev
-  python3-prometheus-client chromium fonts-dejavu-core
+  python3-prometheus-client chromium chromium-driver fonts-dejavu-core
 )
 # Extra packages named on the command line join the list
 # (deploy/arm64/install-deps.sh adds the cross build's).

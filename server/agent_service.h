@@ -3,7 +3,7 @@
 // agent stream (AgentServiceImpl::Stream) with its own write queue, and no
 // thread per stream. Sends to an agent (Welcome, measure batches) are
 // queued and written by gRPC in the background, so the scheduler and the
-// job threads never block on a slow agent.
+// jobs' steps never block on a slow agent.
 #ifndef TUNEFLEET_SERVER_AGENT_SERVICE_H_
 #define TUNEFLEET_SERVER_AGENT_SERVICE_H_
 

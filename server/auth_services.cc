@@ -35,11 +35,16 @@ grpc::Status AuthorizedTuningService::SubmitJob(
   });
 }
 
-grpc::Status AuthorizedTuningService::WatchJob(
-    grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
-    grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
-  return Authorized(*auth_, *context, auth::kWatchJobMethod,
-                    [&] { return inner_->WatchJob(context, request, writer); });
+WatchReactor* AuthorizedTuningService::WatchJob(
+    grpc::CallbackServerContext* context,
+    const tunefleet::v1::WatchJobRequest* request) {
+  std::string caller;
+  if (grpc::Status status =
+          auth_->Check(*context, auth::kWatchJobMethod, &caller);
+      !status.ok()) {
+    return RefusedWatchStream(std::move(status));
+  }
+  return inner_->Watch(request, caller);
 }
 
 grpc::Status AuthorizedTuningService::ListDevices(

@@ -35,9 +35,12 @@ class AuthorizedAgentService final
 };
 
 // TuningService: SubmitJob, SubmitModelJob and CancelJob for tuners, the rest
-// for readers and tuners. Thread-safe; `inner` and `auth` must outlive it.
+// for readers and tuners. WatchJob on the callback API (no thread per
+// stream; TuningServiceImpl::Watch), the rest synchronous. Thread-safe;
+// `inner` and `auth` must outlive it.
 class AuthorizedTuningService final
-    : public tunefleet::v1::TuningService::Service {
+    : public tunefleet::v1::TuningService::WithCallbackMethod_WatchJob<
+          tunefleet::v1::TuningService::Service> {
  public:
   AuthorizedTuningService(TuningServiceImpl* inner,
                           const auth::Authorizer* auth)
@@ -46,10 +49,9 @@ class AuthorizedTuningService final
   grpc::Status SubmitJob(grpc::ServerContext* context,
                          const tunefleet::v1::SubmitJobRequest* request,
                          tunefleet::v1::SubmitJobResponse* response) override;
-  grpc::Status WatchJob(
-      grpc::ServerContext* context,
-      const tunefleet::v1::WatchJobRequest* request,
-      grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) override;
+  WatchReactor* WatchJob(
+      grpc::CallbackServerContext* context,
+      const tunefleet::v1::WatchJobRequest* request) override;
   grpc::Status ListDevices(
       grpc::ServerContext* context,
       const tunefleet::v1::ListDevicesRequest* request,

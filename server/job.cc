@@ -57,7 +57,7 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       spec_(std::move(spec)),
       device_(std::move(device)),
       space_(std::move(space)),
-      requests_(*spec_.tmpl, spec_.workload, spec_.timing),
+      space_size_(space_->valid_size()),
       store_(store),
       scheduler_(scheduler),
       writer_(writer),
@@ -79,23 +79,26 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
   progress_.set_template_name(std::string(spec_.tmpl->name()));
 }
 
-Job::~Job() {
-  Cancel();
-  Join();
-}
+// A job ends (its last step ran) before its last owner lets it go: its
+// steps hold it while they run.
+Job::~Job() = default;
 
 void Job::Grant(int64_t trials) {
-  absl::MutexLock lock(&mu_);
-  budget_ += trials;
-  woken_ = true;
-  progress_.set_trials_total(static_cast<uint32_t>(budget_));
-  ++version_;
+  {
+    absl::MutexLock lock(&mu_);
+    budget_ += trials;
+    progress_.set_trials_total(static_cast<uint32_t>(budget_));
+    Changed();
+  }
+  Wake();
 }
 
 void Job::Close() {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
-  woken_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  Wake();
 }
 
 void Job::SetMessage(const std::string& message) {
@@ -112,7 +115,7 @@ int64_t Job::Budget(bool* open) {
 void Job::CountRequeued() {
   absl::MutexLock lock(&mu_);
   progress_.set_trials_requeued(progress_.trials_requeued() + 1);
-  ++version_;
+  Changed();
 }
 
 void Job::OnReference(const Measurement& m) {
@@ -128,7 +131,7 @@ void Job::OnReference(const Measurement& m) {
   (void)store_->SetJobReference(id_, ns);
   absl::MutexLock lock(&mu_);
   progress_.set_reference_time_ns(ns);
-  ++version_;
+  Changed();
 }
 
 void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored,
@@ -175,13 +178,34 @@ void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored,
 void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,
                    bool fresh) {
   if (!fresh) return;  // a repeated result counts once
-  absl::MutexLock lock(&mu_);
-  inbox_.push_back(
-      Result{trial_id, error, error == Measurement::OK ? time_ns : 0.0});
+  {
+    absl::MutexLock lock(&mu_);
+    inbox_.push_back(
+        Result{trial_id, error, error == Measurement::OK ? time_ns : 0.0});
+  }
+  Wake();
 }
 
-void Job::Run() {
-  absl::Status status = Loop();
+bool Job::Step() {
+  if (!set_up_) {
+    set_up_ = true;
+    bool cancelled;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled = cancelled_;
+    }
+    // Cancelled or interrupted before it ever ran: nothing to set up
+    // (End() takes the lock itself).
+    if (cancelled) return End(absl::OkStatus());
+    if (absl::Status s = SetUp(); !s.ok()) return End(s);
+  }
+  bool ended = false;
+  absl::Status status = Advance(&ended);
+  if (!status.ok() || ended) return End(status);
+  return false;
+}
+
+bool Job::End(const absl::Status& status) {
   bool cancelled, interrupted;
   {
     absl::MutexLock lock(&mu_);
@@ -189,7 +213,12 @@ void Job::Run() {
     interrupted = interrupted_;
   }
   scheduler_->CancelJob(id_);
-  if (interrupted) return;  // left unfinished for the next server
+  // Most of the job's memory: the strategy (its model and the features of
+  // every config), then the space it reads.
+  strategy_.reset();
+  space_.reset();
+  requests_.reset();
+  if (interrupted) return true;  // left unfinished for the next server
   const tunefleet::v1::JobState state =
       !status.ok() ? tunefleet::v1::JOB_STATE_FAILED
       : cancelled  ? tunefleet::v1::JOB_STATE_CANCELLED
@@ -198,6 +227,15 @@ void Job::Run() {
          [this, state](const std::string& message) {
            return store_->SetJobState(id_, state, message);
          });
+  return true;
+}
+
+const trial::MeasureRequestBuilder& Job::Requests() {
+  if (requests_ == nullptr) {
+    requests_ = std::make_unique<const trial::MeasureRequestBuilder>(
+        *spec_.tmpl, spec_.workload, spec_.timing);
+  }
+  return *requests_;
 }
 
 absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
@@ -206,7 +244,9 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
   options.xgb.seed = spec_.seed;
   options.budget_hint = static_cast<size_t>(
       spec_.budget_hint > 0 ? spec_.budget_hint : spec_.budget);
-  options.history = spec_.history;
+  // The history's one copy moves into the strategy (it is large: up to
+  // kMaxHistoryRows rows of features).
+  options.history = std::move(spec_.history);
   TUNEFLEET_ASSIGN_OR_RETURN(
       options.features,
       cost_model::SpaceFeatures(
@@ -236,57 +276,64 @@ void Job::EnqueueReference() {
                    spec_.device_key, std::move(request)}});
 }
 
-absl::Status Job::Loop() {
+absl::Status Job::SetUp() {
   TUNEFLEET_RETURN_IF_ERROR(
       store_->SetJobState(id_, tunefleet::v1::JOB_STATE_RUNNING, ""));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<search::SearchStrategy> strategy,
-                             MakeStrategy());
+  TUNEFLEET_ASSIGN_OR_RETURN(strategy_, MakeStrategy());
   {
     absl::MutexLock lock(&mu_);
     progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
-    ++version_;
+    Changed();
   }
   // First in line: the baseline the tuned kernels are compared with.
   if (spec_.measure_reference && !resume_.reference_measured) {
     EnqueueReference();
   }
-  bool exhausted = false;
-  // The first round proposes at once; later ones wait for results (the
-  // timeout re-reads capacity, so agents that connect later get work).
-  absl::Duration wait = absl::ZeroDuration();
-  while (true) {
-    std::vector<search::Measurement> measurements;
-    size_t outstanding = 0;
-    if (!Collect(wait, &measurements, &outstanding)) return absl::OkStatus();
-    wait = absl::Milliseconds(200);
-    strategy->Observe(measurements);
-    const int64_t done = Done();
-    bool open = false;
-    const int64_t budget = Budget(&open);
-    if (done >= budget && !open) {
-      if (spec_.granted_budget) SetMessage("its granted trials are measured");
-      return absl::OkStatus();
-    }
-    if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
-    if (exhausted && outstanding == 0) {
-      if (spec_.granted_budget) {
-        SetMessage("every config of its space measured");
-      }
-      return absl::OkStatus();
-    }
-    const int64_t capacity = scheduler_->Capacity(spec_.device_key);
-    const int64_t in_flight = static_cast<int64_t>(outstanding);
-    const int64_t want =
-        std::min(budget - done - in_flight, capacity - in_flight);
-    if (want <= 0 || exhausted) continue;
-    std::vector<uint64_t> indices =
-        strategy->Propose(static_cast<size_t>(want));
-    if (indices.empty()) {
-      exhausted = true;  // every valid config has been proposed
-      continue;
-    }
-    TUNEFLEET_RETURN_IF_ERROR(Dispatch(indices));
+  return absl::OkStatus();
+}
+
+absl::Status Job::Advance(bool* ended) {
+  // While it waits for room on the fleet (agents that connect later get
+  // work), or has a deadline, a timer wakes it too; everything else it
+  // waits for (results, grants, a cancel) wakes it.
+  constexpr absl::Duration kRecheck = absl::Milliseconds(200);
+  *ended = true;
+  std::vector<search::Measurement> measurements;
+  size_t outstanding = 0;
+  if (!Collect(&measurements, &outstanding)) return absl::OkStatus();
+  strategy_->Observe(measurements);
+  const int64_t done = Done();
+  bool open = false;
+  const int64_t budget = Budget(&open);
+  if (done >= budget && !open) {
+    if (spec_.granted_budget) SetMessage("its granted trials are measured");
+    return absl::OkStatus();
   }
+  if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
+  if (exhausted_ && outstanding == 0) {
+    if (spec_.granted_budget) {
+      SetMessage("every config of its space measured");
+    }
+    return absl::OkStatus();
+  }
+  *ended = false;
+  const int64_t in_flight = static_cast<int64_t>(outstanding);
+  const int64_t left = budget - done - in_flight;
+  if (spec_.deadline_ms > 0) WakeAfter(kRecheck);
+  if (left <= 0 || exhausted_) return absl::OkStatus();
+  const int64_t capacity = scheduler_->Capacity(spec_.device_key);
+  const int64_t want = std::min(left, capacity - in_flight);
+  if (want <= 0) {
+    WakeAfter(kRecheck);  // no room on the fleet now
+    return absl::OkStatus();
+  }
+  std::vector<uint64_t> indices = strategy_->Propose(static_cast<size_t>(want));
+  if (indices.empty()) {
+    exhausted_ = true;  // every valid config has been proposed
+    Wake();             // which may end it now
+    return absl::OkStatus();
+  }
+  return Dispatch(indices);
 }
 
 int64_t Job::Done() {
@@ -323,7 +370,7 @@ void Job::Replay(search::SearchStrategy* strategy) {
       if (t.state != tunefleet::v1::TRIAL_STATE_DONE) {
         outstanding_[t.id] = t.config_index;
         trial::LeanRequest lean =
-            requests_.BuildLean(space_->Config(t.config_index), t.id);
+            Requests().BuildLean(space_->Config(t.config_index), t.id);
         queued.push_back(
             QueuedTrial{t.id, id_, spec_.priority, spec_.device_key,
                         std::make_shared<tunefleet::v1::MeasureRequest>(
@@ -336,21 +383,15 @@ void Job::Replay(search::SearchStrategy* strategy) {
       measurements.push_back(
           Count(t.id, t.config_index, t.error, ok ? t.time_ns : 0.0));
     }
-    ++version_;
+    Changed();
   }
   strategy->Observe(measurements);
   scheduler_->Enqueue(std::move(queued));
 }
 
-bool Job::Collect(absl::Duration wait,
-                  std::vector<search::Measurement>* measurements,
+bool Job::Collect(std::vector<search::Measurement>* measurements,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
-  auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancelled_ || woken_ || !inbox_.empty();
-  };
-  mu_.AwaitWithTimeout(absl::Condition(&wake), wait);
-  woken_ = false;
   if (cancelled_) return false;
   std::vector<Result> results;
   results.swap(inbox_);
@@ -360,7 +401,7 @@ bool Job::Collect(absl::Duration wait,
     measurements->push_back(Count(r.trial_id, it->second, r.error, r.time_ns));
     outstanding_.erase(it);
   }
-  if (!results.empty()) ++version_;
+  if (!results.empty()) Changed();
   *outstanding = outstanding_.size();
   return true;
 }
@@ -410,7 +451,7 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
       // The sources stay in the builder's shared texts (LeanRequest): the
       // agent's session fills them in only where the agent lacks them.
       trial::LeanRequest lean =
-          requests_.BuildLean(space_->Config(rows[t].config_index), ids[t]);
+          Requests().BuildLean(space_->Config(rows[t].config_index), ids[t]);
       queued.push_back(
           QueuedTrial{ids[t], id_, spec_.priority, spec_.device_key,
                       std::make_shared<tunefleet::v1::MeasureRequest>(

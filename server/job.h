@@ -1,15 +1,15 @@
-// One tuning job: a search strategy over the task's space, driven in its own
-// thread. It proposes configs, writes their trial rows, queues them on the
-// scheduler, takes results as they arrive (writing each in one transaction)
-// and publishes progress until the trial budget is spent, the space runs
-// out, or it is cancelled.
+// One tuning job: a search strategy over the task's space, run as steps on
+// the server's job executor (tracked_job.h). Each step takes the results
+// that arrived, proposes configs, writes their trial rows and queues them
+// on the scheduler; results (written each in one transaction, or by the
+// group commit) wake the next step. It publishes progress until the trial
+// budget is spent, the space runs out, or it is cancelled.
 #ifndef TUNEFLEET_SERVER_JOB_H_
 #define TUNEFLEET_SERVER_JOB_H_
 
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -60,8 +60,10 @@ struct JobResume {
 
 // Thread-safe: OnResult() comes from agent streams, Progress() and
 // WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
-// The job's thread waits for results in real time (a few hundred ms at a
-// time) and checks the deadline against `clock` after each wait.
+// Results, grants and a cancel wake its next step; while it waits for
+// agents (budget left, no room on the fleet) or has a deadline, a step
+// also runs every 200 ms of real time, checking the deadline against
+// `clock`.
 class Job : public TrackedJob {
  public:
   // Called once a result is in the store (OK; also for a repeated result,
@@ -83,11 +85,12 @@ class Job : public TrackedJob {
   // a trial row (those ids are positive).
   int64_t reference_trial_id() const { return -id_; }
   const JobSpec& spec() const { return spec_; }
-  uint64_t space_size() const { return space_->valid_size(); }
+  uint64_t space_size() const { return space_size_; }
 
   // Cancel(): stops proposing, drops queued trials, ends the job as
-  // cancelled. Interrupt(): stops the job's thread but leaves it unfinished
-  // in the store; the next server resumes it.
+  // cancelled. Interrupt(): ends the job's steps but leaves it unfinished
+  // in the store; the next server resumes it. Its strategy (the largest
+  // part of its memory) is released when it ends.
 
   // A model job's task (spec.granted_budget): `trials` more to measure.
   void Grant(int64_t trials);
@@ -104,26 +107,32 @@ class Job : public TrackedJob {
                 Stored stored = nullptr, store::TrialLease lease = {});
 
  private:
-  // A stored result waiting for the job's thread.
+  // A stored result waiting for the job's next step.
   struct Result {
     int64_t trial_id;
     tunefleet::v1::Measurement::Error error;
     double time_ns;  // median per-round time when OK, else 0
   };
-  void Run() override;
-  // Proposes, dispatches and collects until the job ends; errors from the
-  // store or the strategy's setup fail the job.
-  absl::Status Loop();
+  bool Step() override;
+  // The first step's work: the job running in the store, its strategy
+  // (with a resumed job's trials replayed), its reference queued.
+  absl::Status SetUp();
+  // One pass: takes the results, then proposes and dispatches what the
+  // budget and the fleet allow. Sets *ended (and returns the job's error,
+  // if any) once it ends.
+  absl::Status Advance(bool* ended);
+  // The last step's work: drops its queued trials and its strategy, and
+  // stores how it ended (unless interrupted). Returns true.
+  bool End(const absl::Status& status);
   // The job's search strategy over its space; for a resumed job, with the
   // stored trials replayed (Replay()).
   absl::StatusOr<std::unique_ptr<search::SearchStrategy>> MakeStrategy();
   // Queues the naive reference kernel's measurement, ahead of the job's
   // trials (one priority higher).
   void EnqueueReference();
-  // Waits up to `wait` for results or cancellation; turns new results into
-  // measurements and progress. False once cancelled.
-  bool Collect(absl::Duration wait,
-               std::vector<search::Measurement>* measurements,
+  // Turns the results that arrived into measurements and progress. False
+  // once cancelled.
+  bool Collect(std::vector<search::Measurement>* measurements,
                size_t* outstanding);
   // Counts one finished trial (time_ns when OK) into the progress; returns
   // it as the strategy sees it.
@@ -141,7 +150,8 @@ class Job : public TrackedJob {
   // passed without improvement.
   bool StoppedEarly(int64_t done);
   void OnReference(const tunefleet::v1::Measurement& m);
-  // A result the store took: counts it for the job's thread when `fresh`.
+  // A result the store took: queues it for the job's next step when
+  // `fresh`, and wakes it.
   void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
                 double time_ns, bool fresh);
   // Writes trial rows for these configs and queues them, kDispatchChunk at
@@ -155,19 +165,28 @@ class Job : public TrackedJob {
   bool PastDeadline();
 
   const int64_t id_;
-  const JobSpec spec_;
+  // Not const: SetUp() moves the transfer history into the strategy.
+  JobSpec spec_;
   const tunefleet::v1::DeviceInfo device_;
-  const std::unique_ptr<search::SearchSpace> space_;
-  // What every trial request of the job shares, built once.
-  const trial::MeasureRequestBuilder requests_;
+  // Released by End() (after the strategy, which reads it).
+  std::unique_ptr<search::SearchSpace> space_;
+  const uint64_t space_size_;
+  // What every trial request of the job shares, built once, by the first
+  // step that queues trials (a model job's task may wait long for its
+  // first grant, or never get one); released by End().
+  const trial::MeasureRequestBuilder& Requests();
+  std::unique_ptr<const trial::MeasureRequestBuilder> requests_;
   store::Store* const store_;
   Scheduler* const scheduler_;
   store::TrialWriter* const writer_;  // may be null
   const base::Clock& clock_;
   JobResume resume_;  // consumed by Replay()
+  // The steps' own state (one step at a time: no lock).
+  bool set_up_ = false;
+  bool exhausted_ = false;  // every valid config has been proposed
+  std::unique_ptr<search::SearchStrategy> strategy_;
   int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // no more grants
-  bool woken_ ABSL_GUARDED_BY(mu_) = false;   // a grant or close to read
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, uint64_t> outstanding_
       ABSL_GUARDED_BY(mu_);                       // trial -> index

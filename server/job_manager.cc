@@ -1,8 +1,11 @@
 #include "server/job_manager.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
+#include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -12,6 +15,7 @@
 #include "kernels_templates/registry.h"
 #include "proto/names.h"
 #include "search/strategy.h"
+#include "server/memory_release.h"
 #include "server/model_progress.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
@@ -34,7 +38,51 @@ absl::StatusOr<const templates::KernelTemplate*> UserTemplateFor(
       "template '", t->name(), "' does not run ", workload.Canonical()));
 }
 
+int ExecutorThreads(const JobLimits& limits) {
+  if (limits.job_threads > 0) return limits.job_threads;
+  return std::max(4, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 }  // namespace
+
+JobManager::JobManager(store::Store* store, Scheduler* scheduler,
+                       const base::Clock& clock, store::TrialWriter* writer,
+                       JobLimits limits)
+    : store_(store),
+      scheduler_(scheduler),
+      clock_(clock),
+      writer_(writer),
+      limits_(limits),
+      executor_(std::make_unique<JobExecutor>(ExecutorThreads(limits))) {}
+
+JobManager::~JobManager() {
+  Shutdown();
+  executor_->Stop();
+}
+
+absl::Status JobManager::Reserve() {
+  absl::MutexLock lock(&mu_);
+  if (active_ + reserved_ >= limits_.max_active_jobs) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the server runs ", active_,
+        " jobs and model jobs, its limit of active jobs "
+        "(tunefleet-server --max-active-jobs ",
+        limits_.max_active_jobs,
+        "); wait for one to end or cancel one (tunefleet cancel ID)"));
+  }
+  ++reserved_;
+  return absl::OkStatus();
+}
+
+void JobManager::Unreserve() {
+  absl::MutexLock lock(&mu_);
+  --reserved_;
+}
+
+int JobManager::active_jobs() {
+  absl::MutexLock lock(&mu_);
+  return active_;
+}
 
 absl::StatusOr<std::string> JobManager::ChooseDeviceKey(
     const std::string& requested) {
@@ -154,6 +202,8 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
 
 absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
     const tunefleet::v1::SubmitJobRequest& request) {
+  TUNEFLEET_RETURN_IF_ERROR(Reserve());
+  absl::Cleanup unreserve = [this] { Unreserve(); };
   TUNEFLEET_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
   // Kept with the job, with the chosen key, so that it can be rebuilt.
   tunefleet::v1::SubmitJobRequest stored = request;
@@ -168,7 +218,7 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
 }
 
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
-                                        JobResume resume, bool start) {
+                                        JobResume resume, bool task) {
   auto job = std::make_shared<Job>(
       id, std::move(prepared.spec), std::move(prepared.device),
       std::move(prepared.space), store_, scheduler_, clock_, std::move(resume),
@@ -176,9 +226,73 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
+    if (!task) ++active_;
   }
-  if (start) job->Start();
+  if (!task) {
+    job->Start(executor_.get(), [this, id, raw = job.get()] {
+      Ended(id, raw, /*model=*/false, /*task=*/false);
+    });
+  }
   return job;
+}
+
+void JobManager::StartTask(const std::shared_ptr<Job>& task) {
+  task->Start(executor_.get(), [this, id = task->id(), raw = task.get()] {
+    Ended(id, raw, /*model=*/false, /*task=*/true);
+  });
+}
+
+void JobManager::Ended(int64_t id, TrackedJob* job, bool model, bool task) {
+  std::string final;
+  if (!task) final = job->Progress().SerializeAsString();
+  {
+    absl::MutexLock lock(&mu_);
+    if (model) {
+      models_.erase(id);
+    } else {
+      jobs_.erase(id);
+    }
+    if (task) return;
+    --active_;
+    KeepEnded(id, std::move(final));
+  }
+  // The job's strategy, space and (a model job's) tasks are gone by now,
+  // the job itself once its last step lets go of it (just after this):
+  // then the store's cache of the pages they touched goes, and the
+  // allocator's free pages go back to the system.
+  // One such release at a time, however many jobs end.
+  if (release_pending_.exchange(true)) return;
+  executor_->PostAfter(absl::Milliseconds(100), [this] {
+    release_pending_.store(false);
+    store_->ReleaseMemory();
+    ReleaseFreeMemory();
+  });
+}
+
+void JobManager::KeepEnded(int64_t id, std::string progress) {
+  ended_bytes_ += static_cast<int64_t>(progress.size());
+  if (auto it = ended_.find(id); it != ended_.end()) {
+    ended_bytes_ -= static_cast<int64_t>(it->second.size());
+    it->second = std::move(progress);
+  } else {
+    ended_.emplace(id, std::move(progress));
+  }
+  while (!ended_.empty() &&
+         (static_cast<int>(ended_.size()) > limits_.kept_ended_jobs ||
+          ended_bytes_ > limits_.kept_ended_bytes)) {
+    ended_bytes_ -= static_cast<int64_t>(ended_.begin()->second.size());
+    ended_.erase(ended_.begin());  // the oldest id
+  }
+}
+
+std::optional<tunefleet::v1::JobProgress> JobManager::EndedProgress(
+    int64_t job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = ended_.find(job_id);
+  if (it == ended_.end()) return std::nullopt;
+  tunefleet::v1::JobProgress progress;
+  if (!progress.ParseFromString(it->second)) return std::nullopt;
+  return progress;
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {
@@ -327,24 +441,33 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
     int64_t limit, int64_t before_id) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::JobProgress> stored,
-                             StoredJobList(*store_, limit, before_id));
-  for (tunefleet::v1::JobProgress& p : stored) {
-    std::shared_ptr<TrackedJob> live = FindTracked(p.job_id());
-    if (live == nullptr) continue;
-    const int64_t created_ms = p.created_unix_ms();
-    if (auto* model = dynamic_cast<ModelJob*>(live.get())) {
-      p = model->Summary();
-    } else {
-      p = live->Progress();
-    }
-    p.set_created_unix_ms(created_ms);
-  }
-  return stored;
+  // Live and recently ended jobs as this server has them; the rest (and
+  // every created time) from the store.
+  return StoredJobList(
+      *store_, limit, before_id,
+      [this](int64_t id,
+             bool model) -> std::optional<tunefleet::v1::JobProgress> {
+        std::optional<tunefleet::v1::JobProgress> p;
+        if (std::shared_ptr<TrackedJob> live = FindTracked(id)) {
+          if (auto* m = dynamic_cast<ModelJob*>(live.get())) {
+            p = m->Summary();
+          } else {
+            p = live->Progress();
+          }
+        } else {
+          p = EndedProgress(id);
+        }
+        if (p && model) {
+          p->mutable_model()->clear_task_progress();
+          p->mutable_model()->clear_latency_history();
+        }
+        return p;
+      });
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
-    store::Store& store, int64_t limit, int64_t before_id) {
+    store::Store& store, int64_t limit, int64_t before_id,
+    const KnownProgress& known) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> jobs,
                              store.ListJobs(limit, before_id));
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
@@ -354,16 +477,23 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
   size_t j = 0, m = 0;
   while ((limit <= 0 || static_cast<int64_t>(out.size()) < limit) &&
          (j < jobs.size() || m < models.size())) {
-    if (m < models.size() && (j == jobs.size() || models[m].id > jobs[j].id)) {
+    const bool model =
+        m < models.size() && (j == jobs.size() || models[m].id > jobs[j].id);
+    const int64_t id = model ? models[m].id : jobs[j].id;
+    const int64_t created_ms =
+        model ? models[m].created_ms : jobs[j].created_ms;
+    std::optional<tunefleet::v1::JobProgress> p;
+    if (known) p = known(id, model);
+    if (p) {
+      p->set_created_unix_ms(created_ms);
+    } else if (model) {
       TUNEFLEET_ASSIGN_OR_RETURN(
-          tunefleet::v1::JobProgress p,
-          StoredModelProgress(store, models[m++], /*with_tasks=*/false));
-      out.push_back(std::move(p));
+          p, StoredModelProgress(store, models[m], /*with_tasks=*/false));
     } else {
-      TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress p,
-                                 StoredProgress(store, jobs[j++]));
-      out.push_back(std::move(p));
+      TUNEFLEET_ASSIGN_OR_RETURN(p, StoredProgress(store, jobs[j]));
     }
+    (model ? m : j)++;
+    out.push_back(*std::move(p));
   }
   return out;
 }

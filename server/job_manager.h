@@ -3,13 +3,18 @@
 #ifndef TUNEFLEET_SERVER_JOB_MANAGER_H_
 #define TUNEFLEET_SERVER_JOB_MANAGER_H_
 
+#include <atomic>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
 #include "server/job.h"
+#include "server/job_executor.h"
 #include "server/model_job.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
@@ -23,29 +28,61 @@ namespace tunefleet::server {
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 
+// The bounds on the work one server takes (docs/SERVER_LIMITS.md);
+// tunefleet-server's flags set them.
+struct JobLimits {
+  // Jobs and model jobs queued or running at once (a model job counts
+  // once, whatever its tasks); a submission beyond is refused with
+  // RESOURCE_EXHAUSTED. Resumed jobs are never refused.
+  int max_active_jobs = 256;
+  // Tasks of one model job (1 .. validation::kMaxModelTasks); more are
+  // refused with RESOURCE_EXHAUSTED.
+  int max_model_tasks = validation::kMaxModelTasks;
+  // Threads running every job's and model job's steps (job_executor.h);
+  // 0: max(4, the machine's hardware threads).
+  int job_threads = 0;
+  // Ended jobs whose final progress stays in memory (GetJob, WatchJob and
+  // ListJobs answer them as they ended; older ones from the store), by
+  // count and by bytes of progress.
+  int kept_ended_jobs = 1024;
+  int64_t kept_ended_bytes = int64_t{64} << 20;
+};
+
 // A stored job's progress from its row and trial tally (a job not running
 // in this server).
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
     store::Store& store, const store::Job& row);
 
+// The progress of job (or model job, `model`) `id` where the caller knows
+// it without the store (a live job's); nullopt: read it from the store.
+using KnownProgress = std::function<std::optional<tunefleet::v1::JobProgress>(
+    int64_t id, bool model)>;
+
 // Jobs and model jobs newest first, as stored (for `tunefleet jobs --db`):
 // at most `limit` (0: all) with ids below `before_id` (0: any); model jobs
-// with `model` set but without per-task progress.
+// with `model` set but without per-task progress. Where `known` (may be
+// null) has a job's progress, that is listed instead (and the store's
+// tally of its trials not read).
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
-    store::Store& store, int64_t limit, int64_t before_id = 0);
+    store::Store& store, int64_t limit, int64_t before_id = 0,
+    const KnownProgress& known = nullptr);
 
 // Thread-safe. Job deadlines (SubmitJobRequest.deadline_s) are measured
 // against `clock`; `store`, `scheduler` and `clock` must outlive the
-// manager.
+// manager. Every job runs on the manager's executor (limits.job_threads
+// threads); a job that ended leaves the manager (its final progress is
+// kept, see JobLimits), and its memory is given back.
 class JobManager {
  public:
   // With a `writer` (it must outlive the manager), jobs store results by
   // its group commit.
   JobManager(store::Store* store, Scheduler* scheduler,
              const base::Clock& clock = base::RealClock(),
-             store::TrialWriter* writer = nullptr)
-      : store_(store), scheduler_(scheduler), clock_(clock), writer_(writer) {}
-  ~JobManager() { Shutdown(); }
+             store::TrialWriter* writer = nullptr, JobLimits limits = {});
+  ~JobManager();
+
+  const JobLimits& limits() const { return limits_; }
+  int executor_threads() const { return executor_->threads(); }
 
   // Starts again every job the store holds as queued or running: finished
   // trials are kept, leased and pending ones queued again. A job that
@@ -58,7 +95,8 @@ class JobManager {
   // INVALID_ARGUMENT naming the bad field (workload, trials, strategy,
   // template_name, template_spec, timing, device_key, ...); NOT_FOUND for a
   // device key never seen; RESOURCE_EXHAUSTED when the process holds too
-  // many users' templates;
+  // many users' templates, or limits().max_active_jobs jobs and model jobs
+  // are queued or running (naming the limit and its flag);
   // FAILED_PRECONDITION when no agent is connected to pick a key from, or
   // no config of the template fits the device.
   absl::StatusOr<std::shared_ptr<Job>> Submit(
@@ -68,16 +106,22 @@ class JobManager {
   // Submit() checks a job, its errors prefixed "tasks[i]."), stores it and
   // its tasks' jobs, and starts it. A task with no config for the device
   // is skipped and listed in `response`; FAILED_PRECONDITION when every
-  // task is. Fills `response`.
+  // task is; RESOURCE_EXHAUSTED as Submit(), and for more tasks than
+  // limits().max_model_tasks. Fills `response`.
   absl::StatusOr<std::shared_ptr<ModelJob>> SubmitModel(
       const tunefleet::v1::SubmitModelJobRequest& request,
       tunefleet::v1::SubmitModelJobResponse* response);
 
-  // The live job (a model job's task included), or nullptr (unknown, or
-  // from an earlier server run).
+  // The live job (a model job's task included), or nullptr (unknown,
+  // ended, or from an earlier server run).
   std::shared_ptr<Job> Find(int64_t job_id);
   // The live job or model job with this id, or nullptr.
   std::shared_ptr<TrackedJob> FindTracked(int64_t job_id);
+  // The final progress of a job or model job that ended in this server
+  // (among the last kept, JobLimits), or nullopt.
+  std::optional<tunefleet::v1::JobProgress> EndedProgress(int64_t job_id);
+  // Live jobs and model jobs now (tasks of model jobs not counted).
+  int active_jobs();
 
   // Routes an agent's result to its job, through CheckedMeasurement();
   // `stored` (if set) runs once the result is in the store or could not be
@@ -101,7 +145,7 @@ class JobManager {
 
   // Cancels every running job (their state becomes cancelled).
   void CancelAll();
-  // Stops every job's thread and leaves the jobs unfinished in the store,
+  // Ends every job's steps and leaves the jobs unfinished in the store,
   // for ResumeJobs() on the next start, with the attempts of the trials
   // still leased (Scheduler::StoreLeaseAttempts).
   void Shutdown();
@@ -152,8 +196,22 @@ class JobManager {
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
   absl::Status Resume(const store::Job& row);
+  // Makes the job; starts it unless it is a model job's `task` (its model
+  // job starts it, StartTask()).
   std::shared_ptr<Job> Launch(int64_t id, Prepared prepared, JobResume resume,
-                              bool start = true);
+                              bool task = false);
+  void StartTask(const std::shared_ptr<Job>& task);
+  // Holds a place among limits().max_active_jobs for a submission until
+  // Unreserve(); RESOURCE_EXHAUSTED when none is left.
+  absl::Status Reserve();
+  void Unreserve();
+  // A job, model job (`model`) or task (`task`) ended: it leaves the
+  // manager, its final progress is kept, the memory is given back.
+  void Ended(int64_t id, TrackedJob* job, bool model, bool task);
+  // Keeps `progress` as the final progress of job `id`, dropping the
+  // oldest kept beyond the limits.
+  void KeepEnded(int64_t id, std::string progress)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Empties the manager: its jobs, and its model jobs into `models`.
   std::vector<std::shared_ptr<Job>> TakeAll(
       std::vector<std::shared_ptr<ModelJob>>* models);
@@ -162,9 +220,19 @@ class JobManager {
   Scheduler* const scheduler_;
   const base::Clock& clock_;
   store::TrialWriter* const writer_;  // may be null
+  const JobLimits limits_;
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<ModelJob>> models_ ABSL_GUARDED_BY(mu_);
+  int active_ ABSL_GUARDED_BY(mu_) = 0;    // live jobs and model jobs
+  int reserved_ ABSL_GUARDED_BY(mu_) = 0;  // submissions under way
+  // Serialized: one allocation each, not the thousands of a model job's
+  // progress (which would pin the memory its tasks gave back).
+  std::map<int64_t, std::string> ended_ ABSL_GUARDED_BY(mu_);
+  int64_t ended_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<bool> release_pending_{false};  // a memory release is posted
+  // Last: its threads stop (Shutdown) before the rest goes.
+  std::unique_ptr<JobExecutor> executor_;
 };
 
 }  // namespace tunefleet::server

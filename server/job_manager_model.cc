@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -96,7 +97,7 @@ absl::StatusOr<std::vector<ModelTaskSlot>> JobManager::StoreModelTasks(
     ModelTaskSlot slot;
     slot.task_index = task.task_index;
     slot.job_id = id;
-    slot.job = Launch(id, std::move(task.prepared), {}, /*start=*/false);
+    slot.job = Launch(id, std::move(task.prepared), {}, /*task=*/true);
     slots.push_back(std::move(slot));
   }
   return slots;
@@ -105,6 +106,16 @@ absl::StatusOr<std::vector<ModelTaskSlot>> JobManager::StoreModelTasks(
 absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
     const tunefleet::v1::SubmitModelJobRequest& request,
     tunefleet::v1::SubmitModelJobResponse* response) {
+  if (request.tasks_size() > limits_.max_model_tasks) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("tasks: ", request.tasks_size(),
+                     " tasks exceed the server's limit of tasks per model job "
+                     "(tunefleet-server --max-model-tasks ",
+                     limits_.max_model_tasks,
+                     "); tune the model's heaviest tasks, or split it"));
+  }
+  TUNEFLEET_RETURN_IF_ERROR(Reserve());
+  absl::Cleanup unreserve = [this] { Unreserve(); };
   TUNEFLEET_RETURN_IF_ERROR(validation::ValidateSubmitModelJobRequest(request));
   TUNEFLEET_ASSIGN_OR_RETURN(std::string key,
                              ChooseDeviceKey(request.device_key()));
@@ -169,7 +180,7 @@ absl::StatusOr<ModelTaskSlot> JobManager::ResumeModelTask(
       prepared.spec.budget = task.granted;
       prepared.spec.budget_hint = std::max<int64_t>(1, task.granted);
       slot.job = Launch(task.id, std::move(prepared),
-                        std::move(rebuilt->second), /*start=*/false);
+                        std::move(rebuilt->second), /*task=*/true);
       return slot;
     }
     TUNEFLEET_RETURN_IF_ERROR(store_->SetJobState(
@@ -247,8 +258,15 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::LaunchModel(
   {
     absl::MutexLock lock(&mu_);
     models_[id] = model;
+    ++active_;
   }
-  model->Start();
+  // The model job listens to its tasks from its construction on.
+  for (const ModelTaskSlot& slot : model->tasks()) {
+    if (slot.job) StartTask(slot.job);
+  }
+  model->Start(executor_.get(), [this, id, raw = model.get()] {
+    Ended(id, raw, /*model=*/true, /*task=*/false);
+  });
   return model;
 }
 

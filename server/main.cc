@@ -77,9 +77,36 @@ void AddFlags(CLI::App* app, Flags* flags) {
                   "serve the web dashboard on HOST:PORT (off by default; "
                   "HTTPS with --tls-cert/--tls-key; every API call needs a "
                   "token of role reader or tuner)");
+  app->add_option("--http-host", options.http_hosts,
+                  "a host name the dashboard is reached by besides the --http "
+                  "address (a DNS name, a reverse proxy's; repeat for more); "
+                  "requests naming another Host get 421 (DNS rebinding)");
   app->add_flag("--insecure", options.insecure,
                 "allow plaintext (no TLS) or --no-auth on an address that is "
                 "not loopback");
+  // Bounds on the work one server takes (docs/SERVER_LIMITS.md).
+  app->add_option("--max-active-jobs", options.limits.max_active_jobs,
+                  "jobs and model jobs queued or running at once; a "
+                  "submission beyond is refused (RESOURCE_EXHAUSTED)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--max-model-tasks", options.limits.max_model_tasks,
+                  "tasks of one model job; a model job with more is refused "
+                  "(RESOURCE_EXHAUSTED)")
+      ->capture_default_str()
+      ->check(CLI::Range(
+          1, static_cast<int>(tunefleet::validation::kMaxModelTasks)));
+  app->add_option("--max-watch-streams", options.max_watch_streams,
+                  "WatchJob streams one token may hold open at once (all "
+                  "callers count as one with --no-auth)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app->add_option("--job-threads", options.limits.job_threads,
+                  "threads running the steps of every job (0: max(4, "
+                  "hardware threads)); the server's thread count does not "
+                  "grow with jobs, tasks or streams")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
 }
 
 // The tokens of `flags.tokens_file` (if any) into the options. Errors:

@@ -12,10 +12,13 @@
 namespace tunefleet::server {
 namespace {
 
-// How often the model job reads its tasks' progress: results land
+// How often at most the model job reads its tasks' progress: results land
 // between reads, and a task that finished its grant waits at most this
 // long for the next one.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(25);
+// How often it looks at the fleet (agents that connected: room for more
+// grants) and its deadline while nothing else wakes it.
+constexpr absl::Duration kRecheck = absl::Milliseconds(200);
 
 }  // namespace
 
@@ -31,15 +34,28 @@ ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
       fleet_(fleet),
       clock_(clock) {
   std::vector<tunefleet::v1::JobProgress> progress = Observe();
-  absl::MutexLock lock(&mu_);
-  Publish(progress);
-  progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
+  {
+    absl::MutexLock lock(&mu_);
+    Publish(progress);
+    progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
+  }
+  // The tasks' progress wakes the model job. `this` outlives the
+  // listeners: they go when it ends (ReleaseTasks) or is destroyed.
+  listener_ids_.resize(tasks_.size(), -1);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].job) {
+      listener_ids_[i] = tasks_[i].job->AddListener([this] { TaskChanged(); });
+    }
+  }
 }
 
 ModelJob::~ModelJob() {
-  Cancel();
-  Join();
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].job) tasks_[i].job->RemoveListener(listener_ids_[i]);
+  }
 }
+
+void ModelJob::TaskChanged() { Wake(); }
 
 tunefleet::v1::JobProgress ModelJob::Summary() {
   absl::MutexLock lock(&mu_);
@@ -92,7 +108,7 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
   }
   if (next.SerializeAsString() == progress_.SerializeAsString()) return;
   progress_ = std::move(next);
-  ++version_;
+  Changed();
 }
 
 bool ModelJob::PastDeadline() const {
@@ -132,98 +148,152 @@ void ModelJob::CloseTasks() {
   }
 }
 
-bool ModelJob::Loop() {
-  for (ModelTaskSlot& slot : tasks_) {
-    if (slot.job) slot.job->Start();
+bool ModelJob::AllTasksEnded() const {
+  for (const ModelTaskSlot& slot : tasks_) {
+    if (slot.job && !slot.job->ended()) return false;
   }
-  std::string reason;  // why it ends, once it does
-  // What the last pass saw: the tasks' progress versions and the key's
-  // capacity. While neither changes there is nothing to read or grant.
-  std::optional<std::pair<uint64_t, uint32_t>> seen;
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&cancelled_), kPollInterval);
-      if (cancelled_) return false;
-    }
-    uint64_t versions = 0;
-    for (const ModelTaskSlot& slot : tasks_) {
-      if (slot.job) versions += slot.job->version();
-    }
-    const std::pair<uint64_t, uint32_t> now{versions,
-                                            fleet_->Capacity(row_.device_key)};
-    if (seen == now && (!reason.empty() || !PastDeadline())) continue;
-    seen = now;
-    std::vector<tunefleet::v1::JobProgress> tasks = Observe();
-    if (reason.empty()) {
-      int64_t done = 0;
-      for (const auto& t : tasks) done += t.trials_done();
-      if (PastDeadline()) {
-        reason = absl::StrCat("deadline reached after ", done, " trials");
-      } else if (scheduler_.Finished()) {
-        reason = scheduler_.granted() >= scheduler_.budget()
-                     ? absl::StrCat("budget of ", scheduler_.budget(),
-                                    " trials spent")
-                     : absl::StrCat(
-                           "every task stopped (converged or "
-                           "exhausted) after ",
-                           scheduler_.granted(), " of ", scheduler_.budget(),
-                           " trials");
-      } else {
-        GrantWhatFits(tasks);
-      }
-      if (!reason.empty()) CloseTasks();
-    }
-    bool all_ended = true;
-    for (const auto& t : tasks) {
-      all_ended = all_ended && proto::IsFinalJobState(t.state());
-    }
-    absl::MutexLock lock(&mu_);
-    if (!reason.empty()) progress_.set_message(reason);
-    Publish(tasks);
-    if (!reason.empty() && all_ended) return true;
+  return true;
+}
+
+void ModelJob::ReleaseTasks() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    ModelTaskSlot& slot = tasks_[i];
+    if (!slot.job) continue;
+    slot.job->RemoveListener(listener_ids_[i]);
+    slot.stored = slot.job->Progress();
+    slot.job.reset();
   }
 }
 
-void ModelJob::Run() {
+bool ModelJob::Step() {
+  if (!set_up_) {
+    set_up_ = true;
+    if (!SetUp()) {
+      // Its tasks never got a grant; they end with it.
+      for (ModelTaskSlot& slot : tasks_) {
+        if (slot.job) slot.job->Cancel();
+      }
+      failed_ = true;
+    }
+  }
+  if (failed_) {
+    if (!AllTasksEnded()) return false;  // each task's end wakes this
+    ReleaseTasks();
+    return true;
+  }
+  bool cancelled, interrupted;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled = cancelled_;
+    interrupted = interrupted_;
+  }
+  if (cancelled) return Stop(interrupted);
+  return Pass();
+}
+
+bool ModelJob::SetUp() {
   if (absl::Status s = store_->SetModelJobState(
           row_.id, tunefleet::v1::JOB_STATE_RUNNING, "");
       !s.ok()) {
     Finish(tunefleet::v1::JOB_STATE_FAILED,
            absl::StrCat("store: ", s.message()));
-    return;
+    return false;
   }
-  {
-    absl::MutexLock lock(&mu_);
-    progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
-    ++version_;
-  }
-  const bool ended = Loop();
-  bool interrupted;
-  {
-    absl::MutexLock lock(&mu_);
-    interrupted = interrupted_;
-  }
-  for (ModelTaskSlot& slot : tasks_) {
-    if (!slot.job) continue;
-    if (interrupted) {
-      slot.job->Interrupt();
-    } else if (!ended) {
-      slot.job->Cancel();
+  absl::MutexLock lock(&mu_);
+  progress_.set_state(tunefleet::v1::JOB_STATE_RUNNING);
+  Changed();
+  return true;
+}
+
+bool ModelJob::Stop(bool interrupted) {
+  if (!stopping_) {
+    stopping_ = true;
+    for (ModelTaskSlot& slot : tasks_) {
+      if (!slot.job) continue;
+      if (interrupted) {
+        slot.job->Interrupt();
+      } else {
+        slot.job->Cancel();
+      }
     }
   }
-  for (ModelTaskSlot& slot : tasks_) {
-    if (slot.job) slot.job->Join();
+  // Each task's end wakes this again.
+  if (!AllTasksEnded()) return false;
+  if (interrupted) {  // left unfinished for the next server
+    ReleaseTasks();
+    return true;
   }
-  if (interrupted) return;  // left unfinished for the next server
+  return End(tunefleet::v1::JOB_STATE_CANCELLED);
+}
+
+bool ModelJob::End(tunefleet::v1::JobState state) {
   std::vector<tunefleet::v1::JobProgress> tasks = Observe();
   {
     absl::MutexLock lock(&mu_);
     Publish(tasks);
   }
-  Finish(ended ? tunefleet::v1::JOB_STATE_DONE
-               : tunefleet::v1::JOB_STATE_CANCELLED,
-         "");
+  ReleaseTasks();
+  Finish(state, "");
+  return true;
+}
+
+bool ModelJob::Pass() {
+  WakeAfter(kRecheck);
+  // At most one pass per kPollInterval, whatever woke it.
+  const absl::Time now_time = absl::Now();
+  if (now_time < next_pass_) {
+    WakeAfter(next_pass_ - now_time);
+    return false;
+  }
+  next_pass_ = now_time + kPollInterval;
+  uint64_t versions = 0;
+  for (const ModelTaskSlot& slot : tasks_) {
+    if (slot.job) versions += slot.job->version();
+  }
+  const std::pair<uint64_t, uint32_t> now{versions,
+                                          fleet_->Capacity(row_.device_key)};
+  // Nothing new: a task that ended (its listener woke this) has changed
+  // its progress before, so only the end of every task remains to see.
+  if (seen_ == now && (!reason_.empty() || !PastDeadline())) {
+    if (!reason_.empty() && AllTasksEnded()) {
+      return End(tunefleet::v1::JOB_STATE_DONE);
+    }
+    return false;
+  }
+  seen_ = now;
+  std::vector<tunefleet::v1::JobProgress> tasks = Observe();
+  if (reason_.empty()) {
+    int64_t done = 0;
+    for (const auto& t : tasks) done += t.trials_done();
+    if (PastDeadline()) {
+      reason_ = absl::StrCat("deadline reached after ", done, " trials");
+    } else if (scheduler_.Finished()) {
+      reason_ =
+          scheduler_.granted() >= scheduler_.budget()
+              ? absl::StrCat("budget of ", scheduler_.budget(), " trials spent")
+              : absl::StrCat(
+                    "every task stopped (converged or "
+                    "exhausted) after ",
+                    scheduler_.granted(), " of ", scheduler_.budget(),
+                    " trials");
+    } else {
+      GrantWhatFits(tasks);
+    }
+    if (!reason_.empty()) CloseTasks();
+  }
+  bool all_ended = true;
+  for (const auto& t : tasks) {
+    all_ended = all_ended && proto::IsFinalJobState(t.state());
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!reason_.empty()) progress_.set_message(reason_);
+    Publish(tasks);
+  }
+  if (!reason_.empty() && all_ended && AllTasksEnded()) {
+    return End(tunefleet::v1::JOB_STATE_DONE);
+  }
+  return false;
 }
 
 void ModelJob::Finish(tunefleet::v1::JobState state,

@@ -1,10 +1,11 @@
 // A model job: one trial budget over a model's tasks (SubmitModelJob;
 // docs/MODEL_JOBS.md). Each task is a Job of its own (a job row naming the
-// model job) whose budget starts empty; the model job's thread reads the
-// tasks' progress, asks its task scheduler (search/task_scheduler.h) where
-// the next batch of trials goes, and grants it to that task's job.
+// model job) whose budget starts empty; the model job's steps (on the
+// job executor, as its tasks') read the tasks' progress, ask its task
+// scheduler (search/task_scheduler.h) where the next batch of trials goes,
+// and grant it to that task's job.
 //
-//   agents --results--> task Jobs --progress--> ModelJob thread
+//   agents --results--> task Jobs --progress--> ModelJob steps
 //                          ^                      | TaskScheduler::Update
 //                          +------- Grant(n) -----+ TaskScheduler::Next
 //
@@ -19,6 +20,7 @@
 #define TUNEFLEET_SERVER_MODEL_JOB_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,12 +47,14 @@ struct ModelTaskSlot {
   tunefleet::v1::JobProgress stored;
 };
 
-// Thread-safe as Job.
+// Thread-safe as Job. A change of a task's progress wakes a step (at most
+// one every 25 ms); so does a timer every 200 ms while it runs (agents
+// that connected, its deadline).
 class ModelJob : public TrackedJob {
  public:
   // `tasks` and `scheduler` in the same order. `store`, `fleet` and
-  // `clock` must outlive the model job. The task jobs are started by
-  // Start().
+  // `clock` must outlive the model job. The task jobs are started by the
+  // caller, after the model job is made (it listens to their progress).
   ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
            std::vector<tunefleet::v1::SkippedTask> skipped,
            search::TaskScheduler scheduler, store::Store* store,
@@ -59,20 +63,37 @@ class ModelJob : public TrackedJob {
 
   int64_t id() const override { return row_.id; }
   const store::ModelJob& row() const { return row_; }
+  // Its tasks, for starting their jobs (their order never changes; a
+  // task's job is let go once the model job ended).
+  const std::vector<ModelTaskSlot>& tasks() const { return tasks_; }
 
-  // Cancel() cancels every task's job, and the model job ends cancelled;
-  // Interrupt() stops its tasks' threads too, leaving all unfinished in the
-  // store for the next server. Progress() has every task's progress and the
-  // latency history.
+  // Cancel() cancels every task's job, and the model job ends cancelled
+  // once they have ended; Interrupt() interrupts its tasks' jobs too,
+  // leaving all unfinished in the store for the next server. Progress()
+  // has every task's progress and the latency history. Once it ended it
+  // holds its tasks' final progress only, not their jobs.
 
   // The progress without per-task progress and history (ListJobs).
   tunefleet::v1::JobProgress Summary();
 
  private:
-  void Run() override;
-  // Grants and watches until the budget is spent, every task stopped, the
-  // deadline passed, or it is cancelled (false then).
-  bool Loop();
+  bool Step() override;
+  // The first step's work: the model job running in the store. False
+  // (and the model job failed) when the store refuses.
+  bool SetUp();
+  // One pass: reads the tasks' progress (when it changed), grants what
+  // fits, publishes; sets reason_ once it should end. True once it ended
+  // and every task has ended.
+  bool Pass();
+  // After a cancel or interrupt: tells the tasks once, then true (and the
+  // end stored, unless interrupted) once every task has ended.
+  bool Stop(bool interrupted);
+  // Publishes the final progress, stores `state` and lets go of the
+  // tasks' jobs. Returns true.
+  bool End(tunefleet::v1::JobState state);
+  // A task's progress changed (its listener; the task's lock is held).
+  void TaskChanged();
+  bool AllTasksEnded() const;
   // Reads every task's progress into the task scheduler; returns them.
   std::vector<tunefleet::v1::JobProgress> Observe();
   // Grants batches while the fleet of the key has room for more trials.
@@ -80,18 +101,31 @@ class ModelJob : public TrackedJob {
   // The progress from the tasks' progress (the lock held).
   void Publish(const std::vector<tunefleet::v1::JobProgress>& tasks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Closes every task's job and waits for them to end.
+  // Closes every task's job (each ends once its granted trials are
+  // measured).
   void CloseTasks();
+  // Keeps each task's final progress and lets go of its job (the memory).
+  void ReleaseTasks();
   void Finish(tunefleet::v1::JobState state, const std::string& reason);
   bool PastDeadline() const;
 
   const store::ModelJob row_;
   std::vector<ModelTaskSlot> tasks_;
   const std::vector<tunefleet::v1::SkippedTask> skipped_;
-  search::TaskScheduler scheduler_;  // the model job's thread only
+  search::TaskScheduler scheduler_;  // the model job's steps only
   store::Store* const store_;
   Scheduler* const fleet_;
   const base::Clock& clock_;
+  std::vector<int> listener_ids_;  // per task, on its job
+  // The steps' own state (one step at a time: no lock).
+  bool set_up_ = false;
+  bool failed_ = false;    // the store refused to start it
+  bool stopping_ = false;  // its tasks were told to stop
+  std::string reason_;     // why it ends, once it should
+  // What the last pass saw: the tasks' progress versions and the key's
+  // capacity. While neither changes there is nothing to read or grant.
+  std::optional<std::pair<uint64_t, uint32_t>> seen_;
+  absl::Time next_pass_ = absl::InfinitePast();
 };
 
 }  // namespace tunefleet::server

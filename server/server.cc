@@ -78,10 +78,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->trial_writer_ = std::make_unique<store::TrialWriter>(s->store_.get());
   s->scheduler_ = std::make_unique<Scheduler>(
       s->store_.get(), clock, s->trial_writer_.get(), options.write_leases);
-  s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(),
-                                          clock, s->trial_writer_.get());
+  s->jobs_ =
+      std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(), clock,
+                                   s->trial_writer_.get(), options.limits);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
-      s->store_.get(), s->scheduler_.get(), s->jobs_.get());
+      s->store_.get(), s->scheduler_.get(), s->jobs_.get(),
+      options.max_watch_streams);
   s->tuning_service_->GuardDisk(options.db_path);
   s->metrics_ = std::make_unique<metrics::ServerMetrics>(
       [store = s->store_.get(), scheduler = s->scheduler_.get(),
@@ -146,6 +148,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     http.tls_key_file = options.tls.key_file;
     http.tls_client_ca_file = options.tls.client_ca_file;
     http.title = "tunefleet-server";
+    http.hosts = options.http_hosts;
     http.metrics_text = [metrics = s->metrics_.get()] {
       return metrics->Text();
     };

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/time.h"
@@ -61,11 +62,21 @@ struct ServerOptions {
   auth::TlsServerFiles tls;
   // Allow plaintext or no authentication on a non-loopback address.
   bool insecure = false;
+  // Bounds on the work one server takes (docs/SERVER_LIMITS.md): active
+  // jobs, tasks per model job, the job executor's threads.
+  JobLimits limits;
+  // WatchJob streams one token (by name; all callers are one without
+  // authentication) may hold open.
+  int max_watch_streams = TuningServiceImpl::kDefaultMaxWatchStreams;
+
   // The web dashboard (server/http_frontend.h): HOST:PORT to serve it on
   // (port 0: any free port); empty: off. The same rules as `listen`: a
   // non-loopback address needs TLS (HTTPS with `tls`'s files) or
   // `insecure`; every API call needs a token of role reader or above.
   std::string http_listen;
+  // Host names the dashboard is reached by besides http_listen's address
+  // (dashboard/request_guard.h; a reverse proxy's, a DNS name).
+  std::vector<std::string> http_hosts;
 };
 
 // OK when `options` may be served as they are (the rules above). Errors:

@@ -12,6 +12,16 @@
 
 namespace tunefleet::server {
 
+TuningServiceImpl::TuningServiceImpl(store::Store* store, Scheduler* scheduler,
+                                     JobManager* jobs, int max_watch_streams)
+    : store_(store),
+      scheduler_(scheduler),
+      jobs_(jobs),
+      watchers_(
+          jobs, [this](int64_t id) { return CurrentProgress(id); },
+          [this](tunefleet::v1::JobProgress* p) { AddFleetState(p); },
+          max_watch_streams) {}
+
 absl::Status TuningServiceImpl::WithDiskRoom(
     const std::function<absl::Status()>& submit) {
   if (disk_guard_) TUNEFLEET_RETURN_IF_ERROR(disk_guard_->Check());
@@ -46,6 +56,9 @@ absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
   tunefleet::v1::JobProgress progress;
   if (std::shared_ptr<TrackedJob> job = jobs_->FindTracked(job_id)) {
     progress = job->Progress();
+  } else if (std::optional<tunefleet::v1::JobProgress> ended =
+                 jobs_->EndedProgress(job_id)) {
+    progress = *std::move(ended);
   } else if (absl::StatusOr<store::ModelJob> model =
                  store_->GetModelJob(job_id);
              model.ok()) {
@@ -81,37 +94,12 @@ void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
       "` on that device"));
 }
 
-grpc::Status TuningServiceImpl::WatchJob(
-    grpc::ServerContext* context, const tunefleet::v1::WatchJobRequest* request,
-    grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) {
+WatchReactor* TuningServiceImpl::Watch(
+    const tunefleet::v1::WatchJobRequest* request, const std::string& caller) {
   if (absl::Status s = validation::ValidateWatchJobRequest(*request); !s.ok()) {
-    return ToGrpc(s);
+    return RefusedWatchStream(ToGrpc(s));
   }
-  std::shared_ptr<TrackedJob> job = jobs_->FindTracked(request->job_id());
-  if (job == nullptr) {
-    absl::StatusOr<tunefleet::v1::JobProgress> stored =
-        CurrentProgress(request->job_id());
-    if (stored.ok()) writer->Write(*stored);
-    return ToGrpc(stored.status());
-  }
-  uint64_t version = 0;
-  tunefleet::v1::JobProgress progress = job->Progress();
-  AddFleetState(&progress);
-  std::string waiting = progress.waiting_reason();
-  if (!writer->Write(progress)) return grpc::Status::OK;
-  while (!proto::IsFinalJobState(progress.state()) && !context->IsCancelled() &&
-         !stopping_) {
-    // A new message on new progress, or when why the job waits changed (an
-    // agent of its key connected or left).
-    const bool changed =
-        job->WaitForUpdate(&version, absl::Milliseconds(500), &progress);
-    if (!changed) progress = job->Progress();
-    AddFleetState(&progress);
-    if (!changed && progress.waiting_reason() == waiting) continue;
-    waiting = progress.waiting_reason();
-    if (!writer->Write(progress)) break;
-  }
-  return grpc::Status::OK;
+  return watchers_.Watch(request->job_id(), caller);
 }
 
 grpc::Status TuningServiceImpl::GetJob(

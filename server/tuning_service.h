@@ -12,6 +12,7 @@
 #include "server/job_manager.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
+#include "server/watch_hub.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -21,22 +22,26 @@ using auth::ToGrpc;
 
 // Every call checks its request first (server/validation/validation.h)
 // and refuses a bad one with INVALID_ARGUMENT naming the field.
-// Thread-safe.
+// Thread-safe. gRPC reaches it through AuthorizedTuningService
+// (auth_services.h), WatchJob on the callback API (Watch()).
 class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
  public:
-  TuningServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs)
-      : store_(store), scheduler_(scheduler), jobs_(jobs) {}
+  // A caller (token) may hold `max_watch_streams` WatchJob streams at once
+  // (watch_hub.h).
+  TuningServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
+                    int max_watch_streams = kDefaultMaxWatchStreams);
+  static constexpr int kDefaultMaxWatchStreams = 64;
 
   grpc::Status SubmitJob(grpc::ServerContext* context,
                          const tunefleet::v1::SubmitJobRequest* request,
                          tunefleet::v1::SubmitJobResponse* response) override;
-  // Streams progress on every change until the job ends; for a job of an
-  // earlier server run, sends its stored state once. NOT_FOUND if unknown;
-  // INVALID_ARGUMENT for a job_id < 1.
-  grpc::Status WatchJob(
-      grpc::ServerContext* context,
-      const tunefleet::v1::WatchJobRequest* request,
-      grpc::ServerWriter<tunefleet::v1::JobProgress>* writer) override;
+  // WatchJob of `caller` (its token's name; "" without authentication):
+  // streams progress on every change until the job ends; for a job not
+  // live (ended, or of an earlier server run), sends its state once.
+  // NOT_FOUND if unknown; INVALID_ARGUMENT for a job_id < 1;
+  // RESOURCE_EXHAUSTED for a caller holding its limit of streams.
+  WatchReactor* Watch(const tunefleet::v1::WatchJobRequest* request,
+                      const std::string& caller);
   // The job's progress now. NOT_FOUND if unknown; INVALID_ARGUMENT for a
   // job_id < 1.
   grpc::Status GetJob(grpc::ServerContext* context,
@@ -68,8 +73,10 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
       const tunefleet::v1::SubmitModelJobRequest* request,
       tunefleet::v1::SubmitModelJobResponse* response) override;
 
-  // Makes WatchJob calls return (server shutdown).
-  void Stop() { stopping_ = true; }
+  // Ends every WatchJob stream and refuses new ones (server shutdown).
+  void Stop() { watchers_.Stop(); }
+  // WatchJob streams open now.
+  int watch_streams() { return watchers_.streams(); }
 
   // SubmitJob and SubmitModelJob refuse new work with RESOURCE_EXHAUSTED
   // while the filesystem of `db_path` is full (server/disk_guard.h). Call
@@ -90,8 +97,8 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   store::Store* store_;
   Scheduler* scheduler_;
   JobManager* jobs_;
-  std::atomic<bool> stopping_{false};
   std::unique_ptr<DiskGuard> disk_guard_;
+  WatchHub watchers_;
 };
 
 }  // namespace tunefleet::server

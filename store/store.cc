@@ -228,6 +228,11 @@ absl::Status Store::SetJobState(int64_t job_id, tunefleet::v1::JobState state,
   return txn.Commit();
 }
 
+void Store::ReleaseMemory() {
+  absl::MutexLock lock(&mu_);
+  sqlite3_db_release_memory(db_.get());
+}
+
 absl::Status Store::SetJobStateLocked(int64_t job_id,
                                       tunefleet::v1::JobState state,
                                       const std::string& message) {

@@ -288,6 +288,10 @@ class Store {
   // Counts of a job's trials by state.
   absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> TrialStates(
       int64_t job_id);
+  // Frees what SQLite's page cache holds of this connection (pages are
+  // read again as needed): after a large job, so that its pages do not
+  // pin the memory the job gave back.
+  void ReleaseMemory();
 
  private:
   struct PrivateTag {

@@ -1,6 +1,8 @@
 // tunefleet's web dashboard: the fleet, jobs and job pages, drawn from the
 // JSON API of dashboard/http_server.h with the bearer token this tab keeps
-// in sessionStorage, polled every POLL_MS while a page is open. In a report
+// in sessionStorage (entered in the sign-in form; never taken from the
+// address, where it would stay in the browser's history), polled every
+// POLL_MS while a page is open. In a report
 // (`tunefleet report`) the same pages are drawn once from
 // window.TUNEFLEET_REPORT, with no requests.
 // Note: this file is inlined into <script> elements by the report; it must
@@ -127,8 +129,14 @@
   async function api(path, method) {
     const headers = {};
     if (token()) headers.Authorization = 'Bearer ' + token();
-    const res = await fetch(path, {method: method || 'GET', headers: headers,
-                                   cache: 'no-store'});
+    const init = {method: method || 'GET', headers: headers, cache: 'no-store'};
+    if (init.method !== 'GET') {
+      // The server takes a state change only as JSON from this page's own
+      // origin (no other site's form can send it).
+      headers['Content-Type'] = 'application/json';
+      init.body = '{}';
+    }
+    const res = await fetch(path, init);
     let body = {};
     try { body = await res.json(); } catch (e) { body = {}; }
     if (res.status === 401) throw new Unauthorized(body.error || 'unauthorized');
@@ -583,14 +591,11 @@
   }
 
   async function start() {
-    // A token given in the link (#/job/5?token=T) goes to sessionStorage
-    // and out of the address bar.
+    // Anything after '?' in the address (an old link's ?token=...) is
+    // dropped unread: a token is entered in the sign-in form only.
+    const q = location.hash.indexOf('?');
+    if (q >= 0) history.replaceState(null, '', location.pathname + location.hash.slice(0, q));
     if (!location.hash) history.replaceState(null, '', location.pathname + '#/jobs');
-    const q = location.hash.indexOf('?token=');
-    if (q >= 0) {
-      sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(location.hash.slice(q + 7)));
-      history.replaceState(null, '', location.pathname + location.hash.slice(0, q));
-    }
     try {
       whoami = await api('api/whoami');
     } catch (e) {

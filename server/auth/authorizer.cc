@@ -76,7 +76,8 @@ absl::StatusOr<std::string> Authorizer::Authorize(
 }
 
 grpc::Status Authorizer::Check(const grpc::ServerContextBase& context,
-                               absl::string_view full_method) const {
+                               absl::string_view full_method,
+                               std::string* caller_name) const {
   if (!enabled_) return grpc::Status::OK;
   std::vector<absl::string_view> authorization;
   const auto range = context.client_metadata().equal_range("authorization");
@@ -84,7 +85,10 @@ grpc::Status Authorizer::Check(const grpc::ServerContextBase& context,
     authorization.emplace_back(it->second.data(), it->second.size());
   }
   absl::StatusOr<std::string> caller = Authorize(full_method, authorization);
-  if (caller.ok()) return grpc::Status::OK;
+  if (caller.ok()) {
+    if (caller_name != nullptr) *caller_name = *std::move(caller);
+    return grpc::Status::OK;
+  }
   if (log_refusals_) {
     std::fprintf(stderr, "[server] refused %s from %s: %s\n",
                  std::string(full_method).c_str(), context.peer().c_str(),

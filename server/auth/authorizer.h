@@ -44,9 +44,11 @@ class Authorizer {
       absl::string_view full_method,
       const std::vector<absl::string_view>& authorization) const;
 
-  // Authorize() on the call's metadata, as a gRPC status.
+  // Authorize() on the call's metadata, as a gRPC status; with `caller`,
+  // the caller's entry's name goes there when allowed.
   grpc::Status Check(const grpc::ServerContextBase& context,
-                     absl::string_view full_method) const;
+                     absl::string_view full_method,
+                     std::string* caller = nullptr) const;
 
  private:
   const bool enabled_;

@@ -1,6 +1,7 @@
 // The web dashboard end to end: a tunefleet-server with --http and a tokens
 // file, one agent on PoCL, a small job; then headless Chromium (Debian's
-// chromium) draws the job page with a reader token, plain HTTP calls check
+// chromium, driven by chromedriver) signs in with a reader token and draws
+// the job page, and takes no token from the address; plain HTTP calls check
 // that a wrong or missing token gets 401 and no data, `tunefleet dashboard
 // --db` answers the same API from the database file read-only, and
 // `tunefleet report` writes one self-contained HTML file that Chromium
@@ -28,6 +29,7 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/process.h"
+#include "tests/support/webdriver.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -163,14 +165,14 @@ TEST_F(Dashboard, WrongOrMissingTokenGets401AndNoData) {
   httplib::Client client("127.0.0.1", http_port_);
   auto cancel =
       client.Post(absl::StrCat("/api/jobs/", job_id_, "/cancel").c_str(),
-                  {{"Authorization", "Bearer " + fleet_->reader_token()}}, "",
-                  "text/plain");
+                  {{"Authorization", "Bearer " + fleet_->reader_token()}}, "{}",
+                  "application/json");
   ASSERT_TRUE(cancel);
   EXPECT_EQ(cancel->status, 403);
   // A tuner may, but the job has ended.
   cancel = client.Post(absl::StrCat("/api/jobs/", job_id_, "/cancel").c_str(),
                        {{"Authorization", "Bearer " + fleet_->tuner_token()}},
-                       "", "text/plain");
+                       "{}", "application/json");
   ASSERT_TRUE(cancel);
   EXPECT_EQ(cancel->status, 409) << cancel->body;
 }
@@ -212,11 +214,27 @@ TEST_F(Dashboard, ApiAnswersJobTrialsAndFleet) {
   EXPECT_EQ(f["devices"][0]["connected_agents"], 1);
 }
 
-TEST_F(Dashboard, ChromiumDrawsTheJobPage) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not installed";
-  const std::string dom =
-      DumpDom(absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_,
-                           "?token=", fleet_->reader_token()));
+// The page as a user opens it: the sign-in form, then the job page.
+TEST_F(Dashboard, ChromiumDrawsTheJobPageAfterSignIn) {
+  if (!testing::HaveWebDriver()) {
+    GTEST_SKIP() << "chromium or chromedriver is not installed";
+  }
+  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
+  ASSERT_TRUE(browser.ok())
+      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
+  browser.Navigate(
+      absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_));
+  const std::string input =
+      browser.WaitFind("form.login input#token", std::chrono::seconds(20));
+  ASSERT_FALSE(input.empty()) << browser.Source().substr(0, 4000);
+  browser.Type(input, fleet_->reader_token());
+  browser.Click(browser.Find("form.login button"));
+  ASSERT_FALSE(browser
+                   .WaitFind("canvas.trials-chart[data-rendered=\"true\"]",
+                             std::chrono::seconds(30))
+                   .empty())
+      << browser.Source().substr(0, 4000);
+  const std::string dom = browser.Source();
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("class=\"job-id\">", job_id_, "<")));
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("data-count=\"", kTrials, "\"")));
   EXPECT_THAT(dom, HasSubstr("gemm M=32 N=32 K=32 fp32"));
@@ -228,13 +246,53 @@ TEST_F(Dashboard, ChromiumDrawsTheJobPage) {
   EXPECT_TRUE(std::regex_search(
       dom, std::regex("class=\"trials-chart\"[^>]*width=\"[1-9][0-9]*\"")))
       << dom.substr(0, 4000);
+  // The token stays in the tab's sessionStorage, out of the address.
+  EXPECT_EQ(browser.Run("return sessionStorage.getItem('tunefleet.token');"),
+            fleet_->reader_token());
+  EXPECT_THAT(browser.Url(), Not(HasSubstr(fleet_->reader_token())));
+}
+
+// A token in the link (what the page once took from #/...?token=) is not
+// taken: the sign-in form shows, nothing is stored, the address is
+// cleaned.
+TEST_F(Dashboard, ChromiumDoesNotTakeATokenFromTheAddress) {
+  if (!testing::HaveWebDriver()) {
+    GTEST_SKIP() << "chromium or chromedriver is not installed";
+  }
+  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
+  ASSERT_TRUE(browser.ok())
+      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
+  browser.Navigate(absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/",
+                                job_id_, "?token=", fleet_->reader_token()));
+  ASSERT_FALSE(browser.WaitFind("form.login", std::chrono::seconds(20)).empty())
+      << browser.Source().substr(0, 4000);
+  EXPECT_TRUE(browser.Run("return sessionStorage.getItem('tunefleet.token');")
+                  .is_null());
+  EXPECT_THAT(browser.Url(), Not(HasSubstr("token")));
+  const std::string dom = browser.Source();
+  EXPECT_THAT(dom, Not(HasSubstr("gemm M=32")));
+  EXPECT_THAT(dom, Not(HasSubstr("data-rendered")));
 }
 
 TEST_F(Dashboard, ChromiumWithAWrongTokenShowsTheLoginForm) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not installed";
-  const std::string dom = DumpDom(absl::StrCat(
-      "http://127.0.0.1:", http_port_, "/#/job/", job_id_, "?token=wrong"));
-  EXPECT_THAT(dom, HasSubstr("class=\"login\""));
+  if (!testing::HaveWebDriver()) {
+    GTEST_SKIP() << "chromium or chromedriver is not installed";
+  }
+  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
+  ASSERT_TRUE(browser.ok())
+      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
+  browser.Navigate(
+      absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_));
+  const std::string input =
+      browser.WaitFind("form.login input#token", std::chrono::seconds(20));
+  ASSERT_FALSE(input.empty());
+  browser.Type(input, "wrong");
+  browser.Click(browser.Find("form.login button"));
+  ASSERT_FALSE(
+      browser.WaitFind("form.login p.bad", std::chrono::seconds(20)).empty())
+      << browser.Source().substr(0, 4000);
+  const std::string dom = browser.Source();
+  EXPECT_THAT(dom, HasSubstr("Token refused"));
   EXPECT_THAT(dom, Not(HasSubstr("gemm M=32")));
   EXPECT_THAT(dom, Not(HasSubstr("data-rendered")));
 }
@@ -269,8 +327,9 @@ TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
   auto whoami = nlohmann::json::parse(Get(port, "/api/whoami", "")->body);
   EXPECT_FALSE(whoami["can_cancel"]);
   httplib::Client client("127.0.0.1", port);
-  auto cancel = client.Post(
-      absl::StrCat("/api/jobs/", job_id_, "/cancel").c_str(), "", "text/plain");
+  auto cancel =
+      client.Post(absl::StrCat("/api/jobs/", job_id_, "/cancel").c_str(), "{}",
+                  "application/json");
   ASSERT_TRUE(cancel);
   EXPECT_EQ(cancel->status, 409);
   dashboard.Kill(SIGTERM);

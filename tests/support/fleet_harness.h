@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -142,8 +143,8 @@ class FleetHarness {
   const std::string& reader_token() const { return reader_token_; }
 
   // Starts (or restarts) the server on the same port and database, with
-  // `extra_args` after the harness's own (e.g. --http); true once it
-  // answers.
+  // `extra_args` after the harness's own (e.g. --http; with --no-auth the
+  // tokens file is not given); true once it answers.
   bool StartServer(const std::vector<std::string>& extra_args = {}) {
     std::vector<std::string> argv = {BinaryDir() + "/server/tunefleet-server",
                                      "--listen",
@@ -151,9 +152,11 @@ class FleetHarness {
                                      "--db",
                                      db_path(),
                                      "--heartbeat-ms",
-                                     std::to_string(heartbeat_ms_),
-                                     "--tokens",
-                                     tokens_file()};
+                                     std::to_string(heartbeat_ms_)};
+    if (std::find(extra_args.begin(), extra_args.end(), "--no-auth") ==
+        extra_args.end()) {
+      argv.insert(argv.end(), {"--tokens", tokens_file()});
+    }
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     server_ = std::make_unique<Process>(argv, (dir_ / "server.log").string());
     return WaitFor([this] { return Devices().has_value(); },

@@ -312,3 +312,53 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
 
 }  // namespace
 }  // namespace tunefleet::server
+
+namespace tunefleet::server {
+namespace {
+
+TEST_F(JobManagerTest, AnEndedJobLeavesTheManagerWithItsFinalProgressKept) {
+  FakeAgent& agent = Connect("agent-1", 2);
+  AnswerAll(agent, MixedAnswer);
+  std::shared_ptr<Job> job = Submit(Request(4));
+  ASSERT_NE(job, nullptr);
+  const JobProgress done = WaitFor(*job, Ended);
+  ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
+  job->Join();  // its end is handled
+  EXPECT_EQ(jobs_->Find(job->id()), nullptr);
+  EXPECT_EQ(jobs_->FindTracked(job->id()), nullptr);
+  EXPECT_EQ(jobs_->active_jobs(), 0);
+  std::optional<JobProgress> kept = jobs_->EndedProgress(job->id());
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->state(), tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_EQ(kept->trials_done(), 4u);
+  EXPECT_EQ(kept->space_size(), done.space_size());
+  // The list shows it as it ended.
+  absl::StatusOr<std::vector<JobProgress>> listed = jobs_->List(10);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].space_size(), done.space_size());
+  EXPECT_GT((*listed)[0].created_unix_ms(), 0);
+}
+
+TEST_F(JobManagerTest, ActiveJobsBeyondTheLimitAreRefused) {
+  JobLimits limits;
+  limits.max_active_jobs = 1;
+  limits.job_threads = 1;
+  JobManager jobs(store_, scheduler_.get(), clock_, nullptr, limits);
+  absl::StatusOr<std::shared_ptr<Job>> first = jobs.Submit(Request(5));
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::shared_ptr<Job>> second = jobs.Submit(Request(5));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("--max-active-jobs 1"));
+  // A refused submission stores nothing.
+  absl::StatusOr<std::vector<store::Job>> rows = store_->ListJobs(10);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+  ASSERT_TRUE(jobs.Cancel((*first)->id()).ok());
+  (*first)->Join();
+  EXPECT_TRUE(jobs.Submit(Request(5)).ok());
+}
+
+}  // namespace
+}  // namespace tunefleet::server
