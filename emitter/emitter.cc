@@ -42,6 +42,8 @@ absl::string_view EmitMemoryPlanHeader();
 absl::string_view EmitModel();
 absl::string_view EmitPlanFormat();
 absl::string_view EmitMemoryPlan();
+absl::string_view EmitRecordingHeader();
+absl::string_view EmitRecording();
 
 namespace {
 
@@ -549,6 +551,8 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/model.cc", std::string(EmitModel())},
       {"src/plan_format.cc", std::string(EmitPlanFormat())},
       {"src/memory_plan.cc", std::string(EmitMemoryPlan())},
+      {"include/recording.h", std::string(EmitRecordingHeader())},
+      {"src/recording.cc", std::string(EmitRecording())},
   };
   for (const auto& [name, text] : files) {
     TUNEFLEET_RETURN_IF_ERROR(
