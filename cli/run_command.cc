@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -262,10 +263,13 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
   }
   std::cout << absl::StrFormat(
       "%s on %s (device key %s), %s\n  %zu layers: %d tuned, %d naive, %d "
-      "library calls; %d commands per run\n  recording %s: %s\n",
+      "library calls; %d commands per run\n  recording %s\n",
       m.name, r.device.device_name, p.plan.header.device_key, p.source,
-      r.layers.size(), tuned, reference, library, r.commands_per_run, r.record,
-      r.record_note);
+      r.layers.size(), tuned, reference, library, r.commands_per_run,
+      // The runtime's note on "off" starts with the mode itself.
+      absl::StartsWith(r.record_note, r.record)
+          ? r.record_note
+          : absl::StrCat(r.record, ": ", r.record_note));
   if (HasBoth(r)) {
     // Plain and recorded runs side by side.
     const Figures plain = Summarize(r.plain_latency_ns, r.plain_host_cpu_ns,
