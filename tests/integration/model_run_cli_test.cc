@@ -183,6 +183,44 @@ TEST_F(ModelRunCliTest, RecordModesAreReportedAndGiveTheSameOutputs) {
   EXPECT_THAT(bad.err, HasSubstr("--record"));
 }
 
+// Issue 36: a squeeze-and-excitation scale and the skip Add after it run as
+// one launch (the Add the eltwise's residual step), which the plan and its
+// layer table show, with ONNX Runtime's outputs.
+TEST_F(ModelRunCliTest, SkipAddFusedIntoTheEltwiseBeforeItMatchesOnnxRuntime) {
+  testing::GraphBuilder g;
+  g.Input("x", {1, 8, 5, 6});
+  g.Node("GlobalAveragePool", {"x"}, {"m"});
+  g.Node("Sigmoid", {"m"}, {"s"});
+  g.Node("Mul", {"x", "s"}, {"scaled"});
+  g.Node("Add", {"scaled", "x"}, {"y"});
+  g.Output("y");
+  const std::string model = dir_ + "/se.onnx";
+  std::ofstream(model, std::ios::binary) << g.Bytes();
+  const std::string input = dir_ + "/se_x.npy";
+  ASSERT_TRUE(
+      base::WriteNpy(input, testing::RandomNpy({1, 8, 5, 6}, 3, -1, 1)).ok());
+  const std::string out = dir_ + "/se_out";
+  const std::string run = "cd " + dir_ + " && " + Cli() + " run --onnx " +
+                          model + " --input x=" + input +
+                          " --runs 1 --warmup 0 ";
+  auto r = RunCommand(run + "--save-outputs " + out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  // global_pool, sigmoid, mul with the Add as residual: 3 layers, not 4.
+  EXPECT_EQ(j["layers"].get<int>(), 3) << r.out;
+  auto text = RunCommand(run + "--describe");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("fn=mul b=channel residual=add"));
+  auto ours = base::ReadNpy(j["outputs"]["y"].get<std::string>());
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
+  auto x = base::ReadNpy(input);
+  ASSERT_TRUE(x.ok());
+  auto ref = oracle.Run(model, {{"x", *x}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(testing::OutputsMatch({{"y", *ours}}, ref->outputs));
+}
+
 TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
   const std::string out = dir_ + "/out";
   // An input of the wrong shape, and of the wrong dtype.
