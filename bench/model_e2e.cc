@@ -7,7 +7,10 @@
 //   - the tuned plan (the records of --db for the device's key; a layer
 //     without a record runs its naive kernel), measured, beside its
 //     estimate (the sum of the records' kernel times) and their ratio;
-//   - host CPU per run (the submitting thread's CPU time), tuned plan;
+//   - the tuned plan plain (every command enqueued) and recorded (the whole
+//     plan recorded at load and replayed: --record both, interleaved), each
+//     beside the estimate; host CPU per run (the submitting thread's CPU
+//     time) and the CPU of submitting a run alone per command, both modes;
 //   - the arena against the sum of all intermediate tensors;
 //   - ONNX Runtime's CPU latency (tests/support/ort_oracle.h: ort_run.mjs
 //     with onnxruntime-node, or $TUNEFLEET_ORT_COMMAND, e.g. Python's
@@ -17,7 +20,8 @@
 // Usage: model_e2e [--db tunefleet.db] [--device-key KEY]
 //                  [--model NAME=FILE@INPUT=D0,D1,... ...]
 //                  [--only cls,det,rec] [--runs 5] [--warmup 1]
-//                  [--ort-runs 5] [--no-naive] [--no-ort] [--json]
+//                  [--ort-runs 5] [--record both|auto|on|off]
+//                  [--no-naive] [--no-ort] [--json]
 // Prints figures; it never passes or fails on a time.
 #include <algorithm>
 #include <filesystem>
@@ -65,6 +69,11 @@ std::vector<ModelSpec> DefaultModels() {
 
 struct Measured {
   double median_ms = 0, p10_ms = 0, p90_ms = 0, cpu_ms = 0;
+  // --record both, where the plan was recorded: the plain runs' figures
+  // (the ones above are the replays'), and the CPU time of submitting a
+  // run alone, recorded and plain.
+  std::optional<double> plain_median_ms, plain_cpu_ms;
+  double submit_ms = 0, plain_submit_ms = 0;
   double estimate_ms = 0;
   int without_estimate = 0;
   int tuned = 0, reference = 0, library = 0;
@@ -77,7 +86,8 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
                                  emitter::RecordSource& records,
                                  const std::string& key, bool tuned,
                                  const std::vector<std::vector<float>>& inputs,
-                                 int runs, int warmup) {
+                                 int runs, int warmup,
+                                 const std::string& record) {
   plan_builder::PlanOptions options;
   options.device_key = key;
   options.device_name = runner.device().device_name;
@@ -99,6 +109,7 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
   request.runs = runs;
   request.warmup = warmup;
   request.profiled_runs = 0;
+  request.record = record;
   absl::StatusOr<model_run::RunResult> r = runner.Run(request);
   if (!r.ok()) return r.status();
   Measured m;
@@ -106,6 +117,14 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
   m.p10_ms = base::NearestRankPercentile(r->latency_ns, 10) / 1e6;
   m.p90_ms = base::NearestRankPercentile(r->latency_ns, 90) / 1e6;
   m.cpu_ms = base::Median(r->host_cpu_ns) / 1e6;
+  if (!r->plain_latency_ns.empty()) {
+    m.plain_median_ms = base::Median(r->plain_latency_ns) / 1e6;
+    m.plain_cpu_ms = base::Median(r->plain_host_cpu_ns) / 1e6;
+  }
+  if (!r->submit_cpu_ns.empty()) {
+    m.submit_ms = base::Median(r->submit_cpu_ns) / 1e6;
+    m.plain_submit_ms = base::Median(r->plain_submit_cpu_ns) / 1e6;
+  }
   m.estimate_ms = r->estimate_ns / 1e6;
   m.without_estimate = r->layers_without_estimate;
   m.tuned = built->report.tuned;
@@ -128,6 +147,7 @@ int Main(int argc, char** argv) {
   std::string only;
   int runs = 5, warmup = 1, ort_runs = 5, platform = 0, device = 0;
   bool no_naive = false, no_ort = false, json = false;
+  std::string record = "both";
   app.add_option("--db", db, "tuning records (absent: every layer naive)")
       ->capture_default_str();
   app.add_option("--device-key", device_key,
@@ -144,6 +164,11 @@ int Main(int argc, char** argv) {
   app.add_option("--platform", platform, "OpenCL platform")
       ->capture_default_str();
   app.add_option("--device", device, "OpenCL device")->capture_default_str();
+  app.add_option("--record", record,
+                 "the tuned plan's runs: both (plain and recorded, "
+                 "interleaved), auto, on or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"both", "auto", "on", "off"}));
   app.add_flag("--no-naive", no_naive, "skip the naive plan");
   app.add_flag("--no-ort", no_ort, "skip ONNX Runtime");
   app.add_flag("--json", json, "one JSON object on stdout");
@@ -230,8 +255,8 @@ int Main(int argc, char** argv) {
     }
     std::optional<Measured> naive;
     if (!no_naive) {
-      auto m =
-          Measure(**runner, *model, *records, key, false, inputs, runs, warmup);
+      auto m = Measure(**runner, *model, *records, key, false, inputs, runs,
+                       warmup, "auto");
       if (!m.ok()) {
         std::cerr << "model_e2e: " << spec.name << " naive: " << m.status()
                   << "\n";
@@ -239,8 +264,8 @@ int Main(int argc, char** argv) {
       }
       naive = *std::move(m);
     }
-    auto tuned =
-        Measure(**runner, *model, *records, key, true, inputs, runs, warmup);
+    auto tuned = Measure(**runner, *model, *records, key, true, inputs, runs,
+                         warmup, record);
     if (!tuned.ok()) {
       std::cerr << "model_e2e: " << spec.name << " tuned: " << tuned.status()
                 << "\n";
@@ -277,17 +302,37 @@ int Main(int argc, char** argv) {
     auto fmt = [](std::optional<double> v, const char* f = "%.3f") {
       return v.has_value() ? absl::StrFormat(f, *v) : std::string("-");
     };
+    const bool recorded = t.result.record == "on";
+    const double commands = std::max(1, t.result.commands_per_run);
+    auto ratio = [&](std::optional<double> ms) {
+      return ms.has_value() && t.estimate_ms > 0
+                 ? absl::StrFormat("%.2fx", *ms / t.estimate_ms)
+                 : std::string("-");
+    };
+    // Plain and recorded side by side (one of them "-" where the mode was
+    // not run).
+    const std::optional<double> plain_ms =
+        recorded ? t.plain_median_ms : std::optional<double>(t.median_ms);
+    const std::optional<double> recorded_ms =
+        recorded ? std::optional<double>(t.median_ms) : std::nullopt;
+    const std::optional<double> plain_cpu =
+        recorded ? t.plain_cpu_ms : std::optional<double>(t.cpu_ms);
+    const std::optional<double> recorded_cpu =
+        recorded ? std::optional<double>(t.cpu_ms) : std::nullopt;
     table.push_back(
         {spec.name, naive ? absl::StrFormat("%.3f", naive->median_ms) : "-",
-         absl::StrFormat("%.3f", t.median_ms),
+         fmt(plain_ms), fmt(recorded_ms),
          absl::StrFormat("%.3f%s", t.estimate_ms,
                          t.without_estimate > 0
                              ? absl::StrCat(" (", t.without_estimate, " n/a)")
                              : ""),
-         t.estimate_ms > 0
-             ? absl::StrFormat("%.2fx", t.median_ms / t.estimate_ms)
-             : "-",
-         absl::StrFormat("%.3f", t.cpu_ms),
+         ratio(plain_ms), ratio(recorded_ms),
+         absl::StrCat(fmt(plain_cpu), " / ", fmt(recorded_cpu)),
+         t.submit_ms > 0 ? absl::StrFormat("%.2f / %.2f",
+                                           t.plain_submit_ms * 1e3 / commands,
+                                           t.submit_ms * 1e3 / commands)
+                         : "-",
+         absl::StrCat(t.result.commands_per_run),
          absl::StrFormat("%.1f/%.1f MB (%.0f%%)", t.arena / 1e6,
                          t.tensors / 1e6,
                          t.tensors ? 100.0 * t.arena / t.tensors : 0.0),
@@ -303,6 +348,16 @@ int Main(int argc, char** argv) {
           {"estimated_ms", t.estimate_ms},
           {"layers_without_estimate", t.without_estimate},
           {"host_cpu_ms", t.cpu_ms},
+          {"record", t.result.record},
+          {"record_note", t.result.record_note},
+          {"plain",
+           {{"latency_ms", t.plain_median_ms
+                               ? nlohmann::json(*t.plain_median_ms)
+                               : nlohmann::json()},
+            {"host_cpu_ms", t.plain_cpu_ms ? nlohmann::json(*t.plain_cpu_ms)
+                                           : nlohmann::json()},
+            {"submit_cpu_ms", t.plain_submit_ms}}},
+          {"submit_cpu_ms", t.submit_ms},
           {"entries",
            {{"tuned", t.tuned},
             {"reference", t.reference},
@@ -341,9 +396,16 @@ int Main(int argc, char** argv) {
       "warm-up, medians\n",
       (*runner)->device().device_name, key, db, runs, warmup);
   std::cout << cli::FormatTable(
-      {"MODEL", "NAIVE MS", "TUNED MS", "ESTIMATE MS", "MEAS/EST",
-       "HOST CPU MS", "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "T/N/L"},
-      table, {false, true, true, true, true, true, true, true, true, false});
+      {"MODEL", "NAIVE MS", "PLAIN MS", "REC MS", "ESTIMATE MS", "PLAIN/EST",
+       "REC/EST", "HOST CPU MS P/R", "SUBMIT US/CMD P/R", "LAUNCHES",
+       "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "T/N/L"},
+      table,
+      {false, true, true, true, true, true, true, true, true, true, true, true,
+       true, false});
+  std::cout << "tuned plan: PLAIN every command enqueued, REC the recorded "
+               "plan replayed (--record both: interleaved runs of one loaded "
+               "plan); HOST CPU: the submitting thread per run; SUBMIT: "
+               "RunBuffers alone (not waiting) per command\n";
   if (!ort_note.empty()) std::cout << "ONNX Runtime: " << ort_note << "\n";
   return 0;
 }

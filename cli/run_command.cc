@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -205,16 +206,30 @@ absl::StatusOr<std::map<std::string, std::string>> SaveOutputs(
 }
 
 struct Figures {
-  double median = 0, p10 = 0, p90 = 0, cpu = 0;
+  double median = 0, p10 = 0, p90 = 0, cpu = 0, submit = 0;
 };
 
-Figures Summarize(const model_run::RunResult& r) {
+Figures Summarize(const std::vector<double>& latency,
+                  const std::vector<double>& cpu,
+                  const std::vector<double>& submit) {
   Figures f;
-  f.median = base::Median(r.latency_ns);
-  f.p10 = base::NearestRankPercentile(r.latency_ns, 10);
-  f.p90 = base::NearestRankPercentile(r.latency_ns, 90);
-  f.cpu = base::Median(r.host_cpu_ns);
+  if (latency.empty()) return f;
+  f.median = base::Median(latency);
+  f.p10 = base::NearestRankPercentile(latency, 10);
+  f.p90 = base::NearestRankPercentile(latency, 90);
+  f.cpu = base::Median(cpu);
+  if (!submit.empty()) f.submit = base::Median(submit);
   return f;
+}
+
+Figures Summarize(const model_run::RunResult& r) {
+  return Summarize(r.latency_ns, r.host_cpu_ns, r.submit_cpu_ns);
+}
+
+// --record both on a device that recorded: plain figures beside the
+// replayed ones.
+bool HasBoth(const model_run::RunResult& r) {
+  return !r.plain_latency_ns.empty() && r.record == "on";
 }
 
 // The layers by measured time, slowest first, at most `n`.
@@ -248,13 +263,51 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
   }
   std::cout << absl::StrFormat(
       "%s on %s (device key %s), %s\n  %zu layers: %d tuned, %d naive, %d "
-      "library calls; %d commands per run; recording %s\n",
+      "library calls; %d commands per run\n  recording %s\n",
       m.name, r.device.device_name, p.plan.header.device_key, p.source,
-      r.layers.size(), tuned, reference, library, r.commands_per_run, r.record);
+      r.layers.size(), tuned, reference, library, r.commands_per_run,
+      // The runtime's note on "off" starts with the mode itself.
+      absl::StartsWith(r.record_note, r.record)
+          ? r.record_note
+          : absl::StrCat(r.record, ": ", r.record_note));
+  if (HasBoth(r)) {
+    // Plain and recorded runs side by side.
+    const Figures plain = Summarize(r.plain_latency_ns, r.plain_host_cpu_ns,
+                                    r.plain_submit_cpu_ns);
+    auto ratio = [](double a, double b) {
+      return b > 0 ? absl::StrFormat("%.2fx", a / b) : std::string("-");
+    };
+    const double commands = std::max(1, r.commands_per_run);
+    std::vector<std::vector<std::string>> rows = {
+        {"latency median ms", Ms(plain.median), Ms(f.median),
+         ratio(f.median, plain.median)},
+        {"latency p10 ms", Ms(plain.p10), Ms(f.p10), ratio(f.p10, plain.p10)},
+        {"latency p90 ms", Ms(plain.p90), Ms(f.p90), ratio(f.p90, plain.p90)},
+        {"host CPU per run ms", Ms(plain.cpu), Ms(f.cpu),
+         ratio(f.cpu, plain.cpu)},
+        {"submit CPU per run ms", Ms(plain.submit), Ms(f.submit),
+         ratio(f.submit, plain.submit)},
+        {"submit CPU per command us",
+         absl::StrFormat("%.2f", plain.submit / commands / 1e3),
+         absl::StrFormat("%.2f", f.submit / commands / 1e3), ""},
+    };
+    if (r.estimate_ns > 0) {
+      rows.push_back({"measured/estimated",
+                      absl::StrFormat("%.2f", plain.median / r.estimate_ns),
+                      absl::StrFormat("%.2f", f.median / r.estimate_ns), ""});
+    }
+    std::cout << absl::StrFormat(
+        "plain and recorded runs, interleaved (%d each after %d warm-up; "
+        "submit: RunBuffers alone, not waiting):\n",
+        o.runs, o.warmup);
+    std::cout << FormatTable({"", "PLAIN", "RECORDED", "REC/PLAIN"}, rows,
+                             {false, true, true, true});
+  }
   std::cout << absl::StrFormat(
-      "latency (%d runs after %d warm-up): median %s ms, p10 %s ms, p90 %s "
+      "latency (%d runs after %d warm-up%s): median %s ms, p10 %s ms, p90 %s "
       "ms\n",
-      o.runs, o.warmup, Ms(f.median), Ms(f.p10), Ms(f.p90));
+      o.runs, o.warmup, r.record == "on" ? ", recorded" : "", Ms(f.median),
+      Ms(f.p10), Ms(f.p90));
   std::string estimate = absl::StrCat("estimated ", Ms(r.estimate_ns),
                                       " ms (sum of the records' kernel times");
   if (r.layers_without_estimate > 0) {
@@ -334,32 +387,50 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
     reference += l.entry == "reference";
     library += l.entry == "library";
   }
-  return {{"model", m.name},
-          {"model_sha256", m.sha256},
-          {"device_key", p.plan.header.device_key},
-          {"device_name", r.device.device_name},
-          {"plan", p.source},
-          {"runs", o.runs},
-          {"warmup", o.warmup},
-          {"latency_ms",
-           {{"median", f.median / 1e6},
-            {"p10", f.p10 / 1e6},
-            {"p90", f.p90 / 1e6}}},
-          {"estimated_ms", r.estimate_ns / 1e6},
-          {"layers_without_estimate", r.layers_without_estimate},
-          {"host_cpu_ms", f.cpu / 1e6},
-          {"peak_device_bytes", r.device_bytes},
-          {"arena_bytes", r.arena_bytes},
-          {"tensor_bytes", r.tensor_bytes},
-          {"weights_bytes", r.weights_bytes},
-          {"record", r.record},
-          {"layers", r.layers.size()},
-          {"entries",
-           {{"tuned", tuned}, {"reference", reference}, {"library", library}}},
-          {"commands_per_run", r.commands_per_run},
-          {"slowest_layers", layers},
-          {"output_shapes", shapes},
-          {"outputs", outputs}};
+  nlohmann::json out = {
+      {"model", m.name},
+      {"model_sha256", m.sha256},
+      {"device_key", p.plan.header.device_key},
+      {"device_name", r.device.device_name},
+      {"plan", p.source},
+      {"runs", o.runs},
+      {"warmup", o.warmup},
+      {"latency_ms",
+       {{"median", f.median / 1e6},
+        {"p10", f.p10 / 1e6},
+        {"p90", f.p90 / 1e6}}},
+      {"estimated_ms", r.estimate_ns / 1e6},
+      {"layers_without_estimate", r.layers_without_estimate},
+      {"host_cpu_ms", f.cpu / 1e6},
+      {"peak_device_bytes", r.device_bytes},
+      {"arena_bytes", r.arena_bytes},
+      {"tensor_bytes", r.tensor_bytes},
+      {"weights_bytes", r.weights_bytes},
+      {"record", r.record},
+      {"record_extension", r.record_extension},
+      {"record_note", r.record_note},
+      {"recorded_lists", r.recorded_lists},
+      {"layers", r.layers.size()},
+      {"entries",
+       {{"tuned", tuned}, {"reference", reference}, {"library", library}}},
+      {"commands_per_run", r.commands_per_run},
+      {"slowest_layers", layers},
+      {"output_shapes", shapes},
+      {"outputs", outputs}};
+  if (HasBoth(r)) {
+    auto figures = [&](const Figures& x) {
+      return nlohmann::json{{"latency_ms",
+                             {{"median", x.median / 1e6},
+                              {"p10", x.p10 / 1e6},
+                              {"p90", x.p90 / 1e6}}},
+                            {"host_cpu_ms", x.cpu / 1e6},
+                            {"submit_cpu_ms", x.submit / 1e6}};
+    };
+    out["plain"] = figures(Summarize(r.plain_latency_ns, r.plain_host_cpu_ns,
+                                     r.plain_submit_cpu_ns));
+    out["recorded"] = figures(f);
+  }
+  return out;
 }
 
 }  // namespace
@@ -420,6 +491,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
                 "never call a vendor library (CLBlast), even where its "
                 "record is fastest");
   cmd->add_flag("--describe", o.describe, "print every layer of the plan");
+  cmd->add_option(
+         "--record", o.record,
+         "record the whole plan at load and replay it per run: auto (where "
+         "the device lists cl_khr_command_buffer or "
+         "cl_qcom_recordable_queues), on (fail where it cannot), off (enqueue "
+         "every command), both (plain and recorded runs side by side)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off", "both"}));
   cmd->add_option("--platform", o.platform, "OpenCL platform index")
       ->capture_default_str();
   cmd->add_option("--device", o.device, "OpenCL device index")
@@ -494,6 +573,7 @@ int RunRun(const RunOptions& o) {
   request.runs = o.runs;
   request.warmup = o.warmup;
   request.profiled_runs = o.profiled_runs;
+  request.record = o.record;
   if (!o.device_key.empty() && o.device_key != device.device_key) {
     // Another key's plan on this device: its kernels may still run.
     std::cerr << "tunefleet run: note: running device key '" << o.device_key

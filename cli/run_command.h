@@ -4,7 +4,8 @@
 // key (--db, --server, or ./tunefleet.db; a layer without a record runs its
 // naive kernel) or read from an emitted library (--plan); prints measured
 // latency beside the estimate, host CPU per run, device memory and the
-// slowest layers, and saves the outputs as .npy files.
+// slowest layers, and saves the outputs as .npy files. The plan is recorded
+// at load and replayed per run where the device can record (--record).
 #ifndef TUNEFLEET_CLI_RUN_COMMAND_H_
 #define TUNEFLEET_CLI_RUN_COMMAND_H_
 
@@ -35,6 +36,9 @@ struct RunOptions {
   bool naive = false;       // every layer its naive kernel
   bool no_library = false;  // no vendor-library calls
   bool describe = false;    // print every layer of the plan
+  // Recording (issue 36): auto, on, off or both (plain and recorded runs
+  // side by side).
+  std::string record = "auto";
   int platform = 0;
   int device = 0;
   bool json = false;

@@ -42,6 +42,8 @@ absl::string_view EmitMemoryPlanHeader();
 absl::string_view EmitModel();
 absl::string_view EmitPlanFormat();
 absl::string_view EmitMemoryPlan();
+absl::string_view EmitRecordingHeader();
+absl::string_view EmitRecording();
 
 namespace {
 
@@ -60,9 +62,9 @@ std::string CxxLiteral(absl::string_view text) {
 // How many of the buffers in `order` (a template's, in the order callers
 // pass them) a caller must pass for `w`: all but the trailing ones the
 // workload does not read. A buffer named as an attribute of the op whose
-// default value is "none" (the "residual" of conv2d, depthwise_conv2d and
-// dense) is not read while the attribute is "none", so callers written
-// before it existed keep passing the buffers they did.
+// default value is "none" (the "residual" of conv2d, depthwise_conv2d,
+// dense and eltwise) is not read while the attribute is "none", so callers
+// written before it existed keep passing the buffers they did.
 int RequiredBuffers(const templates::Workload& w,
                     const std::vector<std::string>& order) {
   const templates::OpSpec* op = templates::FindOp(w.op());
@@ -549,6 +551,8 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/model.cc", std::string(EmitModel())},
       {"src/plan_format.cc", std::string(EmitPlanFormat())},
       {"src/memory_plan.cc", std::string(EmitMemoryPlan())},
+      {"include/recording.h", std::string(EmitRecordingHeader())},
+      {"src/recording.cc", std::string(EmitRecording())},
   };
   for (const auto& [name, text] : files) {
     TUNEFLEET_RETURN_IF_ERROR(

@@ -124,10 +124,12 @@ std::vector<OpSpec> MakeOps() {
       {"batch_matmul", {{"B", 1}, {"M", {}}, {"N", {}}, {"K", {}}}, {}, dtypes},
       // Elementwise: output N x C x H x W = epilogue(fn(A, B)), A of the
       // output's shape, B broadcast as `b` says; the epilogue's channel is
-      // C. Tensors of other ranks are viewed as N x C x H x W.
+      // C; residual=add: a tensor of the output's shape added before the
+      // activation (a consecutive Add fused into this launch, issue 36).
+      // Tensors of other ranks are viewed as N x C x H x W.
       {"eltwise",
        {{"N", 1}, {"C", {}}, {"H", 1}, {"W", 1}},
-       {kEltwiseFn, kEltwiseB, kAffine, kAct, kPost},
+       {kEltwiseFn, kEltwiseB, kAffine, kAct, kPost, kResidual},
        dtypes},
       // Resize of N x C x H x W to N x C x OH x OW.
       {"resize",

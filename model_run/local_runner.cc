@@ -106,6 +106,7 @@ absl::Status StatusOf(cl_int code, const std::string& message) {
       return absl::InvalidArgumentError(message);
     case tunefleet_tuned::kModelLibraryMissing:
     case tunefleet_tuned::kModelOtherDevice:
+    case tunefleet_tuned::kModelCannotRecord:
     case CL_BUILD_PROGRAM_FAILURE:
     case CL_INVALID_BUILD_OPTIONS:
     case CL_INVALID_KERNEL_NAME:
@@ -140,6 +141,16 @@ class LocalRunner : public ModelRunner {
     options.model_sha256 = request.model_sha256;
     options.device_key = request.device_key;
     options.library = &library_;
+    if (request.record == "off") {
+      options.record = tunefleet_tuned::RecordMode::kOff;
+    } else if (request.record == "on") {
+      options.record = tunefleet_tuned::RecordMode::kOn;
+    } else if (request.record == "auto" || request.record == "both") {
+      options.record = tunefleet_tuned::RecordMode::kAuto;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "record '", request.record, "': expected on, off, auto or both"));
+    }
     std::unique_ptr<tunefleet_tuned::Model> model;
     std::string error;
     cl_int err = tunefleet_tuned::Model::LoadBytes(
@@ -171,25 +182,85 @@ class LocalRunner : public ModelRunner {
     }
     std::vector<float*> out;
     for (auto& o : result.outputs) out.push_back(o.data());
-    cl_command_queue queue = device_.queue.get();
-
-    for (int i = 0; i < request.warmup; ++i) {
-      err = model->Run(queue, in.data(), in.size(), out.data(), out.size(),
-                       &error);
-      if (err != CL_SUCCESS) return StatusOf(err, error);
+    // Measured runs on a queue without profiling, as an application makes
+    // it (the recording is made for such a queue); profiled runs on the
+    // device's profiling queue.
+    cl_int queue_err = CL_SUCCESS;
+    agent::ClQueue plain_queue(clCreateCommandQueue(
+        device_.context.get(), device_.device, 0, &queue_err));
+    if (queue_err != CL_SUCCESS) {
+      return absl::InternalError(
+          absl::StrCat("clCreateCommandQueue: OpenCL error ", queue_err));
     }
-    for (int i = 0; i < request.runs; ++i) {
+    cl_command_queue queue = plain_queue.get();
+    const bool recorded =
+        model->recording() != tunefleet_tuned::RecordKind::kNone;
+    const bool both = request.record == "both" && recorded;
+
+    auto timed_run = [&](std::vector<double>* latency,
+                         std::vector<double>* cpu) -> absl::Status {
       const double cpu0 = ThreadCpuNs();
       const auto t0 = std::chrono::steady_clock::now();
-      err = model->Run(queue, in.data(), in.size(), out.data(), out.size(),
-                       &error);
+      const cl_int e = model->Run(queue, in.data(), in.size(), out.data(),
+                                  out.size(), &error);
       const auto t1 = std::chrono::steady_clock::now();
       const double cpu1 = ThreadCpuNs();
-      if (err != CL_SUCCESS) return StatusOf(err, error);
-      result.latency_ns.push_back(
-          std::chrono::duration<double, std::nano>(t1 - t0).count());
-      result.host_cpu_ns.push_back(cpu1 - cpu0);
+      if (e != CL_SUCCESS) return StatusOf(e, error);
+      if (latency != nullptr) {
+        latency->push_back(
+            std::chrono::duration<double, std::nano>(t1 - t0).count());
+        cpu->push_back(cpu1 - cpu0);
+      }
+      return absl::OkStatus();
+    };
+    auto set_replay = [&](bool replay) -> absl::Status {
+      const cl_int e = model->SetReplay(replay, &error);
+      return e == CL_SUCCESS ? absl::OkStatus() : StatusOf(e, error);
+    };
+    for (int i = 0; i < request.warmup; ++i) {
+      for (bool replay : {true, false}) {
+        if (!both && !replay) continue;
+        if (both) {
+          if (absl::Status s = set_replay(replay); !s.ok()) return s;
+        }
+        if (absl::Status s = timed_run(nullptr, nullptr); !s.ok()) return s;
+      }
     }
+    for (int i = 0; i < request.runs; ++i) {
+      if (!both) {
+        if (absl::Status s = timed_run(&result.latency_ns, &result.host_cpu_ns);
+            !s.ok()) {
+          return s;
+        }
+        continue;
+      }
+      // Interleaved, each mode first every other run: the machine's drift
+      // falls on both alike.
+      for (int k = 0; k < 2; ++k) {
+        const bool replay = (k == 0) == (i % 2 == 0);
+        if (absl::Status s = set_replay(replay); !s.ok()) return s;
+        absl::Status s =
+            replay ? timed_run(&result.latency_ns, &result.host_cpu_ns)
+                   : timed_run(&result.plain_latency_ns,
+                               &result.plain_host_cpu_ns);
+        if (!s.ok()) return s;
+      }
+    }
+    if (both) {
+      // Submitting alone: RunBuffers returns once everything is enqueued
+      // and flushed; its CPU time is the host cost of a run without the
+      // wait (and without the host copies of Run).
+      absl::Status s =
+          MeasureSubmits(*model, queue, request, &result.submit_cpu_ns,
+                         &result.plain_submit_cpu_ns);
+      if (!s.ok()) return s;
+      if (absl::Status r = set_replay(true); !r.ok()) return r;
+    }
+    result.record = model->replay() ? "on" : "off";
+    result.record_extension =
+        tunefleet_tuned::RecordKindName(model->recording());
+    result.record_note = model->recording_note();
+    result.recorded_lists = model->recorded_lists();
     // Per-layer times from separate profiled runs (events cost host time
     // the measured runs should not pay), into scratch outputs.
     std::vector<std::vector<double>> per_layer(model->layers().size());
@@ -198,8 +269,9 @@ class LocalRunner : public ModelRunner {
     for (auto& o : scratch) scratch_out.push_back(o.data());
     std::vector<double> layer_ns;
     for (int i = 0; i < request.profiled_runs; ++i) {
-      err = model->RunProfiled(queue, in.data(), in.size(), scratch_out.data(),
-                               scratch_out.size(), &layer_ns, &error);
+      err = model->RunProfiled(device_.queue.get(), in.data(), in.size(),
+                               scratch_out.data(), scratch_out.size(),
+                               &layer_ns, &error);
       if (err != CL_SUCCESS) return StatusOf(err, error);
       for (size_t l = 0; l < layer_ns.size(); ++l) {
         per_layer[l].push_back(layer_ns[l]);
@@ -229,6 +301,56 @@ class LocalRunner : public ModelRunner {
   }
 
  private:
+  // The CPU time of RunBuffers (submitting a run without waiting for it),
+  // replayed and plain, `request.runs` each, interleaved; the device work
+  // of each is waited for outside the measurement.
+  absl::Status MeasureSubmits(tunefleet_tuned::Model& model,
+                              cl_command_queue queue, const RunRequest& request,
+                              std::vector<double>* replayed,
+                              std::vector<double>* plain) {
+    std::vector<agent::ClMem> buffers;
+    std::vector<cl_mem> in, out;
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < model.inputs().size(); ++i) {
+      buffers.emplace_back(clCreateBuffer(
+          device_.context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+          request.inputs[i].size() * 4,
+          const_cast<float*>(request.inputs[i].data()), &err));
+      if (err != CL_SUCCESS) break;
+      in.push_back(buffers.back().get());
+    }
+    for (size_t o = 0; o < model.outputs().size() && err == CL_SUCCESS; ++o) {
+      buffers.emplace_back(
+          clCreateBuffer(device_.context.get(), CL_MEM_READ_WRITE,
+                         model.outputs()[o].elements * 4, nullptr, &err));
+      out.push_back(buffers.back().get());
+    }
+    if (err != CL_SUCCESS) {
+      return absl::InternalError(
+          absl::StrCat("clCreateBuffer: OpenCL error ", err));
+    }
+    std::string error;
+    for (int i = 0; i < request.runs + 1; ++i) {  // the first: warm-up
+      for (int k = 0; k < 2; ++k) {
+        const bool replay = (k == 0) == (i % 2 == 0);
+        err = model.SetReplay(replay, &error);
+        if (err != CL_SUCCESS) return StatusOf(err, error);
+        const double cpu0 = ThreadCpuNs();
+        err = model.RunBuffers(queue, in.data(), in.size(), out.data(),
+                               out.size(), &error);
+        const double cpu1 = ThreadCpuNs();
+        if (err != CL_SUCCESS) return StatusOf(err, error);
+        err = clFinish(queue);
+        if (err != CL_SUCCESS) {
+          return absl::InternalError(
+              absl::StrCat("clFinish: OpenCL error ", err));
+        }
+        if (i > 0) (replay ? replayed : plain)->push_back(cpu1 - cpu0);
+      }
+    }
+    return absl::OkStatus();
+  }
+
   agent::ClDevice device_;
   RunnerDevice info_;
   AgentLibraryCalls library_;

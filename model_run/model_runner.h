@@ -40,6 +40,13 @@ struct RunRequest {
   int runs = 10;   // measured runs, >= 1
   // Extra runs with profiling events for the per-layer times (0: none).
   int profiled_runs = 1;
+  // Recording (issue 36; model_runtime/recording.h): "auto" replays the
+  // whole plan recorded at load where the device can record, "on" fails
+  // (FAILED_PRECONDITION naming the missing extension) where it cannot,
+  // "off" enqueues every command, "both" measures plain and replayed runs
+  // of one loaded plan, interleaved (latency_ns: the replayed ones, or the
+  // plain ones where the device cannot record).
+  std::string record = "auto";
 };
 
 // One layer (plan step) with its measured device time.
@@ -68,9 +75,24 @@ struct RunResult {
   double estimate_ns = 0;  // sum of the layers' estimates
   int layers_without_estimate = 0;
   int commands_per_run = 0;
-  bool replanned = false;      // the arena was planned again at load
-  std::string record = "off";  // recording mode (issue 36 adds "on")
-  std::string describe;        // Model::Describe()
+  bool replanned = false;  // the arena was planned again at load
+  // The mode of latency_ns and host_cpu_ns: "on" (replays of the recorded
+  // plan) or "off" (every command enqueued).
+  std::string record = "off";
+  // The extension recorded with ("cl_khr_command_buffer",
+  // "cl_qcom_recordable_queues", "none"), the runtime's note on it (or why
+  // the plan is not recorded) and its lists of launches.
+  std::string record_extension = "none";
+  std::string record_note;
+  int recorded_lists = 0;
+  // record "both" where the plan was recorded: the plain runs' figures
+  // beside the replayed ones in latency_ns / host_cpu_ns, and for both the
+  // CPU time of submitting a run alone (Model::RunBuffers: inputs copied
+  // in, every command or the recording enqueued, outputs copied out,
+  // flushed; not waiting), per run.
+  std::vector<double> plain_latency_ns, plain_host_cpu_ns;
+  std::vector<double> submit_cpu_ns, plain_submit_cpu_ns;
+  std::string describe;  // Model::Describe()
 };
 
 class ModelRunner {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "memory_plan.h"
+#include "recording.h"
 #include "tunefleet_model.h"
 
 namespace tunefleet_tuned {
@@ -81,6 +82,22 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+// The arguments of tunefleet_pack_image_float (device_agent/image_pack.cl):
+// `rows` rows of `row_elements` floats of `src` into `image`, `width`
+// texels wide.
+cl_int SetPackArgs(cl_kernel k, cl_mem src, uint64_t row_elements,
+                   uint64_t width, uint64_t rows, cl_mem image) {
+  const cl_uint row = static_cast<cl_uint>(row_elements);
+  const cl_uint w = static_cast<cl_uint>(width);
+  const cl_uint h = static_cast<cl_uint>(rows);
+  cl_int err = clSetKernelArg(k, 0, sizeof(cl_mem), &src);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 1, sizeof(row), &row);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 2, sizeof(w), &w);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 3, sizeof(h), &h);
+  if (err == CL_SUCCESS) err = clSetKernelArg(k, 4, sizeof(cl_mem), &image);
+  return err;
+}
+
 }  // namespace
 
 // What a run enqueues, made once at load.
@@ -101,6 +118,14 @@ struct Model::Impl {
     // kLibrary.
     std::string library, routine;
     std::vector<LibraryArgument> args;
+    // kKernel: arguments bound to a tensor's buffer, (root tensor, index):
+    // where a replay may rebind a graph input.
+    std::vector<std::pair<int32_t, cl_uint>> tensor_args;
+    // kCopyToImage: the root tensor it reads, and the packing kernel a
+    // recording runs in its place (null: the copy stays a plain command).
+    int32_t src_tensor = -1;
+    KernelPtr record_kernel;
+    size_t record_global[2] = {1, 1};
   };
   struct Step {
     std::vector<Command> commands;
@@ -128,6 +153,39 @@ struct Model::Impl {
   std::vector<int32_t> root;  // per tensor: the tensor holding its bytes
   // Per step, the events of its first and last commands (profiled runs).
   std::vector<cl_event> first_events, last_events;
+
+  // Recording (recording.h): what a replaying run enqueues, in order: a
+  // recorded list of launches, or a command that cannot be recorded (a
+  // library call, an image copy without a packing kernel), enqueued plain.
+  struct ReplayItem {
+    int list = -1;                   // >= 0: recorded list `list`
+    const Command* plain = nullptr;  // else this command
+    size_t step = 0;
+  };
+  // A launch argument bound to a graph input's buffer.
+  struct InputUse {
+    size_t list = 0;
+    size_t launch = 0;
+    cl_uint arg = 0;
+  };
+  std::vector<ReplayItem> replay_items;
+  std::vector<std::vector<InputUse>> input_uses;  // per graph input
+  std::vector<bool> input_rebindable;  // every use of it is in input_uses
+  std::vector<cl_mem> input_recorded;  // per graph input: its buffer
+  bool replay = false;                 // runs replay the recording
+  bool rebound = false;  // the last replay rebound inputs (KHR: restore)
+  // Last, so that it is released before the kernels it recorded.
+  std::unique_ptr<Recording> recording;
+
+  // Enqueues `cmd` as it is (a kernel, an image copy or a library call);
+  // `event`, when not null, receives its event.
+  cl_int Enqueue(cl_command_queue queue, const Command& cmd, cl_event* event,
+                 std::string* message);
+  // Enqueues the recording's lists and the plain commands between them;
+  // `input_buffers` (RunBuffers), when not null, are rebound in place of
+  // the arena's input tensors where replays can rebind.
+  cl_int Replay(cl_command_queue queue, const cl_mem* input_buffers,
+                std::string* error);
 };
 
 Model::Model() : impl_(new Impl) {}
@@ -459,6 +517,7 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
           case PlanArg::kTensor: {
             cl_mem mem = buffer_of_tensor(a.value);
             err = clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem), &mem);
+            cmd.tensor_args.emplace_back(m.root[a.value], index);
             break;
           }
           case PlanArg::kConstant: {
@@ -495,6 +554,24 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
               fill.src_offset = plan.tensors[root].offset;
               fill.region[0] = width;
               fill.region[1] = a.rows;
+              fill.src_tensor = root;
+              if (plan.image_pack_source >= 0 &&
+                  options.record != RecordMode::kOff) {
+                // A recording holds kernels only: the copy becomes the
+                // packing kernel there.
+                cl_program pack = nullptr;
+                err = program_of(plan.image_pack_source, "", where, &pack);
+                if (err != CL_SUCCESS) return err;
+                fill.record_kernel.reset(
+                    clCreateKernel(pack, "tunefleet_pack_image_float", &err));
+                if (err != CL_SUCCESS) break;
+                err = SetPackArgs(fill.record_kernel.get(),
+                                  buffer_of_tensor(a.value), a.row_elements,
+                                  width, a.rows, image.get());
+                if (err != CL_SUCCESS) break;
+                fill.record_global[0] = width;
+                fill.record_global[1] = a.rows;
+              }
             } else {
               cl_program pack = nullptr;
               err = program_of(plan.image_pack_source, "", where, &pack);
@@ -502,20 +579,9 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
               fill.kernel.reset(
                   clCreateKernel(pack, "tunefleet_pack_image_float", &err));
               if (err != CL_SUCCESS) break;
-              cl_mem src = buffer_of_tensor(a.value);
-              cl_mem dst = image.get();
-              const cl_uint row = static_cast<cl_uint>(a.row_elements);
-              const cl_uint w = static_cast<cl_uint>(width);
-              const cl_uint h = static_cast<cl_uint>(a.rows);
-              cl_kernel k = fill.kernel.get();
-              err = clSetKernelArg(k, 0, sizeof(cl_mem), &src);
-              if (err == CL_SUCCESS)
-                err = clSetKernelArg(k, 1, sizeof(row), &row);
-              if (err == CL_SUCCESS) err = clSetKernelArg(k, 2, sizeof(w), &w);
-              if (err == CL_SUCCESS) err = clSetKernelArg(k, 3, sizeof(h), &h);
-              if (err == CL_SUCCESS) {
-                err = clSetKernelArg(k, 4, sizeof(cl_mem), &dst);
-              }
+              err = SetPackArgs(fill.kernel.get(), buffer_of_tensor(a.value),
+                                a.row_elements, width, a.rows, image.get());
+              fill.tensor_args.emplace_back(root, 0);
               fill.work_dims = 2;
               fill.global[0] = width;
               fill.global[1] = a.rows;
@@ -594,7 +660,165 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
   model->header_ = plan.header;
   model->arena_bytes_ = plan.memory.arena_bytes;
   model->tensor_bytes_ = plan.memory.tensor_bytes;
+  err = model->Record(plan, options, error);
+  if (err != CL_SUCCESS) return err;
   *out = std::move(model);
+  return CL_SUCCESS;
+}
+
+cl_int Model::Record(const Plan& plan, const ModelLoadOptions& options,
+                     std::string* error) {
+  Impl& m = *impl_;
+  if (options.record == RecordMode::kOff) {
+    recording_note_ = "off (--record off)";
+    return CL_SUCCESS;
+  }
+  const RecordingApi api = options.recording_api != nullptr
+                               ? *options.recording_api
+                               : LoadRecordingApi(m.device);
+  std::string why;
+  const RecordKind kind = ChooseRecordKind(api, &why);
+  if (kind == RecordKind::kNone) {
+    if (options.record == RecordMode::kOn) {
+      return Fail(kModelCannotRecord,
+                  "cannot record the plan: " + why +
+                      " (run with recording off or auto: plain enqueues)",
+                  error);
+    }
+    recording_note_ = "not recorded: " + why;
+    return CL_SUCCESS;
+  }
+
+  // Graph inputs' roots; an input that is also an output is read back
+  // from the arena, so replays never rebind it.
+  std::vector<int32_t> input_roots;
+  for (int32_t t : plan.inputs) {
+    input_roots.push_back(m.root[t]);
+    m.input_recorded.push_back(m.tensor_buffers[m.root[t]].get());
+  }
+  m.input_uses.assign(input_roots.size(), {});
+  m.input_rebindable.assign(input_roots.size(), true);
+  for (int32_t t : plan.outputs) {
+    for (size_t i = 0; i < input_roots.size(); ++i) {
+      if (m.root[t] == input_roots[i]) m.input_rebindable[i] = false;
+    }
+  }
+  auto input_of = [&](int32_t root) -> int {
+    for (size_t i = 0; i < input_roots.size(); ++i) {
+      if (input_roots[i] == root) return static_cast<int>(i);
+    }
+    return -1;
+  };
+
+  // The lists: runs of launches between commands a recording cannot hold.
+  std::vector<std::vector<RecordedLaunch>> lists;
+  std::vector<RecordedLaunch> current;
+  auto close_list = [&] {
+    if (current.empty()) return;
+    m.replay_items.push_back(
+        Impl::ReplayItem{static_cast<int>(lists.size()), nullptr, 0});
+    lists.push_back(std::move(current));
+    current.clear();
+  };
+  int launches = 0;
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    for (const Impl::Command& c : m.steps[s].commands) {
+      const bool copy_as_kernel =
+          c.kind == Impl::Command::kCopyToImage && c.record_kernel != nullptr;
+      if (c.kind != Impl::Command::kKernel && !copy_as_kernel) {
+        close_list();
+        m.replay_items.push_back(Impl::ReplayItem{-1, &c, s});
+        // A plain command reading an input's bytes (a library call, an
+        // image copy) keeps that input copied in.
+        for (size_t i = 0; i < input_roots.size(); ++i) {
+          if (c.kind == Impl::Command::kCopyToImage &&
+              c.src_tensor == input_roots[i]) {
+            m.input_rebindable[i] = false;
+          }
+          for (const LibraryArgument& a : c.args) {
+            if (a.kind == LibraryArgument::kBuffer &&
+                a.buffer == m.tensor_buffers[input_roots[i]].get()) {
+              m.input_rebindable[i] = false;
+            }
+          }
+        }
+        continue;
+      }
+      RecordedLaunch launch;
+      if (copy_as_kernel) {
+        launch.kernel = c.record_kernel.get();
+        launch.work_dims = 2;
+        launch.global = c.record_global;
+        const int input = input_of(c.src_tensor);
+        if (input >= 0) {
+          launch.rebindable.push_back(RecordedLaunch::Rebindable{
+              0, m.tensor_buffers[c.src_tensor].get()});
+        }
+      } else {
+        launch.kernel = c.kernel.get();
+        launch.work_dims = c.work_dims;
+        launch.global = c.global;
+        launch.local = c.has_local ? c.local : nullptr;
+        for (const auto& [root, arg] : c.tensor_args) {
+          if (input_of(root) >= 0) {
+            launch.rebindable.push_back(
+                RecordedLaunch::Rebindable{arg, m.tensor_buffers[root].get()});
+          }
+        }
+      }
+      for (const RecordedLaunch::Rebindable& r : launch.rebindable) {
+        for (size_t i = 0; i < input_roots.size(); ++i) {
+          if (r.recorded == m.tensor_buffers[input_roots[i]].get()) {
+            m.input_uses[i].push_back(
+                Impl::InputUse{lists.size(), current.size(), r.arg});
+          }
+        }
+      }
+      current.push_back(std::move(launch));
+      ++launches;
+    }
+  }
+  close_list();
+  std::string message;
+  const cl_int err = Recording::Create(
+      api, kind, m.context, m.device, std::move(lists), &m.recording, &message);
+  if (err != CL_SUCCESS) {
+    m.replay_items.clear();
+    if (options.record == RecordMode::kOn) {
+      return Fail(err,
+                  "recording the plan (" + std::string(RecordKindName(kind)) +
+                      "): " + message,
+                  error);
+    }
+    recording_note_ = std::string("not recorded: ") + RecordKindName(kind) +
+                      " failed: " + message;
+    return CL_SUCCESS;
+  }
+  m.replay = true;
+  record_kind_ = kind;
+  recorded_lists_ = static_cast<int>(m.recording->lists());
+  int rebound = 0;
+  for (size_t i = 0; i < m.input_rebindable.size(); ++i) {
+    rebound += m.recording->can_rebind() && m.input_rebindable[i];
+  }
+  recording_note_ =
+      std::string(RecordKindName(kind)) +
+      (kind == RecordKind::kKhrCommandBuffer && !api.khr_version.empty()
+           ? " " + api.khr_version
+           : std::string()) +
+      ": " + std::to_string(launches) + " launches in " +
+      std::to_string(recorded_lists_) +
+      (recorded_lists_ == 1 ? " list" : " lists") +
+      (m.replay_items.size() > m.recording->lists()
+           ? ", " +
+                 std::to_string(m.replay_items.size() - m.recording->lists()) +
+                 " commands plain between them"
+           : std::string()) +
+      "; inputs " +
+      (rebound > 0 ? "rebound by RunBuffers (" + std::to_string(rebound) +
+                         " of " + std::to_string(input_roots.size()) + ")"
+                   : std::string("copied in")) +
+      (api.unusable.empty() ? std::string() : " (" + api.unusable + ")");
   return CL_SUCCESS;
 }
 
@@ -654,6 +878,64 @@ cl_int CheckQueue(cl_command_queue queue, cl_context context,
 
 }  // namespace
 
+cl_int Model::Impl::Enqueue(cl_command_queue queue, const Command& cmd,
+                            cl_event* event, std::string* message) {
+  switch (cmd.kind) {
+    case Command::kKernel:
+      return clEnqueueNDRangeKernel(
+          queue, cmd.kernel.get(), cmd.work_dims, nullptr, cmd.global,
+          cmd.has_local ? cmd.local : nullptr, 0, nullptr, event);
+    case Command::kCopyToImage: {
+      const size_t origin[3] = {0, 0, 0};
+      return clEnqueueCopyBufferToImage(queue, arena.get(), cmd.image,
+                                        cmd.src_offset, origin, cmd.region, 0,
+                                        nullptr, event);
+    }
+    case Command::kLibrary:
+      return library->Enqueue(cmd.library, cmd.routine, cmd.args, queue, event,
+                              message);
+  }
+  return CL_INVALID_OPERATION;
+}
+
+cl_int Model::Impl::Replay(cl_command_queue queue, const cl_mem* input_buffers,
+                           std::string* error) {
+  const bool rebind =
+      recording->can_rebind() && (input_buffers != nullptr || rebound);
+  std::vector<Rebind> rebinds;
+  for (const ReplayItem& item : replay_items) {
+    std::string message;
+    cl_int err = CL_SUCCESS;
+    if (item.list >= 0) {
+      rebinds.clear();
+      for (size_t i = 0; rebind && i < input_uses.size(); ++i) {
+        if (!input_rebindable[i]) continue;
+        for (const InputUse& use : input_uses[i]) {
+          if (use.list != static_cast<size_t>(item.list)) continue;
+          rebinds.push_back(Rebind{
+              use.launch, use.arg,
+              input_buffers != nullptr ? input_buffers[i] : input_recorded[i]});
+        }
+      }
+      err = recording->Replay(static_cast<size_t>(item.list), queue, rebinds,
+                              &message);
+    } else {
+      err = Enqueue(queue, *item.plain, nullptr, &message);
+    }
+    if (err != CL_SUCCESS) {
+      if (error != nullptr) {
+        *error = "replaying the recorded plan: " +
+                 (item.list >= 0 ? "list " + std::to_string(item.list)
+                                 : "step " + std::to_string(item.step)) +
+                 ": " + (message.empty() ? ClCode(err) : message);
+      }
+      return err;
+    }
+  }
+  rebound = input_buffers != nullptr && recording->can_rebind();
+  return CL_SUCCESS;
+}
+
 cl_int Model::RunLocked(cl_command_queue queue, const float* const* inputs,
                         size_t num_inputs, float* const* outputs,
                         size_t num_outputs, std::vector<double>* layer_ns,
@@ -694,7 +976,13 @@ cl_int Model::RunLocked(cl_command_queue queue, const float* const* inputs,
     }
   }
   const bool profile = layer_ns != nullptr;
-  for (size_t s = 0; s < m.steps.size(); ++s) {
+  if (m.replay && !profile) {
+    // The recording, replayed (profiled runs enqueue plain commands: a
+    // replay has no per-layer events).
+    err = m.Replay(queue, nullptr, error);
+    if (err != CL_SUCCESS) return err;
+  }
+  for (size_t s = 0; s < m.steps.size() && !(m.replay && !profile); ++s) {
     Impl::Step& step = m.steps[s];
     const size_t n = step.commands.size();
     for (size_t c = 0; c < n; ++c) {
@@ -706,48 +994,28 @@ cl_int Model::RunLocked(cl_command_queue queue, const float* const* inputs,
       } else if (profile && c == 0) {
         event = &m.first_events[s];
       }
-      switch (cmd.kind) {
-        case Impl::Command::kKernel:
-          err = clEnqueueNDRangeKernel(
-              queue, cmd.kernel.get(), cmd.work_dims, nullptr, cmd.global,
-              cmd.has_local ? cmd.local : nullptr, 0, nullptr, event);
-          break;
-        case Impl::Command::kCopyToImage: {
-          const size_t origin[3] = {0, 0, 0};
-          err = clEnqueueCopyBufferToImage(queue, m.arena.get(), cmd.image,
-                                           cmd.src_offset, origin, cmd.region,
-                                           0, nullptr, event);
-          break;
-        }
-        case Impl::Command::kLibrary: {
-          if (profile && c == 0) {
-            // The call's start: a marker before it.
-            err = clEnqueueMarkerWithWaitList(queue, 0, nullptr,
-                                              &m.first_events[s]);
-            if (err != CL_SUCCESS) break;
-            event = c + 1 == n ? &m.last_events[s] : nullptr;
-          }
-          std::string message;
-          err = m.library->Enqueue(cmd.library, cmd.routine, cmd.args, queue,
-                                   event, &message);
-          if (err != CL_SUCCESS) {
-            return Fail(err,
-                        "layer " + std::to_string(s) + " ('" +
-                            layers_[s].label + "'): " + cmd.library + " " +
-                            cmd.routine + ": " + message,
-                        error);
-          }
-          break;
-        }
+      if (cmd.kind == Impl::Command::kLibrary && profile && c == 0) {
+        // The call's start: a marker before it.
+        err =
+            clEnqueueMarkerWithWaitList(queue, 0, nullptr, &m.first_events[s]);
+        if (err != CL_SUCCESS) break;
+        event = c + 1 == n ? &m.last_events[s] : nullptr;
       }
+      std::string message;
+      err = m.Enqueue(queue, cmd, event, &message);
       if (err != CL_SUCCESS) {
         return Fail(err,
                     "layer " + std::to_string(s) + " ('" + layers_[s].label +
-                        "', " + layers_[s].workload +
-                        "): enqueue: " + ClCode(err),
+                        "', " + layers_[s].workload + "): " +
+                        (cmd.kind == Impl::Command::kLibrary
+                             ? cmd.library + " " + cmd.routine + ": " + message
+                             : "enqueue: " + ClCode(err)),
                     error);
       }
     }
+  }
+  if (err != CL_SUCCESS) {
+    return Fail(err, "enqueue: " + ClCode(err), error);
   }
   for (size_t o = 0; o < num_outputs; ++o) {
     const Impl::Output& out = m.outputs[o];
@@ -831,32 +1099,28 @@ cl_int Model::RunBuffers(cl_command_queue queue, const cl_mem* inputs,
                   error);
     }
   }
+  const bool rebind = m.replay && m.recording->can_rebind();
   for (size_t i = 0; i < num_inputs && err == CL_SUCCESS; ++i) {
+    if (rebind && m.input_rebindable[i]) continue;  // rebound, not copied
     err = clEnqueueCopyBuffer(queue, inputs[i], m.arena.get(), 0,
                               m.input_offsets[i], inputs_[i].elements * 4, 0,
                               nullptr, nullptr);
   }
-  for (size_t s = 0; s < m.steps.size() && err == CL_SUCCESS; ++s) {
+  if (err == CL_SUCCESS && m.replay) {
+    err = m.Replay(queue, rebind ? inputs : nullptr, error);
+    if (err != CL_SUCCESS) return err;
+  }
+  for (size_t s = 0; s < m.steps.size() && err == CL_SUCCESS && !m.replay;
+       ++s) {
     for (Impl::Command& cmd : m.steps[s].commands) {
-      if (cmd.kind == Impl::Command::kKernel) {
-        err = clEnqueueNDRangeKernel(
-            queue, cmd.kernel.get(), cmd.work_dims, nullptr, cmd.global,
-            cmd.has_local ? cmd.local : nullptr, 0, nullptr, nullptr);
-      } else if (cmd.kind == Impl::Command::kCopyToImage) {
-        const size_t origin[3] = {0, 0, 0};
-        err = clEnqueueCopyBufferToImage(queue, m.arena.get(), cmd.image,
-                                         cmd.src_offset, origin, cmd.region, 0,
-                                         nullptr, nullptr);
-      } else {
-        std::string message;
-        err = m.library->Enqueue(cmd.library, cmd.routine, cmd.args, queue,
-                                 nullptr, &message);
-      }
+      std::string message;
+      err = m.Enqueue(queue, cmd, nullptr, &message);
       if (err != CL_SUCCESS) {
-        return Fail(err,
-                    "layer " + std::to_string(s) + " ('" + layers_[s].label +
-                        "'): enqueue: " + ClCode(err),
-                    error);
+        return Fail(
+            err,
+            "layer " + std::to_string(s) + " ('" + layers_[s].label +
+                "'): enqueue: " + (message.empty() ? ClCode(err) : message),
+            error);
       }
     }
   }
@@ -875,6 +1139,23 @@ cl_int Model::RunBuffers(cl_command_queue queue, const cl_mem* inputs,
   if (err != CL_SUCCESS) {
     return Fail(err, "RunBuffers: " + ClCode(err), error);
   }
+  return CL_SUCCESS;
+}
+
+bool Model::replay() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->replay;
+}
+
+cl_int Model::SetReplay(bool replay, std::string* error) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (replay && impl_->recording == nullptr) {
+    return Fail(
+        kModelCannotRecord,
+        "SetReplay: the plan was not recorded (" + recording_note_ + ")",
+        error);
+  }
+  impl_->replay = replay;
   return CL_SUCCESS;
 }
 

@@ -48,6 +48,7 @@
 
 #include "model_plan.h"
 #include "plan_format.h"
+#include "recording.h"
 
 namespace tunefleet_tuned {
 
@@ -64,6 +65,9 @@ inline constexpr cl_int kModelOtherDevice = -3022;
 // A queue of another context or device than the Model's, or (RunProfiled)
 // one without CL_QUEUE_PROFILING_ENABLE.
 inline constexpr cl_int kModelBadQueue = -3023;
+// Recording was asked for (RecordMode::kOn, SetReplay(true)) where the
+// device cannot record: the message names the missing extension.
+inline constexpr cl_int kModelCannotRecord = -3024;
 
 // One argument of a library call as the runtime resolved it.
 struct LibraryArgument {
@@ -110,6 +114,15 @@ struct ModelLoadOptions {
   // library steps is refused with kModelLibraryMissing). Not owned; must
   // outlive the Model.
   LibraryCalls* library = nullptr;
+  // Recording (recording.h, issue 36): kAuto records the whole plan at
+  // load where the device lists cl_khr_command_buffer or
+  // cl_qcom_recordable_queues, and runs replay it; kOn fails with
+  // kModelCannotRecord, naming the missing extension, where it cannot;
+  // kOff never records (every run enqueues each command).
+  RecordMode record = RecordMode::kAuto;
+  // Tests: the extensions' entry points and what the device lists, in
+  // place of the device's (LoadRecordingApi). Not owned; copied at Load.
+  const RecordingApi* recording_api = nullptr;
 };
 
 // A graph input or output.
@@ -222,12 +235,32 @@ class Model {
   // Kernel launches (image fills included) and library calls per run.
   int commands_per_run() const { return commands_per_run_; }
 
+  // Recording: the mechanism Load recorded the plan with (kNone: not
+  // recorded), in words ("cl_khr_command_buffer 0.9.0: 75 launches in 1
+  // list; inputs copied in", or why not: "not recorded: the device lists
+  // neither ..."), and the recorded lists (library calls and commands a
+  // recording cannot hold run plain between lists).
+  RecordKind recording() const { return record_kind_; }
+  const std::string& recording_note() const { return recording_note_; }
+  int recorded_lists() const { return recorded_lists_; }
+  // Whether Run and RunBuffers replay the recording (true after a Load that
+  // recorded); SetReplay(false) makes them enqueue every command instead,
+  // SetReplay(true) goes back (kModelCannotRecord where nothing was
+  // recorded): one Model measures both. RunProfiled never replays (a
+  // replay has no per-layer events). Serializes with runs.
+  bool replay() const;
+  cl_int SetReplay(bool replay, std::string* error = nullptr);
+
  private:
   struct Impl;
   Model();
   cl_int RunLocked(cl_command_queue queue, const float* const* inputs,
                    size_t num_inputs, float* const* outputs, size_t num_outputs,
                    std::vector<double>* layer_ns, std::string* error);
+
+  // Records the plan per `options.record` (Load's last step).
+  cl_int Record(const Plan& plan, const ModelLoadOptions& options,
+                std::string* error);
 
   std::unique_ptr<Impl> impl_;
   std::vector<ModelTensorInfo> inputs_, outputs_;
@@ -237,6 +270,9 @@ class Model {
            scratch_bytes_ = 0, tensor_bytes_ = 0;
   bool replanned_ = false;
   int commands_per_run_ = 0;
+  RecordKind record_kind_ = RecordKind::kNone;
+  std::string recording_note_;
+  int recorded_lists_ = 0;
 };
 
 }  // namespace tunefleet_tuned

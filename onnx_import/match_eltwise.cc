@@ -24,7 +24,9 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   if (!out) return NoMatch{"output shape unknown"};
   EpilogueSite site;
   site.out = Output(n, 0);
-  site.residual = false;
+  // A consecutive Add of a tensor of the output's shape is fused as the
+  // residual step (issue 36: one launch instead of two).
+  site.residual = true;
   site.rank = static_cast<int>(out->size());
   site.channel_axis = site.rank == 4 ? 1 : site.rank - 1;
   std::string fn = "none", b = "scalar";
@@ -115,6 +117,9 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   m->buffers.push_back(BindTensor(e.out));
   m->buffers.push_back(BindConstant(e.ScaleBuffer()));
   m->buffers.push_back(BindConstant(e.ShiftBuffer()));
+  m->buffers.push_back(e.residual == "add"
+                           ? BindInput(g, e.residual_tensor, &m->error)
+                           : BindConstant({0.0f}));
   m->floats = e.Floats();
   return r;
 }

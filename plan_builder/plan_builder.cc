@@ -468,7 +468,10 @@ absl::StatusOr<Plan> BuildPlan(const onnx_import::ModelGraph& graph,
             if (image) {
               arg.rows = a.rows;
               arg.row_elements = a.row_elements;
-              if (x.tensor >= 0 && a.row_elements % 4 != 0) needs_pack = true;
+              // The packing kernel fills images whose rows are not whole
+              // texels, and every image in a recording (which holds
+              // kernels, not copies).
+              if (x.tensor >= 0) needs_pack = true;
             }
             break;
           }

@@ -221,7 +221,8 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 //     tensor of the output's shape added before the activation, with
 //     residual=add. With residual=none it is not read and may be left out:
 //     pass the first 5 buffers)
-//   eltwise: a, b, output, scale, shift (b: as the workload's b attribute)
+//   eltwise: a, b, output, scale, shift, residual (b: as the workload's b
+//     attribute; residual as conv2d's: with residual=none pass the first 5)
 //   conv_transpose2d: input, weight, output, scale, shift (weight
 //     C x K/G x R x S)
 //   resize: input, output

@@ -86,7 +86,8 @@ inline void eltwise_vector(const int i, const int total, const int C,
                            const int HW, const __global real_t* a,
                            const __global real_t* b, __global real_t* output,
                            const __global float* scale,
-                           const __global float* shift, const float act_a,
+                           const __global float* shift,
+                           const __global real_t* residual, const float act_a,
                            const float act_b) {
   const floatv x = load_lanes(a, i, total);
 #if NEED_PLANE
@@ -119,13 +120,23 @@ inline void eltwise_vector(const int i, const int total, const int C,
   const floatv y = APPLY_FN(x, bv);
 #endif
 
-#if AFFINE == 0 && ACT == 0 && POST == 0
+#if RESIDUAL
+  // residual=add: R's element at the output element's index.
+  const floatv rv = load_lanes(residual, i, total);
+#define RES(l) element(rv, (l))
+#else
+#define RES(l) 0.0f
+#endif
+#if AFFINE == 0 && ACT == 0 && POST == 0 && RESIDUAL == 0
   const floatv out = y;
 #else
-#define EPI(l) epilogue(element(y, (l)), CHAN(l), scale, shift, act_a, act_b)
+#define EPI(l)                                                            \
+  epilogue_residual(element(y, (l)), RES(l), CHAN(l), scale, shift, act_a, \
+                    act_b)
   const floatv out = GATHER(EPI);
 #undef EPI
 #endif
+#undef RES
   store_vector(output, i, total, out);
 #undef CHAN
 #ifdef PLANE
@@ -137,12 +148,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void eltwise(
     const int total, const int C, const int HW,
     const __global real_t* restrict a, const __global real_t* restrict b,
     __global real_t* restrict output, const __global float* restrict scale,
-    const __global float* restrict shift, const float act_a,
+    const __global float* restrict shift,
+    const __global real_t* restrict residual, const float act_a,
     const float act_b) {
   const int first = get_group_id(0) * CHUNK + get_local_id(0) * VW;
   for (int e = 0; e < EPW; ++e) {
     const int i = first + e * (WG * VW);
     if (i >= total) return;
-    eltwise_vector(i, total, C, HW, a, b, output, scale, shift, act_a, act_b);
+    eltwise_vector(i, total, C, HW, a, b, output, scale, shift, residual,
+                   act_a, act_b);
   }
 }

@@ -8,8 +8,9 @@ __kernel void eltwise_reference(const int total, const int C, const int HW,
                                 const __global real_t* b,
                                 __global real_t* output,
                                 const __global float* scale,
-                                const __global float* shift, const float act_a,
-                                const float act_b) {
+                                const __global float* shift,
+                                const __global real_t* residual,
+                                const float act_a, const float act_b) {
   const int i = get_global_id(0);
   if (i >= total) return;
   const int plane = i / HW;
@@ -67,5 +68,10 @@ __kernel void eltwise_reference(const int total, const int C, const int HW,
   const float y = pow(x, v);
 #endif
 #endif
-  STOREF(epilogue(y, c, scale, shift, act_a, act_b), output, i);
+#if RESIDUAL
+  const float r = LOADF(residual, i);
+#else
+  const float r = 0.0f;
+#endif
+  STOREF(epilogue_residual(y, r, c, scale, shift, act_a, act_b), output, i);
 }

@@ -83,6 +83,23 @@ TEST(EltwiseOnDevice, EpilogueAttrsMatchReference) {
       IsEmpty());
 }
 
+// residual=add (issue 36: a consecutive Add fused): vectors with tails,
+// every broadcast, with and without an activation after it.
+TEST(EltwiseOnDevice, ResidualMatchesReference) {
+  std::vector<Workload> workloads;
+  int k = 0;
+  for (const char* b : kBs) {
+    workloads.push_back(testing::MustParse(
+        "eltwise",
+        absl::StrCat(k % 2 ? "N=2,C=3,H=5,W=3" : "C=4,H=9,W=7", ",fn=mul,b=", b,
+                     ",residual=add", k % 2 ? ",act=relu" : "")));
+    ++k;
+  }
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(testing::EltwiseDirect(), workloads, 3, 13),
+      IsEmpty());
+}
+
 TEST(EltwiseOnDevice, ChosenConfigsMatchReference) {
   // Vector tails past the end, vectors crossing planes (H*W = 35), several
   // vectors per work-item, the widest work-group.
@@ -182,6 +199,27 @@ TEST(EltwiseReference, EpilogueMatchesHost) {
       y = y * scale[c + ch] + shift[c + ch];
       EXPECT_NEAR(out[i], y, 1e-5) << i;
     }
+  }
+}
+
+TEST(EltwiseReference, ResidualMatchesHost) {
+  // fn=mul with B per channel (a squeeze-and-excitation scale), the skip
+  // Add as the residual, then relu: relu(a * b[c] + r).
+  const int c = 3, hw = 4, total = c * hw;
+  const std::vector<float> a = Ramp(total), b = {0.5f, -2.0f, 1.5f};
+  const std::vector<float> r = Ramp(total, 7);
+  const Workload w = testing::MustParse(
+      "eltwise", "C=3,H=2,W=2,fn=mul,b=channel,residual=add,act=relu");
+  const std::vector<float> out =
+      testing::RunReferenceOn(testing::EltwiseDirect(), w,
+                              {{"a", a},
+                               {"b", b},
+                               {"scale", {0, 0, 0}},
+                               {"shift", {0, 0, 0}},
+                               {"residual", r}});
+  ASSERT_EQ(out.size(), static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) {
+    EXPECT_NEAR(out[i], std::max(a[i] * b[i / hw] + r[i], 0.0f), 1e-6) << i;
   }
 }
 

@@ -91,7 +91,9 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
                           "peak_device_bytes", "record", "outputs"}) {
     EXPECT_TRUE(j.contains(key)) << key << " in " << r.out;
   }
-  EXPECT_EQ(j["record"], "off");
+  // --record auto (the default): recorded where the device can record.
+  EXPECT_EQ(j["record"], j["record_extension"] == "none" ? "off" : "on")
+      << r.out;
   EXPECT_GT(j["latency_ms"]["median"].get<double>(), 0);
   EXPECT_LE(j["latency_ms"]["p10"].get<double>(),
             j["latency_ms"]["p90"].get<double>());
@@ -108,7 +110,8 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   // The text form prints the measured latency beside the estimate.
   auto text = Run("--input image=" + input_ + " --runs 2 --warmup 0");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_THAT(text.out, HasSubstr("latency (2 runs after 0 warm-up): median"));
+  EXPECT_THAT(text.out, HasSubstr("latency (2 runs after 0 warm-up"));
+  EXPECT_THAT(text.out, HasSubstr("recording "));
   EXPECT_THAT(text.out, HasSubstr("measured"));
   EXPECT_THAT(text.out, HasSubstr("estimated"));
   EXPECT_THAT(text.out, HasSubstr("host CPU per run"));
@@ -120,6 +123,103 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   auto ref = oracle.Run(model_, {{"image", *input}});
   ASSERT_TRUE(ref.ok()) << ref.status();
   EXPECT_TRUE(testing::OutputsMatch(ours, ref->outputs));
+}
+
+// --record off, on and both (issue 36): each mode reported, the same
+// outputs in each; on is refused, saying why, where the device cannot
+// record.
+TEST_F(ModelRunCliTest, RecordModesAreReportedAndGiveTheSameOutputs) {
+  std::map<std::string, std::vector<float>> outputs;
+  bool can_record = true;
+  for (const std::string mode : {"on", "off", "both"}) {
+    const std::string out = dir_ + "/out-" + mode;
+    auto r =
+        Run("--input image=" + input_ + " --save-outputs " + out +
+            " --runs 2 --warmup 1 --profiled-runs 0 --json --record " + mode);
+    if (mode == "on" && r.exit_code != 0) {
+      // A device that cannot record: on is refused saying why and what to
+      // do, and nothing is saved.
+      can_record = false;
+      EXPECT_THAT(r.err, HasSubstr("cannot record the plan"));
+      EXPECT_THAT(r.err, HasSubstr("recording off or auto"));
+      EXPECT_TRUE(Files(out).empty());
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const bool recorded = mode != "off" && can_record;
+    EXPECT_EQ(j["record"], recorded ? "on" : "off") << mode << ": " << r.out;
+    if (recorded) {
+      EXPECT_NE(j["record_extension"], "none");
+      EXPECT_GE(j["recorded_lists"].get<int>(), 1);
+      EXPECT_FALSE(j["record_note"].get<std::string>().empty());
+    }
+    if (mode == "both" && recorded) {
+      for (const char* side : {"plain", "recorded"}) {
+        ASSERT_TRUE(j.contains(side)) << side << " in " << r.out;
+        EXPECT_GT(j[side]["latency_ms"]["median"].get<double>(), 0);
+        EXPECT_GT(j[side]["host_cpu_ms"].get<double>(), 0);
+        EXPECT_GT(j[side]["submit_cpu_ms"].get<double>(), 0);
+      }
+      auto text = Run("--input image=" + input_ +
+                      " --runs 2 --warmup 0 --profiled-runs 0 --record both");
+      ASSERT_EQ(text.exit_code, 0) << text.err;
+      EXPECT_THAT(text.out, HasSubstr("plain and recorded runs"));
+      EXPECT_THAT(text.out, HasSubstr("submit CPU per command us"));
+    }
+    for (const auto& [name, file] : j["outputs"].items()) {
+      auto a = base::ReadNpy(file.get<std::string>());
+      ASSERT_TRUE(a.ok()) << a.status();
+      if (outputs.count(name) == 0) {
+        outputs[name] = a->data;
+      } else {
+        // The same kernels on the same data: the same bits.
+        EXPECT_EQ(a->data, outputs[name]) << name << " with --record " << mode;
+      }
+    }
+  }
+  EXPECT_FALSE(outputs.empty());
+  auto bad = Run("--record sometimes");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--record"));
+}
+
+// Issue 36: a squeeze-and-excitation scale and the skip Add after it run as
+// one launch (the Add the eltwise's residual step), which the plan and its
+// layer table show, with ONNX Runtime's outputs.
+TEST_F(ModelRunCliTest, SkipAddFusedIntoTheEltwiseBeforeItMatchesOnnxRuntime) {
+  testing::GraphBuilder g;
+  g.Input("x", {1, 8, 5, 6});
+  g.Node("GlobalAveragePool", {"x"}, {"m"});
+  g.Node("Sigmoid", {"m"}, {"s"});
+  g.Node("Mul", {"x", "s"}, {"scaled"});
+  g.Node("Add", {"scaled", "x"}, {"y"});
+  g.Output("y");
+  const std::string model = dir_ + "/se.onnx";
+  std::ofstream(model, std::ios::binary) << g.Bytes();
+  const std::string input = dir_ + "/se_x.npy";
+  ASSERT_TRUE(
+      base::WriteNpy(input, testing::RandomNpy({1, 8, 5, 6}, 3, -1, 1)).ok());
+  const std::string out = dir_ + "/se_out";
+  const std::string run = "cd " + dir_ + " && " + Cli() + " run --onnx " +
+                          model + " --input x=" + input +
+                          " --runs 1 --warmup 0 ";
+  auto r = RunCommand(run + "--save-outputs " + out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  // global_pool, sigmoid, mul with the Add as residual: 3 layers, not 4.
+  EXPECT_EQ(j["layers"].get<int>(), 3) << r.out;
+  auto text = RunCommand(run + "--describe");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("fn=mul b=channel residual=add"));
+  auto ours = base::ReadNpy(j["outputs"]["y"].get<std::string>());
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
+  auto x = base::ReadNpy(input);
+  ASSERT_TRUE(x.ok());
+  auto ref = oracle.Run(model, {{"x", *x}});
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(testing::OutputsMatch({{"y", *ours}}, ref->outputs));
 }
 
 TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {

@@ -1015,5 +1015,32 @@ TEST(Lowering, NhwcInputAndMaxAfterLeakyRelu) {
              "y");
 }
 
+// Issue 36: a squeeze-and-excitation scale and the skip Add after it
+// (PP-OCRv4 det's RSE blocks: x + x * s, s per channel, computed) are one
+// eltwise launch, the Add fused as its residual step.
+TEST(Lowering, SkipAddAfterAnEltwiseIsItsResidualStep) {
+  GraphBuilder b;
+  b.Input("x", {1, 3, 2, 5});
+  b.Input("s", {1, 3, 1, 1});
+  b.Node("Mul", {"x", "s"}, {"scaled"});
+  b.Node("Add", {"scaled", "x"}, {"y"});
+  b.Output("y");
+  const Dims xd = {1, 3, 2, 5};
+  const std::vector<float> x = Values(30, 4), s = Values(3, 5);
+  ModelGraph m;
+  auto out = LowerAndRun(b, {{"x", x}, {"s", s}}, &m);
+  EXPECT_THAT(Ops(m), ElementsAre("eltwise"));
+  ASSERT_EQ(m.steps.size(), 1u);
+  EXPECT_EQ(m.steps[0].workload.attr("fn"), "mul");
+  EXPECT_EQ(m.steps[0].workload.attr("residual"), "add");
+  ExpectNear(out["y"],
+             Expected({1, 3, 2, 5},
+                      [&](const Dims& i) {
+                        const float v = At(x, xd, {0, i[1], i[2], i[3]});
+                        return v * s[i[1]] + v;
+                      }),
+             "y");
+}
+
 }  // namespace
 }  // namespace tunefleet::onnx_import

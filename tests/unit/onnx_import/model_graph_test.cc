@@ -229,7 +229,8 @@ TEST(ModelGraph, EltwiseOperandsAndLoneBatchNorm) {
   const ModelStep& mul = m->steps[0];
   EXPECT_EQ(mul.workload.Canonical(),
             "eltwise N=1 C=2 H=2 W=3 fp32 fn=mul b=channel");
-  EXPECT_THAT(Tensors(mul), ElementsAre("x", "", "m", "", ""));
+  // a, b, output, scale, shift and the (unread) residual.
+  EXPECT_THAT(Tensors(mul), ElementsAre("x", "", "m", "", "", ""));
   EXPECT_THAT(mul.buffers[1].constant, ElementsAre(1, 2));
   const ModelStep& norm = m->steps[1];
   EXPECT_EQ(norm.workload.Canonical(),

@@ -189,7 +189,9 @@ class StepSimulator {
                          : bm == "scalar"  ? b.at(0)
                          : bm == "channel" ? b.at(c)
                                            : b.at(i / plane);
-        out.at(i) = Epilogue(w, Fn(w.attr("fn"), a.at(i), bv), 0, c, C,
+        const float r =
+            w.attr("residual") == "add" ? In(s.buffers.at(5)).at(i) : 0;
+        out.at(i) = Epilogue(w, Fn(w.attr("fn"), a.at(i), bv), r, c, C,
                              In(s.buffers[3]), In(s.buffers[4]), s.floats);
       }
       return;
