@@ -388,6 +388,7 @@ absl::Status Measurer::EnqueueImageRefresh(std::vector<ClEvent>* events) {
 absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
                                               WorkloadState& state,
                                               KernelInfo* info) {
+  EnterPhase(MeasurePhase::kBuild);
   absl::StatusOr<ProgramCache::Built> built =
       programs_.Get(launch.source(), launch.build_options());
   if (!built.ok()) return built.status();
@@ -420,6 +421,7 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
   if (absl::Status s = PrepareImages(v.reference(), state); !s.ok()) return s;
   absl::StatusOr<ClKernel> kernel = MakeKernel(v.reference(), state, nullptr);
   if (!kernel.ok()) return kernel.status();
+  EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
   if (absl::StatusOr<double> t = LaunchOnce(kernel->get(), v.reference());
       !t.ok()) {
@@ -438,6 +440,7 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
 
 Measurement Measurer::Measure(const MeasureRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  phase_ = MeasurePhase::kBuild;  // every trial starts there, unannounced
   // A library call alone has no NDRange (library/library_trial.h).
   if (absl::Status s = IsLibraryOnly(request.kernel())
                            ? absl::OkStatus()
@@ -516,6 +519,7 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   }
 
   // Verification run (also the first warm-up launch).
+  EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }
