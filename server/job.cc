@@ -196,7 +196,22 @@ void Job::Run() {
                    : tunefleet::v1::JOB_STATE_DONE;
   Finish(state, std::string(status.message()),
          [this, state](const std::string& message) {
-           return store_->SetJobState(id_, state, message);
+           absl::Status stored = store_->SetJobState(id_, state, message);
+           // Ended, the job takes no result any more (its unmeasured trials
+           // are CANCELLED now): it counts what the store holds, as `jobs
+           // --db`, `report` and a restarted server will, a result stored
+           // after its last count included.
+           if (absl::StatusOr<store::JobTally> tally = store_->TallyJob(id_);
+               stored.ok() && tally.ok()) {
+             absl::MutexLock lock(&mu_);
+             progress_.set_trials_done(static_cast<uint32_t>(tally->done));
+             progress_.clear_errors();
+             for (const auto& [code, n] : tally->errors) {
+               (*progress_.mutable_errors())[code] = n;
+             }
+             if (tally->best) *progress_.mutable_best() = *tally->best;
+           }
+           return stored;
          });
 }
 
