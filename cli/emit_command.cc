@@ -182,10 +182,13 @@ absl::StatusOr<std::string> OnlyDeviceKey(const std::vector<std::string>& keys,
       " device keys:", keys.empty() ? "" : " ", absl::StrJoin(keys, " ")));
 }
 
-void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
+// `device_keys`: the keys emitted (those given, else the only one found).
+void PrintSummary(const EmitOptions& o,
+                  const std::vector<std::string>& device_keys,
+                  const emitter::EmitSummary& summary) {
   if (o.json) {
     std::cout << nlohmann::json{{"out", o.out},
-                                {"device_keys", o.device_keys},
+                                {"device_keys", device_keys},
                                 {"entries", summary.entries},
                                 {"reference_entries",
                                  summary.reference_entries},
@@ -196,7 +199,8 @@ void PrintSummary(const EmitOptions& o, const emitter::EmitSummary& summary) {
               << "\n";
     return;
   }
-  std::cout << "wrote " << o.out << ": " << summary.entries << " tuned entries";
+  std::cout << "wrote " << o.out << ": " << summary.entries
+            << (summary.entries == 1 ? " tuned entry" : " tuned entries");
   if (summary.reference_entries > 0) {
     std::cout << " (" << summary.reference_entries
               << " use the naive reference kernel, faster than every tuned "
@@ -233,7 +237,8 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
   AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--page-size", o.page_size,
                   "with --server: records (and jobs) per page asked of the "
-                  "server (0: its default)");
+                  "server (default: the server's)")
+      ->check(CLI::Range(1, 10000));
   cmd->add_option("--device-key", o.device_keys,
                   "device key to include (repeat for several; default: the "
                   "database's or server's only device key)");
@@ -268,7 +273,7 @@ int RunEmit(const EmitOptions& o) {
   absl::StatusOr<emitter::EmitSummary> summary =
       emitter::EmitLibrary(*records, options);
   if (!summary.ok()) return ReportError("emit", summary.status());
-  PrintSummary(o, *summary);
+  PrintSummary(o, options.device_keys, *summary);
   return kExitOk;
 }
 
