@@ -77,6 +77,9 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
   progress_.set_strategy(spec_.strategy);
   progress_.set_priority(spec_.priority);
   progress_.set_template_name(std::string(spec_.tmpl->name()));
+  // As the stored row has it (JobManager sets it before the row is made),
+  // so that the live job's JSON equals `jobs --json`'s.
+  progress_.set_created_unix_ms(spec_.created_ms);
 }
 
 Job::~Job() {
