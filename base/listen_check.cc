@@ -40,8 +40,8 @@ absl::Status CheckCanListen(const HostPort& address, absl::string_view flag) {
   }
   absl::Status status = absl::OkStatus();
   for (const addrinfo* a = found; a != nullptr && status.ok(); a = a->ai_next) {
-    UniqueFd fd(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC,
-                       a->ai_protocol));
+    UniqueFd fd(
+        socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
     if (!fd.valid()) continue;  // e.g. no IPv6 on this host
     const int yes = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));

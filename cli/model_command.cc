@@ -290,7 +290,8 @@ std::vector<UntriedTask> UntriedTasks(const onnx_import::ModelTasks& m,
                                       const JobProgress& last) {
   std::vector<UntriedTask> out;
   for (const ModelTaskProgress& t : last.model().task_progress()) {
-    if (t.job().trials_done() > 0 || t.task_index() >= plan.workload_of_task.size()) {
+    if (t.job().trials_done() > 0 ||
+        t.task_index() >= plan.workload_of_task.size()) {
       continue;
     }
     out.push_back(
@@ -311,9 +312,8 @@ std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
       untried.size(), tasks);
   for (const UntriedTask& t : untried) {
     absl::StrAppend(&text, "  task ", t.task_index, " ", t.workload_key,
-                    t.template_name.empty() ? "" : " [",
-                    t.template_name, t.template_name.empty() ? "" : "]",
-                    "\n");
+                    t.template_name.empty() ? "" : " [", t.template_name,
+                    t.template_name.empty() ? "" : "]", "\n");
   }
   return text;
 }
@@ -381,8 +381,8 @@ nlohmann::json ModelTuneJson(
                             {"flops", task.flops},
                             {"reference_time_ns", reference_ns},
                             {"tasks", tasks}};
-    entry["deployed"] = deployed.empty() ? nlohmann::json(nullptr)
-                                         : nlohmann::json(deployed);
+    entry["deployed"] =
+        deployed.empty() ? nlohmann::json(nullptr) : nlohmann::json(deployed);
     if (reference_ns > 0 && deployed_ns > 0) {
       entry["speedup_vs_reference"] = reference_ns / deployed_ns;
     }
@@ -493,9 +493,9 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
       proto::TaskSchedulerName(model.task_scheduler()), elapsed);
   if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
   if (!last.message().empty()) std::cout << "  " << last.message() << "\n";
-  std::string untried = UntriedTasksText(
-      UntriedTasks(m, plan, last),
-      static_cast<size_t>(model.task_progress_size()));
+  std::string untried =
+      UntriedTasksText(UntriedTasks(m, plan, last),
+                       static_cast<size_t>(model.task_progress_size()));
   absl::StrReplaceAll({{"\n", "\n  "}}, &untried);
   if (!untried.empty()) {
     std::cout << "  " << untried.substr(0, untried.size() - 2);

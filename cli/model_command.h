@@ -74,9 +74,9 @@ struct UntriedTask {
 };
 // The model job's tasks (of `last`, its final progress) with no trial done,
 // in task order; skipped tasks are not among them.
-std::vector<UntriedTask> UntriedTasks(
-    const onnx_import::ModelTasks& model, const ModelJobPlan& plan,
-    const tunefleet::v1::JobProgress& last);
+std::vector<UntriedTask> UntriedTasks(const onnx_import::ModelTasks& model,
+                                      const ModelJobPlan& plan,
+                                      const tunefleet::v1::JobProgress& last);
 // "106 of 126 tasks got no trial (...):" and a line per task ("  task 5
 // conv2d ... [conv2d_direct]"); "" when every task got one.
 std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
@@ -93,8 +93,8 @@ std::string BudgetWarning(uint32_t trials, size_t tuned_tasks);
 // task_progress, skipped, latency_history, ...}, ...), and what only this
 // run knows: model_file, library_candidates, workloads [per imported
 // workload: {workload_key, count, flops, reference_time_ns, deployed
-// (template name, "reference" or null), speedup_vs_reference, tasks [{task_index,
-// template_name, job_id, state, trials_done, trials_granted,
+// (template name, "reference" or null), speedup_vs_reference, tasks
+// [{task_index, template_name, job_id, state, trials_done, trials_granted,
 // stopped_reason, best (TuningRecord or null)} or {task_index,
 // template_name, skipped}]}], tasks_without_trials [{task_index,
 // workload_key, template_name, trials_granted}], elapsed_s, coverage,

@@ -162,12 +162,12 @@ int RunQuery(const QueryOptions& o) {
     const std::vector<absl::string_view> ops = templates::KnownOps();
     if (std::find(ops.begin(), ops.end(), absl::string_view(o.op)) ==
         ops.end()) {
-      return ReportError(
-          "query", absl::InvalidArgumentError(absl::StrCat(
-                       "--op ", o.op,
-                       ": no such op (no record has it, and no built-in "
-                       "template runs it); built-in ops: ",
-                       absl::StrJoin(ops, ", "))));
+      return ReportError("query",
+                         absl::InvalidArgumentError(absl::StrCat(
+                             "--op ", o.op,
+                             ": no such op (no record has it, and no built-in "
+                             "template runs it); built-in ops: ",
+                             absl::StrJoin(ops, ", "))));
     }
   }
   if (o.json && !any) std::cout << "[]\n";

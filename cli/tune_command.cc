@@ -72,8 +72,8 @@ void PrintSummary(const TuneOptions& o,
               << " earlier records (transfer learning)\n";
   }
   std::vector<std::string> errors;
-  for (const auto& [code, count] : std::map<std::string, uint32_t>(
-           p.errors().begin(), p.errors().end())) {
+  for (const auto& [code, count] :
+       std::map<std::string, uint32_t>(p.errors().begin(), p.errors().end())) {
     errors.push_back(absl::StrCat(code, " ", count));
   }
   std::cout << "  results: " << absl::StrJoin(errors, ", ") << "\n";

@@ -12,8 +12,8 @@
 #include "dashboard/json_views.h"
 #include "dashboard/token_check.h"
 #include "dashboard/web_assets.h"
-#include "proto/json.h"
 #include "httplib.h"
+#include "proto/json.h"
 
 namespace tunefleet::dashboard {
 namespace {

@@ -11,8 +11,9 @@
 //   GET  /metrics                         metrics_text(), when set
 // Every /api/ call and /metrics needs a bearer token of role reader or
 // above (dashboard/token_check.h); without one: 401 and a body of only
-// {"error": "...", "code": "UNAUTHENTICATED"} (proto::ErrorJson). The page and its assets hold no data and load without
-// a token. Live updates: the page polls the API (app.js).
+// {"error": "...", "code": "UNAUTHENTICATED"} (proto::ErrorJson). The page and
+// its assets hold no data and load without a token. Live updates: the page
+// polls the API (app.js).
 #ifndef TUNEFLEET_DASHBOARD_HTTP_SERVER_H_
 #define TUNEFLEET_DASHBOARD_HTTP_SERVER_H_
 

@@ -146,10 +146,9 @@ absl::Status WorkerBackend::EnsureWorker() {
   const Limits start{options_.start_timeout_ms, options_.start_timeout_ms};
   Reply reply = Call(request, start, /*start=*/false);
   if (!reply.reply.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("the measurement worker did not start within ",
-                     options_.start_timeout_ms,
-                     " ms: ", reply.reply.status().message()));
+    return absl::UnavailableError(absl::StrCat(
+        "the measurement worker did not start within ",
+        options_.start_timeout_ms, " ms: ", reply.reply.status().message()));
   }
   if (reply.reply->has_error()) {
     Reap(/*kill_first=*/true);
@@ -241,11 +240,11 @@ WorkerBackend::Reply WorkerBackend::Call(const WorkerRequest& request,
   }
   if (absl::IsDeadlineExceeded(read)) {
     const std::string how = Reap(/*kill_first=*/true);
-    out.reply = absl::DeadlineExceededError(absl::StrCat(
-        "no answer within ", limit_ms, " ms ",
-        out.phase == Phase::kRun ? "of running kernels"
-                                 : "of building programs",
-        "; worker killed (", how, ")"));
+    out.reply = absl::DeadlineExceededError(
+        absl::StrCat("no answer within ", limit_ms, " ms ",
+                     out.phase == Phase::kRun ? "of running kernels"
+                                              : "of building programs",
+                     "; worker killed (", how, ")"));
     return out;
   }
   const std::string how = Reap(/*kill_first=*/false);
@@ -312,8 +311,9 @@ tunefleet::v1::Measurement WorkerBackend::Measure(
                                              : Measurement::COMPILE_ERROR,
                   message);
   }
-  return Failed(Measurement::RUNTIME_ERROR,
-                absl::StrCat(message, " during the trial; a new worker starts"));
+  return Failed(
+      Measurement::RUNTIME_ERROR,
+      absl::StrCat(message, " during the trial; a new worker starts"));
 }
 
 }  // namespace tunefleet::agent

@@ -5,9 +5,10 @@
 // up. A trial's timeout_ms counts only its kernels running: the worker
 // announces each phase (worker.proto Phase), and starting a worker and
 // building programs have limits (and error codes) of their own, so a slow
-// host or a slow compiler is not taken for a hanging kernel. The worker is the agent's own executable started with
-// kWorkerFlag; requests and replies are WorkerRequest / WorkerReply
-// (device_agent/worker.proto) on two pipes, as fds 3 and 4 of the worker.
+// host or a slow compiler is not taken for a hanging kernel. The worker is the
+// agent's own executable started with kWorkerFlag; requests and replies are
+// WorkerRequest / WorkerReply (device_agent/worker.proto) on two pipes, as fds
+// 3 and 4 of the worker.
 #ifndef TUNEFLEET_DEVICE_AGENT_WORKER_H_
 #define TUNEFLEET_DEVICE_AGENT_WORKER_H_
 

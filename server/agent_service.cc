@@ -211,8 +211,8 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
     if (absl::StatusOr<tunefleet::v1::DeviceInfo> stored =
             store_->GetDevice(hello.device_key());
         stored.ok()) {
-      device = WithUnreportedFields(device, *stored,
-                                    hello.device_info_revision());
+      device =
+          WithUnreportedFields(device, *stored, hello.device_info_revision());
     }
   }
   if (absl::Status s = store_->UpsertDevice(hello.device_key(), device);

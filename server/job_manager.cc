@@ -379,8 +379,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
   progress.set_message(row.message);
   // A model job's task has the trials granted to it so far, as its live
   // job counts them; its row's budget is only the model's cap.
-  progress.set_trials_total(static_cast<uint32_t>(
-      row.model_job_id > 0 ? row.granted : row.budget));
+  progress.set_trials_total(
+      static_cast<uint32_t>(row.model_job_id > 0 ? row.granted : row.budget));
   progress.set_space_size(row.space_size);
   progress.set_reference_time_ns(row.reference_ns);
   progress.set_trials_done(static_cast<uint32_t>(tally.done));

@@ -53,8 +53,8 @@ std::string DescribeOwner(int fd) {
   }
   std::string who = program.empty() ? "another process" : program;
   if (!pid.empty()) absl::StrAppend(&who, " (pid ", pid, ")");
-  absl::StrAppend(&who, address.empty() ? ", starting"
-                                        : absl::StrCat(" on ", address));
+  absl::StrAppend(
+      &who, address.empty() ? ", starting" : absl::StrCat(" on ", address));
   return who;
 }
 
@@ -108,8 +108,8 @@ absl::StatusOr<OwnerLock> OwnerLock::Acquire(const std::string& db_path,
     }
     if (const int error = TryLock(fd.get()); error != 0) {
       if (error != EAGAIN && error != EACCES) {
-        return absl::UnavailableError(absl::StrCat(
-            "cannot lock ", lock.path_, ": ", std::strerror(error)));
+        return absl::UnavailableError(absl::StrCat("cannot lock ", lock.path_,
+                                                   ": ", std::strerror(error)));
       }
       return absl::UnavailableError(absl::StrCat(
           "database ", db_path, " is owned by ", DescribeOwner(fd.get()),
@@ -118,7 +118,8 @@ absl::StatusOr<OwnerLock> OwnerLock::Acquire(const std::string& db_path,
           "dashboard --db, report, backup) work beside it, and `tunefleet "
           "tune --server ADDRESS` runs a job on it"));
     }
-    struct stat held {}, now {};
+    struct stat held {
+    }, now{};
     if (fstat(fd.get(), &held) != 0 || stat(lock.path_.c_str(), &now) != 0 ||
         held.st_ino != now.st_ino || held.st_dev != now.st_dev) {
       continue;  // removed by its last owner meanwhile
@@ -139,8 +140,8 @@ absl::Status OwnerLock::Write() {
   if (ftruncate(fd_.get(), 0) != 0 ||
       pwrite(fd_.get(), line.data(), line.size(), 0) !=
           static_cast<ssize_t>(line.size())) {
-    return absl::InternalError(absl::StrCat("cannot write ", path_, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path_, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

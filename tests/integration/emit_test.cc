@@ -128,8 +128,8 @@ TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
           .is_null());
 
   // Without --device-key the database's only key is emitted, and said.
-  auto emit = RunCommand(bin_ + " emit --json --db " + db + " --out " + work_ +
-                         "/lib");
+  auto emit =
+      RunCommand(bin_ + " emit --json --db " + db + " --out " + work_ + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 2);
   EXPECT_EQ(nlohmann::json::parse(emit.out)["device_keys"],

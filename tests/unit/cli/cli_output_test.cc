@@ -322,9 +322,9 @@ TEST(CliJson, JobsAndRecordsAreTheContractsJson) {
   EXPECT_EQ(record["trial_id"], int64_t{1} << 40);
   EXPECT_EQ(record["config"]["knobs"][0]["name"], "MWG");
   EXPECT_EQ(record["config"]["knobs"][0]["value"], 16);
-  for (const char* key : {"agent_name", "created_unix_ms", "measured_unix_ms",
-                          "compile_ms", "error_message", "workload_key",
-                          "template_name"}) {
+  for (const char* key :
+       {"agent_name", "created_unix_ms", "measured_unix_ms", "compile_ms",
+        "error_message", "workload_key", "template_name"}) {
     EXPECT_TRUE(record.contains(key)) << key;
   }
 }

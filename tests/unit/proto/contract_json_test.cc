@@ -1,8 +1,6 @@
 // The one JSON form of the contract's messages (proto/json.h): field names
 // as in the .proto, enums by name, 64-bit integers as numbers, every field
 // written, unset messages null; protobuf's own JSON parser reads it back.
-#include "proto/json.h"
-
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -11,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "proto/json.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::proto {
@@ -61,9 +60,9 @@ TEST(ContractJson, UsesTheProtosNamesAndNumbersForEveryInteger) {
 TEST(ContractJson, ProtobufsParserReadsItBack) {
   const tunefleet::v1::JobProgress p = Progress();
   tunefleet::v1::JobProgress back;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
-                  ContractJson(p).dump(), &back)
-                  .ok());
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(ContractJson(p).dump(), &back)
+          .ok());
   EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(p, back))
       << back.DebugString();
 }

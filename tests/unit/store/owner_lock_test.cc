@@ -82,8 +82,9 @@ TEST(OwnerLock, AKilledOwnersLockIsFreeAndItsLineReplaced) {
   close(ready[0]);
   absl::StatusOr<OwnerLock> refused = OwnerLock::Acquire(db, "parent");
   ASSERT_FALSE(refused.ok());
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr(absl::StrCat("child (pid ", child, ") on 127.0.0.1:1")));
+  EXPECT_THAT(
+      refused.status().message(),
+      HasSubstr(absl::StrCat("child (pid ", child, ") on 127.0.0.1:1")));
 
   ASSERT_EQ(kill(child, SIGKILL), 0);
   int status = 0;

@@ -181,8 +181,7 @@ TEST_F(StoreTest, ATalliedJobCountsWhatItsServerCounted) {
   ASSERT_TRUE(tally.ok()) << tally.status();
   EXPECT_EQ(tally->done, 1);
   EXPECT_EQ(tally->cancelled, 2);
-  EXPECT_EQ(tally->errors,
-            (std::map<std::string, uint32_t>{{"OK", 1}}));
+  EXPECT_EQ(tally->errors, (std::map<std::string, uint32_t>{{"OK", 1}}));
   EXPECT_EQ(store_->GetJob(job)->space_size, 50256u);
   store::RecordFilter measured;
   measured.job_id = job;
