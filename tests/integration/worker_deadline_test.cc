@@ -59,7 +59,11 @@ std::string SlowWorker(const std::string& name, double seconds,
       absl::StrCat(::testing::TempDir(), "/", name, "_", getpid(), ".sh");
   std::ofstream(path) << "#!/bin/sh\n"
                       << (flag.empty() ? "" : "[ -e " + flag + " ] && ")
-                      << "sleep " << seconds << "\n"
+                      // Its own fds closed: a sleep the supervisor's kill of
+                      // the shell leaves behind holds no pipe (the agent's,
+                      // or the test's output, which ctest waits on).
+                      << "sleep " << seconds
+                      << " </dev/null >/dev/null 2>&1 3>&- 4>&-\n"
                       << "exec " << kAgent << " \"$@\"\n";
   chmod(path.c_str(), 0700);
   return path;
