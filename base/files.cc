@@ -1,6 +1,7 @@
 #include "base/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -42,14 +43,26 @@ absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path,
                                           absl::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read ", what, what.empty() ? "" : " ", path));
+  auto refused = [&](const char* reason) {
+    return absl::NotFoundError(absl::StrCat(
+        "cannot read ", what, what.empty() ? "" : " ", path, ": ", reason));
+  };
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return refused(std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return refused(std::strerror(EISDIR));
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
+  std::string bytes;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return refused(std::strerror(errno));
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  return bytes;
 }
 
 bool WriteAll(int fd, absl::string_view bytes) {

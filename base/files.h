@@ -43,7 +43,9 @@ class UniqueFd {
 absl::Status ErrnoError(absl::string_view what, absl::string_view path);
 
 // The bytes of the file at `path`. Errors: NOT_FOUND "cannot read <what>
-// <path>" (`what` names the file's role, e.g. "CA file"; may be empty).
+// <path>: <reason>" (`what` names the file's role, e.g. "CA file"; may be
+// empty; the reason is strerror's: "No such file or directory", "Is a
+// directory", "Permission denied").
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path,
                                           absl::string_view what = "");
 

@@ -13,14 +13,27 @@
 #include "client/rpc_error.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "proto/json.h"
 #include "proto/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 
+namespace {
+bool json_errors = false;  // SetJsonErrors
+}  // namespace
+
+void SetJsonErrors(bool on) { json_errors = on; }
+
 int ReportError(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "tunefleet %s: %s\n", command.c_str(),
-               std::string(status.message()).c_str());
+  if (json_errors) {
+    nlohmann::json j = proto::ErrorJson(status);
+    j["command"] = command;
+    std::fprintf(stderr, "%s\n", j.dump().c_str());
+  } else {
+    std::fprintf(stderr, "tunefleet %s: %s\n", command.c_str(),
+                 std::string(status.message()).c_str());
+  }
   return absl::IsInvalidArgument(status) || absl::IsNotFound(status)
              ? kExitBadInput
              : kExitFailed;
@@ -115,26 +128,6 @@ std::string ConfigText(const tunefleet::v1::Config& config) {
     absl::StrAppend(&s, s.empty() ? "" : ",", k.name(), "=", k.value());
   }
   return s;
-}
-
-nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& r) {
-  return {
-      {"device_key", r.device_key()},
-      {"workload", r.workload_key()},
-      {"template", r.template_name()},
-      {"template_version", r.template_version()},
-      {"config", ConfigJson(r.config())},
-      {"error", tunefleet::v1::Measurement::Error_Name(r.error())},
-      {"error_message", r.error_message()},
-      {"time_ms", r.time_ns() / 1e6},
-      {"gflops", r.gflops()},
-      {"trial_id", r.trial_id()},
-      {"job_id", r.job_id()},
-      {"agent_name", r.agent_name()},
-      {"created_unix_ms", r.created_unix_ms()},
-      {"measured_unix_ms", r.measured_unix_ms()},
-      {"compile_ms", r.compile_ms()},
-  };
 }
 
 absl::StatusOr<JobOutcome> RunJob(

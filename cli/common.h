@@ -28,7 +28,12 @@ inline constexpr int kExitBadInput = 2;  // the request was wrong
 
 // Prints "tunefleet <command>: <message>" to stderr and returns the exit
 // code for the status (kExitBadInput for INVALID_ARGUMENT and NOT_FOUND).
+// After SetJsonErrors(true) (a command run with --json) it prints one line
+// of JSON instead: proto::ErrorJson ({"error": MESSAGE, "code": "NOT_FOUND"})
+// with "command": COMMAND.
 int ReportError(const std::string& command, const absl::Status& status);
+// Whether ReportError writes JSON; main() sets it when --json is given.
+void SetJsonErrors(bool on);
 
 // A call's status to `server` as the user should read it
 // (client::RpcError: no server there, TLS on one side only, token advice).
@@ -55,12 +60,6 @@ void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files);
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
 // "MWG=64,NWG=64,..."
 std::string ConfigText(const tunefleet::v1::Config& config);
-// A record as {device_key, workload, template, template_version, config,
-// error, error_message, time_ms, gflops, trial_id, job_id, agent_name,
-// created_unix_ms, measured_unix_ms, compile_ms}: snake_case keys, as every
-// JSON of the CLI.
-nlohmann::json RecordJson(const tunefleet::v1::TuningRecord& record);
-
 // A submitted job and its final progress.
 struct JobOutcome {
   tunefleet::v1::SubmitJobResponse submitted;

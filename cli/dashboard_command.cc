@@ -7,6 +7,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "base/host_port.h"
+#include "base/listen_check.h"
 #include "cli/common.h"
 #include "dashboard/http_server.h"
 #include "server/auth/tls.h"
@@ -79,6 +81,12 @@ int RunDashboard(const DashboardOptions& options) {
     ReportError("dashboard", http.status());
     return kExitBadInput;
   }
+  // The port before the database: a port in use opens nothing.
+  absl::StatusOr<base::HostPort> listen =
+      base::ParseHostPort(http->listen, "--http", /*allow_port_zero=*/true);
+  absl::Status free =
+      listen.ok() ? base::CheckCanListen(*listen, "--http") : listen.status();
+  if (!free.ok()) return ReportError("dashboard", free);
   absl::StatusOr<std::unique_ptr<store::Store>> store =
       OpenDatabase(options.db);
   if (!store.ok()) return ReportError("dashboard", store.status());

@@ -120,6 +120,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   // its agent: the next command marks its jobs interrupted by them.
   server_options.write_leases = true;
   server_options.tokens = tokens.set;
+  server_options.owner = "tunefleet tune";
   TUNEFLEET_ASSIGN_OR_RETURN(fleet->server_,
                              server::Server::Start(server_options));
   fleet->connection_.address = fleet->server_->address();

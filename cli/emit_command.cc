@@ -46,6 +46,7 @@ struct PlanLine {
   uint64_t weights_bytes = 0;
 };
 
+// `keys`: the keys emitted (those given, else the only one found).
 void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
                   const emitter::EmitSummary& summary,
                   const std::vector<PlanLine>& plans) {
@@ -79,7 +80,8 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
               << "\n";
     return;
   }
-  std::cout << "wrote " << o.out << ": " << summary.entries << " tuned entries";
+  std::cout << "wrote " << o.out << ": " << summary.entries
+            << (summary.entries == 1 ? " tuned entry" : " tuned entries");
   if (summary.reference_entries > 0) {
     std::cout << " (" << summary.reference_entries
               << " use the naive reference kernel, faster than every tuned "
@@ -128,7 +130,8 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
   AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--page-size", o.page_size,
                   "with --server: records (and jobs) per page asked of the "
-                  "server (0: its default)");
+                  "server (default: the server's)")
+      ->check(CLI::Range(1, 10000));
   cmd->add_option("--device-key", o.device_keys,
                   "device key to include (repeat for several; default: the "
                   "database's or server's only device key)");

@@ -10,6 +10,7 @@
 #include "cli/model_view.h"
 #include "cli/progress.h"
 #include "cli/table_text.h"
+#include "proto/json.h"
 #include "proto/names.h"
 #include "server/job_manager.h"
 #include "store/store.h"
@@ -109,9 +110,8 @@ int RunJobs(const JobsOptions& o) {
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const JobProgress& p : *jobs) list.push_back(JobJson(p));
-    std::cout << list.dump(2, ' ', false,
-                           nlohmann::json::error_handler_t::replace)
+    for (const JobProgress& p : *jobs) list.push_back(proto::ContractJson(p));
+    std::cout << list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << JobTable(*jobs, o.wide ? 0 : TableWidth());
@@ -149,8 +149,7 @@ int RunWatch(const JobsOptions& o) {
   model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
-    std::cout << JobJson(*last).dump(2, ' ', false,
-                                     nlohmann::json::error_handler_t::replace)
+    std::cout << proto::ContractJson(*last).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << JobTable({*last});
@@ -185,8 +184,7 @@ int RunCancel(const JobsOptions& o) {
       FromGrpc(stub->CancelJob(&context, request, &progress), *server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
-    std::cout << JobJson(progress).dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << proto::ContractJson(progress).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << CancelledText(progress) << "\n";

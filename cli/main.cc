@@ -4,9 +4,11 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 #include "base/version.h"
 #include "cli/backup_command.h"
 #include "cli/common.h"
@@ -82,10 +84,26 @@ int main(int argc, char** argv) {
   CLI::App* dashboard_cmd = tunefleet::cli::AddDashboardCommand(app, dashboard);
   CLI::App* report_cmd = tunefleet::cli::AddReportCommand(app, report);
   CLI::App* backup_cmd = tunefleet::cli::AddBackupCommand(app, backup);
+  // With --json, every error is one JSON object on stderr (docs/JSON.md),
+  // a refused command line too.
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) json = true;
+  }
+  tunefleet::cli::SetJsonErrors(json);
   CLI::App* run_cmd = tunefleet::cli::AddRunCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (json && e.get_exit_code() != 0) {
+      // The subcommand's name, as ReportError names it.
+      std::string command = argc > 1 ? argv[1] : "";
+      for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->parsed()) command = sub->get_name();
+      }
+      return tunefleet::cli::ReportError(
+          command, absl::InvalidArgumentError(e.what()));
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : tunefleet::cli::kExitBadInput;
   }

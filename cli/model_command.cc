@@ -15,6 +15,7 @@
 #include "cli/model_view.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
+#include "proto/json.h"
 #include "proto/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -285,19 +286,60 @@ std::vector<uint32_t> TasksOf(const ModelJobPlan& plan, size_t workload) {
 
 }  // namespace
 
+std::vector<UntriedTask> UntriedTasks(const onnx_import::ModelTasks& m,
+                                      const ModelJobPlan& plan,
+                                      const JobProgress& last) {
+  std::vector<UntriedTask> out;
+  for (const ModelTaskProgress& t : last.model().task_progress()) {
+    if (t.job().trials_done() > 0 ||
+        t.task_index() >= plan.workload_of_task.size()) {
+      continue;
+    }
+    out.push_back(
+        {t.task_index(),
+         m.tasks[plan.workload_of_task[t.task_index()]].workload.Canonical(),
+         plan.request.tasks(static_cast<int>(t.task_index())).template_name(),
+         t.trials_granted()});
+  }
+  return out;
+}
+
+std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
+                             size_t tasks) {
+  if (untried.empty()) return "";
+  std::string text = absl::StrFormat(
+      "%zu of %zu tasks got no trial (the budget ran out before them; more "
+      "--trials or --trials-per-task reaches them):\n",
+      untried.size(), tasks);
+  for (const UntriedTask& t : untried) {
+    absl::StrAppend(&text, "  task ", t.task_index, " ", t.workload_key,
+                    t.template_name.empty() ? "" : " [", t.template_name,
+                    t.template_name.empty() ? "" : "]", "\n");
+  }
+  return text;
+}
+
+std::string BudgetWarning(uint32_t trials, size_t tuned_tasks) {
+  if (trials >= tuned_tasks) return "";
+  return absl::StrFormat(
+      "warning: a budget of %u trials for %zu tasks leaves at least %zu "
+      "tasks without a trial; --trials %zu (or --trials-per-task) gives each "
+      "task one\n",
+      trials, tuned_tasks, tuned_tasks - trials, tuned_tasks);
+}
+
 nlohmann::json ModelTuneJson(
     const TuneOptions& o, const onnx_import::ModelTasks& m,
     const ModelJobPlan& plan,
     const tunefleet::v1::SubmitModelJobResponse& submitted,
     const JobProgress& last, double elapsed_s) {
   const TaskIndex index(last);
-  nlohmann::json tasks = nlohmann::json::array();
+  // Per imported workload: its tasks (the generated template's first, then
+  // the library templates'), each as its task's progress says.
+  nlohmann::json workloads = nlohmann::json::array();
   for (size_t w = 0; w < m.tasks.size(); ++w) {
     const onnx_import::ModelTask& task = m.tasks[w];
-    nlohmann::json t = {{"workload", task.workload.Canonical()},
-                        {"count", task.count},
-                        {"flops", task.flops}};
-    nlohmann::json library = nlohmann::json::array();
+    nlohmann::json tasks = nlohmann::json::array();
     // What an emitted library runs for the workload: the fastest of its
     // tasks' best kernels and the naive kernel (emitter/emitter.h).
     std::string deployed;
@@ -308,105 +350,63 @@ nlohmann::json ModelTuneJson(
         deployed_ns = ns;
       }
     };
-    const std::vector<uint32_t> ids = TasksOf(plan, w);
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const uint32_t id = ids[k];
+    double reference_ns = 0;
+    for (const uint32_t id : TasksOf(plan, w)) {
       const std::string& name = plan.request.tasks(id).template_name();
+      nlohmann::json t = {{"task_index", id}, {"template_name", name}};
       auto found = index.progress.find(id);
       if (found == index.progress.end()) {
         const auto skipped = index.skipped.find(id);
-        const std::string reason =
+        t["skipped"] =
             skipped == index.skipped.end() ? "not tuned" : skipped->second;
-        if (k == 0) {
-          t["task_index"] = id;
-          t["skipped"] = reason;
-        } else {
-          library.push_back(
-              {{"template", name}, {"task_index", id}, {"skipped", reason}});
-        }
+        tasks.push_back(t);
         continue;
       }
       const ModelTaskProgress& tp = *found->second;
       const JobProgress& p = tp.job();
-      if (k == 0) {
-        t["task_index"] = id;
-        t["job_id"] = p.job_id();
-        t["state"] = proto::JobStateName(p.state());
-        t["trials"] = p.trials_done();
-        t["trials_granted"] = tp.trials_granted();
-        t["stopped_reason"] = tp.stopped_reason();
-        if (p.has_best()) {
-          t["best"] = {{"template", p.best().template_name()},
-                       {"config", ConfigJson(p.best().config())},
-                       {"time_ms", p.best().time_ns() / 1e6},
-                       {"gflops", p.best().gflops()}};
-          consider("tuned", p.best().time_ns());
-        }
-        if (p.reference_time_ns() > 0) {
-          t["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
-                            {"gflops", task.flops / p.reference_time_ns()}};
-          if (p.has_best()) {
-            t["speedup_vs_reference"] =
-                p.reference_time_ns() / p.best().time_ns();
-          }
-        }
-      } else {
-        nlohmann::json l = {{"template", name},
-                            {"task_index", id},
-                            {"job_id", p.job_id()},
-                            {"state", proto::JobStateName(p.state())},
-                            {"trials", p.trials_done()},
-                            {"trials_granted", tp.trials_granted()},
-                            {"stopped_reason", tp.stopped_reason()}};
-        if (p.has_best()) {
-          l["time_ms"] = p.best().time_ns() / 1e6;
-          l["config"] = ConfigJson(p.best().config());
-          consider(name, p.best().time_ns());
-        }
-        library.push_back(l);
-      }
-      consider("reference", p.reference_time_ns());
+      t["template_name"] = p.template_name();
+      t["job_id"] = p.job_id();
+      t["state"] = tunefleet::v1::JobState_Name(p.state());
+      t["trials_done"] = p.trials_done();
+      t["trials_granted"] = tp.trials_granted();
+      t["stopped_reason"] = tp.stopped_reason();
+      t["best"] = p.has_best() ? proto::ContractJson(p.best())
+                               : nlohmann::json(nullptr);
+      if (p.has_best()) consider(p.template_name(), p.best().time_ns());
+      if (p.reference_time_ns() > 0) reference_ns = p.reference_time_ns();
+      tasks.push_back(t);
     }
-    t["library"] = library;
-    if (!deployed.empty()) t["deployed"] = deployed;
-    tasks.push_back(t);
-  }
-  nlohmann::json skipped = nlohmann::json::array();
-  for (const auto& [id, reason] : index.skipped) {
-    nlohmann::json s = {{"task_index", id}, {"reason", reason}};
-    if (id < static_cast<uint32_t>(plan.request.tasks_size())) {
-      s["workload"] = m.tasks[plan.workload_of_task[id]].workload.Canonical();
-      s["template"] = plan.request.tasks(id).template_name();
+    consider("reference", reference_ns);
+    nlohmann::json entry = {{"workload_key", task.workload.Canonical()},
+                            {"count", task.count},
+                            {"flops", task.flops},
+                            {"reference_time_ns", reference_ns},
+                            {"tasks", tasks}};
+    entry["deployed"] =
+        deployed.empty() ? nlohmann::json(nullptr) : nlohmann::json(deployed);
+    if (reference_ns > 0 && deployed_ns > 0) {
+      entry["speedup_vs_reference"] = reference_ns / deployed_ns;
     }
-    skipped.push_back(s);
+    workloads.push_back(entry);
   }
-  const tunefleet::v1::ModelProgress& model = last.model();
-  nlohmann::json history = nlohmann::json::array();
-  for (const tunefleet::v1::LatencyPoint& point : model.latency_history()) {
-    history.push_back({{"trials", point.trials_done()},
-                       {"latency_ms", point.latency_ns() / 1e6}});
+  nlohmann::json untried = nlohmann::json::array();
+  for (const UntriedTask& t : UntriedTasks(m, plan, last)) {
+    untried.push_back({{"task_index", t.task_index},
+                       {"workload_key", t.workload_key},
+                       {"template_name", t.template_name},
+                       {"trials_granted", t.trials_granted}});
   }
-  nlohmann::json j = {{"model", o.onnx},
-                      {"job_id", submitted.job_id()},
-                      {"device_key", submitted.device_key()},
-                      {"state", proto::JobStateName(last.state())},
-                      {"message", last.message()},
-                      {"trials", last.trials_done()},
-                      {"trials_total", last.trials_total()},
-                      {"strategy", o.strategy},
-                      {"task_scheduler",
-                       proto::TaskSchedulerName(plan.request.task_scheduler())},
-                      {"library_candidates", !o.no_library},
-                      {"tasks", tasks},
-                      {"tasks_stopped", model.tasks_stopped()},
-                      {"skipped", skipped},
-                      {"latency_ms",
-                       {{"naive", model.naive_latency_ns() / 1e6},
-                        {"tuned", model.latency_ns() / 1e6}}},
-                      {"latency_complete", model.latency_complete()},
-                      {"latency_history", history},
-                      {"elapsed_s", elapsed_s},
-                      {"coverage", CoverageJson(m.coverage)}};
+  // The model job as every JSON shows a job (proto/json.h), then what only
+  // this run knows.
+  nlohmann::json j = proto::ContractJson(last);
+  j["job_id"] = submitted.job_id();
+  j["device_key"] = submitted.device_key();
+  j["model_file"] = o.onnx;
+  j["library_candidates"] = !o.no_library;
+  j["workloads"] = workloads;
+  j["tasks_without_trials"] = untried;
+  j["elapsed_s"] = elapsed_s;
+  j["coverage"] = CoverageJson(m.coverage);
   if (o.trials_per_task > 0) j["trials_per_task"] = o.trials_per_task;
   if (o.server.empty()) j["database"] = o.db;
   return j;
@@ -494,6 +494,13 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
       proto::TaskSchedulerName(model.task_scheduler()), elapsed);
   if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
   if (!last.message().empty()) std::cout << "  " << last.message() << "\n";
+  std::string untried =
+      UntriedTasksText(UntriedTasks(m, plan, last),
+                       static_cast<size_t>(model.task_progress_size()));
+  absl::StrReplaceAll({{"\n", "\n  "}}, &untried);
+  if (!untried.empty()) {
+    std::cout << "  " << untried.substr(0, untried.size() - 2);
+  }
   std::cout << "  " << ModelLatencyText(model) << "\n"
             << "  (per workload the fastest of the tuned kernel, "
             << (o.no_library ? "no library call (--no-library)"
@@ -550,6 +557,13 @@ int RunModelTune(const TuneOptions& o) {
                  submitted->device_key().c_str(),
                  SkippedTasksText(request, submitted->skipped()).c_str());
   }
+  // A budget that cannot reach every task is said before the run, not
+  // found in its summary.
+  std::fprintf(stderr, "%s",
+               BudgetWarning(request.trials(),
+                             static_cast<size_t>(request.tasks_size() -
+                                                 submitted->skipped_size()))
+                   .c_str());
   ModelProgressPrinter printer(o.quiet, /*task_lines=*/false);
   absl::StatusOr<JobProgress> last =
       WatchJob(*server, submitted->job_id(),

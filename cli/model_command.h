@@ -64,17 +64,42 @@ std::string SkippedTasksText(
     const google::protobuf::RepeatedPtrField<tunefleet::v1::SkippedTask>&
         skipped);
 
-// `tune --onnx --json`: {model, job_id, device_key, state, message, trials,
-// trials_total, trials_per_task (when given), strategy, task_scheduler,
-// library_candidates, tasks [per workload: {workload, count, flops,
-// task_index, job_id, state, trials, trials_granted, stopped_reason, best
-// {template, config, time_ms, gflops}, reference {time_ms, gflops},
-// speedup_vs_reference, deployed, skipped, library [{template, task_index,
-// job_id, trials, trials_granted, stopped_reason, time_ms, config} or
-// {template, task_index, skipped}]}], tasks_stopped, skipped [{task_index,
-// workload, template, reason}], latency_ms {naive, tuned},
-// latency_complete, latency_history [{trials, latency_ms}], elapsed_s,
-// database (embedded runs)}. `last`: the model job's final progress.
+// A task of the model job that got no trial: the budget ran out before the
+// task scheduler reached it.
+struct UntriedTask {
+  uint32_t task_index = 0;
+  std::string workload_key;
+  std::string template_name;
+  uint32_t trials_granted = 0;
+};
+// The model job's tasks (of `last`, its final progress) with no trial done,
+// in task order; skipped tasks are not among them.
+std::vector<UntriedTask> UntriedTasks(const onnx_import::ModelTasks& model,
+                                      const ModelJobPlan& plan,
+                                      const tunefleet::v1::JobProgress& last);
+// "106 of 126 tasks got no trial (...):" and a line per task ("  task 5
+// conv2d ... [conv2d_direct]"); "" when every task got one.
+std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
+                             size_t tasks);
+// The warning `tune --onnx` prints before it starts when `trials` cannot
+// give each of `tuned_tasks` tasks one trial: "warning: a budget of 20
+// trials for 126 tasks leaves at least 106 tasks without a trial; ..."; ""
+// otherwise.
+std::string BudgetWarning(uint32_t trials, size_t tuned_tasks);
+
+// `tune --onnx --json`: the model job's progress as every JSON shows a job
+// (proto::ContractJson: job_id, state, trials_done, trials_total, errors,
+// model {model_name, task_scheduler, latency_ns, naive_latency_ns, tasks,
+// task_progress, skipped, latency_history, ...}, ...), and what only this
+// run knows: model_file, library_candidates, workloads [per imported
+// workload: {workload_key, count, flops, reference_time_ns, deployed
+// (template name, "reference" or null), speedup_vs_reference, tasks
+// [{task_index, template_name, job_id, state, trials_done, trials_granted,
+// stopped_reason, best (TuningRecord or null)} or {task_index,
+// template_name, skipped}]}], tasks_without_trials [{task_index,
+// workload_key, template_name, trials_granted}], elapsed_s, coverage,
+// trials_per_task (when given), database (embedded runs). `last`: the model
+// job's final progress.
 nlohmann::json ModelTuneJson(
     const TuneOptions& options, const onnx_import::ModelTasks& model,
     const ModelJobPlan& plan,

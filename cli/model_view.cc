@@ -105,38 +105,6 @@ std::string ModelTaskTable(const JobProgress& p) {
   return out;
 }
 
-nlohmann::json ModelJson(const ModelProgress& m) {
-  nlohmann::json tasks = nlohmann::json::array();
-  for (const ModelTaskProgress& t : m.task_progress()) {
-    tasks.push_back({{"task_index", t.task_index()},
-                     {"weight", t.weight()},
-                     {"trials_granted", t.trials_granted()},
-                     {"stopped_reason", t.stopped_reason()},
-                     {"reference_ms", t.job().reference_time_ns() / 1e6},
-                     {"job", JobJson(t.job())}});
-  }
-  nlohmann::json skipped = nlohmann::json::array();
-  for (const tunefleet::v1::SkippedTask& s : m.skipped()) {
-    skipped.push_back({{"task_index", s.task_index()}, {"reason", s.reason()}});
-  }
-  nlohmann::json history = nlohmann::json::array();
-  for (const tunefleet::v1::LatencyPoint& point : m.latency_history()) {
-    history.push_back({{"trials", point.trials_done()},
-                       {"latency_ms", point.latency_ns() / 1e6}});
-  }
-  return {{"name", m.model_name()},
-          {"task_scheduler", proto::TaskSchedulerName(m.task_scheduler())},
-          {"latency_ms",
-           {{"naive", m.naive_latency_ns() / 1e6},
-            {"tuned", m.latency_ns() / 1e6}}},
-          {"latency_complete", m.latency_complete()},
-          {"tasks", m.tasks()},
-          {"tasks_stopped", m.tasks_stopped()},
-          {"skipped", skipped},
-          {"latency_history", history},
-          {"task_progress", tasks}};
-}
-
 std::vector<std::string> ModelTaskChanges::Update(const JobProgress& p) {
   std::vector<std::string> lines;
   for (const ModelTaskProgress& t : p.model().task_progress()) {

@@ -1,7 +1,7 @@
 // How the CLI shows a model job (a JobProgress with `model` set;
 // docs/MODEL_JOBS.md): its progress line while it runs, its row in the jobs
 // table, its tasks as a table and as lines when they change, its estimated
-// latency, and its JSON.
+// latency (its JSON is proto::ContractJson, proto/json.h).
 #ifndef TUNEFLEET_CLI_MODEL_VIEW_H_
 #define TUNEFLEET_CLI_MODEL_VIEW_H_
 
@@ -46,12 +46,6 @@ std::string ModelTaskName(const tunefleet::v1::ModelTaskProgress& t);
 // WEIGHT, BEST (ms), NAIVE (ms), TEMPLATE, WORKLOAD, STOPPED (why it gets
 // no more trials), in task order; then a line per skipped task with why.
 std::string ModelTaskTable(const tunefleet::v1::JobProgress& p);
-
-// {name, task_scheduler, latency_ms {naive, tuned}, latency_complete,
-//  tasks, tasks_stopped, skipped [{task_index, reason}], latency_history
-//  [{trials, latency_ms}], task_progress [{task_index, weight,
-//  trials_granted, stopped_reason, job (JobJson), reference_ms}]}.
-nlohmann::json ModelJson(const tunefleet::v1::ModelProgress& m);
 
 // Lines for the tasks of a model job that changed since the last call: a
 // new best time ("task 3 conv2d ... [conv2d_direct]: best 0.05 ms (naive

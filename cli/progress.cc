@@ -10,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
-#include "cli/model_view.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
 #include "proto/names.h"
@@ -126,8 +125,8 @@ std::string CancelledText(const JobProgress& p) {
                   in_flight > kNamed
                       ? absl::StrCat(" and ", in_flight - kNamed, " more")
                       : "",
-                  in_flight == 1 ? ") is kept if its agent finishes it"
-                                 : ") are kept if their agents finish them");
+                  in_flight == 1 ? ") ends unmeasured (CANCELLED)"
+                                 : ") end unmeasured (CANCELLED)");
   return text;
 }
 
@@ -143,43 +142,6 @@ TaskCounts CountsOf(const JobProgress& p) {
   counts.flops = (*t)->Flops(*w);
   counts.bytes = (*t)->Bytes(*w);
   return counts;
-}
-
-nlohmann::json JobJson(const JobProgress& p) {
-  nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [code, count] : p.errors()) errors[code] = count;
-  nlohmann::json in_flight = nlohmann::json::array();
-  for (int64_t id : p.in_flight_trial_ids()) in_flight.push_back(id);
-  nlohmann::json best = nullptr;
-  if (p.has_best()) {
-    best = {{"config", ConfigJson(p.best().config())},
-            {"config_string", ConfigText(p.best().config())},
-            {"template", p.best().template_name()},
-            {"trial_id", p.best().trial_id()},
-            {"time_ms", p.best().time_ns() / 1e6},
-            {"gflops", p.best().gflops()}};
-    const TaskCounts counts = CountsOf(p);
-    if (counts.bytes > 0 && p.best().time_ns() > 0) {
-      best["gbps"] = counts.bytes / p.best().time_ns();  // bytes per ns
-    }
-  }
-  nlohmann::json j = {{"job_id", p.job_id()},
-                      {"state", proto::JobStateName(p.state())},
-                      {"workload", p.workload_key()},
-                      {"template", p.template_name()},
-                      {"device_key", p.device_key()},
-                      {"strategy", proto::StrategyName(p.strategy())},
-                      {"priority", p.priority()},
-                      {"trials", p.trials_done()},
-                      {"trials_total", p.trials_total()},
-                      {"requeued", p.trials_requeued()},
-                      {"errors", errors},
-                      {"best", best},
-                      {"message", p.message()},
-                      {"in_flight_trial_ids", in_flight},
-                      {"waiting_reason", p.waiting_reason()}};
-  if (p.has_model()) j["model"] = ModelJson(p.model());
-  return j;
 }
 
 }  // namespace tunefleet::cli

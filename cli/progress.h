@@ -1,5 +1,6 @@
 // How the CLI shows a job's progress: a progress line on stderr while it
-// runs, and a JSON object or a table row when listing jobs.
+// runs, and the texts of its summary. Its JSON is proto::ContractJson
+// (proto/json.h), the same object the dashboard's API serves.
 #ifndef TUNEFLEET_CLI_PROGRESS_H_
 #define TUNEFLEET_CLI_PROGRESS_H_
 
@@ -7,7 +8,6 @@
 #include <cstdio>
 #include <string>
 
-#include "nlohmann/json.hpp"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
@@ -42,13 +42,6 @@ class ProgressPrinter {
   std::string waiting_;  // the waiting_reason last shown
 };
 
-// {job_id, state, workload, device_key, strategy, priority, trials,
-//  trials_total, requeued, errors, best {config, time_ms, gflops, gbps} |
-//  null, message, in_flight_trial_ids, waiting_reason}, and for a model job
-//  `model` (ModelJson, cli/model_view.h). gbps (GB/s: the template's bytes
-//  over the time) only where this process knows the job's template.
-nlohmann::json JobJson(const tunefleet::v1::JobProgress& p);
-
 // What one run of a job's kernel does: the template's FLOPs and bytes for
 // the job's workload, both 0 where this process does not know the
 // template (another server's user spec) or the job is a model job.
@@ -74,9 +67,10 @@ std::string SpeedupText(double reference, double tuned);
 // otherwise.
 std::string SpaceExhaustedText(const tunefleet::v1::JobProgress& p);
 
-// One count for a cancelled job, naming the trials still in flight:
-// "cancelled job 62: 3 of 300 trials done; 2 in flight (trials 55, 56) are
-// kept if their agents finish them".
+// One count for a cancelled job, naming the trials still in flight (the
+// job's end records them as CANCELLED: its count stays this one): "cancelled
+// job 62: 3 of 300 trials done; 2 in flight (trials 55, 56) end unmeasured
+// (CANCELLED)".
 std::string CancelledText(const tunefleet::v1::JobProgress& p);
 
 }  // namespace tunefleet::cli

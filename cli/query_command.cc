@@ -1,26 +1,23 @@
 #include "cli/query_command.h"
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/table_text.h"
-#include "proto/device_info_json.h"
+#include "kernels_templates/workload.h"
+#include "proto/json.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
-
-// Every DeviceInfo field, as `tunefleet-agent --info` prints it.
-nlohmann::json DeviceInfoJson(const tunefleet::v1::DeviceInfo& info) {
-  return nlohmann::json::parse(proto::DeviceInfoToJson(info), nullptr,
-                               /*allow_exceptions=*/false);
-}
 
 // Records per page of the database file (--db), as the server's default.
 constexpr uint32_t kDatabasePage = 1000;
@@ -146,9 +143,7 @@ int RunQuery(const QueryOptions& o) {
         if (o.json) {
           for (const auto& r : records) {
             std::cout << (any ? ",\n" : "[\n")
-                      << Indented(RecordJson(r).dump(
-                                      2, ' ', false,
-                                      nlohmann::json::error_handler_t::replace),
+                      << Indented(proto::ContractJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace),
                                   "  ");
             any = true;
           }
@@ -160,8 +155,23 @@ int RunQuery(const QueryOptions& o) {
         }
         std::cout.flush();
       });
-  if (o.json) std::cout << (any ? "\n]\n" : "[]\n");
+  if (o.json && any) std::cout << "\n]\n";
   if (!status.ok()) return ReportError("query", status);
+  if (!any && !o.op.empty()) {
+    // No record of an op that no built-in template runs: a typo, not an
+    // empty result (an op of a spec template is known by its records).
+    const std::vector<absl::string_view> ops = templates::KnownOps();
+    if (std::find(ops.begin(), ops.end(), absl::string_view(o.op)) ==
+        ops.end()) {
+      return ReportError("query",
+                         absl::InvalidArgumentError(absl::StrCat(
+                             "--op ", o.op,
+                             ": no such op (no record has it, and no built-in "
+                             "template runs it); built-in ops: ",
+                             absl::StrJoin(ops, ", "))));
+    }
+  }
+  if (o.json && !any) std::cout << "[]\n";
   if (!o.json && !any) std::cout << "no records\n";
   return kExitOk;
 }
@@ -206,13 +216,7 @@ int RunDevices(const DevicesOptions& o) {
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& d : response.devices()) {
-      list.push_back({{"device_key", d.device_key()},
-                      {"device_name", d.device().device_name()},
-                      {"vendor", d.device().vendor()},
-                      {"driver_version", d.device().driver_version()},
-                      {"compute_units", d.device().compute_units()},
-                      {"connected_agents", d.connected_agents()},
-                      {"device", DeviceInfoJson(d.device())}});
+      list.push_back(proto::ContractJson(d));
     }
     std::cout << list.dump(2, ' ', false,
                            nlohmann::json::error_handler_t::replace)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +18,7 @@
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
+#include "proto/json.h"
 #include "proto/names.h"
 #include "proto/timing_policy.h"
 #include "search/strategy.h"
@@ -28,88 +30,87 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-// JobJson(p) with what only this run knows: the submission's answer, the
-// elapsed time and, for a local run, the database.
+// The job as every JSON shows a job (proto::ContractJson), with what only
+// this run knows: the elapsed time, for a local run the database, and once
+// the naive reference is measured its GFLOP/s and the speedup over it. A
+// job that ran out of configs ends done with no message: it says so.
 nlohmann::json SummaryJson(const TuneOptions& o,
                            const tunefleet::v1::SubmitJobResponse& submitted,
-                           const std::string& workload, const JobProgress& p,
-                           double elapsed_s) {
-  nlohmann::json j = JobJson(p);
+                           const JobProgress& p, double elapsed_s) {
+  nlohmann::json j = proto::ContractJson(p);
   j["job_id"] = submitted.job_id();
   j["device_key"] = submitted.device_key();
-  j["workload"] = workload;
-  j["strategy"] = o.strategy;
-  j["trials_requested"] = p.trials_total();
   j["space_size"] = submitted.space_size();
-  j["history_rows"] = p.history_rows();
   j["elapsed_s"] = elapsed_s;
   if (o.server.empty()) j["database"] = o.db;
-  // A job that ran out of configs ends done with no message; say so.
   if (p.message().empty()) j["message"] = SpaceExhaustedText(p);
-  if (j["message"].get<std::string>().empty()) j.erase("message");
-  if (p.reference_time_ns() > 0) {
-    const double flops =
-        p.has_best() ? p.best().gflops() * p.best().time_ns() : 0;
-    j["reference"] = {{"time_ms", p.reference_time_ns() / 1e6},
-                      {"gflops", flops / p.reference_time_ns()}};
-    const TaskCounts counts = CountsOf(p);
-    if (counts.bytes > 0) {
-      j["reference"]["gbps"] = counts.bytes / p.reference_time_ns();
+  if (p.reference_time_ns() > 0 && p.has_best()) {
+    j["reference_gflops"] =
+        p.best().gflops() * p.best().time_ns() / p.reference_time_ns();
+    j["speedup_vs_reference"] = p.reference_time_ns() / p.best().time_ns();
+  }
+  // A kernel of 0 FLOPs (copy, fill): its bandwidth (GB/s, bytes per ns).
+  const TaskCounts counts = CountsOf(p);
+  if (counts.bytes > 0) {
+    if (p.has_best() && p.best().time_ns() > 0) {
+      j["best_gbps"] = counts.bytes / p.best().time_ns();
     }
-    if (p.has_best()) {
-      j["speedup_vs_reference"] = p.reference_time_ns() / p.best().time_ns();
+    if (p.reference_time_ns() > 0) {
+      j["reference_gbps"] = counts.bytes / p.reference_time_ns();
     }
   }
   return j;
 }
 
 // `cancelled`: the count of a job cancelled here (CancelledText), else "".
-void PrintSummary(const nlohmann::json& j, const std::string& cancelled) {
-  std::cout << "job " << j["job_id"] << " " << j["state"].get<std::string>()
-            << ": " << j["workload"].get<std::string>() << " on "
-            << j["device_key"].get<std::string>();
-  if (cancelled.empty()) {
-    std::cout << ", " << j["trials"] << " trials";
-  }
-  std::cout << " (" << j["strategy"].get<std::string>() << "), search space "
-            << j["space_size"] << " configs\n";
-  // One count for a cancelled job, with the trials that may still land.
+void PrintSummary(const TuneOptions& o,
+                  const tunefleet::v1::SubmitJobResponse& submitted,
+                  const JobProgress& p, const std::string& cancelled) {
+  std::cout << "job " << submitted.job_id() << " "
+            << proto::JobStateName(p.state()) << ": " << p.workload_key()
+            << " on " << submitted.device_key();
+  if (cancelled.empty()) std::cout << ", " << p.trials_done() << " trials";
+  std::cout << " (" << proto::StrategyName(p.strategy()) << "), search space "
+            << submitted.space_size() << " configs\n";
+  // One count for a cancelled job, with the trials still in flight.
   if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
-  if (j.contains("message")) {
-    std::cout << "  " << j["message"].get<std::string>() << "\n";
-  }
-  if (j["history_rows"].get<int>() > 0) {
-    std::cout << "  the model started from " << j["history_rows"]
+  const std::string message =
+      p.message().empty() ? SpaceExhaustedText(p) : p.message();
+  if (!message.empty()) std::cout << "  " << message << "\n";
+  if (p.history_rows() > 0) {
+    std::cout << "  the model started from " << p.history_rows()
               << " earlier records (transfer learning)\n";
   }
   std::vector<std::string> errors;
-  for (const auto& [code, count] : j["errors"].items()) {
-    errors.push_back(absl::StrCat(code, " ", count.get<int>()));
+  for (const auto& [code, count] :
+       std::map<std::string, uint32_t>(p.errors().begin(), p.errors().end())) {
+    errors.push_back(absl::StrCat(code, " ", count));
   }
   std::cout << "  results: " << absl::StrJoin(errors, ", ") << "\n";
-  if (j["best"].is_null()) {
+  if (!p.has_best()) {
     std::cout << "  no config ran correctly\n";
     return;
   }
-  const auto& b = j["best"];
+  const tunefleet::v1::TuningRecord& b = p.best();
   // A kernel of 0 FLOPs (copy, fill): its bandwidth in place of GFLOP/s.
-  const bool bandwidth = b["gflops"].get<double>() == 0 && b.contains("gbps");
+  const TaskCounts counts = CountsOf(p);
+  const bool bandwidth = counts.bandwidth_only();
   const char* unit = bandwidth ? "GB/s" : "GFLOP/s";
-  const char* figure = bandwidth ? "gbps" : "gflops";
+  auto speed = [&](double time_ns) {
+    if (time_ns <= 0) return 0.0;
+    return bandwidth ? counts.bytes / time_ns
+                     : b.gflops() * b.time_ns() / time_ns;
+  };
   std::cout << absl::StrFormat("  best: %s\n  kernel time %.4f ms, %.2f %s\n",
-                               b["config_string"].get<std::string>(),
-                               b["time_ms"].get<double>(),
-                               b[figure].get<double>(), unit);
-  if (j.contains("speedup_vs_reference")) {
-    const auto& r = j["reference"];
+                               ConfigText(b.config()), b.time_ns() / 1e6,
+                               speed(b.time_ns()), unit);
+  if (p.reference_time_ns() > 0) {
     std::cout << absl::StrFormat(
-        "  naive reference %.4f ms, %.2f %s: %s\n", r["time_ms"].get<double>(),
-        r.contains(figure) ? r[figure].get<double>() : 0.0, unit,
-        SpeedupText(r["time_ms"].get<double>(), b["time_ms"].get<double>()));
+        "  naive reference %.4f ms, %.2f %s: %s\n", p.reference_time_ns() / 1e6,
+        speed(p.reference_time_ns()), unit,
+        SpeedupText(p.reference_time_ns(), b.time_ns()));
   }
-  if (j.contains("database")) {
-    std::cout << "  records in " << j["database"].get<std::string>() << "\n";
-  }
+  if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
 }
 
 }  // namespace
@@ -391,8 +392,6 @@ int RunTune(const TuneOptions& o) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  nlohmann::json summary =
-      SummaryJson(o, outcome->submitted, workload->Canonical(), last, elapsed);
   // After a Ctrl-C: one count, from the cancel's answer (trials still in
   // flight then may land later).
   std::string cancelled;
@@ -400,9 +399,10 @@ int RunTune(const TuneOptions& o) {
     cancelled = CancelledText(current.cancelled().value_or(last));
   }
   if (o.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << SummaryJson(o, outcome->submitted, last, elapsed).dump(2)
+              << "\n";
   } else {
-    PrintSummary(summary, cancelled);
+    PrintSummary(o, outcome->submitted, last, cancelled);
   }
   if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
   return last.state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;

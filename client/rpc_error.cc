@@ -1,5 +1,6 @@
 #include "client/rpc_error.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -34,6 +35,15 @@ std::string TransportAdvice(absl::string_view message,
   }
   if (tls && (Contains(message, "certificate verify failed") ||
               Contains(message, "certificate_verify_failed"))) {
+    // The CA may have come from the environment, not the command line.
+    const char* env = std::getenv("TUNEFLEET_CA");
+    if (env != nullptr && *env != '\0') {
+      return absl::StrCat(
+          "the TLS certificate of the server at ", address,
+          " is not signed by the CA in TUNEFLEET_CA (", env,
+          ", or --ca if given): set TUNEFLEET_CA (or pass --ca) to the "
+          "ca.pem that signed the server's --tls-cert");
+    }
     return absl::StrCat(
         "the TLS certificate of the server at ", address,
         " is not signed by the CA in --ca: pass the ca.pem that signed "

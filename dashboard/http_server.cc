@@ -7,12 +7,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/host_port.h"
+#include "base/listen_check.h"
 #include "base/status_macros.h"
 #include "dashboard/bounded_server.h"
 #include "dashboard/json_views.h"
 #include "dashboard/token_check.h"
 #include "dashboard/web_assets.h"
 #include "httplib.h"
+#include "proto/json.h"
 
 namespace tunefleet::dashboard {
 namespace {
@@ -41,14 +43,14 @@ int HttpStatus(const absl::Status& status) {
   }
 }
 
-// An error answer: the status's code and only {"error": message}.
+// An error answer: the status's HTTP code and only proto::ErrorJson
+// ({"error": message, "code": "NOT_FOUND"}), as the CLI's --json errors.
 void SetError(const absl::Status& status, httplib::Response& res) {
   res.status = HttpStatus(status);
   if (res.status == 401) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"tunefleet\"");
   }
-  res.set_content(
-      nlohmann::json{{"error", std::string(status.message())}}.dump(), kJson);
+  res.set_content(proto::ErrorJson(status).dump(), kJson);
 }
 
 void SetJson(const nlohmann::json& body, httplib::Response& res) {
@@ -139,11 +141,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   } else if (s->server_->bind_to_port(listen.host, listen.port)) {
     s->port_ = listen.port;
   }
-  if (s->port_ <= 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "--http: cannot listen on ", options.listen,
-        ": the port is in use or the host is not an address of this machine"));
-  }
+  if (s->port_ <= 0) return base::ListenError(options.listen, "--http");
   s->thread_ =
       std::thread([server = s->server_.get()] { server->listen_after_bind(); });
   return s;
@@ -175,6 +173,13 @@ std::shared_ptr<const auth::TokenSet> HttpServer::tokens() const {
 
 void HttpServer::AddRoutes() {
   httplib::Server& srv = *server_;
+  // cpp-httplib's default sets SO_REUSEPORT, which lets a second process
+  // listen on a port in use (requests then go to either): SO_REUSEADDR
+  // only, so that a port in use is refused.
+  srv.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   srv.set_default_headers({{"Cache-Control", "no-store"},
                            {"X-Content-Type-Options", "nosniff"},
                            {"X-Frame-Options", "DENY"},

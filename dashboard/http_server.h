@@ -11,10 +11,11 @@
 //   GET  /metrics                         metrics_text(), when set
 // Every /api/ call and /metrics needs a bearer token of role reader or
 // above (dashboard/token_check.h); without one: 401 and a body of only
-// {"error": "..."}. The page and its assets hold no data and load without
-// a token, which the page asks for (a form; kept in the tab's
-// sessionStorage) and sends as a header: a token is never read from the
-// URL. Live updates: the page polls the API (app.js).
+// {"error": "...", "code": "UNAUTHENTICATED"} (proto::ErrorJson). The page
+// and its assets hold no data and load without a token, which the page asks
+// for (a form; kept in the tab's sessionStorage) and sends as a header: a
+// token is never read from the URL. Live updates: the page polls the API
+// (app.js).
 // Before any of that, every request's Host must name the dashboard (421
 // otherwise) and a POST must be JSON from the dashboard's own origin (415,
 // 403) (request_guard.h); connections are served under deadlines

@@ -1,32 +1,14 @@
 #include "dashboard/json_views.h"
 
-#include "google/protobuf/util/json_util.h"
+#include "proto/json.h"
 
 namespace tunefleet::dashboard {
-namespace {
-
-// `message` in protobuf's JSON mapping; an empty object if it cannot be
-// printed (it always can: these messages have no Any fields).
-nlohmann::json ProtoJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string text;
-  if (!google::protobuf::util::MessageToJsonString(message, &text, options)
-           .ok()) {
-    return nlohmann::json::object();
-  }
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
-
-}  // namespace
-
 nlohmann::json FleetJson(const FleetView& fleet) {
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceView& d : fleet.devices) {
     devices.push_back({{"device_key", d.device_key},
                        {"connected_agents", d.connected_agents},
-                       {"device", ProtoJson(d.device)}});
+                       {"device", proto::ContractJson(d.device)}});
   }
   nlohmann::json agents = nlohmann::json::array();
   for (const AgentView& a : fleet.agents) {
@@ -43,7 +25,7 @@ nlohmann::json FleetJson(const FleetView& fleet) {
 }
 
 nlohmann::json ProgressJson(const tunefleet::v1::JobProgress& progress) {
-  return ProtoJson(progress);
+  return proto::ContractJson(progress);
 }
 
 nlohmann::json JobsJson(const std::vector<tunefleet::v1::JobProgress>& jobs) {
@@ -61,15 +43,15 @@ nlohmann::json TrialsJson(
       if (!config.empty()) config += ',';
       config += knob.name() + "=" + std::to_string(knob.value());
     }
-    out.push_back({{"id", t.trial_id()},
+    out.push_back({{"trial_id", t.trial_id()},
                    {"job_id", t.job_id()},
                    {"error", tunefleet::v1::Measurement::Error_Name(t.error())},
                    {"time_ns", t.time_ns()},
                    {"gflops", t.gflops()},
-                   {"config", config},
-                   {"agent", t.agent_name()},
-                   {"measured_ms", t.measured_unix_ms()},
-                   {"message", t.error_message()}});
+                   {"config_text", config},
+                   {"agent_name", t.agent_name()},
+                   {"measured_unix_ms", t.measured_unix_ms()},
+                   {"error_message", t.error_message()}});
   }
   return {{"trials", out}};
 }

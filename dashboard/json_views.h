@@ -1,7 +1,8 @@
 // The dashboard's JSON API bodies (dashboard/http_server.h): what the
-// pages (dashboard/web/app.js) read. Protobuf messages (JobProgress,
-// DeviceInfo) are in protobuf's JSON mapping with the proto field names
-// (int64 as strings, enums by name); trials are compact rows.
+// pages (dashboard/web/app.js) read. The contract's messages (JobProgress,
+// DeviceInfo) are proto::ContractJson, the one JSON the CLI's --json
+// prints too (proto/json.h, docs/JSON.md); trials are compact rows with
+// the contract's field names.
 #ifndef TUNEFLEET_DASHBOARD_JSON_VIEWS_H_
 #define TUNEFLEET_DASHBOARD_JSON_VIEWS_H_
 
@@ -18,13 +19,15 @@ namespace tunefleet::dashboard {
 //  "agents": [{"name", "device_key", "connected", "last_seen_ms",
 //  "max_in_flight", "in_flight", "measured", "errors": {code: n}}]}
 nlohmann::json FleetJson(const FleetView& fleet);
-// A JobProgress in protobuf's JSON mapping.
+// proto::ContractJson(progress): the same object `tunefleet jobs --json`,
+// `watch --json` and `cancel --json` print.
 nlohmann::json ProgressJson(const tunefleet::v1::JobProgress& progress);
 // {"jobs": [ProgressJson...]}
 nlohmann::json JobsJson(const std::vector<tunefleet::v1::JobProgress>& jobs);
-// {"trials": [{"id", "job_id", "error", "time_ns", "gflops", "config":
-//  "MWG=64,NWG=64,...", "agent", "measured_ms", "message"}]}: one row per
-// trial, its config as text in the template's knob order.
+// {"trials": [{"trial_id", "job_id", "error", "time_ns", "gflops",
+//  "config_text": "MWG=64,NWG=64,...", "agent_name", "measured_unix_ms",
+//  "error_message"}]}: one row per measured trial (TuningRecord's fields),
+//  its config as text in the template's knob order.
 nlohmann::json TrialsJson(
     const std::vector<tunefleet::v1::TuningRecord>& trials);
 

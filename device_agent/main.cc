@@ -115,9 +115,21 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
   app.add_flag("--info", f.info_only,
                "print the device info as JSON and exit (no --server needed)");
   app.add_option("--timeout-ms", f.worker.default_timeout_ms,
-                 "deadline of a trial whose request sets none; past it the "
-                 "worker process is killed (TIMEOUT)")
+                 "deadline of a trial's kernels running, for a request that "
+                 "sets none; past it the worker process is killed (TIMEOUT)")
       ->capture_default_str();
+  app.add_option("--build-timeout-ms", f.worker.build_timeout_ms,
+                 "limit of a trial's program builds (and a new workload's "
+                 "buffers), apart from --timeout-ms; past it the worker is "
+                 "killed and the trial is a COMPILE_ERROR")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600000.0));
+  app.add_option("--worker-start-timeout-ms", f.worker.start_timeout_ms,
+                 "limit of starting the measurement worker (opening the "
+                 "device), also after a crash or a timeout; past it the trial "
+                 "waiting for it is DEVICE_LOST")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600000.0));
   MeasurerOptions& m = f.worker.measurer;
   m.binary_cache_dir = DefaultBinaryCacheDir();
   app.add_option("--binary-cache", m.binary_cache_dir,

@@ -410,6 +410,7 @@ absl::Status Measurer::EnqueueImageRefresh(std::vector<ClEvent>* events) {
 absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
                                               WorkloadState& state,
                                               KernelInfo* info) {
+  EnterPhase(MeasurePhase::kBuild);
   absl::StatusOr<ProgramCache::Built> built =
       programs_.Get(launch.source(), launch.build_options());
   if (!built.ok()) return built.status();
@@ -442,6 +443,7 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
   if (absl::Status s = PrepareImages(v.reference(), state); !s.ok()) return s;
   absl::StatusOr<ClKernel> kernel = MakeKernel(v.reference(), state, nullptr);
   if (!kernel.ok()) return kernel.status();
+  EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
   if (absl::StatusOr<double> t = LaunchOnce(kernel->get(), v.reference());
       !t.ok()) {
@@ -460,6 +462,7 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
 
 Measurement Measurer::Measure(const MeasureRequest& request) {
   const auto start = std::chrono::steady_clock::now();
+  phase_ = MeasurePhase::kBuild;  // every trial starts there, unannounced
   // Sources and options this agent does not compile (docs/SECURITY.md),
   // refused before anything is built (ProgramCache::Build checks again).
   if (absl::Status s = CheckCompilable(request); !s.ok()) {
@@ -543,6 +546,7 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   }
 
   // Verification run (also the first warm-up launch).
+  EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }

@@ -25,6 +25,7 @@
 #define TUNEFLEET_DEVICE_AGENT_MEASURER_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,14 @@ absl::Status CheckCompilable(const tunefleet::v1::MeasureRequest& request);
 // (FAILED_PRECONDITION), else COMPILE_ERROR.
 tunefleet::v1::Measurement::Error MakeKernelError(const absl::Status& status);
 
+// The phases of a trial, as a supervisor times them (device_agent/
+// worker.h): building programs (and a new workload's buffers) has its own
+// limit; only running kernels counts against the trial's timeout_ms.
+enum class MeasurePhase {
+  kBuild,  // program builds, buffers, a new workload's fill (the start)
+  kRun,    // kernel launches: the reference, verification, timing
+};
+
 // Owns the device and everything built on it. Measure() is called by one
 // thread at a time; Prefetch() may be called from any thread, also while
 // Measure() runs.
@@ -162,7 +171,23 @@ class Measurer {
 
   const ProgramCache& program_cache() const { return programs_; }
 
+  // Called, on the measuring thread, each time a Measure() enters another
+  // phase (a trial starts in kBuild, unannounced): before building a
+  // program (kBuild) and before the first launch after it (kRun).
+  void SetPhaseListener(std::function<void(MeasurePhase)> listener) {
+    phase_listener_ = std::move(listener);
+  }
+
  private:
+  // Tells the listener when `phase` differs from the current one.
+  void EnterPhase(MeasurePhase phase) {
+    if (phase == phase_) return;
+    phase_ = phase;
+    if (phase_listener_) phase_listener_(phase);
+  }
+  std::function<void(MeasurePhase)> phase_listener_;
+  MeasurePhase phase_ = MeasurePhase::kBuild;
+
   struct PrivateTag {
     explicit PrivateTag() = default;
   };

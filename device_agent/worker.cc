@@ -96,6 +96,16 @@ int RunWorkerMain(int argc, char** argv) {
   } else {
     measurer = *std::move(m);
   }
+  if (measurer != nullptr) {
+    // Each phase of a trial is announced, for the agent to time it.
+    measurer->SetPhaseListener([](MeasurePhase phase) {
+      WorkerReply note;
+      note.set_phase(phase == MeasurePhase::kRun
+                         ? tunefleet::internal::PHASE_RUN
+                         : tunefleet::internal::PHASE_BUILD);
+      (void)WriteFrame(kWorkerOut, note);
+    });
+  }
   WorkerRequest request;
   while (ReadFrame(kWorkerIn, &request, base::Deadline::max()).ok()) {
     WorkerReply reply;
@@ -121,21 +131,31 @@ absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
   signal(SIGPIPE, SIG_IGN);
   auto backend =
       std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
-  if (absl::Status s = backend->Spawn(); !s.ok()) return s;
-  WorkerRequest request;
-  request.set_device_info(true);
-  absl::StatusOr<WorkerReply> reply =
-      backend->Call(request, backend->options_.start_timeout_ms);
-  if (!reply.ok()) {
-    return absl::UnavailableError(absl::StrCat(
-        "the measurement worker did not start: ", reply.status().message()));
-  }
-  if (reply->has_error()) return absl::UnavailableError(reply->error());
-  backend->info_ = reply->device_info();
+  if (absl::Status s = backend->EnsureWorker(); !s.ok()) return s;
   // As the worker's Measurer decides: no point shipping sources it ignores.
   backend->prefetch_enabled_ =
       PrefetchEnabled(backend->options_.measurer.prefetch, backend->info_);
   return backend;
+}
+
+absl::Status WorkerBackend::EnsureWorker() {
+  if (worker_.running()) return absl::OkStatus();
+  TUNEFLEET_RETURN_IF_ERROR(Spawn());
+  WorkerRequest request;
+  request.set_device_info(true);
+  const Limits start{options_.start_timeout_ms, options_.start_timeout_ms};
+  Reply reply = Call(request, start, /*start=*/false);
+  if (!reply.reply.ok()) {
+    return absl::UnavailableError(absl::StrCat(
+        "the measurement worker did not start within ",
+        options_.start_timeout_ms, " ms: ", reply.reply.status().message()));
+  }
+  if (reply.reply->has_error()) {
+    Reap(/*kill_first=*/true);
+    return absl::UnavailableError(reply.reply->error());
+  }
+  info_ = reply.reply->device_info();
+  return absl::OkStatus();
 }
 
 WorkerBackend::~WorkerBackend() { Reap(/*kill_first=*/true); }
@@ -177,32 +197,59 @@ std::string WorkerBackend::Reap(bool kill_first) {
                      : std::string(status.status().message());
 }
 
-absl::StatusOr<WorkerReply> WorkerBackend::Call(const WorkerRequest& request,
-                                                double timeout_ms) {
-  if (!worker_.running()) TUNEFLEET_RETURN_IF_ERROR(Spawn());
+WorkerBackend::Reply WorkerBackend::Call(const WorkerRequest& request,
+                                         const Limits& limits, bool start) {
+  Reply out;
+  if (absl::Status s = start ? EnsureWorker() : absl::OkStatus(); !s.ok()) {
+    out.phase = Phase::kStart;
+    out.reply = s;
+    return out;
+  }
   bool written = WriteFrame(to_worker_.get(), request);
-  if (!written) {
+  if (!written && start) {
     // The worker was gone before the request reached it, so nothing of it
     // ran: a fresh worker takes it. PR_SET_PDEATHSIG kills a worker when
     // the thread that started it ends, e.g. the measurement thread of an
     // agent connection that has since closed.
     Reap(/*kill_first=*/false);
-    TUNEFLEET_RETURN_IF_ERROR(Spawn());
+    if (absl::Status s = EnsureWorker(); !s.ok()) {
+      out.phase = Phase::kStart;
+      out.reply = s;
+      return out;
+    }
     written = WriteFrame(to_worker_.get(), request);
   }
+  // The build phase's limit from the request on; each phase the worker
+  // announces starts its own.
+  out.phase = Phase::kBuild;
+  double limit_ms = limits.build_ms;
+  base::Deadline deadline = base::DeadlineIn(limit_ms);
   WorkerReply reply;
   absl::Status read = absl::UnavailableError("cannot write to the worker");
-  if (written) {
-    read = ReadFrame(from_worker_.get(), &reply, base::DeadlineIn(timeout_ms));
+  while (written) {
+    read = ReadFrame(from_worker_.get(), &reply, deadline);
+    if (!read.ok() || reply.reply_case() != WorkerReply::kPhase) break;
+    const bool run = reply.phase() == tunefleet::internal::PHASE_RUN;
+    out.phase = run ? Phase::kRun : Phase::kBuild;
+    limit_ms = run ? limits.run_ms : limits.build_ms;
+    deadline = base::DeadlineIn(limit_ms);
   }
-  if (read.ok()) return reply;
+  if (read.ok()) {
+    out.reply = std::move(reply);
+    return out;
+  }
   if (absl::IsDeadlineExceeded(read)) {
     const std::string how = Reap(/*kill_first=*/true);
-    return absl::DeadlineExceededError(absl::StrCat(
-        "no answer within ", timeout_ms, " ms; worker killed (", how, ")"));
+    out.reply = absl::DeadlineExceededError(
+        absl::StrCat("no answer within ", limit_ms, " ms ",
+                     out.phase == Phase::kRun ? "of running kernels"
+                                              : "of building programs",
+                     "; worker killed (", how, ")"));
+    return out;
   }
   const std::string how = Reap(/*kill_first=*/false);
-  return absl::UnavailableError(absl::StrCat("the worker died: ", how));
+  out.reply = absl::UnavailableError(absl::StrCat("the worker died: ", how));
+  return out;
 }
 
 void WorkerBackend::Prefetch(const tunefleet::v1::MeasureRequest& next) {
@@ -223,37 +270,50 @@ void WorkerBackend::Prefetch(const tunefleet::v1::MeasureRequest& next) {
 
 tunefleet::v1::Measurement WorkerBackend::Measure(
     const tunefleet::v1::MeasureRequest& request) {
-  const double timeout = request.timing().timeout_ms() > 0
-                             ? request.timing().timeout_ms()
-                             : options_.default_timeout_ms;
+  const Limits limits{options_.build_timeout_ms,
+                      request.timing().timeout_ms() > 0
+                          ? request.timing().timeout_ms()
+                          : options_.default_timeout_ms};
   WorkerRequest call;
   *call.mutable_measure() = request;
   for (tunefleet::v1::KernelLaunch& launch : prefetch_) {
     *call.add_prefetch() = std::move(launch);
   }
   prefetch_.clear();
-  absl::StatusOr<WorkerReply> reply = Call(call, timeout);
-  if (!reply.ok() && absl::IsUnavailable(reply.status()) &&
-      call.prefetch_size() > 0) {
+  Reply reply = Call(call, limits);
+  if (!reply.reply.ok() && reply.phase != Phase::kStart &&
+      absl::IsUnavailable(reply.reply.status()) && call.prefetch_size() > 0) {
     // The crash may have been the background build's: measure this trial
     // alone in a fresh worker, and the prefetched one alone after it.
     call.clear_prefetch();
     skip_next_prefetch_ = true;
     prefetch_.clear();
-    reply = Call(call, timeout);
+    reply = Call(call, limits);
   }
-  if (reply.ok() && reply->has_measurement()) return reply->measurement();
-  if (reply.ok()) {
-    return Failed(Measurement::RUNTIME_ERROR,
-                  reply->has_error() ? reply->error() : "empty worker reply");
+  if (reply.reply.ok() && reply.reply->has_measurement()) {
+    return reply.reply->measurement();
   }
-  // The next trial starts a fresh worker (Call() spawns on demand).
-  if (absl::IsDeadlineExceeded(reply.status())) {
-    return Failed(Measurement::TIMEOUT, std::string(reply.status().message()));
+  if (reply.reply.ok()) {
+    return Failed(Measurement::RUNTIME_ERROR, reply.reply->has_error()
+                                                  ? reply.reply->error()
+                                                  : "empty worker reply");
   }
-  return Failed(Measurement::RUNTIME_ERROR,
-                absl::StrCat(reply.status().message(),
-                             " during the trial; a new worker starts"));
+  const std::string message(reply.reply.status().message());
+  // Each phase has its own limit and its own code: a worker that does not
+  // start is the device's trouble, a build past its limit the config's
+  // compile, only kernels running past timeout_ms a TIMEOUT. The next
+  // trial starts a fresh worker (Call() spawns on demand).
+  if (reply.phase == Phase::kStart) {
+    return Failed(Measurement::DEVICE_LOST, message);
+  }
+  if (absl::IsDeadlineExceeded(reply.reply.status())) {
+    return Failed(reply.phase == Phase::kRun ? Measurement::TIMEOUT
+                                             : Measurement::COMPILE_ERROR,
+                  message);
+  }
+  return Failed(
+      Measurement::RUNTIME_ERROR,
+      absl::StrCat(message, " during the trial; a new worker starts"));
 }
 
 }  // namespace tunefleet::agent

@@ -2,9 +2,13 @@
 // supervised worker process. A kernel that hangs is killed at the trial's
 // deadline (TIMEOUT); one that crashes the worker is reported
 // (RUNTIME_ERROR) and a new worker starts; the agent and its stream stay
-// up. The worker is the agent's own executable started with
-// kWorkerFlag; requests and replies are WorkerRequest / WorkerReply
-// (device_agent/worker.proto) on two pipes, as fds 3 and 4 of the worker.
+// up. A trial's timeout_ms counts only its kernels running: the worker
+// announces each phase (worker.proto Phase), and starting a worker and
+// building programs have limits (and error codes) of their own, so a slow
+// host or a slow compiler is not taken for a hanging kernel. The worker is the
+// agent's own executable started with kWorkerFlag; requests and replies are
+// WorkerRequest / WorkerReply (device_agent/worker.proto) on two pipes, as fds
+// 3 and 4 of the worker.
 #ifndef TUNEFLEET_DEVICE_AGENT_WORKER_H_
 #define TUNEFLEET_DEVICE_AGENT_WORKER_H_
 
@@ -48,9 +52,14 @@ class WorkerBackend : public MeasurementBackend {
     // Deadline of a trial whose request carries no timeout_ms, in ms:
     // tunefleet's one default (proto/timing_policy.h).
     double default_timeout_ms = proto::DefaultTimingPolicy().timeout_ms();
-    // Deadline of starting a worker (opening the device, building the
-    // fill kernels).
+    // Limit of starting a worker (opening the device, building the fill
+    // kernels), the first one and each restart after a crash or a
+    // timeout: past it, the trial waiting for the worker is DEVICE_LOST.
     double start_timeout_ms = 60000;
+    // Limit of a trial's build phase (its programs, a new workload's
+    // buffers; MeasurePhase::kBuild), apart from its timeout_ms, which
+    // counts only kernels running: past it, COMPILE_ERROR.
+    double build_timeout_ms = 120000;
     // The worker's Measurer (persistent binaries, prefetching, replay).
     MeasurerOptions measurer;
   };
@@ -87,12 +96,29 @@ class WorkerBackend : public MeasurementBackend {
 
  private:
   absl::Status Spawn();
+  // Starts a worker when none runs and reads the device info through it,
+  // within options_.start_timeout_ms. Errors: UNAVAILABLE saying why.
+  absl::Status EnsureWorker();
   // Kills the worker (if alive) and reaps it; returns how it ended.
   std::string Reap(bool kill_first);
-  // Sends a request and waits up to `timeout_ms` for the reply. On
-  // DEADLINE_EXCEEDED or UNAVAILABLE (the worker died) the worker is gone.
-  absl::StatusOr<tunefleet::internal::WorkerReply> Call(
-      const tunefleet::internal::WorkerRequest& request, double timeout_ms);
+  // Where a call ended: starting the worker, or the trial phase the
+  // worker last announced (worker.proto Phase).
+  enum class Phase { kStart, kBuild, kRun };
+  // Each phase's limit, ms, counted from the moment it starts.
+  struct Limits {
+    double build_ms;
+    double run_ms;
+  };
+  struct Reply {
+    absl::StatusOr<tunefleet::internal::WorkerReply> reply;
+    Phase phase = Phase::kBuild;
+  };
+  // Sends a request (with `start`, starting a worker first when none runs,
+  // and again when the request cannot be written) and waits for the reply,
+  // each phase within its limit. On DEADLINE_EXCEEDED or UNAVAILABLE (the
+  // worker died) the worker is gone.
+  Reply Call(const tunefleet::internal::WorkerRequest& request,
+             const Limits& limits, bool start = true);
 
   Options options_;
   tunefleet::v1::DeviceInfo info_;

@@ -1,7 +1,7 @@
 // DeviceInfo as JSON, the one form `tunefleet-agent --info` and
-// `tunefleet devices --json` print: the proto's snake_case field names,
-// every field including zeros and false (image_support: false is said, not
-// left out), two-space indents. 64-bit integers are strings (proto3 JSON).
+// `tunefleet devices --json` print: proto::ContractJson (proto/json.h:
+// snake_case field names, every field including zeros and false, 64-bit
+// integers as numbers), two-space indents.
 #ifndef TUNEFLEET_PROTO_DEVICE_INFO_JSON_H_
 #define TUNEFLEET_PROTO_DEVICE_INFO_JSON_H_
 

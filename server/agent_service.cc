@@ -116,26 +116,30 @@ class AgentServiceImpl::Stream final : public AgentReactor,
  private:
   // The first message: Hello, or the call ends with Admit()'s error.
   void Hello() {
-    if (absl::Status s = service_->Admit(in_); !s.ok()) {
-      End(auth::ToGrpc(s));
+    // Registered inside Admit(), under its lock: no other agent of the key
+    // is checked between this one's check and its joining.
+    absl::Status admitted = service_->Admit(in_, [this] {
+      const tunefleet::v1::Hello& hello = in_.hello();
+      const std::string id =
+          absl::StrCat("agent-", service_->next_agent_.fetch_add(1));
+      session_ = std::make_shared<AgentSession>(
+          id, hello, this, service_->scheduler_->clock().NowMs());
+      session_->Send(WelcomeMessage(id, service_->heartbeat_interval_ms_));
+      if (service_->verbose_) {
+        // (Validated as printable already; escaped all the same, as a log
+        // line must stay one line.)
+        std::fprintf(
+            stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
+            base::EscapeUnprintable(hello.device_key()).c_str(),
+            base::EscapeUnprintable(hello.agent_name()).c_str(),
+            base::EscapeUnprintable(hello.device().device_name()).c_str());
+      }
+      service_->scheduler_->AddAgent(session_);
+    });
+    if (!admitted.ok()) {
+      End(auth::ToGrpc(admitted));
       return;
     }
-    const tunefleet::v1::Hello& hello = in_.hello();
-    const std::string id =
-        absl::StrCat("agent-", service_->next_agent_.fetch_add(1));
-    session_ = std::make_shared<AgentSession>(
-        id, hello, this, service_->scheduler_->clock().NowMs());
-    session_->Send(WelcomeMessage(id, service_->heartbeat_interval_ms_));
-    if (service_->verbose_) {
-      // (Validated as printable already; escaped all the same, as a log
-      // line must stay one line.)
-      std::fprintf(
-          stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
-          base::EscapeUnprintable(hello.device_key()).c_str(),
-          base::EscapeUnprintable(hello.agent_name()).c_str(),
-          base::EscapeUnprintable(hello.device().device_name()).c_str());
-    }
-    service_->scheduler_->AddAgent(session_);
     StartRead(&in_);
   }
 
@@ -172,7 +176,8 @@ AgentReactor* AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
   return new Stream(this, context);  // deletes itself in OnDone()
 }
 
-absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
+absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
+                                     const std::function<void()>& join) {
   if (!first.has_hello()) {
     return absl::InvalidArgumentError(
         "the first message on the stream must be Hello");
@@ -181,6 +186,9 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
   if (absl::Status s = validation::ValidateHello(hello); !s.ok()) {
     return absl::InvalidArgumentError(s.message());
   }
+  // The check against the connected agents and the joining are one step:
+  // two unlike agents connecting at once cannot both pass the check.
+  absl::MutexLock admission(&admission_mu_);
   // The agents of a key are mostly identical: those whose DeviceInfo has
   // the same bytes need no field-by-field comparison (which, against every
   // connected agent, made 1,000 agents connecting quadratic in text
@@ -200,10 +208,23 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first) {
           "own --key"));
     }
   }
-  if (absl::Status s = store_->UpsertDevice(hello.device_key(), hello.device());
+  // An agent of an older build leaves the fields it cannot fill (the
+  // image fields, the libraries) as a newer agent of the key stored them.
+  tunefleet::v1::DeviceInfo device = hello.device();
+  if (hello.device_info_revision() < proto::kDeviceInfoRevision) {
+    if (absl::StatusOr<tunefleet::v1::DeviceInfo> stored =
+            store_->GetDevice(hello.device_key());
+        stored.ok()) {
+      device =
+          WithUnreportedFields(device, *stored, hello.device_info_revision());
+    }
+  }
+  if (absl::Status s = store_->UpsertDevice(hello.device_key(), device);
       !s.ok()) {
     return absl::InternalError(s.message());
   }
+  if (admit_hook_for_test_) admit_hook_for_test_(hello);
+  join();
   return absl::OkStatus();
 }
 

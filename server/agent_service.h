@@ -8,9 +8,11 @@
 #define TUNEFLEET_SERVER_AGENT_SERVICE_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_session.h"
 #include "server/job_manager.h"
@@ -47,14 +49,24 @@ class AgentServiceImpl final
   // gRPC is done with the call.
   AgentReactor* Connect(grpc::CallbackServerContext* context) override;
 
+  // Tests: called in the admission of every agent once its device is
+  // checked and stored, before it joins, with the admission lock held.
+  void SetAdmitHookForTest(
+      std::function<void(const tunefleet::v1::Hello&)> hook) {
+    admit_hook_for_test_ = std::move(hook);
+  }
+
  private:
   class Stream;
 
-  // Checks that the stream's first message is a valid Hello and records
-  // its device. Errors: INVALID_ARGUMENT; FAILED_PRECONDITION when a
-  // connected agent of the same key has a different device
-  // (device_match.h); INTERNAL (the store).
-  absl::Status Admit(const tunefleet::v1::AgentMessage& first);
+  // Checks that the stream's first message is a valid Hello, records its
+  // device (fields its revision cannot fill kept as stored) and runs `join`
+  // (which registers the agent), all under one lock. Errors:
+  // INVALID_ARGUMENT; FAILED_PRECONDITION when a connected agent of the
+  // same key has a different device (device_match.h); INTERNAL (the
+  // store).
+  absl::Status Admit(const tunefleet::v1::AgentMessage& first,
+                     const std::function<void()>& join);
   // Routes one message of a registered agent: a result is handed to its
   // job (acknowledged once stored), a heartbeat only proves it alive.
   // A MeasurementBatch is routed result by result.
@@ -72,6 +84,9 @@ class AgentServiceImpl final
   bool verbose_;
   int64_t heartbeat_interval_ms_;  // asked of agents in Welcome
   std::atomic<int64_t> next_agent_{1};
+  // Held from an agent's device check to its joining (Admit()).
+  absl::Mutex admission_mu_;
+  std::function<void(const tunefleet::v1::Hello&)> admit_hook_for_test_;
 };
 
 // A reactor that ends its call at once with `status` (a refused call).

@@ -93,4 +93,47 @@ std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
   return ExtensionDifference(joining, serving);
 }
 
+tunefleet::v1::DeviceInfo WithUnreportedFields(
+    const tunefleet::v1::DeviceInfo& reported,
+    const tunefleet::v1::DeviceInfo& stored, uint32_t revision) {
+  // The DeviceInfo field numbers each revision introduced
+  // (proto/device_info_revision.h).
+  struct Introduced {
+    uint32_t revision;
+    int first, last;
+  };
+  constexpr Introduced kIntroduced[] = {{1, 22, 26}, {2, 27, 27}};
+  tunefleet::v1::DeviceInfo out = reported;
+  const google::protobuf::Reflection* r = out.GetReflection();
+  for (const Introduced& added : kIntroduced) {
+    if (added.revision <= revision) continue;
+    for (int number = added.first; number <= added.last; ++number) {
+      const FieldDescriptor* field =
+          tunefleet::v1::DeviceInfo::descriptor()->FindFieldByNumber(number);
+      if (field == nullptr) continue;
+      r->ClearField(&out, field);
+      if (field->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(stored, field); ++i) {
+          r->AddString(&out, field, r->GetRepeatedString(stored, field, i));
+        }
+        continue;
+      }
+      switch (field->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_BOOL:
+          r->SetBool(&out, field, r->GetBool(stored, field));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT32:
+          r->SetUInt32(&out, field, r->GetUInt32(stored, field));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT64:
+          r->SetUInt64(&out, field, r->GetUInt64(stored, field));
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace tunefleet::server

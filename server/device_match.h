@@ -32,6 +32,15 @@ std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
                              const tunefleet::v1::DeviceInfo& serving,
                              uint32_t revision = proto::kDeviceInfoRevision);
 
+// The DeviceInfo to store for a key when an agent of `revision`
+// (Hello.device_info_revision) reports `reported`: the fields a later
+// revision introduced (the image fields 22-26 at revision 1, `libraries`
+// at 2), which this agent cannot fill, are kept from `stored` (the key's
+// device as a newer agent reported it), not overwritten with zeros.
+tunefleet::v1::DeviceInfo WithUnreportedFields(
+    const tunefleet::v1::DeviceInfo& reported,
+    const tunefleet::v1::DeviceInfo& stored, uint32_t revision);
+
 }  // namespace tunefleet::server
 
 #endif  // TUNEFLEET_SERVER_DEVICE_MATCH_H_

@@ -74,6 +74,7 @@ StoreDataSource::Trials(int64_t job_id, int64_t after_trial_id, int64_t limit) {
     filter.job_id = id;
     filter.after_trial_id = after_trial_id;
     filter.limit = limit;
+    filter.measured_only = true;  // a cancelled trial is no measurement
     TUNEFLEET_ASSIGN_OR_RETURN(auto records, store_->QueryRecords(filter));
     out.insert(out.end(), std::make_move_iterator(records.begin()),
                std::make_move_iterator(records.end()));

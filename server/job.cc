@@ -77,6 +77,9 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
   progress_.set_strategy(spec_.strategy);
   progress_.set_priority(spec_.priority);
   progress_.set_template_name(std::string(spec_.tmpl->name()));
+  // As the stored row has it (JobManager sets it before the row is made),
+  // so that the live job's JSON equals `jobs --json`'s.
+  progress_.set_created_unix_ms(spec_.created_ms);
 }
 
 // A job ends (its last step ran) before its last owner lets it go: its
@@ -225,7 +228,22 @@ bool Job::End(const absl::Status& status) {
                    : tunefleet::v1::JOB_STATE_DONE;
   Finish(state, std::string(status.message()),
          [this, state](const std::string& message) {
-           return store_->SetJobState(id_, state, message);
+           absl::Status stored = store_->SetJobState(id_, state, message);
+           // Ended, the job takes no result any more (its unmeasured trials
+           // are CANCELLED now): it counts what the store holds, as `jobs
+           // --db`, `report` and a restarted server will, a result stored
+           // after its last count included.
+           if (absl::StatusOr<store::JobTally> tally = store_->TallyJob(id_);
+               stored.ok() && tally.ok()) {
+             absl::MutexLock lock(&mu_);
+             progress_.set_trials_done(static_cast<uint32_t>(tally->done));
+             progress_.clear_errors();
+             for (const auto& [code, n] : tally->errors) {
+               (*progress_.mutable_errors())[code] = n;
+             }
+             if (tally->best) *progress_.mutable_best() = *tally->best;
+           }
+           return stored;
          });
   return true;
 }

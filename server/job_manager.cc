@@ -186,6 +186,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       timing,
       request.early_stop(),
       {}};
+  spec.space_size = space->valid_size();
   if (!request.no_transfer() && strategy == tunefleet::v1::STRATEGY_XGB) {
     const std::string name((*tmpl)->name());
     if (history_cache != nullptr && history_cache->contains(name)) {
@@ -543,7 +544,11 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
   progress.set_job_id(row.id);
   progress.set_state(row.state);
   progress.set_message(row.message);
-  progress.set_trials_total(static_cast<uint32_t>(row.budget));
+  // A model job's task has the trials granted to it so far, as its live
+  // job counts them; its row's budget is only the model's cap.
+  progress.set_trials_total(
+      static_cast<uint32_t>(row.model_job_id > 0 ? row.granted : row.budget));
+  progress.set_space_size(row.space_size);
   progress.set_reference_time_ns(row.reference_ns);
   progress.set_trials_done(static_cast<uint32_t>(tally.done));
   for (const auto& [code, count] : tally.errors) {

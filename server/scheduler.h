@@ -32,9 +32,11 @@ namespace tunefleet::server {
 // Leases a trial may lose before it is given up (DEVICE_LOST): a config
 // that takes down its agent every time must not stall the job.
 inline constexpr int kMaxAttempts = 5;
-// Added to a trial's own timeout in its lease deadline: compile, input
-// fill and the result's trip back.
-inline constexpr int64_t kLeaseSlackMs = 60000;
+// Added to a trial's own timeout (which counts only its kernels running)
+// in its lease deadline: a worker restart and the build, within the
+// agent's own limits for them (60 s and 120 s by default,
+// device_agent/worker.h), and the result's trip back.
+inline constexpr int64_t kLeaseSlackMs = 190000;
 
 // Requests an agent holding `capacity` at once is refilled with at a time:
 // it gets more work only once this many of its slots are free, and then

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/host_port.h"
 #include "base/keepalive.h"
+#include "base/listen_check.h"
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -72,6 +74,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       auth::MakeServerCredentials(options.tls));
   auto s = std::make_unique<Server>(PrivateTag{});
   s->options_ = options;
+  // The database's owner first, then the ports, then the database: a
+  // refused start names the owner or the port and leaves no file behind.
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      s->owner_, store::OwnerLock::Acquire(options.db_path, options.owner));
+  s->created_db_ = !std::filesystem::exists(options.db_path);
+  TUNEFLEET_RETURN_IF_ERROR(s->CheckPorts());
   TUNEFLEET_ASSIGN_OR_RETURN(s->store_, store::Store::Open(options.db_path));
   const base::Clock& clock =
       options.clock != nullptr ? *options.clock : base::RealClock();
@@ -130,11 +138,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   s->grpc_server_ = builder.BuildAndStart();
   if (s->grpc_server_ == nullptr || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen,
-        ": the port is in use (another tunefleet-server? stop it or pick "
-        "another --listen port) or the host is not an address of this "
-        "machine"));
+    return base::ListenError(options.listen, "--listen");
   }
   s->grpc_server_->GetHealthCheckService()->SetServingStatus(
       tunefleet::v1::TuningService::service_full_name(), true);
@@ -156,6 +160,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
         s->http_, HttpFrontend::Start(http, s->store_.get(),
                                       s->scheduler_.get(), s->jobs_.get()));
   }
+  TUNEFLEET_RETURN_IF_ERROR(s->owner_.SetAddress(s->address()));
   if (options.resume_jobs) {
     TUNEFLEET_ASSIGN_OR_RETURN(const int resumed, s->jobs_->ResumeJobs());
     if (options.verbose && resumed > 0) {
@@ -163,6 +168,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
     }
   }
   s->reaper_ = std::thread([server = s.get()] { server->ReapLoop(); });
+  s->started_ = true;
   return s;
 }
 
@@ -199,7 +205,45 @@ void Server::Reap(int64_t silent_ms) {
   jobs_->OnLostLeases(lost);
 }
 
-Server::~Server() { Shutdown(); }
+absl::Status Server::CheckPorts() const {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      base::HostPort listen,
+      base::ParseHostPort(options_.listen, "--listen", true));
+  TUNEFLEET_RETURN_IF_ERROR(base::CheckCanListen(listen, "--listen"));
+  if (options_.http_listen.empty()) return absl::OkStatus();
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      base::HostPort http,
+      base::ParseHostPort(options_.http_listen, "--http", true));
+  if (http.port != 0 && http.port == listen.port && http.host == listen.host) {
+    return base::ListenError(options_.http_listen, "--http", true);
+  }
+  return base::CheckCanListen(http, "--http");
+}
+
+Server::~Server() {
+  Shutdown();
+  if (!started_ && created_db_ && owner_.held()) {
+    // A start that failed after it created the database (a port taken
+    // between the check and the bind) removes what it created.
+    // In the members' destruction order, up to the database.
+    http_.reset();
+    grpc_server_.reset();
+    authorized_tuning_service_.reset();
+    authorized_agent_service_.reset();
+    authorizer_.reset();
+    metrics_.reset();
+    tuning_service_.reset();
+    agent_service_.reset();
+    jobs_.reset();
+    scheduler_.reset();
+    trial_writer_.reset();
+    store_.reset();
+    for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
+      std::error_code ignored;
+      std::filesystem::remove(options_.db_path + suffix, ignored);
+    }
+  }
+}
 
 std::string Server::address() const {
   std::string host = options_.listen.substr(0, options_.listen.rfind(':'));

@@ -22,6 +22,7 @@
 #include "server/metrics/server_metrics.h"
 #include "server/scheduler.h"
 #include "server/tuning_service.h"
+#include "store/owner_lock.h"
 #include "store/store.h"
 #include "store/trial_writer.h"
 
@@ -43,6 +44,10 @@ struct ServerOptions {
   // name (Store::InterruptAbandonedJobs). Off: leases live in the
   // scheduler's memory (Scheduler).
   bool write_leases = false;
+  // Who this server is in the database's owner lock (store/owner_lock.h),
+  // which names it to a second would-be owner: "tunefleet-server", or the
+  // embedded command's "tunefleet tune".
+  std::string owner = "tunefleet-server";
   // What lease deadlines, agents' silence and job deadlines are measured
   // against; nullptr: the system clock (base::RealClock()). Must outlive
   // the server. Waits (the reaper's tick) stay in real time.
@@ -88,8 +93,12 @@ absl::Status CheckSecurityOptions(const ServerOptions& options);
 // stops it. Thread-safe.
 class Server {
  public:
-  // Errors: CheckSecurityOptions's and MakeServerCredentials's, from
-  // Store::Open, or UNAVAILABLE when the address cannot be bound.
+  // Takes the database's owner lock, checks that the ports can be bound,
+  // then opens the database and listens: a refused start leaves no file
+  // behind. Errors: CheckSecurityOptions's and MakeServerCredentials's;
+  // UNAVAILABLE naming the owner when another process owns the database
+  // (store::OwnerLock), or base::ListenError's when --listen's or --http's
+  // port is in use; from Store::Open.
   static absl::StatusOr<std::unique_ptr<Server>> Start(
       const ServerOptions& options);
   ~Server();
@@ -101,6 +110,7 @@ class Server {
   store::Store& store() { return *store_; }
   JobManager& jobs() { return *jobs_; }
   Scheduler& scheduler() { return *scheduler_; }
+  AgentServiceImpl& agent_service() { return *agent_service_; }
   // The server's Prometheus metrics (metrics().Text() is what GET /metrics
   // serves); valid as long as the server object.
   metrics::ServerMetrics& metrics() { return *metrics_; }
@@ -133,7 +143,15 @@ class Server {
   explicit Server(PrivateTag) {}
 
  private:
+  // UNAVAILABLE (base::CheckCanListen) when a port cannot be bound.
+  absl::Status CheckPorts() const;
+
   ServerOptions options_;
+  // Held from the start until the server is destroyed (declared first:
+  // released last, after the database is closed).
+  store::OwnerLock owner_;
+  bool created_db_ = false;  // Start() found no database file there
+  bool started_ = false;     // Start() completed
   std::unique_ptr<store::Store> store_;
   // Group commit of trial rows (results, requeues); stopped in Shutdown()
   // once no agent stream is left, before the parts its callbacks reach.

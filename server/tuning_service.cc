@@ -8,6 +8,7 @@
 #include "proto/names.h"
 #include "server/model_progress.h"
 #include "server/page_token.h"
+#include "server/validation/validation.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
@@ -33,8 +34,13 @@ absl::Status TuningServiceImpl::WithDiskRoom(
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
+  // A malformed request is refused as such whatever the disk holds: the
+  // check comes before the disk gate (JobManager::Submit checks it too).
+  if (absl::Status s = validation::ValidateSubmitJobRequest(*request);
+      !s.ok()) {
+    return ToGrpc(s);
+  }
   return ToGrpc(WithDiskRoom([&]() -> absl::Status {
-    // JobManager::Submit validates the request.
     TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
                                jobs_->Submit(*request));
     response->set_job_id(job->id());
@@ -47,6 +53,10 @@ grpc::Status TuningServiceImpl::SubmitJob(
 grpc::Status TuningServiceImpl::SubmitModelJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitModelJobRequest* request,
     tunefleet::v1::SubmitModelJobResponse* response) {
+  if (absl::Status s = validation::ValidateSubmitModelJobRequest(*request);
+      !s.ok()) {
+    return ToGrpc(s);
+  }
   return ToGrpc(WithDiskRoom(
       [&] { return jobs_->SubmitModel(*request, response).status(); }));
 }

@@ -79,10 +79,12 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   int watch_streams() { return watchers_.streams(); }
 
   // SubmitJob and SubmitModelJob refuse new work with RESOURCE_EXHAUSTED
-  // while the filesystem of `db_path` is full (server/disk_guard.h). Call
-  // before serving; without it nothing is refused for disk space.
-  void GuardDisk(const std::string& db_path) {
-    disk_guard_ = std::make_unique<DiskGuard>(db_path);
+  // while the filesystem of `db_path` is full (server/disk_guard.h), once
+  // the request itself has passed validation. Call before serving; without
+  // it nothing is refused for disk space.
+  void GuardDisk(const std::string& db_path,
+                 uint64_t min_free_bytes = DiskGuard::kDefaultMinFreeBytes) {
+    disk_guard_ = std::make_unique<DiskGuard>(db_path, min_free_bytes);
   }
 
  private:

@@ -27,6 +27,8 @@ absl::StatusOr<std::vector<AgentTrialCounts>> Store::AgentTrials() {
       const int64_t n = row.Int(4);
       if (row.Text(2) == "leased") {
         counts.leased += n;
+      } else if (row.Text(3) == "CANCELLED") {
+        // Never measured: its job ended first.
       } else {
         counts.measured += n;
         if (row.Text(3) != "OK") counts.errors[row.Text(3)] += n;

@@ -116,6 +116,12 @@ absl::StatusOr<JobTally> Store::TallyJob(int64_t job_id) {
         db_.Prepare("SELECT error, n FROM job_trial_counts WHERE job_id = ?1",
                     job_id));
     TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&tally](const Statement& row) {
+      // A trial the job's end left unmeasured is neither done nor an error
+      // (the live job never counts it either).
+      if (row.Text(0) == "CANCELLED") {
+        tally.cancelled += row.Int(1);
+        return;
+      }
       tally.errors[row.Text(0)] = static_cast<uint32_t>(row.Int(1));
       tally.done += row.Int(1);
     }));
@@ -163,6 +169,7 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
     // the primary key (or trials_by_job for one job).
     source = "trials t";
     terms.push_back("t.state = 'done'");
+    if (filter.measured_only) terms.push_back("t.error != 'CANCELLED'");
     add("t.id > ?", filter.after_trial_id);
     if (filter.job_id > 0) add("t.job_id = ?", filter.job_id);
     if (!filter.device_key.empty()) {

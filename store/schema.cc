@@ -12,7 +12,7 @@ namespace tunefleet::store {
 namespace {
 
 // Migration i takes the schema from version i to i + 1 (v4's is
-// V4Migration(), v5's MigrateToV5()).
+// V4Migration(), v5's MigrateToV5(), v6's MigrateToV6()).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -291,7 +291,26 @@ absl::Status MigrateToV5(Database& db) {
   return off;
 }
 
-static_assert(std::size(kMigrations) + 2 == kSchemaVersion);
+// v6: a job's search space size (valid configs of its task on its device),
+// so that a job read from the file shows the size its server showed; 0 for
+// jobs written before v6. A table that has the column already (a file
+// whose version was set back) stays as it is.
+absl::Status MigrateToV6(Database& db) {
+  bool has_column = false;
+  {
+    TUNEFLEET_ASSIGN_OR_RETURN(Statement q,
+                               db.Prepare("SELECT name FROM "
+                                          "pragma_table_info('jobs')"));
+    TUNEFLEET_RETURN_IF_ERROR(q.ForEachRow([&has_column](const Statement& row) {
+      has_column |= row.Text(0) == "space_size";
+    }));
+  }
+  if (has_column) return absl::OkStatus();
+  return db.Exec(
+      "ALTER TABLE jobs ADD COLUMN space_size INTEGER NOT NULL DEFAULT 0;");
+}
+
+static_assert(std::size(kMigrations) + 3 == kSchemaVersion);
 
 // Runs migration `v` (from version v to v + 1) inside the caller's
 // transaction.
@@ -302,7 +321,10 @@ absl::Status Migrate(Database& db, int v) {
   if (v == static_cast<int>(std::size(kMigrations))) {
     return db.Exec(V4Migration());
   }
-  return MigrateToV5(db);
+  if (v == static_cast<int>(std::size(kMigrations)) + 1) {
+    return MigrateToV5(db);
+  }
+  return MigrateToV6(db);
 }
 
 }  // namespace

@@ -115,9 +115,10 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
       Statement s,
       db_.Prepare("INSERT INTO jobs (workload_id, template_id, device_key, "
                   "strategy, budget, seed, priority, state, created_ms, "
-                  "request_json, deadline_ms, id, model_job_id, task_index) "
+                  "request_json, deadline_ms, id, model_job_id, task_index, "
+                  "space_size) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, "
-                  "?11, ?12, ?13)"));
+                  "?11, ?12, ?13, ?14)"));
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
   s.Bind(4, proto::StrategyName(spec.strategy)).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
@@ -135,6 +136,7 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   } else {
     s.BindNull(12).BindNull(13);
   }
+  s.Bind(14, static_cast<int64_t>(spec.space_size));
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
   return id;
@@ -149,7 +151,7 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
           "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
           "j.state, j.message, j.reference_ns, j.request_json, "
           "j.created_ms, j.deadline_ms, j.model_job_id, j.task_index, "
-          "j.granted FROM jobs j "
+          "j.granted, j.space_size FROM jobs j "
           "JOIN workloads w ON j.workload_id = w.id "
           "JOIN templates tp ON j.template_id = tp.id WHERE ",
           where, " ORDER BY j.id DESC",
@@ -178,6 +180,7 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
     j.model_job_id = row.IsNull(15) ? 0 : row.Int(15);
     j.task_index = row.IsNull(16) ? -1 : static_cast<int>(row.Int(16));
     j.granted = row.Int(17);
+    j.space_size = static_cast<uint64_t>(row.Int(18));
     out.push_back(std::move(j));
   }));
   return out;

@@ -41,6 +41,9 @@ struct JobParams {
   // its request; 0 and -1 for a job of its own.
   int64_t model_job_id = 0;
   int task_index = -1;
+  // Valid configs of the task on the device (search::SearchSpace::
+  // valid_size()); 0: unknown.
+  uint64_t space_size = 0;
 };
 
 // What a new model job row holds (SubmitModelJobRequest, checked).
@@ -95,6 +98,7 @@ struct Job {
   int64_t model_job_id = 0;  // a model job's task: its model job; else 0
   int task_index = -1;       // a model job's task: its index; else -1
   int64_t granted = 0;       // a model job's task: trials granted so far
+  uint64_t space_size = 0;   // JobParams::space_size (schema v6; else 0)
 };
 
 // A trial as stored, for resuming a job.
@@ -117,7 +121,10 @@ struct NewTrial {
 
 // Completed trials of a job: how many, per error code, and the best.
 struct JobTally {
+  // Measured trials (CANCELLED ones, which the job's end left unmeasured,
+  // are only in `cancelled`).
   int64_t done = 0;
+  int64_t cancelled = 0;
   std::map<std::string, uint32_t> errors;  // by Measurement.Error name
   std::optional<tunefleet::v1::TuningRecord> best;
 };
@@ -142,6 +149,9 @@ struct RecordFilter {
   int64_t job_id = 0;         // 0: any
   std::string template_name;  // empty: any
   bool best_only = false;  // best record per (device key, workload, template)
+  // Without best_only: measured trials only, leaving out those the job's
+  // end left unmeasured (CANCELLED), as the dashboard plots them.
+  bool measured_only = false;
   // A page of the result: at most `limit` records (0: all), after skipping
   // records up to trial id `after_trial_id` (records are in trial id order;
   // a keyset page: it seeks to that id) or, with best_only (in device key,

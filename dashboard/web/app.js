@@ -76,7 +76,7 @@
   function configText(config) {
     return Object.entries(config || {}).map(([k, v]) => k + '=' + v).join(',');
   }
-  // The API's config text "MWG=64,NWG=64" as {MWG: 64, NWG: 64}, in order.
+  // A trial row's config_text "MWG=64,NWG=64" as {MWG: 64, NWG: 64}, in order.
   function parseConfig(text) {
     const out = {};
     for (const kv of String(text || '').split(',')) {
@@ -86,7 +86,7 @@
     return out;
   }
   function withConfigs(trials) {
-    for (const t of trials) if (typeof t.config === 'string') t.config = parseConfig(t.config);
+    for (const t of trials) if (t.config === undefined) t.config = parseConfig(t.config_text);
     return trials;
   }
   function jobTitle(job) {
@@ -151,7 +151,7 @@
                              '&limit=' + TRIAL_PAGE);
       out = out.concat(withConfigs(page.trials));
       if (page.trials.length < TRIAL_PAGE) return out;
-      after = page.trials[page.trials.length - 1].id;
+      after = page.trials[page.trials.length - 1].trial_id;
     }
   }
 
@@ -427,10 +427,10 @@
             const p = ctx.raw;
             if (!p.t) return ctx.dataset.label + ': ' + p.y;
             const t = p.t;
-            return ['trial ' + t.id + ' (#' + p.i + ', job ' + t.job_id + ')',
-                    t.error + (t.message ? ': ' + t.message.slice(0, 80) : ''),
+            return ['trial ' + t.trial_id + ' (#' + p.i + ', job ' + t.job_id + ')',
+                    t.error + (t.error_message ? ': ' + t.error_message.slice(0, 80) : ''),
                     fmtGflops(t.gflops) + ', ' + fmtTime(t.time_ns),
-                    configText(t.config), 'agent ' + t.agent];
+                    configText(t.config), 'agent ' + t.agent_name];
           }}},
         },
       },
@@ -472,10 +472,10 @@
              el('th', {class: 'num'}, 'time'), el('th', {}, 'config'),
              el('th', {}, 'agent')));
       for (const t of ok) {
-        table.append(el('tr', {}, el('td', {}, t.id),
+        table.append(el('tr', {}, el('td', {}, t.trial_id),
             el('td', {class: 'num'}, num(t.gflops).toPrecision(4)),
             el('td', {class: 'num'}, fmtTime(t.time_ns)),
-            el('td', {class: 'config'}, configText(t.config)), el('td', {}, t.agent)));
+            el('td', {class: 'config'}, configText(t.config)), el('td', {}, t.agent_name)));
       }
       bestTable.replaceChildren(ok.length ? table : el('p', {class: 'muted'}, 'none yet'));
     }
@@ -544,7 +544,7 @@
     trials = [];
     return {section: section, update: update,
             start: () => update(job, initial),
-            lastId: () => (trials.length ? trials[trials.length - 1].id : 0)};
+            lastId: () => (trials.length ? trials[trials.length - 1].trial_id : 0)};
   }
 
   function jobPage(id) {

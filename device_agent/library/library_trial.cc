@@ -224,6 +224,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
                            device_.queue.get(), std::move(enqueue_epilogue));
 
   // Verification run.
+  EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }

@@ -363,6 +363,8 @@ cl_int GemmStridedBatched(cl_command_queue queue, Layout layout,
   if ((num_wait_events > 0) != (wait_events != nullptr)) {
     return CL_INVALID_EVENT_WAIT_LIST;
   }
+  // As CLBlast: the batch count before the other arguments.
+  if (batch_count == 0) return kInvalidBatchCount;
   if (!ValidLayout(layout) || !ValidTranspose(a_transpose) ||
       !ValidTranspose(b_transpose)) {
     return CL_INVALID_VALUE;
@@ -371,13 +373,16 @@ cl_int GemmStridedBatched(cl_command_queue queue, Layout layout,
   if (m == 0 || n == 0 || k == 0 || m > kMaxDim || n > kMaxDim || k > kMaxDim) {
     return kInvalidDimension;
   }
+  // Every C of the batch on the same memory: the launches would race on
+  // it. CLBlast refuses it with the same code.
+  if (c_stride == 0 && batch_count > 1) return kInvalidDimension;
   const bool row_major = layout == Layout::kRowMajor;
   const bool a_t = a_transpose != Transpose::kNo;
   const bool b_t = b_transpose != Transpose::kNo;
   // Stored matrices are `outer` rows (row-major) or columns (column-major)
   // of `inner` elements: the minimum lds of tunefleet_tuned.h. Their extent
-  // is that of the last GEMM (a missing batch_count is reported after them).
-  const size_t batches = batch_count == 0 ? 1 : batch_count;
+  // is that of the last GEMM.
+  const size_t batches = batch_count;
   const bool a_rows = row_major != a_t;  // A stored as m x k row by row
   const bool b_rows = row_major != b_t;  // B stored as k x n row by row
   cl_int err =
@@ -393,7 +398,6 @@ cl_int GemmStridedBatched(cl_command_queue queue, Layout layout,
                     row_major ? m : n, row_major ? n : m,
                     {kInvalidMatrixC, kInvalidLeadDimC, kInsufficientMemoryC});
   if (err != CL_SUCCESS) return err;
-  if (batch_count == 0) return kInvalidBatchCount;
 
   const std::vector<cl_event> waits(wait_events, wait_events + num_wait_events);
   if (row_major) {

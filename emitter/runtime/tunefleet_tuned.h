@@ -157,8 +157,10 @@ cl_int Gemm(cl_command_queue queue, Layout layout, Transpose a_transpose,
 // matrix: its offset plus the extent Gemm() requires. An operand that needs
 // packing is packed for all GEMMs in one launch (a shared one, tight at
 // offset 0, is read in place), the tuned kernel runs once per GEMM, and one
-// epilogue launch updates every C. Returns as Gemm(), and
-// kInvalidBatchCount when batch_count is 0.
+// epilogue launch updates every C. Returns as Gemm(); as CLBlast,
+// kInvalidBatchCount when batch_count is 0 (checked first, after the queue
+// and the wait list) and kInvalidDimension for c_stride 0 with a
+// batch_count above 1 (every C on the same memory).
 cl_int GemmStridedBatched(
     cl_command_queue queue, Layout layout, Transpose a_transpose,
     Transpose b_transpose, size_t m, size_t n, size_t k, float alpha,

@@ -305,8 +305,8 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   static const std::regex kCancelled(
       "cancelled job ([0-9]+): ([0-9]+) of 2000 trials done"
-      "(; ([0-9]+) in flight \\(trials? ([0-9, ]+)\\) (is kept if its agent "
-      "finishes it|are kept if their agents finish them))?\n");
+      "(; ([0-9]+) in flight \\(trials? ([0-9, ]+)\\) (ends|end) unmeasured "
+      "\\(CANCELLED\\))?\n");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(r.out, m, kCancelled)) << r.out;
   EXPECT_EQ(m[1].str(), absl::StrCat(job));
@@ -339,9 +339,9 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u) << r.out;
-  EXPECT_EQ(jobs[0]["state"], "cancelled");
-  EXPECT_GE(jobs[0]["trials"].get<int>(), done);
-  EXPECT_LE(jobs[0]["trials"].get<int>(), done + in_flight) << r.out;
+  EXPECT_EQ(jobs[0]["state"], "JOB_STATE_CANCELLED");
+  EXPECT_GE(jobs[0]["trials_done"].get<int>(), done);
+  EXPECT_LE(jobs[0]["trials_done"].get<int>(), done + in_flight) << r.out;
 }
 
 TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
@@ -465,9 +465,9 @@ TEST(CliEmbedded, CtrlCCancelsTheJobWithOneCount) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u);
-  EXPECT_EQ(jobs[0]["state"], "cancelled");
-  EXPECT_GE(jobs[0]["trials"].get<int>(), done);
-  EXPECT_LE(jobs[0]["trials"].get<int>(), done + in_flight) << out;
+  EXPECT_EQ(jobs[0]["state"], "JOB_STATE_CANCELLED");
+  EXPECT_GE(jobs[0]["trials_done"].get<int>(), done);
+  EXPECT_LE(jobs[0]["trials_done"].get<int>(), done + in_flight) << out;
 }
 
 TEST(CliHelp, VersionAndEveryStrategyAndTheDefaultTrialDeadline) {

@@ -135,7 +135,7 @@ TEST_F(Cli, QueryAndJobsTablesFitTheWidthAndWidePrintsInFull) {
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json records = nlohmann::json::parse(json.out);
   ASSERT_EQ(records.size(), 1u);
-  const std::string workload = records[0]["workload"];
+  const std::string workload = records[0]["workload_key"];
   ASSERT_GT(workload.size(), 60u) << workload;
 
   for (const char* cmd : {" query", " jobs"}) {
@@ -156,6 +156,28 @@ TEST_F(Cli, QueryAndJobsTablesFitTheWidthAndWidePrintsInFull) {
     EXPECT_NE(wide.out.find(workload), std::string::npos) << wide.out;
     EXPECT_EQ(wide.out.find("…"), std::string::npos) << wide.out;
   }
+
+  // An op no template runs is a typo, not an empty result (issue 37); a
+  // known op without records is one.
+  auto typo = RunCommand(bin_ + " query --op nosuchop --db " + db_);
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  EXPECT_NE(typo.err.find("--op nosuchop: no such op"), std::string::npos)
+      << typo.err;
+  auto none = RunCommand(bin_ + " query --op gemm --db " + db_);
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "no records\n");
+}
+
+// A model file that cannot be read says why (issue 37).
+TEST_F(Cli, AMissingModelFileSaysWhy) {
+  auto r = RunCommand(bin_ + " tasks --onnx " + work_ + "/missing.onnx");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing.onnx: No such file or directory"),
+            std::string::npos)
+      << r.err;
+  r = RunCommand(bin_ + " tasks --onnx " + work_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(": Is a directory"), std::string::npos) << r.err;
 }
 
 TEST(Simulate, CommandPrintsTheIssuesJsonShape) {

@@ -191,9 +191,9 @@ TEST_F(Dashboard, ApiAnswersJobTrialsAndFleet) {
   ASSERT_TRUE(all);
   const nlohmann::json trials = nlohmann::json::parse(all->body)["trials"];
   ASSERT_EQ(trials.size(), static_cast<size_t>(kTrials));
-  EXPECT_THAT(trials[0]["config"].get<std::string>(), HasSubstr("MWG="));
+  EXPECT_THAT(trials[0]["config_text"].get<std::string>(), HasSubstr("MWG="));
   // Live updates ask for the trials after the last one they have.
-  const int64_t third = trials[2]["id"];
+  const int64_t third = trials[2]["trial_id"];
   auto after = Get(http_port_,
                    absl::StrCat("/api/jobs/", job_id_, "/trials?after=", third),
                    fleet_->reader_token());
@@ -359,7 +359,7 @@ TEST_F(Dashboard, ReportIsOneSelfContainedFile) {
   EXPECT_THAT(html, HasSubstr(std::string(dashboard::web::ChartJs())));
   EXPECT_THAT(html, HasSubstr("Chart.js v3"));
   EXPECT_THAT(html, HasSubstr("window.TUNEFLEET_REPORT = {"));
-  EXPECT_THAT(html, HasSubstr(absl::StrCat("\"job_id\":\"", job_id_, "\"")));
+  EXPECT_THAT(html, HasSubstr(absl::StrCat("\"job_id\":", job_id_, ",")));
   EXPECT_THAT(html, HasSubstr("gemm M=32 N=32 K=32 fp32"));
   EXPECT_FALSE(std::regex_search(html, std::regex("<script[^>]*\\ssrc=")));
   EXPECT_FALSE(std::regex_search(html, std::regex("<link[^>]*href=")));
@@ -515,7 +515,7 @@ TEST(DashboardReport, DrawsAModelJobsLatencyTasksAndErrors) {
   absl::StatusOr<std::string> html = dashboard::RenderReport(source, options);
   ASSERT_TRUE(html.ok()) << html.status();
   EXPECT_THAT(*html, HasSubstr("tiny_mlp"));
-  EXPECT_THAT(*html, HasSubstr("\"config\":\"MWG=16\""));
+  EXPECT_THAT(*html, HasSubstr("\"config_text\":\"MWG=16\""));
   EXPECT_EQ(dashboard::RenderReport(source, {.job_id = 5}).status().code(),
             absl::StatusCode::kNotFound);
 

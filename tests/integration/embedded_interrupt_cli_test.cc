@@ -66,7 +66,7 @@ TEST_F(EmbeddedInterruptCli, NextEmbeddedCommandMarksAKilledCommandsJob) {
   }
   nlohmann::json before = Jobs();
   ASSERT_EQ(before.size(), 1u) << before.dump();
-  EXPECT_EQ(before[0]["state"], "running");
+  EXPECT_EQ(before[0]["state"], "JOB_STATE_RUNNING");
 
   auto tune = RunCommand(Cli() + " tune --db " + db_ +
                          " --shape M=16,N=16,K=16 --trials 2 --strategy "
@@ -78,12 +78,12 @@ TEST_F(EmbeddedInterruptCli, NextEmbeddedCommandMarksAKilledCommandsJob) {
   ASSERT_EQ(after.size(), 2u) << after.dump();
   for (const nlohmann::json& job : after) {
     if (job["job_id"] == left) {
-      EXPECT_EQ(job["state"], "failed");
+      EXPECT_EQ(job["state"], "JOB_STATE_FAILED");
       EXPECT_NE(job["message"].get<std::string>().find("interrupted"),
                 std::string::npos)
           << job.dump();
     } else {
-      EXPECT_EQ(job["state"], "done") << job.dump();
+      EXPECT_EQ(job["state"], "JOB_STATE_DONE") << job.dump();
     }
   }
 }

@@ -118,16 +118,26 @@ TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   ASSERT_FALSE(tuned.is_null());
   const std::string key = tuned["device_key"];
   ASSERT_FALSE(tuned["best"].is_null());
+  auto one = RunCommand(bin_ + " emit --db " + db + " --out " + work_ + "/one");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find(": 1 tuned entry\n"), std::string::npos) << one.out;
   // An op of exact entries (no shape-generic template), for workload
   // strings in short forms.
   ASSERT_FALSE(
       Tune(db, "--op softmax --shape D=100 --trials 3 --skip-reference")
           .is_null());
 
-  auto emit = RunCommand(bin_ + " emit --json --db " + db + " --device-key " +
-                         key + " --out " + work_ + "/lib");
+  // Without --device-key the database's only key is emitted, and said.
+  auto emit =
+      RunCommand(bin_ + " emit --json --db " + db + " --out " + work_ + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 2);
+  EXPECT_EQ(nlohmann::json::parse(emit.out)["device_keys"],
+            nlohmann::json::array({key}));
+  // --page-size 0 is refused, as by query and jobs.
+  auto zero = RunCommand(bin_ + " emit --server 127.0.0.1:1 --page-size 0 " +
+                         "--out " + work_ + "/never");
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
 
   auto build = testing::BuildEmittedLibrary(work_, "emit_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
@@ -143,9 +153,14 @@ TEST_F(EmittedLibrary, BuildsInstallsAndComputesCorrectGemms) {
   EXPECT_NE(run.out.find("64x48x40 exact name"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("50x70x33 nearest name"), std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find(tuned["best"]["config_string"].get<std::string>()),
-            std::string::npos)
-      << run.out;
+  // The best config as the library prints it: "MWG=16,NWG=16,...".
+  std::string best_config;
+  for (const nlohmann::json& knob : tuned["best"]["config"]["knobs"]) {
+    best_config += absl::StrCat(best_config.empty() ? "" : ",",
+                                knob["name"].get<std::string>(), "=",
+                                knob["value"].get<int64_t>());
+  }
+  EXPECT_NE(run.out.find(best_config), std::string::npos) << run.out;
   ExpectLaunchesOfTheTemplate(run.out);
   // Short forms read as the canonical string; untuned, out of range, given
   // twice, an attribute softmax lacks and an unknown op do not.

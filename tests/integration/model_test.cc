@@ -32,6 +32,7 @@ namespace {
 using testing::BinaryDir;
 using testing::FleetHarness;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ReadAll;
 using testing::RunCommand;
 using testing::SourceDir;
@@ -69,6 +70,16 @@ class ModelDir {
 };
 
 using Command = ::tunefleet::testing::CliCommand;
+
+// How often `part` occurs in `text`.
+size_t Count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + 1)) {
+    ++n;
+  }
+  return n;
+}
 
 // The first number `pattern`'s group 1 matches in `text`, or 0.
 int64_t Find(const std::string& text, const std::string& pattern) {
@@ -115,43 +126,48 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto tuned = nlohmann::json::parse(tune.out);
   EXPECT_GT(tuned["job_id"].get<int64_t>(), 0);
-  EXPECT_EQ(tuned["state"], "done") << tuned.dump();
+  EXPECT_EQ(tuned["state"], "JOB_STATE_DONE") << tuned.dump();
   EXPECT_EQ(tuned["trials_total"], 24);
-  EXPECT_EQ(tuned["task_scheduler"], "gradient");
-  ASSERT_EQ(tuned["tasks"].size(), 8u);
+  EXPECT_EQ(tuned["model"]["task_scheduler"], "TASK_SCHEDULER_GRADIENT");
+  ASSERT_EQ(tuned["workloads"].size(), 8u);
   std::string workloads;
   int library_jobs = 0;
   uint32_t trials = 0;
-  for (const auto& t : tuned["tasks"]) {
-    EXPECT_EQ(t["state"], "done") << t.dump();
-    EXPECT_TRUE(t.contains("best")) << t.dump();
-    EXPECT_LE(t["trials"].get<uint32_t>(), t["trials_granted"].get<uint32_t>())
+  for (const auto& w : tuned["workloads"]) {
+    // The generated template's task first, the library templates' after.
+    const auto& t = w["tasks"][0];
+    EXPECT_EQ(t["state"], "JOB_STATE_DONE") << t.dump();
+    EXPECT_FALSE(t["best"].is_null()) << t.dump();
+    EXPECT_LE(t["trials_done"].get<uint32_t>(),
+              t["trials_granted"].get<uint32_t>())
         << t.dump();
-    workloads += " '" + t["workload"].get<std::string>() + "'";
-    trials += t["trials"].get<uint32_t>();
-    for (const auto& l : t["library"]) {
+    workloads += " '" + w["workload_key"].get<std::string>() + "'";
+    trials += t["trials_done"].get<uint32_t>();
+    for (size_t k = 1; k < w["tasks"].size(); ++k) {
+      const auto& l = w["tasks"][k];
       if (l.contains("skipped")) continue;  // e.g. the 1x1 call on a 3x3 conv
-      EXPECT_TRUE(l.contains("time_ms")) << l.dump();
-      trials += l["trials"].get<uint32_t>();
+      EXPECT_FALSE(l["best"].is_null()) << l.dump();
+      trials += l["trials_done"].get<uint32_t>();
       ++library_jobs;
     }
     // The library calls of conv2d and dense ran as tasks of the model.
-    const std::string op = t["workload"].get<std::string>().substr(0, 6);
+    const std::string op = w["workload_key"].get<std::string>().substr(0, 6);
     if (op == "conv2d" || op == "dense ") {
-      EXPECT_FALSE(t["library"].empty()) << t.dump();
+      EXPECT_GT(w["tasks"].size(), 1u) << w.dump();
     }
   }
   EXPECT_GT(library_jobs, 0);
   // The budget is the whole model's, never exceeded.
-  EXPECT_EQ(trials, tuned["trials"].get<uint32_t>());
+  EXPECT_EQ(trials, tuned["trials_done"].get<uint32_t>());
   EXPECT_LE(trials, 24u);
-  EXPECT_TRUE(tuned["latency_complete"].get<bool>());
-  const double naive = tuned["latency_ms"]["naive"].get<double>();
-  const double tuned_ms = tuned["latency_ms"]["tuned"].get<double>();
+  EXPECT_TRUE(tuned["tasks_without_trials"].empty()) << tuned.dump();
+  EXPECT_TRUE(tuned["model"]["latency_complete"].get<bool>());
+  const double naive = tuned["model"]["naive_latency_ns"].get<double>();
+  const double tuned_ns = tuned["model"]["latency_ns"].get<double>();
   EXPECT_GT(naive, 0);
-  EXPECT_GT(tuned_ms, 0);
-  EXPECT_LE(tuned_ms, naive);  // the naive kernel counts where it is faster
-  EXPECT_FALSE(tuned["latency_history"].empty());
+  EXPECT_GT(tuned_ns, 0);
+  EXPECT_LE(tuned_ns, naive);  // the naive kernel counts where it is faster
+  EXPECT_FALSE(tuned["model"]["latency_history"].empty());
 
   // `jobs --db` lists the model job, not its tasks' jobs.
   auto jobs = RunCommand(bin + " jobs --db " + db);
@@ -164,9 +180,9 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const auto listed_jobs = nlohmann::json::parse(jobs.out);
   ASSERT_EQ(listed_jobs.size(), 1u) << jobs.out;
   EXPECT_EQ(listed_jobs[0]["job_id"], tuned["job_id"]);
-  EXPECT_EQ(listed_jobs[0]["model"]["name"], "small.onnx");
-  EXPECT_NEAR(listed_jobs[0]["model"]["latency_ms"]["tuned"].get<double>(),
-              tuned_ms, 1e-9 + 1e-6 * tuned_ms);
+  EXPECT_EQ(listed_jobs[0]["model"]["model_name"], "small.onnx");
+  EXPECT_NEAR(listed_jobs[0]["model"]["latency_ns"].get<double>(), tuned_ns,
+              1e-9 + 1e-6 * tuned_ns);
 
   auto emit =
       RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
@@ -245,15 +261,16 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
                          " --trials-per-task 2 --db " + db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto tuned = nlohmann::json::parse(tune.out);
-  EXPECT_EQ(tuned["state"], "done") << tuned.dump();
-  ASSERT_EQ(tuned["tasks"].size(), 11u);
+  EXPECT_EQ(tuned["state"], "JOB_STATE_DONE") << tuned.dump();
+  ASSERT_EQ(tuned["workloads"].size(), 11u);
   std::string workloads;
-  for (const auto& t : tuned["tasks"]) {
-    EXPECT_EQ(t["state"], "done") << t.dump();
-    EXPECT_TRUE(t.contains("best")) << t.dump();
-    workloads += " '" + t["workload"].get<std::string>() + "'";
+  for (const auto& w : tuned["workloads"]) {
+    const auto& t = w["tasks"][0];
+    EXPECT_EQ(t["state"], "JOB_STATE_DONE") << t.dump();
+    EXPECT_FALSE(t["best"].is_null()) << t.dump();
+    workloads += " '" + w["workload_key"].get<std::string>() + "'";
   }
-  EXPECT_TRUE(tuned["latency_complete"].get<bool>()) << tuned.dump();
+  EXPECT_TRUE(tuned["model"]["latency_complete"].get<bool>()) << tuned.dump();
 
   auto emit =
       RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
@@ -306,12 +323,12 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
   auto tune = RunCommand(Cli() + " tune --json --quiet --onnx " + model +
                          " --trials-per-task 1 --no-library --db " + db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  const auto model_tasks = nlohmann::json::parse(tune.out)["tasks"];
-  ASSERT_EQ(model_tasks.size(), 11u) << tune.out;
+  const auto model_workloads = nlohmann::json::parse(tune.out)["workloads"];
+  ASSERT_EQ(model_workloads.size(), 11u) << tune.out;
   std::string workloads;
-  for (const auto& t : model_tasks) {
-    ASSERT_TRUE(t.contains("best")) << t.dump();
-    workloads += " '" + t["workload"].get<std::string>() + "'";
+  for (const auto& w : model_workloads) {
+    ASSERT_FALSE(w["tasks"][0]["best"].is_null()) << w.dump();
+    workloads += " '" + w["workload_key"].get<std::string>() + "'";
   }
   const std::vector<std::pair<std::string, std::string>> variants = {
       {"resize", "C=3,H=5,W=7,OH=9,OW=4,mode=linear"},
@@ -347,8 +364,8 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
                    shape + " --trials 1 --no-library --db " + db);
     ASSERT_EQ(one.exit_code, 0) << shape << ": " << one.err;
     const auto tuned = nlohmann::json::parse(one.out);
-    ASSERT_TRUE(tuned.contains("best")) << one.out;
-    workloads += " '" + tuned["workload"].get<std::string>() + "'";
+    ASSERT_FALSE(tuned["best"].is_null()) << one.out;
+    workloads += " '" + tuned["workload_key"].get<std::string>() + "'";
   }
   SlowDownReferenceKernels(db);
 
@@ -386,7 +403,7 @@ void AddSlowerGeneratedRecord(const std::string& db,
   ASSERT_TRUE(store.ok()) << store.status();
   auto devices = (*store)->ListDevices();
   ASSERT_TRUE(devices.ok() && devices->size() == 1u);
-  const std::string workload = tuned["workload"];
+  const std::string workload = tuned["workload_key"];
   auto w = templates::Workload::ParseCanonical(workload);
   ASSERT_TRUE(w.ok()) << w.status();
   auto tmpl = templates::FindTemplateFor(*w, "");
@@ -397,7 +414,7 @@ void AddSlowerGeneratedRecord(const std::string& db,
     config += (config.empty() ? "" : ",") + k.name + "=" +
               std::to_string(k.values[0]);
   }
-  const double ns = 10 * 1e6 * tuned["best"]["time_ms"].get<double>();
+  const double ns = 10 * tuned["best"]["time_ns"].get<double>();
   auto id = (*store)->CreateJob({*w, *tmpl, devices->front().first,
                                  tunefleet::v1::STRATEGY_RANDOM, 1, 1, 0});
   ASSERT_TRUE(id.ok()) << id.status();
@@ -430,8 +447,8 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
                            shape + " --trials 2 --skip-reference --db " + db);
     ASSERT_EQ(tune.exit_code, 0) << tune.err;
     const auto tuned = nlohmann::json::parse(tune.out);
-    ASSERT_TRUE(tuned.contains("best")) << tune.out;
-    workloads += " '" + tuned["workload"].get<std::string>() + "'";
+    ASSERT_FALSE(tuned["best"].is_null()) << tune.out;
+    workloads += " '" + tuned["workload_key"].get<std::string>() + "'";
     AddSlowerGeneratedRecord(db, tuned);
   }
   auto emit =
@@ -472,20 +489,21 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_THAT(tune.err, HasSubstr("est. latency "));
   EXPECT_THAT(tune.err, HasSubstr("[ 8/8] "));
   const auto tuned = nlohmann::json::parse(tune.out);
-  EXPECT_EQ(tuned["task_scheduler"], "round_robin");
+  EXPECT_EQ(tuned["model"]["task_scheduler"], "TASK_SCHEDULER_ROUND_ROBIN");
   EXPECT_EQ(tuned["trials_total"], 9);
   EXPECT_FALSE(tuned["library_candidates"].get<bool>());
-  ASSERT_EQ(tuned["tasks"].size(), 8u);
+  ASSERT_EQ(tuned["workloads"].size(), 8u);
   uint32_t trials = 0;
-  for (const auto& t : tuned["tasks"]) {
-    EXPECT_TRUE(t["library"].empty()) << t.dump();
+  for (const auto& w : tuned["workloads"]) {
+    ASSERT_EQ(w["tasks"].size(), 1u) << w.dump();  // no library tasks
+    const auto& t = w["tasks"][0];
     // 9 trials in turns of one: every task 1, one of them 2.
     EXPECT_GE(t["trials_granted"].get<uint32_t>(), 1u) << t.dump();
     EXPECT_LE(t["trials_granted"].get<uint32_t>(), 2u) << t.dump();
-    trials += t["trials"].get<uint32_t>();
+    trials += t["trials_done"].get<uint32_t>();
   }
   EXPECT_LE(trials, 9u);
-  EXPECT_EQ(trials, tuned["trials"].get<uint32_t>());
+  EXPECT_EQ(trials, tuned["trials_done"].get<uint32_t>());
 
   // The same as text: the task lines, the model job and its latency.
   tune = RunCommand(Cli() + dir.Tune() +
@@ -497,6 +515,20 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_THAT(tune.out, HasSubstr(": model job "));
   EXPECT_THAT(tune.out, HasSubstr("estimated latency (sum of kernel time x "
                                   "count): naive "));
+  EXPECT_THAT(tune.out, Not(HasSubstr("got no trial")));
+  EXPECT_THAT(tune.err, Not(HasSubstr("warning")));
+
+  // A budget of 3 trials for 8 tasks: said before the run, and the summary
+  // lists the 5 tasks it left without a trial.
+  tune = RunCommand(Cli() + dir.Tune() +
+                    " --quiet --trials 3 --no-library --strategy random "
+                    "--no-transfer --db " +
+                    db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  EXPECT_THAT(tune.err, HasSubstr("warning: a budget of 3 trials for 8 tasks "
+                                  "leaves at least 5 tasks without a trial"));
+  EXPECT_THAT(tune.out, HasSubstr("5 of 8 tasks got no trial"));
+  EXPECT_EQ(Count(tune.out, "\n    task "), 5u) << tune.out;
 }
 
 TEST(Model, CtrlCCancelsTheModelJobAndKeepsItsFinishedTrials) {
@@ -526,11 +558,11 @@ TEST(Model, CtrlCCancelsTheModelJobAndKeepsItsFinishedTrials) {
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u) << r.out;
   EXPECT_EQ(jobs[0]["job_id"], job);
-  EXPECT_EQ(jobs[0]["state"], "cancelled");
+  EXPECT_EQ(jobs[0]["state"], "JOB_STATE_CANCELLED");
   // Its finished trials stay (and those in flight may have landed).
-  EXPECT_GE(jobs[0]["trials"].get<int64_t>(), done);
-  EXPECT_LT(jobs[0]["trials"].get<int64_t>(), 2000);
-  EXPECT_GT(jobs[0]["model"]["latency_ms"]["tuned"].get<double>(), 0);
+  EXPECT_GE(jobs[0]["trials_done"].get<int64_t>(), done);
+  EXPECT_LT(jobs[0]["trials_done"].get<int64_t>(), 2000);
+  EXPECT_GT(jobs[0]["model"]["latency_ns"].get<double>(), 0);
 }
 
 // A token of `role` added to the harness's tokens file (before its server
@@ -573,10 +605,10 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   r = RunCommand(Cli() + " watch " + std::to_string(job) + server + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto watched = nlohmann::json::parse(r.out);
-  EXPECT_EQ(watched["state"], "done");
+  EXPECT_EQ(watched["state"], "JOB_STATE_DONE");
   EXPECT_EQ(watched["model"]["task_progress"].size(), 8u) << r.out;
-  EXPECT_NEAR(watched["model"]["latency_ms"]["tuned"].get<double>(),
-              tuned["latency_ms"]["tuned"].get<double>(), 1e-9);
+  EXPECT_NEAR(watched["model"]["latency_ns"].get<double>(),
+              tuned["model"]["latency_ns"].get<double>(), 1e-3);
   r = RunCommand(Cli() + " watch " + std::to_string(job) + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("TRIALS"));

@@ -55,15 +55,15 @@ constexpr char kTranspose[] =
 TEST_F(OpsCli, TunesACopyEndToEnd) {
   const nlohmann::json j = Tune("copy", kTranspose, 4);
   ASSERT_FALSE(j.is_null());
-  EXPECT_EQ(j["workload"],
+  EXPECT_EQ(j["workload_key"],
             "copy D0=1 D1=4 D2=2 D3=5 D4=3 D5=6 IS0=0 IS1=30 IS2=360 IS3=6 "
             "IS4=120 IS5=1 IO=0 OS0=0 OS1=180 OS2=90 OS3=18 OS4=6 OS5=1 OO=0 "
             "IE=720 OE=720 fp32");
   EXPECT_EQ(j["errors"]["OK"], 4) << j.dump();
   ASSERT_FALSE(j["best"].is_null());
   EXPECT_EQ(j["best"]["gflops"], 0);
-  EXPECT_GT(j["best"]["time_ms"].get<double>(), 0);
-  EXPECT_GT(j["best"]["gbps"].get<double>(), 0);
+  EXPECT_GT(j["best"]["time_ns"].get<double>(), 0);
+  EXPECT_GT(j["best_gbps"].get<double>(), 0);
   EXPECT_GT(j["speedup_vs_reference"].get<double>(), 0);
   // Text: the bandwidth, not 0 GFLOP/s.
   auto text = RunCommand(bin_ + " tune --op copy --shape '" +
@@ -94,7 +94,7 @@ TEST_F(OpsCli, EmittedLibraryRunsEveryNewOp) {
     const nlohmann::json j = Tune(op, shape, 2);
     ASSERT_FALSE(j.is_null()) << op << " " << shape;
     ASSERT_FALSE(j["best"].is_null()) << j.dump();
-    workloads.push_back(j["workload"]);
+    workloads.push_back(j["workload_key"]);
     key = j["device_key"];
   }
   auto emit = RunCommand(bin_ + " emit --json --db " + db_ + " --device-key " +

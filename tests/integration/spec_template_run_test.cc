@@ -64,7 +64,7 @@ TEST(SpecTemplate, TunesFromTheCommandLine) {
                                " --shape N=4099 --trials 6 " + "--db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["workload"], "saxpy N=4099 fp32");
+  EXPECT_EQ(j["workload_key"], "saxpy N=4099 fp32");
   EXPECT_EQ(j["errors"]["OK"], 6);
   EXPECT_GT(j["speedup_vs_reference"].get<double>(), 0);
   std::filesystem::remove(db);

@@ -244,6 +244,18 @@ int CheckErrors(cl_context context, cl_command_queue queue) {
                    GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, x, 0, 2,
                                       4, y, 0, 2, 4, 0.0f, z, 0, 2, 4, 0),
                    tunefleet_tuned::kInvalidBatchCount);
+  // As CLBlast: the batch count is checked before the other arguments (here
+  // a null A), and a batch writing every C to the same memory is refused.
+  failures +=
+      !ExpectError("zero_batch_first",
+                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, nullptr,
+                                      0, 2, 4, y, 0, 2, 4, 0.0f, z, 0, 2, 4, 0),
+                   tunefleet_tuned::kInvalidBatchCount);
+  failures +=
+      !ExpectError("shared_c",
+                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, x, 0, 2,
+                                      4, y, 0, 2, 4, 0.0f, z, 0, 2, 0, 2),
+                   tunefleet_tuned::kInvalidDimension);
   // Three 4 x 4 B matrices 24 apart end at element 2 * 24 + 16 = 64, the
   // buffer's end; 25 apart they do not fit.
   failures +=

@@ -30,7 +30,7 @@ const std::map<std::string, Library>& Libraries() {
       {"proto", {{"tunefleet/v1/"}, {}}},
       {"contract",
        {{"proto/names.", "proto/timing_policy.", "proto/device_info_revision.",
-         "proto/device_info_json."},
+         "proto/device_info_json.", "proto/json."},
         {"proto"}}},
       {"templates", {{"kernels_templates/"}, {"base", "kernel_policy"}}},
       {"cost_model",

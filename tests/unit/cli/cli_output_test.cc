@@ -4,6 +4,8 @@
 // turned into advice (with the messages gRPC 1.51 gives; the real servers
 // are in tests/integration/cli_errors_test.cc).
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@
 #include "client/rpc_error.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
+#include "nlohmann/json.hpp"
+#include "proto/json.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet {
@@ -212,11 +216,11 @@ TEST(CliCancel, OneCountAndTheTrialsInFlight) {
   p.add_in_flight_trial_ids(55);
   EXPECT_EQ(cli::CancelledText(p),
             "cancelled job 62: 3 of 300 trials done; 1 in flight (trial 55) "
-            "is kept if its agent finishes it");
+            "ends unmeasured (CANCELLED)");
   p.add_in_flight_trial_ids(56);
   EXPECT_EQ(cli::CancelledText(p),
             "cancelled job 62: 3 of 300 trials done; 2 in flight (trials 55, "
-            "56) are kept if their agents finish them");
+            "56) end unmeasured (CANCELLED)");
   for (int i = 0; i < 10; ++i) p.add_in_flight_trial_ids(100 + i);
   EXPECT_NE(cli::CancelledText(p).find("12 in flight (trials 55, 56, 100,"),
             std::string::npos)
@@ -275,36 +279,86 @@ TEST(CliProgress, ShowsTheWaitingReasonOncePerChange) {
   EXPECT_EQ(Count(text, "[  30/300]"), 1u) << text;
 }
 
-TEST(CliJson, EveryKeyOfJobsAndRecordsIsSnakeCase) {
+TEST(CliJson, JobsAndRecordsAreTheContractsJson) {
   JobProgress p = Job(5, "k");
   p.add_in_flight_trial_ids(8);
   p.set_waiting_reason("w");
+  p.set_created_unix_ms(int64_t{1} << 41);
   (*p.mutable_errors())["COMPILE_ERROR"] = 1;
   tunefleet::v1::TuningRecord* best = p.mutable_best();
   best->set_agent_name("a");
+  best->set_trial_id(int64_t{1} << 40);
   auto* knob = best->mutable_config()->add_knobs();
   knob->set_name("MWG");
   knob->set_value(16);
   const std::regex snake("[a-z][a-z0-9_]*");
-  // Knob names and error codes are data, not keys of the format.
+  // Error codes are data, not keys of the format.
   const std::function<void(const nlohmann::json&)> check =
       [&](const nlohmann::json& j) {
+        if (j.is_array()) {
+          for (const auto& e : j) check(e);
+        }
         if (!j.is_object()) return;
         for (const auto& [key, value] : j.items()) {
           EXPECT_TRUE(std::regex_match(key, snake)) << key;
-          if (key != "config" && key != "errors") check(value);
+          EXPECT_FALSE(value.is_string() && key.find("_id") != key.npos)
+              << key << " is an id written as a string";
+          if (key != "errors") check(value);
         }
       };
-  const nlohmann::json job = cli::JobJson(p);
+  // The one JSON of a job (proto/json.h): what `jobs --json` and the
+  // dashboard's API print.
+  const nlohmann::json job = proto::ContractJson(p);
   check(job);
+  EXPECT_EQ(job["job_id"], 5);
+  EXPECT_EQ(job["state"], "JOB_STATE_RUNNING");
+  EXPECT_EQ(job["trials_done"], p.trials_done());
+  EXPECT_EQ(job["created_unix_ms"], int64_t{1} << 41);
   EXPECT_EQ(job["in_flight_trial_ids"], nlohmann::json::array({8}));
   EXPECT_EQ(job["waiting_reason"], "w");
-  const nlohmann::json record = cli::RecordJson(*best);
+  EXPECT_TRUE(job["model"].is_null());
+  const nlohmann::json record = proto::ContractJson(*best);
   check(record);
-  for (const char* key : {"agent_name", "created_unix_ms", "measured_unix_ms",
-                          "compile_ms", "error_message"}) {
+  EXPECT_EQ(record["trial_id"], int64_t{1} << 40);
+  EXPECT_EQ(record["config"]["knobs"][0]["name"], "MWG");
+  EXPECT_EQ(record["config"]["knobs"][0]["value"], 16);
+  for (const char* key :
+       {"agent_name", "created_unix_ms", "measured_unix_ms", "compile_ms",
+        "error_message", "workload_key", "template_name"}) {
     EXPECT_TRUE(record.contains(key)) << key;
   }
+}
+
+TEST(CliJson, ErrorsAreJsonWithJson) {
+  // ReportError's JSON form: one object on stderr.
+  ::testing::internal::CaptureStderr();
+  cli::SetJsonErrors(true);
+  const int code =
+      cli::ReportError("query", absl::NotFoundError("no database x.db"));
+  cli::SetJsonErrors(false);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, cli::kExitBadInput);
+  const nlohmann::json j = nlohmann::json::parse(err);
+  EXPECT_EQ(j["error"], "no database x.db");
+  EXPECT_EQ(j["code"], "NOT_FOUND");
+  EXPECT_EQ(j["command"], "query");
+}
+
+TEST(CliModelBudget, TasksWithoutATrialAreWarnedOfAndListed) {
+  EXPECT_EQ(cli::BudgetWarning(126, 126), "");
+  EXPECT_EQ(cli::BudgetWarning(20, 126),
+            "warning: a budget of 20 trials for 126 tasks leaves at least 106 "
+            "tasks without a trial; --trials 126 (or --trials-per-task) "
+            "gives each task one\n");
+  EXPECT_EQ(cli::UntriedTasksText({}, 3), "");
+  const std::string text = cli::UntriedTasksText(
+      {{4, "pool2d N=1 C=8", "pool2d_direct", 0}, {7, "eltwise N=3", "", 0}},
+      9);
+  EXPECT_EQ(text,
+            "2 of 9 tasks got no trial (the budget ran out before them; more "
+            "--trials or --trials-per-task reaches them):\n"
+            "  task 4 pool2d N=1 C=8 [pool2d_direct]\n"
+            "  task 7 eltwise N=3\n");
 }
 
 TEST(CliTaskLine, ShowsTheOpAndTheWholeWorkload) {
@@ -388,6 +442,17 @@ TEST(CliRpcError, TransportFailuresBecomeAdvice) {
                    "error:0A000086:SSL routines::certificate verify failed"),
       at, true);
   EXPECT_NE(s.message().find("not signed by the CA in --ca"), std::string::npos)
+      << s;
+  // A CA from the environment is named as such, not as --ca.
+  setenv("TUNEFLEET_CA", "/etc/x/ca.pem", 1);
+  s = client::RpcError(
+      grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                   "Ssl handshake failed: certificate verify failed"),
+      at, true);
+  unsetenv("TUNEFLEET_CA");
+  EXPECT_NE(s.message().find("not signed by the CA in TUNEFLEET_CA "
+                             "(/etc/x/ca.pem"),
+            std::string::npos)
       << s;
 }
 

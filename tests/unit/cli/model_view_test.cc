@@ -16,6 +16,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
+#include "nlohmann/json.hpp"
+#include "proto/json.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -205,13 +207,14 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   EXPECT_THAT(lines[2], HasSubstr("exhausted"));
   EXPECT_EQ(lines[3], "task 1 skipped: no config of clblast_conv2d_1x1");
 
-  const nlohmann::json j = JobJson(p);
-  ASSERT_TRUE(j.contains("model")) << j.dump();
+  // A model job's JSON is the contract's, as every job's (proto/json.h).
+  const nlohmann::json j = proto::ContractJson(p);
+  ASSERT_TRUE(j["model"].is_object()) << j.dump();
   const nlohmann::json& m = j["model"];
-  EXPECT_EQ(m["name"], "cls.onnx");
-  EXPECT_EQ(m["task_scheduler"], "gradient");
-  EXPECT_DOUBLE_EQ(m["latency_ms"]["naive"].get<double>(), 8);
-  EXPECT_DOUBLE_EQ(m["latency_ms"]["tuned"].get<double>(), 6);
+  EXPECT_EQ(m["model_name"], "cls.onnx");
+  EXPECT_EQ(m["task_scheduler"], "TASK_SCHEDULER_GRADIENT");
+  EXPECT_DOUBLE_EQ(m["naive_latency_ns"].get<double>(), 8e6);
+  EXPECT_DOUBLE_EQ(m["latency_ns"].get<double>(), 6e6);
   EXPECT_EQ(m["tasks_stopped"], 1);
   ASSERT_EQ(m["task_progress"].size(), 2u);
   EXPECT_EQ(m["task_progress"][1]["task_index"], 2);
@@ -219,10 +222,10 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   EXPECT_EQ(m["task_progress"][1]["stopped_reason"], "exhausted");
   EXPECT_EQ(m["task_progress"][0]["job"]["job_id"], 2);
   EXPECT_EQ(m["skipped"][0]["task_index"], 1);
-  EXPECT_EQ(m["latency_history"][0]["trials"], 2);
-  EXPECT_DOUBLE_EQ(m["latency_history"][0]["latency_ms"].get<double>(), 7);
-  // A single job has no `model`.
-  EXPECT_FALSE(JobJson(JobProgress()).contains("model"));
+  EXPECT_EQ(m["latency_history"][0]["trials_done"], 2);
+  EXPECT_DOUBLE_EQ(m["latency_history"][0]["latency_ns"].get<double>(), 7e6);
+  // A single job's `model` is null.
+  EXPECT_TRUE(proto::ContractJson(JobProgress())["model"].is_null());
 }
 
 // A model of two workloads, as `tune --onnx` submitted it: the conv with
@@ -304,45 +307,75 @@ TEST(ModelView, TuneJsonHasTheModelJobAndEveryWorkloadWithItsLibrary) {
 
   const nlohmann::json j =
       ModelTuneJson(o, s.model, s.plan, submitted, last, 12.5);
-  EXPECT_EQ(j["model"], "small.onnx");
+  // The model job as every JSON shows a job...
   EXPECT_EQ(j["job_id"], 9);
-  EXPECT_EQ(j["state"], "done");
-  EXPECT_EQ(j["trials"], 21);
+  EXPECT_EQ(j["state"], "JOB_STATE_DONE");
+  EXPECT_EQ(j["trials_done"], 21);
   EXPECT_EQ(j["trials_total"], 21);
+  EXPECT_EQ(j["model"]["task_scheduler"], "TASK_SCHEDULER_GRADIENT");
+  EXPECT_DOUBLE_EQ(j["model"]["naive_latency_ns"].get<double>(), 8e6);
+  EXPECT_DOUBLE_EQ(j["model"]["latency_ns"].get<double>(), 5e6);
+  EXPECT_TRUE(j["model"]["latency_complete"].get<bool>());
+  EXPECT_EQ(j["model"]["latency_history"][0]["trials_done"], 4);
+  ASSERT_EQ(j["model"]["skipped"].size(), 1u);
+  EXPECT_EQ(j["model"]["skipped"][0]["task_index"], 2);
+  // ... and what only this run knows.
+  EXPECT_EQ(j["model_file"], "small.onnx");
   EXPECT_EQ(j["trials_per_task"], 10);
-  EXPECT_EQ(j["task_scheduler"], "gradient");
   EXPECT_EQ(j["database"], "t.db");
-  EXPECT_DOUBLE_EQ(j["latency_ms"]["naive"].get<double>(), 8);
-  EXPECT_DOUBLE_EQ(j["latency_ms"]["tuned"].get<double>(), 5);
-  EXPECT_TRUE(j["latency_complete"].get<bool>());
-  EXPECT_EQ(j["latency_history"][0]["trials"], 4);
   EXPECT_DOUBLE_EQ(j["elapsed_s"].get<double>(), 12.5);
-  ASSERT_EQ(j["skipped"].size(), 1u);
-  EXPECT_EQ(j["skipped"][0]["template"], "clblast_conv2d_1x1");
-  EXPECT_EQ(j["skipped"][0]["workload"], conv);
+  // Every task got a trial.
+  EXPECT_TRUE(j["tasks_without_trials"].empty());
 
-  ASSERT_EQ(j["tasks"].size(), 2u);
-  const nlohmann::json& c = j["tasks"][0];
-  EXPECT_EQ(c["workload"], conv);
+  ASSERT_EQ(j["workloads"].size(), 2u);
+  const nlohmann::json& c = j["workloads"][0];
+  EXPECT_EQ(c["workload_key"], conv);
   EXPECT_EQ(c["count"], 2);
-  EXPECT_EQ(c["job_id"], 2);
-  EXPECT_EQ(c["trials"], 9);
-  EXPECT_EQ(c["trials_granted"], 10);
-  EXPECT_DOUBLE_EQ(c["best"]["time_ms"].get<double>(), 0.05);
-  EXPECT_DOUBLE_EQ(c["speedup_vs_reference"].get<double>(), 2);
+  EXPECT_DOUBLE_EQ(c["reference_time_ns"].get<double>(), 1e5);
   // The library call was fastest: the emitted library runs it.
   EXPECT_EQ(c["deployed"], "clblast_conv2d");
-  ASSERT_EQ(c["library"].size(), 2u);
-  EXPECT_EQ(c["library"][0]["template"], "clblast_conv2d");
-  EXPECT_EQ(c["library"][0]["job_id"], 3);
-  EXPECT_EQ(c["library"][0]["trials_granted"], 2);
-  EXPECT_EQ(c["library"][0]["stopped_reason"], "its space is exhausted");
-  EXPECT_DOUBLE_EQ(c["library"][0]["time_ms"].get<double>(), 0.04);
-  EXPECT_EQ(c["library"][1]["skipped"], "no config");
-  const nlohmann::json& g = j["tasks"][1];
-  EXPECT_FALSE(g.contains("best"));
+  EXPECT_DOUBLE_EQ(c["speedup_vs_reference"].get<double>(), 2.5);
+  ASSERT_EQ(c["tasks"].size(), 3u);
+  EXPECT_EQ(c["tasks"][0]["template_name"], "conv2d_direct");
+  EXPECT_EQ(c["tasks"][0]["job_id"], 2);
+  EXPECT_EQ(c["tasks"][0]["state"], "JOB_STATE_RUNNING");
+  EXPECT_EQ(c["tasks"][0]["trials_done"], 9);
+  EXPECT_EQ(c["tasks"][0]["trials_granted"], 10);
+  EXPECT_DOUBLE_EQ(c["tasks"][0]["best"]["time_ns"].get<double>(), 5e4);
+  EXPECT_EQ(c["tasks"][1]["template_name"], "clblast_conv2d");
+  EXPECT_EQ(c["tasks"][1]["job_id"], 3);
+  EXPECT_EQ(c["tasks"][1]["stopped_reason"], "its space is exhausted");
+  EXPECT_EQ(c["tasks"][2]["template_name"], "clblast_conv2d_1x1");
+  EXPECT_EQ(c["tasks"][2]["skipped"], "no config");
+  const nlohmann::json& g = j["workloads"][1];
+  EXPECT_TRUE(g["tasks"][0]["best"].is_null());
   EXPECT_EQ(g["deployed"], "reference");
-  EXPECT_TRUE(g["library"].empty());
+}
+
+TEST(ModelView, TasksTheBudgetLeftWithoutATrialAreListed) {
+  const Submitted s = TwoWorkloads();
+  JobProgress last = ModelJob(2, 8e6, 7e6, 0);
+  const std::string conv = s.model.tasks[0].workload.Canonical();
+  const std::string pool = s.model.tasks[1].workload.Canonical();
+  *last.mutable_model()->add_task_progress() =
+      Task(0, conv, "conv2d_direct", 2, 5e4, 1e5, 2, 2);
+  *last.mutable_model()->add_task_progress() =
+      Task(1, conv, "clblast_conv2d", 3, 0, 0, 0, 0);
+  *last.mutable_model()->add_task_progress() =
+      Task(3, pool, "global_pool_reduce", 4, 0, 0, 0, 0);
+  const std::vector<UntriedTask> untried = UntriedTasks(s.model, s.plan, last);
+  ASSERT_EQ(untried.size(), 2u);
+  EXPECT_EQ(untried[0].task_index, 1u);
+  EXPECT_EQ(untried[0].workload_key, conv);
+  EXPECT_EQ(untried[0].template_name, "clblast_conv2d");
+  EXPECT_EQ(untried[1].task_index, 3u);
+  EXPECT_EQ(untried[1].workload_key, pool);
+  const nlohmann::json j =
+      ModelTuneJson(TuneOptions(), s.model, s.plan, {}, last, 1);
+  ASSERT_EQ(j["tasks_without_trials"].size(), 2u);
+  EXPECT_EQ(j["tasks_without_trials"][1]["task_index"], 3);
+  EXPECT_THAT(UntriedTasksText(untried, 3),
+              HasSubstr("2 of 3 tasks got no trial"));
 }
 
 }  // namespace

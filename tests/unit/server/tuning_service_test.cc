@@ -4,6 +4,7 @@
 // job waits.
 #include "server/tuning_service.h"
 
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -176,8 +177,8 @@ TEST_F(TuningServiceTest, GetJobIsTheJobsProgress) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
-// The cancel's answer names the trials agents still hold; exactly those may
-// land afterwards, so the job's final count is the answer's count plus them.
+// The cancel's answer names the trials agents still hold; they end with the
+// job, unmeasured, so the job's count stays the answer's, live and stored.
 TEST_F(TuningServiceTest, CancelNamesTheTrialsInFlight) {
   FakeAgent& agent = Connect("agent-1", 3);
   std::shared_ptr<Job> job = Submit(Request(50));
@@ -208,8 +209,12 @@ TEST_F(TuningServiceTest, CancelNamesTheTrialsInFlight) {
   EXPECT_TRUE(after.in_flight_trial_ids().empty());
   absl::StatusOr<store::JobTally> tally = store_->TallyJob(job->id());
   ASSERT_TRUE(tally.ok()) << tally.status();
-  EXPECT_EQ(tally->done,
-            cancelled.trials_done() + cancelled.in_flight_trial_ids_size());
+  // They ended with the job, unmeasured (CANCELLED): neither done nor
+  // errors, so the store, the answer and the job all count the same.
+  EXPECT_EQ(tally->done, cancelled.trials_done());
+  EXPECT_EQ(tally->cancelled, 3);
+  EXPECT_EQ(tally->errors.count("CANCELLED"), 0u);
+  EXPECT_EQ(after.trials_done(), cancelled.trials_done());
 }
 
 TEST_F(TuningServiceTest, AJobWithNoAgentOfItsKeySaysSo) {
@@ -232,6 +237,32 @@ TEST_F(TuningServiceTest, AJobWithNoAgentOfItsKeySaysSo) {
   ASSERT_TRUE(service_->GetJob(nullptr, &get, &running).ok());
   EXPECT_EQ(running.waiting_reason(), "");
   scheduler_->RemoveAgent(other.id());
+}
+
+// A full disk refuses new work (RESOURCE_EXHAUSTED), but only work that
+// would be accepted: a malformed request is refused as such first.
+TEST_F(TuningServiceTest, AMalformedRequestIsRefusedAsSuchOnAFullDisk) {
+  // No filesystem has this much free: the disk reads as full.
+  service_->GuardDisk(::testing::TempDir() + "/guarded.db",
+                      std::numeric_limits<uint64_t>::max());
+  tunefleet::v1::SubmitJobRequest bad = Request(4);
+  bad.set_trials(0);
+  tunefleet::v1::SubmitJobResponse response;
+  grpc::Status s = service_->SubmitJob(nullptr, &bad, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("trials"));
+  tunefleet::v1::SubmitModelJobRequest bad_model;
+  tunefleet::v1::SubmitModelJobResponse model_response;
+  s = service_->SubmitModelJob(nullptr, &bad_model, &model_response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << s.error_message();
+
+  const tunefleet::v1::SubmitJobRequest good = Request(4);
+  s = service_->SubmitJob(nullptr, &good, &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("disk full"));
 }
 
 }  // namespace

@@ -169,7 +169,8 @@ class StoreReadsTest : public ::testing::Test {
     std::map<int64_t, std::pair<double, int64_t>> job_best;
     for (const auto& [id, w] : written_) {
       counts[w.job_id];  // every job, even one with nothing done
-      if (!w.done) continue;
+      // A trial its job's end left unmeasured is neither done nor an error.
+      if (!w.done || w.error == Measurement::CANCELLED) continue;
       ++counts[w.job_id][Measurement::Error_Name(w.error)];
       if (w.error != Measurement::OK) continue;
       auto it = job_best.find(w.job_id);

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
@@ -155,6 +157,39 @@ TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
   ASSERT_TRUE(row.ok());
   EXPECT_EQ(row->state, tunefleet::v1::JOB_STATE_CANCELLED);
   EXPECT_EQ(row->message, "stopped");
+}
+
+// What a cancel left unmeasured is neither done nor an error, as the live
+// job counts it, and no measurement to plot; the job's search space size
+// is kept with it (schema v6).
+TEST_F(StoreTest, ATalliedJobCountsWhatItsServerCounted) {
+  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                        *templates::FindTemplate("gemm", ""),
+                        "test-gpu",
+                        tunefleet::v1::STRATEGY_RANDOM,
+                        20,
+                        1,
+                        0};
+  spec.space_size = 50256;
+  const int64_t job = *store_->CreateJob(spec);
+  auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}, {3, "a=3"}});
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
+  ASSERT_TRUE(
+      store_->SetJobState(job, tunefleet::v1::JOB_STATE_CANCELLED, "").ok());
+  absl::StatusOr<store::JobTally> tally = store_->TallyJob(job);
+  ASSERT_TRUE(tally.ok()) << tally.status();
+  EXPECT_EQ(tally->done, 1);
+  EXPECT_EQ(tally->cancelled, 2);
+  EXPECT_EQ(tally->errors, (std::map<std::string, uint32_t>{{"OK", 1}}));
+  EXPECT_EQ(store_->GetJob(job)->space_size, 50256u);
+  store::RecordFilter measured;
+  measured.job_id = job;
+  measured.measured_only = true;
+  auto records = store_->QueryRecords(measured);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].trial_id(), ids[0]);
 }
 
 TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
