@@ -109,6 +109,7 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kSubmitModelJobMethod), Role::kTuner);
+  EXPECT_EQ(RequiredRole(kRunModelMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
