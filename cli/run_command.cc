@@ -252,8 +252,8 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
       "%s on %s (device key %s), %s\n  %zu layers: %d tuned, %d naive, %d "
       "library calls; %d commands per run; recording %s\n",
       m.name, r.device.device_name, p.plan.header.device_key,
-      absl::StrCat(p.source, "; run on ", p.runner),
-      r.layers.size(), tuned, reference, library, r.commands_per_run, r.record);
+      absl::StrCat(p.source, "; run on ", p.runner), r.layers.size(), tuned,
+      reference, library, r.commands_per_run, r.record);
   std::cout << absl::StrFormat(
       "latency (%d runs after %d warm-up): median %s ms, p10 %s ms, p90 %s "
       "ms\n",
@@ -454,9 +454,9 @@ absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> OpenRunner(
   absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
       model_run::OpenRemoteRunner(*server, options);
   if (runner.ok()) {
-    *where = absl::StrCat("an agent of device key ",
-                          (*runner)->device().device_key, " via server ",
-                          o.server);
+    *where =
+        absl::StrCat("an agent of device key ", (*runner)->device().device_key,
+                     " via server ", o.server);
   }
   return runner;
 }

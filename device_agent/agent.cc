@@ -207,11 +207,10 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
           Write(stream.get(), m);
         }
       } else if (msg.has_run_model() && options_.run_model) {
-        Log(absl::StrCat("model run ", msg.run_model().run_id(), ": ",
-                         msg.run_model().plan().size() +
-                             msg.run_model().weights().size(),
-                         " bytes of plan and weights, ", msg.run_model().runs(),
-                         " runs"));
+        Log(absl::StrCat(
+            "model run ", msg.run_model().run_id(), ": ",
+            msg.run_model().plan().size() + msg.run_model().weights().size(),
+            " bytes of plan and weights, ", msg.run_model().runs(), " runs"));
         model_threads.emplace_back(
             [this, &stream, request = std::move(*msg.mutable_run_model())] {
               AgentMessage out;

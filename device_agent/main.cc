@@ -217,12 +217,11 @@ int Serve(ServeFlags& f) {
   const std::string name = (*backend)->device_info().device_name();
   // Model plans the server sends run in processes of their own, on the
   // same device as the trials.
-  f.agent.run_model =
-      [handler = ModelRunHandler({.platform = f.worker.platform,
-                                  .device = f.worker.device})](
-          const tunefleet::v1::RunModelRequest& request) {
-        return handler.Run(request);
-      };
+  f.agent.run_model = [handler = ModelRunHandler({.platform = f.worker.platform,
+                                                  .device = f.worker.device})](
+                          const tunefleet::v1::RunModelRequest& request) {
+    return handler.Run(request);
+  };
   Agent agent(f.agent, *std::move(backend));
   std::thread([&agent, stop_signals] {
     int signal = 0;
