@@ -104,7 +104,7 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
           << "server/auth_services.h";
     }
   }
-  EXPECT_EQ(methods, 9);
+  EXPECT_EQ(methods, 10);
   EXPECT_EQ(RequiredRole(kConnectMethod), Role::kAgent);
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
