@@ -21,6 +21,7 @@
 #include "cli/server_records.h"
 #include "emitter/emitter.h"
 #include "model_run/model_runner.h"
+#include "model_run/remote_runner.h"
 #include "model_runtime/plan_format.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"
@@ -41,6 +42,7 @@ struct PlanToRun {
   std::string plan_file, weights_file;
   tunefleet_tuned::Plan plan;  // decoded
   std::string source;          // "records of ...", "plan <path>"
+  std::string runner;          // "this machine", "agent via <server>"
   plan_builder::PlanReport report;
   bool built = false;
 };
@@ -264,8 +266,9 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
   std::cout << absl::StrFormat(
       "%s on %s (device key %s), %s\n  %zu layers: %d tuned, %d naive, %d "
       "library calls; %d commands per run\n  recording %s\n",
-      m.name, r.device.device_name, p.plan.header.device_key, p.source,
-      r.layers.size(), tuned, reference, library, r.commands_per_run,
+      m.name, r.device.device_name, p.plan.header.device_key,
+      absl::StrCat(p.source, "; run on ", p.runner), r.layers.size(), tuned,
+      reference, library, r.commands_per_run,
       // The runtime's note on "off" starts with the mode itself.
       absl::StartsWith(r.record_note, r.record)
           ? r.record_note
@@ -393,6 +396,7 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
       {"device_key", p.plan.header.device_key},
       {"device_name", r.device.device_name},
       {"plan", p.source},
+      {"run_on", p.runner},
       {"runs", o.runs},
       {"warmup", o.warmup},
       {"latency_ms",
@@ -451,7 +455,13 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
       "else no records: every layer runs its naive kernel)");
   CLI::Option* server = cmd->add_option(
       "--server", o.server,
-      "read the tuning records from a tunefleet-server (HOST:PORT)");
+      "read the tuning records from a tunefleet-server (HOST:PORT) and run "
+      "the model on a connected agent of the device key through it (a "
+      "token of role tuner)");
+  cmd->add_flag("--local", o.local,
+                "with --server: run on this machine's OpenCL device instead "
+                "of an agent")
+      ->needs(server);
   CLI::Option* plan = cmd->add_option(
       "--plan", o.plan_dir,
       "run the plan an emitted library holds (the --out of `tunefleet emit "
@@ -507,9 +517,33 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
   return cmd;
 }
 
-int RunRun(const RunOptions& o) {
+// The device the plan runs on: a connected agent of the key through
+// --server, or this machine's (--platform, --device).
+absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> OpenRunner(
+    const RunOptions& o, std::string* where) {
+  if (o.server.empty() || o.local) {
+    *where = "this machine";
+    return model_run::OpenLocalRunner(o.platform, o.device);
+  }
+  absl::StatusOr<client::ServerConnection> server =
+      client::ConnectionTo(o.server, o.connection);
+  if (!server.ok()) return server.status();
+  model_run::RemoteRunnerOptions options;
+  options.device_key = o.device_key;
   absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
-      model_run::OpenLocalRunner(o.platform, o.device);
+      model_run::OpenRemoteRunner(*server, options);
+  if (runner.ok()) {
+    *where =
+        absl::StrCat("an agent of device key ", (*runner)->device().device_key,
+                     " via server ", o.server);
+  }
+  return runner;
+}
+
+int RunRun(const RunOptions& o) {
+  std::string run_on;
+  absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
+      OpenRunner(o, &run_on);
   if (!runner.ok()) return ReportError("run", runner.status());
   const model_run::RunnerDevice& device = (*runner)->device();
   const std::string key =
@@ -549,6 +583,7 @@ int RunRun(const RunOptions& o) {
     p.built = true;
     p.source = o.naive ? "the naive plan" : "a plan from " + where;
   }
+  p.runner = run_on;
   // Decoded here too, so that a bad plan or input is refused before the
   // device is touched and the inputs can be checked by name and shape.
   std::string error;

@@ -2,7 +2,9 @@
 // with the model runtime (model_runtime/, docs/MODEL_RUNTIME.md) and
 // measures it: the plan is built from the tuning records of the device's
 // key (--db, --server, or ./tunefleet.db; a layer without a record runs its
-// naive kernel) or read from an emitted library (--plan); prints measured
+// naive kernel) or read from an emitted library (--plan); with --server it
+// runs on a connected agent of the key, through the server
+// (model_run/remote_runner.h; --local: here); prints measured
 // latency beside the estimate, host CPU per run, device memory and the
 // slowest layers, and saves the outputs as .npy files. The plan is recorded
 // at load and replayed per run where the device can record (--record).
@@ -22,7 +24,8 @@ struct RunOptions {
   std::string onnx;
   std::vector<std::string> input_shapes;  // NAME=DIMS
   std::string db;      // empty: ./tunefleet.db when it exists
-  std::string server;  // HOST:PORT
+  std::string server;  // HOST:PORT: records from it, run on its agent
+  bool local = false;  // with server: run on this machine's device instead
   client::ChannelFiles connection;
   std::string plan_dir;    // an emitted library (emit --onnx --out DIR)
   std::string device_key;  // default: this device's key

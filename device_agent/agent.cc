@@ -155,8 +155,12 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   h->set_agent_version(base::kVersion);
   h->set_device_info_revision(proto::kDeviceInfoRevision);
   h->set_source_cache(options_.source_cache_bytes > 0);
+  h->set_model_runs(static_cast<bool>(options_.run_model));
 
   std::thread measure_thread, heartbeat_thread;
+  // One per model run; joined when the connection ends (a run still going
+  // then finishes, or reaches its timeout, first).
+  std::vector<std::thread> model_threads;
   if (Write(stream.get(), hello)) {
     ServerMessage msg;
     while (stream->Read(&msg)) {
@@ -202,6 +206,20 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
                            "; the server resends it"));
           Write(stream.get(), m);
         }
+      } else if (msg.has_run_model() && options_.run_model) {
+        Log(absl::StrCat(
+            "model run ", msg.run_model().run_id(), ": ",
+            msg.run_model().plan().size() + msg.run_model().weights().size(),
+            " bytes of plan and weights, ", msg.run_model().runs(), " runs"));
+        model_threads.emplace_back(
+            [this, &stream, request = std::move(*msg.mutable_run_model())] {
+              AgentMessage out;
+              *out.mutable_model_result() = options_.run_model(request);
+              const tunefleet::v1::RunModelResult& r = out.model_result();
+              Log(absl::StrCat("model run ", request.run_id(), ": ",
+                               r.error().empty() ? "done" : r.error()));
+              Write(stream.get(), out);
+            });
       } else if (msg.has_cancel()) {
         absl::MutexLock lock(&mu_);
         for (int64_t id : msg.cancel().trial_ids()) {
@@ -219,6 +237,7 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
     queue_.clear();
   }
   if (measure_thread.joinable()) measure_thread.join();
+  for (std::thread& t : model_threads) t.join();
   if (heartbeat_thread.joinable()) heartbeat_thread.join();
   session.status = stream->Finish();
   absl::MutexLock lock(&mu_);

@@ -6,6 +6,7 @@
 #define TUNEFLEET_DEVICE_AGENT_AGENT_H_
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,13 @@ struct AgentOptions {
   absl::Duration min_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(30);
   bool verbose = true;  // log connections and trials to stderr
+  // Runs a model plan the server sent (ServerMessage.run_model) and
+  // returns its result (model_run_handler.h); called on a thread of its
+  // own per run, so trials and heartbeats go on meanwhile. Unset: Hello
+  // says the agent runs no models (Hello.model_runs).
+  std::function<tunefleet::v1::RunModelResult(
+      const tunefleet::v1::RunModelRequest&)>
+      run_model;
 };
 
 // Serves one device. Run() blocks until Stop() or a refusal of the token;

@@ -34,6 +34,7 @@
 #include "client/channel.h"
 #include "device_agent/agent.h"
 #include "device_agent/measure_command.h"
+#include "device_agent/model_run_handler.h"
 #include "device_agent/opencl.h"
 #include "device_agent/opencl_loader.h"
 #include "device_agent/worker.h"
@@ -226,6 +227,13 @@ int Serve(ServeFlags& f) {
                 absl::IsUnavailable(backend.status()) ? 2 : 1);
   }
   const std::string name = (*backend)->device_info().device_name();
+  // Model plans the server sends run in processes of their own, on the
+  // same device as the trials.
+  f.agent.run_model = [handler = ModelRunHandler({.platform = f.worker.platform,
+                                                  .device = f.worker.device})](
+                          const tunefleet::v1::RunModelRequest& request) {
+    return handler.Run(request);
+  };
   Agent agent(f.agent, *std::move(backend));
   std::thread([&agent, stop_signals] {
     int signal = 0;
@@ -254,6 +262,7 @@ int Serve(ServeFlags& f) {
 int main(int argc, char** argv) {
   using namespace tunefleet::agent;  // NOLINT(build/namespaces): main only
   if (IsWorkerInvocation(argc, argv)) return RunWorkerMain(argc, argv);
+  if (IsModelRunInvocation(argc, argv)) return RunModelRunMain(argc, argv);
 
   CLI::App app{
       "tunefleet-agent: measures kernel configurations on one OpenCL device "

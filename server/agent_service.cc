@@ -237,6 +237,10 @@ void AgentServiceImpl::Route(const tunefleet::v1::AgentMessage& message,
          message.measurements().measurements()) {
       RouteResult(m, session);
     }
+  } else if (message.has_model_result()) {
+    if (model_runs_ != nullptr) {
+      model_runs_->OnResult(session.id(), message.model_result());
+    }
   }
   // Heartbeats: liveness only (the stream touched the session).
 }
@@ -274,6 +278,7 @@ void AgentServiceImpl::RouteResult(const tunefleet::v1::Measurement& m,
 
 void AgentServiceImpl::Disconnected(const std::string& agent_id) {
   const LostLeases lost = scheduler_->RemoveAgent(agent_id);
+  if (model_runs_ != nullptr) model_runs_->OnAgentGone(agent_id);
   if (metrics_ != nullptr) {
     metrics_->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
                          static_cast<int64_t>(lost.abandoned.size()));

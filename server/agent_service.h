@@ -17,6 +17,7 @@
 #include "server/agent_session.h"
 #include "server/job_manager.h"
 #include "server/metrics/server_metrics.h"
+#include "server/model_run_service.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
@@ -48,6 +49,10 @@ class AgentServiceImpl final
   // (counted in metrics as lost leases). The reactor deletes itself when
   // gRPC is done with the call.
   AgentReactor* Connect(grpc::CallbackServerContext* context) override;
+  // Where the agents' model-run results and disconnects go (may stay
+  // unset: model results are then dropped). Set before serving; must
+  // outlive the gRPC server.
+  void set_model_runs(ModelRunRouter* model_runs) { model_runs_ = model_runs; }
 
   // Tests: called in the admission of every agent once its device is
   // checked and stored, before it joins, with the admission lock held.
@@ -81,6 +86,7 @@ class AgentServiceImpl final
   Scheduler* scheduler_;
   JobManager* jobs_;
   metrics::ServerMetrics* metrics_;
+  ModelRunRouter* model_runs_ = nullptr;
   bool verbose_;
   int64_t heartbeat_interval_ms_;  // asked of agents in Welcome
   std::atomic<int64_t> next_agent_{1};

@@ -68,6 +68,8 @@ class AgentSession {
   // (Hello.source_cache): SendBatch() then sends each source in full once
   // per session and afterwards its hash alone.
   bool source_cache() const { return hello_.source_cache(); }
+  // Whether the agent runs model plans (Hello.model_runs).
+  bool model_runs() const { return hello_.model_runs(); }
   // Requests this agent accepts before answering (at least 1).
   uint32_t capacity() const { return std::max(1u, hello_.max_in_flight()); }
 

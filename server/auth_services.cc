@@ -98,4 +98,16 @@ grpc::Status AuthorizedTuningService::SubmitModelJob(
   });
 }
 
+grpc::Status AuthorizedTuningService::RunModel(
+    grpc::ServerContext* context, const tunefleet::v1::RunModelRequest* request,
+    tunefleet::v1::RunModelResult* response) {
+  return Authorized(*auth_, *context, auth::kRunModelMethod, [&] {
+    if (model_runs_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "this server does not run models");
+    }
+    return model_runs_->Run(context, *request, response);
+  });
+}
+
 }  // namespace tunefleet::server

@@ -12,6 +12,7 @@
 
 #include "server/agent_service.h"
 #include "server/auth/authorizer.h"
+#include "server/model_run_service.h"
 #include "server/tuning_service.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -73,10 +74,17 @@ class AuthorizedTuningService final
       grpc::ServerContext* context,
       const tunefleet::v1::SubmitModelJobRequest* request,
       tunefleet::v1::SubmitModelJobResponse* response) override;
+  // For tuners: ModelRunRouter::Run (UNIMPLEMENTED while no router is set).
+  grpc::Status RunModel(grpc::ServerContext* context,
+                        const tunefleet::v1::RunModelRequest* request,
+                        tunefleet::v1::RunModelResult* response) override;
+  // Set before serving; must outlive the gRPC server.
+  void set_model_runs(ModelRunRouter* model_runs) { model_runs_ = model_runs; }
 
  private:
   TuningServiceImpl* inner_;
   const auth::Authorizer* auth_;
+  ModelRunRouter* model_runs_ = nullptr;
 };
 
 }  // namespace tunefleet::server

@@ -18,8 +18,10 @@
 
 namespace tunefleet::server {
 
-// Largest gRPC message accepted (a measure request carries kernel source).
-constexpr int kMaxMessageBytes = 16 << 20;
+// Largest gRPC message accepted (a measure request carries kernel source; a
+// RunModelRequest carries a model plan's weights, rec's about 11 MB, and a
+// RunModelResult its outputs).
+constexpr int kMaxMessageBytes = 64 << 20;
 
 absl::Status CheckSecurityOptions(const ServerOptions& options) {
   TUNEFLEET_RETURN_IF_ERROR(
@@ -101,12 +103,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->agent_service_ = std::make_unique<AgentServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
       options.heartbeat_interval_ms, s->metrics_.get());
+  s->model_runs_ = std::make_unique<ModelRunRouter>(s->scheduler_.get());
+  s->agent_service_->set_model_runs(s->model_runs_.get());
   s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(
       s->agent_service_.get(), s->authorizer_.get());
   s->authorized_tuning_service_ = std::make_unique<AuthorizedTuningService>(
       s->tuning_service_.get(), s->authorizer_.get());
+  s->authorized_tuning_service_->set_model_runs(s->model_runs_.get());
 
   // Standard services for generic tools: grpc.health.v1.Health and server
   // reflection. Both are process-wide switches read when a builder is made.
@@ -267,6 +272,7 @@ void Server::Shutdown() {
   // A Start() that failed half-way leaves some parts unset.
   if (tuning_service_) tuning_service_->Stop();
   if (jobs_) jobs_->Shutdown();
+  if (model_runs_) model_runs_->Shutdown();  // its waiting calls end
   // Streams still open after the deadline (agents, watchers) are cancelled.
   if (grpc_server_) {
     grpc_server_->GetHealthCheckService()->Shutdown();  // all NOT_SERVING

@@ -20,6 +20,7 @@
 #include "server/http_frontend.h"
 #include "server/job_manager.h"
 #include "server/metrics/server_metrics.h"
+#include "server/model_run_service.h"
 #include "server/scheduler.h"
 #include "server/tuning_service.h"
 #include "store/owner_lock.h"
@@ -158,6 +159,8 @@ class Server {
   std::unique_ptr<store::TrialWriter> trial_writer_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
+  // TuningService.RunModel's calls waiting for agents (model_run_service.h).
+  std::unique_ptr<ModelRunRouter> model_runs_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   // Before grpc_server_: its interceptors record into it until it is gone.

@@ -6,6 +6,13 @@
 # and a small conv2d to the end. Checked: both jobs end done with every
 # trial measured OK and verified, in the server's SQLite database, and
 # `tunefleet devices --json` lists the agent's device as an Arm CPU (PoCL).
+# Then `tunefleet run --server` runs PP-OCR's cls model end to end on the
+# arm64 agent (its naive plan, through TuningService.RunModel; one run)
+# and its output is checked against ONNX Runtime's on the same input
+# (node and .cache/ort on the host, tests/support/ort_run.mjs;
+# compare-outputs.py): within 1e-4 x max|reference|. Without the model
+# (deploy/fetch-model.sh) or ORT (deploy/fetch-ort.sh) that step is
+# skipped and the last line says why; REQUIRE_CLS=1 makes a skip a failure.
 #
 #   sudo bash deploy/arm64/board-test.sh [--from-scratch] [--cli] [--packages]
 #   cd build && sudo TUNEFLEET_BOARD_TEST=1 ctest -L board --output-on-failure
@@ -30,6 +37,7 @@
 #   --ctest         as ctest runs it (cmake/BoardTest.cmake, label board):
 #                   skipped (exit 77) unless TUNEFLEET_BOARD_TEST=1 and root
 #   TRIALS=N        trials per job (default 8)
+#   REQUIRE_CLS=1   fail instead of skipping the cls run (no model or ORT)
 #   KEEP_WORK=1     keep the work directory (logs, database, tokens, the
 #                   overlay's upper dir)
 #
@@ -71,7 +79,7 @@ while [ $# -gt 0 ]; do
     --packages) packages=1; cli_args=(--cli) ;;
     --no-build) no_build=1 ;;
     --ctest) ctest_mode=1 ;;
-    -h|--help) sed -n '2,60p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,68p' "$0"; exit 0 ;;
     *) arm64_die "board-test.sh: unknown argument $1 (--help)" ;;
   esac
   shift
@@ -424,6 +432,50 @@ if "Portable Computing Language" not in platform: sys.exit(f"platform {platform!
 EOF
 arm64_log "devices: $key, an Arm CPU (PoCL, aarch64), 1 agent connected"
 
+# PP-OCR cls end to end on the arm64 agent (`tunefleet run --server`: the
+# plan built from the server's records, run by the agent in a model-run
+# process of its own), against ONNX Runtime on the host.
+cls_model=$TUNEFLEET_ROOT/.cache/models/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx
+ort_dir=${TUNEFLEET_ORT_DIR:-$TUNEFLEET_ROOT/.cache/ort}
+cls_skip=""
+if [ ! -f "$cls_model" ]; then
+  cls_skip="$cls_model is absent (bash deploy/fetch-model.sh)"
+elif ! command -v node >/dev/null; then
+  cls_skip="node is missing (bash deploy/fetch-ort.sh installs it)"
+elif [ ! -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]; then
+  cls_skip="onnxruntime-node is not installed in $ort_dir (bash deploy/fetch-ort.sh)"
+fi
+cls_summary=""
+if [ -n "$cls_skip" ]; then
+  [ "${REQUIRE_CLS:-0}" != 1 ] || fail "cls end to end (REQUIRE_CLS=1): $cls_skip"
+  arm64_log "cls end to end on the agent: SKIPPED: $cls_skip"
+  cls_summary="; cls end to end SKIPPED: $cls_skip"
+else
+  t0=$(arm64_now)
+  # ORT's outputs, and the seeded input both runs take.
+  node "$TUNEFLEET_ROOT/tests/support/ort_run.mjs" --model "$cls_model" \
+    --out "$work/cls-ort" --random-input x=1,3,48,192 --seed 3 --runs 0 \
+    --ort-dir "$ort_dir" > "$work/cls-ort.json" 2> "$work/cls-ort.log" ||
+    { cat "$work/cls-ort.log" >&2; fail "ONNX Runtime on cls (ort_run.mjs)"; }
+  # In the background, as tune: a signal to this script is handled at once.
+  "$cli" run --server "$address" --device-key "$key" --onnx "$cls_model" \
+    --input-shape x=1,3,48,192 --input "x=$work/cls-ort/inputs/x.npy" \
+    --save-outputs "$work/cls-agent" --runs 1 --warmup 0 --profiled-runs 0 \
+    --json > "$work/cls-run.json" 2> "$work/cls-run.log" &
+  tune_pid=$!
+  wait "$tune_pid" ||
+    { cat "$work/cls-run.log" >&2; fail "tunefleet run --server (cls on the arm64 agent)"; }
+  tune_pid=""
+  grep -q "model run [0-9]*: done" "$work/agent.log" ||
+    fail "the agent's log does not show the model run"
+  cls_summary=$(python3 "$TUNEFLEET_ROOT/deploy/arm64/compare-outputs.py" \
+    "$key" "$work/cls-run.json" "$work/cls-ort.json") ||
+    fail "cls run on the arm64 agent against ONNX Runtime"
+  arm64_log "cls end to end on the agent: $cls_summary"
+  cls_summary="; cls end to end on the agent: $cls_summary"
+  arm64_log "timing: cls end to end $(arm64_elapsed "$t0") s"
+fi
+
 if [ ${#cli_args[@]} -gt 0 ]; then
   # The arm64 CLI, in the chroot, against the same server.
   out=$(chroot "$root" /usr/bin/env -i HOME=/root "$arm64_cli" devices \
@@ -461,13 +513,13 @@ t_test=$(arm64_elapsed "$t_test0")
 
 if [ "$packages" = 1 ]; then
   echo "board-test: PASSED (device key $key, $TRIALS trials per job;" \
-    "the agent and CLI from the arm64 packages, installed in the rootfs, removed and purged)"
+    "the agent and CLI from the arm64 packages, installed in the rootfs, removed and purged$cls_summary)"
   echo "board-test: timing: rootfs ${t_rootfs} s, cross build ${t_build} s," \
     "host build ${t_host} s, packages ${t_debs} s, test ${t_test} s" \
     "(install ${t_install} s, remove and purge ${t_uninstall} s)," \
     "total $(arm64_elapsed "$t_start") s"
 else
-  echo "board-test: PASSED (device key $key, $TRIALS trials per job$(
+  echo "board-test: PASSED (device key $key, $TRIALS trials per job$cls_summary$(
     [ "${ARM64_USERNS:-0}" = 1 ] && echo "; in a user namespace as uid $(awk 'NR == 1 { print $2 }' /proc/self/uid_map)"))"
   if [ "$no_build" = 1 ]; then
     echo "board-test: timing: test ${t_test} s (--no-build), total $(arm64_elapsed "$t_start") s"

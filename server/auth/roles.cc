@@ -30,7 +30,7 @@ bool RoleAllows(Role held, Role needed) {
 std::optional<Role> RequiredRole(absl::string_view full_method) {
   if (full_method == kConnectMethod) return Role::kAgent;
   if (full_method == kSubmitJobMethod || full_method == kCancelJobMethod ||
-      full_method == kSubmitModelJobMethod) {
+      full_method == kSubmitModelJobMethod || full_method == kRunModelMethod) {
     return Role::kTuner;
   }
   if (full_method == kWatchJobMethod || full_method == kListDevicesMethod ||

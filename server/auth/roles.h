@@ -1,7 +1,8 @@
 // The roles a bearer token may hold and the role each RPC method needs:
 //   agent   AgentService/Connect;
 //   reader  WatchJob, ListDevices, QueryRecords, ListJobs;
-//   tuner   SubmitJob, CancelJob and everything a reader may do.
+//   tuner   SubmitJob, CancelJob, SubmitModelJob, RunModel and everything a
+//           reader may do.
 #ifndef TUNEFLEET_SERVER_AUTH_ROLES_H_
 #define TUNEFLEET_SERVER_AUTH_ROLES_H_
 
@@ -39,6 +40,8 @@ inline constexpr char kQueryRecordsMethod[] =
 inline constexpr char kListJobsMethod[] =
     "/tunefleet.v1.TuningService/ListJobs";
 inline constexpr char kGetJobMethod[] = "/tunefleet.v1.TuningService/GetJob";
+inline constexpr char kRunModelMethod[] =
+    "/tunefleet.v1.TuningService/RunModel";
 
 // The role a method needs; nullopt for a method no token may call.
 std::optional<Role> RequiredRole(absl::string_view full_method);

@@ -66,6 +66,10 @@ const std::map<std::string, Library>& Libraries() {
       {"model_run",
        {{"model_run/"},
         {"model_runtime", "measure", "library_backends", "base"}}},
+      // A model run on the wire and the runner over the server.
+      {"model_run_remote",
+       {{"model_run/run_messages.", "model_run/remote_runner."},
+        {"model_run", "client", "proto"}}},
       {"agent",
        {{"device_agent/agent.", "device_agent/backend.", "device_agent/worker.",
          "device_agent/source_cache."},
@@ -81,13 +85,16 @@ const std::map<std::string, Library>& Libraries() {
         {"dashboard", "store", "transfer", "task_features", "search", "trial",
          "validation", "auth", "metrics", "contract", "base"}}},
       {"tunefleet-agent",
-       {{"device_agent/main.", "device_agent/measure_command."},
-        {"agent", "opencl_loader", "trial", "templates"}}},
+       {{"device_agent/main.", "device_agent/measure_command.",
+         "device_agent/model_run_handler."},
+        {"agent", "opencl_loader", "trial", "templates", "model_run",
+         "model_run_remote"}}},
       {"cli",
        {{"cli/"},
         {"server", "dashboard", "store", "emitter", "onnx_import",
          "task_features", "search", "trial", "auth", "client", "templates",
-         "contract", "base", "plan_builder", "model_run", "model_runtime"}}},
+         "contract", "base", "plan_builder", "model_run", "model_runtime",
+         "model_run_remote"}}},
   };
   return libraries;
 }

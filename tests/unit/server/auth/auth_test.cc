@@ -104,11 +104,12 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
           << "server/auth_services.h";
     }
   }
-  EXPECT_EQ(methods, 9);
+  EXPECT_EQ(methods, 10);
   EXPECT_EQ(RequiredRole(kConnectMethod), Role::kAgent);
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kSubmitModelJobMethod), Role::kTuner);
+  EXPECT_EQ(RequiredRole(kRunModelMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
