@@ -151,6 +151,17 @@ class LocalRunner : public ModelRunner {
       return absl::InvalidArgumentError(absl::StrCat(
           "record '", request.record, "': expected on, off, auto or both"));
     }
+    // Measured runs on a queue without profiling, as an application makes
+    // it (the recording is made for such a queue); profiled runs on the
+    // device's profiling queue. Made before the model, so that the model
+    // (its kernels, buffers and recording) goes first.
+    cl_int queue_err = CL_SUCCESS;
+    agent::ClQueue plain_queue(clCreateCommandQueue(
+        device_.context.get(), device_.device, 0, &queue_err));
+    if (queue_err != CL_SUCCESS) {
+      return absl::InternalError(
+          absl::StrCat("clCreateCommandQueue: OpenCL error ", queue_err));
+    }
     std::unique_ptr<tunefleet_tuned::Model> model;
     std::string error;
     cl_int err = tunefleet_tuned::Model::LoadBytes(
@@ -182,16 +193,6 @@ class LocalRunner : public ModelRunner {
     }
     std::vector<float*> out;
     for (auto& o : result.outputs) out.push_back(o.data());
-    // Measured runs on a queue without profiling, as an application makes
-    // it (the recording is made for such a queue); profiled runs on the
-    // device's profiling queue.
-    cl_int queue_err = CL_SUCCESS;
-    agent::ClQueue plain_queue(clCreateCommandQueue(
-        device_.context.get(), device_.device, 0, &queue_err));
-    if (queue_err != CL_SUCCESS) {
-      return absl::InternalError(
-          absl::StrCat("clCreateCommandQueue: OpenCL error ", queue_err));
-    }
     cl_command_queue queue = plain_queue.get();
     const bool recorded =
         model->recording() != tunefleet_tuned::RecordKind::kNone;

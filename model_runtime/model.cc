@@ -177,6 +177,21 @@ struct Model::Impl {
   // Last, so that it is released before the kernels it recorded.
   std::unique_ptr<Recording> recording;
 
+  // Members go in reverse order of declaration, and the buffers of each
+  // vector in reverse order of their creation: NVIDIA's OpenCL driver (H200,
+  // 2026-11) crashed in clReleaseMemObject when the arena's overlapping
+  // sub-buffers were released in the order they were made (std::vector
+  // destroys front to back).
+  ~Impl() {
+    recording.reset();
+    steps.clear();
+    programs.clear();
+    for (std::vector<MemPtr>* v :
+         {&images, &constant_buffers, &tensor_buffers, &scratch}) {
+      while (!v->empty()) v->pop_back();
+    }
+  }
+
   // Enqueues `cmd` as it is (a kernel, an image copy or a library call);
   // `event`, when not null, receives its event.
   cl_int Enqueue(cl_command_queue queue, const Command& cmd, cl_event* event,
