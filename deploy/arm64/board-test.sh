@@ -371,12 +371,13 @@ trials, name = int(sys.argv[1]), sys.argv[2]
 j = json.load(open(sys.argv[3]))
 def die(msg):
     sys.exit(f"{name}: {msg}: {json.dumps(j)}")
-if j.get("trials") != trials: die(f"{j.get('trials')} trials, not {trials}")
+if j.get("trials_done") != trials:
+    die(f"{j.get('trials_done')} trials, not {trials}")
 errors = {k: v for k, v in (j.get("errors") or {}).items() if k != "OK"}
 if errors or (j.get("errors") or {}).get("OK") != trials:
     die(f"not every trial OK: {j.get('errors')}")
-if j.get("state") != "done": die(f"state {j.get('state')}")
-if not j.get("best") or j["best"].get("time_ms", 0) <= 0: die("no best record")
+if j.get("state") != "JOB_STATE_DONE": die(f"state {j.get('state')}")
+if not j.get("best") or j["best"].get("time_ns", 0) <= 0: die("no best record")
 print(j["job_id"])
 EOF
   ) || fail "the $name job's summary"
@@ -396,7 +397,7 @@ EOF
   [ "$job_key" = "$key" ] || fail "$name job $job has device key $job_key"
   arm64_log "$name: job $job done, $ok/$total trials OK," \
     "best $(python3 -c 'import json, sys; b = json.load(open(sys.argv[1]))["best"]
-print(b["time_ms"], "ms", b["config"])' "$work/tune-$name.json")"
+print(b["time_ns"] / 1e6, "ms", b["config"])' "$work/tune-$name.json")"
   arm64_log "timing: $name $(arm64_elapsed "$t0") s"
 }
 
@@ -414,7 +415,8 @@ d = [d for d in devices if d["device_key"] == key]
 if len(d) != 1: sys.exit(f"device {key} not listed once: {devices}")
 d = d[0]
 if d["connected_agents"] != 1: sys.exit(f"{d['connected_agents']} agents: {d}")
-if d["vendor"] != "ARM": sys.exit(f"vendor {d['vendor']}, not ARM: {d}")
+vendor = (d.get("device") or {}).get("vendor")
+if vendor != "ARM": sys.exit(f"vendor {vendor}, not ARM: {d}")
 if not key.startswith("arm-cpu-"): sys.exit(f"key {key} does not say arm CPU")
 EOF
 sqlite3 "$work/board.db" \
