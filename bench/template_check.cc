@@ -6,7 +6,7 @@
 //
 // Uses only the template interface (registry.h, kernel_template.h), so the
 // same file builds against earlier commits to compare engines: copy it into
-// an older checkout's bench/ and build it there (docs in README, Benchmarks).
+// an older checkout's bench/ and build it there (docs/BENCHMARKS.md).
 //
 //   template_check [--repeat 5] [--max-configs 1048576] [--json]
 #include <algorithm>
