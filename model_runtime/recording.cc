@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 namespace tunefleet_tuned {
@@ -108,33 +109,23 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
     api.unusable = "CL_DEVICE_PLATFORM cannot be read";
     return api;
   }
-  auto load = [platform](const char* name) {
-    return clGetExtensionFunctionAddressForPlatform(platform, name);
+  // Sets *entry to the platform's `name` (null when not exported); true
+  // when exported.
+  auto load = [platform](auto* entry, const char* name) {
+    *entry = reinterpret_cast<std::remove_pointer_t<decltype(entry)>>(
+        clGetExtensionFunctionAddressForPlatform(platform, name));
+    return *entry != nullptr;
   };
   std::string unusable;
   if (Listed(api.extensions, "cl_khr_command_buffer")) {
     cl_uint version = 0;
     api.khr_version = VersionOf(device, "cl_khr_command_buffer", &version);
-    api.create_command_buffer =
-        reinterpret_cast<decltype(api.create_command_buffer)>(
-            load("clCreateCommandBufferKHR"));
-    api.finalize_command_buffer =
-        reinterpret_cast<decltype(api.finalize_command_buffer)>(
-            load("clFinalizeCommandBufferKHR"));
-    api.release_command_buffer =
-        reinterpret_cast<decltype(api.release_command_buffer)>(
-            load("clReleaseCommandBufferKHR"));
-    api.enqueue_command_buffer =
-        reinterpret_cast<decltype(api.enqueue_command_buffer)>(
-            load("clEnqueueCommandBufferKHR"));
-    api.command_ndrange_kernel =
-        reinterpret_cast<decltype(api.command_ndrange_kernel)>(
-            load("clCommandNDRangeKernelKHR"));
-    api.khr = api.create_command_buffer != nullptr &&
-              api.finalize_command_buffer != nullptr &&
-              api.release_command_buffer != nullptr &&
-              api.enqueue_command_buffer != nullptr &&
-              api.command_ndrange_kernel != nullptr;
+    // `&`, not `&&`: every entry point is looked up.
+    api.khr = load(&api.create_command_buffer, "clCreateCommandBufferKHR") &
+              load(&api.finalize_command_buffer, "clFinalizeCommandBufferKHR") &
+              load(&api.release_command_buffer, "clReleaseCommandBufferKHR") &
+              load(&api.enqueue_command_buffer, "clEnqueueCommandBufferKHR") &
+              load(&api.command_ndrange_kernel, "clCommandNDRangeKernelKHR");
     if (!api.khr) {
       unusable +=
           "the platform does not export cl_khr_command_buffer's "
@@ -152,9 +143,7 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
       cl_ulong caps = 0;
       clGetDeviceInfo(device, kDeviceMutableDispatchCapabilities, sizeof(caps),
                       &caps, nullptr);
-      api.update_mutable_commands =
-          reinterpret_cast<decltype(api.update_mutable_commands)>(
-              load("clUpdateMutableCommandsKHR"));
+      load(&api.update_mutable_commands, "clUpdateMutableCommandsKHR");
       if (mutable_version < MakeVersion(0, 9, 3)) {
         // Before 0.9.3 clUpdateMutableCommandsKHR took a linked list of
         // configs; the runtime calls the array form only.
@@ -176,18 +165,11 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
     }
   }
   if (Listed(api.extensions, "cl_qcom_recordable_queues")) {
-    api.new_recording = reinterpret_cast<decltype(api.new_recording)>(
-        load("clNewRecordingQCOM"));
-    api.end_recording = reinterpret_cast<decltype(api.end_recording)>(
-        load("clEndRecordingQCOM"));
-    api.release_recording = reinterpret_cast<decltype(api.release_recording)>(
-        load("clReleaseRecordingQCOM"));
-    api.enqueue_recording = reinterpret_cast<decltype(api.enqueue_recording)>(
-        load("clEnqueueRecordingQCOM"));
     api.create_recordable_queue = &CreateRecordableQueue;
-    api.qcom = api.new_recording != nullptr && api.end_recording != nullptr &&
-               api.release_recording != nullptr &&
-               api.enqueue_recording != nullptr;
+    api.qcom = load(&api.new_recording, "clNewRecordingQCOM") &
+               load(&api.end_recording, "clEndRecordingQCOM") &
+               load(&api.release_recording, "clReleaseRecordingQCOM") &
+               load(&api.enqueue_recording, "clEnqueueRecordingQCOM");
     if (!api.qcom) {
       unusable +=
           "the platform does not export cl_qcom_recordable_queues' "
