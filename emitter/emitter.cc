@@ -203,6 +203,12 @@ class TableWriter {
     }
     // An epilogue's floats follow the call's, as the caller passes them.
     const int first_arg = AddArgs(l.args, order, scratch, floats);
+    // A library call without an epilogue kernel runs the workload with no
+    // activation; callers still pass the workload's floats (those of its
+    // reference kernel, the same for every entry of the workload), unused.
+    if (l.library.has_value() && l.kernel_name.empty()) {
+      floats = std::max(floats, FloatArgs(tmpl.ReferenceLaunch(w)));
+    }
     size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
     for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
       global[d] = l.global[d];
@@ -267,6 +273,14 @@ class TableWriter {
   }
 
  private:
+  // How many float arguments `l`'s kernel takes.
+  static int FloatArgs(const templates::LaunchDesc& l) {
+    return static_cast<int>(
+        std::count_if(l.args.begin(), l.args.end(), [](const auto& a) {
+          return a.kind == templates::ArgDesc::Kind::kFloat;
+        }));
+  }
+
   // Appends `args` to kArgs (buffers as their slot in `order`, scratch
   // buffers as 's' with their size in bytes, floats numbered on from
   // `floats`); returns the index of the first.

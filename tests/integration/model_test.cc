@@ -440,6 +440,9 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
       {"--op conv2d --template clblast_conv2d",
        "N=2,C=8,H=9,W=11,K=6,R=3,S=3,PH=1,PW=1,SH=2,SW=2,affine=scale_shift,"
        "act=hardswish"},
+      // No epilogue: the call alone, the caller's activation floats unused.
+      {"--op conv2d --template clblast_conv2d",
+       "C=8,H=16,W=16,K=16,R=4,S=4,SH=4,SW=4"},
       {"--op gemm --template clblast_gemm", "M=40,N=30,K=20"}};
   std::string workloads;
   for (const auto& [flags, shape] : tasks) {
@@ -455,8 +458,8 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
       RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   const auto emitted = nlohmann::json::parse(emit.out);
-  EXPECT_EQ(emitted["entries"], 3);
-  EXPECT_EQ(emitted["library_entries"], 3);
+  EXPECT_EQ(emitted["entries"], 4);
+  EXPECT_EQ(emitted["library_entries"], 4);
   auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   EXPECT_NE(testing::ReadAll(work + "/lib/CMakeLists.txt")
@@ -465,7 +468,7 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
   auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 3) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 4) << run.out;
   std::filesystem::remove_all(work);
 }
 

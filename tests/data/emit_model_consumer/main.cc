@@ -569,9 +569,12 @@ int main(int argc, char** argv) {
         tunefleet_tuned::CanonicalWorkload(short_form.c_str()) == argv[i] &&
         tunefleet_tuned::DescribeRun(device, short_form.c_str()) == described &&
         !described.empty();
-    std::printf("%s: %s rel=%g device=%s short='%s' %s\n", argv[i],
-                rel < 1e-4 ? "OK" : "MISMATCH", rel, described.c_str(),
-                short_form.c_str(), short_ok ? "OK" : "MISMATCH");
+    const std::string failed =
+        err == CL_SUCCESS ? "" : " (OpenCL error " + std::to_string(err) + ")";
+    std::printf("%s: %s rel=%g%s device=%s short='%s' %s\n", argv[i],
+                rel < 1e-4 ? "OK" : "MISMATCH", rel, failed.c_str(),
+                described.c_str(), short_form.c_str(),
+                short_ok ? "OK" : "MISMATCH");
     failures += !(rel < 1e-4) + !short_ok;
     for (cl_mem m : buffers) clReleaseMemObject(m);
   }
