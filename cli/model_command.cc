@@ -121,11 +121,11 @@ nlohmann::json TasksJson(const std::string& onnx,
   double total = 0;
   for (const onnx_import::ModelTask& t : m.tasks) {
     tasks.push_back({{"op", t.workload.op()},
-                     {"workload", t.workload.Canonical()},
+                     {"workload_key", t.workload.Canonical()},
                      {"shape", t.workload.ShapeString()},
                      {"count", t.count},
                      {"flops", t.flops},
-                     {"template", t.template_name},
+                     {"template_name", t.template_name},
                      {"nodes", t.nodes}});
     total += t.flops * t.count;
   }

@@ -369,7 +369,7 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
   for (const model_run::LayerTime* l : Slowest(r, total > 0 ? 10 : 0)) {
     layers.push_back(
         {{"layer", l->label},
-         {"workload", l->workload},
+         {"workload_key", l->workload},
          {"entry", l->entry},
          {"config", l->config},
          {"measured_ms", l->measured_ns / 1e6},

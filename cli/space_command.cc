@@ -153,8 +153,8 @@ nlohmann::json LimitsJson(const templates::DeviceLimits& l) {
 void PrintSpace(const nlohmann::json& j) {
   const nlohmann::json& limits = j["device_limits"];
   std::cout << absl::StrFormat(
-      "%s (version %d) for %s\n", j["template"].get<std::string>(),
-      j["version"].get<int>(), j["workload"].get<std::string>());
+      "%s (version %d) for %s\n", j["template_name"].get<std::string>(),
+      j["version"].get<int>(), j["workload_key"].get<std::string>());
   std::cout << absl::StrFormat(
       "device:         %s (%s): work-groups of at most %d, local memory %d "
       "bytes%s\n",
@@ -282,10 +282,10 @@ int RunSpace(const SpaceOptions& o) {
   for (uint64_t index : SampleValid(*space, o.sample, o.seed)) {
     sample.push_back(space->ConfigString(index));
   }
-  const nlohmann::json j = {{"template", std::string(task->tmpl->name())},
+  const nlohmann::json j = {{"template_name", std::string(task->tmpl->name())},
                             {"version", task->tmpl->version()},
                             {"op", task->workload.op()},
-                            {"workload", task->workload.Canonical()},
+                            {"workload_key", task->workload.Canonical()},
                             {"device",
                              {{"name", device->info.device_name()},
                               {"platform", device->info.platform_name()},

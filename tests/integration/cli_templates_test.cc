@@ -168,8 +168,8 @@ TEST_F(CliTemplates, SpaceSamplesValidConfigsOfTheLocalDevice) {
   const auto workload = templates::Workload::Parse("gemm", shape);
   ASSERT_TRUE(workload.ok());
   const templates::DeviceLimits limits = LocalLimits();
-  EXPECT_EQ(j["template"], "gemm_tiled");
-  EXPECT_EQ(j["workload"], workload->Canonical());
+  EXPECT_EQ(j["template_name"], "gemm_tiled");
+  EXPECT_EQ(j["workload_key"], workload->Canonical());
   EXPECT_EQ(j["device_limits"]["max_work_group_size"].get<uint64_t>(),
             limits.max_work_group_size);
   const uint64_t raw = j["raw_size"].get<uint64_t>();

@@ -216,7 +216,7 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
   const auto listed = nlohmann::json::parse(tasks.out);
   std::vector<std::string> canonical;
   for (const auto& t : listed["tasks"]) {
-    canonical.push_back(t["workload"].get<std::string>());
+    canonical.push_back(t["workload_key"].get<std::string>());
   }
   EXPECT_THAT(
       canonical,
