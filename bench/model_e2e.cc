@@ -15,7 +15,10 @@
 //   - ONNX Runtime's CPU latency (tests/support/ort_oracle.h: ort_run.mjs
 //     with onnxruntime-node, or $TUNEFLEET_ORT_COMMAND, e.g. Python's
 //     onnxruntime through ort_run.py), and the largest deviation of the
-//     tuned plan's outputs from ORT's, max|ours - ort| / max|ort|.
+//     tuned plan's outputs from ORT's, max|ours - ort| / max|ort|, beside
+//     the naive plan's and ORT's own with its graph optimizations off (the
+//     graph as written: no BatchNormalization folded into Conv), the
+//     model's noise floor under fp32 reordering.
 //
 // Usage: model_e2e [--db tunefleet.db] [--device-key KEY]
 //                  [--model NAME=FILE@INPUT=D0,D1,... ...]
@@ -80,6 +83,22 @@ struct Measured {
   uint64_t arena = 0, tensors = 0, device = 0;
   model_run::RunResult result;
 };
+
+// The largest max|ours - ref| / max|ref| over the outputs `ref` has.
+double Deviation(const std::vector<std::string>& names,
+                 const std::vector<std::vector<int64_t>>& dims,
+                 const std::vector<std::vector<float>>& outputs,
+                 const std::map<std::string, base::NpyArray>& ref) {
+  double worst = 0;
+  for (size_t o = 0; o < names.size(); ++o) {
+    auto it = ref.find(names[o]);
+    if (it == ref.end()) continue;
+    auto d =
+        testing::Deviation(base::NpyArray{dims[o], outputs[o]}, it->second);
+    if (d.ok()) worst = std::max(worst, d->relative());
+  }
+  return worst;
+}
 
 absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
                                  const cli::LoadedModel& model,
@@ -246,10 +265,9 @@ int Main(int argc, char** argv) {
     uint64_t seed = 1;
     for (const std::string& name : model->graph.inputs) {
       const std::vector<int64_t>& dims = model->graph.tensors.at(name).dims;
-      base::NpyArray a =
-          dims.size() == 4 && dims[0] == 1 && dims[1] == 3
-              ? testing::OcrTextImage(dims[2], dims[3], seed++)
-              : testing::RandomNpy(dims, seed++);
+      base::NpyArray a = dims.size() == 4 && dims[0] == 1 && dims[1] == 3
+                             ? testing::OcrTextImage(dims[2], dims[3], seed++)
+                             : testing::RandomNpy(dims, seed++);
       inputs.push_back(a.data);
       npy_inputs[name] = std::move(a);
     }
@@ -272,7 +290,11 @@ int Main(int argc, char** argv) {
       return 1;
     }
     std::optional<double> ort_ms;
-    std::optional<double> deviation;
+    // Deviations from ORT's outputs (optimization level all, its default):
+    // the tuned plan's, the naive plan's, and ORT's own with the graph run
+    // as written (optimization disabled): the last is the model's noise
+    // floor under fp32 reordering.
+    std::optional<double> deviation, naive_deviation, ort_spread;
     std::string ort_runtime;
     if (ort.has_value()) {
       testing::OrtRunOptions options;
@@ -285,17 +307,32 @@ int Main(int argc, char** argv) {
       } else {
         ort_ms = r->median_ms;
         ort_runtime = r->runtime;
-        double worst = 0;
-        const model_run::RunResult& ours = tuned->result;
-        for (size_t o = 0; o < ours.output_names.size(); ++o) {
-          auto ref = r->outputs.find(ours.output_names[o]);
-          if (ref == r->outputs.end()) continue;
-          auto d = testing::Deviation(
-              base::NpyArray{ours.output_dims[o], ours.outputs[o]},
-              ref->second);
-          if (d.ok()) worst = std::max(worst, d->relative());
+        deviation =
+            Deviation(tuned->result.output_names, tuned->result.output_dims,
+                      tuned->result.outputs, r->outputs);
+        if (naive) {
+          naive_deviation =
+              Deviation(naive->result.output_names, naive->result.output_dims,
+                        naive->result.outputs, r->outputs);
         }
-        deviation = worst;
+        testing::OrtRunOptions as_written;
+        as_written.optimization = "disabled";
+        auto w = ort->Run(spec.file, npy_inputs, as_written);
+        if (w.ok()) {
+          std::vector<std::string> names;
+          std::vector<std::vector<int64_t>> dims;
+          std::vector<std::vector<float>> data;
+          for (const auto& [name, array] : w->outputs) {
+            names.push_back(name);
+            dims.push_back(array.shape);
+            data.push_back(array.data);
+          }
+          ort_spread = Deviation(names, dims, data, r->outputs);
+        } else {
+          std::cerr << "model_e2e: " << spec.name
+                    << " ONNX Runtime (optimization disabled): " << w.status()
+                    << "\n";
+        }
       }
     }
     const Measured& t = *tuned;
@@ -336,7 +373,8 @@ int Main(int argc, char** argv) {
          absl::StrFormat("%.1f/%.1f MB (%.0f%%)", t.arena / 1e6,
                          t.tensors / 1e6,
                          t.tensors ? 100.0 * t.arena / t.tensors : 0.0),
-         fmt(ort_ms), fmt(deviation, "%.2e"),
+         fmt(ort_ms), fmt(deviation, "%.2e"), fmt(naive_deviation, "%.2e"),
+         fmt(ort_spread, "%.2e"),
          absl::StrCat(t.tuned, "/", t.reference, "/", t.library)});
     nlohmann::json row = {
         {"model", spec.name},
@@ -369,7 +407,11 @@ int Main(int argc, char** argv) {
         {"ort_cpu_ms", ort_ms ? nlohmann::json(*ort_ms) : nlohmann::json()},
         {"ort_runtime", ort_runtime},
         {"max_relative_deviation",
-         deviation ? nlohmann::json(*deviation) : nlohmann::json()}};
+         deviation ? nlohmann::json(*deviation) : nlohmann::json()},
+        {"naive_max_relative_deviation",
+         naive_deviation ? nlohmann::json(*naive_deviation) : nlohmann::json()},
+        {"ort_unoptimized_max_relative_deviation",
+         ort_spread ? nlohmann::json(*ort_spread) : nlohmann::json()}};
     if (naive) {
       row["naive"] = {{"latency_ms",
                        {{"median", naive->median_ms},
@@ -398,14 +440,18 @@ int Main(int argc, char** argv) {
   std::cout << cli::FormatTable(
       {"MODEL", "NAIVE MS", "PLAIN MS", "REC MS", "ESTIMATE MS", "PLAIN/EST",
        "REC/EST", "HOST CPU MS P/R", "SUBMIT US/CMD P/R", "LAUNCHES",
-       "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "T/N/L"},
+       "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "NAIVE DEV", "ORT SPREAD",
+       "T/N/L"},
       table,
       {false, true, true, true, true, true, true, true, true, true, true, true,
-       true, false});
+       true, true, true, false});
   std::cout << "tuned plan: PLAIN every command enqueued, REC the recorded "
                "plan replayed (--record both: interleaved runs of one loaded "
                "plan); HOST CPU: the submitting thread per run; SUBMIT: "
-               "RunBuffers alone (not waiting) per command\n";
+               "RunBuffers alone (not waiting) per command; MAX DEV and NAIVE "
+               "DEV: the tuned and naive plans' max|ours - ORT| / max|ORT|; "
+               "ORT SPREAD: ORT's own with its graph optimizations off (the "
+               "model's fp32 noise floor)\n";
   if (!ort_note.empty()) std::cout << "ONNX Runtime: " << ort_note << "\n";
   return 0;
 }

@@ -214,7 +214,8 @@ absl::StatusOr<OrtResult> OrtOracle::Run(
        {std::string("--model"), model_path, std::string("--out"), out_dir,
         std::string("--runs"), std::to_string(options.runs),
         std::string("--warmup"), std::to_string(options.warmup),
-        std::string("--threads"), std::to_string(options.threads)}) {
+        std::string("--threads"), std::to_string(options.threads),
+        std::string("--optimization"), options.optimization}) {
     argv.push_back(flag);
   }
   std::set<std::string> files;

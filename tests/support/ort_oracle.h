@@ -55,6 +55,11 @@ struct OrtRunOptions {
   int runs = 0;     // timed runs (0: outputs only)
   int warmup = 0;   // untimed runs after the first, before the timed ones
   int threads = 0;  // ORT's intra-op threads; 0: ORT's default (all cores)
+  // ORT's graph optimization level: all (ORT's default), extended, basic
+  // or disabled (the graph as written: no BatchNormalization folded into
+  // Conv, no fusions). Two levels differ by fp32 rounding alone, which
+  // makes their difference the model's own noise floor.
+  std::string optimization = "all";
   double timeout_ms = 300000;  // the child is killed after this
   // Where inputs and outputs are written; empty: a fresh directory under
   // $TMPDIR (or /tmp), removed afterwards.

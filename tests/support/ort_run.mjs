@@ -6,6 +6,7 @@
 //   node tests/support/ort_run.mjs --model M.onnx --out DIR
 //       [--input NAME=FILE.npy ...] [--random-input NAME=D0,D1,...]
 //       [--seed N] [--runs N] [--warmup N] [--threads N] [--ort-dir DIR]
+//       [--optimization all|extended|basic|disabled]
 //
 // Every model input is given as a .npy file or drawn at random (uniform in
 // [0, 1), float32, from --seed; written to DIR/inputs/). Each output is
@@ -19,6 +20,9 @@
 // The first session.run() gives the outputs; then --warmup untimed runs
 // (default 1), then --runs timed ones (default 1; 0: latency_ms is null).
 // latency_ms: the median, 10th and 90th percentile of those, in ms.
+// --optimization: ORT's graph optimization level (default all, ORT's own
+// default); `disabled` runs the graph as written (no BatchNormalization
+// folded into Conv, no fusions): the two differ by fp32 rounding alone.
 // Errors go to stderr with exit code 1 (2 for a bad command line).
 // tests/support/ort_run.py is the same command for Python's onnxruntime.
 //
@@ -37,7 +41,7 @@ function fail(message, code = 1) {
 }
 
 function parseArgs(argv) {
-  const a = { inputs: [], random: [], seed: 1, runs: 1, warmup: 1, threads: 0 };
+  const a = { inputs: [], random: [], seed: 1, runs: 1, warmup: 1, threads: 0, optimization: 'all' };
   const intArg = (name, v, min) => {
     if (!/^\d+$/.test(v ?? '') || Number(v) < min) {
       fail(`${name} wants an integer >= ${min}, got '${v}'`, 2);
@@ -58,6 +62,9 @@ function parseArgs(argv) {
       case '--warmup': a.warmup = intArg(flag, value, 0); break;
       case '--threads': a.threads = intArg(flag, value, 0); break;
       case '--ort-dir': a.ortDir = value; break;
+      case '--optimization':
+        if (!['all', 'extended', 'basic', 'disabled'].includes(value)) fail(`--optimization wants all, extended, basic or disabled, got '${value}'`, 2);
+        a.optimization = value; break;
       default: fail(`unknown flag '${flag}' (see the comment at the top of ${fileURLToPath(import.meta.url)})`, 2);
     }
   }
@@ -184,6 +191,7 @@ async function main() {
   try {
     session = await ort.InferenceSession.create(args.model, {
       executionProviders: ['cpu'], intraOpNumThreads: args.threads,
+      graphOptimizationLevel: args.optimization,
     });
   } catch (e) {
     fail(`cannot load ${args.model}: ${e.message}`);

@@ -9,6 +9,7 @@ Node.js; the C++ oracle uses it when TUNEFLEET_ORT_COMMAND says so:
   python3 tests/support/ort_run.py --model M.onnx --out DIR
       [--input NAME=FILE.npy ...] [--random-input NAME=D0,D1,...]
       [--seed N] [--runs N] [--warmup N] [--threads N]
+      [--optimization all|extended|basic|disabled]
 
 See ort_run.mjs for what each flag does; --ort-dir is accepted and ignored.
 """
@@ -64,6 +65,8 @@ def main():
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--ort-dir")  # ort_run.mjs's; nothing to do here
+    p.add_argument("--optimization", default="all",
+                   choices=["all", "extended", "basic", "disabled"])
     a = p.parse_args()
     try:
         import numpy as np
@@ -73,6 +76,12 @@ def main():
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = a.threads
+    options.graph_optimization_level = {
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    }[a.optimization]
     t0 = time.perf_counter()
     try:
         session = ort.InferenceSession(
