@@ -30,6 +30,7 @@ absl::string_view EmitTableHeader();
 absl::string_view EmitRuntimeHeader();
 absl::string_view EmitRuntime();
 absl::string_view EmitTableFile();
+absl::string_view EmitModelLoad();
 absl::string_view EmitGemm();
 absl::string_view EmitLibraryCalls();
 absl::string_view EmitImages();
@@ -202,8 +203,9 @@ class TableWriter {
  public:
   int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
     devices_ += absl::StrFormat(
-        "    {\"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
-        absl::CEscape(info.vendor()), absl::CEscape(info.device_name()));
+        "    {\"%s\", \"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
+        absl::CEscape(info.vendor()), absl::CEscape(info.device_name()),
+        absl::CEscape(info.driver_version()));
     return num_devices_++;
   }
   int AddSource(const std::string& source) {
@@ -706,6 +708,9 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
           "device key ", key, " has no valid tuning record to emit"));
     }
   }
+  for (const std::string& source : options.extra_sources) {
+    table.AddSource(source);
+  }
   summary.entries = table.entries();
 
   const std::filesystem::path out(options.out_dir);
@@ -731,6 +736,7 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/tuned_image_pack.h", ImagePackHeader()},
       {"src/tuned_table.cc", table.Render()},
       {"src/tuned_table_file.cc", std::string(EmitTableFile())},
+      {"src/tuned_model_load.cc", std::string(EmitModelLoad())},
       // The same entries as a table file apps load at run time
       // (LoadTable(), docs/TABLES.md).
       {"table.tftable", table_file.Render(table.SourceHashes())},

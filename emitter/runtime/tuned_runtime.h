@@ -115,6 +115,11 @@ const KernelEntry* FindEntry(cl_device_id device, const char* workload,
 const KernelEntry* FindLoadedEntry(const std::string& device_name,
                                    const char* workload);
 
+// The CL_DRIVER_VERSION the records of device key `key` were measured on:
+// the loaded table's when it is of that key, else the built-in table's.
+// False when neither knows the key.
+bool DriverOfKey(const std::string& key, std::string* driver);
+
 // An exact entry's kernel arguments (num_args of them), library call
 // (library >= 0) and device key, built in or loaded.
 const Arg* ArgsOf(const KernelEntry& e);

@@ -13,6 +13,7 @@ struct Device {
   const char* key;
   const char* vendor;
   const char* name;
+  const char* driver = "";  // CL_DRIVER_VERSION its records were measured on
 };
 
 // One argument of a kernel: an integer (a value baked in at tuning time,

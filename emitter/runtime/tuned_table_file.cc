@@ -51,6 +51,7 @@ struct LoadedEntry {
 // The entries of one successful LoadTable(), for one device name.
 struct LoadedTable {
   std::string device_name;
+  std::string key, driver;  // of the file's device line it took
   std::vector<std::unique_ptr<LoadedEntry>> entries;
   std::map<std::string, const KernelEntry*> by_workload;
 };
@@ -302,6 +303,8 @@ Reading Read(const std::string& path, const std::string& text,
   }
   auto table = std::make_unique<LoadedTable>();
   table->device_name = device_name;
+  table->key = devices[device].key;
+  table->driver = devices[device].driver;
   for (const PendingEntry& p : pending) {
     const std::vector<std::string>& e = p.fields;
     number = p.number;
@@ -420,6 +423,24 @@ const KernelEntry* FindLoadedEntry(const std::string& device_name,
   if (t == nullptr || t->device_name != device_name) return nullptr;
   auto it = t->by_workload.find(workload);
   return it == t->by_workload.end() ? nullptr : it->second;
+}
+
+bool DriverOfKey(const std::string& key, std::string* driver) {
+  {
+    Loaded& loaded = Tables();
+    std::lock_guard<std::mutex> lock(loaded.mu);
+    if (loaded.current != nullptr && loaded.current->key == key) {
+      *driver = loaded.current->driver;
+      return true;
+    }
+  }
+  for (size_t d = 0; d < kNumDevices; ++d) {
+    if (key == kDevices[d].key) {
+      *driver = kDevices[d].driver;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace internal

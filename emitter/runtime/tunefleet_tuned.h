@@ -48,6 +48,7 @@
 #include <CL/cl.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace tunefleet_tuned {
@@ -325,6 +326,27 @@ cl_int LoadTable(cl_device_id device, const char* path,
 // Goes back to the built-in table (the loaded entries stay allocated, as
 // above).
 void UnloadTable();
+
+class Model;              // tunefleet_model.h
+struct ModelLoadOptions;  // tunefleet_model.h
+
+// A model plan (tunefleet_model.h: `tunefleet emit --onnx`'s
+// plans/<key>/<model>.tfplan and .tfweights, or those of a newer emit)
+// loaded at run time with the checks LoadTable() makes: every kernel
+// source of the plan must be one this library was built with (else
+// kTableOtherSources, naming the step), the plan's device key must be one
+// the library's built-in table or its loaded table has (else
+// kTableOtherDevice), and its records must have been measured on the
+// device's CL_DRIVER_VERSION (as that table says; else kTableOtherDriver).
+// Then Model::LoadPlan checks and loads it as Model::Load does (its codes:
+// kPlan*, kModel*). Returns CL_SUCCESS with *out set, or a code with the
+// reason in *message; on failure *out is untouched, so the app keeps the
+// Model it has (e.g. that of the plan installed with the library).
+cl_int LoadModelPlan(cl_context context, cl_device_id device,
+                     const char* plan_path, const char* weights_path,
+                     const ModelLoadOptions& options,
+                     std::unique_ptr<Model>* out,
+                     std::string* message = nullptr);
 
 // The canonical string of `workload` (in any form Run() reads), as
 // `tunefleet tasks` prints it: "softmax D=100" is "softmax N=1 D=100 fp32".

@@ -4,7 +4,10 @@
 // newer emit. The newer table's entry runs (DescribeRunEntry names its
 // config and file) with correct results; a table whose kernel source hash
 // differs, a truncated one and one of another driver are refused with the
-// reason, and the built-in entry keeps running.
+// reason, and the built-in entry keeps running. The model plan emitted
+// with the library (`emit --onnx`) loads through LoadModelPlan and runs; a
+// plan with a kernel source the library was not built with, and one of a
+// device key it does not have, are refused with the reason.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,9 +19,12 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "model_runtime/model_plan.h"
+#include "model_runtime/plan_format.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/onnx_test_models.h"
 
 namespace tunefleet {
 namespace {
@@ -100,24 +106,58 @@ std::vector<std::string> Lines(const std::string& output,
   return found;
 }
 
-TEST(EmitTable, AppLoadsANewerTableAndRefusesMismatchedOnes) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work =
-      ::testing::TempDir() + "/emit_table_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
-  const std::string db = work + "/t.db";
-  auto tune = RunCommand(bin + " tune --json --op softmax --shape D=100 " +
-                         "--trials 4 --skip-reference --db " + db);
-  ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  const nlohmann::json tuned = nlohmann::json::parse(tune.out);
-  const std::string key = tuned["device_key"];
+// One library for both checks, in one test so that ctest (a process per
+// test) builds it once (most of the test's time): a
+// database with a tuned softmax and a small model's tasks, emitted with the
+// model's plan (`emit --onnx`), built and installed, and the consumer
+// built against it.
+class EmitTable : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    bin_ = BinaryDir() + "/cli/tunefleet";
+    work_ =
+        ::testing::TempDir() + "/emit_table_test_" + std::to_string(getpid());
+    std::filesystem::remove_all(work_);
+    std::filesystem::create_directories(work_);
+    db_ = work_ + "/t.db";
+    model_ = work_ + "/small.onnx";
+    Write(model_, testing::SmallNet());
+    error_ = Prepare();
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(work_); }
 
-  // The library and its consumer, from the first database.
-  auto emit = RunCommand(bin + " emit --db " + db + " --out " + work + "/lib");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  auto build = BuildEmittedLibrary(work, "emit_table_consumer");
-  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  // The steps above; "" or what failed.
+  static std::string Prepare() {
+    auto tune = RunCommand(bin_ + " tune --json --op softmax --shape D=100 " +
+                           "--trials 4 --skip-reference --db " + db_);
+    if (tune.exit_code != 0) return "tune: " + tune.err;
+    key_ = nlohmann::json::parse(tune.out)["device_key"];
+    auto model = RunCommand(bin_ + " tune --onnx " + model_ + kShape +
+                            " --trials-per-task 1 --json --quiet --db " + db_);
+    if (model.exit_code != 0) return "tune --onnx: " + model.err;
+    auto emit = RunCommand(bin_ + " emit --json --db " + db_ + " --onnx " +
+                           model_ + kShape + " --out " + work_ + "/lib");
+    if (emit.exit_code != 0) return "emit: " + emit.err;
+    const nlohmann::json summary = nlohmann::json::parse(emit.out);
+    if (summary["plans"].size() != 1 ||
+        summary["plans"][0]["device_key"] != key_) {
+      return "emit: not one plan of " + key_ + ": " + emit.out;
+    }
+    auto build = BuildEmittedLibrary(work_, "emit_table_consumer");
+    if (build.exit_code != 0) return "build: " + build.out + build.err;
+    return "";
+  }
+
+  static constexpr char kShape[] = " --input-shape image=1,3,17,23";
+  static inline std::string bin_, work_, db_, model_, key_, error_;
+};
+
+// The consumer loads a newer table.tftable and runs its entry; a table
+// whose kernel source hash differs, truncated ones and one of another
+// driver are refused with the reason, the built-in entry running.
+void Tables() {
+  const std::string &bin = EmitTable::bin_, &work = EmitTable::work_,
+                    &db = EmitTable::db_, &key = EmitTable::key_;
   const std::string consumer = work + "/consumer/emit_table_consumer";
 
   // The built-in config, and another config the tuning measured OK.
@@ -125,12 +165,14 @@ TEST(EmitTable, AppLoadsANewerTableAndRefusesMismatchedOnes) {
   ASSERT_TRUE(store.ok()) << store.status();
   store::RecordFilter best_filter;
   best_filter.device_key = key;
+  best_filter.op = "softmax";
   best_filter.best_only = true;
   auto best = (*store)->QueryRecords(best_filter);
   ASSERT_TRUE(best.ok() && best->size() == 1) << best.status();
   const std::string built_in = ConfigText(best->front());
   store::RecordFilter all_filter;
   all_filter.device_key = key;
+  all_filter.op = "softmax";
   auto all = (*store)->QueryRecords(all_filter);
   ASSERT_TRUE(all.ok()) << all.status();
   std::string newer;
@@ -163,9 +205,12 @@ TEST(EmitTable, AppLoadsANewerTableAndRefusesMismatchedOnes) {
                                       newer + " " + newer_table}))
       << loaded.out;
   ASSERT_EQ(Lines(loaded.out, "load").size(), 1u) << loaded.out;
-  EXPECT_EQ(
-      Lines(loaded.out, "load")[0],
-      absl::StrCat("0 1 entries of device key ", key, " from ", newer_table));
+  const std::string load = Lines(loaded.out, "load")[0];
+  EXPECT_EQ(load.rfind("0 ", 0), 0u) << load;
+  EXPECT_NE(load.find(absl::StrCat(" entries of device key ", key, " from ",
+                                   newer_table)),
+            std::string::npos)
+      << load;
   for (const std::string& run : Lines(loaded.out, "run")) {
     EXPECT_EQ(run.rfind("OK ", 0), 0u) << loaded.out;
   }
@@ -215,7 +260,69 @@ TEST(EmitTable, AppLoadsANewerTableAndRefusesMismatchedOnes) {
   for (const std::string& run : Lines(refused.out, "run")) {
     EXPECT_EQ(run.rfind("OK ", 0), 0u) << refused.out;
   }
-  std::filesystem::remove_all(work);
+}
+
+// The model plan of an emitted library (`emit --onnx`), loaded at run
+// time with LoadModelPlan: the library's own plan loads and runs; a plan
+// with a kernel source the library was not built with, and one of a device
+// key the library does not have, are refused with the reason.
+void Plans() {
+  const std::string &work = EmitTable::work_, &key = EmitTable::key_;
+  const std::string plan = work + "/lib/plans/" + key + "/small.tfplan";
+  const std::string weights = work + "/lib/plans/" + key + "/small.tfweights";
+
+  // Two altered plans, each encoded whole (its checksums are right).
+  tunefleet_tuned::Plan decoded;
+  std::string error;
+  ASSERT_EQ(tunefleet_tuned::DecodePlan(ReadAll(plan), ReadAll(weights), {},
+                                        &decoded, &error),
+            0)
+      << error;
+  ASSERT_FALSE(decoded.sources.empty());
+  auto write_plan = [&](const tunefleet_tuned::Plan& p,
+                        const std::string& name) {
+    std::string plan_file, weights_file;
+    tunefleet_tuned::EncodePlan(p, &plan_file, &weights_file);
+    Write(work + "/" + name + ".tfplan", plan_file);
+    Write(work + "/" + name + ".tfweights", weights_file);
+    return " " + work + "/" + name + ".tfplan " + work + "/" + name +
+           ".tfweights";
+  };
+  tunefleet_tuned::Plan other_source = decoded;
+  other_source.sources.back() += "\n// another version of the template\n";
+  tunefleet_tuned::Plan other_key = decoded;
+  other_key.header.device_key = "another-key";
+  auto run = RunCommand(work + "/consumer/emit_table_consumer plan " + plan +
+                        " " + weights + write_plan(other_source, "source") +
+                        write_plan(other_key, "key"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const std::vector<std::string> plans = Lines(run.out, "plan");
+  ASSERT_EQ(plans.size(), 3u) << run.out;
+  EXPECT_EQ(plans[0], "0 plan " + plan + " of device key " + key + " loaded");
+  ASSERT_EQ(Lines(run.out, "ran").size(), 1u) << run.out;
+  EXPECT_EQ(Lines(run.out, "ran")[0].rfind("0 ", 0), 0u) << run.out;
+  EXPECT_EQ(plans[1].rfind("-4004 ", 0), 0u) << plans[1];
+  EXPECT_NE(plans[1].find("uses a kernel source this library was not built "
+                          "with; nothing was loaded"),
+            std::string::npos)
+      << plans[1];
+  EXPECT_EQ(plans[2].rfind("-4005 ", 0), 0u) << plans[2];
+  EXPECT_NE(plans[2].find("a plan of device key another-key, which neither "
+                          "this library nor its loaded table has"),
+            std::string::npos)
+      << plans[2];
+}
+
+TEST_F(EmitTable, AppLoadsNewerTablesAndPlansAndRefusesMismatchedOnes) {
+  ASSERT_EQ(error_, "");
+  {
+    SCOPED_TRACE("table files");
+    Tables();
+  }
+  {
+    SCOPED_TRACE("model plans");
+    Plans();
+  }
 }
 
 }  // namespace

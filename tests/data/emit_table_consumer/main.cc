@@ -7,13 +7,22 @@
 // and per table
 //   load <status code> <message>
 // Exit code 0 when every run matches (max abs error <= 1e-5).
+//
+// emit_table_consumer plan PLAN WEIGHTS [PLAN WEIGHTS...]: loads each
+// model plan with tunefleet_tuned::LoadModelPlan and prints
+//   plan <status code> <message>
+// and, when it loaded, runs it once on inputs of 0.5s and prints
+//   ran <status code> <first output value>
+// Exit code 0 when every plan that loaded ran.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tunefleet_model.h"
 #include "tunefleet_tuned.h"
 
 namespace {
@@ -63,11 +72,44 @@ bool RunOnce(cl_context context, cl_command_queue queue, cl_device_id device,
   return ok;
 }
 
+// The plan mode above.
+bool LoadPlans(cl_context context, cl_command_queue queue, cl_device_id device,
+               int argc, char** argv) {
+  bool ok = true;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    tunefleet_tuned::ModelLoadOptions options;
+    options.library = tunefleet_tuned::LinkedLibraries();
+    std::unique_ptr<tunefleet_tuned::Model> model;
+    std::string message;
+    const cl_int code = tunefleet_tuned::LoadModelPlan(
+        context, device, argv[i], argv[i + 1], options, &model, &message);
+    std::printf("plan %d %s\n", code, message.c_str());
+    if (code != CL_SUCCESS) continue;
+    std::vector<std::vector<float>> in, out;
+    std::vector<const float*> in_ptrs;
+    std::vector<float*> out_ptrs;
+    for (const auto& t : model->inputs()) in.emplace_back(t.elements, 0.5f);
+    for (const auto& t : model->outputs()) out.emplace_back(t.elements, 0.0f);
+    for (auto& v : in) in_ptrs.push_back(v.data());
+    for (auto& v : out) out_ptrs.push_back(v.data());
+    std::string error;
+    const cl_int ran = model->Run(queue, in_ptrs.data(), in_ptrs.size(),
+                                  out_ptrs.data(), out_ptrs.size(), &error);
+    std::printf("ran %d %g %s\n", ran, out.empty() ? 0.0 : out[0][0],
+                error.c_str());
+    ok = ok && ran == CL_SUCCESS;
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s N D [TABLE...]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s N D [TABLE...] | plan PLAN WEIGHTS [PLAN "
+                 "WEIGHTS...]\n",
+                 argv[0]);
     return 2;
   }
   const int n = std::atoi(argv[1]), d = std::atoi(argv[2]);
@@ -85,6 +127,13 @@ int main(int argc, char** argv) {
   cl_context context =
       clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  if (std::string(argv[1]) == "plan") {
+    const bool loaded = LoadPlans(context, queue, device, argc, argv);
+    tunefleet_tuned::ReleaseCachedPrograms();
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+    return loaded ? 0 : 1;
+  }
   bool ok = RunOnce(context, queue, device, workload, n, d);
   for (int i = 3; i < argc; ++i) {
     std::string message;
