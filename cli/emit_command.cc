@@ -190,6 +190,11 @@ int RunEmit(const EmitOptions& o) {
                                  absl::StrCat("device key ", key, ": ",
                                               built.status().message())));
       }
+      // The plan's kernel sources are compiled into the library too
+      // (LoadModelPlan accepts plans of built-in sources only).
+      for (const std::string& source : built->plan.sources) {
+        options.extra_sources.push_back(source);
+      }
       plans.emplace_back(key, *std::move(built));
     }
   }

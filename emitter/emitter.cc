@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
+#include "base/hash.h"
 #include "base/status_macros.h"
 #include "emitter/choice.h"
 #include "emitter/shape_code.h"
@@ -28,6 +29,8 @@ absl::string_view EmitPublicHeader();
 absl::string_view EmitTableHeader();
 absl::string_view EmitRuntimeHeader();
 absl::string_view EmitRuntime();
+absl::string_view EmitTableFile();
+absl::string_view EmitModelLoad();
 absl::string_view EmitGemm();
 absl::string_view EmitLibraryCalls();
 absl::string_view EmitImages();
@@ -83,14 +86,126 @@ int RequiredBuffers(const templates::Workload& w,
   return required;
 }
 
+// One kernel or library-call argument as both tables write it (the
+// runtime's Arg, tuned_table.h): 'i' an integer, 'b' the caller's buffer,
+// 'f' the caller's float, 's' scratch bytes, 'm' a buffer as an image.
+struct RowArg {
+  char kind;
+  long long value;
+  long long rows = 0;
+  long long row_elements = 0;
+};
+
+// An exact entry's launch as the caller's buffers and floats see it.
+struct KernelRow {
+  std::string library, routine;  // empty: no library call
+  std::vector<RowArg> call_args, args;
+  int num_buffers = 0, min_buffers = 0, num_floats = 0;
+  int dims = 1;
+  size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
+};
+
+// How many float arguments `l`'s kernel takes.
+int FloatArgs(const templates::LaunchDesc& l) {
+  return static_cast<int>(
+      std::count_if(l.args.begin(), l.args.end(), [](const auto& a) {
+        return a.kind == templates::ArgDesc::Kind::kFloat;
+      }));
+}
+
+// `args` with buffers as their slot in `order`, scratch buffers as 's'
+// with their size in bytes, floats numbered on from `floats`.
+std::vector<RowArg> RowArgs(const std::vector<templates::ArgDesc>& args,
+                            const std::vector<std::string>& order,
+                            const std::map<std::string, uint64_t>& scratch,
+                            int& floats) {
+  std::vector<RowArg> out;
+  for (const templates::ArgDesc& a : args) {
+    const long long slot =
+        std::find(order.begin(), order.end(), a.buffer) - order.begin();
+    switch (a.kind) {
+      case templates::ArgDesc::Kind::kInt:
+        out.push_back({'i', static_cast<long long>(a.value)});
+        break;
+      case templates::ArgDesc::Kind::kBuffer:
+        if (auto it = scratch.find(a.buffer); it != scratch.end()) {
+          out.push_back({'s', static_cast<long long>(it->second)});
+        } else {
+          out.push_back({'b', slot});
+        }
+        break;
+      case templates::ArgDesc::Kind::kFloat:
+        out.push_back({'f', floats++});
+        break;
+      case templates::ArgDesc::Kind::kImage:
+        out.push_back({'m', slot, static_cast<long long>(a.rows),
+                       static_cast<long long>(a.row_elements)});
+        break;
+    }
+  }
+  return out;
+}
+
+// The exact launch `l` of `w` (a record's config, the reference kernel or
+// a library call with its epilogue) as an entry runs it. Buffers in the
+// order callers pass them: the template's, less its scratch (fill =
+// "zero", after every other buffer), which the runtime keeps per command
+// queue.
+KernelRow MakeRow(const templates::Workload& w,
+                  const templates::KernelTemplate& tmpl,
+                  const templates::LaunchDesc& l) {
+  std::vector<std::string> order;
+  std::map<std::string, uint64_t> scratch;
+  for (const templates::BufferDesc& b : tmpl.Buffers(w)) {
+    if (b.zero_fill) {
+      scratch[b.name] = b.elements * templates::ElementBytes(b.dtype);
+    } else {
+      order.push_back(b.name);
+    }
+  }
+  KernelRow row;
+  int floats = 0;
+  if (l.library.has_value()) {
+    row.library = l.library->name;
+    row.routine = l.library->routine;
+    row.call_args = RowArgs(l.library->args, order, scratch, floats);
+  }
+  // An epilogue's floats follow the call's, as the caller passes them.
+  row.args = RowArgs(l.args, order, scratch, floats);
+  // A library call without an epilogue kernel runs the workload with no
+  // activation; callers still pass the workload's floats (those of its
+  // reference kernel, the same for every entry of the workload), unused.
+  if (l.library.has_value() && l.kernel_name.empty()) {
+    floats = std::max(floats, FloatArgs(tmpl.ReferenceLaunch(w)));
+  }
+  row.num_buffers = static_cast<int>(order.size());
+  row.min_buffers = RequiredBuffers(w, order);
+  row.num_floats = floats;
+  row.dims = std::max(1, static_cast<int>(l.global.size()));
+  for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
+    row.global[d] = l.global[d];
+  }
+  for (size_t d = 0; d < l.local.size() && d < 3; ++d) {
+    row.local[d] = l.local[d];
+  }
+  return row;
+}
+
+// SHA-256 of a kernel source, 64 lowercase hex digits: its identity in
+// the library (kSourceHashes) and in table files.
+std::string SourceHash(absl::string_view source) {
+  return absl::BytesToHexString(base::Sha256(source));
+}
+
 // The generated table: device keys, distinct sources, the shape-generic
 // templates of this build with their generated code, and the entries.
 class TableWriter {
  public:
   int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
     devices_ += absl::StrFormat(
-        "    {\"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
-        absl::CEscape(info.vendor()), absl::CEscape(info.device_name()));
+        "    {\"%s\", \"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
+        absl::CEscape(info.vendor()), absl::CEscape(info.device_name()),
+        absl::CEscape(info.driver_version()));
     return num_devices_++;
   }
   int AddSource(const std::string& source) {
@@ -179,51 +294,25 @@ class TableWriter {
                  const templates::LaunchDesc& l, int source,
                  const std::string& config,
                  const tunefleet::v1::TuningRecord& r) {
-    // Buffers in the order callers pass them: the template's, less its
-    // scratch (fill = "zero", after every other buffer), which the runtime
-    // keeps per command queue: by name, its size in bytes.
-    std::vector<std::string> order;
-    std::map<std::string, uint64_t> scratch;
-    for (const templates::BufferDesc& b : tmpl.Buffers(w)) {
-      if (b.zero_fill) {
-        scratch[b.name] = b.elements * templates::ElementBytes(b.dtype);
-      } else {
-        order.push_back(b.name);
-      }
-    }
-    int floats = 0;
+    const KernelRow row = MakeRow(w, tmpl, l);
     int library = -1;
-    if (l.library.has_value()) {
-      const int first = AddArgs(l.library->args, order, scratch, floats);
+    if (!row.library.empty()) {
+      const int first = AddArgs(row.call_args);
       library = num_library_calls_++;
       library_calls_ += absl::StrFormat(
-          "    {\"%s\", \"%s\", %d, %d},\n", absl::CEscape(l.library->name),
-          absl::CEscape(l.library->routine), first, num_args_ - first);
-      libraries_.insert(l.library->name);
+          "    {\"%s\", \"%s\", %d, %d},\n", absl::CEscape(row.library),
+          absl::CEscape(row.routine), first, num_args_ - first);
+      libraries_.insert(row.library);
     }
-    // An epilogue's floats follow the call's, as the caller passes them.
-    const int first_arg = AddArgs(l.args, order, scratch, floats);
-    // A library call without an epilogue kernel runs the workload with no
-    // activation; callers still pass the workload's floats (those of its
-    // reference kernel, the same for every entry of the workload), unused.
-    if (l.library.has_value() && l.kernel_name.empty()) {
-      floats = std::max(floats, FloatArgs(tmpl.ReferenceLaunch(w)));
-    }
-    size_t global[3] = {1, 1, 1}, local[3] = {0, 0, 0};
-    for (size_t d = 0; d < l.global.size() && d < 3; ++d) {
-      global[d] = l.global[d];
-    }
-    for (size_t d = 0; d < l.local.size() && d < 3; ++d) local[d] = l.local[d];
+    const int first_arg = AddArgs(row.args);
     kernels_ += absl::StrFormat(
         "    {%d, \"%s\", \"%s\", %d, \"%s\", \"%s\", %d, {%d, %d, %d}, "
         "{%d, %d, %d}, %d, %d, %d, %d, %.1f, %.3f, %d, %d, \"%s\"},\n",
         device, w.op(), w.Canonical(), source, l.kernel_name,
-        absl::CEscape(l.build_options),
-        std::max(1, static_cast<int>(l.global.size())), global[0], global[1],
-        global[2], local[0], local[1], local[2], first_arg,
-        num_args_ - first_arg, static_cast<int>(order.size()), floats,
-        r.time_ns(), r.gflops(), library, RequiredBuffers(w, order),
-        absl::CEscape(config));
+        absl::CEscape(l.build_options), row.dims, row.global[0], row.global[1],
+        row.global[2], row.local[0], row.local[1], row.local[2], first_arg,
+        num_args_ - first_arg, row.num_buffers, row.num_floats, r.time_ns(),
+        r.gflops(), library, row.min_buffers, absl::CEscape(config));
     ops_.insert(w.op());
     ++num_kernels_;
   }
@@ -233,6 +322,15 @@ class TableWriter {
   const std::set<std::string>& libraries() const { return libraries_; }
 
   int entries() const { return num_shape_entries_ + num_kernels_; }
+
+  // SHA-256 of each source, in kSources' order (kSourceHashes).
+  std::vector<std::string> SourceHashes() const {
+    std::vector<std::string> hashes;
+    for (const std::string& source : source_order_) {
+      hashes.push_back(SourceHash(source));
+    }
+    return hashes;
+  }
 
   std::string Render() const {
     std::string s =
@@ -245,8 +343,15 @@ class TableWriter {
     for (const std::string& source : source_order_) {
       absl::StrAppend(&s, CxxLiteral(source), "    ,\n");
     }
+    absl::StrAppend(&s, "};\n\nconst char* const kSourceHashes[] = {\n");
+    for (const std::string& source : source_order_) {
+      absl::StrAppend(&s, "    \"", SourceHash(source), "\",\n");
+    }
+    absl::StrAppend(&s, source_order_.empty() ? "    \"\",\n" : "",
+                    "};\nconst size_t kNumSources = ", source_order_.size(),
+                    ";\n");
     absl::StrAppend(
-        &s, "};\n\nconst Device kDevices[] = {\n", devices_,
+        &s, "\nconst Device kDevices[] = {\n", devices_,
         "};\nconst size_t kNumDevices = ", num_devices_, ";\n\nnamespace {\n\n",
         shape_code_, shape_arrays_, "}  // namespace\n\n",
         "const DtypeValues kDtypeValues[] = {\n", dtype_values_,
@@ -273,44 +378,16 @@ class TableWriter {
   }
 
  private:
-  // How many float arguments `l`'s kernel takes.
-  static int FloatArgs(const templates::LaunchDesc& l) {
-    return static_cast<int>(
-        std::count_if(l.args.begin(), l.args.end(), [](const auto& a) {
-          return a.kind == templates::ArgDesc::Kind::kFloat;
-        }));
-  }
-
-  // Appends `args` to kArgs (buffers as their slot in `order`, scratch
-  // buffers as 's' with their size in bytes, floats numbered on from
-  // `floats`); returns the index of the first.
-  int AddArgs(const std::vector<templates::ArgDesc>& args,
-              const std::vector<std::string>& order,
-              const std::map<std::string, uint64_t>& scratch, int& floats) {
+  // Appends `args` to kArgs; returns the index of the first.
+  int AddArgs(const std::vector<RowArg>& args) {
     const int first = num_args_;
-    for (const templates::ArgDesc& a : args) {
-      switch (a.kind) {
-        case templates::ArgDesc::Kind::kInt:
-          absl::StrAppend(&args_, "    {'i', ", a.value, "},\n");
-          break;
-        case templates::ArgDesc::Kind::kBuffer: {
-          if (auto it = scratch.find(a.buffer); it != scratch.end()) {
-            absl::StrAppend(&args_, "    {'s', ", it->second, "},\n");
-            break;
-          }
-          const auto slot = std::find(order.begin(), order.end(), a.buffer);
-          absl::StrAppend(&args_, "    {'b', ", slot - order.begin(), "},\n");
-          break;
-        }
-        case templates::ArgDesc::Kind::kFloat:
-          absl::StrAppend(&args_, "    {'f', ", floats++, "},\n");
-          break;
-        case templates::ArgDesc::Kind::kImage: {
-          const auto slot = std::find(order.begin(), order.end(), a.buffer);
-          absl::StrAppend(&args_, "    {'m', ", slot - order.begin(), ", ",
-                          a.rows, ", ", a.row_elements, "},\n");
-          break;
-        }
+    for (const RowArg& a : args) {
+      if (a.kind == 'm') {
+        absl::StrAppend(&args_, "    {'m', ", a.value, ", ", a.rows, ", ",
+                        a.row_elements, "},\n");
+      } else {
+        absl::StrAppend(&args_, "    {'", std::string(1, a.kind), "', ",
+                        a.value, "},\n");
       }
       ++num_args_;
     }
@@ -388,11 +465,101 @@ class TableWriter {
   std::set<std::string> ops_;  // of the entries and shape templates
 };
 
+// The table file an app loads at run time (table.tftable, format 1:
+// docs/TABLES.md; read by the library's tuned_table_file.cc): every entry
+// as an exact launch, its kernel source by SHA-256.
+class TableFile {
+ public:
+  int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
+    absl::StrAppend(&devices_, Line({"device", absl::StrCat(num_devices_), key,
+                                     info.vendor(), info.device_name(),
+                                     info.driver_version()}));
+    return num_devices_++;
+  }
+  // The entry of `w` on device `device`: launch `l` of `source` (empty: a
+  // library call alone).
+  void AddEntry(int device, const templates::Workload& w,
+                const templates::KernelTemplate& tmpl,
+                const templates::LaunchDesc& l, const std::string& source,
+                const std::string& config, double time_ns, double gflops) {
+    const KernelRow row = MakeRow(w, tmpl, l);
+    int source_index = -1;
+    if (!source.empty()) {
+      const std::string hash = SourceHash(source);
+      auto [it, fresh] =
+          sources_.emplace(hash, static_cast<int>(source_order_.size()));
+      if (fresh) source_order_.push_back(hash);
+      source_index = it->second;
+    }
+    const std::string call =
+        row.library.empty() ? "-"
+                            : absl::StrCat(row.library, " ", row.routine,
+                                           row.call_args.empty() ? "" : " ",
+                                           Args(row.call_args));
+    absl::StrAppend(
+        &entries_,
+        Line({"entry", absl::StrCat(device), w.Canonical(),
+              absl::StrCat(source_index), l.kernel_name, l.build_options,
+              absl::StrCat(row.dims), absl::StrJoin(row.global, " "),
+              absl::StrJoin(row.local, " "), absl::StrCat(row.num_buffers),
+              absl::StrCat(row.min_buffers), absl::StrCat(row.num_floats),
+              absl::StrFormat("%.1f", time_ns), absl::StrFormat("%.3f", gflops),
+              config, Args(row.args), call}));
+    ++num_entries_;
+  }
+  // The file, naming the library it was emitted with by the SHA-256 of
+  // each of its built-in sources.
+  std::string Render(const std::vector<std::string>& library_sources) const {
+    std::string s = Line({"tunefleet-table", "1"});
+    for (const std::string& hash : library_sources) {
+      absl::StrAppend(&s, Line({"library", hash}));
+    }
+    absl::StrAppend(&s, devices_);
+    for (size_t i = 0; i < source_order_.size(); ++i) {
+      absl::StrAppend(&s, Line({"source", absl::StrCat(i), source_order_[i]}));
+    }
+    absl::StrAppend(&s, entries_, Line({"end", absl::StrCat(num_entries_)}));
+    return s;
+  }
+
+ private:
+  // Fields joined by tabs, a backslash escaping a tab, newline or itself.
+  static std::string Line(const std::vector<std::string>& fields) {
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) line += '\t';
+      for (char c : fields[i]) {
+        if (c == '\t') {
+          line += "\\t";
+        } else if (c == '\n') {
+          line += "\\n";
+        } else if (c == '\\') {
+          line += "\\\\";
+        } else {
+          line += c;
+        }
+      }
+    }
+    return line + "\n";
+  }
+  static std::string Args(const std::vector<RowArg>& args) {
+    return absl::StrJoin(args, " ", [](std::string* out, const RowArg& a) {
+      absl::StrAppend(out, std::string(1, a.kind), a.value);
+      if (a.kind == 'm') absl::StrAppend(out, ":", a.rows, ":", a.row_elements);
+    });
+  }
+
+  std::string devices_, entries_;
+  int num_devices_ = 0, num_entries_ = 0;
+  std::map<std::string, int> sources_;
+  std::vector<std::string> source_order_;
+};
+
 // Adds the chosen kernel of a workload on device `device` to the table:
 // the naive reference (tiny tasks, where launch overhead dominates), else
 // an entry of its shape-generic template, else its exact launch.
 void AddChoice(int device, const EntryChoice& c, TableWriter& table,
-               EmitSummary& summary) {
+               TableFile& file, EmitSummary& summary) {
   const tunefleet::v1::TuningRecord& r = c.record;
   if (c.reference_ns.has_value()) {
     const templates::LaunchDesc l = c.tmpl->ReferenceLaunch(c.workload);
@@ -402,10 +569,16 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
     table.AddKernel(device, c.workload, *c.tmpl, l,
                     table.AddSource(std::string(l.source)), "reference",
                     fallback);
+    file.AddEntry(device, c.workload, *c.tmpl, l, std::string(l.source),
+                  "reference", fallback.time_ns(), fallback.gflops());
     ++summary.reference_entries;
     return;
   }
   const templates::LaunchDesc l = c.tmpl->Launch(c.config, c.workload);
+  // The file has every entry as its exact launch, shape-generic ones too.
+  file.AddEntry(device, c.workload, *c.tmpl, l,
+                l.library.has_value() && l.source.empty() ? "" : c.source,
+                c.tmpl->ConfigString(c.config), r.time_ns(), r.gflops());
   if (l.library.has_value()) {
     // The call, then its epilogue kernel when it has one.
     table.AddKernel(device, c.workload, *c.tmpl, l,
@@ -427,12 +600,13 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
 // workloads were added.
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
-                                     EmitSummary& summary) {
+                                     TableFile& file, EmitSummary& summary) {
   TUNEFLEET_ASSIGN_OR_RETURN(DeviceChoices chosen, ChooseEntries(records, key));
   const int device = table.AddDevice(key, chosen.device);
+  file.AddDevice(key, chosen.device);
   for (std::string& s : chosen.skipped) summary.skipped.push_back(std::move(s));
   for (const std::string& workload : chosen.order) {
-    AddChoice(device, chosen.entries.at(workload), table, summary);
+    AddChoice(device, chosen.entries.at(workload), table, file, summary);
   }
   return static_cast<int>(chosen.order.size());
 }
@@ -524,14 +698,18 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
   }
   EmitSummary summary;
   TableWriter table;
+  TableFile table_file;
   table.AddShapeTemplates();
   for (const std::string& key : options.device_keys) {
-    TUNEFLEET_ASSIGN_OR_RETURN(int added,
-                               AddDeviceRecords(records, key, table, summary));
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        int added, AddDeviceRecords(records, key, table, table_file, summary));
     if (added == 0) {
       return absl::NotFoundError(absl::StrCat(
           "device key ", key, " has no valid tuning record to emit"));
     }
+  }
+  for (const std::string& source : options.extra_sources) {
+    table.AddSource(source);
   }
   summary.entries = table.entries();
 
@@ -557,6 +735,11 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"src/tuned_image.cc", std::string(EmitImages())},
       {"src/tuned_image_pack.h", ImagePackHeader()},
       {"src/tuned_table.cc", table.Render()},
+      {"src/tuned_table_file.cc", std::string(EmitTableFile())},
+      {"src/tuned_model_load.cc", std::string(EmitModelLoad())},
+      // The same entries as a table file apps load at run time
+      // (LoadTable(), docs/TABLES.md).
+      {"table.tftable", table_file.Render(table.SourceHashes())},
       // The model runtime (tunefleet_tuned::Model, docs/MODEL_RUNTIME.md).
       {"include/tunefleet_model.h", std::string(EmitModelHeader())},
       {"include/model_plan.h", std::string(EmitModelPlanHeader())},

@@ -28,6 +28,11 @@ namespace tunefleet::emitter {
 struct EmitOptions {
   std::vector<std::string> device_keys;  // at least one
   std::string out_dir;
+  // Kernel sources to compile in besides the entries' (kSources): those of
+  // the model plans written beside the library (`emit --onnx`), so that
+  // the library's LoadModelPlan(), which accepts only plans whose sources
+  // are built in, loads them and newer plans of the same sources.
+  std::vector<std::string> extra_sources;
 };
 
 struct EmitSummary {

@@ -28,8 +28,9 @@ struct CallArgs {
 CallArgs Split(const LibraryCall& call, const cl_mem* buffers,
                const float* floats) {
   CallArgs out;
+  const Arg* args = call.args != nullptr ? call.args : &kArgs[call.first_arg];
   for (int i = 0; i < call.num_args; ++i) {
-    const Arg& a = kArgs[call.first_arg + i];
+    const Arg& a = args[i];
     if (a.kind == 'i') out.ints.push_back(a.value);
     if (a.kind == 'b') out.buffers.push_back(buffers[a.value]);
     if (a.kind == 'f') out.floats.push_back(floats[a.value]);

@@ -178,6 +178,11 @@ cl_int AcquireScratch(cl_command_queue queue, cl_context context,
 const KernelEntry* FindEntry(cl_device_id device, const char* workload,
                              const char** match) {
   const std::string name = DeviceString(device, CL_DEVICE_NAME);
+  // A loaded table's entry of this device comes first (LoadTable()).
+  if (const KernelEntry* loaded = FindLoadedEntry(name, workload)) {
+    if (match != nullptr) *match = "name";
+    return loaded;
+  }
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
   const KernelEntry* by_vendor = nullptr;
   const KernelEntry* any = nullptr;
@@ -196,6 +201,26 @@ const KernelEntry* FindEntry(cl_device_id device, const char* workload,
   return by_vendor != nullptr ? by_vendor : any;
 }
 
+const Arg* ArgsOf(const KernelEntry& e) {
+  return e.table != nullptr ? e.args : &kArgs[e.first_arg];
+}
+
+const LibraryCall& CallOf(const KernelEntry& e) {
+  return e.table != nullptr ? *e.call : kLibraryCalls[e.library];
+}
+
+const char* KeyOf(const KernelEntry& e) {
+  return e.table != nullptr ? e.key : kDevices[e.device].key;
+}
+
+std::string DeviceName(cl_device_id device) {
+  return DeviceString(device, CL_DEVICE_NAME);
+}
+
+std::string DriverVersion(cl_device_id device) {
+  return DeviceString(device, CL_DRIVER_VERSION);
+}
+
 Launch LaunchOf(const KernelEntry& e, const std::string& options) {
   return Launch{kSources[e.source],
                 e.kernel,
@@ -203,7 +228,7 @@ Launch LaunchOf(const KernelEntry& e, const std::string& options) {
                 e.dims,
                 e.global,
                 e.local,
-                &kArgs[e.first_arg],
+                ArgsOf(e),
                 e.num_args,
                 nullptr,
                 IsFp16(e.workload)};
@@ -640,7 +665,7 @@ cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
   const bool epilogue = e.source >= 0;
   cl_event call = nullptr;
   cl_int err =
-      EnqueueLibraryCall(queue, kLibraryCalls[e.library], buffers, floats, fp16,
+      EnqueueLibraryCall(queue, CallOf(e), buffers, floats, fp16,
                          epilogue || event != nullptr ? &call : nullptr);
   if (err != CL_SUCCESS || !epilogue) {
     if (event != nullptr) *event = err == CL_SUCCESS ? call : nullptr;
@@ -648,8 +673,8 @@ cl_int RunLibraryEntry(cl_command_queue queue, const KernelEntry& e,
   }
   const std::string options = e.options;
   const Launch l{
-      kSources[e.source],  e.kernel,   &options, e.dims, e.global, e.local,
-      &kArgs[e.first_arg], e.num_args, nullptr,  fp16};
+      kSources[e.source], e.kernel,   &options, e.dims, e.global, e.local,
+      ArgsOf(e),          e.num_args, nullptr,  fp16};
   err = Enqueue(queue, l, buffers, floats, 1, &call, event);
   clReleaseEvent(call);
   return err;
@@ -679,11 +704,28 @@ std::string DescribeRun(cl_device_id device, const char* workload) {
   if (canonical.empty()) return "";
   const internal::KernelEntry* e =
       internal::FindEntry(device, canonical.c_str());
-  if (e != nullptr) return internal::kDevices[e->device].key;
+  if (e != nullptr) return internal::KeyOf(*e);
   internal::Shape s;
   if (!internal::ParseShape(canonical, &s)) return "";
   const internal::Pick pick = internal::FindShape(device, s);
   return pick.entry ? internal::kDevices[pick.entry->device].key : "";
+}
+
+RunEntry DescribeRunEntry(cl_device_id device, const char* workload) {
+  RunEntry out;
+  const std::string canonical = internal::Canonicalize(workload);
+  if (canonical.empty()) return out;
+  const internal::KernelEntry* e =
+      internal::FindEntry(device, canonical.c_str());
+  if (e == nullptr) return out;
+  out.found = true;
+  out.device_key = internal::KeyOf(*e);
+  out.config = e->config;
+  out.kernel = e->kernel;
+  out.build_options = e->options;
+  out.time_ns = e->time_ns;
+  out.table = e->table != nullptr ? e->table : "";
+  return out;
 }
 
 cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
@@ -735,7 +777,7 @@ GemmChoice DescribeGemm(cl_device_id device, int m, int n, int k) {
   if (const internal::KernelEntry* e = internal::FindGemmEntry(
           device, static_cast<size_t>(m), static_cast<size_t>(n),
           static_cast<size_t>(k), &match)) {
-    c.device_key = internal::kDevices[e->device].key;
+    c.device_key = internal::KeyOf(*e);
     c.device_match = match;
     c.shape_match = "exact";
     c.config = e->config;

@@ -107,6 +107,30 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
 const KernelEntry* FindEntry(cl_device_id device, const char* workload,
                              const char** match = nullptr);
 
+// The entry of a canonical workload in the table LoadTable() loaded for
+// devices named `device_name` (CL_DEVICE_NAME), or null: no table is
+// loaded, it is another device's, or it has no entry for the workload.
+// Loaded entries are kept until the process ends, so the pointer stays
+// valid after another LoadTable() or UnloadTable().
+const KernelEntry* FindLoadedEntry(const std::string& device_name,
+                                   const char* workload);
+
+// The CL_DRIVER_VERSION the records of device key `key` were measured on:
+// the loaded table's when it is of that key, else the built-in table's.
+// False when neither knows the key.
+bool DriverOfKey(const std::string& key, std::string* driver);
+
+// An exact entry's kernel arguments (num_args of them), library call
+// (library >= 0) and device key, built in or loaded.
+const Arg* ArgsOf(const KernelEntry& e);
+const LibraryCall& CallOf(const KernelEntry& e);
+const char* KeyOf(const KernelEntry& e);
+
+// CL_DEVICE_NAME and CL_DRIVER_VERSION of `device`, trailing NULs and
+// spaces removed; "" when the query fails.
+std::string DeviceName(cl_device_id device);
+std::string DriverVersion(cl_device_id device);
+
 // The exact entry Gemm() and DescribeGemm() use for the row-major fp32
 // problem m x n x k on `device` (FindEntry of "gemm M=m N=n K=k fp32"):
 // a kernel (not a library call) taking A, B and C and no floats; null when

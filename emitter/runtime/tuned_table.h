@@ -13,6 +13,7 @@ struct Device {
   const char* key;
   const char* vendor;
   const char* name;
+  const char* driver = "";  // CL_DRIVER_VERSION its records were measured on
 };
 
 // One argument of a kernel: an integer (a value baked in at tuning time,
@@ -34,6 +35,8 @@ struct Arg {
   long long row_elements = 0;
   long long when = -1;
 };
+
+struct LibraryCall;
 
 // The best kernel of one device and exact workload.
 struct KernelEntry {
@@ -63,6 +66,15 @@ struct KernelEntry {
   // The tuned config, "BM=64,BN=64,...", or "reference" for the naive
   // reference kernel.
   const char* config;
+  // Entries of a table file LoadTable() read (tuned_table_file.cc) have
+  // their own arguments, library call and device key; `table` is the
+  // file's path. Null for the built-in entries of tuned_table.cc, whose
+  // arguments are kArgs[first_arg...], call kLibraryCalls[library] and key
+  // kDevices[device].key.
+  const char* table = nullptr;
+  const Arg* args = nullptr;
+  const LibraryCall* call = nullptr;
+  const char* key = nullptr;
 };
 
 // A call into a vendor library (tuned_library.cc): its arguments in the
@@ -73,6 +85,7 @@ struct LibraryCall {
   const char* routine;  // "gemm", "convgemm", ...
   int first_arg;        // into kArgs
   int num_args;
+  const Arg* args = nullptr;  // a loaded entry's own (else kArgs)
 };
 
 // The launch of a shape-generic template for one shape and config.
@@ -171,6 +184,10 @@ struct ShapeEntry {
 };
 
 extern const char* const kSources[];
+// SHA-256 of each of kSources (64 lowercase hex digits), in its order: the
+// library's identity for table files (tuned_table_file.cc).
+extern const char* const kSourceHashes[];
+extern const size_t kNumSources;
 extern const Arg kArgs[];
 extern const KernelEntry kKernelEntries[];
 extern const LibraryCall kLibraryCalls[];

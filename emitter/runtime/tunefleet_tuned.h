@@ -48,6 +48,7 @@
 #include <CL/cl.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace tunefleet_tuned {
@@ -252,6 +253,100 @@ cl_int Run(cl_command_queue queue, const char* workload, const cl_mem* buffers,
 // reads) on `device`, or "" when there is no entry (or it would run a
 // default config).
 std::string DescribeRun(cl_device_id device, const char* workload);
+
+// What Run() runs for a workload on a device: an exact entry, built in or
+// from a loaded table (LoadTable()).
+struct RunEntry {
+  bool found = false;      // false: no exact entry (a shape-generic template
+                           // or nothing runs it); the rest is then empty
+  std::string device_key;  // the tuned device key of the entry
+  std::string config;      // "BM=64,...", "reference", or a library
+                           // template's config
+  std::string kernel;      // entry point ("" for a library call alone)
+  std::string build_options;
+  double time_ns = 0;  // as measured when tuned
+  // "" for an entry built into the library, else the path LoadTable() read
+  // it from.
+  std::string table;
+};
+
+// The exact entry Run() would use for `workload` (in any form Run() reads)
+// on `device`: a loaded table's for this device first, then the built-in
+// table's as DescribeRun() finds it.
+RunEntry DescribeRunEntry(cl_device_id device, const char* workload);
+
+// ---------------------------------------------------------------------------
+// Tables an app loads at run time (docs/TABLES.md in tunefleet).
+//
+// `tunefleet emit` writes, beside the package, table.tftable: the same
+// entries as this library's built-in table, in a versioned text file. A
+// newer emit (more tuning, another driver) writes a newer file; an app
+// built against this library loads it with LoadTable() and gets the newer
+// tuning without a rebuild. The file names its kernel sources by SHA-256,
+// and LoadTable() accepts it only when every source its entries use is one
+// this library was built with (a table never brings new OpenCL code), when
+// it has entries of `device` (same CL_DEVICE_NAME) and they were measured
+// on the device's driver (same CL_DRIVER_VERSION). On any mismatch nothing
+// changes: the built-in table (or the table loaded before) stays in use.
+//
+// On success the file's entries of that device (an exact launch per
+// workload, whatever template measured it) take precedence over the
+// built-in table for their workloads on devices of that name, in Run(),
+// Gemm(), DescribeRun() and DescribeRunEntry(); workloads the file lacks
+// run as before. One table is in use at a time: a later LoadTable()
+// replaces it (if it succeeds). Thread-safe; entries loaded are kept until
+// the process ends (a few hundred bytes each), so a Run() under way keeps
+// its entry.
+
+// Status codes of LoadTable() (beyond CL_SUCCESS and the OpenCL error of a
+// device query).
+inline constexpr cl_int kTableUnreadable = -4001;  // cannot be opened/read
+// Not a table file, a line that does not parse, a value out of range, or
+// a truncated file (no end line, or a count that does not match).
+inline constexpr cl_int kTableMalformed = -4002;
+inline constexpr cl_int kTableVersion = -4003;  // another format version
+// An entry uses a kernel source (SHA-256) this library was not built with.
+inline constexpr cl_int kTableOtherSources = -4004;
+// No device of the file has the device's CL_DEVICE_NAME.
+inline constexpr cl_int kTableOtherDevice = -4005;
+// The file's device of that name was measured on another CL_DRIVER_VERSION.
+inline constexpr cl_int kTableOtherDriver = -4006;
+// An entry's workload is not one this library's ops read.
+inline constexpr cl_int kTableUnknownWorkload = -4007;
+
+// Loads the table file at `path` for `device` as described above. Returns
+// CL_SUCCESS (with *message, when not null, saying what was loaded:
+// "<n> entries of device key <key> from <path>"), or a code above with the
+// reason in *message (e.g. "entry 3 (softmax N=1 D=100 fp32) uses kernel
+// source 1f0c... that this library was not built with; the built-in table
+// stays in use"). Never throws.
+cl_int LoadTable(cl_device_id device, const char* path,
+                 std::string* message = nullptr);
+
+// Goes back to the built-in table (the loaded entries stay allocated, as
+// above).
+void UnloadTable();
+
+class Model;              // tunefleet_model.h
+struct ModelLoadOptions;  // tunefleet_model.h
+
+// A model plan (tunefleet_model.h: `tunefleet emit --onnx`'s
+// plans/<key>/<model>.tfplan and .tfweights, or those of a newer emit)
+// loaded at run time with the checks LoadTable() makes: every kernel
+// source of the plan must be one this library was built with (else
+// kTableOtherSources, naming the step), the plan's device key must be one
+// the library's built-in table or its loaded table has (else
+// kTableOtherDevice), and its records must have been measured on the
+// device's CL_DRIVER_VERSION (as that table says; else kTableOtherDriver).
+// Then Model::LoadPlan checks and loads it as Model::Load does (its codes:
+// kPlan*, kModel*). Returns CL_SUCCESS with *out set, or a code with the
+// reason in *message; on failure *out is untouched, so the app keeps the
+// Model it has (e.g. that of the plan installed with the library).
+cl_int LoadModelPlan(cl_context context, cl_device_id device,
+                     const char* plan_path, const char* weights_path,
+                     const ModelLoadOptions& options,
+                     std::unique_ptr<Model>* out,
+                     std::string* message = nullptr);
 
 // The canonical string of `workload` (in any form Run() reads), as
 // `tunefleet tasks` prints it: "softmax D=100" is "softmax N=1 D=100 fp32".
