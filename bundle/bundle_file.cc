@@ -146,6 +146,11 @@ absl::StatusOr<std::string> ExportBundle(store::Store& store,
                                          const SigningKey* key) {
   TUNEFLEET_ASSIGN_OR_RETURN(store::ExchangeRows rows,
                              store.ExportRows(filter));
+  if (rows.jobs.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no tuning records to export (device key '", filter.device_key,
+        "', op '", filter.op, "'; empty: any)"));
+  }
   ContentInfo info;
   info.created_unix_ms = base::NowMs();
   info.tunefleet_version = base::kVersion;

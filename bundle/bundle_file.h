@@ -47,7 +47,8 @@ absl::StatusOr<VerifiedFile> VerifyFile(absl::string_view bytes,
                                         const TrustedKeys* trust);
 
 // What `records export` does: the rows `filter` selects from `store` as a
-// bundle file, signed with `key` when not null.
+// bundle file, signed with `key` when not null. NOT_FOUND when no job
+// matches.
 absl::StatusOr<std::string> ExportBundle(store::Store& store,
                                          const store::ExchangeFilter& filter,
                                          const SigningKey* key);

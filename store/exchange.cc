@@ -2,9 +2,11 @@
 // import (store/exchange.h, docs/BUNDLES.md).
 #include "store/exchange.h"
 
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/escaping.h"
