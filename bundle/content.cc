@@ -27,7 +27,7 @@ class Reader {
   // missing.
   const json* Member(const json& o, const std::string& path, const char* key) {
     if (!o.is_object()) {
-      Fail(path, "is not an object");
+      Fail(path.empty() ? "the top level" : path, "is not an object");
       return nullptr;
     }
     auto it = o.find(key);

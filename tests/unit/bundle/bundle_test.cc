@@ -292,7 +292,9 @@ TEST_F(BadBundleTest, RefusesMalformedContent) {
   ExpectRefused(Rewrap("{not json"), absl::StatusCode::kInvalidArgument,
                 "not valid JSON");
   ExpectRefused(Rewrap("[]"), absl::StatusCode::kInvalidArgument,
-                "format is not");
+                "the top level is not an object");
+  ExpectRefused(Rewrap("{\"format\":\"zip\"}"),
+                absl::StatusCode::kInvalidArgument, "format is not");
   ExpectRefused(Rewrap(std::string(100, '[') + std::string(100, ']')),
                 absl::StatusCode::kInvalidArgument, "nested deeper");
   std::string content = Content();
