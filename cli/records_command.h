@@ -38,8 +38,11 @@ struct RecordsCommands {
 // parsing.
 RecordsCommands AddRecordsCommand(CLI::App& app, RecordsOptions& options);
 
-// Run them; return the process exit code (common.h): kExitBadInput for a
-// refused bundle, key or filter, kExitFailed for I/O or server failures.
+// Run them; return the process exit code (common.h, ReportError):
+// kExitBadInput for a malformed bundle, key file or command line
+// (INVALID_ARGUMENT, NOT_FOUND: also an export that matches no record),
+// kExitFailed for an altered, truncated (DATA_LOSS) or untrusted
+// (PERMISSION_DENIED) bundle and for I/O or server failures.
 int RunRecordsExport(const RecordsOptions& options);
 int RunRecordsImport(const RecordsOptions& options);
 
