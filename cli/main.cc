@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "base/version.h"
 #include "cli/backup_command.h"
+#include "cli/records_command.h"
 #include "cli/common.h"
 #include "cli/dashboard_command.h"
 #include "cli/emit_command.h"
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   tunefleet::cli::SpaceOptions space;
   tunefleet::cli::BackupOptions backup;
   tunefleet::cli::RunOptions run;
+  tunefleet::cli::RecordsOptions records;
   CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
   CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
   CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
@@ -84,6 +86,8 @@ int main(int argc, char** argv) {
   CLI::App* dashboard_cmd = tunefleet::cli::AddDashboardCommand(app, dashboard);
   CLI::App* report_cmd = tunefleet::cli::AddReportCommand(app, report);
   CLI::App* backup_cmd = tunefleet::cli::AddBackupCommand(app, backup);
+  const tunefleet::cli::RecordsCommands records_cmds =
+      tunefleet::cli::AddRecordsCommand(app, records);
   // With --json, every error is one JSON object on stderr (docs/JSON.md),
   // a refused command line too.
   bool json = false;
@@ -129,5 +133,11 @@ int main(int argc, char** argv) {
   if (*report_cmd) return tunefleet::cli::RunReport(report);
   if (*backup_cmd) return tunefleet::cli::RunBackup(backup);
   if (*run_cmd) return tunefleet::cli::RunRun(run);
+  if (*records_cmds.export_cmd) {
+    return tunefleet::cli::RunRecordsExport(records);
+  }
+  if (*records_cmds.import_cmd) {
+    return tunefleet::cli::RunRecordsImport(records);
+  }
   return tunefleet::cli::kExitBadInput;
 }

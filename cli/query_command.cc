@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/table_text.h"
@@ -92,7 +93,7 @@ std::string Indented(const std::string& text, absl::string_view indent) {
 }  // namespace
 
 std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
-                        size_t max_width) {
+                        size_t max_width, bool provenance) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(records.size());
   for (const auto& r : records) {
@@ -101,11 +102,32 @@ std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
                     absl::StrFormat("%.4f", r.time_ns() / 1e6),
                     absl::StrFormat("%.2f", r.gflops()),
                     ConfigText(r.config())});
+    if (provenance) {
+      const tunefleet::v1::Provenance& p = r.provenance();
+      auto or_dash = [](const std::string& s) {
+        return s.empty() ? std::string("-") : s;
+      };
+      rows.back().insert(
+          rows.back().end(),
+          {or_dash(p.driver_version()), or_dash(p.kernel_sha256()),
+           absl::StrCat("v", p.template_version(), " ",
+                        or_dash(p.template_source_hash())),
+           or_dash(p.tunefleet_version()),
+           absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                            absl::FromUnixMillis(p.measured_unix_ms()),
+                            absl::UTCTimeZone()),
+           or_dash(p.agent_name()), p.imported() ? "imported" : "local"});
+    }
   }
-  return FitTable(
-      {"DEVICE KEY", "WORKLOAD", "RESULT", "TIME (ms)", "GFLOP/s", "CONFIG"},
-      rows, {false, false, false, true, true, false},
-      /*cut_columns=*/{0, 1, 5}, max_width);
+  std::vector<std::string> header = {"DEVICE KEY", "WORKLOAD", "RESULT",
+                                     "TIME (ms)",  "GFLOP/s",  "CONFIG"};
+  std::vector<bool> right = {false, false, false, true, true, false};
+  if (provenance) {
+    header.insert(header.end(), {"DRIVER", "KERNEL SHA-256", "TEMPLATE",
+                                 "TUNEFLEET", "MEASURED", "AGENT", "ORIGIN"});
+    right.resize(header.size(), false);
+  }
+  return FitTable(header, rows, right, /*cut_columns=*/{0, 1, 5}, max_width);
 }
 
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
@@ -122,7 +144,9 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
   cmd->add_flag("--wide", o.wide,
                 "print every cell in full (default: long device keys, "
                 "workloads and configs are cut with '…' to fit the "
-                "terminal)");
+                "terminal), and each record's provenance: driver, kernel "
+                "SHA-256, template version, tunefleet version, measurement "
+                "time, agent, origin");
   cmd->add_option("--page-size", o.page_size,
                   "records per request to the server (default: the "
                   "server's, 1000) or per read of --db (default 1000); "
@@ -143,12 +167,14 @@ int RunQuery(const QueryOptions& o) {
         if (o.json) {
           for (const auto& r : records) {
             std::cout << (any ? ",\n" : "[\n")
-                      << Indented(proto::ContractJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace),
+                      << Indented(proto::ContractJson(r).dump(
+                                      2, ' ', false,
+                                      nlohmann::json::error_handler_t::replace),
                                   "  ");
             any = true;
           }
         } else {
-          std::string table = RecordTable(records, width);
+          std::string table = RecordTable(records, width, o.wide);
           if (any) table.erase(0, table.find('\n') + 1);  // the header
           std::cout << table;
           any = true;

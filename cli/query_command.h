@@ -35,8 +35,12 @@ int RunQuery(const QueryOptions& options);
 // CONFIG, each column as wide as its content; with max_width > 0 (in
 // characters), DEVICE KEY, WORKLOAD and CONFIG cells are cut with "…" so
 // that lines fit it (FitTable, cli/table_text.h).
+// With `provenance` (query --wide), each record's provenance follows
+// (TuningRecord.provenance): DRIVER, KERNEL SHA-256, TEMPLATE (version and
+// source hash), TUNEFLEET (version), MEASURED (UTC), AGENT and ORIGIN
+// ("local", or "imported" from a record bundle).
 std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
-                        size_t max_width = 0);
+                        size_t max_width = 0, bool provenance = false);
 
 struct DevicesOptions {
   std::string server;

@@ -255,6 +255,7 @@ void AgentServiceImpl::RouteResult(const tunefleet::v1::Measurement& m,
   }
   std::optional<ResultOf> of = scheduler_->ResultJob(trial_id);
   if (!of) return;  // stale or repeated: already requeued or done
+  of->lease.driver_version = session.device().driver_version();
   // The result is acknowledged -- its lease ended and the agent given more
   // work -- only once it is in the store (with the lease that measured
   // it); one that cannot be stored is measured again.

@@ -110,4 +110,30 @@ grpc::Status AuthorizedTuningService::RunModel(
   });
 }
 
+grpc::Status AuthorizedTuningService::ExportRecords(
+    grpc::ServerContext* context,
+    const tunefleet::v1::ExportRecordsRequest* request,
+    grpc::ServerWriter<tunefleet::v1::BundleChunk>* writer) {
+  return Authorized(*auth_, *context, auth::kExportRecordsMethod, [&] {
+    if (bundles_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "this server does not export record bundles");
+    }
+    return bundles_->Export(*request, writer);
+  });
+}
+
+grpc::Status AuthorizedTuningService::ImportRecords(
+    grpc::ServerContext* context,
+    grpc::ServerReader<tunefleet::v1::BundleChunk>* reader,
+    tunefleet::v1::ImportRecordsResponse* response) {
+  return Authorized(*auth_, *context, auth::kImportRecordsMethod, [&] {
+    if (bundles_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "this server does not import record bundles");
+    }
+    return bundles_->Import(reader, response);
+  });
+}
+
 }  // namespace tunefleet::server

@@ -13,6 +13,7 @@
 #include "server/agent_service.h"
 #include "server/auth/authorizer.h"
 #include "server/model_run_service.h"
+#include "server/record_bundles.h"
 #include "server/tuning_service.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -78,13 +79,25 @@ class AuthorizedTuningService final
   grpc::Status RunModel(grpc::ServerContext* context,
                         const tunefleet::v1::RunModelRequest* request,
                         tunefleet::v1::RunModelResult* response) override;
+  // Record bundles (docs/BUNDLES.md): ExportRecords for readers,
+  // ImportRecords for tuners; UNIMPLEMENTED while no RecordBundles is set.
+  grpc::Status ExportRecords(
+      grpc::ServerContext* context,
+      const tunefleet::v1::ExportRecordsRequest* request,
+      grpc::ServerWriter<tunefleet::v1::BundleChunk>* writer) override;
+  grpc::Status ImportRecords(
+      grpc::ServerContext* context,
+      grpc::ServerReader<tunefleet::v1::BundleChunk>* reader,
+      tunefleet::v1::ImportRecordsResponse* response) override;
   // Set before serving; must outlive the gRPC server.
   void set_model_runs(ModelRunRouter* model_runs) { model_runs_ = model_runs; }
+  void set_record_bundles(const RecordBundles* bundles) { bundles_ = bundles; }
 
  private:
   TuningServiceImpl* inner_;
   const auth::Authorizer* auth_;
   ModelRunRouter* model_runs_ = nullptr;
+  const RecordBundles* bundles_ = nullptr;
 };
 
 }  // namespace tunefleet::server

@@ -28,6 +28,7 @@ struct Flags {
   ServerOptions options;
   bool no_resume = false;
   std::string tokens_file;
+  std::string bundle_trust_file;
 };
 
 // Blocks SIGINT, SIGTERM (stop) and SIGHUP (reload the tokens file) in this
@@ -107,6 +108,10 @@ void AddFlags(CLI::App* app, Flags* flags) {
                   "grow with jobs, tasks or streams")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
+  app->add_option("--bundle-trust", flags->bundle_trust_file,
+                  "accept only record bundles (ImportRecords, "
+                  "docs/BUNDLES.md) signed by one of the Ed25519 public "
+                  "keys in this PEM file; default: any intact bundle");
 }
 
 // The tokens of `flags.tokens_file` (if any) into the options. Errors:
@@ -118,6 +123,18 @@ absl::Status LoadTokens(Flags* flags) {
   if (!tokens.ok()) return tokens.status();
   flags->options.tokens =
       std::make_shared<const tunefleet::auth::TokenSet>(*std::move(tokens));
+  return absl::OkStatus();
+}
+
+// The keys of --bundle-trust (if given) into the options. Errors:
+// TrustedKeys::FromPemFile's.
+absl::Status LoadBundleTrust(Flags* flags) {
+  if (flags->bundle_trust_file.empty()) return absl::OkStatus();
+  absl::StatusOr<tunefleet::bundle::TrustedKeys> keys =
+      tunefleet::bundle::TrustedKeys::FromPemFile(flags->bundle_trust_file);
+  if (!keys.ok()) return keys.status();
+  flags->options.bundle_trust =
+      std::make_shared<const tunefleet::bundle::TrustedKeys>(*std::move(keys));
   return absl::OkStatus();
 }
 
@@ -206,7 +223,8 @@ int main(int argc, char** argv) {
   AddFlags(&app, &flags);
   CLI11_PARSE(app, argc, argv);
   flags.options.resume_jobs = !flags.no_resume;
-  if (absl::Status s = LoadTokens(&flags); !s.ok()) {
+  if (absl::Status s = LoadTokens(&flags);
+      !s.ok() || !(s = LoadBundleTrust(&flags)).ok()) {
     std::fprintf(stderr, "tunefleet-server: %s\n",
                  std::string(s.message()).c_str());
     return 2;

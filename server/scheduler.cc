@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/time.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::server {
 
@@ -157,18 +158,33 @@ std::optional<Lease> Scheduler::EndLease(int64_t trial_id) {
 }
 
 std::optional<ResultOf> Scheduler::ResultJob(int64_t trial_id) {
-  auto result_of = [](const QueuedTrial& t) {
-    return ResultOf{t.job_id,
-                    store::TrialLease{t.agent, t.attempt, t.leased_ms}};
+  std::optional<ResultOf> of;
+  std::shared_ptr<const tunefleet::v1::MeasureRequest> request;
+  std::shared_ptr<const trial::SourceTexts> sources;
+  auto result_of = [&](const QueuedTrial& t) {
+    of = ResultOf{t.job_id, store::TrialLease{t.agent, t.attempt, t.leased_ms}};
+    request = t.request;
+    sources = t.sources;
   };
-  absl::MutexLock lock(&mu_);
-  if (auto it = leases_.find(trial_id); it != leases_.end()) {
-    return result_of(it->second.trial);
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = leases_.find(trial_id); it != leases_.end()) {
+      result_of(it->second.trial);
+    } else {
+      for (const auto& [key, queue] : queues_) {
+        if (const QueuedTrial* t = queue.Find(trial_id)) {
+          result_of(*t);
+          break;
+        }
+      }
+    }
   }
-  for (const auto& [key, queue] : queues_) {
-    if (const QueuedTrial* t = queue.Find(trial_id)) return result_of(*t);
+  // The provenance hash of the program the agent built, outside the lock.
+  if (of && request != nullptr) {
+    of->lease.kernel_sha256 =
+        trial::KernelSha256(request->kernel(), sources.get());
   }
-  return std::nullopt;
+  return of;
 }
 
 LostLeases Scheduler::RequeueLease(int64_t trial_id) {

@@ -112,6 +112,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->authorized_tuning_service_ = std::make_unique<AuthorizedTuningService>(
       s->tuning_service_.get(), s->authorizer_.get());
   s->authorized_tuning_service_->set_model_runs(s->model_runs_.get());
+  s->record_bundles_ =
+      std::make_unique<RecordBundles>(s->store_.get(), options.bundle_trust);
+  s->authorized_tuning_service_->set_record_bundles(s->record_bundles_.get());
 
   // Standard services for generic tools: grpc.health.v1.Health and server
   // reflection. Both are process-wide switches read when a builder is made.

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/time.h"
+#include "bundle/keys.h"
 #include "grpcpp/grpcpp.h"
 #include "server/agent_service.h"
 #include "server/auth/authorizer.h"
@@ -83,6 +84,9 @@ struct ServerOptions {
   // Host names the dashboard is reached by besides http_listen's address
   // (dashboard/request_guard.h; a reverse proxy's, a DNS name).
   std::vector<std::string> http_hosts;
+  // Record bundles (docs/BUNDLES.md): when set, ImportRecords accepts only
+  // bundles signed by one of these keys (--bundle-trust FILE).
+  std::shared_ptr<const bundle::TrustedKeys> bundle_trust;
 };
 
 // OK when `options` may be served as they are (the rules above). Errors:
@@ -168,6 +172,7 @@ class Server {
   // What gRPC serves: the services above behind the authorizer.
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;
+  std::unique_ptr<RecordBundles> record_bundles_;
   std::unique_ptr<AuthorizedTuningService> authorized_tuning_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   // The web dashboard, when http_listen is set; stopped first.

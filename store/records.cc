@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "proto/names.h"
+#include "store/exchange.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 
@@ -26,7 +27,9 @@ using tunefleet::v1::Measurement;
 constexpr absl::string_view kRecordColumns =
     "t.id, t.job_id, j.device_key, w.op, w.shape, w.dtype, tp.name, "
     "tp.version, t.config, t.error, t.time_ns, t.gflops, t.agent, "
-    "t.created_ms, t.done_ms, t.compile_ms, t.error_message";
+    "t.created_ms, t.done_ms, t.compile_ms, t.error_message, "
+    "t.driver_version, t.kernel_sha256, tp.source_hash, t.tunefleet_version, "
+    "t.measurement_id, t.times_ns";
 // The job, workload and template of trial t. CROSS JOIN keeps the row
 // source on the left as SQLite's outer loop, so that a page is read in
 // that source's order and stops at its LIMIT instead of being sorted from
@@ -101,6 +104,22 @@ tunefleet::v1::TuningRecord RecordFromRow(const Statement& s,
   r.set_measured_unix_ms(s.Int(14));
   r.set_compile_ms(s.Double(15));
   r.set_error_message(s.Text(16));
+  tunefleet::v1::Provenance& p = *r.mutable_provenance();
+  p.set_driver_version(s.Text(17));
+  p.set_kernel_sha256(s.Text(18));
+  p.set_template_version(r.template_version());
+  p.set_template_source_hash(s.Text(19));
+  p.set_tunefleet_version(s.Text(20));
+  p.set_measured_unix_ms(r.measured_unix_ms());
+  p.set_agent_name(r.agent_name());
+  p.set_imported(!s.IsNull(21));
+  p.set_measurement_id(
+      s.IsNull(21) ? MeasurementId(MeasurementIdentity{
+                         r.device_key(), r.workload_key(), r.template_name(),
+                         r.template_version(), p.template_source_hash(),
+                         s.Text(8), s.Text(9), s.Text(22), r.measured_unix_ms(),
+                         r.agent_name(), p.driver_version(), p.kernel_sha256()})
+                   : s.Text(21));
   return r;
 }
 

@@ -310,7 +310,48 @@ absl::Status MigrateToV6(Database& db) {
       "ALTER TABLE jobs ADD COLUMN space_size INTEGER NOT NULL DEFAULT 0;");
 }
 
-static_assert(std::size(kMigrations) + 3 == kSchemaVersion);
+// v7 (issue 39): the provenance of every measurement and the identities
+// that make a record bundle's import idempotent (docs/BUNDLES.md):
+// - trials.driver_version: CL_DRIVER_VERSION of the agent that measured it;
+// - trials.kernel_sha256: SHA-256 (hex) of what the agent built
+//   (store::KernelSha256: source, build options, library routine);
+// - trials.tunefleet_version: the version of the server that stored it;
+// - trials.measurement_id / jobs.origin_id: for a row imported from a
+//   bundle, the content identity it had there (store/exchange.h); NULL for
+//   rows measured here, whose identity is computed from their content.
+// Rows written before v7 keep NULL provenance. Self-contained: it adds
+// columns and indexes only, and a file that has them already (its version
+// set back) keeps them.
+constexpr const char* kV7Columns[][2] = {
+    {"trials", "driver_version TEXT"},    {"trials", "kernel_sha256 TEXT"},
+    {"trials", "tunefleet_version TEXT"}, {"trials", "measurement_id TEXT"},
+    {"jobs", "origin_id TEXT"},
+};
+
+absl::Status MigrateToV7(Database& db) {
+  for (const auto& [table, column] : kV7Columns) {
+    const std::string name(column, std::string_view(column).find(' '));
+    bool has_column = false;
+    {
+      TUNEFLEET_ASSIGN_OR_RETURN(
+          Statement q, db.Prepare(absl::StrCat("SELECT name FROM pragma_table_"
+                                               "info('",
+                                               table, "')")));
+      TUNEFLEET_RETURN_IF_ERROR(q.ForEachRow(
+          [&](const Statement& row) { has_column |= row.Text(0) == name; }));
+    }
+    if (has_column) continue;
+    TUNEFLEET_RETURN_IF_ERROR(
+        db.Exec(absl::StrCat("ALTER TABLE ", table, " ADD COLUMN ", column)));
+  }
+  return db.Exec(
+      "CREATE UNIQUE INDEX IF NOT EXISTS trials_by_measurement_id ON trials "
+      "(measurement_id) WHERE measurement_id IS NOT NULL;\n"
+      "CREATE UNIQUE INDEX IF NOT EXISTS jobs_by_origin_id ON jobs "
+      "(origin_id) WHERE origin_id IS NOT NULL;");
+}
+
+static_assert(std::size(kMigrations) + 4 == kSchemaVersion);
 
 // Runs migration `v` (from version v to v + 1) inside the caller's
 // transaction.
@@ -324,7 +365,10 @@ absl::Status Migrate(Database& db, int v) {
   if (v == static_cast<int>(std::size(kMigrations)) + 1) {
     return MigrateToV5(db);
   }
-  return MigrateToV6(db);
+  if (v == static_cast<int>(std::size(kMigrations)) + 2) {
+    return MigrateToV6(db);
+  }
+  return MigrateToV7(db);
 }
 
 }  // namespace

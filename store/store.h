@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
+#include "store/exchange.h"
 #include "store/openers_lock.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -298,6 +299,22 @@ class Store {
   // Counts of a job's trials by state.
   absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> TrialStates(
       int64_t job_id);
+  // Record bundles (store/exchange.cc, docs/BUNDLES.md). The rows of the
+  // records `filter` selects: every done trial (not CANCELLED) of the jobs
+  // of its device key and op, those jobs (model jobs' tasks too), their
+  // templates and devices. Local rows get their identities computed.
+  absl::StatusOr<ExchangeRows> ExportRows(const ExchangeFilter& filter);
+  // Merges `rows` in one transaction: devices and templates this file
+  // lacks, jobs by origin id (an existing one keeps its row; its reference
+  // time becomes the faster of the two), trials by measurement id (one
+  // already here is left as it is). Trials are added done, so the best
+  // records change only where an imported trial is faster (the v4
+  // triggers). Checks every row first: a measurement id that does not
+  // match its content, a trial of a job not in `rows`, a job whose
+  // template or device is neither in `rows` nor here, or a workload that
+  // does not parse is INVALID_ARGUMENT naming the row, and nothing is
+  // written. Importing the same rows twice changes nothing the second time.
+  absl::StatusOr<MergeSummary> MergeRows(const ExchangeRows& rows);
   // Frees what SQLite's page cache holds of this connection (pages are
   // read again as needed): after a large job, so that its pages do not
   // pin the memory the job gave back.

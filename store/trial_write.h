@@ -19,6 +19,11 @@ struct TrialLease {
   std::string agent;      // the agent's name (Hello.agent_name)
   int attempt = 0;        // leases of the trial so far, this one included
   int64_t leased_ms = 0;  // Unix ms the lease began
+  // Provenance (schema v7, docs/BUNDLES.md): the measuring agent's
+  // CL_DRIVER_VERSION and trial::KernelSha256 of the launch it built;
+  // empty: unknown (stored NULL).
+  std::string driver_version;
+  std::string kernel_sha256;
 };
 
 struct TrialWrite {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/time.h"
+#include "base/version.h"
 #include "proto/names.h"
 #include "store/store.h"
 
@@ -54,7 +55,9 @@ constexpr absl::string_view kCompleteTrial =
     "error_message = ?3, times_ns = ?4, time_ns = ?5, "
     "gflops = ?6, number = ?7, compile_ms = ?8, "
     "max_rel_error = ?9, done_ms = ?10, agent = COALESCE(?11, agent), "
-    "attempt = MAX(attempt, ?12), leased_ms = COALESCE(?13, leased_ms) "
+    "attempt = MAX(attempt, ?12), leased_ms = COALESCE(?13, leased_ms), "
+    "driver_version = COALESCE(?14, driver_version), "
+    "kernel_sha256 = COALESCE(?15, kernel_sha256), tunefleet_version = ?16 "
     "WHERE id = ?1 AND state != 'done'";
 
 // Runs one write on `db` (inside the caller's transaction, if any);
@@ -101,6 +104,17 @@ absl::StatusOr<bool> ApplyWrite(Database& db, const TrialWrite& w) {
   } else {
     s->BindNull(13);
   }
+  if (lease.driver_version.empty()) {
+    s->BindNull(14);
+  } else {
+    s->Bind(14, lease.driver_version);
+  }
+  if (lease.kernel_sha256.empty()) {
+    s->BindNull(15);
+  } else {
+    s->Bind(15, lease.kernel_sha256);
+  }
+  s->Bind(16, base::kVersion);
   absl::Status run = s->Run();
   s->Reset();
   TUNEFLEET_RETURN_IF_ERROR(run);

@@ -1,11 +1,33 @@
 #include "trial/trial_request.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/hash.h"
 #include "base/stats.h"
 
 namespace tunefleet::trial {
+
+std::string KernelSha256(const tunefleet::v1::KernelLaunch& launch,
+                         const SourceTexts* sources) {
+  absl::string_view source = launch.source();
+  if (source.empty() && !launch.source_hash().empty() && sources != nullptr) {
+    if (auto it = sources->find(launch.source_hash()); it != sources->end()) {
+      source = it->second;
+    }
+  }
+  std::string text("tunefleet-kernel-v1");
+  text.push_back('\0');
+  for (absl::string_view part :
+       {source, absl::string_view(launch.build_options()),
+        absl::string_view(launch.library().library()),
+        absl::string_view(launch.library().routine())}) {
+    text.append(part.data(), part.size());
+    text.push_back('\0');
+  }
+  text.pop_back();
+  return absl::BytesToHexString(base::Sha256(text));
+}
 
 std::string SourceHash(absl::string_view source) {
   return base::Fnv1aHex(source);

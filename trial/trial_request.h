@@ -52,6 +52,16 @@ struct LeanRequest {
 void FillSources(const SourceTexts& sources,
                  tunefleet::v1::MeasureRequest* request);
 
+// The provenance hash of what an agent builds for `launch` (issue 39,
+// docs/BUNDLES.md): SHA-256 (FIPS 180-4) as 64 lowercase hex digits over
+// "tunefleet-kernel-v1\0" SOURCE "\0" BUILD_OPTIONS "\0" LIBRARY "\0"
+// ROUTINE, SOURCE being the launch's OpenCL C text (from `sources` by its
+// source_hash where the launch names it by hash alone; "" for a library
+// call without an epilogue). Two trials with the same hash ran the same
+// program.
+std::string KernelSha256(const tunefleet::v1::KernelLaunch& launch,
+                         const SourceTexts* sources = nullptr);
+
 // Builds the MeasureRequests of one job: what is the same for every trial
 // of (template, workload, timing) -- the workload key, the buffers, the
 // verification with its reference key (an FNV-1a hash of the reference

@@ -42,6 +42,10 @@ inline constexpr char kListJobsMethod[] =
 inline constexpr char kGetJobMethod[] = "/tunefleet.v1.TuningService/GetJob";
 inline constexpr char kRunModelMethod[] =
     "/tunefleet.v1.TuningService/RunModel";
+inline constexpr char kExportRecordsMethod[] =
+    "/tunefleet.v1.TuningService/ExportRecords";
+inline constexpr char kImportRecordsMethod[] =
+    "/tunefleet.v1.TuningService/ImportRecords";
 
 // The role a method needs; nullopt for a method no token may call.
 std::optional<Role> RequiredRole(absl::string_view full_method);

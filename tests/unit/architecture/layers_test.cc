@@ -76,13 +76,15 @@ const std::map<std::string, Library>& Libraries() {
         {"measure", "client", "proto"}}},
       {"transfer", {{"cost_model/transfer."}, {"task_features", "store"}}},
       {"emitter", {{"emitter/"}, {"store", "templates", "trial", "base"}}},
+      {"bundle", {{"bundle/"}, {"store", "contract", "proto", "base"}}},
       {"plan_builder",
        {{"plan_builder/"},
         {"emitter", "onnx_import", "model_runtime", "templates", "base"}}},
       {"dashboard", {{"dashboard/"}, {"store", "auth", "proto", "base"}}},
       {"server",
        {{"server/"},
-        {"dashboard", "store", "transfer", "task_features", "search", "trial",
+        {"dashboard", "bundle", "store", "transfer", "task_features", "search",
+         "trial",
          "validation", "auth", "metrics", "contract", "base"}}},
       {"tunefleet-agent",
        {{"device_agent/main.", "device_agent/measure_command.",
@@ -91,7 +93,7 @@ const std::map<std::string, Library>& Libraries() {
          "model_run_remote"}}},
       {"cli",
        {{"cli/"},
-        {"server", "dashboard", "store", "emitter", "onnx_import",
+        {"server", "dashboard", "bundle", "store", "emitter", "onnx_import",
          "task_features", "search", "trial", "auth", "client", "templates",
          "contract", "base", "plan_builder", "model_run", "model_runtime",
          "model_run_remote"}}},
@@ -135,7 +137,8 @@ std::vector<std::string> SourceFiles(const std::filesystem::path& root) {
   std::vector<std::string> files;
   for (const char* folder :
        {"base", "kernel_policy", "proto", "kernels_templates", "cost_model",
-        "search", "trial", "store", "onnx_import", "emitter", "dashboard",
+        "search", "trial", "store", "bundle", "onnx_import", "emitter",
+        "dashboard",
         "client", "server", "device_agent", "cli", "model_runtime",
         "plan_builder", "model_run"}) {
     for (const auto& entry :

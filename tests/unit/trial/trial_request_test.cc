@@ -161,5 +161,36 @@ TEST(TrialRequest, LimitsReadTheLibrariesAndImageExtensions) {
   EXPECT_FALSE(LimitsFromDeviceInfo(other).library_clml);
 }
 
+// The provenance hash names what the agent builds: source and build
+// options (and a library routine), whether the source travels in full or by
+// its hash.
+TEST(KernelSha256, NamesTheProgramTheAgentBuilds) {
+  tunefleet::v1::KernelLaunch launch;
+  launch.set_source("__kernel void k() {}");
+  launch.set_build_options("-DMWG=64");
+  const std::string hash = KernelSha256(launch);
+  EXPECT_EQ(hash.size(), 64u);
+  EXPECT_EQ(hash.find_first_not_of("0123456789abcdef"), std::string::npos);
+
+  tunefleet::v1::KernelLaunch by_hash = launch;
+  by_hash.clear_source();
+  by_hash.set_source_hash(SourceHash(launch.source()));
+  const SourceTexts sources = {{by_hash.source_hash(), launch.source()}};
+  EXPECT_EQ(KernelSha256(by_hash, &sources), hash);
+
+  tunefleet::v1::KernelLaunch other = launch;
+  other.set_build_options("-DMWG=32");
+  EXPECT_NE(KernelSha256(other), hash);
+  other = launch;
+  other.mutable_library()->set_library("clblast");
+  other.mutable_library()->set_routine("gemm");
+  EXPECT_NE(KernelSha256(other), hash);
+  // Fields never run together: "ab" + "" is not "a" + "b".
+  tunefleet::v1::KernelLaunch split = launch;
+  split.set_source(launch.source() + "-DMWG=6");
+  split.set_build_options("4");
+  EXPECT_NE(KernelSha256(split), hash);
+}
+
 }  // namespace
 }  // namespace tunefleet::trial

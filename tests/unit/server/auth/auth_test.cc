@@ -104,7 +104,7 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
           << "server/auth_services.h";
     }
   }
-  EXPECT_EQ(methods, 10);
+  EXPECT_EQ(methods, 12);
   EXPECT_EQ(RequiredRole(kConnectMethod), Role::kAgent);
   EXPECT_EQ(RequiredRole(kSubmitJobMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kCancelJobMethod), Role::kTuner);
@@ -112,6 +112,8 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
   EXPECT_EQ(RequiredRole(kRunModelMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kExportRecordsMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kImportRecordsMethod), Role::kTuner);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
   EXPECT_TRUE(RoleAllows(Role::kTuner, Role::kReader));
   EXPECT_FALSE(RoleAllows(Role::kReader, Role::kTuner));
