@@ -64,6 +64,12 @@ ModelJob::~ModelJob() {
 
 void ModelJob::TaskChanged() { Wake(); }
 
+std::string ModelJob::MeasuringText() const {
+  return absl::StrCat(
+      "measuring the tuned model end to end on an agent of device key ",
+      row_.device_key);
+}
+
 tunefleet::v1::JobProgress ModelJob::Summary() {
   absl::MutexLock lock(&mu_);
   tunefleet::v1::JobProgress p = progress_;
@@ -121,6 +127,7 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
       ModelJobProgress(row, views, scheduler_, skipped_, {}, true);
   next.mutable_model()->mutable_latency_history()->Swap(&history);
   if (measured_) *next.mutable_model()->mutable_measured() = *measured_;
+  if (measuring_ && !measured_) next.set_waiting_reason(MeasuringText());
   for (const auto& t : tasks) {
     for (int64_t id : t.in_flight_trial_ids()) next.add_in_flight_trial_ids(id);
   }
@@ -326,6 +333,12 @@ bool ModelJob::MeasureThenEnd() {
     } else {
       bool complete = false;
       const double estimate = scheduler_.LatencyNs(&complete);
+      {
+        absl::MutexLock lock(&mu_);
+        measuring_ = true;
+        progress_.set_waiting_reason(MeasuringText());
+        Changed();
+      }
       measure_thread_ = std::thread([this, estimate] {
         // A cancel or interrupt (the server stopping) ends the run.
         auto stopped = [this] {

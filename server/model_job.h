@@ -106,6 +106,8 @@ class ModelJob : public TrackedJob {
   // Once every task ended after its budget: starts the measurement (once),
   // and ends the job done once it is stored. True once it ended.
   bool MeasureThenEnd();
+  // The waiting reason while the measurement runs.
+  std::string MeasuringText() const;
   // A task's progress changed (its listener; the task's lock is held).
   void TaskChanged();
   bool AllTasksEnded() const;
@@ -147,6 +149,7 @@ class ModelJob : public TrackedJob {
   std::thread measure_thread_;
   bool measure_started_ = false;  // the steps' own
   std::optional<tunefleet::v1::MeasuredLatency> measured_ ABSL_GUARDED_BY(mu_);
+  bool measuring_ ABSL_GUARDED_BY(mu_) = false;  // its run is under way
 };
 
 }  // namespace tunefleet::server

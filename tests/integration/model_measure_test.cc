@@ -5,8 +5,9 @@
 // per-layer times beside the estimate, and its latency history. A
 // SIGKILLed and restarted server keeps both; `watch`, `jobs`, the
 // dashboard's JSON view and `report` (drawn by a real Chromium where one is
-// installed) show them. Real tunefleet-server and tunefleet-agent processes
-// on loopback, real SQLite, real OpenCL (PoCL in CI).
+// installed) show them. A job sent without its model ends done and says why
+// its measurement is missing. Real tunefleet-server and tunefleet-agent
+// processes on loopback, real SQLite, real OpenCL (PoCL in CI).
 #include <signal.h>
 #include <unistd.h>
 
@@ -133,6 +134,20 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   EXPECT_EQ(vm["measured"]["layers"].size(), static_cast<size_t>(plan_layers));
   const size_t history = vm["latency_history"].size();
   EXPECT_GT(history, 0u);
+
+  // A model job without its model (--no-measure) still ends done, and says
+  // why its measurement is missing.
+  auto bare = RunCommand("cd " + dir + " && " + Cli() + " tune --onnx " +
+                         model + " --input-shape " + kShape + server +
+                         " --trials 2 --strategy random --no-library "
+                         "--no-transfer --repeat 1 --number 1 "
+                         "--min-repeat-ms 0 --quiet --json --no-measure");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  const nlohmann::json b = nlohmann::json::parse(bare.out);
+  EXPECT_EQ(b["state"], "JOB_STATE_DONE");
+  EXPECT_THAT(b["model"]["measured"]["missing_reason"].get<std::string>(),
+              HasSubstr("carried no ONNX model"));
+  EXPECT_EQ(b["model"]["measured"]["median_ns"].get<double>(), 0);
 
   // SIGKILL, then a new server on the same database keeps both.
   fleet.server().Kill(SIGKILL);
