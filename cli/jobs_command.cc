@@ -111,7 +111,8 @@ int RunJobs(const JobsOptions& o) {
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const JobProgress& p : *jobs) list.push_back(proto::ContractJson(p));
-    std::cout << list.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << list.dump(2, ' ', false,
+                           nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << JobTable(*jobs, o.wide ? 0 : TableWidth());
@@ -149,7 +150,8 @@ int RunWatch(const JobsOptions& o) {
   model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
-    std::cout << proto::ContractJson(*last).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << proto::ContractJson(*last).dump(
+                     2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << JobTable({*last});
@@ -157,6 +159,13 @@ int RunWatch(const JobsOptions& o) {
       std::cout << "\n"
                 << ModelTaskTable(*last) << "\n"
                 << ModelLatencyText(last->model()) << "\n";
+      if (const std::string measured = MeasuredLatencyText(last->model());
+          !measured.empty()) {
+        std::cout << measured << "\n";
+      }
+      if (const std::string layers = ModelLayerTable(*last); !layers.empty()) {
+        std::cout << "\n" << layers;
+      }
     }
     if (!last->message().empty()) std::cout << last->message() << "\n";
   }
@@ -184,7 +193,8 @@ int RunCancel(const JobsOptions& o) {
       FromGrpc(stub->CancelJob(&context, request, &progress), *server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
-    std::cout << proto::ContractJson(progress).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << proto::ContractJson(progress).dump(
+                     2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << CancelledText(progress) << "\n";

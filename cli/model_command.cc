@@ -15,6 +15,7 @@
 #include "cli/model_view.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
+#include "model_runtime/plan_format.h"
 #include "proto/json.h"
 #include "proto/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -407,6 +408,21 @@ nlohmann::json ModelTuneJson(
   j["tasks_without_trials"] = untried;
   j["elapsed_s"] = elapsed_s;
   j["coverage"] = CoverageJson(m.coverage);
+  // The measured run's layers with the figures the table shows.
+  nlohmann::json layers = nlohmann::json::array();
+  for (const ModelLayerRow& r : ModelLayerRows(last)) {
+    layers.push_back(
+        {{"label", r.layer->label()},
+         {"workload_key", r.layer->workload()},
+         {"entry", r.layer->entry()},
+         {"measured_ns", r.layer->measured_ns()},
+         {"estimate_ns", r.layer->estimate_ns()},
+         {"share", r.share},
+         {"trials", r.trials >= 0 ? nlohmann::json(r.trials) : nullptr},
+         {"speedup_vs_naive",
+          r.speedup > 0 ? nlohmann::json(r.speedup) : nullptr}});
+  }
+  j["layers"] = layers;
   if (o.trials_per_task > 0) j["trials_per_task"] = o.trials_per_task;
   if (o.server.empty()) j["database"] = o.db;
   return j;
@@ -506,6 +522,14 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
             << (o.no_library ? "no library call (--no-library)"
                              : "the library calls tried")
             << " and the naive kernel, as emitted libraries run them)\n";
+  if (const std::string measured = MeasuredLatencyText(model);
+      !measured.empty()) {
+    std::cout << "  " << measured << "\n";
+  }
+  if (std::string layers = ModelLayerTable(last); !layers.empty()) {
+    absl::StrReplaceAll({{"\n", "\n  "}}, &layers);
+    std::cout << "  " << layers.substr(0, layers.size() - 2);
+  }
   if (!m.unsupported.empty()) {
     std::vector<std::string> ops;
     for (const auto& u : m.unsupported) {
@@ -528,6 +552,17 @@ int RunModelTune(const TuneOptions& o) {
   if (!m.ok()) return ReportError("tune", m.status());
   absl::StatusOr<ModelJobPlan> plan = BuildModelJobRequest(o, *m);
   if (!plan.ok()) return ReportError("tune", plan.status());
+  if (!o.no_measure) {
+    // The server runs the tuned plan end to end once the budget is spent.
+    std::string bytes, error;
+    if (tunefleet_tuned::ReadWholeFile(o.onnx, &bytes, &error) != 0) {
+      return ReportError("tune", absl::NotFoundError(error));
+    }
+    plan->request.set_onnx_model(std::move(bytes));
+    for (const std::string& s : o.input_shapes) {
+      plan->request.add_input_shapes(s);
+    }
+  }
   std::unique_ptr<EmbeddedFleet> fleet;
   CurrentJob current;
   // Declared after what its callback uses: its watcher thread (which may

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -61,6 +63,95 @@ std::string ModelLatencyText(const ModelProgress& m) {
       m.latency_complete() ? "" : " (some tasks have no figure)");
 }
 
+std::string MeasuredLatencyText(const ModelProgress& m) {
+  if (!m.has_measured()) return "";
+  const tunefleet::v1::MeasuredLatency& r = m.measured();
+  if (!r.missing_reason().empty()) {
+    return absl::StrCat("measured latency: missing: ", r.missing_reason());
+  }
+  std::string text = absl::StrFormat(
+      "measured latency (end to end on %s, %u runs, record %s): median %s "
+      "ms, p10 %s ms, p90 %s ms",
+      r.agent_name().empty() ? "an agent" : r.agent_name(), r.runs(),
+      r.record().empty() ? "off" : r.record(), MsText(r.median_ns()),
+      MsText(r.p10_ns()), MsText(r.p90_ns()));
+  if (r.estimate_ns() > 0) {
+    absl::StrAppendFormat(
+        &text, "; estimated %s ms (measured %.2fx the estimate)",
+        MsText(r.estimate_ns()), r.median_ns() / r.estimate_ns());
+  }
+  return text;
+}
+
+namespace {
+
+// Per workload key: trials done by its tasks and its speedup over naive
+// (the naive reference time over the best time of its tasks; 0: none).
+struct WorkloadFigures {
+  uint32_t trials = 0;
+  double best_ns = 0;
+  double naive_ns = 0;
+  double speedup() const {
+    return best_ns > 0 && naive_ns > 0 ? naive_ns / best_ns : 0;
+  }
+};
+
+std::map<std::string, WorkloadFigures> FiguresByWorkload(const JobProgress& p) {
+  std::map<std::string, WorkloadFigures> out;
+  for (const ModelTaskProgress& t : p.model().task_progress()) {
+    const JobProgress& job = t.job();
+    WorkloadFigures& f = out[job.workload_key()];
+    f.trials += job.trials_done();
+    if (job.has_best() && job.best().time_ns() > 0 &&
+        (f.best_ns <= 0 || job.best().time_ns() < f.best_ns)) {
+      f.best_ns = job.best().time_ns();
+    }
+    if (job.reference_time_ns() > 0) f.naive_ns = job.reference_time_ns();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ModelLayerRow> ModelLayerRows(const JobProgress& p) {
+  const tunefleet::v1::MeasuredLatency& r = p.model().measured();
+  const std::map<std::string, WorkloadFigures> figures = FiguresByWorkload(p);
+  double total = 0;
+  for (const auto& l : r.layers()) total += std::max(0.0, l.measured_ns());
+  std::vector<ModelLayerRow> rows;
+  for (const tunefleet::v1::MeasuredLayer& l : r.layers()) {
+    ModelLayerRow row;
+    row.layer = &l;
+    row.share = total > 0 ? std::max(0.0, l.measured_ns()) / total : 0;
+    auto it = figures.find(l.workload());
+    if (it != figures.end()) {
+      row.trials = it->second.trials;
+      row.speedup = it->second.speedup();
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string ModelLayerTable(const JobProgress& p) {
+  const std::vector<ModelLayerRow> layers = ModelLayerRows(p);
+  if (layers.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const ModelLayerRow& r = layers[i];
+    const tunefleet::v1::MeasuredLayer& l = *r.layer;
+    rows.push_back({absl::StrCat(i), l.entry(), MsText(l.measured_ns()),
+                    absl::StrFormat("%.1f%%", 100 * r.share),
+                    l.estimate_ns() >= 0 ? MsText(l.estimate_ns()) : "-",
+                    r.trials >= 0 ? absl::StrCat(r.trials) : "-",
+                    r.speedup > 0 ? absl::StrFormat("%.2fx", r.speedup) : "-",
+                    l.workload(), l.label()});
+  }
+  return FormatTable({"LAYER", "ENTRY", "MEASURED MS", "SHARE", "EST MS",
+                      "TRIALS", "SPEEDUP", "WORKLOAD", "NODES"},
+                     rows, {true, false, true, true, true, true, true});
+}
+
 std::string JobWorkloadCell(const JobProgress& p) {
   if (!p.has_model()) return p.workload_key();
   return absl::StrCat("model ", p.model().model_name(), " (", p.model().tasks(),
@@ -69,6 +160,11 @@ std::string JobWorkloadCell(const JobProgress& p) {
 
 std::string JobBestCell(const JobProgress& p) {
   if (p.has_model()) {
+    const tunefleet::v1::MeasuredLatency& r = p.model().measured();
+    if (r.median_ns() > 0 && r.missing_reason().empty()) {
+      return absl::StrCat(MsText(r.median_ns()), " ms (est ",
+                          MsText(r.estimate_ns()), ")");
+    }
     return p.model().latency_ns() > 0
                ? absl::StrCat("est ", MsText(p.model().latency_ns()), " ms")
                : "-";

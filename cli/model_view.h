@@ -31,11 +31,36 @@ std::string ModelProgressLine(const tunefleet::v1::JobProgress& p);
 // 4.420 ms (1.9x)", with " (some tasks have no figure)" when incomplete.
 std::string ModelLatencyText(const tunefleet::v1::ModelProgress& m);
 
+// The tuned plan measured end to end once the budget was spent
+// (ModelProgress.measured; docs/TUNING.md, "Measured latency"):
+// "measured latency (end to end on agent-1, 20 runs, record off): median
+// 4.51 ms, p10 4.40 ms, p90 4.70 ms; estimated 4.42 ms (measured 1.02x
+// the estimate)", or "measured latency: missing: REASON"; "" before the
+// job tried.
+std::string MeasuredLatencyText(const tunefleet::v1::ModelProgress& m);
+
+// The measured run's layers: LAYER (plan step), ENTRY (the chosen entry:
+// tuned, reference, library), MEASURED MS, SHARE (of the layers' summed
+// time), EST MS (its record's time), TRIALS (done by the tasks of its
+// workload), SPEEDUP (naive reference time / best time of its workload's
+// tasks), WORKLOAD, NODES; "" without a measured run.
+std::string ModelLayerTable(const tunefleet::v1::JobProgress& p);
+
+// One row of ModelLayerTable, as figures (`tune --onnx --json`'s "layers").
+struct ModelLayerRow {
+  const tunefleet::v1::MeasuredLayer* layer = nullptr;
+  double share = 0;     // of the layers' summed measured time, 0..1
+  int64_t trials = -1;  // -1: no task of its workload
+  double speedup = 0;   // over naive; 0: unknown
+};
+std::vector<ModelLayerRow> ModelLayerRows(const tunefleet::v1::JobProgress& p);
+
 // The jobs table's WORKLOAD cell: the job's workload key, or for a model
 // job "model NAME (N tasks)".
 std::string JobWorkloadCell(const tunefleet::v1::JobProgress& p);
 // The jobs table's BEST cell: "12.30 GFLOP/s" for a job, "est 4.42 ms" (the
-// model's estimated latency) for a model job, "-" before any.
+// model's estimated latency) for a model job, "4.51 ms (est 4.42)" once
+// measured end to end, "-" before any.
 std::string JobBestCell(const tunefleet::v1::JobProgress& p);
 
 // A task of a model job: its workload and template, "conv2d N=1 ... fp32

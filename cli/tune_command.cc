@@ -151,6 +151,10 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
                 "with --onnx: tune only generated kernels, not the calls into "
                 "vendor libraries (CLBlast) that are otherwise tasks of the "
                 "model beside them, where the agents have them");
+  cmd->add_flag("--no-measure", o.no_measure,
+                "with --onnx: do not run the tuned model end to end once the "
+                "budget is spent (by default an agent of the key runs it and "
+                "the job stores its measured latency and per-layer times)");
   cmd->add_option("--template", o.template_name,
                   "template name, or a template spec file (.toml/.json) "
                   "(default: the first template that runs the workload)");

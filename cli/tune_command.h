@@ -54,6 +54,9 @@ struct TuneOptions {
   // With --onnx: do not try library templates (vendor-library calls such
   // as CLBlast's) beside each task's generated template.
   bool no_library = false;
+  // With --onnx: do not send the model for the end-to-end measurement
+  // once the budget is spent (docs/TUNING.md, "Measured latency").
+  bool no_measure = false;
   // Timing policy; negative: the server's default.
   int repeat = -1;
   int number = -1;

@@ -16,6 +16,7 @@
 #include "server/job.h"
 #include "server/job_executor.h"
 #include "server/model_job.h"
+#include "server/model_measure.h"
 #include "server/scheduler.h"
 #include "server/validation/validation.h"
 #include "store/store.h"
@@ -82,6 +83,10 @@ class JobManager {
   ~JobManager();
 
   const JobLimits& limits() const { return limits_; }
+  // How model jobs run their tuned plan end to end once their budget is
+  // spent (server/model_measure.h); before any model job starts. Unset:
+  // their measurement is stored as missing.
+  void SetModelRunner(ModelRunFn run) { model_run_ = std::move(run); }
   int executor_threads() const { return executor_->threads(); }
 
   // Starts again every job the store holds as queued or running: finished
@@ -221,6 +226,7 @@ class JobManager {
   const base::Clock& clock_;
   store::TrialWriter* const writer_;  // may be null
   const JobLimits limits_;
+  ModelRunFn model_run_;
   absl::Mutex mu_;
   std::map<int64_t, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::shared_ptr<ModelJob>> models_ ABSL_GUARDED_BY(mu_);

@@ -133,6 +133,8 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
   }
   tunefleet::v1::SubmitModelJobRequest stored = request;
   stored.set_device_key(key);
+  // The ONNX bytes go to their own table (model_job_models), not the JSON.
+  stored.clear_onnx_model();
   std::string json;
   if (!google::protobuf::util::MessageToJsonString(stored, &json).ok()) {
     return absl::InternalError("cannot encode the model job request");
@@ -154,6 +156,9 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
   params.created_ms = now;
   params.deadline_ms =
       request.deadline_s() > 0 ? now + request.deadline_s() * 1000LL : 0;
+  params.onnx_model = request.onnx_model();
+  params.input_shapes.assign(request.input_shapes().begin(),
+                             request.input_shapes().end());
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, store_->CreateModelJob(params, json));
   TUNEFLEET_ASSIGN_OR_RETURN(store::ModelJob row, store_->GetModelJob(id));
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<ModelTaskSlot> slots,
@@ -252,9 +257,12 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::LaunchModel(
     scheduler.RestoreGranted(k, slots[k].granted);
   }
   const int64_t id = row.id;
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::LatencyPoint> history,
+                             store_->ModelLatencyHistory(id));
   auto model = std::make_shared<ModelJob>(
       std::move(row), std::move(slots), std::move(skipped),
-      std::move(scheduler), store_, scheduler_, clock_);
+      std::move(scheduler), store_, scheduler_, clock_, std::move(history),
+      model_run_);
   {
     absl::MutexLock lock(&mu_);
     models_[id] = model;

@@ -25,17 +25,23 @@ constexpr absl::Duration kRecheck = absl::Milliseconds(200);
 ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
                    std::vector<tunefleet::v1::SkippedTask> skipped,
                    search::TaskScheduler scheduler, store::Store* store,
-                   Scheduler* fleet, const base::Clock& clock)
+                   Scheduler* fleet, const base::Clock& clock,
+                   std::vector<tunefleet::v1::LatencyPoint> history,
+                   ModelRunFn measure_run)
     : row_(std::move(row)),
       tasks_(std::move(tasks)),
       skipped_(std::move(skipped)),
       scheduler_(std::move(scheduler)),
       store_(store),
       fleet_(fleet),
-      clock_(clock) {
+      clock_(clock),
+      measure_run_(std::move(measure_run)) {
   std::vector<tunefleet::v1::JobProgress> progress = Observe();
   {
     absl::MutexLock lock(&mu_);
+    for (auto& point : history) {
+      *progress_.mutable_model()->add_latency_history() = std::move(point);
+    }
     Publish(progress);
     progress_.set_state(tunefleet::v1::JOB_STATE_QUEUED);
   }
@@ -50,6 +56,7 @@ ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
 }
 
 ModelJob::~ModelJob() {
+  if (measure_thread_.joinable()) measure_thread_.join();
   for (size_t i = 0; i < tasks_.size(); ++i) {
     if (tasks_[i].job) tasks_[i].job->RemoveListener(listener_ids_[i]);
   }
@@ -57,11 +64,20 @@ ModelJob::~ModelJob() {
 
 void ModelJob::TaskChanged() { Wake(); }
 
+std::string ModelJob::MeasuringText() const {
+  return absl::StrCat(
+      "measuring the tuned model end to end on an agent of device key ",
+      row_.device_key);
+}
+
 tunefleet::v1::JobProgress ModelJob::Summary() {
   absl::MutexLock lock(&mu_);
   tunefleet::v1::JobProgress p = progress_;
   p.mutable_model()->clear_task_progress();
   p.mutable_model()->clear_latency_history();
+  if (p.model().has_measured()) {
+    p.mutable_model()->mutable_measured()->clear_layers();
+  }
   return p;
 }
 
@@ -96,6 +112,13 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
     tunefleet::v1::LatencyPoint* point = history.Add();
     point->set_trials_done(done);
     point->set_latency_ns(latency);
+    if (absl::Status s =
+            store_->AddModelLatencyPoint(row_.id, history.size() - 1, *point);
+        !s.ok()) {
+      std::fprintf(
+          stderr, "[server] model job %lld: storing its latency history: %s\n",
+          static_cast<long long>(row_.id), std::string(s.message()).c_str());
+    }
   }
   store::ModelJob row = row_;
   row.state = progress_.state();
@@ -103,6 +126,8 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
   tunefleet::v1::JobProgress next =
       ModelJobProgress(row, views, scheduler_, skipped_, {}, true);
   next.mutable_model()->mutable_latency_history()->Swap(&history);
+  if (measured_) *next.mutable_model()->mutable_measured() = *measured_;
+  if (measuring_ && !measured_) next.set_waiting_reason(MeasuringText());
   for (const auto& t : tasks) {
     for (int64_t id : t.in_flight_trial_ids()) next.add_in_flight_trial_ids(id);
   }
@@ -256,7 +281,7 @@ bool ModelJob::Pass() {
   // its progress before, so only the end of every task remains to see.
   if (seen_ == now && (!reason_.empty() || !PastDeadline())) {
     if (!reason_.empty() && AllTasksEnded()) {
-      return End(tunefleet::v1::JOB_STATE_DONE);
+      return MeasureThenEnd();
     }
     return false;
   }
@@ -291,9 +316,70 @@ bool ModelJob::Pass() {
     Publish(tasks);
   }
   if (!reason_.empty() && all_ended && AllTasksEnded()) {
-    return End(tunefleet::v1::JOB_STATE_DONE);
+    return MeasureThenEnd();
   }
   return false;
+}
+
+bool ModelJob::MeasureThenEnd() {
+  if (!measure_started_) {
+    measure_started_ = true;
+    // A measurement stored before a restart is kept.
+    absl::StatusOr<std::optional<tunefleet::v1::MeasuredLatency>> stored =
+        store_->GetModelMeasurement(row_.id);
+    if (stored.ok() && stored->has_value()) {
+      absl::MutexLock lock(&mu_);
+      measured_ = **stored;
+    } else {
+      bool complete = false;
+      const double estimate = scheduler_.LatencyNs(&complete);
+      {
+        absl::MutexLock lock(&mu_);
+        measuring_ = true;
+        progress_.set_waiting_reason(MeasuringText());
+        Changed();
+      }
+      measure_thread_ = std::thread([this, estimate] {
+        // A cancel or interrupt (the server stopping) ends the run.
+        auto stopped = [this] {
+          absl::MutexLock lock(&mu_);
+          return cancelled_;
+        };
+        tunefleet::v1::MeasuredLatency m;
+        if (measure_run_) {
+          m = MeasureModelJob(*store_, row_, estimate, measure_run_, {},
+                              clock_.NowMs(), stopped);
+        } else {
+          m.set_estimate_ns(estimate);
+          m.set_measured_ms(clock_.NowMs());
+          m.set_missing_reason("this server measures no model end to end");
+        }
+        // Stopped: not measured; a resumed job measures again.
+        if (stopped()) {
+          Wake();
+          return;
+        }
+        if (absl::Status s = store_->SetModelMeasurement(row_.id, m); !s.ok()) {
+          std::fprintf(stderr,
+                       "[server] model job %lld: storing its measured "
+                       "latency: %s\n",
+                       static_cast<long long>(row_.id),
+                       std::string(s.message()).c_str());
+        }
+        {
+          absl::MutexLock lock(&mu_);
+          measured_ = std::move(m);
+        }
+        Wake();
+      });
+      return false;
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (!measured_) return false;  // its thread wakes this when done
+  }
+  return End(tunefleet::v1::JOB_STATE_DONE);
 }
 
 void ModelJob::Finish(tunefleet::v1::JobState state,

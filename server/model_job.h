@@ -13,7 +13,12 @@
 // the agents of its device key can hold, so every agent has work across
 // the tasks. It ends when the budget is spent or every task has stopped
 // (then it closes its tasks' jobs, which end as their last trials land),
-// at its deadline, or when cancelled. The grants are stored per task
+// at its deadline, or when cancelled. Once the budget is spent (or every
+// task stopped) it measures the tuned plan end to end on an agent of its
+// key (server/model_measure.h, on a thread of its own) and stores the
+// measured latency before it ends done; a measurement that cannot be made
+// is stored with the reason. The latency history is stored as it grows
+// (a resumed model job continues it). The grants are stored per task
 // (jobs.granted), so a restarted server resumes it: every task's finished
 // trials kept, its unmeasured grants measured, the budget never exceeded.
 #ifndef TUNEFLEET_SERVER_MODEL_JOB_H_
@@ -22,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -29,6 +35,7 @@
 #include "base/time.h"
 #include "search/task_scheduler.h"
 #include "server/job.h"
+#include "server/model_measure.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
@@ -55,10 +62,15 @@ class ModelJob : public TrackedJob {
   // `tasks` and `scheduler` in the same order. `store`, `fleet` and
   // `clock` must outlive the model job. The task jobs are started by the
   // caller, after the model job is made (it listens to their progress).
+  // `history`: its stored latency history (continued). `measure_run`:
+  // runs the end-to-end measurement (empty: none is made, and the
+  // measurement is stored as missing, saying so).
   ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
            std::vector<tunefleet::v1::SkippedTask> skipped,
            search::TaskScheduler scheduler, store::Store* store,
-           Scheduler* fleet, const base::Clock& clock);
+           Scheduler* fleet, const base::Clock& clock,
+           std::vector<tunefleet::v1::LatencyPoint> history = {},
+           ModelRunFn measure_run = nullptr);
   ~ModelJob() override;
 
   int64_t id() const override { return row_.id; }
@@ -91,6 +103,11 @@ class ModelJob : public TrackedJob {
   // Publishes the final progress, stores `state` and lets go of the
   // tasks' jobs. Returns true.
   bool End(tunefleet::v1::JobState state);
+  // Once every task ended after its budget: starts the measurement (once),
+  // and ends the job done once it is stored. True once it ended.
+  bool MeasureThenEnd();
+  // The waiting reason while the measurement runs.
+  std::string MeasuringText() const;
   // A task's progress changed (its listener; the task's lock is held).
   void TaskChanged();
   bool AllTasksEnded() const;
@@ -126,6 +143,13 @@ class ModelJob : public TrackedJob {
   // capacity. While neither changes there is nothing to read or grant.
   std::optional<std::pair<uint64_t, uint32_t>> seen_;
   absl::Time next_pass_ = absl::InfinitePast();
+  // The end-to-end measurement: its thread (joined when destroyed) and its
+  // outcome, set by that thread.
+  const ModelRunFn measure_run_;
+  std::thread measure_thread_;
+  bool measure_started_ = false;  // the steps' own
+  std::optional<tunefleet::v1::MeasuredLatency> measured_ ABSL_GUARDED_BY(mu_);
+  bool measuring_ ABSL_GUARDED_BY(mu_) = false;  // its run is under way
 };
 
 }  // namespace tunefleet::server

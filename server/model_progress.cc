@@ -148,7 +148,20 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
     views.push_back(
         {indices[k], request.tasks(indices[k]).weight(), &progress[k]});
   }
-  return ModelJobProgress(row, views, scheduler, skipped, {}, with_tasks);
+  std::vector<tunefleet::v1::LatencyPoint> history;
+  if (with_tasks) {
+    TUNEFLEET_ASSIGN_OR_RETURN(history, store.ModelLatencyHistory(row.id));
+  }
+  tunefleet::v1::JobProgress out =
+      ModelJobProgress(row, views, scheduler, skipped, history, with_tasks);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<tunefleet::v1::MeasuredLatency> measured,
+      store.GetModelMeasurement(row.id));
+  if (measured) {
+    if (!with_tasks) measured->clear_layers();
+    *out.mutable_model()->mutable_measured() = *std::move(measured);
+  }
+  return out;
 }
 
 }  // namespace tunefleet::server

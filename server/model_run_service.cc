@@ -22,6 +22,12 @@ grpc::Status Error(grpc::StatusCode code, const std::string& message) {
 grpc::Status ModelRunRouter::Run(grpc::ServerContext* context,
                                  const tunefleet::v1::RunModelRequest& request,
                                  tunefleet::v1::RunModelResult* result) {
+  return Run([context] { return context->IsCancelled(); }, request, result);
+}
+
+grpc::Status ModelRunRouter::Run(const std::function<bool()>& cancelled,
+                                 const tunefleet::v1::RunModelRequest& request,
+                                 tunefleet::v1::RunModelResult* result) {
   if (request.device_key().empty()) {
     return Error(grpc::StatusCode::INVALID_ARGUMENT,
                  "device_key: empty; name the key whose agent runs the model");
@@ -104,7 +110,7 @@ grpc::Status ModelRunRouter::Run(grpc::ServerContext* context,
     mu_.AwaitWithDeadline(absl::Condition(&done),
                           std::min(deadline, absl::Now() + absl::Seconds(1)));
     if (p->done) break;
-    if (context->IsCancelled()) {
+    if (cancelled()) {
       pending_.erase(run_id);
       return Error(grpc::StatusCode::CANCELLED, "the client went away");
     }

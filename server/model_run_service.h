@@ -8,6 +8,7 @@
 #define TUNEFLEET_SERVER_MODEL_RUN_SERVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -37,6 +38,12 @@ class ModelRunRouter {
   // CANCELLED when the client goes away; the agent's own error
   // (RunModelResult.error, its error_code) otherwise.
   grpc::Status Run(grpc::ServerContext* context,
+                   const tunefleet::v1::RunModelRequest& request,
+                   tunefleet::v1::RunModelResult* result);
+  // As Run, for a run of the server's own (a model job's measurement,
+  // server/model_measure.h): CANCELLED once `cancelled` (asked about every
+  // second) returns true.
+  grpc::Status Run(const std::function<bool()>& cancelled,
                    const tunefleet::v1::RunModelRequest& request,
                    tunefleet::v1::RunModelResult* result);
 

@@ -105,6 +105,20 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       options.heartbeat_interval_ms, s->metrics_.get());
   s->model_runs_ = std::make_unique<ModelRunRouter>(s->scheduler_.get());
   s->agent_service_->set_model_runs(s->model_runs_.get());
+  s->jobs_->SetModelRunner(
+      [router = s->model_runs_.get()](
+          const tunefleet::v1::RunModelRequest& request,
+          const std::function<bool()>& cancelled)
+          -> absl::StatusOr<tunefleet::v1::RunModelResult> {
+        tunefleet::v1::RunModelResult result;
+        grpc::Status status = router->Run(cancelled, request, &result);
+        if (!status.ok()) {
+          return absl::Status(static_cast<absl::StatusCode>(
+                                  static_cast<int>(status.error_code())),
+                              status.error_message());
+        }
+        return result;
+      });
   s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "proto/names.h"
@@ -44,6 +45,14 @@ absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
     s.BindNull(11);
   }
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
+  if (!p.onnx_model.empty()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        Statement m, db_.Prepare("INSERT INTO model_job_models (model_job_id, "
+                                 "onnx, input_shapes) VALUES (?1, ?2, ?3)"));
+    m.Bind(1, id).BindBlob(2, p.onnx_model);
+    m.Bind(3, absl::StrJoin(p.input_shapes, "\n"));
+    TUNEFLEET_RETURN_IF_ERROR(m.Run());
+  }
   TUNEFLEET_RETURN_IF_ERROR(txn.Commit());
   return id;
 }

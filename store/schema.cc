@@ -12,7 +12,8 @@ namespace tunefleet::store {
 namespace {
 
 // Migration i takes the schema from version i to i + 1 (v4's is
-// V4Migration(), v5's MigrateToV5(), v6's MigrateToV6()).
+// V4Migration(), v5's MigrateToV5(), v6's MigrateToV6(), v7's
+// MigrateModelMeasurements()).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -351,7 +352,49 @@ absl::Status MigrateToV7(Database& db) {
       "(origin_id) WHERE origin_id IS NOT NULL;");
 }
 
-static_assert(std::size(kMigrations) + 4 == kSchemaVersion);
+// v8: a model job's end-to-end measurement (docs/TUNING.md, "Measured
+// latency"): the ONNX bytes its request carried (kept out of request_json),
+// its latency history (the estimate each time it changed), the measured
+// latency of its tuned plan and per-layer measured times. Self-contained:
+// new tables only, created if missing.
+absl::Status MigrateModelMeasurements(Database& db) {
+  return db.Exec(R"sql(
+CREATE TABLE IF NOT EXISTS model_job_models (
+  model_job_id INTEGER PRIMARY KEY REFERENCES model_jobs(id),
+  onnx BLOB NOT NULL,
+  input_shapes TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS model_job_latency (
+  model_job_id INTEGER NOT NULL REFERENCES model_jobs(id),
+  seq INTEGER NOT NULL,
+  trials_done INTEGER NOT NULL,
+  latency_ns REAL NOT NULL,
+  PRIMARY KEY (model_job_id, seq));
+CREATE TABLE IF NOT EXISTS model_job_measurements (
+  model_job_id INTEGER PRIMARY KEY REFERENCES model_jobs(id),
+  missing_reason TEXT NOT NULL,
+  median_ns REAL NOT NULL,
+  p10_ns REAL NOT NULL,
+  p90_ns REAL NOT NULL,
+  runs INTEGER NOT NULL,
+  estimate_ns REAL NOT NULL,
+  agent_name TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  record TEXT NOT NULL,
+  commands_per_run INTEGER NOT NULL,
+  measured_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS model_job_layers (
+  model_job_id INTEGER NOT NULL REFERENCES model_jobs(id),
+  layer_index INTEGER NOT NULL,
+  label TEXT NOT NULL,
+  workload TEXT NOT NULL,
+  entry TEXT NOT NULL,
+  measured_ns REAL NOT NULL,
+  estimate_ns REAL NOT NULL,
+  PRIMARY KEY (model_job_id, layer_index));
+)sql");
+}
+
+static_assert(std::size(kMigrations) + 5 == kSchemaVersion);
 
 // Runs migration `v` (from version v to v + 1) inside the caller's
 // transaction.
@@ -368,7 +411,10 @@ absl::Status Migrate(Database& db, int v) {
   if (v == static_cast<int>(std::size(kMigrations)) + 2) {
     return MigrateToV6(db);
   }
-  return MigrateToV7(db);
+  if (v == static_cast<int>(std::size(kMigrations)) + 3) {
+    return MigrateToV7(db);
+  }
+  return MigrateModelMeasurements(db);
 }
 
 }  // namespace

@@ -46,6 +46,14 @@ Statement& Statement::Bind(int index, absl::string_view value) {
   return *this;
 }
 
+Statement& Statement::BindBlob(int index, absl::string_view value) {
+  const int rc =
+      sqlite3_bind_blob(stmt_.get(), index, value.data(),
+                        static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) bind_error_ = rc;
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   const int rc = sqlite3_bind_null(stmt_.get(), index);
   if (rc != SQLITE_OK) bind_error_ = rc;

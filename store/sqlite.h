@@ -34,6 +34,8 @@ class Statement {
   Statement& Bind(int index, const char* value) {
     return Bind(index, absl::string_view(value));
   }
+  // Binary bytes as a BLOB (read back with Text()).
+  Statement& BindBlob(int index, absl::string_view value);
   Statement& BindNull(int index);
   // Makes the statement ready to run again: rewinds it, clears its
   // bindings and any bind error (Database::Cached() calls it).

@@ -59,6 +59,16 @@ struct ModelJobParams {
   int priority = 0;
   int64_t created_ms = 0;   // Unix ms; 0: now
   int64_t deadline_ms = 0;  // Unix ms; 0: none
+  // The ONNX bytes and NAME=DIMS input shapes the request carried (kept in
+  // model_job_models for the end-to-end measurement); empty: none.
+  std::string onnx_model;
+  std::vector<std::string> input_shapes;
+};
+
+// A model job's ONNX model as its request carried it.
+struct ModelJobModel {
+  std::string onnx;                       // the file's bytes
+  std::vector<std::string> input_shapes;  // NAME=DIMS
 };
 
 // A model job as stored. Its tasks are job rows (Store::ModelTaskJobs).
@@ -229,6 +239,23 @@ class Store {
   absl::Status SetModelJobState(int64_t model_job_id,
                                 tunefleet::v1::JobState state,
                                 const std::string& message);
+  // A model job's end-to-end measurement (store/model_measurements.cc;
+  // docs/TUNING.md, "Measured latency"). The ONNX model its request
+  // carried; NOT_FOUND when it carried none.
+  absl::StatusOr<ModelJobModel> GetModelJobModel(int64_t model_job_id);
+  // Appends point `seq` (0, 1, ...) of a model job's latency history; a
+  // point of that seq already stored is replaced.
+  absl::Status AddModelLatencyPoint(int64_t model_job_id, int seq,
+                                    const tunefleet::v1::LatencyPoint& point);
+  // Its latency history, oldest first (empty when none).
+  absl::StatusOr<std::vector<tunefleet::v1::LatencyPoint>> ModelLatencyHistory(
+      int64_t model_job_id);
+  // Stores (replaces) its measured latency and per-layer times, at once.
+  absl::Status SetModelMeasurement(
+      int64_t model_job_id, const tunefleet::v1::MeasuredLatency& measured);
+  // Its measured latency; nullopt while none was stored.
+  absl::StatusOr<std::optional<tunefleet::v1::MeasuredLatency>>
+  GetModelMeasurement(int64_t model_job_id);
   // Records the trials the task scheduler has granted a model job's task.
   absl::Status SetTaskGranted(int64_t job_id, int64_t granted);
   // Every trial row of a job in id order.

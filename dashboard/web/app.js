@@ -277,8 +277,12 @@
     for (const j of jobs) {
       const done = num(j.trials_done), total = num(j.trials_total);
       const pct = total > 0 ? Math.min(100, 100 * done / total) : 0;
-      // A model job's best is its estimated latency.
-      const best = j.model && num(j.model.latency_ns) > 0
+      // A model job's best is its measured latency, else its estimate.
+      const measured = j.model && j.model.measured && num(j.model.measured.median_ns) > 0
+          ? j.model.measured : null;
+      const best = measured
+          ? fmtTime(measured.median_ns) + ' (est ' + fmtTime(measured.estimate_ns) + ')'
+          : j.model && num(j.model.latency_ns) > 0
           ? 'est ' + fmtTime(j.model.latency_ns)
           : (j.best && num(j.best.gflops) > 0 ? fmtGflops(j.best.gflops) : '-');
       let cancel = null;
@@ -339,6 +343,26 @@
     const errorsCanvas = el('canvas', {class: 'errors-chart', 'data-job-id': id});
     const latencyCanvas = el('canvas', {class: 'latency-chart', 'data-job-id': id});
     const tasks = el('div', {class: 'tasks'});
+    const layers = el('div', {class: 'layers'});
+    // A model job's tasks are of different ops: its trials are plotted as
+    // each task's speedup over its workload's naive reference kernel.
+    if (job.model) {
+      ySel.prepend(el('option', {value: 'speedup'}, 'speedup over naive'));
+      ySel.value = 'speedup';
+    }
+    function naiveOf(jobId) {
+      const tp = ((job.model || {}).task_progress || [])
+          .find((t) => String((t.job || {}).job_id) === String(jobId));
+      if (!tp) return 0;
+      const key = tp.job.workload_key;
+      let ref = 0;
+      for (const t of job.model.task_progress || []) {
+        if ((t.job || {}).workload_key === key && num(t.job.reference_time_ns) > 0) {
+          ref = num(t.job.reference_time_ns);
+        }
+      }
+      return ref;
+    }
     const bestTable = el('div', {class: 'best'});
     put(section, heading, notes, cards,
         el('div', {class: 'grid'},
@@ -349,9 +373,9 @@
               el('div', {class: 'chart-box'}, trialsCanvas)),
            el('div', {class: 'panel'}, el('h3', {}, 'Errors'),
               el('div', {class: 'chart-box small'}, errorsCanvas))),
-        job.model ? el('div', {class: 'panel'}, el('h3', {}, 'Estimated model latency'),
+        job.model ? el('div', {class: 'panel'}, el('h3', {}, 'Model latency'),
                        el('div', {class: 'chart-box small'}, latencyCanvas)) : null,
-        tasks, el('h3', {}, 'Best configs'), bestTable);
+        tasks, layers, el('h3', {}, 'Best configs'), bestTable);
 
     let knobs = [];
     function refreshSelectors() {
@@ -369,7 +393,15 @@
     }
 
     function yOf(t) {
+      if (ySel.value === 'speedup') {
+        const ref = naiveOf(t.job_id);
+        return ref > 0 && num(t.time_ns) > 0 ? ref / num(t.time_ns) : 0;
+      }
       return ySel.value === 'time' ? num(t.time_ns) / 1e3 : num(t.gflops);
+    }
+    function yTitle() {
+      return ySel.value === 'time' ? 'time (\u00b5s)'
+          : ySel.value === 'speedup' ? 'speedup over naive (x)' : 'GFLOP/s';
     }
     function groupOf(t) {
       const c = cSel.value;
@@ -447,8 +479,10 @@
     let latencyChart = null;
     if (job.model) {
       latencyChart = new Chart(latencyCanvas, {
-        type: 'line', data: {datasets: [{label: 'estimated latency (ms)', data: [],
-                                         borderColor: '#2563eb', stepped: true}]},
+        type: 'line', data: {datasets: [
+          {label: 'estimated latency (ms)', data: [], borderColor: '#2563eb', stepped: true},
+          {label: 'measured median (ms), p10-p90', data: [], borderColor: '#dc2626',
+           backgroundColor: '#dc2626', showLine: false, pointRadius: 5}]},
         plugins: [renderedMark],
         options: {animation: false, maintainAspectRatio: false, parsing: false,
                   scales: {x: {type: 'linear', title: {display: true, text: 'trials done'}},
@@ -462,8 +496,7 @@
       trialsChart.data.datasets = trialDatasets();
       trialsChart.options.scales.x.title.text =
           xSel.value === 'trial' ? 'trial' : xSel.value.slice(5);
-      trialsChart.options.scales.y.title.text =
-          ySel.value === 'time' ? 'time (\u00b5s)' : 'GFLOP/s';
+      trialsChart.options.scales.y.title.text = yTitle();
       trialsChart.update('none');
       const ok = trials.filter((t) => t.error === 'OK')
           .sort((a, b) => num(b.gflops) - num(a.gflops)).slice(0, 10);
@@ -491,12 +524,26 @@
                               el('span', {class: 'muted config'}, jobTitle(job)));
       const best = job.best && num(job.best.gflops) > 0 ? job.best : null;
       const requeues = num(job.trials_requeued);
+      const model = job.model || null;
+      const measured = model && model.measured ? model.measured : null;
+      const measuredOk = measured && !measured.missing_reason && num(measured.median_ns) > 0;
       cards.replaceChildren(
           card('trials', el('span', {class: 'trial-count', 'data-count': num(job.trials_done)},
                             num(job.trials_done) + ' / ' + num(job.trials_total))),
-          card('best', best ? fmtGflops(best.gflops) : '-'),
-          card('best time', best ? fmtTime(best.time_ns) : '-'),
-          card('naive reference', fmtTime(job.reference_time_ns)),
+          ...(model ? [
+            card('measured latency', el('span', {class: 'measured-latency'},
+                measuredOk ? fmtTime(measured.median_ns) + ' (p10 ' + fmtTime(measured.p10_ns) +
+                             ', p90 ' + fmtTime(measured.p90_ns) + ')'
+                           : measured ? 'missing' : '-')),
+            card('estimated latency', el('span', {class: 'estimated-latency'},
+                fmtTime(model.latency_ns))),
+            card('naive latency', el('span', {class: 'naive-latency'},
+                fmtTime(model.naive_latency_ns))),
+          ] : [
+            card('best', best ? fmtGflops(best.gflops) : '-'),
+            card('best time', best ? fmtTime(best.time_ns) : '-'),
+            card('naive reference', fmtTime(job.reference_time_ns)),
+          ]),
           card('in flight', (job.in_flight_trial_ids || []).length),
           card('requeues', requeues),
           card('device key', job.device_key || '-'),
@@ -507,6 +554,9 @@
                     configText(Object.fromEntries(((best.config || {}).knobs || [])
                         .map((k) => [k.name, num(k.value)])))) : null,
           job.message ? el('p', {class: 'muted'}, job.message) : null,
+          measured && measured.missing_reason
+              ? el('p', {class: 'bad measured-missing'},
+                   'measured latency missing: ' + measured.missing_reason) : null,
           job.waiting_reason ? el('p', {class: 'bad'}, job.waiting_reason) : null);
       redrawTrials();
       const errs = Object.entries(job.errors || {}).sort();
@@ -516,14 +566,23 @@
           errs.map(([k], i) => ERROR_COLORS[k] || PALETTE[i % PALETTE.length]);
       errorsChart.update('none');
       if (latencyChart) {
-        latencyChart.data.datasets[0].data = (job.model.latency_history || [])
+        const history = job.model.latency_history || [];
+        latencyChart.data.datasets[0].data = history
             .map((p) => ({x: num(p.trials_done), y: num(p.latency_ns) / 1e6}));
+        // The measured run (median, p10 and p90) after the last trial.
+        const m = job.model.measured;
+        const atX = history.length ? num(history[history.length - 1].trials_done)
+                                   : num(job.trials_done);
+        latencyChart.data.datasets[1].data = m && num(m.median_ns) > 0
+            ? [{x: atX, y: num(m.p10_ns) / 1e6}, {x: atX, y: num(m.median_ns) / 1e6},
+               {x: atX, y: num(m.p90_ns) / 1e6}] : [];
         latencyChart.update('none');
         const table = el('table', {},
             el('tr', {}, el('th', {}, 'task'), el('th', {}, 'job'),
                el('th', {}, 'workload'), el('th', {}, 'template'),
                el('th', {class: 'num'}, 'weight'), el('th', {class: 'num'}, 'granted'),
                el('th', {class: 'num'}, 'done'), el('th', {class: 'num'}, 'best'),
+               el('th', {class: 'num'}, 'speedup over naive'),
                el('th', {}, 'stopped')));
         for (const t of job.model.task_progress || []) {
           const tj = t.job || {};
@@ -532,12 +591,15 @@
               el('td', {class: 'config'}, tj.workload_key), el('td', {}, tj.template_name),
               el('td', {class: 'num'}, t.weight), el('td', {class: 'num'}, t.trials_granted),
               el('td', {class: 'num'}, num(tj.trials_done)),
-              el('td', {class: 'num'}, tj.best ? fmtGflops(tj.best.gflops) : '-'),
+              el('td', {class: 'num'}, tj.best ? fmtTime(tj.best.time_ns) : '-'),
+              el('td', {class: 'num'}, tj.best && naiveOf(tj.job_id) > 0
+                  ? (naiveOf(tj.job_id) / num(tj.best.time_ns)).toFixed(2) + 'x' : '-'),
               el('td', {class: 'muted'}, t.stopped_reason || '')));
         }
         tasks.replaceChildren(el('h3', {},
             'Tasks (estimated latency ' + fmtTime(job.model.latency_ns) + ', naive ' +
             fmtTime(job.model.naive_latency_ns) + ')'), table);
+        layers.replaceChildren(...layerTable(job));
       }
     }
     const initial = trials;
@@ -545,6 +607,45 @@
     return {section: section, update: update,
             start: () => update(job, initial),
             lastId: () => (trials.length ? trials[trials.length - 1].trial_id : 0)};
+  }
+
+  // A model job's measured run, layer by layer: share of the time, its
+  // workload's trials and speedup over naive, the chosen entry.
+  function layerTable(job) {
+    const m = job.model.measured;
+    if (!m || !(m.layers || []).length) return [];
+    const byWorkload = new Map();
+    for (const t of job.model.task_progress || []) {
+      const tj = t.job || {};
+      const f = byWorkload.get(tj.workload_key) || {trials: 0, best: 0, naive: 0};
+      f.trials += num(tj.trials_done);
+      const b = tj.best ? num(tj.best.time_ns) : 0;
+      if (b > 0 && (f.best === 0 || b < f.best)) f.best = b;
+      if (num(tj.reference_time_ns) > 0) f.naive = num(tj.reference_time_ns);
+      byWorkload.set(tj.workload_key, f);
+    }
+    const total = m.layers.reduce((a, l) => a + Math.max(0, num(l.measured_ns)), 0);
+    const table = el('table', {class: 'layer-table'},
+        el('tr', {}, el('th', {}, 'layer'), el('th', {}, 'nodes'), el('th', {}, 'entry'),
+           el('th', {class: 'num'}, 'measured'), el('th', {class: 'num'}, 'share'),
+           el('th', {class: 'num'}, 'estimate'), el('th', {class: 'num'}, 'trials'),
+           el('th', {class: 'num'}, 'speedup over naive'), el('th', {}, 'workload')));
+    m.layers.forEach((l, i) => {
+      const f = byWorkload.get(l.workload);
+      table.append(el('tr', {}, el('td', {}, i), el('td', {class: 'config'}, l.label),
+          el('td', {}, l.entry), el('td', {class: 'num'}, fmtTime(l.measured_ns)),
+          el('td', {class: 'num'}, total > 0
+              ? (100 * Math.max(0, num(l.measured_ns)) / total).toFixed(1) + '%' : '-'),
+          el('td', {class: 'num'}, num(l.estimate_ns) >= 0 ? fmtTime(l.estimate_ns) : '-'),
+          el('td', {class: 'num'}, f ? f.trials : '-'),
+          el('td', {class: 'num'}, f && f.best > 0 && f.naive > 0
+              ? (f.naive / f.best).toFixed(2) + 'x' : '-'),
+          el('td', {class: 'config'}, l.workload)));
+    });
+    return [el('h3', {}, 'Layers (measured end to end: median ' + fmtTime(m.median_ns) +
+                         ', p10 ' + fmtTime(m.p10_ns) + ', p90 ' + fmtTime(m.p90_ns) +
+                         '; estimated ' + fmtTime(m.estimate_ns) + ', ' + num(m.runs) +
+                         ' runs on ' + (m.agent_name || 'an agent') + ')'), table];
   }
 
   function jobPage(id) {

@@ -254,6 +254,25 @@ absl::Status ValidateSubmitModelJobRequest(
                                   ", got ", task.weight()));
     }
   }
+  // The ONNX bytes of the end-to-end measurement (docs/TUNING.md).
+  constexpr size_t kMaxOnnxBytes = size_t{48} << 20;
+  if (request.onnx_model().size() > kMaxOnnxBytes) {
+    return Invalid("onnx_model",
+                   absl::StrCat(request.onnx_model().size(),
+                                " bytes exceed the limit of ", kMaxOnnxBytes,
+                                " bytes; tune without the end-to-end "
+                                "measurement (tune --onnx --no-measure)"));
+  }
+  if (request.input_shapes_size() > 64) {
+    return Invalid("input_shapes", "more than 64 shapes");
+  }
+  for (int i = 0; i < request.input_shapes_size(); ++i) {
+    if (absl::Status s = CheckText(absl::StrCat("input_shapes[", i, "]"),
+                                   request.input_shapes(i), kMaxTextLength);
+        !s.ok()) {
+      return s;
+    }
+  }
   if (!tunefleet::v1::TaskScheduler_IsValid(request.task_scheduler())) {
     return Invalid("task_scheduler",
                    absl::StrCat("unknown value ", request.task_scheduler(),

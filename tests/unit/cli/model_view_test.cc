@@ -120,6 +120,70 @@ TEST(ModelView, JobsTableShowsTheModelAndItsEstimatedLatency) {
   EXPECT_EQ(JobBestCell(ModelJob(0, 0, 0, 0)), "-");
 }
 
+TEST(ModelView, MeasuredLatencyAndLayersWithShareTrialsAndSpeedup) {
+  JobProgress p = ModelJob(6, 8e6, 4e6, 0);
+  EXPECT_EQ(MeasuredLatencyText(p.model()), "");  // not measured yet
+  EXPECT_EQ(ModelLayerTable(p), "");
+  const std::string conv = "conv2d N=1 C=8 fp32";
+  const std::string pool = "pool2d N=1 C=8 fp32";
+  // Two tasks of the conv (generated and library), one of the pool.
+  *p.mutable_model()->add_task_progress() =
+      Task(0, conv, "conv2d_direct", 11, 2e5, 8e5, 3, 3);
+  *p.mutable_model()->add_task_progress() =
+      Task(1, conv, "clblast_conv2d", 12, 4e5, 0, 2, 2);
+  *p.mutable_model()->add_task_progress() =
+      Task(2, pool, "pool2d_direct", 13, 0, 1e5, 1, 1);
+  tunefleet::v1::MeasuredLatency* m = p.mutable_model()->mutable_measured();
+  m->set_median_ns(5e6);
+  m->set_p10_ns(4.5e6);
+  m->set_p90_ns(6e6);
+  m->set_runs(20);
+  m->set_estimate_ns(4e6);
+  m->set_agent_name("agent-0");
+  m->set_record("on");
+  struct Layer {
+    const char* label;
+    std::string workload;
+    const char* entry;
+    double ns;
+  };
+  for (const Layer& l : {Layer{"conv_0", conv, "tuned", 3e6},
+                         Layer{"pool_0", pool, "reference", 1e6}}) {
+    tunefleet::v1::MeasuredLayer* layer = m->add_layers();
+    layer->set_label(l.label);
+    layer->set_workload(l.workload);
+    layer->set_entry(l.entry);
+    layer->set_measured_ns(l.ns);
+    layer->set_estimate_ns(-1);
+  }
+  EXPECT_EQ(MeasuredLatencyText(p.model()),
+            "measured latency (end to end on agent-0, 20 runs, record on): "
+            "median 5.00 ms, p10 4.50 ms, p90 6.00 ms; estimated 4.00 ms "
+            "(measured 1.25x the estimate)");
+  const std::vector<ModelLayerRow> rows = ModelLayerRows(p);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].share, 0.75);
+  EXPECT_EQ(rows[0].trials, 5);          // both conv tasks' trials
+  EXPECT_DOUBLE_EQ(rows[0].speedup, 4);  // naive 0.8 ms over best 0.2 ms
+  EXPECT_EQ(rows[1].trials, 1);
+  EXPECT_EQ(rows[1].speedup, 0);  // no best: unknown
+  const std::vector<std::string> lines = Lines(ModelLayerTable(p));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[0], HasSubstr("SHARE"));
+  EXPECT_THAT(lines[1], HasSubstr("75.0%"));
+  EXPECT_THAT(lines[1], HasSubstr("4.00x"));
+  EXPECT_THAT(lines[1], HasSubstr("conv_0"));
+  EXPECT_THAT(lines[2], HasSubstr("reference"));
+  EXPECT_EQ(JobBestCell(p), "5.00 ms (est 4.00)");
+
+  m->Clear();
+  m->set_missing_reason("run: no agent of device key 'x' is connected");
+  EXPECT_EQ(MeasuredLatencyText(p.model()),
+            "measured latency: missing: run: no agent of device key 'x' is "
+            "connected");
+  EXPECT_EQ(JobBestCell(p), "est 4.00 ms");
+}
+
 TEST(ModelView, PrinterWritesALineWhenTheLatencyMovesOrTasksStop) {
   FILE* out = std::tmpfile();
   const auto t0 = std::chrono::steady_clock::now();

@@ -1,5 +1,6 @@
 // Model jobs in the store: one id sequence with jobs, task rows kept out of
 // the jobs list, grants stored per task.
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "proto/names.h"
@@ -111,6 +112,69 @@ TEST_F(ModelJobsTest, GrantsAndStatesAreStored) {
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ(listed->front().model_name, "cls.onnx");
+}
+
+TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
+  testing::TempStore db("model_measurements");
+  ModelJobParams p;
+  p.model_name = "small.onnx";
+  p.device_key = "pocl";
+  p.budget = 8;
+  // Bytes with NULs and high bytes: stored as a BLOB, read back whole.
+  p.onnx_model = std::string("\x08\x07\x00\xff onnx", 9);
+  p.input_shapes = {"image=1,3,17,23", "mask=1,1"};
+  auto id = db.store()->CreateModelJob(p, "{}");
+  ASSERT_TRUE(id.ok()) << id.status();
+  ModelJobParams without = p;
+  without.onnx_model.clear();
+  auto bare = db.store()->CreateModelJob(without, "{}");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(db.store()->GetModelJobModel(*bare).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(db.store()->GetModelMeasurement(*id)->has_value());
+  for (int i = 0; i < 3; ++i) {
+    tunefleet::v1::LatencyPoint point;
+    point.set_trials_done(2 * i + 1);
+    point.set_latency_ns(3e6 - i * 1e6);
+    ASSERT_TRUE(db.store()->AddModelLatencyPoint(*id, i, point).ok());
+  }
+  tunefleet::v1::MeasuredLatency m;
+  m.set_median_ns(2.5e6);
+  m.set_p10_ns(2.4e6);
+  m.set_p90_ns(2.9e6);
+  m.set_runs(20);
+  m.set_estimate_ns(1e6);
+  m.set_agent_name("agent-0");
+  m.set_record("on");
+  m.set_measured_ms(1234);
+  for (int i = 0; i < 4; ++i) {
+    tunefleet::v1::MeasuredLayer* l = m.add_layers();
+    l->set_label(absl::StrCat("conv_", i));
+    l->set_workload("conv2d C=8 fp32");
+    l->set_entry(i == 0 ? "reference" : "tuned");
+    l->set_measured_ns(1e5 * (i + 1));
+    l->set_estimate_ns(i == 3 ? -1 : 9e4);
+  }
+  ASSERT_TRUE(db.store()->SetModelMeasurement(*id, m).ok());
+  // Stored again (a restarted measurement): replaced, not doubled.
+  ASSERT_TRUE(db.store()->SetModelMeasurement(*id, m).ok());
+
+  const std::string path = db.path();
+  db.Close();
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  auto model = (*reopened)->GetModelJobModel(*id);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->onnx, p.onnx_model);
+  EXPECT_EQ(model->input_shapes, p.input_shapes);
+  auto history = (*reopened)->ModelLatencyHistory(*id);
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 3u);
+  EXPECT_EQ((*history)[2].trials_done(), 5u);
+  EXPECT_DOUBLE_EQ((*history)[2].latency_ns(), 1e6);
+  auto stored = (*reopened)->GetModelMeasurement(*id);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((**stored).SerializeAsString(), m.SerializeAsString());
 }
 
 TEST(TaskSchedulerNames, RoundTripAndAcceptHyphens) {
