@@ -105,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
       options.heartbeat_interval_ms, s->metrics_.get());
   s->model_runs_ = std::make_unique<ModelRunRouter>(s->scheduler_.get());
   s->agent_service_->set_model_runs(s->model_runs_.get());
+  s->agent_service_->set_revalidate_top(options.revalidate_top);
   s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(
