@@ -324,18 +324,19 @@ absl::Status MigrateToV6(Database& db) {
 //   slower than that; `slowdown` = new time / record's time), 'wrong'
 //   (WRONG_ANSWER), 'failed' (any other error, or the job ended without
 //   measuring it), 'pending' (not measured yet).
+// A file whose version was set back and that has them keeps them.
 constexpr const char* kDriverRevisionsMigration = R"sql(
-CREATE TABLE device_drivers (
+CREATE TABLE IF NOT EXISTS device_drivers (
   device_key TEXT NOT NULL,
   driver_version TEXT NOT NULL,
   revision INTEGER NOT NULL CHECK (revision > 0),
   first_seen_ms INTEGER NOT NULL,
   PRIMARY KEY (device_key, driver_version),
   UNIQUE (device_key, revision));
-INSERT INTO device_drivers (device_key, driver_version, revision,
+INSERT OR IGNORE INTO device_drivers (device_key, driver_version, revision,
                             first_seen_ms)
   SELECT device_key, driver_version, 1, first_seen_ms FROM devices;
-CREATE TABLE revalidations (
+CREATE TABLE IF NOT EXISTS revalidations (
   device_key TEXT NOT NULL,
   revision INTEGER NOT NULL,
   job_id INTEGER NOT NULL REFERENCES jobs(id),
@@ -343,8 +344,8 @@ CREATE TABLE revalidations (
   config_index INTEGER NOT NULL,
   source_time_ns REAL NOT NULL CHECK (source_time_ns > 0),
   PRIMARY KEY (device_key, revision, source_trial_id));
-CREATE INDEX revalidations_by_job ON revalidations (job_id, config_index);
-CREATE VIEW revalidation_outcomes AS
+CREATE INDEX IF NOT EXISTS revalidations_by_job ON revalidations (job_id, config_index);
+CREATE VIEW IF NOT EXISTS revalidation_outcomes AS
   SELECT r.device_key, r.revision, r.job_id, r.source_trial_id,
          r.config_index, r.source_time_ns, t.id AS trial_id,
          t.time_ns AS time_ns,
