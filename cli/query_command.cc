@@ -237,6 +237,9 @@ int RunDevices(const DevicesOptions& o) {
       auto* d = response.add_devices();
       d->set_device_key(key);
       *d->mutable_device() = info;
+      auto revisions = (*store)->DriverRevisions(key);
+      if (!revisions.ok()) return ReportError("devices", revisions.status());
+      for (auto& r : *revisions) *d->add_driver_revisions() = std::move(r);
     }
   }
   if (o.json) {
@@ -257,6 +260,30 @@ int RunDevices(const DevicesOptions& o) {
   }
   std::cout << FormatTable({"DEVICE KEY", "DEVICE", "AGENTS", "DRIVER"}, rows,
                            {false, false, true, false});
+  // Keys with more than one driver: each revision and its re-validation.
+  std::vector<std::vector<std::string>> revisions;
+  for (const auto& d : response.devices()) {
+    if (d.driver_revisions_size() < 2) continue;
+    for (const auto& r : d.driver_revisions()) {
+      const bool first = r.revision() == 1;
+      revisions.push_back(
+          {d.device_key(), absl::StrCat(r.revision()), r.driver_version(),
+           first ? "-" : absl::StrCat(r.revalidated_same()),
+           first ? "-" : absl::StrCat(r.revalidated_slower()),
+           first ? "-" : absl::StrCat(r.revalidated_wrong()),
+           first ? "-" : absl::StrCat(r.revalidated_failed()),
+           first ? "-" : absl::StrCat(r.revalidation_pending())});
+    }
+  }
+  if (!revisions.empty()) {
+    std::cout << "\ndriver revisions (re-validated records by outcome, "
+                 "docs/DRIVER_DRIFT.md):\n"
+              << FormatTable(
+                     {"DEVICE KEY", "REVISION", "DRIVER", "SAME", "SLOWER",
+                      "WRONG", "FAILED", "PENDING"},
+                     revisions,
+                     {false, true, false, true, true, true, true, true});
+  }
   return kExitOk;
 }
 

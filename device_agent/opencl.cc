@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -243,6 +244,12 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   info.set_vendor(DeviceString(device, CL_DEVICE_VENDOR));
   info.set_vendor_id(DeviceValue<cl_uint>(device, CL_DEVICE_VENDOR_ID));
   info.set_driver_version(DeviceString(device, CL_DRIVER_VERSION));
+  // For tests and for labs that pin a driver name: the version reported in
+  // place of the driver's own (docs/DRIVER_DRIFT.md).
+  if (const char* pinned = std::getenv(kDriverVersionEnv);
+      pinned != nullptr && *pinned != '\0') {
+    info.set_driver_version(pinned);
+  }
   info.set_device_version(DeviceString(device, CL_DEVICE_VERSION));
   info.set_opencl_c_version(DeviceString(device, CL_DEVICE_OPENCL_C_VERSION));
   info.set_device_type(

@@ -145,9 +145,15 @@ struct ClDevice {
 // UNAVAILABLE when the context or queue cannot be created.
 absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index);
 
+// The environment variable whose value, when set and not empty, the agent
+// reports as its driver_version instead of CL_DRIVER_VERSION: for tests of
+// driver drift and for labs that pin a driver name (docs/DRIVER_DRIFT.md).
+inline constexpr char kDriverVersionEnv[] = "TUNEFLEET_AGENT_DRIVER_VERSION";
+
 // The device properties an agent reports (DeviceInfo), read with
 // clGetDeviceInfo, and the vendor libraries this agent can call
-// (DeviceInfo.libraries, library/registry.h).
+// (DeviceInfo.libraries, library/registry.h); driver_version as
+// kDriverVersionEnv pins it, if set.
 tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device);
 

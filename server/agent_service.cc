@@ -223,8 +223,29 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
       !s.ok()) {
     return absl::InternalError(s.message());
   }
+  // Another driver than the key's agents had: a new driver revision.
+  bool new_driver = false;
+  absl::StatusOr<int> revision = store_->NoteDriver(
+      hello.device_key(), device.driver_version(), &new_driver);
+  if (!revision.ok()) return absl::InternalError(revision.status().message());
   if (admit_hook_for_test_) admit_hook_for_test_(hello);
   join();
+  if (new_driver && *revision > 1) {
+    // The key's best records measured again on this driver (an agent of
+    // it is there now to take the trials).
+    absl::StatusOr<std::vector<int64_t>> started =
+        StartRevalidation(*store_, *jobs_, hello.device_key(),
+                          device.driver_version(), *revision, revalidate_top_);
+    if (verbose_ || !started.ok()) {
+      std::fprintf(
+          stderr, "[server] key %s: driver revision %d (%s): %s\n",
+          base::EscapeUnprintable(hello.device_key()).c_str(), *revision,
+          base::EscapeUnprintable(device.driver_version()).c_str(),
+          started.ok()
+              ? absl::StrCat(started->size(), " re-validation job(s)").c_str()
+              : std::string(started.status().message()).c_str());
+    }
+  }
   return absl::OkStatus();
 }
 

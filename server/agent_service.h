@@ -18,6 +18,7 @@
 #include "server/job_manager.h"
 #include "server/metrics/server_metrics.h"
 #include "server/model_run_service.h"
+#include "server/revalidation.h"
 #include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
@@ -53,6 +54,9 @@ class AgentServiceImpl final
   // unset: model results are then dropped). Set before serving; must
   // outlive the gRPC server.
   void set_model_runs(ModelRunRouter* model_runs) { model_runs_ = model_runs; }
+  // Configs per task re-measured when an agent brings a new driver to a
+  // key (server/revalidation.h); 0: no re-validation. Set before serving.
+  void set_revalidate_top(int top) { revalidate_top_ = top; }
 
   // Tests: called in the admission of every agent once its device is
   // checked and stored, before it joins, with the admission lock held.
@@ -65,7 +69,9 @@ class AgentServiceImpl final
   class Stream;
 
   // Checks that the stream's first message is a valid Hello, records its
-  // device (fields its revision cannot fill kept as stored) and runs `join`
+  // device (fields its revision cannot fill kept as stored) and its driver
+  // (a driver the key never had is a new driver revision, whose
+  // re-validation jobs start once the agent joined) and runs `join`
   // (which registers the agent), all under one lock. Errors:
   // INVALID_ARGUMENT; FAILED_PRECONDITION when a connected agent of the
   // same key has a different device (device_match.h); INTERNAL (the
@@ -89,6 +95,7 @@ class AgentServiceImpl final
   ModelRunRouter* model_runs_ = nullptr;
   bool verbose_;
   int64_t heartbeat_interval_ms_;  // asked of agents in Welcome
+  int revalidate_top_ = kDefaultRevalidateTop;
   std::atomic<int64_t> next_agent_{1};
   // Held from an agent's device check to its joining (Admit()).
   absl::Mutex admission_mu_;

@@ -19,15 +19,23 @@ struct MatchedField {
   const char* name;
   uint32_t revision;
 };
-constexpr MatchedField kMatchedFields[] = {
-    {"device_name", 0},         {"vendor_id", 0},
-    {"device_type", 0},         {"device_version", 0},
-    {"driver_version", 0},      {"compute_units", 0},
-    {"max_work_group_size", 0}, {"max_work_item_sizes", 0},
-    {"local_mem_bytes", 0},     {"local_mem_is_global", 0},
-    {"max_mem_alloc_bytes", 0}, {"preferred_vector_width_float", 0},
-    {"image_support", 1},       {"image2d_max_width", 1},
-    {"image2d_max_height", 1},  {"libraries", 2}};
+// Not driver_version: a key's agents may run different drivers, each a
+// driver revision of the key (docs/DRIVER_DRIFT.md).
+constexpr MatchedField kMatchedFields[] = {{"device_name", 0},
+                                           {"vendor_id", 0},
+                                           {"device_type", 0},
+                                           {"device_version", 0},
+                                           {"compute_units", 0},
+                                           {"max_work_group_size", 0},
+                                           {"max_work_item_sizes", 0},
+                                           {"local_mem_bytes", 0},
+                                           {"local_mem_is_global", 0},
+                                           {"max_mem_alloc_bytes", 0},
+                                           {"preferred_vector_width_float", 0},
+                                           {"image_support", 1},
+                                           {"image2d_max_width", 1},
+                                           {"image2d_max_height", 1},
+                                           {"libraries", 2}};
 
 // A field's value as text; repeated fields as "[a, b]".
 std::string FieldText(const tunefleet::v1::DeviceInfo& info,

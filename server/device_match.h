@@ -17,12 +17,14 @@ namespace tunefleet::server {
 
 // The first property in which `joining` differs from `serving`, in words
 // ("compute_units 4, not 8"), or "" when they match. Compared: the device's
-// name, vendor id, type and driver version, compute units, work-group and
+// name, vendor id, type and OpenCL version, compute units, work-group and
 // work-item limits, local memory (size and type), max allocation, preferred
 // float vector width, image support and max 2D image size, and the set of
-// extensions. Not compared: global memory (phones of one model ship with
-// different RAM), the clock (drivers that report the current clock), the
-// platform and OpenCL C version strings.
+// extensions. Not compared: the driver version (an agent with another
+// driver joins the key as a new driver revision, whose records are
+// re-validated: docs/DRIVER_DRIFT.md), global memory (phones of one model
+// ship with different RAM), the clock (drivers that report the current
+// clock), the platform and OpenCL C version strings.
 // Agents of different builds (a fleet being upgraded) fill different
 // fields: `revision` is the lower of the two agents'
 // Hello.device_info_revision, and a field introduced in a later revision

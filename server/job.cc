@@ -289,9 +289,10 @@ void Job::EnqueueReference() {
   auto request = std::make_shared<tunefleet::v1::MeasureRequest>(
       trial::BuildReferenceRequest(*spec_.tmpl, spec_.workload,
                                    reference_trial_id(), spec_.timing));
-  scheduler_->Enqueue(
-      {QueuedTrial{reference_trial_id(), id_, spec_.priority + 1,
-                   spec_.device_key, std::move(request)}});
+  QueuedTrial reference{reference_trial_id(), id_, spec_.priority + 1,
+                        spec_.device_key, std::move(request)};
+  reference.driver_version = spec_.driver_version;
+  scheduler_->Enqueue({std::move(reference)});
 }
 
 absl::Status Job::SetUp() {
@@ -345,13 +346,27 @@ absl::Status Job::Advance(bool* ended) {
     WakeAfter(kRecheck);  // no room on the fleet now
     return absl::OkStatus();
   }
-  std::vector<uint64_t> indices = strategy_->Propose(static_cast<size_t>(want));
+  std::vector<uint64_t> indices =
+      spec_.configs.empty() ? strategy_->Propose(static_cast<size_t>(want))
+                            : ProposeListed(static_cast<size_t>(want));
   if (indices.empty()) {
     exhausted_ = true;  // every valid config has been proposed
     Wake();             // which may end it now
     return absl::OkStatus();
   }
   return Dispatch(indices);
+}
+
+std::vector<uint64_t> Job::ProposeListed(size_t n) {
+  std::vector<uint64_t> out;
+  while (out.size() < n && next_config_ < spec_.configs.size()) {
+    const uint64_t index = spec_.configs[next_config_++];
+    const bool stored = std::any_of(
+        resume_.trials.begin(), resume_.trials.end(),
+        [index](const store::Trial& t) { return t.config_index == index; });
+    if (!stored) out.push_back(index);
+  }
+  return out;
 }
 
 int64_t Job::Done() {
@@ -394,6 +409,7 @@ void Job::Replay(search::SearchStrategy* strategy) {
                         std::make_shared<tunefleet::v1::MeasureRequest>(
                             std::move(lean.request)),
                         t.attempt, std::move(lean.sources)});
+        queued.back().driver_version = spec_.driver_version;
         continue;
       }
       if (t.error == Measurement::CANCELLED) continue;
@@ -475,6 +491,7 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
                       std::make_shared<tunefleet::v1::MeasureRequest>(
                           std::move(lean.request)),
                       0, std::move(lean.sources)});
+      queued.back().driver_version = spec_.driver_version;
     }
     {
       absl::MutexLock lock(&mu_);

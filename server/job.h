@@ -42,6 +42,13 @@ struct JobSpec : store::JobParams {
   // Trials the strategy may expect in all (search/strategy.h budget_hint);
   // 0: `budget`.
   int64_t budget_hint = 0;
+  // A re-validation job (docs/DRIVER_DRIFT.md): measures exactly these
+  // configs (space indices), in this order, instead of its strategy's
+  // proposals; empty: a search.
+  std::vector<uint64_t> configs;
+  // Non-empty: its trials lease only to agents of the key reporting this
+  // DeviceInfo.driver_version (QueuedTrial::driver_version).
+  std::string driver_version;
 };
 
 // Builds the search space of a task: the template's knobs under its
@@ -184,6 +191,10 @@ class Job : public TrackedJob {
   // The steps' own state (one step at a time: no lock).
   bool set_up_ = false;
   bool exhausted_ = false;  // every valid config has been proposed
+  size_t next_config_ = 0;  // spec_.configs proposed so far
+  // spec_.configs' proposals in place of the strategy's: the next `n` not
+  // proposed yet (a resumed job's stored trials count as proposed).
+  std::vector<uint64_t> ProposeListed(size_t n);
   std::unique_ptr<search::SearchStrategy> strategy_;
   int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // no more grants

@@ -218,6 +218,41 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   return Launch(id, std::move(prepared), {});
 }
 
+absl::StatusOr<std::shared_ptr<Job>> JobManager::SubmitRevalidation(
+    tunefleet::v1::SubmitJobRequest request, const std::string& driver_version,
+    std::vector<store::RevalidationTarget>* targets) {
+  request.set_strategy(tunefleet::v1::STRATEGY_GRID);
+  request.set_trials(
+      static_cast<uint32_t>(std::max<size_t>(1, targets->size())));
+  request.set_skip_reference(true);
+  request.set_no_transfer(true);
+  request.set_early_stop(0);
+  request.set_deadline_s(0);
+  TUNEFLEET_ASSIGN_OR_RETURN(Prepared prepared, Prepare(request));
+  std::erase_if(*targets, [&prepared](const store::RevalidationTarget& t) {
+    return t.config_index >= prepared.space->raw_size() ||
+           !prepared.space->IsValid(t.config_index) ||
+           prepared.space->ConfigString(t.config_index) != t.config;
+  });
+  if (targets->empty()) {
+    return absl::FailedPreconditionError(
+        "no config to re-validate is in the template's space any more");
+  }
+  for (const store::RevalidationTarget& t : *targets) {
+    prepared.spec.configs.push_back(t.config_index);
+  }
+  prepared.spec.budget = static_cast<int64_t>(targets->size());
+  prepared.spec.driver_version = driver_version;
+  request.set_trials(static_cast<uint32_t>(targets->size()));
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(request, &json).ok()) {
+    return absl::InternalError("cannot encode the job request");
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
+                             store_->CreateJob(prepared.spec, json));
+  return Launch(id, std::move(prepared), {});
+}
+
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
                                         JobResume resume, bool task) {
   auto job = std::make_shared<Job>(
@@ -354,6 +389,15 @@ absl::StatusOr<std::pair<JobManager::Prepared, JobResume>> JobManager::Rebuild(
   JobResume resume;
   TUNEFLEET_ASSIGN_OR_RETURN(resume.trials, store_->JobTrials(row.id));
   resume.reference_measured = row.reference_ns > 0;
+  // A re-validation job measures its listed configs again, on its driver.
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<store::Store::JobRevalidation> revalidation,
+      store_->RevalidationOfJob(row.id));
+  if (revalidation) {
+    prepared.spec.configs = std::move(revalidation->config_indices);
+    prepared.spec.driver_version = std::move(revalidation->driver_version);
+    prepared.spec.measure_reference = false;
+  }
   return std::make_pair(std::move(prepared), std::move(resume));
 }
 

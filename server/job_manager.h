@@ -107,6 +107,19 @@ class JobManager {
   absl::StatusOr<std::shared_ptr<Job>> Submit(
       const tunefleet::v1::SubmitJobRequest& request);
 
+  // A re-validation job (docs/DRIVER_DRIFT.md): `request` (a stored job's,
+  // its device key set) prepared as Submit() does, then run as a job that
+  // measures exactly the configs of `targets` whose stored text matches
+  // the space's (the others are dropped from `targets`), on agents of the
+  // key reporting `driver_version` only; no reference kernel, no transfer,
+  // no early stop or deadline. Not counted against max_active_jobs (it is
+  // the server's own work). Errors: Prepare()'s; FAILED_PRECONDITION when
+  // no target's config is in the space any more.
+  absl::StatusOr<std::shared_ptr<Job>> SubmitRevalidation(
+      tunefleet::v1::SubmitJobRequest request,
+      const std::string& driver_version,
+      std::vector<store::RevalidationTarget>* targets);
+
   // Checks a model job (ValidateSubmitModelJobRequest, then every task as
   // Submit() checks a job, its errors prefixed "tasks[i]."), stores it and
   // its tasks' jobs, and starts it. A task with no config for the device

@@ -56,6 +56,12 @@ void AddFlags(CLI::App* app, Flags* flags) {
                   "intervals is dropped and its trials requeued")
       ->capture_default_str()
       ->check(CLI::Range(10, 600000));
+  app->add_option("--revalidate-top", options.revalidate_top,
+                  "when an agent brings a new driver to a device key, the "
+                  "fastest configs per task measured again on it "
+                  "(docs/DRIVER_DRIFT.md); 0: no re-validation")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
   app->add_flag("--no-resume", flags->no_resume,
                 "leave jobs an earlier run left unfinished as they are "
                 "(default: resume them)");

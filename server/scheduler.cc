@@ -330,20 +330,10 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
   std::set<FreeSlot>& free_slots = free_[key];
   AgentSlot* free = nullptr;
   uint32_t refill = 0;  // requests `free` still gets in this round
-  while (!queue.empty() && (refill > 0 || !free_slots.empty())) {
-    if (refill == 0) {
-      // The least loaded agent of the key ready for a refill (lowest id
-      // first) gets RefillBatch() requests, or what is queued.
-      free = &agents_.at(free_slots.begin()->second);
-      const uint32_t capacity = free->session->capacity();
-      refill = std::min(capacity - free->leased, RefillBatch(capacity));
-    }
-    --refill;
-    // The oldest trial of the highest priority.
-    QueuedTrial next = queue.PopNext();
-    SetLeased(*free, free->leased + 1);
+  const auto lease_to = [this, &out](AgentSlot& slot, QueuedTrial next) {
+    SetLeased(slot, slot.leased + 1);
     ++next.attempt;
-    next.agent = free->session->name();
+    next.agent = slot.session->name();
     const int64_t now_ms = clock_.NowMs();
     next.leased_ms = now_ms;
     // The agent measures its leases one after another: this one may wait
@@ -353,9 +343,47 @@ std::vector<Scheduler::Dispatch> Scheduler::Assign(const std::string& key) {
                                   : 120000.0;
     const int64_t deadline =
         now_ms +
-        free->leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
-    AddLease(Lease{next, free->session->id(), deadline});
-    out.push_back(Dispatch{free->session, std::move(next)});
+        slot.leased * (static_cast<int64_t>(timeout_ms) + kLeaseSlackMs);
+    AddLease(Lease{next, slot.session->id(), deadline});
+    out.push_back(Dispatch{slot.session, std::move(next)});
+  };
+  // Trials bound to a driver no free agent of the key reports: back to
+  // the queue, in their order, once this round is over.
+  std::vector<QueuedTrial> held;
+  while (!queue.empty() && (refill > 0 || !free_slots.empty())) {
+    if (refill == 0) {
+      // The least loaded agent of the key ready for a refill (lowest id
+      // first) gets RefillBatch() requests, or what is queued.
+      free = &agents_.at(free_slots.begin()->second);
+      const uint32_t capacity = free->session->capacity();
+      refill = std::min(capacity - free->leased, RefillBatch(capacity));
+    }
+    // The oldest trial of the highest priority.
+    QueuedTrial next = queue.PopNext();
+    if (!next.driver_version.empty() &&
+        free->session->device().driver_version() != next.driver_version) {
+      // The least loaded free agent with that driver takes it, if any.
+      AgentSlot* match = nullptr;
+      for (const FreeSlot& slot : free_slots) {
+        AgentSlot& candidate = agents_.at(slot.second);
+        if (candidate.session->device().driver_version() ==
+            next.driver_version) {
+          match = &candidate;
+          break;
+        }
+      }
+      if (match == nullptr) {
+        held.push_back(std::move(next));
+      } else {
+        lease_to(*match, std::move(next));
+      }
+      continue;
+    }
+    --refill;
+    lease_to(*free, std::move(next));
+  }
+  for (auto it = held.rbegin(); it != held.rend(); ++it) {
+    queue.PushFront(std::move(*it));
   }
   return out;
 }

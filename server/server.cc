@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
         }
         return result;
       });
+  s->agent_service_->set_revalidate_top(options.revalidate_top);
   s->authorizer_ = std::make_unique<auth::Authorizer>(
       options.no_auth ? nullptr : options.tokens, options.verbose);
   s->authorized_agent_service_ = std::make_unique<AuthorizedAgentService>(

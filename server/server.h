@@ -40,6 +40,9 @@ struct ServerOptions {
   int heartbeat_misses = 3;
   // Start again the jobs an earlier run left unfinished.
   bool resume_jobs = true;
+  // Configs per task re-measured when an agent brings a new driver to a
+  // device key (server/revalidation.h, docs/DRIVER_DRIFT.md); 0: none.
+  int revalidate_top = 3;
   // Write each lease to its trial row as it is handed out (pending ->
   // leased, the agent named), not only with the result: for the embedded
   // fleet, whose killed command's jobs are found by the agents their trials

@@ -34,6 +34,10 @@ struct QueuedTrial {
   // clock); empty and 0 before the first.
   std::string agent;
   int64_t leased_ms = 0;
+  // Empty: any agent of the key; else only an agent reporting this
+  // DeviceInfo.driver_version (a re-validation job's trials,
+  // docs/DRIVER_DRIFT.md).
+  std::string driver_version;
 };
 
 // One deque per priority, so the next trial is found in O(log priorities)

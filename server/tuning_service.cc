@@ -139,7 +139,12 @@ grpc::Status TuningServiceImpl::ListDevices(
     s.set_connected_agents(s.connected_agents() + 1);
     s.add_agent_names(agent->name());
   }
-  for (auto& [key, status] : by_key) *response->add_devices() = status;
+  for (auto& [key, status] : by_key) {
+    auto revisions = store_->DriverRevisions(key);
+    if (!revisions.ok()) return ToGrpc(revisions.status());
+    for (auto& r : *revisions) *status.add_driver_revisions() = std::move(r);
+    *response->add_devices() = status;
+  }
   return grpc::Status::OK;
 }
 

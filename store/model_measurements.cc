@@ -1,6 +1,6 @@
 // A model job's end-to-end measurement in the store: the ONNX model its
 // request carried, its latency history, its measured latency and per-layer
-// times (store.h; schema v7).
+// times (store.h; schema v8).
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"

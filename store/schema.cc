@@ -13,7 +13,8 @@ namespace {
 
 // Migration i takes the schema from version i to i + 1 (v4's is
 // V4Migration(), v5's MigrateToV5(), v6's MigrateToV6(), v7's
-// MigrateModelMeasurements()).
+// MigrateToV7(), v8's MigrateModelMeasurements(), v9's
+// kDriverRevisionsMigration).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -394,7 +395,60 @@ CREATE TABLE IF NOT EXISTS model_job_layers (
 )sql");
 }
 
-static_assert(std::size(kMigrations) + 5 == kSchemaVersion);
+// v9: driver revisions of a device key and the re-validation of its best
+// records on each new driver (docs/DRIVER_DRIFT.md):
+// - device_drivers: every driver version a key's agents reported, numbered
+//   in the order first seen (revision 1: the first); seeded with each
+//   stored device's driver;
+// - revalidations: a record (its trial, config and time) re-measured by a
+//   re-validation job on revision `revision`;
+// - revalidation_outcomes: each such row with its outcome on the new
+//   driver, from the job's trial of the same config: 'same' (OK, at most
+//   kRevalidationSlowerRatio = 1.10 x the record's time), 'slower' (OK,
+//   slower than that; `slowdown` = new time / record's time), 'wrong'
+//   (WRONG_ANSWER), 'failed' (any other error, or the job ended without
+//   measuring it), 'pending' (not measured yet).
+// A file whose version was set back and that has them keeps them.
+constexpr const char* kDriverRevisionsMigration = R"sql(
+CREATE TABLE IF NOT EXISTS device_drivers (
+  device_key TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  revision INTEGER NOT NULL CHECK (revision > 0),
+  first_seen_ms INTEGER NOT NULL,
+  PRIMARY KEY (device_key, driver_version),
+  UNIQUE (device_key, revision));
+INSERT OR IGNORE INTO device_drivers (device_key, driver_version, revision,
+                            first_seen_ms)
+  SELECT device_key, driver_version, 1, first_seen_ms FROM devices;
+CREATE TABLE IF NOT EXISTS revalidations (
+  device_key TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  source_trial_id INTEGER NOT NULL REFERENCES trials(id),
+  config_index INTEGER NOT NULL,
+  source_time_ns REAL NOT NULL CHECK (source_time_ns > 0),
+  PRIMARY KEY (device_key, revision, source_trial_id));
+CREATE INDEX IF NOT EXISTS revalidations_by_job ON revalidations (job_id, config_index);
+CREATE VIEW IF NOT EXISTS revalidation_outcomes AS
+  SELECT r.device_key, r.revision, r.job_id, r.source_trial_id,
+         r.config_index, r.source_time_ns, t.id AS trial_id,
+         t.time_ns AS time_ns,
+         CASE WHEN t.state = 'done' AND t.error = 'OK'
+                   AND t.time_ns <= r.source_time_ns * 1.10 THEN 'same'
+              WHEN t.state = 'done' AND t.error = 'OK' THEN 'slower'
+              WHEN t.state = 'done' AND t.error = 'WRONG_ANSWER' THEN 'wrong'
+              WHEN t.state = 'done' THEN 'failed'
+              WHEN j.state IN ('done', 'failed', 'cancelled') THEN 'failed'
+              ELSE 'pending' END AS outcome,
+         CASE WHEN t.state = 'done' AND t.error = 'OK'
+              THEN t.time_ns / r.source_time_ns END AS slowdown
+  FROM revalidations r
+  JOIN jobs j ON j.id = r.job_id
+  LEFT JOIN trials t ON t.job_id = r.job_id
+                    AND t.config_index = r.config_index;
+)sql";
+
+static_assert(std::size(kMigrations) + 6 == kSchemaVersion);
 
 // Runs migration `v` (from version v to v + 1) inside the caller's
 // transaction.
@@ -414,7 +468,10 @@ absl::Status Migrate(Database& db, int v) {
   if (v == static_cast<int>(std::size(kMigrations)) + 3) {
     return MigrateToV7(db);
   }
-  return MigrateModelMeasurements(db);
+  if (v == static_cast<int>(std::size(kMigrations)) + 4) {
+    return MigrateModelMeasurements(db);
+  }
+  return db.Exec(kDriverRevisionsMigration);
 }
 
 }  // namespace

@@ -130,6 +130,24 @@ struct NewTrial {
   std::string config;  // "MWG=64,NWG=64,..."
 };
 
+// A record to re-measure on a new driver: one config of a task and its
+// best time on the key's earlier drivers.
+struct RevalidationTarget {
+  int64_t source_trial_id = 0;
+  uint64_t config_index = 0;
+  std::string config;  // "MWG=64,..." as stored
+  double time_ns = 0;
+};
+
+// The best configs of one task (workload, template) of a key, fastest
+// first, with the stored request of the job that measured the fastest.
+struct RevalidationTask {
+  std::string workload_key;  // canonical workload
+  std::string template_name;
+  std::string request_json;  // that job's SubmitJobRequest as JSON
+  std::vector<RevalidationTarget> targets;
+};
+
 // Completed trials of a job: how many, per error code, and the best.
 struct JobTally {
   // Measured trials (CANCELLED ones, which the job's end left unmeasured,
@@ -342,6 +360,34 @@ class Store {
   // does not parse is INVALID_ARGUMENT naming the row, and nothing is
   // written. Importing the same rows twice changes nothing the second time.
   absl::StatusOr<MergeSummary> MergeRows(const ExchangeRows& rows);
+  // Driver revisions (store/drivers.cc, docs/DRIVER_DRIFT.md).
+  // Records that an agent of `key` reports driver `driver`: returns the
+  // driver's revision, a new one (the key's highest + 1, or 1) when the
+  // key never had it, with *added set then.
+  absl::StatusOr<int> NoteDriver(const std::string& key,
+                                 const std::string& driver, bool* added);
+  // The key's driver revisions (device_drivers, schema v9), oldest first,
+  // with their re-validation counts over revalidation_outcomes.
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
+      const std::string& key);
+  // The `per_task` fastest distinct configs of each task (workload,
+  // template name) of the key, from OK trials of its jobs other than
+  // re-validation jobs; tasks whose fastest job kept no request are left
+  // out.
+  absl::StatusOr<std::vector<RevalidationTask>> RevalidationTasks(
+      const std::string& key, int per_task);
+  // Marks `targets` as re-measured by job `job_id` on revision `revision`.
+  absl::Status AddRevalidations(const std::string& key, int revision,
+                                int64_t job_id,
+                                const std::vector<RevalidationTarget>& targets);
+  // For a re-validation job: its driver version and the config indices it
+  // re-measures (ascending); nullopt for any other job.
+  struct JobRevalidation {
+    std::string driver_version;
+    std::vector<uint64_t> config_indices;
+  };
+  absl::StatusOr<std::optional<JobRevalidation>> RevalidationOfJob(
+      int64_t job_id);
   // Frees what SQLite's page cache holds of this connection (pages are
   // read again as needed): after a large job, so that its pages do not
   // pin the memory the job gave back.

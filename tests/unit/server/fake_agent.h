@@ -24,10 +24,12 @@ class FakeAgent final : public server::AgentChannel {
  public:
   // An agent of device `key` accepting `capacity` requests at a time,
   // connected at `now_ms` (Unix ms of the scheduler's clock).
+  // `driver_version`: its DeviceInfo's (empty: none).
   FakeAgent(const std::string& id, const std::string& key, uint32_t capacity,
-            int64_t now_ms) {
+            int64_t now_ms, const std::string& driver_version = "") {
     tunefleet::v1::Hello hello;
     hello.set_device_key(key);
+    hello.mutable_device()->set_driver_version(driver_version);
     hello.set_agent_name(id + "-host");
     hello.set_max_in_flight(capacity);
     session_ = std::make_shared<server::AgentSession>(id, std::move(hello),

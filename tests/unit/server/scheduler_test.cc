@@ -72,9 +72,9 @@ class SchedulerTest : public ::testing::Test {
 
   // Connects a fake agent of `key` taking `capacity` requests at a time.
   FakeAgent& Connect(const std::string& id, const std::string& key,
-                     uint32_t capacity) {
+                     uint32_t capacity, const std::string& driver = "") {
     agents_.push_back(
-        std::make_unique<FakeAgent>(id, key, capacity, clock_.NowMs()));
+        std::make_unique<FakeAgent>(id, key, capacity, clock_.NowMs(), driver));
     scheduler_->AddAgent(agents_.back()->session());
     return *agents_.back();
   }
@@ -253,6 +253,28 @@ TEST_F(SchedulerTest, LeastLoadedAgentFirst) {
   scheduler_->Enqueue(third);
   EXPECT_EQ(Ids(a).back(), third[0].trial_id);
   EXPECT_EQ(Ids(b), Ids(second));
+}
+
+// A re-validation job's trials (docs/DRIVER_DRIFT.md) go only to agents
+// reporting their driver; the key's other trials to any agent.
+TEST_F(SchedulerTest, TrialsBoundToADriverGoOnlyToAgentsOfThatDriver) {
+  FakeAgent& old_driver = Connect("a", "key", 4, "1.0");
+  std::vector<QueuedTrial> bound = Trials(3, "key", /*priority=*/1);
+  for (QueuedTrial& t : bound) t.driver_version = "2.0";
+  const std::vector<QueuedTrial> any = Trials(2, "key");
+  scheduler_->Enqueue(bound);
+  scheduler_->Enqueue(any);
+  // The bound trials wait (ahead of the others) for an agent of 2.0.
+  EXPECT_EQ(Ids(old_driver), Ids(any));
+  FakeAgent& new_driver = Connect("b", "key", 2, "2.0");
+  EXPECT_EQ(Ids(new_driver),
+            (std::vector<int64_t>{bound[0].trial_id, bound[1].trial_id}));
+  EXPECT_EQ(Ids(old_driver), Ids(any));
+  // The old driver's agent has room, the new one's not: the last waits.
+  ASSERT_TRUE(scheduler_->EndLease(any[0].trial_id).has_value());
+  EXPECT_EQ(Ids(old_driver), Ids(any));
+  ASSERT_TRUE(scheduler_->EndLease(bound[0].trial_id).has_value());
+  EXPECT_EQ(Ids(new_driver), Ids(bound));
 }
 
 TEST_F(SchedulerTest, EndLeaseReturnsTheLeaseAndRefillsTheAgent) {

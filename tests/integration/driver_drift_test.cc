@@ -1,0 +1,176 @@
+// Driver drift (docs/DRIVER_DRIFT.md), with real tunefleet-server,
+// tunefleet-agent and tunefleet processes on loopback, measuring on PoCL:
+// an agent whose driver version differs (TUNEFLEET_AGENT_DRIVER_VERSION)
+// joins a key that has records; the key gains a second driver revision, a
+// re-validation job re-measures the key's best configs on that agent only
+// and completes, and `tunefleet devices --json` shows both revisions and
+// the outcomes. An agent that differs in anything else (compute units) is
+// still refused the key.
+#include <stdlib.h>
+
+#include <set>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "client/channel.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "proto/device_info_revision.h"
+#include "tests/support/command_runner.h"
+#include "tests/support/fleet_harness.h"
+#include "tunefleet/v1/agent.grpc.pb.h"
+
+namespace tunefleet {
+namespace {
+
+using testing::FleetHarness;
+
+constexpr char kKey[] = "drift";
+constexpr char kNewDriver[] = "pocl-drift-test 9.9";
+constexpr int kTop = 2;  // --revalidate-top
+
+// The key's entry of the server's device list, or nullopt.
+std::optional<tunefleet::v1::DeviceStatus> Key(const FleetHarness& fleet) {
+  auto devices = fleet.Devices();
+  if (!devices) return std::nullopt;
+  for (const auto& d : devices->devices()) {
+    if (d.device_key() == kKey) return d;
+  }
+  return std::nullopt;
+}
+
+// Says Hello for kKey with `device` as an agent would; the stream's
+// status once the server answered (OK: welcomed).
+grpc::Status HelloWith(const FleetHarness& fleet,
+                       const tunefleet::v1::DeviceInfo& device) {
+  client::ChannelOptions channel;
+  channel.token = fleet.agent_token();
+  auto stub = tunefleet::v1::AgentService::NewStub(
+      client::CreateServerChannel(fleet.address(), channel));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  auto stream = stub->Connect(&context);
+  tunefleet::v1::AgentMessage hello;
+  hello.mutable_hello()->set_device_key(kKey);
+  *hello.mutable_hello()->mutable_device() = device;
+  hello.mutable_hello()->set_agent_name("unlike-agent");
+  hello.mutable_hello()->set_max_in_flight(1);
+  hello.mutable_hello()->set_device_info_revision(proto::kDeviceInfoRevision);
+  stream->Write(hello);
+  tunefleet::v1::ServerMessage reply;
+  if (stream->Read(&reply) && reply.has_welcome()) {
+    context.TryCancel();
+    (void)stream->Finish();
+    return grpc::Status::OK;
+  }
+  return stream->Finish();
+}
+
+TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
+  FleetHarness fleet("driver_drift");
+  ASSERT_TRUE(fleet.StartServer({"--revalidate-top", std::to_string(kTop)}));
+  ASSERT_TRUE(fleet.StartAgents(1, kKey));
+  // Records on the first driver.
+  const int64_t tuned = fleet.Submit(testing::SmallGemmJob(kKey, 8, 0, 3));
+  ASSERT_GT(tuned, 0);
+  auto ended = fleet.AwaitEnd(tuned, std::chrono::seconds(180));
+  ASSERT_TRUE(ended.has_value());
+  ASSERT_EQ(ended->state(), tunefleet::v1::JOB_STATE_DONE) << ended->message();
+  auto before = Key(fleet);
+  ASSERT_TRUE(before.has_value());
+  ASSERT_EQ(before->driver_revisions_size(), 1);
+  const std::string old_driver = before->device().driver_version();
+  ASSERT_NE(old_driver, kNewDriver);
+
+  // A second agent of the same device with another driver joins.
+  ASSERT_EQ(setenv("TUNEFLEET_AGENT_DRIVER_VERSION", kNewDriver, 1), 0);
+  fleet.StartAgent(1, kKey);
+  unsetenv("TUNEFLEET_AGENT_DRIVER_VERSION");
+  ASSERT_TRUE(FleetHarness::WaitFor([&] { return fleet.Connected(kKey) == 2; },
+                                    std::chrono::seconds(60)))
+      << testing::ReadAll(fleet.dir() + "/server.log");
+
+  // Its revision's re-validation runs to the end.
+  std::optional<tunefleet::v1::DeviceStatus> after;
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [&] {
+        after = Key(fleet);
+        if (!after || after->driver_revisions_size() != 2) return false;
+        const auto& r = after->driver_revisions(1);
+        return r.revalidation_job_ids_size() > 0 &&
+               r.revalidation_pending() == 0;
+      },
+      std::chrono::seconds(180)))
+      << testing::ReadAll(fleet.dir() + "/server.log");
+  const tunefleet::v1::DriverRevision& first = after->driver_revisions(0);
+  const tunefleet::v1::DriverRevision& second = after->driver_revisions(1);
+  EXPECT_EQ(first.revision(), 1u);
+  EXPECT_EQ(first.driver_version(), old_driver);
+  EXPECT_EQ(first.revalidation_job_ids_size(), 0);
+  EXPECT_EQ(second.revision(), 2u);
+  EXPECT_EQ(second.driver_version(), kNewDriver);
+  // One task (one workload, one template): one job, its kTop best configs,
+  // measured right on the same PoCL (same or slower, never wrong).
+  ASSERT_EQ(second.revalidation_job_ids_size(), 1);
+  EXPECT_EQ(second.revalidated_same() + second.revalidated_slower(),
+            static_cast<uint32_t>(kTop));
+  EXPECT_EQ(second.revalidated_wrong(), 0u);
+  EXPECT_EQ(second.revalidated_failed(), 0u);
+  const int64_t job = second.revalidation_job_ids(0);
+  auto revalidation = fleet.AwaitEnd(job, std::chrono::seconds(30));
+  ASSERT_TRUE(revalidation.has_value());
+  EXPECT_EQ(revalidation->state(), tunefleet::v1::JOB_STATE_DONE)
+      << revalidation->message();
+  EXPECT_EQ(revalidation->trials_done(), static_cast<uint32_t>(kTop));
+
+  // Every trial of the job ran on the agent with the new driver.
+  {
+    grpc::ClientContext context;
+    tunefleet::v1::QueryRecordsRequest query;
+    query.set_job_id(job);
+    tunefleet::v1::QueryRecordsResponse records;
+    ASSERT_TRUE(fleet.Stub()->QueryRecords(&context, query, &records).ok());
+    ASSERT_EQ(records.records_size(), kTop);
+    for (const auto& r : records.records()) {
+      EXPECT_EQ(r.agent_name(), "agent-1") << r.trial_id();
+    }
+  }
+
+  // The CLI shows the same in the contract's vocabulary.
+  const testing::CommandResult cli = testing::RunCommand(absl::StrCat(
+      "timeout -s KILL 30 ", testing::BinaryDir(), "/cli/tunefleet devices ",
+      "--json --server ", fleet.address(), " --token ", fleet.reader_token()));
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const nlohmann::json list = nlohmann::json::parse(cli.out);
+  bool found = false;
+  for (const nlohmann::json& d : list) {
+    if (d.at("device_key") != kKey) continue;
+    found = true;
+    const nlohmann::json& revisions = d.at("driver_revisions");
+    ASSERT_EQ(revisions.size(), 2u) << cli.out;
+    EXPECT_EQ(revisions[1].at("driver_version"), kNewDriver);
+    EXPECT_EQ(revisions[1].value("revalidated_same", 0) +
+                  revisions[1].value("revalidated_slower", 0),
+              kTop)
+        << cli.out;
+    EXPECT_EQ(revisions[1].value("revalidation_pending", 0), 0) << cli.out;
+  }
+  EXPECT_TRUE(found) << cli.out;
+
+  // Another difference than the driver is still refused.
+  tunefleet::v1::DeviceInfo unlike = after->device();
+  unlike.set_compute_units(unlike.compute_units() + 1);
+  const grpc::Status refused = HelloWith(fleet, unlike);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_TRUE(absl::StrContains(refused.error_message(), "compute_units"))
+      << refused.error_message();
+  // ... and one differing in the driver alone is welcomed.
+  tunefleet::v1::DeviceInfo other_driver = after->device();
+  other_driver.set_driver_version("yet another driver");
+  EXPECT_TRUE(HelloWith(fleet, other_driver).ok());
+}
+
+}  // namespace
+}  // namespace tunefleet
