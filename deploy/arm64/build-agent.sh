@@ -56,6 +56,15 @@ configure() {  # configure COMPONENTS
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
   mkdir -p "$ARM64_BUILD_DIR"
+  # A build directory configured against another rootfs (CI's cache in
+  # /var/cache/tunefleet-ci, then ctest's in .cache/arm64) keeps that
+  # rootfs's find_package() results, which the linker cannot use under
+  # this --sysroot: configure it afresh (ccache keeps the rebuild cheap).
+  local cache="$ARM64_BUILD_DIR/CMakeCache.txt"
+  if [ -f "$cache" ] && ! grep -qxF "TUNEFLEET_SYSROOT:PATH=$ARM64_ROOTFS" "$cache"; then
+    echo "[arm64] $ARM64_BUILD_DIR was configured against another rootfs: configuring it afresh" >&2
+    rm -rf "$cache" "$ARM64_BUILD_DIR/CMakeFiles"
+  fi
   cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" ${launcher[@]+"${launcher[@]}"} \
     -DCMAKE_TOOLCHAIN_FILE="$TUNEFLEET_ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
     -DTUNEFLEET_SYSROOT="$ARM64_ROOTFS" \
