@@ -60,11 +60,14 @@ configure() {  # configure COMPONENTS
   # /var/cache/tunefleet-ci, then ctest's in .cache/arm64) keeps that
   # rootfs's find_package() results, which the linker cannot use under
   # this --sysroot: configure it afresh (ccache keeps the rebuild cheap).
-  local cache="$ARM64_BUILD_DIR/CMakeCache.txt"
-  if [ -f "$cache" ] && ! grep -qxF "TUNEFLEET_SYSROOT:PATH=$ARM64_ROOTFS" "$cache"; then
+  # The rootfs it was configured against is kept in a stamp beside the
+  # cache; a cache without the stamp is configured afresh too.
+  local cache="$ARM64_BUILD_DIR/CMakeCache.txt" stamp="$ARM64_BUILD_DIR/.tunefleet-sysroot"
+  if [ -f "$cache" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$ARM64_ROOTFS" ]; then
     echo "[arm64] $ARM64_BUILD_DIR was configured against another rootfs: configuring it afresh" >&2
     rm -rf "$cache" "$ARM64_BUILD_DIR/CMakeFiles"
   fi
+  printf '%s\n' "$ARM64_ROOTFS" > "$stamp"
   cmake -S "$TUNEFLEET_ROOT" -B "$ARM64_BUILD_DIR" ${launcher[@]+"${launcher[@]}"} \
     -DCMAKE_TOOLCHAIN_FILE="$TUNEFLEET_ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
     -DTUNEFLEET_SYSROOT="$ARM64_ROOTFS" \
