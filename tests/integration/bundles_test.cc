@@ -48,17 +48,6 @@ void WriteKeyPair(const std::string& dir, const std::string& name) {
   EVP_PKEY_free(key);
 }
 
-// Every file under `dir`, by path relative to it, with its contents.
-std::map<std::string, std::string> Files(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
-    files[std::filesystem::relative(entry.path(), dir).string()] =
-        ReadAll(entry.path().string());
-  }
-  return files;
-}
-
 class Bundles : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -78,7 +67,7 @@ class Bundles : public ::testing::Test {
     const std::string out = work_ + "/emit-" + name;
     auto r = Cli("emit --db " + db + " --device-key " + key + " --out " + out);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    return Files(out);
+    return testing::ReadTree(out);
   }
   // Every record of `db` (query --all --json).
   nlohmann::json Records(const std::string& db) {

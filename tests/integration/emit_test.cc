@@ -78,17 +78,6 @@ std::map<std::string, std::string> Lines(const std::string& output,
   return found;
 }
 
-// Every file under `dir`, by path relative to it, with its contents.
-std::map<std::string, std::string> Files(const std::string& dir) {
-  std::map<std::string, std::string> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
-    files[std::filesystem::relative(entry.path(), dir).string()] =
-        ReadAll(entry.path().string());
-  }
-  return files;
-}
-
 class EmittedLibrary : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -440,9 +429,10 @@ TEST_F(EmittedLibrary, EmitsTheSameLibraryThroughAServer) {
             db_summary["reference_entries"]);
   EXPECT_EQ(server_summary["files"], db_summary["files"]);
 
-  const std::map<std::string, std::string> db_files = Files(work_ + "/from-db");
+  const std::map<std::string, std::string> db_files =
+      testing::ReadTree(work_ + "/from-db");
   const std::map<std::string, std::string> server_files =
-      Files(work_ + "/from-server");
+      testing::ReadTree(work_ + "/from-server");
   // 14 of the kernel library, its table file (table.tftable) and 9 of the
   // model runtime (model_runtime/).
   EXPECT_EQ(db_files.size(), 24u);

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,6 +29,18 @@ inline std::string ReadAll(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Every file under `dir`, by path relative to it, with its contents (an
+// emitted library's folder, compared byte for byte).
+inline std::map<std::string, std::string> ReadTree(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    files[std::filesystem::relative(entry.path(), dir).string()] =
+        ReadAll(entry.path().string());
+  }
+  return files;
 }
 
 // Runs `command` with /bin/sh; stdout and stderr are captured separately.
