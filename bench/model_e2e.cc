@@ -84,20 +84,26 @@ struct Measured {
   model_run::RunResult result;
 };
 
-// The largest max|ours - ref| / max|ref| over the outputs `ref` has.
-double Deviation(const std::vector<std::string>& names,
-                 const std::vector<std::vector<int64_t>>& dims,
-                 const std::vector<std::vector<float>>& outputs,
+// The largest max|ours - ref| / max|ref| over the outputs both have.
+double Deviation(const std::map<std::string, base::NpyArray>& ours,
                  const std::map<std::string, base::NpyArray>& ref) {
   double worst = 0;
-  for (size_t o = 0; o < names.size(); ++o) {
-    auto it = ref.find(names[o]);
+  for (const auto& [name, array] : ours) {
+    auto it = ref.find(name);
     if (it == ref.end()) continue;
-    auto d =
-        testing::Deviation(base::NpyArray{dims[o], outputs[o]}, it->second);
+    auto d = testing::Deviation(array, it->second);
     if (d.ok()) worst = std::max(worst, d->relative());
   }
   return worst;
+}
+
+// A run's outputs by name.
+std::map<std::string, base::NpyArray> Outputs(const model_run::RunResult& r) {
+  std::map<std::string, base::NpyArray> out;
+  for (size_t o = 0; o < r.output_names.size(); ++o) {
+    out[r.output_names[o]] = base::NpyArray{r.output_dims[o], r.outputs[o]};
+  }
+  return out;
 }
 
 absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
@@ -307,27 +313,15 @@ int Main(int argc, char** argv) {
       } else {
         ort_ms = r->median_ms;
         ort_runtime = r->runtime;
-        deviation =
-            Deviation(tuned->result.output_names, tuned->result.output_dims,
-                      tuned->result.outputs, r->outputs);
+        deviation = Deviation(Outputs(tuned->result), r->outputs);
         if (naive) {
-          naive_deviation =
-              Deviation(naive->result.output_names, naive->result.output_dims,
-                        naive->result.outputs, r->outputs);
+          naive_deviation = Deviation(Outputs(naive->result), r->outputs);
         }
         testing::OrtRunOptions as_written;
         as_written.optimization = "disabled";
         auto w = ort->Run(spec.file, npy_inputs, as_written);
         if (w.ok()) {
-          std::vector<std::string> names;
-          std::vector<std::vector<int64_t>> dims;
-          std::vector<std::vector<float>> data;
-          for (const auto& [name, array] : w->outputs) {
-            names.push_back(name);
-            dims.push_back(array.shape);
-            data.push_back(array.data);
-          }
-          ort_spread = Deviation(names, dims, data, r->outputs);
+          ort_spread = Deviation(w->outputs, r->outputs);
         } else {
           std::cerr << "model_e2e: " << spec.name
                     << " ONNX Runtime (optimization disabled): " << w.status()
