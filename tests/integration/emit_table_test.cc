@@ -45,6 +45,29 @@ std::string ConfigText(const tunefleet::v1::TuningRecord& r) {
   return absl::StrJoin(knobs, ",");
 }
 
+// Whether `r` is a record of kWorkload (softmax D=100), not of the small
+// model's softmax (D=5), which shares the op, the template and the key.
+bool OfTheWorkload(const tunefleet::v1::TuningRecord& r) {
+  for (const auto& dim : r.workload().dims()) {
+    if (dim.name() == "D") return dim.value() == 100;
+  }
+  return false;
+}
+
+// The records of `db`'s kWorkload on `key` (the best one only with
+// `best_only`).
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> WorkloadRecords(
+    store::Store& store, const std::string& key, bool best_only) {
+  store::RecordFilter filter;
+  filter.device_key = key;
+  filter.op = "softmax";
+  filter.best_only = best_only;
+  auto records = store.QueryRecords(filter);
+  if (!records.ok()) return records.status();
+  std::erase_if(*records, [](const auto& r) { return !OfTheWorkload(r); });
+  return records;
+}
+
 // Records in `db` a later measurement of `config` for kWorkload on `key`,
 // `time_ns` fast, so that it becomes the workload's best record.
 void MeasureLater(const std::string& db, const std::string& key,
@@ -163,17 +186,11 @@ void Tables() {
   // The built-in config, and another config the tuning measured OK.
   auto store = store::Store::Open(db);
   ASSERT_TRUE(store.ok()) << store.status();
-  store::RecordFilter best_filter;
-  best_filter.device_key = key;
-  best_filter.op = "softmax";
-  best_filter.best_only = true;
-  auto best = (*store)->QueryRecords(best_filter);
-  ASSERT_TRUE(best.ok() && best->size() == 1) << best.status();
+  auto best = WorkloadRecords(**store, key, /*best_only=*/true);
+  ASSERT_TRUE(best.ok()) << best.status();
+  ASSERT_EQ(best->size(), 1u);
   const std::string built_in = ConfigText(best->front());
-  store::RecordFilter all_filter;
-  all_filter.device_key = key;
-  all_filter.op = "softmax";
-  auto all = (*store)->QueryRecords(all_filter);
+  auto all = WorkloadRecords(**store, key, /*best_only=*/false);
   ASSERT_TRUE(all.ok()) << all.status();
   std::string newer;
   for (const auto& r : *all) {
