@@ -111,6 +111,9 @@ absl::StatusOr<ExchangeRows> Store::ExportRows(const ExchangeFilter& filter) {
   // Their measured trials, in id order.
   for (const auto& [job_id, at] : job_at) {
     const ExchangeJob& job = rows.jobs[at];
+    // A name of its own: clang before 16 cannot capture a structured
+    // binding in the lambda below.
+    const std::string& workload = workload_of[job_id];
     TUNEFLEET_ASSIGN_OR_RETURN(
         Statement s,
         db_.Prepare(
@@ -145,7 +148,7 @@ absl::StatusOr<ExchangeRows> Store::ExportRows(const ExchangeFilter& filter) {
       t.measurement_id =
           r.IsNull(18)
               ? MeasurementId(MeasurementIdentity{
-                    job.device_key, workload_of[job_id], job.template_name,
+                    job.device_key, workload, job.template_name,
                     job.template_version, job.template_source_hash, t.config,
                     t.error, t.times_ns, t.done_ms, t.agent, t.driver_version,
                     t.kernel_sha256})
@@ -362,6 +365,7 @@ absl::StatusOr<MergeSummary> Store::MergeRows(const ExchangeRows& rows) {
     if (job == jobs.end()) continue;
     const ExchangeJob& j = *job->second;
     std::set<std::string>& ids = present[job_id];
+    const std::string& workload = canonical[origin];  // as above
     TUNEFLEET_ASSIGN_OR_RETURN(
         Statement s,
         db_.Prepare("SELECT config, error, times_ns, done_ms, agent, "
@@ -371,7 +375,7 @@ absl::StatusOr<MergeSummary> Store::MergeRows(const ExchangeRows& rows) {
     TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&](const Statement& r) {
       ids.insert(r.IsNull(7)
                      ? MeasurementId(MeasurementIdentity{
-                           j.device_key, canonical[origin], j.template_name,
+                           j.device_key, workload, j.template_name,
                            j.template_version, j.template_source_hash,
                            r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Text(4),
                            r.Text(5), r.Text(6)})
