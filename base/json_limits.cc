@@ -106,6 +106,7 @@ TextShape TomlShape(absl::string_view t) {
   shape.depth = 1;  // the document's table
   std::vector<Frame> open;
   int table = 1;        // depth of the table the last header opened
+  int arrays_of_tables = 0;  // [[headers]] so far
   int value_depth = 0;  // depth a container value would have
   Expect expect = Expect::kLine;
   size_t i = 0;
@@ -130,9 +131,14 @@ TextShape TomlShape(absl::string_view t) {
           const bool array = i + 1 < t.size() && t[i + 1] == '[';
           i += array ? 2 : 1;
           const int segments = SkipTomlKey(t, i, shape);
-          // An array of tables adds a table to its array each time.
+          // An array of tables adds a table to its array each time. A
+          // header's path may also pass through arrays of tables an earlier
+          // header made ("[[a]]" then "[[a.b]]": a's last table holds b),
+          // each one level more: at most one per earlier [[header]].
           shape.values += segments + (array ? 1 : 0);
-          table = 1 + segments + (array ? 1 : 0);
+          const int through = std::min(segments - 1, arrays_of_tables);
+          table = 1 + segments + through + (array ? 1 : 0);
+          if (array) ++arrays_of_tables;
           note(table);
           while (i < t.size() && !IsNewline(t[i]) && t[i] != '#') ++i;
         } else {

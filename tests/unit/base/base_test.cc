@@ -88,6 +88,9 @@ TEST(JsonLimits, TomlShapeCountsWhatToml_ppWouldBuild) {
   EXPECT_EQ(TomlShape("a . \"b.c\" . 'd.e' = 1\n").depth, 3);
   EXPECT_EQ(TomlShape("[t.u]\nx.y = 1\n").depth, 4);
   EXPECT_EQ(TomlShape("[[t.u]]\nx = 1\n").depth, 4);
+  // A header through an earlier array of tables: a's last table holds b
+  // (document 1, a 2, its table 3, b 4, b's table 5).
+  EXPECT_EQ(TomlShape("[[a]]\n[[a.b]]\nx = 1\n").depth, 5);
   EXPECT_EQ(TomlShape("a = [[1], [[2]]]\n").depth, 4);
   EXPECT_EQ(TomlShape("a = { b = { c.d = 1 } }\n").depth, 4);
   EXPECT_EQ(TomlShape("a = [ # [[[[\n 1, \"]]]\", '[[',\n]\n").depth, 2);
