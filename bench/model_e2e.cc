@@ -18,17 +18,28 @@
 //     tuned plan's outputs from ORT's, max|ours - ort| / max|ort|, beside
 //     the naive plan's and ORT's own with its graph optimizations off (the
 //     graph as written: no BatchNormalization folded into Conv), the
-//     model's noise floor under fp32 reordering.
+//     model's noise floor under fp32 reordering, and the tuned plan's from
+//     ORT as written.
 //
 // Usage: model_e2e [--db tunefleet.db] [--device-key KEY]
 //                  [--model NAME=FILE@INPUT=D0,D1,... ...]
 //                  [--only cls,det,rec] [--runs 5] [--warmup 1]
 //                  [--ort-runs 5] [--record both|auto|on|off]
-//                  [--no-naive] [--no-ort] [--json]
+//                  [--no-naive] [--no-ort] [--attribute-deviation]
+//                  [--save-dir DIR] [--json]
+// --attribute-deviation adds, per model, one plan per tuned workload in
+// which only that workload's records are used (every other layer naive),
+// each with its deviation from ORT: which tuned layer moves the outputs.
+// --save-dir writes, per model, the input and the tuned, naive and ORT
+// outputs as .npy files (<model>.input.<name>.npy,
+// <model>.<tuned|naive|ort|ort-unoptimized>.<output>.npy), e.g. to compare
+// them with a float64 run of the model (tests/support/fp64_deviation.py).
 // Prints figures; it never passes or fails on a time.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,6 +53,7 @@
 #include "absl/strings/str_split.h"
 #include "base/npy.h"
 #include "base/stats.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/model_plans.h"
 #include "cli/server_records.h"
@@ -50,6 +62,7 @@
 #include "nlohmann/json.hpp"
 #include "store/store.h"
 #include "tests/support/ort_oracle.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::bench {
 namespace {
@@ -105,6 +118,39 @@ std::map<std::string, base::NpyArray> Outputs(const model_run::RunResult& r) {
   }
   return out;
 }
+
+// The records of `inner` restricted to one workload's: a plan built from it
+// runs that workload's tuned entries and every other layer naive.
+class OneWorkloadRecords : public emitter::RecordSource {
+ public:
+  OneWorkloadRecords(emitter::RecordSource& inner,
+                     std::vector<tunefleet::v1::TuningRecord> records)
+      : inner_(inner), records_(std::move(records)) {}
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
+    return inner_.DeviceKeys();
+  }
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override {
+    return inner_.GetDevice(key);
+  }
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string&) override {
+    return records_;
+  }
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& key, const std::string& workload,
+      const std::string& template_name) override {
+    return inner_.ReferenceTime(key, workload, template_name);
+  }
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override {
+    return inner_.TemplateSource(name, version);
+  }
+
+ private:
+  emitter::RecordSource& inner_;
+  std::vector<tunefleet::v1::TuningRecord> records_;
+};
 
 absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
                                  const cli::LoadedModel& model,
@@ -162,6 +208,75 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
   return m;
 }
 
+// --attribute-deviation: per workload of `key`'s best records, the
+// deviation from `reference` of the plan that uses only that workload's
+// records; printed as a table, largest first. Workloads no layer of the
+// model uses give the naive plan's deviation and are left out.
+absl::Status AttributeDeviation(
+    model_run::ModelRunner& runner, const std::string& name,
+    const cli::LoadedModel& model, emitter::RecordSource& records,
+    const std::string& key, const std::vector<std::vector<float>>& inputs,
+    const std::map<std::string, base::NpyArray>& reference,
+    double naive_deviation) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
+                             records.BestRecords(key));
+  std::map<std::string, std::vector<tunefleet::v1::TuningRecord>> groups;
+  for (const auto& r : best) {
+    absl::StatusOr<templates::Workload> w =
+        trial::WorkloadFromProto(r.workload());
+    groups[w.ok() ? w->Canonical() : r.workload().ShortDebugString()].push_back(
+        r);
+  }
+  std::vector<std::pair<double, std::vector<std::string>>> rows;
+  int done = 0;
+  for (const auto& [workload, group] : groups) {
+    std::cerr << "model_e2e: " << name << " attribution " << ++done << "/"
+              << groups.size() << ": " << workload << std::endl;
+    OneWorkloadRecords one(records, group);
+    TUNEFLEET_ASSIGN_OR_RETURN(Measured m, Measure(runner, model, one, key,
+                                                   true, inputs, 1, 0, "off"));
+    if (m.tuned + m.library == 0) continue;  // no layer of this model
+    const double d = Deviation(Outputs(m.result), reference);
+    std::string entries;
+    for (const auto& r : group) {
+      absl::StrAppend(&entries, entries.empty() ? "" : " ", r.template_name());
+    }
+    rows.push_back({d,
+                    {workload, entries, absl::StrCat(m.tuned, "/", m.library),
+                     absl::StrFormat("%.2e", d),
+                     absl::StrFormat("%+.2e", d - naive_deviation)}});
+  }
+  // Largest first; a NaN (a plan whose outputs hold one) before all.
+  auto rank = [](double d) {
+    return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    return rank(a.first) > rank(b.first);
+  });
+  std::vector<std::vector<std::string>> table;
+  for (auto& row : rows) table.push_back(std::move(row.second));
+  std::cout << name << ": deviation with one workload tuned "
+            << "(the others naive; naive alone "
+            << absl::StrFormat("%.2e", naive_deviation) << ")\n"
+            << cli::FormatTable(
+                   {"WORKLOAD", "TEMPLATES", "T/L", "MAX DEV", "VS NAIVE"},
+                   table, {false, false, true, true, true});
+  return absl::OkStatus();
+}
+
+// --save-dir: `arrays` as <dir>/<model>.<what>.<name>.npy. Errors: the
+// first file that cannot be written.
+absl::Status SaveArrays(const std::string& dir, const std::string& model,
+                        const std::string& what,
+                        const std::map<std::string, base::NpyArray>& arrays) {
+  for (const auto& [name, array] : arrays) {
+    TUNEFLEET_RETURN_IF_ERROR(base::WriteNpy(
+        absl::StrCat(dir, "/", model, ".", what, ".", base::NpyFileName(name)),
+        array));
+  }
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "model_e2e: whole models end to end on this device against "
@@ -171,8 +286,9 @@ int Main(int argc, char** argv) {
   std::vector<std::string> model_flags;
   std::string only;
   int runs = 5, warmup = 1, ort_runs = 5, platform = 0, device = 0;
-  bool no_naive = false, no_ort = false, json = false;
+  bool no_naive = false, no_ort = false, json = false, attribute = false;
   std::string record = "both";
+  std::string save_dir;
   app.add_option("--db", db, "tuning records (absent: every layer naive)")
       ->capture_default_str();
   app.add_option("--device-key", device_key,
@@ -196,6 +312,12 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"both", "auto", "on", "off"}));
   app.add_flag("--no-naive", no_naive, "skip the naive plan");
   app.add_flag("--no-ort", no_ort, "skip ONNX Runtime");
+  app.add_flag("--attribute-deviation", attribute,
+               "per tuned workload, the deviation of a plan with only its "
+               "records (the others naive): which layer moves the outputs");
+  app.add_option("--save-dir", save_dir,
+                 "write each model's input and its tuned, naive and ORT "
+                 "outputs there as .npy files");
   app.add_flag("--json", json, "one JSON object on stdout");
   CLI11_PARSE(app, argc, argv);
 
@@ -300,8 +422,11 @@ int Main(int argc, char** argv) {
     // the tuned plan's, the naive plan's, and ORT's own with the graph run
     // as written (optimization disabled): the last is the model's noise
     // floor under fp32 reordering.
-    std::optional<double> deviation, naive_deviation, ort_spread;
+    std::optional<double> deviation, naive_deviation, ort_spread,
+        as_written_deviation;
     std::string ort_runtime;
+    std::optional<std::map<std::string, base::NpyArray>> ort_outputs,
+        ort_unoptimized_outputs;
     if (ort.has_value()) {
       testing::OrtRunOptions options;
       options.runs = ort_runs;
@@ -312,21 +437,57 @@ int Main(int argc, char** argv) {
                   << " ONNX Runtime: " << r.status() << "\n";
       } else {
         ort_ms = r->median_ms;
+        ort_outputs = r->outputs;
         ort_runtime = r->runtime;
         deviation = Deviation(Outputs(tuned->result), r->outputs);
         if (naive) {
           naive_deviation = Deviation(Outputs(naive->result), r->outputs);
+        }
+        if (attribute) {
+          absl::Status a = AttributeDeviation(**runner, spec.name, *model,
+                                              *records, key, inputs, r->outputs,
+                                              naive_deviation.value_or(0));
+          if (!a.ok()) {
+            std::cerr << "model_e2e: " << spec.name << " attribution: " << a
+                      << "\n";
+          }
         }
         testing::OrtRunOptions as_written;
         as_written.optimization = "disabled";
         auto w = ort->Run(spec.file, npy_inputs, as_written);
         if (w.ok()) {
           ort_spread = Deviation(w->outputs, r->outputs);
+          as_written_deviation = Deviation(Outputs(tuned->result), w->outputs);
+          ort_unoptimized_outputs = w->outputs;
         } else {
           std::cerr << "model_e2e: " << spec.name
                     << " ONNX Runtime (optimization disabled): " << w.status()
                     << "\n";
         }
+      }
+    }
+    if (!save_dir.empty()) {
+      std::error_code made;
+      std::filesystem::create_directories(save_dir, made);
+      absl::Status saved = SaveArrays(save_dir, spec.name, "input", npy_inputs);
+      if (saved.ok()) {
+        saved =
+            SaveArrays(save_dir, spec.name, "tuned", Outputs(tuned->result));
+      }
+      if (saved.ok() && naive) {
+        saved =
+            SaveArrays(save_dir, spec.name, "naive", Outputs(naive->result));
+      }
+      if (saved.ok() && ort_outputs) {
+        saved = SaveArrays(save_dir, spec.name, "ort", *ort_outputs);
+      }
+      if (saved.ok() && ort_unoptimized_outputs) {
+        saved = SaveArrays(save_dir, spec.name, "ort-unoptimized",
+                           *ort_unoptimized_outputs);
+      }
+      if (!saved.ok()) {
+        std::cerr << "model_e2e: --save-dir: " << saved << "\n";
+        return 1;
       }
     }
     const Measured& t = *tuned;
@@ -368,7 +529,7 @@ int Main(int argc, char** argv) {
                          t.tensors / 1e6,
                          t.tensors ? 100.0 * t.arena / t.tensors : 0.0),
          fmt(ort_ms), fmt(deviation, "%.2e"), fmt(naive_deviation, "%.2e"),
-         fmt(ort_spread, "%.2e"),
+         fmt(ort_spread, "%.2e"), fmt(as_written_deviation, "%.2e"),
          absl::StrCat(t.tuned, "/", t.reference, "/", t.library)});
     nlohmann::json row = {
         {"model", spec.name},
@@ -405,7 +566,10 @@ int Main(int argc, char** argv) {
         {"naive_max_relative_deviation",
          naive_deviation ? nlohmann::json(*naive_deviation) : nlohmann::json()},
         {"ort_unoptimized_max_relative_deviation",
-         ort_spread ? nlohmann::json(*ort_spread) : nlohmann::json()}};
+         ort_spread ? nlohmann::json(*ort_spread) : nlohmann::json()},
+        {"ort_unoptimized_tuned_max_relative_deviation",
+         as_written_deviation ? nlohmann::json(*as_written_deviation)
+                              : nlohmann::json()}};
     if (naive) {
       row["naive"] = {{"latency_ms",
                        {{"median", naive->median_ms},
@@ -435,17 +599,19 @@ int Main(int argc, char** argv) {
       {"MODEL", "NAIVE MS", "PLAIN MS", "REC MS", "ESTIMATE MS", "PLAIN/EST",
        "REC/EST", "HOST CPU MS P/R", "SUBMIT US/CMD P/R", "LAUNCHES",
        "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "NAIVE DEV", "ORT SPREAD",
-       "T/N/L"},
+       "DEV AS WRITTEN", "T/N/L"},
       table,
       {false, true, true, true, true, true, true, true, true, true, true, true,
-       true, true, true, false});
+       true, true, true, true, false});
   std::cout << "tuned plan: PLAIN every command enqueued, REC the recorded "
                "plan replayed (--record both: interleaved runs of one loaded "
                "plan); HOST CPU: the submitting thread per run; SUBMIT: "
                "RunBuffers alone (not waiting) per command; MAX DEV and NAIVE "
                "DEV: the tuned and naive plans' max|ours - ORT| / max|ORT|; "
                "ORT SPREAD: ORT's own with its graph optimizations off (the "
-               "model's fp32 noise floor)\n";
+               "model's fp32 noise floor); DEV AS WRITTEN: the tuned plan's "
+               "from ORT with its optimizations off (the graph as written, "
+               "no BatchNormalization folded into Conv)\n";
   if (!ort_note.empty()) std::cout << "ONNX Runtime: " << ort_note << "\n";
   return 0;
 }

@@ -57,5 +57,7 @@ cp tests/support/ort_run.py "$OUT/"
 if [ -n "${PEER_TOOL:-}" ]; then
   [ -f "$PEER_TOOL" ] || { echo "PEER_TOOL=$PEER_TOOL: no such file" >&2; exit 2; }
   cp "$PEER_TOOL" "$OUT/peer.py"
+  # The float64 check of gpu-run.sh model-deviation, which runs the peer.
+  cp tests/support/fp64_deviation.py "$OUT/"
 fi
 du -sh "$OUT"

@@ -30,6 +30,14 @@
 #     eager and with CUDA graphs on the same model and shape, checked
 #     against ONNX Runtime (peer-<model>-<eager|graph>.json), in the same
 #     call; a summary table last (e2e_summary.txt)
+#   build-gpu-pack/gpu-run.sh model-deviation
+#     for each of MODELS with records in $OUT/<model>.db: bench/model_e2e
+#     --attribute-deviation, one plan per tuned workload (the others
+#     naive) and its outputs' deviation from ONNX Runtime: which tuned
+#     layer moves the outputs; where the pack has the peer, the tuned,
+#     naive and ONNX Runtime outputs against a float64 run of the model
+#     (fp64_deviation.py): which fp32 result is nearest the exact one
+#     (deviation-<model>.txt)
 #   build-gpu-pack/gpu-run.sh schedules
 #     one job per template of the mobile-GPU schedules (image knobs,
 #     CLBlast library templates), every trial verified (schedules.db)
@@ -258,6 +266,30 @@ if [ "$what" = model-e2e ]; then
     fi
   done
   e2e_summary | tee "$RESULTS/e2e_summary.txt"
+fi
+if [ "$what" = model-deviation ]; then
+  if [ -z "${TUNEFLEET_ORT_COMMAND:-}" ] && python3 -c "import onnxruntime" 2>/dev/null; then
+    export TUNEFLEET_ORT_COMMAND="python3 $PACK/ort_run.py"
+  fi
+  for model in ${MODELS:-cls det rec}; do
+    case "$model" in
+      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
+      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
+      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
+      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
+    esac
+    "$BIN/model_e2e" --db "$RESULTS/$model${MODEL_TAG:-}.db" \
+      --model "$model=$PACK/models/$file@$shape" --runs 1 --ort-runs 1 \
+      --record off --attribute-deviation --save-dir "$RESULTS/arrays" \
+      2> "$RESULTS/deviation-$model.log" | tee "$RESULTS/deviation-$model.txt"
+    PEER_PYTHON=${PEER_PYTHON:-$(find_peer_python)}
+    if [ -f "$PACK/fp64_deviation.py" ] && [ -n "$PEER_PYTHON" ]; then
+      "$PEER_PYTHON" "$PACK/fp64_deviation.py" --model "$model=$PACK/models/$file" \
+        --dir "$RESULTS/arrays" 2>> "$RESULTS/deviation-$model.log" \
+        | tee -a "$RESULTS/deviation-$model.txt"
+    fi
+    rm -rf "$RESULTS/arrays"
+  done
 fi
 if [ "$what" = model-bench ]; then
   # bench/model_tuning on this device: the cls model's budget spread
