@@ -47,6 +47,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -619,4 +621,9 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace tunefleet::bench
 
-int main(int argc, char** argv) { return tunefleet::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // A crash (in a driver, say) prints its stack before the process dies.
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions());
+  return tunefleet::bench::Main(argc, argv);
+}
