@@ -320,13 +320,19 @@ std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
   return text;
 }
 
-std::string BudgetWarning(uint32_t trials, size_t tuned_tasks) {
+std::string BudgetWarning(uint32_t trials, size_t tuned_tasks,
+                          size_t workloads) {
   if (trials >= tuned_tasks) return "";
+  // --trials-per-task counts per workload; a workload has a task per
+  // template that runs it.
+  const size_t per_workload =
+      workloads == 0 ? tuned_tasks : (tuned_tasks + workloads - 1) / workloads;
   return absl::StrFormat(
       "warning: a budget of %u trials for %zu tasks leaves at least %zu "
-      "tasks without a trial; --trials %zu (or --trials-per-task) gives each "
-      "task one\n",
-      trials, tuned_tasks, tuned_tasks - trials, tuned_tasks);
+      "tasks without a trial; --trials %zu (or --trials-per-task %zu: %zu "
+      "workloads) gives each task one\n",
+      trials, tuned_tasks, tuned_tasks - trials, tuned_tasks, per_workload,
+      workloads);
 }
 
 nlohmann::json ModelTuneJson(
@@ -597,7 +603,8 @@ int RunModelTune(const TuneOptions& o) {
   std::fprintf(stderr, "%s",
                BudgetWarning(request.trials(),
                              static_cast<size_t>(request.tasks_size() -
-                                                 submitted->skipped_size()))
+                                                 submitted->skipped_size()),
+                             m->tasks.size())
                    .c_str());
   ModelProgressPrinter printer(o.quiet, /*task_lines=*/false);
   absl::StatusOr<JobProgress> last =

@@ -82,10 +82,12 @@ std::vector<UntriedTask> UntriedTasks(const onnx_import::ModelTasks& model,
 std::string UntriedTasksText(const std::vector<UntriedTask>& untried,
                              size_t tasks);
 // The warning `tune --onnx` prints before it starts when `trials` cannot
-// give each of `tuned_tasks` tasks one trial: "warning: a budget of 20
-// trials for 126 tasks leaves at least 106 tasks without a trial; ..."; ""
-// otherwise.
-std::string BudgetWarning(uint32_t trials, size_t tuned_tasks);
+// give each of `tuned_tasks` tasks (of `workloads` workloads) one trial:
+// "warning: a budget of 20 trials for 126 tasks leaves at least 106 tasks
+// without a trial; --trials 126 (or --trials-per-task 3: 60 workloads)
+// gives each task one"; "" otherwise.
+std::string BudgetWarning(uint32_t trials, size_t tuned_tasks,
+                          size_t workloads);
 
 // `tune --onnx --json`: the model job's progress as every JSON shows a job
 // (proto::ContractJson: job_id, state, trials_done, trials_total, errors,

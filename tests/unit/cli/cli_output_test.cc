@@ -345,11 +345,14 @@ TEST(CliJson, ErrorsAreJsonWithJson) {
 }
 
 TEST(CliModelBudget, TasksWithoutATrialAreWarnedOfAndListed) {
-  EXPECT_EQ(cli::BudgetWarning(126, 126), "");
-  EXPECT_EQ(cli::BudgetWarning(20, 126),
+  EXPECT_EQ(cli::BudgetWarning(126, 126, 60), "");
+  EXPECT_EQ(cli::BudgetWarning(20, 126, 60),
             "warning: a budget of 20 trials for 126 tasks leaves at least 106 "
-            "tasks without a trial; --trials 126 (or --trials-per-task) "
-            "gives each task one\n");
+            "tasks without a trial; --trials 126 (or --trials-per-task 3: 60 "
+            "workloads) gives each task one\n");
+  // --trials-per-task 2 of 60 workloads (120 trials) for 126 tasks.
+  EXPECT_NE(cli::BudgetWarning(120, 126, 60).find("--trials-per-task 3"),
+            std::string::npos);
   EXPECT_EQ(cli::UntriedTasksText({}, 3), "");
   const std::string text = cli::UntriedTasksText(
       {{4, "pool2d N=1 C=8", "pool2d_direct", 0}, {7, "eltwise N=3", "", 0}},
