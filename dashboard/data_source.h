@@ -35,6 +35,9 @@ struct DeviceView {
   std::string device_key;
   tunefleet::v1::DeviceInfo device;  // as its latest agent reported it
   int connected_agents = 0;
+  // The key's driver revisions, oldest first, with their re-validation
+  // outcome counts (docs/DRIVER_DRIFT.md); empty where none is stored.
+  std::vector<tunefleet::v1::DriverRevision> driver_revisions;
 };
 
 struct FleetView {

@@ -6,9 +6,14 @@ namespace tunefleet::dashboard {
 nlohmann::json FleetJson(const FleetView& fleet) {
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceView& d : fleet.devices) {
+    nlohmann::json revisions = nlohmann::json::array();
+    for (const auto& r : d.driver_revisions) {
+      revisions.push_back(proto::ContractJson(r));
+    }
     devices.push_back({{"device_key", d.device_key},
                        {"connected_agents", d.connected_agents},
-                       {"device", proto::ContractJson(d.device)}});
+                       {"device", proto::ContractJson(d.device)},
+                       {"driver_revisions", std::move(revisions)}});
   }
   nlohmann::json agents = nlohmann::json::array();
   for (const AgentView& a : fleet.agents) {

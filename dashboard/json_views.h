@@ -15,7 +15,8 @@
 
 namespace tunefleet::dashboard {
 
-// {"live", "devices": [{"device_key", "connected_agents", "device"}],
+// {"live", "devices": [{"device_key", "connected_agents", "device",
+//  "driver_revisions": [DriverRevision as the contract's JSON]}],
 //  "agents": [{"name", "device_key", "connected", "last_seen_ms",
 //  "max_in_flight", "in_flight", "measured", "errors": {code: n}}]}
 nlohmann::json FleetJson(const FleetView& fleet);

@@ -32,7 +32,9 @@ absl::StatusOr<dashboard::FleetView> StoreDataSource::Fleet() {
   dashboard::FleetView fleet;
   TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
   for (auto& [key, info] : devices) {
-    fleet.devices.push_back({key, std::move(info), 0});
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::DriverRevision> revs,
+                               store_->DriverRevisions(key));
+    fleet.devices.push_back({key, std::move(info), 0, std::move(revs)});
   }
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::AgentTrialCounts> agents,
                              store_->AgentTrials());

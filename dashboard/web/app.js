@@ -230,6 +230,36 @@
           el('td', {class: 'num'}, info.compute_units || ''),
           el('td', {class: 'num'}, fleet.live ? d.connected_agents : '-')));
     }
+    // A key's driver revisions, where it has more than one, with what
+    // the re-validation found on each (docs/DRIVER_DRIFT.md).
+    const revisions = el('table', {id: 'driver-revisions'},
+        el('tr', {}, el('th', {}, 'device key'), el('th', {class: 'num'}, 'revision'),
+           el('th', {}, 'driver'), el('th', {}, 'first seen'),
+           el('th', {class: 'num'}, 'same'), el('th', {class: 'num'}, 'slower'),
+           el('th', {class: 'num'}, 'wrong'), el('th', {class: 'num'}, 'failed'),
+           el('th', {class: 'num'}, 'pending'), el('th', {}, 're-validation jobs')));
+    let drifted = 0;
+    for (const d of fleet.devices) {
+      const revs = d.driver_revisions || [];
+      if (revs.length < 2) continue;
+      ++drifted;
+      for (const r of revs) {
+        const jobs = (r.revalidation_job_ids || []).map((id) => REPORT
+            ? String(id) : el('a', {href: '#/job/' + id}, String(id)));
+        revisions.append(el('tr', {},
+            el('td', {}, d.device_key), el('td', {class: 'num'}, r.revision),
+            el('td', {}, r.driver_version), el('td', {}, fmtAge(num(r.first_seen_unix_ms))),
+            el('td', {class: 'num'}, r.revalidated_same || 0),
+            el('td', {class: 'num' + (num(r.revalidated_slower) ? ' bad' : '')},
+               r.revalidated_slower || 0),
+            el('td', {class: 'num' + (num(r.revalidated_wrong) ? ' bad' : '')},
+               r.revalidated_wrong || 0),
+            el('td', {class: 'num' + (num(r.revalidated_failed) ? ' bad' : '')},
+               r.revalidated_failed || 0),
+            el('td', {class: 'num'}, r.revalidation_pending || 0),
+            el('td', {}, jobs.flatMap((a, i) => i ? [', ', a] : [a]))));
+      }
+    }
     const agents = el('table', {id: 'agents'},
         el('tr', {}, el('th', {}, 'agent'), el('th', {}, 'device key'),
            el('th', {}, 'connected'),
@@ -252,6 +282,8 @@
         fleet.live ? null : el('p', {class: 'muted'},
             'From a database file: no live agents; last trial times as stored.'),
         el('h3', {}, 'Device keys'), devices,
+        drifted ? el('h3', {}, 'Driver revisions') : null,
+        drifted ? revisions : null,
         el('h3', {}, 'Agents'), agents);
   }
 

@@ -26,6 +26,7 @@
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
 #include "server/auth/tokens.h"
+#include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/process.h"
@@ -507,6 +508,55 @@ class FakeModelSource : public dashboard::DataSource {
   tunefleet::v1::JobProgress model_;
   std::vector<tunefleet::v1::TuningRecord> trials_;
 };
+
+// A key whose agents brought a second driver: the fleet page lists its
+// driver revisions (docs/DRIVER_DRIFT.md); a key with one driver adds no
+// table.
+TEST(DashboardFleet, ChromiumListsADriftedKeysDriverRevisions) {
+  const std::string dir = ::testing::TempDir() + "/dashboard_drift_" +
+                          std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = dir + "/drift.db";
+  {
+    auto store = store::Store::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status();
+    tunefleet::v1::DeviceInfo info;
+    info.set_device_name("Mali-G610");
+    info.set_driver_version("r1p0");
+    ASSERT_TRUE((*store)->UpsertDevice("mali-g610", info).ok());
+    bool added = false;
+    ASSERT_TRUE((*store)->NoteDriver("mali-g610", "r1p0", &added).ok());
+    ASSERT_TRUE((*store)->NoteDriver("mali-g610", "r2p0-ota", &added).ok());
+  }
+  const int port = FreePort();
+  Process dashboard({BinaryDir() + "/cli/tunefleet", "dashboard", "--db", db,
+                     "--http", absl::StrCat("127.0.0.1:", port)},
+                    dir + "/dashboard.log");
+  ASSERT_TRUE(FleetHarness::WaitFor(
+      [port] {
+        auto res = Get(port, "/api/whoami", "");
+        return res && res->status == 200;
+      },
+      std::chrono::seconds(20)))
+      << testing::ReadAll(dir + "/dashboard.log");
+  auto fleet = Get(port, "/api/fleet", "");
+  ASSERT_TRUE(fleet);
+  const nlohmann::json f = nlohmann::json::parse(fleet->body);
+  ASSERT_EQ(f["devices"].size(), 1u) << fleet->body;
+  EXPECT_EQ(f["devices"][0]["driver_revisions"].size(), 2u) << fleet->body;
+
+  if (!HaveChromium()) GTEST_SKIP() << "chromium is not installed";
+  const std::string dom =
+      DumpDom(absl::StrCat("http://127.0.0.1:", port, "/#/fleet"));
+  dashboard.Kill(SIGTERM);
+  std::filesystem::remove_all(dir);
+  ASSERT_THAT(dom, HasSubstr("id=\"driver-revisions\"")) << dom.substr(0, 4000);
+  const std::string table = dom.substr(dom.find("id=\"driver-revisions\""));
+  EXPECT_THAT(table, HasSubstr("r1p0"));
+  EXPECT_THAT(table, HasSubstr("r2p0-ota"));
+  EXPECT_THAT(table, HasSubstr("mali-g610"));
+}
 
 TEST(DashboardReport, DrawsAModelJobsLatencyTasksAndErrors) {
   FakeModelSource source;
