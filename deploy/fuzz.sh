@@ -13,7 +13,8 @@
 #   bash deploy/fuzz.sh [SECONDS_PER_TARGET (60)] [TARGET...]
 #
 # Targets: validation_fuzzer spec_fuzzer toml_spec_fuzzer
-# kernel_source_fuzzer onnx_fuzzer table_fuzzer npy_fuzzer http_fuzzer.
+# kernel_source_fuzzer onnx_fuzzer table_fuzzer npy_fuzzer http_fuzzer
+# bundle_fuzzer.
 # Environment: BUILD_DIR (build-fuzz), JOBS (nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(validation_fuzzer spec_fuzzer toml_spec_fuzzer kernel_source_fuzzer
-    onnx_fuzzer table_fuzzer npy_fuzzer http_fuzzer)
+    onnx_fuzzer table_fuzzer npy_fuzzer http_fuzzer bundle_fuzzer)
 fi
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
