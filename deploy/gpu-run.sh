@@ -155,18 +155,22 @@ if [ "$what" = probe ]; then
       grep -v "^ptxas info    : Compiling"
   done < "$configs" | tee -a "$RESULTS/probe.txt"
 fi
+# Sets file and shape for a packed PP-OCR model of MODELS (cls, det, rec).
+model_file_shape() {
+  case "$1" in
+    cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
+    det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
+    rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
+    *) echo "unknown model '$1' in MODELS (cls, det, rec)" >&2; exit 2 ;;
+  esac
+}
 if [ "$what" = model ] || [ "$what" = all ]; then
   # MODELS: which of the packed PP-OCR models (cls det rec; default cls);
   # MODEL_CLI: another tunefleet build (e.g. one without this build's
   # candidates); MODEL_FLAGS: more `tune` flags (--no-library); MODEL_TAG:
   # suffix of the result files, for several runs in one call.
   for model in ${MODELS:-cls}; do
-    case "$model" in
-      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
-      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
-      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
-      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
-    esac
+    model_file_shape "$model"
     # shellcheck disable=SC2086  # MODEL_FLAGS: extra flags, split
     "${MODEL_CLI:-$BIN/tunefleet}" tune --onnx "$PACK/models/$file" \
       --input-shape "$shape" --trials-per-task "${TRIALS_PER_TASK:-40}" ${MODEL_FLAGS:-} \
@@ -227,12 +231,7 @@ if [ "$what" = model-e2e ]; then
     export TUNEFLEET_ORT_COMMAND="python3 $PACK/ort_run.py"
   fi
   for model in ${MODELS:-cls det rec}; do
-    case "$model" in
-      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
-      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
-      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
-      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
-    esac
+    model_file_shape "$model"
     db="$RESULTS/$model${MODEL_TAG:-}.db"
     if [ ! -e "$db" ]; then
       "$BIN/tunefleet" tune --onnx "$PACK/models/$file" --input-shape "$shape" \
@@ -272,12 +271,7 @@ if [ "$what" = model-deviation ]; then
     export TUNEFLEET_ORT_COMMAND="python3 $PACK/ort_run.py"
   fi
   for model in ${MODELS:-cls det rec}; do
-    case "$model" in
-      cls) file=ch_ppocr_mobile_v2.0_cls_infer.onnx shape=x=1,3,48,192 ;;
-      det) file=ch_PP-OCRv4_det_infer.onnx shape=x=1,3,640,640 ;;
-      rec) file=ch_PP-OCRv4_rec_infer.onnx shape=x=1,3,48,320 ;;
-      *) echo "unknown model '$model' in MODELS (cls, det, rec)" >&2; exit 2 ;;
-    esac
+    model_file_shape "$model"
     "$BIN/model_e2e" --db "$RESULTS/$model${MODEL_TAG:-}.db" \
       --model "$model=$PACK/models/$file@$shape" --runs 1 --ort-runs 1 \
       --record off --attribute-deviation --save-dir "$RESULTS/arrays" \
