@@ -44,15 +44,10 @@ absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
                      *std::move(source),   std::nullopt};
 }
 
-}  // namespace
-
-absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
-                                            const std::string& key,
-                                            bool include_library) {
-  DeviceChoices out;
-  TUNEFLEET_ASSIGN_OR_RETURN(out.device, records.GetDevice(key));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
-                             records.BestRecords(key));
+// The entries of `best` (best records of `key`, one per task) on `out`.
+absl::Status Choose(RecordSource& records, const std::string& key,
+                    std::vector<tunefleet::v1::TuningRecord> best,
+                    bool include_library, DeviceChoices& out) {
   for (tunefleet::v1::TuningRecord& r : best) {
     absl::StatusOr<EntryChoice> usable = ReadRecord(records, std::move(r));
     if (!usable.ok()) {
@@ -76,6 +71,58 @@ absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
     } else if (c.time_ns() < it->second.time_ns()) {
       it->second = std::move(c);
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+                                            const std::string& key,
+                                            bool include_library) {
+  DeviceChoices out;
+  TUNEFLEET_ASSIGN_OR_RETURN(out.device, records.GetDevice(key));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
+                             records.BestRecords(key));
+  TUNEFLEET_RETURN_IF_ERROR(
+      Choose(records, key, std::move(best), include_library, out));
+  return out;
+}
+
+absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
+    RecordSource& records, const std::string& key) {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::vector<tunefleet::v1::DriverRevision> revisions,
+      records.DriverRevisions(key));
+  std::vector<DeviceChoices> out;
+  if (revisions.size() <= 1) {
+    TUNEFLEET_ASSIGN_OR_RETURN(DeviceChoices one, ChooseEntries(records, key));
+    if (revisions.size() == 1) {
+      one.revision = static_cast<int>(revisions[0].revision());
+    }
+    out.push_back(std::move(one));
+    return out;
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device,
+                             records.GetDevice(key));
+  for (size_t i = 0; i < revisions.size(); ++i) {
+    const tunefleet::v1::DriverRevision& r = revisions[i];
+    DeviceChoices choices;
+    choices.device = device;
+    choices.device.set_driver_version(r.driver_version());
+    choices.revision = static_cast<int>(r.revision());
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        std::vector<tunefleet::v1::TuningRecord> best,
+        records.BestRecordsOnDriver(key, r.driver_version(), i == 0));
+    TUNEFLEET_RETURN_IF_ERROR(
+        Choose(records, key, std::move(best), true, choices));
+    if (choices.order.empty()) {
+      choices.skipped.push_back(absl::StrCat(
+          key, ": driver revision ", r.revision(), " ('", r.driver_version(),
+          "') has no usable record measured on it; devices on that driver "
+          "use the nearest revision"));
+    }
+    out.push_back(std::move(choices));
   }
   return out;
 }

@@ -34,7 +34,10 @@ struct EntryChoice {
 };
 
 struct DeviceChoices {
+  // The key's device; for a revision (ChooseRevisionEntries), its
+  // driver_version is the revision's.
   tunefleet::v1::DeviceInfo device;
+  int revision = 1;  // the key's driver revision these entries are of
   // By canonical workload string.
   std::map<std::string, EntryChoice> entries;
   // Workload keys in the order the records list them.
@@ -50,6 +53,21 @@ struct DeviceChoices {
 absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
                                             const std::string& key,
                                             bool include_library = true);
+
+// The entries of each driver revision of device key `key`
+// (docs/DRIVER_DRIFT.md), oldest first. A key of one revision (or a source
+// that does not tell drivers apart) gets ChooseEntries(). With two or
+// more, each revision gets the entries of the records measured on its own
+// driver (RecordSource::BestRecordsOnDriver): a re-validation's OK trials
+// are the new driver's records, so a record re-validated `same` or
+// `slower` enters the new revision with the time measured there, and one
+// found `wrong` or `failed` there, or not re-validated (yet), does not: a
+// device on that driver runs such a workload untuned (docs/TABLES.md). A
+// revision with no usable record at all is left out (its skipped reasons
+// say so); devices on its driver then use the nearest revision. Errors:
+// the source's.
+absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
+    RecordSource& records, const std::string& key);
 
 }  // namespace tunefleet::emitter
 

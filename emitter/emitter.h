@@ -37,6 +37,9 @@ struct EmitOptions {
 
 struct EmitSummary {
   std::vector<std::string> files;  // written, relative to out_dir
+  // Driver revisions emitted (a device line each), over all device keys;
+  // a key whose records are of one driver counts once.
+  int driver_revisions = 0;
   // Tuned (device, workload) entries: per workload the fastest of every
   // template's best record and their naive reference kernels.
   int entries = 0;
@@ -76,6 +79,22 @@ class RecordSource {
   // The OpenCL source of a template version. Errors: NOT_FOUND.
   virtual absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                                      int version) = 0;
+  // The driver revisions of a device key (docs/DRIVER_DRIFT.md), oldest
+  // first; only `revision` and `driver_version` are read. Empty (the
+  // default): the source does not tell drivers apart, and the key is
+  // emitted as one revision of GetDevice()'s driver with BestRecords().
+  virtual absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
+  DriverRevisions(const std::string& key) {
+    return std::vector<tunefleet::v1::DriverRevision>();
+  }
+  // BestRecords() of the trials of `key` measured on `driver` only (those
+  // of its re-validation jobs included); `first_revision`: `driver` is the
+  // key's first, which trials stored without a driver version were
+  // measured on (store::Store::BestRecordsOnDriver). Called only for keys
+  // with two revisions or more. Default: UNIMPLEMENTED.
+  virtual absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+  BestRecordsOnDriver(const std::string& key, const std::string& driver,
+                      bool first_revision);
 };
 
 // The records of a database. `store` must outlive it.
@@ -93,6 +112,11 @@ class StoreRecords : public RecordSource {
       const std::string& template_name) override;
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version) override;
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
+      const std::string& key) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
+      const std::string& key, const std::string& driver,
+      bool first_revision) override;
 
  private:
   store::Store* store_;  // not owned

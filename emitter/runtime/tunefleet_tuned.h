@@ -268,6 +268,15 @@ struct RunEntry {
   // "" for an entry built into the library, else the path LoadTable() read
   // it from.
   std::string table;
+  // The driver revision of the entry's device key (1: the key's first
+  // driver) and the CL_DRIVER_VERSION it was measured on. A device uses
+  // the revision of its own driver, else the key's latest revision
+  // (docs/TABLES.md in tunefleet); `driver_match` says which: "exact" or
+  // "nearest". The environment variable TUNEFLEET_TUNED_DRIVER_VERSION,
+  // when set and not empty, stands for the device's driver (a test hook).
+  int driver_revision = 0;
+  std::string driver_version;
+  std::string driver_match;
 };
 
 // The exact entry Run() would use for `workload` (in any form Run() reads)
