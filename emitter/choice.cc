@@ -1,5 +1,6 @@
 #include "emitter/choice.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -105,6 +106,10 @@ absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
   }
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device,
                              records.GetDevice(key));
+  // Every workload some revision has an entry of, in the order the
+  // revisions list them (oldest first).
+  std::vector<std::string> all;
+  std::set<std::string> seen;
   for (size_t i = 0; i < revisions.size(); ++i) {
     const tunefleet::v1::DriverRevision& r = revisions[i];
     DeviceChoices choices;
@@ -116,13 +121,33 @@ absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
         records.BestRecordsOnDriver(key, r.driver_version(), i == 0));
     TUNEFLEET_RETURN_IF_ERROR(
         Choose(records, key, std::move(best), true, choices));
-    if (choices.order.empty()) {
-      choices.skipped.push_back(absl::StrCat(
-          key, ": driver revision ", r.revision(), " ('", r.driver_version(),
-          "') has no usable record measured on it; devices on that driver "
-          "use the nearest revision"));
+    for (const std::string& w : choices.order) {
+      if (seen.insert(w).second) all.push_back(w);
     }
     out.push_back(std::move(choices));
+  }
+  // A workload a revision has no record of: the naive reference kernel of
+  // the template of the newest other revision's entry.
+  for (DeviceChoices& choices : out) {
+    for (const std::string& w : all) {
+      if (choices.entries.contains(w)) continue;
+      const EntryChoice* other = nullptr;
+      for (auto it = out.rbegin(); it != out.rend() && other == nullptr;
+           ++it) {
+        auto found = it->entries.find(w);
+        if (found != it->entries.end() && !found->second.unmeasured) {
+          other = &found->second;
+        }
+      }
+      EntryChoice naive = *other;
+      TUNEFLEET_ASSIGN_OR_RETURN(
+          std::optional<double> reference,
+          records.ReferenceTime(key, w, naive.record.template_name()));
+      naive.reference_ns = reference.value_or(0.0);
+      naive.unmeasured = true;
+      choices.entries.emplace(w, std::move(naive));
+    }
+    choices.order = all;
   }
   return out;
 }

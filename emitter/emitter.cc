@@ -570,13 +570,16 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
     const templates::LaunchDesc l = c.tmpl->ReferenceLaunch(c.workload);
     tunefleet::v1::TuningRecord fallback = r;
     fallback.set_time_ns(*c.reference_ns);
-    fallback.set_gflops(c.tmpl->Flops(c.workload) / *c.reference_ns);
+    fallback.set_gflops(*c.reference_ns > 0
+                            ? c.tmpl->Flops(c.workload) / *c.reference_ns
+                            : 0.0);
     table.AddKernel(device, c.workload, *c.tmpl, l,
                     table.AddSource(std::string(l.source)), "reference",
                     fallback);
     file.AddEntry(device, c.workload, *c.tmpl, l, std::string(l.source),
                   "reference", fallback.time_ns(), fallback.gflops());
     ++summary.reference_entries;
+    if (c.unmeasured) ++summary.unmeasured_entries;
     return;
   }
   const templates::LaunchDesc l = c.tmpl->Launch(c.config, c.workload);
@@ -601,8 +604,7 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
 }
 
 // Adds the best records of one device key, per driver revision
-// (ChooseRevisionEntries: a device line each, revisions without entries
-// left out) one entry per workload (the fastest template, library call or
+// (ChooseRevisionEntries: a device line each) one entry per workload (the fastest template, library call or
 // reference kernel); returns how many entries were added.
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,

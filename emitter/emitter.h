@@ -50,6 +50,9 @@ struct EmitSummary {
   // Entries that call a vendor library (a library template's record,
   // device_agent/library/library.h): it measured fastest for its workload.
   int library_entries = 0;
+  // Reference entries of a driver revision that has no record of their
+  // workload (EntryChoice::unmeasured); counted in reference_entries too.
+  int unmeasured_entries = 0;
 };
 
 // Where the emitter reads what it emits: a database (StoreRecords) or a
