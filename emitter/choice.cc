@@ -132,8 +132,7 @@ absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
     for (const std::string& w : all) {
       if (choices.entries.contains(w)) continue;
       const EntryChoice* other = nullptr;
-      for (auto it = out.rbegin(); it != out.rend() && other == nullptr;
-           ++it) {
+      for (auto it = out.rbegin(); it != out.rend() && other == nullptr; ++it) {
         auto found = it->entries.find(w);
         if (found != it->entries.end() && !found->second.unmeasured) {
           other = &found->second;

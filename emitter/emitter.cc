@@ -604,8 +604,9 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
 }
 
 // Adds the best records of one device key, per driver revision
-// (ChooseRevisionEntries: a device line each) one entry per workload (the fastest template, library call or
-// reference kernel); returns how many entries were added.
+// (ChooseRevisionEntries: a device line each) one entry per workload (the
+// fastest template, library call or reference kernel); returns how many entries
+// were added.
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
                                      TableFile& file, EmitSummary& summary) {

@@ -5,8 +5,8 @@
 // re-validation job re-measures the key's best configs on that agent only
 // and completes, and `tunefleet devices --json` shows both revisions and
 // the outcomes; `emit --server` writes both revisions, the new one with
-// the re-validation's measurements. An agent that differs in anything else (compute units) is
-// still refused the key.
+// the re-validation's measurements. An agent that differs in anything else
+// (compute units) is still refused the key.
 #include <stdlib.h>
 
 #include <set>

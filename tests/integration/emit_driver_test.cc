@@ -177,8 +177,7 @@ TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
         c.driver.empty()
             ? "env -u TUNEFLEET_TUNED_DRIVER_VERSION "
             : "env TUNEFLEET_TUNED_DRIVER_VERSION='" + c.driver + "' ";
-    auto run =
-        RunCommand(env + work + "/consumer/emit_driver_consumer 1 100");
+    auto run = RunCommand(env + work + "/consumer/emit_driver_consumer 1 100");
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
     EXPECT_EQ(Lines(run.out, "entry"), std::vector<std::string>{c.entry})
         << run.out;

@@ -148,8 +148,7 @@ TEST_F(EmitChoice, EachDriverRevisionGetsTheRecordsMeasuredOnItsDriver) {
   // Nothing was measured on drv-3.
   Record("clblast_dense", "SWAP=0", 1000, 0, "drv-1");
   Record("clblast_dense", "SWAP=1", 3000, 0, "drv-1");
-  Record("clblast_dense", "SWAP=0", 500, 0, "drv-2",
-         Measurement::WRONG_ANSWER);
+  Record("clblast_dense", "SWAP=0", 500, 0, "drv-2", Measurement::WRONG_ANSWER);
   Record("clblast_dense", "SWAP=1", 2000, 0, "drv-2");
   auto summary = Emit();
   ASSERT_TRUE(summary.ok()) << summary.status();
@@ -161,15 +160,14 @@ TEST_F(EmitChoice, EachDriverRevisionGetsTheRecordsMeasuredOnItsDriver) {
   const std::string file = File("table.tftable");
   EXPECT_EQ(file.rfind("tunefleet-table\t2\n", 0), 0u) << file;
   for (int r = 1; r <= 3; ++r) {
-    EXPECT_NE(file.find(absl::StrCat("device\t", r - 1,
-                                     "\tdev\tAcme\tTest GPU\tdrv-", r, "\t",
-                                     r, "\n")),
-              std::string::npos)
+    EXPECT_NE(
+        file.find(absl::StrCat("device\t", r - 1, "\tdev\tAcme\tTest GPU\tdrv-",
+                               r, "\t", r, "\n")),
+        std::string::npos)
         << file;
   }
   // drv-3's entry: the naive kernel, never measured there.
-  EXPECT_NE(file.find("\t0.0\t0.000\treference\t"), std::string::npos)
-      << file;
+  EXPECT_NE(file.find("\t0.0\t0.000\treference\t"), std::string::npos) << file;
   // Entries: device 0 runs SWAP=0 (1000 ns), device 1 SWAP=1 (2000 ns).
   EXPECT_NE(file.find("\t1000.0\t"), std::string::npos) << file;
   EXPECT_NE(file.find("\t2000.0\t"), std::string::npos) << file;
