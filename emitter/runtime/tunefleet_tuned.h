@@ -7,7 +7,11 @@
 // exact shape, else, for templates whose configs run any shape (GEMM's
 // gemm_tiled), the nearest tuned shape (log-distance over the dims) whose
 // config passes the template's checks on the device, else the template's
-// safe default config.
+// safe default config. A device key measured on several drivers has an
+// entry set per driver revision; a device uses, per key, the revision of
+// its CL_DRIVER_VERSION, else the key's latest, and never the others
+// (where a revision has no record of a workload, its entry is the naive
+// reference kernel: docs/TABLES.md in tunefleet).
 //
 // Errors are cl_int status codes: CL_SUCCESS, an OpenCL error, or for
 // Gemm() and GemmStridedBatched() one of the k* codes below.
@@ -345,8 +349,9 @@ struct ModelLoadOptions;  // tunefleet_model.h
 // source of the plan must be one this library was built with (else
 // kTableOtherSources, naming the step), the plan's device key must be one
 // the library's built-in table or its loaded table has (else
-// kTableOtherDevice), and its records must have been measured on the
-// device's CL_DRIVER_VERSION (as that table says; else kTableOtherDriver).
+// kTableOtherDevice), and one of that key's driver revisions (the loaded
+// table's, or the built-in table's) must be of the device's
+// CL_DRIVER_VERSION (else kTableOtherDriver).
 // Then Model::LoadPlan checks and loads it as Model::Load does (its codes:
 // kPlan*, kModel*). Returns CL_SUCCESS with *out set, or a code with the
 // reason in *message; on failure *out is untouched, so the app keeps the
