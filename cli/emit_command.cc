@@ -67,23 +67,25 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
            {"tensor_bytes", p.tensor_bytes},
            {"weights_bytes", p.weights_bytes}});
     }
-    std::cout << nlohmann::json{{"out", o.out},
-                                {"plans", plan_json},
-                                {"device_keys", keys},
-                                {"entries", summary.entries},
-                                {"reference_entries",
-                                 summary.reference_entries},
-                                {"library_entries", summary.library_entries},
-                                {"files", summary.files},
-                                {"skipped", summary.skipped}}
-                     .dump(2)
-              << "\n";
+    std::cout
+        << nlohmann::json{{"out", o.out},
+                          {"plans", plan_json},
+                          {"device_keys", keys},
+                          {"entries", summary.entries},
+                          {"reference_entries", summary.reference_entries},
+                          {"library_entries", summary.library_entries},
+                          {"driver_revisions", summary.driver_revisions},
+                          {"unmeasured_entries", summary.unmeasured_entries},
+                          {"files", summary.files},
+                          {"skipped", summary.skipped}}
+               .dump(2)
+        << "\n";
     return;
   }
   std::cout << "wrote " << o.out << ": " << summary.entries
             << (summary.entries == 1 ? " tuned entry" : " tuned entries");
-  if (summary.reference_entries > 0) {
-    std::cout << " (" << summary.reference_entries
+  if (summary.reference_entries > summary.unmeasured_entries) {
+    std::cout << " (" << summary.reference_entries - summary.unmeasured_entries
               << " use the naive reference kernel, faster than every tuned "
                  "config measured)";
   }
@@ -93,6 +95,17 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
                  "workload; the package links it)";
   }
   std::cout << "\n";
+  if (summary.driver_revisions > static_cast<int>(keys.size())) {
+    std::cout << "  " << summary.driver_revisions
+              << " driver revisions, each with the records measured on its "
+                 "driver";
+    if (summary.unmeasured_entries > 0) {
+      std::cout << "; " << summary.unmeasured_entries
+                << " entries run the naive reference kernel where a revision "
+                   "has no record of the workload";
+    }
+    std::cout << " (docs/DRIVER_DRIFT.md)\n";
+  }
   for (const std::string& f : summary.files) std::cout << "  " << f << "\n";
   for (const std::string& s : summary.skipped) {
     std::cout << "  skipped " << s << "\n";

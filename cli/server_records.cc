@@ -1,6 +1,9 @@
 #include "cli/server_records.h"
 
 #include <chrono>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
@@ -47,9 +50,62 @@ class ServerRecords : public emitter::RecordSource {
 
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
       const std::string& key) override {
+    return Records(key, /*best_only=*/true);
+  }
+
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
+      const std::string& key) override {
+    auto devices = Devices();
+    if (!devices.ok()) return devices.status();
+    auto it = revisions_.find(key);
+    if (it == revisions_.end()) {
+      return std::vector<tunefleet::v1::DriverRevision>();
+    }
+    return it->second;
+  }
+
+  // As store::Store::BestRecordsOnDriver, from every measured record of
+  // the key, in BestRecords()' order of tasks.
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
+      const std::string& key, const std::string& driver,
+      bool first_revision) override {
+    auto order = Records(key, /*best_only=*/true);
+    if (!order.ok()) return order.status();
+    auto all = Records(key, /*best_only=*/false);
+    if (!all.ok()) return all.status();
+    // (workload, template name) -> the fastest OK record of the driver.
+    std::map<std::pair<std::string, std::string>, tunefleet::v1::TuningRecord>
+        best;
+    for (tunefleet::v1::TuningRecord& r : *all) {
+      const std::string& measured_on = r.provenance().driver_version();
+      if (r.error() != tunefleet::v1::Measurement::OK ||
+          !(measured_on == driver || (first_revision && measured_on.empty()))) {
+        continue;
+      }
+      auto [it, fresh] = best.try_emplace(
+          std::make_pair(r.workload_key(), r.template_name()), r);
+      if (!fresh && (r.time_ns() < it->second.time_ns() ||
+                     (r.time_ns() == it->second.time_ns() &&
+                      r.trial_id() < it->second.trial_id()))) {
+        it->second = std::move(r);
+      }
+    }
+    std::vector<tunefleet::v1::TuningRecord> out;
+    for (const tunefleet::v1::TuningRecord& task : *order) {
+      auto it =
+          best.find(std::make_pair(task.workload_key(), task.template_name()));
+      if (it != best.end()) out.push_back(std::move(it->second));
+    }
+    return out;
+  }
+
+  // Every page of QueryRecords for `key`: its best records, or its
+  // measured ones.
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Records(
+      const std::string& key, bool best_only) {
     tunefleet::v1::QueryRecordsRequest request;
     request.set_device_key(key);
-    request.set_best_only(true);
+    request.set_best_only(best_only);
     request.set_page_size(page_size_);
     std::vector<tunefleet::v1::TuningRecord> records;
     while (true) {
@@ -115,6 +171,8 @@ class ServerRecords : public emitter::RecordSource {
     devices_.emplace();
     for (const auto& d : response.devices()) {
       devices_->emplace_back(d.device_key(), d.device());
+      revisions_[d.device_key()].assign(d.driver_revisions().begin(),
+                                        d.driver_revisions().end());
     }
     return &*devices_;
   }
@@ -156,6 +214,8 @@ class ServerRecords : public emitter::RecordSource {
   std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
   uint32_t page_size_;
   std::optional<DeviceList> devices_;
+  // Driver revisions by device key (ListDevices' DeviceStatus).
+  std::map<std::string, std::vector<tunefleet::v1::DriverRevision>> revisions_;
   std::optional<std::map<TaskKey, double>> reference_ns_;
 };
 

@@ -1,5 +1,6 @@
 #include "emitter/choice.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -44,15 +45,10 @@ absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
                      *std::move(source),   std::nullopt};
 }
 
-}  // namespace
-
-absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
-                                            const std::string& key,
-                                            bool include_library) {
-  DeviceChoices out;
-  TUNEFLEET_ASSIGN_OR_RETURN(out.device, records.GetDevice(key));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
-                             records.BestRecords(key));
+// The entries of `best` (best records of `key`, one per task) on `out`.
+absl::Status Choose(RecordSource& records, const std::string& key,
+                    std::vector<tunefleet::v1::TuningRecord> best,
+                    bool include_library, DeviceChoices& out) {
   for (tunefleet::v1::TuningRecord& r : best) {
     absl::StatusOr<EntryChoice> usable = ReadRecord(records, std::move(r));
     if (!usable.ok()) {
@@ -76,6 +72,81 @@ absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
     } else if (c.time_ns() < it->second.time_ns()) {
       it->second = std::move(c);
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+                                            const std::string& key,
+                                            bool include_library) {
+  DeviceChoices out;
+  TUNEFLEET_ASSIGN_OR_RETURN(out.device, records.GetDevice(key));
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> best,
+                             records.BestRecords(key));
+  TUNEFLEET_RETURN_IF_ERROR(
+      Choose(records, key, std::move(best), include_library, out));
+  return out;
+}
+
+absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
+    RecordSource& records, const std::string& key) {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::vector<tunefleet::v1::DriverRevision> revisions,
+      records.DriverRevisions(key));
+  std::vector<DeviceChoices> out;
+  if (revisions.size() <= 1) {
+    TUNEFLEET_ASSIGN_OR_RETURN(DeviceChoices one, ChooseEntries(records, key));
+    if (revisions.size() == 1) {
+      one.revision = static_cast<int>(revisions[0].revision());
+    }
+    out.push_back(std::move(one));
+    return out;
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::DeviceInfo device,
+                             records.GetDevice(key));
+  // Every workload some revision has an entry of, in the order the
+  // revisions list them (oldest first).
+  std::vector<std::string> all;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < revisions.size(); ++i) {
+    const tunefleet::v1::DriverRevision& r = revisions[i];
+    DeviceChoices choices;
+    choices.device = device;
+    choices.device.set_driver_version(r.driver_version());
+    choices.revision = static_cast<int>(r.revision());
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        std::vector<tunefleet::v1::TuningRecord> best,
+        records.BestRecordsOnDriver(key, r.driver_version(), i == 0));
+    TUNEFLEET_RETURN_IF_ERROR(
+        Choose(records, key, std::move(best), true, choices));
+    for (const std::string& w : choices.order) {
+      if (seen.insert(w).second) all.push_back(w);
+    }
+    out.push_back(std::move(choices));
+  }
+  // A workload a revision has no record of: the naive reference kernel of
+  // the template of the newest other revision's entry.
+  for (DeviceChoices& choices : out) {
+    for (const std::string& w : all) {
+      if (choices.entries.contains(w)) continue;
+      const EntryChoice* other = nullptr;
+      for (auto it = out.rbegin(); it != out.rend() && other == nullptr; ++it) {
+        auto found = it->entries.find(w);
+        if (found != it->entries.end() && !found->second.unmeasured) {
+          other = &found->second;
+        }
+      }
+      EntryChoice naive = *other;
+      TUNEFLEET_ASSIGN_OR_RETURN(
+          std::optional<double> reference,
+          records.ReferenceTime(key, w, naive.record.template_name()));
+      naive.reference_ns = reference.value_or(0.0);
+      naive.unmeasured = true;
+      choices.entries.emplace(w, std::move(naive));
+    }
+    choices.order = all;
   }
   return out;
 }

@@ -29,12 +29,20 @@ struct EntryChoice {
   templates::KnobValues config;
   std::string source;                  // the record's template source
   std::optional<double> reference_ns;  // set: run the reference kernel
+  // The reference kernel stands in because no record of the workload was
+  // measured on this entry's driver revision (ChooseRevisionEntries);
+  // reference_ns is then the key's reference time on any driver, 0 when
+  // never measured.
+  bool unmeasured = false;
   double time_ns() const { return reference_ns.value_or(record.time_ns()); }
   bool runs_reference() const { return reference_ns.has_value(); }
 };
 
 struct DeviceChoices {
+  // The key's device; for a revision (ChooseRevisionEntries), its
+  // driver_version is the revision's.
   tunefleet::v1::DeviceInfo device;
+  int revision = 1;  // the key's driver revision these entries are of
   // By canonical workload string.
   std::map<std::string, EntryChoice> entries;
   // Workload keys in the order the records list them.
@@ -50,6 +58,22 @@ struct DeviceChoices {
 absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
                                             const std::string& key,
                                             bool include_library = true);
+
+// The entries of each driver revision of device key `key`
+// (docs/DRIVER_DRIFT.md), oldest first. A key of one revision (or a source
+// that does not tell drivers apart) gets ChooseEntries(). With two or
+// more, each revision gets, per workload, the entry of the records
+// measured on its own driver (RecordSource::BestRecordsOnDriver): a
+// re-validation's OK trials are the new driver's records, so a record
+// re-validated `same` or `slower` enters the new revision with the time
+// measured there. A workload with no OK record on a revision's driver (its
+// records were found `wrong` or `failed` there, or not re-validated yet)
+// that another revision has gets the naive reference kernel of that
+// revision's template there (EntryChoice::unmeasured): never a config
+// that was not measured right on the driver. Every revision has the same
+// workloads, in the same order. Errors: the source's.
+absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
+    RecordSource& records, const std::string& key);
 
 }  // namespace tunefleet::emitter
 

@@ -201,11 +201,13 @@ std::string SourceHash(absl::string_view source) {
 // templates of this build with their generated code, and the entries.
 class TableWriter {
  public:
-  int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
+  // One driver revision of a device key (its driver is info's).
+  int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info,
+                int revision) {
     devices_ += absl::StrFormat(
-        "    {\"%s\", \"%s\", \"%s\", \"%s\"},\n", absl::CEscape(key),
+        "    {\"%s\", \"%s\", \"%s\", \"%s\", %d},\n", absl::CEscape(key),
         absl::CEscape(info.vendor()), absl::CEscape(info.device_name()),
-        absl::CEscape(info.driver_version()));
+        absl::CEscape(info.driver_version()), revision);
     return num_devices_++;
   }
   int AddSource(const std::string& source) {
@@ -465,15 +467,18 @@ class TableWriter {
   std::set<std::string> ops_;  // of the entries and shape templates
 };
 
-// The table file an app loads at run time (table.tftable, format 1:
+// The table file an app loads at run time (table.tftable, format 2:
 // docs/TABLES.md; read by the library's tuned_table_file.cc): every entry
-// as an exact launch, its kernel source by SHA-256.
+// as an exact launch, its kernel source by SHA-256, a device line per
+// driver revision of a key.
 class TableFile {
  public:
-  int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info) {
-    absl::StrAppend(&devices_, Line({"device", absl::StrCat(num_devices_), key,
-                                     info.vendor(), info.device_name(),
-                                     info.driver_version()}));
+  int AddDevice(const std::string& key, const tunefleet::v1::DeviceInfo& info,
+                int revision) {
+    absl::StrAppend(&devices_,
+                    Line({"device", absl::StrCat(num_devices_), key,
+                          info.vendor(), info.device_name(),
+                          info.driver_version(), absl::StrCat(revision)}));
     return num_devices_++;
   }
   // The entry of `w` on device `device`: launch `l` of `source` (empty: a
@@ -510,7 +515,7 @@ class TableFile {
   // The file, naming the library it was emitted with by the SHA-256 of
   // each of its built-in sources.
   std::string Render(const std::vector<std::string>& library_sources) const {
-    std::string s = Line({"tunefleet-table", "1"});
+    std::string s = Line({"tunefleet-table", "2"});
     for (const std::string& hash : library_sources) {
       absl::StrAppend(&s, Line({"library", hash}));
     }
@@ -565,13 +570,16 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
     const templates::LaunchDesc l = c.tmpl->ReferenceLaunch(c.workload);
     tunefleet::v1::TuningRecord fallback = r;
     fallback.set_time_ns(*c.reference_ns);
-    fallback.set_gflops(c.tmpl->Flops(c.workload) / *c.reference_ns);
+    fallback.set_gflops(*c.reference_ns > 0
+                            ? c.tmpl->Flops(c.workload) / *c.reference_ns
+                            : 0.0);
     table.AddKernel(device, c.workload, *c.tmpl, l,
                     table.AddSource(std::string(l.source)), "reference",
                     fallback);
     file.AddEntry(device, c.workload, *c.tmpl, l, std::string(l.source),
                   "reference", fallback.time_ns(), fallback.gflops());
     ++summary.reference_entries;
+    if (c.unmeasured) ++summary.unmeasured_entries;
     return;
   }
   const templates::LaunchDesc l = c.tmpl->Launch(c.config, c.workload);
@@ -595,20 +603,30 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
   }
 }
 
-// Adds the best records of one device key, one entry per workload (the
-// fastest template, library call or reference kernel); returns how many
-// workloads were added.
+// Adds the best records of one device key, per driver revision
+// (ChooseRevisionEntries: a device line each) one entry per workload (the
+// fastest template, library call or reference kernel); returns how many entries
+// were added.
 absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
                                      const std::string& key, TableWriter& table,
                                      TableFile& file, EmitSummary& summary) {
-  TUNEFLEET_ASSIGN_OR_RETURN(DeviceChoices chosen, ChooseEntries(records, key));
-  const int device = table.AddDevice(key, chosen.device);
-  file.AddDevice(key, chosen.device);
-  for (std::string& s : chosen.skipped) summary.skipped.push_back(std::move(s));
-  for (const std::string& workload : chosen.order) {
-    AddChoice(device, chosen.entries.at(workload), table, file, summary);
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<DeviceChoices> revisions,
+                             ChooseRevisionEntries(records, key));
+  int added = 0;
+  for (DeviceChoices& chosen : revisions) {
+    for (std::string& s : chosen.skipped) {
+      summary.skipped.push_back(std::move(s));
+    }
+    if (chosen.order.empty()) continue;
+    const int device = table.AddDevice(key, chosen.device, chosen.revision);
+    file.AddDevice(key, chosen.device, chosen.revision);
+    ++summary.driver_revisions;
+    for (const std::string& workload : chosen.order) {
+      AddChoice(device, chosen.entries.at(workload), table, file, summary);
+    }
+    added += static_cast<int>(chosen.order.size());
   }
-  return static_cast<int>(chosen.order.size());
+  return added;
 }
 
 // src/tuned_image_pack.h: the agent's packing kernels (image_pack.cl), so
@@ -686,6 +704,26 @@ absl::StatusOr<std::optional<double>> StoreRecords::ReferenceTime(
 absl::StatusOr<std::string> StoreRecords::TemplateSource(
     const std::string& name, int version) {
   return store_->TemplateSource(name, version);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
+StoreRecords::DriverRevisions(const std::string& key) {
+  return store_->DriverRevisions(key);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+StoreRecords::BestRecordsOnDriver(const std::string& key,
+                                  const std::string& driver,
+                                  bool first_revision) {
+  return store_->BestRecordsOnDriver(key, driver, first_revision);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+RecordSource::BestRecordsOnDriver(const std::string& key, const std::string&,
+                                  bool) {
+  return absl::UnimplementedError(absl::StrCat(
+      "device key ", key,
+      ": this record source cannot tell the records of its drivers apart"));
 }
 
 absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,

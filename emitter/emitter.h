@@ -37,6 +37,9 @@ struct EmitOptions {
 
 struct EmitSummary {
   std::vector<std::string> files;  // written, relative to out_dir
+  // Driver revisions emitted (a device line each), over all device keys;
+  // a key whose records are of one driver counts once.
+  int driver_revisions = 0;
   // Tuned (device, workload) entries: per workload the fastest of every
   // template's best record and their naive reference kernels.
   int entries = 0;
@@ -47,6 +50,9 @@ struct EmitSummary {
   // Entries that call a vendor library (a library template's record,
   // device_agent/library/library.h): it measured fastest for its workload.
   int library_entries = 0;
+  // Reference entries of a driver revision that has no record of their
+  // workload (EntryChoice::unmeasured); counted in reference_entries too.
+  int unmeasured_entries = 0;
 };
 
 // Where the emitter reads what it emits: a database (StoreRecords) or a
@@ -76,6 +82,22 @@ class RecordSource {
   // The OpenCL source of a template version. Errors: NOT_FOUND.
   virtual absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                                      int version) = 0;
+  // The driver revisions of a device key (docs/DRIVER_DRIFT.md), oldest
+  // first; only `revision` and `driver_version` are read. Empty (the
+  // default): the source does not tell drivers apart, and the key is
+  // emitted as one revision of GetDevice()'s driver with BestRecords().
+  virtual absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
+  DriverRevisions(const std::string& key) {
+    return std::vector<tunefleet::v1::DriverRevision>();
+  }
+  // BestRecords() of the trials of `key` measured on `driver` only (those
+  // of its re-validation jobs included); `first_revision`: `driver` is the
+  // key's first, which trials stored without a driver version were
+  // measured on (store::Store::BestRecordsOnDriver). Called only for keys
+  // with two revisions or more. Default: UNIMPLEMENTED.
+  virtual absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+  BestRecordsOnDriver(const std::string& key, const std::string& driver,
+                      bool first_revision);
 };
 
 // The records of a database. `store` must outlive it.
@@ -93,6 +115,11 @@ class StoreRecords : public RecordSource {
       const std::string& template_name) override;
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version) override;
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
+      const std::string& key) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
+      const std::string& key, const std::string& driver,
+      bool first_revision) override;
 
  private:
   store::Store* store_;  // not owned

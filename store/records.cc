@@ -222,6 +222,35 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::QueryRecords(
   return out;
 }
 
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+Store::BestRecordsOnDriver(const std::string& key, const std::string& driver,
+                           bool with_unrecorded) {
+  // Fastest first within each task, so the first row of a task is its best
+  // (ties: the lower trial id, as best_records keeps them).
+  const std::string sql = absl::StrCat(
+      "SELECT ", kRecordColumns, ", j.workload_id FROM jobs j ",
+      "CROSS JOIN trials t ON t.job_id = j.id "
+      "CROSS JOIN workloads w ON j.workload_id = w.id "
+      "CROSS JOIN templates tp ON j.template_id = tp.id "
+      "WHERE j.device_key = ?1 AND t.state = 'done' AND t.error = 'OK' AND "
+      "(t.driver_version = ?2 OR (?3 AND t.driver_version IS NULL)) "
+      "ORDER BY w.op, w.shape, w.dtype, tp.name, t.time_ns, t.id");
+  absl::MutexLock lock(&mu_);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      Statement s,
+      db_.Prepare(sql, key, driver, int64_t{with_unrecorded ? 1 : 0}));
+  std::vector<tunefleet::v1::TuningRecord> out;
+  std::pair<int64_t, std::string> last{-1, ""};  // (workload id, template)
+  WorkloadCache workloads;
+  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&](const Statement& row) {
+    std::pair<int64_t, std::string> task{row.Int(23), row.Text(6)};
+    if (task == last) return;
+    last = std::move(task);
+    out.push_back(RecordFromRow(row, workloads));
+  }));
+  return out;
+}
+
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Store::HistoryRecords(
     const std::string& op, const std::string& template_name, int64_t max_rows) {
   std::vector<tunefleet::v1::TuningRecord> out;

@@ -320,6 +320,15 @@ class Store {
   // skips too).
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> QueryRecords(
       const RecordFilter& filter);
+  // The best records of device key `key` measured on driver `driver`
+  // (trials.driver_version, docs/DRIVER_DRIFT.md): the fastest OK trial per
+  // (workload, template name) among the key's trials of that driver,
+  // re-validation jobs' included, in QueryRecords' best_only order (op,
+  // shape, dtype, template). With `with_unrecorded`, trials stored without
+  // a driver version (measured before schema v7, on the key's first
+  // driver) count too. Reads every measured trial of the key once.
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
+      const std::string& key, const std::string& driver, bool with_unrecorded);
   // The transfer history of a template (cost_model/transfer.h): records of
   // op `op` and template `template_name` (any workload, any device key),
   // newest job first and trial id order within a job, measured trials only

@@ -4,6 +4,7 @@
 // plan's device key must be one the library (or its loaded table) knows,
 // measured on the device's driver. Then Model::LoadPlan does its own
 // checks (format, model, device name, libraries).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -72,18 +73,22 @@ cl_int LoadModelPlan(cl_context context, cl_device_id device,
     }
   }
   const std::string key = plan.header.device_key;  // plan moves below
-  std::string driver;
-  if (!internal::DriverOfKey(key, &driver)) {
+  std::vector<std::string> drivers;
+  if (!internal::DriversOfKey(key, &drivers)) {
     return fail(kTableOtherDevice,
                 std::string(plan_path) + ": a plan of device key " + key +
                     ", which neither this library nor its loaded table has");
   }
   const std::string actual = internal::DriverVersion(device);
-  if (driver != actual) {
-    return fail(kTableOtherDriver, std::string(plan_path) + ": device key " +
-                                       key + " was measured on driver '" +
-                                       driver + "', this device runs driver '" +
-                                       actual + "'");
+  if (std::find(drivers.begin(), drivers.end(), actual) == drivers.end()) {
+    std::string measured;
+    for (const std::string& d : drivers) {
+      measured += (measured.empty() ? "'" : ", '") + d + "'";
+    }
+    return fail(kTableOtherDriver,
+                std::string(plan_path) + ": device key " + key +
+                    " was measured on driver " + measured +
+                    ", this device runs driver '" + actual + "'");
   }
   code =
       Model::LoadPlan(context, device, std::move(plan), options, out, &error);

@@ -175,6 +175,22 @@ cl_int AcquireScratch(cl_command_queue queue, cl_context context,
 
 }  // namespace
 
+std::vector<bool> ActiveRevisions(const std::string& driver) {
+  std::vector<bool> active(kNumDevices, false);
+  for (size_t d = 0; d < kNumDevices; ++d) {
+    bool exact = false;
+    int latest = 0;
+    for (size_t i = 0; i < kNumDevices; ++i) {
+      if (std::strcmp(kDevices[i].key, kDevices[d].key) != 0) continue;
+      exact = exact || driver == kDevices[i].driver;
+      if (kDevices[i].revision > latest) latest = kDevices[i].revision;
+    }
+    active[d] =
+        exact ? driver == kDevices[d].driver : kDevices[d].revision == latest;
+  }
+  return active;
+}
+
 const KernelEntry* FindEntry(cl_device_id device, const char* workload,
                              const char** match) {
   const std::string name = DeviceString(device, CL_DEVICE_NAME);
@@ -184,11 +200,12 @@ const KernelEntry* FindEntry(cl_device_id device, const char* workload,
     return loaded;
   }
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
+  const std::vector<bool> active = ActiveRevisions(DriverVersion(device));
   const KernelEntry* by_vendor = nullptr;
   const KernelEntry* any = nullptr;
   for (size_t i = 0; i < kNumKernelEntries; ++i) {
     const KernelEntry& e = kKernelEntries[i];
-    if (std::string(e.workload) != workload) continue;
+    if (!active[e.device] || std::string(e.workload) != workload) continue;
     const Device& d = kDevices[e.device];
     if (name == d.name) {
       if (match != nullptr) *match = "name";
@@ -213,11 +230,21 @@ const char* KeyOf(const KernelEntry& e) {
   return e.table != nullptr ? e.key : kDevices[e.device].key;
 }
 
+const char* DriverOf(const KernelEntry& e) {
+  return e.table != nullptr ? e.driver : kDevices[e.device].driver;
+}
+
+int RevisionOf(const KernelEntry& e) {
+  return e.table != nullptr ? e.revision : kDevices[e.device].revision;
+}
+
 std::string DeviceName(cl_device_id device) {
   return DeviceString(device, CL_DEVICE_NAME);
 }
 
 std::string DriverVersion(cl_device_id device) {
+  const char* forced = std::getenv("TUNEFLEET_TUNED_DRIVER_VERSION");
+  if (forced != nullptr && *forced != '\0') return forced;
   return DeviceString(device, CL_DRIVER_VERSION);
 }
 
@@ -293,15 +320,20 @@ struct Pick {
   const char* shape_match = "default";
 };
 
-// The nearest valid entry among devices accepted by `in_tier`.
+// The nearest valid entry among devices accepted by `in_tier`, of the
+// `active` revisions.
 template <typename Tier>
 const ShapeEntry* NearestIn(Tier in_tier, const Shape& s,
-                            const std::vector<double>& limits) {
+                            const std::vector<double>& limits,
+                            const std::vector<bool>& active) {
   const ShapeEntry* best = nullptr;
   double best_distance = 0;
   for (size_t i = 0; i < kNumShapeEntries; ++i) {
     const ShapeEntry& e = kShapeEntries[i];
-    if (!SameVariant(e, s) || !in_tier(kDevices[e.device])) continue;
+    if (!active[e.device] || !SameVariant(e, s) ||
+        !in_tier(kDevices[e.device])) {
+      continue;
+    }
     if (!Passes(s, e.knobs, limits)) continue;
     const double d = ShapeDistance(e, s);
     if (best == nullptr || d < best_distance) {
@@ -316,15 +348,16 @@ Pick FindShape(cl_device_id device, const Shape& s) {
   const std::string name = DeviceString(device, CL_DEVICE_NAME);
   const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
   const std::vector<double> limits = Limits(device);
+  const std::vector<bool> active = ActiveRevisions(DriverVersion(device));
   Pick pick;
   auto same_name = [&](const Device& d) { return name == d.name; };
   auto same_vendor = [&](const Device& d) { return vendor == d.vendor; };
   auto any = [](const Device&) { return true; };
-  if ((pick.entry = NearestIn(same_name, s, limits))) {
+  if ((pick.entry = NearestIn(same_name, s, limits, active))) {
     pick.device_match = "name";
-  } else if ((pick.entry = NearestIn(same_vendor, s, limits))) {
+  } else if ((pick.entry = NearestIn(same_vendor, s, limits, active))) {
     pick.device_match = "vendor";
-  } else if ((pick.entry = NearestIn(any, s, limits))) {
+  } else if ((pick.entry = NearestIn(any, s, limits, active))) {
     pick.device_match = "any";
   }
   if (pick.entry != nullptr) {
@@ -725,6 +758,11 @@ RunEntry DescribeRunEntry(cl_device_id device, const char* workload) {
   out.build_options = e->options;
   out.time_ns = e->time_ns;
   out.table = e->table != nullptr ? e->table : "";
+  out.driver_revision = internal::RevisionOf(*e);
+  out.driver_version = internal::DriverOf(*e);
+  out.driver_match = out.driver_version == internal::DriverVersion(device)
+                         ? "exact"
+                         : "nearest";
   return out;
 }
 

@@ -101,9 +101,17 @@ cl_int Enqueue(cl_command_queue queue, const Launch& l, const cl_mem* buffers,
                const float* floats, cl_uint num_wait_events,
                const cl_event* wait_events, cl_event* event);
 
+// Which of kDevices (driver revisions of the tuned keys) a device on
+// driver `driver` uses, by index: per key, the revision whose driver is
+// `driver`, else the key's latest revision (the highest number: drivers
+// have no order of their own, and the latest is the one the key's agents
+// last brought). Entries of the other revisions are never used for it.
+std::vector<bool> ActiveRevisions(const std::string& driver);
+
 // The exact entry of a canonical workload on `device`: same device name,
-// else same vendor, else any tuned device; null when there is none.
-// `match`, when not null, receives "name", "vendor" or "any".
+// else same vendor, else any tuned device, each among the revisions
+// ActiveRevisions() gives for the device's driver; null when there is
+// none. `match`, when not null, receives "name", "vendor" or "any".
 const KernelEntry* FindEntry(cl_device_id device, const char* workload,
                              const char** match = nullptr);
 
@@ -115,19 +123,25 @@ const KernelEntry* FindEntry(cl_device_id device, const char* workload,
 const KernelEntry* FindLoadedEntry(const std::string& device_name,
                                    const char* workload);
 
-// The CL_DRIVER_VERSION the records of device key `key` were measured on:
-// the loaded table's when it is of that key, else the built-in table's.
-// False when neither knows the key.
-bool DriverOfKey(const std::string& key, std::string* driver);
+// The CL_DRIVER_VERSIONs the records of device key `key` were measured
+// on: the loaded table's when it is of that key, then each revision of the
+// built-in table's. False when neither knows the key.
+bool DriversOfKey(const std::string& key, std::vector<std::string>* drivers);
 
 // An exact entry's kernel arguments (num_args of them), library call
-// (library >= 0) and device key, built in or loaded.
+// (library >= 0), device key, and driver revision and version, built in
+// or loaded.
 const Arg* ArgsOf(const KernelEntry& e);
 const LibraryCall& CallOf(const KernelEntry& e);
 const char* KeyOf(const KernelEntry& e);
+const char* DriverOf(const KernelEntry& e);
+int RevisionOf(const KernelEntry& e);
 
 // CL_DEVICE_NAME and CL_DRIVER_VERSION of `device`, trailing NULs and
-// spaces removed; "" when the query fails.
+// spaces removed; "" when the query fails. DriverVersion() returns the
+// value of the environment variable TUNEFLEET_TUNED_DRIVER_VERSION instead
+// when it is set and not empty: a test hook that makes the library act as
+// on another driver (docs/TABLES.md in tunefleet).
 std::string DeviceName(cl_device_id device);
 std::string DriverVersion(cl_device_id device);
 

@@ -8,12 +8,17 @@
 
 namespace tunefleet_tuned::internal {
 
-// A tuned device key: the device it was measured on.
+// One driver revision of a tuned device key: the device and driver its
+// entries were measured on. A key measured on several drivers has a
+// Device per revision (docs/DRIVER_DRIFT.md in tunefleet); a device uses
+// the revision of its driver, else the key's latest (ActiveRevisions(),
+// tuned_runtime.h).
 struct Device {
   const char* key;
   const char* vendor;
   const char* name;
   const char* driver = "";  // CL_DRIVER_VERSION its records were measured on
+  int revision = 1;         // the key's driver revision, 1: its first
 };
 
 // One argument of a kernel: an integer (a value baked in at tuning time,
@@ -75,6 +80,10 @@ struct KernelEntry {
   const Arg* args = nullptr;
   const LibraryCall* call = nullptr;
   const char* key = nullptr;
+  // A loaded entry's driver revision and CL_DRIVER_VERSION (the file's
+  // device line; built-in entries: kDevices[device]'s).
+  const char* driver = nullptr;
+  int revision = 0;
 };
 
 // A call into a vendor library (tuned_library.cc): its arguments in the

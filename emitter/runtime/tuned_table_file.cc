@@ -1,16 +1,18 @@
 // Table files an app loads at run time (LoadTable() of tunefleet_tuned.h):
-// reads the text format `tunefleet emit` writes (table.tftable, format 1,
-// docs/TABLES.md in tunefleet), checks it against this library's kernel
-// source hashes, the device's name and its driver, and keeps the entries
-// of that device, which FindEntry() (tuned_runtime.cc) looks up before the
+// reads the text format `tunefleet emit` writes (table.tftable, format 2,
+// and format 1 of emits before driver revisions; docs/TABLES.md in
+// tunefleet), checks it against this library's kernel source hashes, the
+// device's name and its driver, and keeps the entries of that device and
+// driver, which FindEntry() (tuned_runtime.cc) looks up before the
 // built-in table.
 //
 // The format, one record a line, fields separated by tabs, a backslash
 // escaping a tab (\t), a newline (\n) or itself (\\) inside a field:
-//   tunefleet-table  1
+//   tunefleet-table  2
 //   library  <sha256>                      a source of the library emitted
 //                                          with the file, in its order
-//   device   <i> <key> <vendor> <name> <driver version>
+//   device   <i> <key> <vendor> <name> <driver version> <revision>
+//                                          (format 1: no revision, 1)
 //   source   <i> <sha256>                  a source the entries use
 //   entry    <device i> <workload> <source i or -1> <kernel> <options>
 //            <dims> <global: 3 numbers> <local: 3 numbers> <buffers>
@@ -37,11 +39,13 @@ namespace tunefleet_tuned {
 namespace internal {
 namespace {
 
-constexpr int kTableFormatVersion = 1;
+// The format this library writes and reads; it also reads format 1 (the
+// same, without device lines' revision).
+constexpr int kTableFormatVersion = 2;
 
 // One loaded entry and the storage its pointers refer to.
 struct LoadedEntry {
-  std::string op, workload, kernel, options, config, key, table;
+  std::string op, workload, kernel, options, config, key, table, driver;
   std::vector<Arg> args, call_args;
   std::string library, routine;
   LibraryCall call{};
@@ -52,6 +56,7 @@ struct LoadedEntry {
 struct LoadedTable {
   std::string device_name;
   std::string key, driver;  // of the file's device line it took
+  int revision = 1;
   std::vector<std::unique_ptr<LoadedEntry>> entries;
   std::map<std::string, const KernelEntry*> by_workload;
 };
@@ -166,6 +171,7 @@ bool ParseArgs(std::istringstream& in, int num_buffers, int num_floats,
 
 struct FileDevice {
   std::string key, vendor, name, driver;
+  long long revision = 1;
 };
 
 // The result of reading a file: a code, a message, and on success the
@@ -204,7 +210,8 @@ Reading Read(const std::string& path, const std::string& text,
                     "header line)");
   }
   long long version = 0;
-  if (!ParseLong(f[1], &version) || version != kTableFormatVersion) {
+  if (!ParseLong(f[1], &version) || version < 1 ||
+      version > kTableFormatVersion) {
     return Fail(kTableVersion, path + ": table format " + f[1] +
                                    ", this library reads format " +
                                    std::to_string(kTableFormatVersion));
@@ -235,13 +242,18 @@ Reading Read(const std::string& path, const std::string& text,
         return Fail(kTableMalformed, at("library: a SHA-256 in hex expected"));
       }
     } else if (kind == "device") {
-      if (f.size() != 6 || !ParseLong(f[1], &index) ||
-          index != static_cast<long long>(devices.size())) {
+      const size_t fields = version == 1 ? 6 : 7;
+      long long revision = 1;
+      if (f.size() != fields || !ParseLong(f[1], &index) ||
+          index != static_cast<long long>(devices.size()) ||
+          (version > 1 && (!ParseLong(f[6], &revision) || revision < 1))) {
         return Fail(kTableMalformed,
-                    at("device: <index> <key> <vendor> <name> <driver> "
-                       "expected, numbered from 0"));
+                    at(std::string("device: <index> <key> <vendor> <name> "
+                                   "<driver>") +
+                       (version > 1 ? " <revision>" : "") +
+                       " expected, numbered from 0"));
       }
-      devices.push_back({f[2], f[3], f[4], f[5]});
+      devices.push_back({f[2], f[3], f[4], f[5], revision});
     } else if (kind == "source") {
       if (f.size() != 3 || !ParseLong(f[1], &index) ||
           index != static_cast<long long>(sources.size()) || !IsHash(f[2])) {
@@ -284,7 +296,8 @@ Reading Read(const std::string& path, const std::string& text,
       break;
     }
     drivers += (drivers.empty() ? "" : ", ") + std::string("'") +
-               devices[d].driver + "' (key " + devices[d].key + ")";
+               devices[d].driver + "' (key " + devices[d].key + " revision " +
+               std::to_string(devices[d].revision) + ")";
   }
   if (device < 0 && drivers.empty()) {
     std::string names;
@@ -305,6 +318,7 @@ Reading Read(const std::string& path, const std::string& text,
   table->device_name = device_name;
   table->key = devices[device].key;
   table->driver = devices[device].driver;
+  table->revision = static_cast<int>(devices[device].revision);
   for (const PendingEntry& p : pending) {
     const std::vector<std::string>& e = p.fields;
     number = p.number;
@@ -352,6 +366,7 @@ Reading Read(const std::string& path, const std::string& text,
     loaded->options = e[5];
     loaded->config = e[14];
     loaded->key = devices[device].key;
+    loaded->driver = devices[device].driver;
     loaded->table = path;
     std::istringstream args(e[15]);
     if (!ParseArgs(args, static_cast<int>(buffers), static_cast<int>(floats),
@@ -400,6 +415,8 @@ Reading Read(const std::string& path, const std::string& text,
     k.args = loaded->args.data();
     k.call = library >= 0 ? &loaded->call : nullptr;
     k.key = loaded->key.c_str();
+    k.driver = loaded->driver.c_str();
+    k.revision = table->revision;
     if (!table->by_workload.emplace(loaded->workload, &k).second) {
       return Fail(kTableMalformed, at("entry " + workload +
                                       ": a second entry of the workload "
@@ -425,22 +442,19 @@ const KernelEntry* FindLoadedEntry(const std::string& device_name,
   return it == t->by_workload.end() ? nullptr : it->second;
 }
 
-bool DriverOfKey(const std::string& key, std::string* driver) {
+bool DriversOfKey(const std::string& key, std::vector<std::string>* drivers) {
+  drivers->clear();
   {
     Loaded& loaded = Tables();
     std::lock_guard<std::mutex> lock(loaded.mu);
     if (loaded.current != nullptr && loaded.current->key == key) {
-      *driver = loaded.current->driver;
-      return true;
+      drivers->push_back(loaded.current->driver);
     }
   }
   for (size_t d = 0; d < kNumDevices; ++d) {
-    if (key == kDevices[d].key) {
-      *driver = kDevices[d].driver;
-      return true;
-    }
+    if (key == kDevices[d].key) drivers->push_back(kDevices[d].driver);
   }
-  return false;
+  return !drivers->empty();
 }
 
 }  // namespace internal

@@ -7,7 +7,11 @@
 // exact shape, else, for templates whose configs run any shape (GEMM's
 // gemm_tiled), the nearest tuned shape (log-distance over the dims) whose
 // config passes the template's checks on the device, else the template's
-// safe default config.
+// safe default config. A device key measured on several drivers has an
+// entry set per driver revision; a device uses, per key, the revision of
+// its CL_DRIVER_VERSION, else the key's latest, and never the others
+// (where a revision has no record of a workload, its entry is the naive
+// reference kernel: docs/TABLES.md in tunefleet).
 //
 // Errors are cl_int status codes: CL_SUCCESS, an OpenCL error, or for
 // Gemm() and GemmStridedBatched() one of the k* codes below.
@@ -268,6 +272,15 @@ struct RunEntry {
   // "" for an entry built into the library, else the path LoadTable() read
   // it from.
   std::string table;
+  // The driver revision of the entry's device key (1: the key's first
+  // driver) and the CL_DRIVER_VERSION it was measured on. A device uses
+  // the revision of its own driver, else the key's latest revision
+  // (docs/TABLES.md in tunefleet); `driver_match` says which: "exact" or
+  // "nearest". The environment variable TUNEFLEET_TUNED_DRIVER_VERSION,
+  // when set and not empty, stands for the device's driver (a test hook).
+  int driver_revision = 0;
+  std::string driver_version;
+  std::string driver_match;
 };
 
 // The exact entry Run() would use for `workload` (in any form Run() reads)
@@ -336,8 +349,9 @@ struct ModelLoadOptions;  // tunefleet_model.h
 // source of the plan must be one this library was built with (else
 // kTableOtherSources, naming the step), the plan's device key must be one
 // the library's built-in table or its loaded table has (else
-// kTableOtherDevice), and its records must have been measured on the
-// device's CL_DRIVER_VERSION (as that table says; else kTableOtherDriver).
+// kTableOtherDevice), and one of that key's driver revisions (the loaded
+// table's, or the built-in table's) must be of the device's
+// CL_DRIVER_VERSION (else kTableOtherDriver).
 // Then Model::LoadPlan checks and loads it as Model::Load does (its codes:
 // kPlan*, kModel*). Returns CL_SUCCESS with *out set, or a code with the
 // reason in *message; on failure *out is untouched, so the app keeps the

@@ -4,15 +4,19 @@
 // joins a key that has records; the key gains a second driver revision, a
 // re-validation job re-measures the key's best configs on that agent only
 // and completes, and `tunefleet devices --json` shows both revisions and
-// the outcomes. An agent that differs in anything else (compute units) is
-// still refused the key.
+// the outcomes; `emit --server` writes both revisions, the new one with
+// the re-validation's measurements. An agent that differs in anything else
+// (compute units) is still refused the key.
 #include <stdlib.h>
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/channel.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -126,6 +130,7 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
   EXPECT_EQ(revalidation->trials_done(), static_cast<uint32_t>(kTop));
 
   // Every trial of the job ran on the agent with the new driver.
+  std::set<std::string> revalidated;  // the configs it measured OK
   {
     grpc::ClientContext context;
     tunefleet::v1::QueryRecordsRequest query;
@@ -135,7 +140,48 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
     ASSERT_EQ(records.records_size(), kTop);
     for (const auto& r : records.records()) {
       EXPECT_EQ(r.agent_name(), "agent-1") << r.trial_id();
+      EXPECT_EQ(r.provenance().driver_version(), kNewDriver);
+      std::vector<std::string> knobs;
+      for (const auto& k : r.config().knobs()) {
+        knobs.push_back(absl::StrCat(k.name(), "=", k.value()));
+      }
+      if (r.error() == tunefleet::v1::Measurement::OK) {
+        revalidated.insert(absl::StrJoin(knobs, ","));
+      }
     }
+  }
+
+  // `emit` writes both revisions, the new one with the re-validation's
+  // measurements (docs/DRIVER_DRIFT.md).
+  {
+    const std::string out = fleet.dir() + "/emitted";
+    const testing::CommandResult emit = testing::RunCommand(absl::StrCat(
+        "timeout -s KILL 60 ", testing::BinaryDir(), "/cli/tunefleet emit ",
+        "--json --device-key ", kKey, " --out ", out, " --server ",
+        fleet.address(), " --token ", fleet.reader_token()));
+    ASSERT_EQ(emit.exit_code, 0) << emit.err;
+    EXPECT_EQ(nlohmann::json::parse(emit.out).value("driver_revisions", 0), 2)
+        << emit.out;
+    const std::string table = testing::ReadAll(out + "/table.tftable");
+    EXPECT_NE(table.find(absl::StrCat("\t", old_driver, "\t1\n")),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find(absl::StrCat("\t", kNewDriver, "\t2\n")),
+              std::string::npos)
+        << table;
+    // One entry per revision; revision 2's (device line 1) is a config
+    // the re-validation measured OK.
+    int entries = 0;
+    bool new_entry_revalidated = false;
+    for (absl::string_view line : absl::StrSplit(table, '\n')) {
+      if (!absl::StartsWith(line, "entry\t")) continue;
+      ++entries;
+      const std::vector<std::string> f = absl::StrSplit(line, '\t');
+      ASSERT_GE(f.size(), 15u) << line;
+      if (f[1] == "1") new_entry_revalidated = revalidated.contains(f[14]);
+    }
+    EXPECT_EQ(entries, 2) << table;
+    EXPECT_TRUE(new_entry_revalidated) << table;
   }
 
   // The CLI shows the same in the contract's vocabulary.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "emitter/emitter.h"
 #include "gtest/gtest.h"
@@ -33,8 +34,12 @@ class EmitChoice : public ::testing::Test {
   // One job of `template_name` on `shape` whose single trial (config
   // `config`) took `ns`, and whose reference took `reference_ns` (0: not
   // measured).
+  // `driver`: the measuring agent's driver version ("": not recorded);
+  // `error`: the measurement's outcome.
   void Record(const std::string& template_name, const std::string& config,
-              double ns, double reference_ns = 0) {
+              double ns, double reference_ns = 0,
+              const std::string& driver = "",
+              Measurement::Error error = Measurement::OK) {
     auto tmpl = templates::FindTemplate("dense", template_name);
     ASSERT_TRUE(tmpl.ok()) << tmpl.status();
     store::JobParams job{*templates::Workload::Parse("dense", kShape),
@@ -52,9 +57,11 @@ class EmitChoice : public ::testing::Test {
     auto trials = store_->InsertTrials(*id, {{0, config}});
     ASSERT_TRUE(trials.ok()) << trials.status();
     Measurement m;
-    m.set_error(Measurement::OK);
+    m.set_error(error);
     m.add_times_ns(ns);
-    ASSERT_TRUE(store_->CompleteTrial((*trials)[0], m, ns, 1).ok());
+    store::TrialLease lease;
+    lease.driver_version = driver;
+    ASSERT_TRUE(store_->CompleteTrial((*trials)[0], m, ns, 1, lease).ok());
   }
 
   absl::StatusOr<EmitSummary> Emit() {
@@ -125,6 +132,69 @@ TEST_F(EmitChoice, TheNaiveKernelWinsOverBothWhenItMeasuredFastest) {
   EXPECT_EQ(summary->reference_entries, 1);
   EXPECT_EQ(summary->library_entries, 0);
   EXPECT_EQ(File("CMakeLists.txt").find("clblast"), std::string::npos);
+}
+
+// Driver revisions (docs/DRIVER_DRIFT.md): each revision gets the records
+// measured on its own driver, a config found wrong on a driver is not its
+// entry there, and a revision without records of a workload runs the
+// naive reference kernel.
+TEST_F(EmitChoice, EachDriverRevisionGetsTheRecordsMeasuredOnItsDriver) {
+  bool added = false;
+  ASSERT_TRUE(store_->NoteDriver("dev", "drv-1", &added).ok());
+  ASSERT_TRUE(store_->NoteDriver("dev", "drv-2", &added).ok());
+  ASSERT_TRUE(store_->NoteDriver("dev", "drv-3", &added).ok());
+  // On drv-1 SWAP=0 is the fastest; on drv-2 it computes wrong answers
+  // (a re-validation's finding), and SWAP=1 is the best OK config there.
+  // Nothing was measured on drv-3.
+  Record("clblast_dense", "SWAP=0", 1000, 0, "drv-1");
+  Record("clblast_dense", "SWAP=1", 3000, 0, "drv-1");
+  Record("clblast_dense", "SWAP=0", 500, 0, "drv-2", Measurement::WRONG_ANSWER);
+  Record("clblast_dense", "SWAP=1", 2000, 0, "drv-2");
+  auto summary = Emit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
+  EXPECT_EQ(summary->entries, 3);  // one workload on three revisions
+  EXPECT_EQ(summary->driver_revisions, 3);
+  EXPECT_EQ(summary->reference_entries, 1);
+  EXPECT_EQ(summary->unmeasured_entries, 1);
+  const std::string file = File("table.tftable");
+  EXPECT_EQ(file.rfind("tunefleet-table\t2\n", 0), 0u) << file;
+  for (int r = 1; r <= 3; ++r) {
+    EXPECT_NE(
+        file.find(absl::StrCat("device\t", r - 1, "\tdev\tAcme\tTest GPU\tdrv-",
+                               r, "\t", r, "\n")),
+        std::string::npos)
+        << file;
+  }
+  // drv-3's entry: the naive kernel, never measured there.
+  EXPECT_NE(file.find("\t0.0\t0.000\treference\t"), std::string::npos) << file;
+  // Entries: device 0 runs SWAP=0 (1000 ns), device 1 SWAP=1 (2000 ns).
+  EXPECT_NE(file.find("\t1000.0\t"), std::string::npos) << file;
+  EXPECT_NE(file.find("\t2000.0\t"), std::string::npos) << file;
+  EXPECT_EQ(file.find("\t500.0\t"), std::string::npos) << file;
+  EXPECT_EQ(file.find("\t3000.0\t"), std::string::npos) << file;
+  const std::string table = File("src/tuned_table.cc");
+  EXPECT_NE(table.find("{\"dev\", \"Acme\", \"Test GPU\", \"drv-1\", 1},"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("{\"dev\", \"Acme\", \"Test GPU\", \"drv-2\", 2},"),
+            std::string::npos)
+      << table;
+}
+
+// A key of one driver revision is emitted as before: its best records
+// whatever driver they carry, one device line of revision 1.
+TEST_F(EmitChoice, AKeyOfOneDriverKeepsItsBestRecords) {
+  bool added = false;
+  ASSERT_TRUE(store_->NoteDriver("dev", "drv-1", &added).ok());
+  Record("clblast_dense", "SWAP=0", 1000, 0, "drv-1");
+  Record("clblast_dense", "SWAP=1", 900);  // stored before v7: no driver
+  auto summary = Emit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->entries, 1);
+  EXPECT_EQ(summary->driver_revisions, 1);
+  const std::string file = File("table.tftable");
+  EXPECT_NE(file.find("\t900.0\t"), std::string::npos) << file;
 }
 
 }  // namespace
