@@ -26,6 +26,7 @@ namespace {
 
 using testing::BinaryDir;
 using testing::BuildEmittedLibrary;
+using testing::PrefixedLines;
 using testing::ReadAll;
 using testing::RunCommand;
 using tunefleet::v1::Measurement;
@@ -68,20 +69,6 @@ absl::Status Measure(store::Store& store, const std::string& key,
   auto done = store.CompleteTrial(trials->front(), m, time_ns, 1.0, lease);
   if (!done.ok()) return done.status();
   return store.SetJobState(*id, tunefleet::v1::JOB_STATE_DONE, "");
-}
-
-// The consumer's output lines starting with `prefix` + " ".
-std::vector<std::string> Lines(const std::string& output,
-                               const std::string& prefix) {
-  std::vector<std::string> found;
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix + " ", 0) == 0) {
-      found.push_back(line.substr(prefix.size() + 1));
-    }
-  }
-  return found;
 }
 
 TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
@@ -179,10 +166,11 @@ TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
             : "env TUNEFLEET_TUNED_DRIVER_VERSION='" + c.driver + "' ";
     auto run = RunCommand(env + work + "/consumer/emit_driver_consumer 1 100");
     EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-    EXPECT_EQ(Lines(run.out, "entry"), std::vector<std::string>{c.entry})
+    EXPECT_EQ(PrefixedLines(run.out, "entry"),
+              std::vector<std::string>{c.entry})
         << run.out;
-    ASSERT_EQ(Lines(run.out, "run").size(), 1u) << run.out;
-    EXPECT_EQ(Lines(run.out, "run")[0].rfind("OK ", 0), 0u) << run.out;
+    ASSERT_EQ(PrefixedLines(run.out, "run").size(), 1u) << run.out;
+    EXPECT_EQ(PrefixedLines(run.out, "run")[0].rfind("OK ", 0), 0u) << run.out;
   }
   std::filesystem::remove_all(work);
 }

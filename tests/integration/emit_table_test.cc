@@ -31,6 +31,7 @@ namespace {
 
 using testing::BinaryDir;
 using testing::BuildEmittedLibrary;
+using testing::PrefixedLines;
 using testing::ReadAll;
 using testing::RunCommand;
 
@@ -113,20 +114,6 @@ std::string EditLine(const std::string& text, const std::string& prefix,
 
 void Write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-}
-
-// The consumer's output lines starting with `prefix` + " ", in order.
-std::vector<std::string> Lines(const std::string& output,
-                               const std::string& prefix) {
-  std::vector<std::string> found;
-  std::istringstream in(output);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix + " ", 0) == 0) {
-      found.push_back(line.substr(prefix.size() + 1));
-    }
-  }
-  return found;
 }
 
 // One library for both checks, in one test so that ctest (a process per
@@ -217,18 +204,18 @@ void Tables() {
 
   auto loaded = RunCommand(consumer + " 1 100 " + newer_table);
   ASSERT_EQ(loaded.exit_code, 0) << loaded.out << loaded.err;
-  EXPECT_EQ(Lines(loaded.out, "entry"),
+  EXPECT_EQ(PrefixedLines(loaded.out, "entry"),
             (std::vector<std::string>{built_in + " built-in",
                                       newer + " " + newer_table}))
       << loaded.out;
-  ASSERT_EQ(Lines(loaded.out, "load").size(), 1u) << loaded.out;
-  const std::string load = Lines(loaded.out, "load")[0];
+  ASSERT_EQ(PrefixedLines(loaded.out, "load").size(), 1u) << loaded.out;
+  const std::string load = PrefixedLines(loaded.out, "load")[0];
   EXPECT_EQ(load.rfind("0 ", 0), 0u) << load;
   EXPECT_NE(load.find(absl::StrCat(" entries of device key ", key, " from ",
                                    newer_table)),
             std::string::npos)
       << load;
-  for (const std::string& run : Lines(loaded.out, "run")) {
+  for (const std::string& run : PrefixedLines(loaded.out, "run")) {
     EXPECT_EQ(run.rfind("OK ", 0), 0u) << loaded.out;
   }
 
@@ -250,7 +237,7 @@ void Tables() {
   auto refused = RunCommand(consumer + " 1 100 " + other_source + " " +
                             truncated + " " + cut + " " + other_driver);
   ASSERT_EQ(refused.exit_code, 0) << refused.out << refused.err;
-  const std::vector<std::string> loads = Lines(refused.out, "load");
+  const std::vector<std::string> loads = PrefixedLines(refused.out, "load");
   ASSERT_EQ(loads.size(), 4u) << refused.out;
   EXPECT_EQ(loads[0].rfind("-4004 ", 0), 0u) << loads[0];
   EXPECT_NE(loads[0].find("uses kernel source " + std::string(64, 'a') +
@@ -269,12 +256,12 @@ void Tables() {
         << load;
   }
   // The built-in entry ran before and after each refusal, correctly.
-  const std::vector<std::string> entries = Lines(refused.out, "entry");
+  const std::vector<std::string> entries = PrefixedLines(refused.out, "entry");
   ASSERT_EQ(entries.size(), 5u) << refused.out;
   for (const std::string& entry : entries) {
     EXPECT_EQ(entry, built_in + " built-in");
   }
-  for (const std::string& run : Lines(refused.out, "run")) {
+  for (const std::string& run : PrefixedLines(refused.out, "run")) {
     EXPECT_EQ(run.rfind("OK ", 0), 0u) << refused.out;
   }
 }
@@ -313,11 +300,11 @@ void Plans() {
                         " " + weights + write_plan(other_source, "source") +
                         write_plan(other_key, "key"));
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  const std::vector<std::string> plans = Lines(run.out, "plan");
+  const std::vector<std::string> plans = PrefixedLines(run.out, "plan");
   ASSERT_EQ(plans.size(), 3u) << run.out;
   EXPECT_EQ(plans[0], "0 plan " + plan + " of device key " + key + " loaded");
-  ASSERT_EQ(Lines(run.out, "ran").size(), 1u) << run.out;
-  EXPECT_EQ(Lines(run.out, "ran")[0].rfind("0 ", 0), 0u) << run.out;
+  ASSERT_EQ(PrefixedLines(run.out, "ran").size(), 1u) << run.out;
+  EXPECT_EQ(PrefixedLines(run.out, "ran")[0].rfind("0 ", 0), 0u) << run.out;
   EXPECT_EQ(plans[1].rfind("-4004 ", 0), 0u) << plans[1];
   EXPECT_NE(plans[1].find("uses a kernel source this library was not built "
                           "with; nothing was loaded"),

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tunefleet::testing {
 
@@ -140,6 +141,22 @@ inline CommandResult BuildEmittedLibrary(const std::string& work,
                     consumer + " -B " + work +
                     "/consumer -DCMAKE_PREFIX_PATH=" + work +
                     "/prefix && cmake --build " + work + "/consumer -j2");
+}
+
+// The lines of a program's `output` that start with `prefix` + " ", that
+// prefix cut, in order (the consumers of tests/data/ print "entry ...",
+// "run ...", "load ..." lines).
+inline std::vector<std::string> PrefixedLines(const std::string& output,
+                                              const std::string& prefix) {
+  std::vector<std::string> found;
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix + " ", 0) == 0) {
+      found.push_back(line.substr(prefix.size() + 1));
+    }
+  }
+  return found;
 }
 
 }  // namespace tunefleet::testing

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "softmax_check.h"
 #include "tunefleet_model.h"
 #include "tunefleet_tuned.h"
 
@@ -55,21 +56,7 @@ bool RunOnce(cl_context context, cl_command_queue queue, cl_device_id device,
     std::printf("run FAIL OpenCL error %d\n", err);
     return false;
   }
-  double worst = 0;
-  for (int r = 0; r < n; ++r) {
-    const float* x = &in[static_cast<size_t>(r) * d];
-    const float m = *std::max_element(x, x + d);
-    double sum = 0;
-    for (int i = 0; i < d; ++i) sum += std::exp(double(x[i]) - m);
-    for (int i = 0; i < d; ++i) {
-      const double want = std::exp(double(x[i]) - m) / sum;
-      worst = std::max(worst,
-                       std::fabs(want - out[static_cast<size_t>(r) * d + i]));
-    }
-  }
-  const bool ok = worst <= 1e-5;
-  std::printf("run %s %.3g\n", ok ? "OK" : "FAIL", worst);
-  return ok;
+  return consumer_support::CheckSoftmax(in, out, n, d);
 }
 
 // The plan mode above.
