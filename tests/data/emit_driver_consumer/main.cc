@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "first_device.h"
 #include "softmax_check.h"
 #include "tunefleet_tuned.h"
 
@@ -24,14 +25,8 @@ int main(int argc, char** argv) {
   const int n = std::atoi(argv[1]), d = std::atoi(argv[2]);
   const std::string workload =
       "softmax N=" + std::to_string(n) + " D=" + std::to_string(d);
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) !=
-          CL_SUCCESS) {
-    std::fprintf(stderr, "no OpenCL device\n");
-    return 1;
-  }
+  cl_device_id device = consumer_support::FirstDevice();
+  if (device == nullptr) return 1;
   const tunefleet_tuned::RunEntry e =
       tunefleet_tuned::DescribeRunEntry(device, workload.c_str());
   std::printf("entry %s revision %d %s %s\n",
