@@ -50,7 +50,9 @@ class ServerRecords : public emitter::RecordSource {
 
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
       const std::string& key) override {
-    return Records(key, /*best_only=*/true);
+    auto records = Records(key, /*best_only=*/true);
+    if (!records.ok()) return records.status();
+    return **records;
   }
 
   absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
@@ -76,7 +78,7 @@ class ServerRecords : public emitter::RecordSource {
     // (workload, template name) -> the fastest OK record of the driver.
     std::map<std::pair<std::string, std::string>, tunefleet::v1::TuningRecord>
         best;
-    for (tunefleet::v1::TuningRecord& r : *all) {
+    for (const tunefleet::v1::TuningRecord& r : **all) {
       const std::string& measured_on = r.provenance().driver_version();
       if (r.error() != tunefleet::v1::Measurement::OK ||
           !(measured_on == driver || (first_revision && measured_on.empty()))) {
@@ -87,11 +89,11 @@ class ServerRecords : public emitter::RecordSource {
       if (!fresh && (r.time_ns() < it->second.time_ns() ||
                      (r.time_ns() == it->second.time_ns() &&
                       r.trial_id() < it->second.trial_id()))) {
-        it->second = std::move(r);
+        it->second = r;
       }
     }
     std::vector<tunefleet::v1::TuningRecord> out;
-    for (const tunefleet::v1::TuningRecord& task : *order) {
+    for (const tunefleet::v1::TuningRecord& task : **order) {
       auto it =
           best.find(std::make_pair(task.workload_key(), task.template_name()));
       if (it != best.end()) out.push_back(std::move(it->second));
@@ -100,8 +102,20 @@ class ServerRecords : public emitter::RecordSource {
   }
 
   // Every page of QueryRecords for `key`: its best records, or its
-  // measured ones.
-  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Records(
+  // measured ones; fetched once per source (BestRecordsOnDriver reads them
+  // for each driver revision of the key).
+  absl::StatusOr<const std::vector<tunefleet::v1::TuningRecord>*> Records(
+      const std::string& key, bool best_only) {
+    auto cached = records_.find({key, best_only});
+    if (cached != records_.end()) return &cached->second;
+    auto fetched = FetchRecords(key, best_only);
+    if (!fetched.ok()) return fetched.status();
+    return &records_
+                .emplace(std::make_pair(key, best_only), *std::move(fetched))
+                .first->second;
+  }
+
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> FetchRecords(
       const std::string& key, bool best_only) {
     tunefleet::v1::QueryRecordsRequest request;
     request.set_device_key(key);
@@ -214,6 +228,10 @@ class ServerRecords : public emitter::RecordSource {
   std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
   uint32_t page_size_;
   std::optional<DeviceList> devices_;
+  // Records() by (device key, best only).
+  std::map<std::pair<std::string, bool>,
+           std::vector<tunefleet::v1::TuningRecord>>
+      records_;
   // Driver revisions by device key (ListDevices' DeviceStatus).
   std::map<std::string, std::vector<tunefleet::v1::DriverRevision>> revisions_;
   std::optional<std::map<TaskKey, double>> reference_ns_;
