@@ -35,11 +35,11 @@
 #include "absl/strings/str_format.h"
 #include "base/stats.h"
 #include "base/time.h"
-#include "device_agent/measurer.h"
-#include "device_agent/program_cache.h"
+#include "contract/timing_policy.h"
 #include "kernels_templates/registry.h"
+#include "measure/measurer.h"
 #include "nlohmann/json.hpp"
-#include "proto/timing_policy.h"
+#include "opencl/program_cache.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::bench {

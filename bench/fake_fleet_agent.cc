@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/version.h"
+#include "contract/device_info_revision.h"
 #include "device_agent/backend.h"
-#include "proto/device_info_revision.h"
 
 namespace tunefleet::bench {
 

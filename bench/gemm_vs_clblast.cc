@@ -44,10 +44,10 @@
 #include "bench/cublas_sgemm.h"
 #include "cli/common.h"
 #include "client/channel.h"
-#include "device_agent/opencl.h"
+#include "contract/names.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "proto/names.h"
+#include "opencl/opencl.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 

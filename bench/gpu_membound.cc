@@ -23,9 +23,9 @@
 #include "base/status_macros.h"
 #include "bench/bench_fleet.h"
 #include "cli/common.h"
-#include "device_agent/opencl.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
+#include "opencl/opencl.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::bench {

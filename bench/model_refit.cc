@@ -22,7 +22,7 @@
 #include "cost_model/xgb_ranker.h"
 #include "search/history_prior.h"
 #include "search/strategy.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::bench {
 namespace {

@@ -47,12 +47,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/subprocess.h"
+#include "contract/names.h"
 #include "device_agent/agent.h"
 #include "device_agent/backend.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "onnx_import/onnx_import.h"
-#include "proto/names.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 

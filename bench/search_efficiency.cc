@@ -32,6 +32,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "cli/simulate_command.h"
+#include "contract/names.h"
 #include "nlohmann/json.hpp"
 #include "search/random_odds.h"
 #include "search/strategy.h"
@@ -41,7 +42,7 @@ namespace {
 
 using nlohmann::json;
 using search::SimulationResult;
-using search::Strategy;
+using tunefleet::v1::Strategy;
 
 // The quarter rule needs random search's median to be a real count.
 constexpr double kMinRandomTrials = 20;
@@ -122,7 +123,7 @@ void PrintHeader(const char* ratio_of) {
 // Random search's exact figures (infinitely many seeds) as a result row.
 SimulationResult ExactRandom(const search::Table& t) {
   SimulationResult r;
-  r.strategy = Strategy::kRandom;
+  r.strategy = tunefleet::v1::STRATEGY_RANDOM;
   r.to_95 = search::ExactRandomTrials(t, 0.95);
   r.to_99 = search::ExactRandomTrials(t, 0.99);
   r.score = std::numeric_limits<double>::quiet_NaN();
@@ -134,8 +135,9 @@ json TableJson(const Run& run) {
             {"format", run.table->format}, {"best_ms", run.table->best_time_ms},
             {"seeds", run.options.seeds},  {"trials", run.options.trials},
             {"batch", run.options.batch}};
-  const SimulationResult* random = Find(run.results, Strategy::kRandom);
-  const SimulationResult* xgb = Find(run.results, Strategy::kXgb);
+  const SimulationResult* random =
+      Find(run.results, tunefleet::v1::STRATEGY_RANDOM);
+  const SimulationResult* xgb = Find(run.results, tunefleet::v1::STRATEGY_XGB);
   json strategies = json::array();
   for (const SimulationResult& r : run.results) {
     json s = cli::SimulationJson(r);
@@ -169,13 +171,14 @@ void PrintTable(const Run& run) {
       run.options.trials, run.options.batch, run.options.trials + 1,
       first.score_range.first, first.score_range.last);
   PrintHeader("random");
-  const SimulationResult* random = Find(run.results, Strategy::kRandom);
+  const SimulationResult* random =
+      Find(run.results, tunefleet::v1::STRATEGY_RANDOM);
   for (const SimulationResult& r : run.results) {
-    PrintRow(std::string(search::StrategyName(r.strategy)), r, random);
+    PrintRow(std::string(proto::StrategyName(r.strategy)), r, random);
   }
   const SimulationResult exact = ExactRandom(t);
   PrintRow("rnd exact", exact, random);
-  const SimulationResult* xgb = Find(run.results, Strategy::kXgb);
+  const SimulationResult* xgb = Find(run.results, tunefleet::v1::STRATEGY_XGB);
   if (random == nullptr || xgb == nullptr) return;
   for (const auto& [label, base] :
        {std::pair{"random's", random}, std::pair{"exact random's", &exact}}) {
@@ -196,7 +199,7 @@ void PrintTable(const Run& run) {
 absl::StatusOr<std::optional<json>> Transfer(const std::vector<Run>& runs,
                                              size_t i, bool print) {
   const Run& run = runs[i];
-  const SimulationResult* cold = Find(run.results, Strategy::kXgb);
+  const SimulationResult* cold = Find(run.results, tunefleet::v1::STRATEGY_XGB);
   const std::string kernel = KernelOf(*run.table);
   if (cold == nullptr || kernel.empty()) return std::nullopt;
   std::vector<search::Table> others;
@@ -210,7 +213,8 @@ absl::StatusOr<std::optional<json>> Transfer(const std::vector<Run>& runs,
   if (others.empty()) return std::nullopt;
   TUNEFLEET_ASSIGN_OR_RETURN(
       std::vector<SimulationResult> warm,
-      cli::SimulateTable(*run.table, others, {Strategy::kXgb}, run.options));
+      cli::SimulateTable(*run.table, others, {tunefleet::v1::STRATEGY_XGB},
+                         run.options));
   if (print) {
     std::cout << absl::StrFormat("\ntransfer to %s (%s) from %s:\n", run.name,
                                  kernel, absl::StrJoin(names, ", "));
@@ -255,7 +259,7 @@ int Main(int argc, char** argv) {
     strategies = search::AllStrategies();
   } else {
     for (const std::string& name : strategy_names) {
-      absl::StatusOr<Strategy> s = search::ParseStrategy(name);
+      absl::StatusOr<Strategy> s = proto::ParseStrategy(name);
       if (!s.ok()) {
         std::cerr << s.status().message() << "\n";
         return 1;

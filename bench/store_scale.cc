@@ -34,12 +34,12 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
-#include "cost_model/transfer.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
 #include "server/job_manager.h"
 #include "store/sqlite.h"
 #include "store/store.h"
+#include "transfer/transfer.h"
 
 namespace tunefleet::bench {
 namespace {

@@ -1,12 +1,12 @@
 // How fast each built-in template checks configs: every raw config of a
 // representative task's space (up to --max-configs) through
 // KernelTemplate::CheckConfig, as a job does once when it builds its search
-// space (server/job.cc BuildSpace). Prints raw and valid configs and ns per
-// config checked (median of --repeat scans).
+// space (search_space/build_space.h BuildSpace). Prints raw and valid configs
+// and ns per config checked (median of --repeat scans).
 //
 // Uses only the template interface (registry.h, kernel_template.h), so the
 // same file builds against earlier commits to compare engines: copy it into
-// an older checkout's bench/ and build it there (docs/BENCHMARKS.md).
+// an older checkout's bench/ and build it there (bench/README.md).
 //
 //   template_check [--repeat 5] [--max-configs 1048576] [--json]
 #include <algorithm>

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "base/json_limits.h"
 #include "base/status_macros.h"
+#include "contract/json.h"
 #include "google/protobuf/util/json_util.h"
 #include "nlohmann/json.hpp"
-#include "proto/json.h"
 
 namespace tunefleet::bundle {
 namespace {

@@ -11,10 +11,10 @@
 #include "base/printable.h"
 #include "base/status_macros.h"
 #include "client/rpc_error.h"
+#include "contract/json.h"
+#include "contract/names.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
-#include "proto/json.h"
-#include "proto/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {

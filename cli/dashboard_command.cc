@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "auth/tls.h"
+#include "auth/tokens.h"
 #include "base/host_port.h"
 #include "base/listen_check.h"
 #include "cli/common.h"
 #include "dashboard/http_server.h"
-#include "server/auth/tls.h"
-#include "server/auth/tokens.h"
 #include "server/http_frontend.h"
 
 namespace tunefleet::cli {

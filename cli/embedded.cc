@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "auth/tokens.h"
 #include "base/files.h"
 #include "base/status_macros.h"
-#include "server/auth/tokens.h"
 #include "store/store.h"
 
 namespace tunefleet::cli {

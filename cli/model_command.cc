@@ -15,9 +15,9 @@
 #include "cli/model_view.h"
 #include "cli/progress.h"
 #include "cli/stop_signal.h"
+#include "contract/json.h"
+#include "contract/names.h"
 #include "model_runtime/plan_format.h"
-#include "proto/json.h"
-#include "proto/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
@@ -403,7 +403,7 @@ nlohmann::json ModelTuneJson(
                        {"template_name", t.template_name},
                        {"trials_granted", t.trials_granted}});
   }
-  // The model job as every JSON shows a job (proto/json.h), then what only
+  // The model job as every JSON shows a job (contract/json.h), then what only
   // this run knows.
   nlohmann::json j = proto::ContractJson(last);
   j["job_id"] = submitted.job_id();

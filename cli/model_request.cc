@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "cli/tune_command.h"
+#include "contract/names.h"
 #include "kernels_templates/registry.h"
-#include "proto/names.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::cli {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/common.h"
 #include "cli/progress.h"
-#include "proto/names.h"
+#include "contract/names.h"
 
 namespace tunefleet::cli {
 

@@ -10,9 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "contract/names.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
-#include "proto/names.h"
 
 namespace tunefleet::cli {
 

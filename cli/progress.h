@@ -1,6 +1,6 @@
 // How the CLI shows a job's progress: a progress line on stderr while it
 // runs, and the texts of its summary. Its JSON is proto::ContractJson
-// (proto/json.h), the same object the dashboard's API serves.
+// (contract/json.h), the same object the dashboard's API serves.
 #ifndef TUNEFLEET_CLI_PROGRESS_H_
 #define TUNEFLEET_CLI_PROGRESS_H_
 

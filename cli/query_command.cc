@@ -12,8 +12,8 @@
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/table_text.h"
+#include "contract/json.h"
 #include "kernels_templates/workload.h"
-#include "proto/json.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 

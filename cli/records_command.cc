@@ -10,7 +10,7 @@
 #include "base/status_macros.h"
 #include "bundle/bundle_file.h"
 #include "cli/common.h"
-#include "proto/json.h"
+#include "contract/json.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 

@@ -21,7 +21,7 @@
 #include "cli/server_records.h"
 #include "emitter/emitter.h"
 #include "model_run/model_runner.h"
-#include "model_run/remote_runner.h"
+#include "model_run_remote/remote_runner.h"
 #include "model_runtime/plan_format.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"

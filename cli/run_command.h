@@ -4,7 +4,7 @@
 // key (--db, --server, or ./tunefleet.db; a layer without a record runs its
 // naive kernel) or read from an emitted library (--plan); with --server it
 // runs on a connected agent of the key, through the server
-// (model_run/remote_runner.h; --local: here); prints measured
+// (model_run_remote/remote_runner.h; --local: here); prints measured
 // latency beside the estimate, host CPU per run, device memory and the
 // slowest layers, and saves the outputs as .npy files. The plan is recorded
 // at load and replayed per run where the device can record (--record).

@@ -8,9 +8,10 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
+#include "contract/names.h"
 #include "cost_model/features.h"
-#include "cost_model/task_features.h"
 #include "search/history_prior.h"
+#include "search_space/task_features.h"
 #include "store/store.h"
 #include "store/table_export.h"
 
@@ -66,7 +67,7 @@ absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
 
 absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const Table& table, const std::vector<Table>& history,
-    const std::vector<search::Strategy>& strategies,
+    const std::vector<tunefleet::v1::Strategy>& strategies,
     search::SimulationOptions options) {
   std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
   absl::StatusOr<cost_model::TaskFeatures> task =
@@ -83,7 +84,7 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     options.history.push_back(std::move(group));
   }
   std::vector<search::SimulationResult> results;
-  for (search::Strategy s : strategies) {
+  for (tunefleet::v1::Strategy s : strategies) {
     options.strategy = s;
     TUNEFLEET_ASSIGN_OR_RETURN(search::SimulationResult r,
                                search::Simulate(table, options));
@@ -93,7 +94,7 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
 }
 
 nlohmann::json SimulationJson(const search::SimulationResult& r) {
-  return {{"strategy", search::StrategyName(r.strategy)},
+  return {{"strategy", proto::StrategyName(r.strategy)},
           {"seeds", r.seeds},
           {"trials", r.trials},
           {"trials_to_95", {{"median", r.to_95.median}, {"p90", r.to_95.p90}}},
@@ -140,12 +141,12 @@ int RunSimulate(const SimulateOptions& o) {
     if (!h.ok()) return ReportError("simulate", h.status());
     history.push_back(*std::move(h));
   }
-  std::vector<search::Strategy> strategies;
+  std::vector<tunefleet::v1::Strategy> strategies;
   if (o.strategies.size() == 1 && o.strategies[0] == "all") {
     strategies = search::AllStrategies();
   } else {
     for (const std::string& name : o.strategies) {
-      absl::StatusOr<search::Strategy> s = search::ParseStrategy(name);
+      absl::StatusOr<tunefleet::v1::Strategy> s = proto::ParseStrategy(name);
       if (!s.ok()) return ReportError("simulate", s.status());
       strategies.push_back(*s);
     }
@@ -180,7 +181,7 @@ int RunSimulate(const SimulateOptions& o) {
                                "score", "wall s");
   for (const auto& r : *results) {
     std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %7.3f %8.2f\n",
-                                 search::StrategyName(r.strategy),
+                                 proto::StrategyName(r.strategy),
                                  r.to_95.median, r.to_95.p90, r.to_99.median,
                                  r.to_99.p90, r.score, r.wall_s);
   }

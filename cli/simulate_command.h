@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "search/simulate.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::cli {
 
@@ -45,7 +45,7 @@ int RunExport(const ExportOptions& options);
 // tables feed the xgb model (transfer learning).
 absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const search::Table& table, const std::vector<search::Table>& history,
-    const std::vector<search::Strategy>& strategies,
+    const std::vector<tunefleet::v1::Strategy>& strategies,
     search::SimulationOptions options);
 
 // The JSON object of one result: {"strategy", "seeds", "trials",

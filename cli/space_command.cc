@@ -27,8 +27,8 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
-#include "search/space.h"
-#include "server/job.h"
+#include "search_space/build_space.h"
+#include "search_space/space.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::cli {
@@ -275,7 +275,7 @@ int RunSpace(const SpaceOptions& o) {
     return ReportError("space", s);
   }
   const std::unique_ptr<search::SearchSpace> space =
-      server::BuildSpace(*task->tmpl, task->workload, limits);
+      search::BuildSpace(*task->tmpl, task->workload, limits);
   nlohmann::json knobs = nlohmann::json::array();
   for (const search::KnobSpec& k : space->knobs()) knobs.push_back(k.name);
   nlohmann::json sample = nlohmann::json::array();

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "auth/tokens.h"
 #include "cli/common.h"
-#include "server/auth/tokens.h"
 
 namespace tunefleet::cli {
 namespace {

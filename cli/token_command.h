@@ -1,5 +1,5 @@
 // `tunefleet token add|list|remove --tokens FILE`: manages the access
-// tokens a tunefleet-server accepts (server/auth/tokens.h). `add` prints a new
+// tokens a tunefleet-server accepts (auth/tokens.h). `add` prints a new
 // random token once and keeps only its SHA-256 in the file (mode 0600).
 #ifndef TUNEFLEET_CLI_TOKEN_COMMAND_H_
 #define TUNEFLEET_CLI_TOKEN_COMMAND_H_

@@ -2,7 +2,7 @@
 // server against a CA file, optionally presenting a client certificate), and
 // a bearer token sent as "authorization: Bearer <token>" metadata on every
 // call. Used by the agent and by the `tunefleet` CLI; it knows nothing of the
-// server's side (server/auth/authorizer.h).
+// server's side (auth/authorizer.h).
 #ifndef TUNEFLEET_CLIENT_CHANNEL_H_
 #define TUNEFLEET_CLIENT_CHANNEL_H_
 

@@ -65,7 +65,7 @@ tunefleet_dependency(Protobuf      FOR agent server FIND Protobuf        DEB lib
                                                                          HOST protobuf-compiler)
 tunefleet_dependency(gRPC          FOR agent server FIND gRPC CONFIG     DEB libgrpc++-dev
                                                                          HOST protobuf-compiler-grpc)
-# base/ (hashes: libcrypto), server/auth (TLS: libssl).
+# base/ (hashes: libcrypto), auth/ (TLS: libssl).
 tunefleet_dependency(OpenSSL       FOR agent server FIND OpenSSL         DEB libssl-dev)
 # kernels_templates/: the template specs (expressions, TOML, JSON).
 tunefleet_dependency(muparser      FOR agent server FIND muparser CONFIG DEB libmuparser-dev)
@@ -74,11 +74,11 @@ tunefleet_dependency(tomlplusplus  FOR agent server FIND tomlplusplus CONFIG
 tunefleet_dependency(nlohmann_json FOR agent server FIND nlohmann_json CONFIG
                                                                          DEB nlohmann-json3-dev)
 tunefleet_dependency(CLI11         FOR agent server FIND CLI11 CONFIG    DEB libcli11-dev)
-# device_agent/: the headers; tunefleet-agent loads libOpenCL at run time
+# opencl/: the headers; tunefleet-agent loads libOpenCL at run time
 # (opencl_loader.h), tests and benchmarks link it.
 tunefleet_dependency(OpenCL        FOR agent        FIND OpenCL          DEB ocl-icd-opencl-dev
                                                                              opencl-headers)
-# search/ (recorded tables, gzip); the agent gets zlib through gRPC only.
+# search_space/ (recorded tables, gzip); the agent gets zlib through gRPC only.
 tunefleet_dependency(ZLIB          FOR server       FIND ZLIB            DEB zlib1g-dev)
 # cost_model/: the XGBoost ranking model.
 tunefleet_dependency(xgboost       FOR server       FIND xgboost CONFIG  DEB libxgboost-dev)
@@ -89,7 +89,7 @@ tunefleet_dependency(SQLite3       FOR server       FIND SQLite3         DEB lib
 tunefleet_dependency(cpp-httplib   FOR server       PKG_CONFIG CPP_HTTPLIB cpp-httplib
                                                                          DEB libcpp-httplib-dev)
 tunefleet_dependency(Chart.js      FOR server                            HOST libjs-chart.js)
-# server/metrics: /metrics (prometheus-cpp's core only).
+# metrics/: /metrics (prometheus-cpp's core only).
 tunefleet_dependency(prometheus-cpp FOR server      FIND prometheus-cpp CONFIG COMPONENTS core
                                                                          DEB prometheus-cpp-dev)
 # tunefleet-server's allocator, where found (TUNEFLEET_JEMALLOC, root
@@ -107,21 +107,31 @@ tunefleet_dependency(CLBlast       FOR bench OPTIONAL                    DEB lib
 tunefleet_folder(base              FOR agent server)
 tunefleet_folder(kernel_policy     FOR agent server)
 tunefleet_folder(proto             FOR agent server)
+tunefleet_folder(contract          FOR agent server)
 tunefleet_folder(kernels_templates FOR agent server)
 tunefleet_folder(cost_model        FOR server)
-tunefleet_folder(search            FOR server)
 tunefleet_folder(trial             FOR agent server)
+tunefleet_folder(search_space      FOR server)
+tunefleet_folder(search            FOR server)
+tunefleet_folder(client            FOR agent)
+tunefleet_folder(auth              FOR server)
+tunefleet_folder(metrics           FOR server)
+tunefleet_folder(validation        FOR server)
 tunefleet_folder(store             FOR server)
+tunefleet_folder(transfer          FOR server)
 tunefleet_folder(bundle            FOR server)
 tunefleet_folder(onnx_import       FOR cli)
 tunefleet_folder(model_runtime     FOR agent)
 tunefleet_folder(emitter           FOR cli)
 tunefleet_folder(plan_builder      FOR cli)
 tunefleet_folder(dashboard         FOR server)
-tunefleet_folder(client            FOR agent)
 tunefleet_folder(server            FOR server)
-tunefleet_folder(device_agent      FOR agent)
+tunefleet_folder(library_backends  FOR agent)
+tunefleet_folder(opencl            FOR agent)
+tunefleet_folder(measure           FOR agent)
 tunefleet_folder(model_run         FOR agent)
+tunefleet_folder(model_run_remote  FOR agent)
+tunefleet_folder(device_agent      FOR agent)
 tunefleet_folder(cli               FOR cli)
 
 # --- functions ------------------------------------------------------------

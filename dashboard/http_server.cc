@@ -9,12 +9,12 @@
 #include "base/host_port.h"
 #include "base/listen_check.h"
 #include "base/status_macros.h"
+#include "contract/json.h"
 #include "dashboard/bounded_server.h"
 #include "dashboard/json_views.h"
 #include "dashboard/token_check.h"
 #include "dashboard/web_assets.h"
 #include "httplib.h"
-#include "proto/json.h"
 
 namespace tunefleet::dashboard {
 namespace {

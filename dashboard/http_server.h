@@ -32,10 +32,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "auth/tokens.h"
 #include "dashboard/connection_limits.h"
 #include "dashboard/data_source.h"
 #include "dashboard/request_guard.h"
-#include "server/auth/tokens.h"
 
 namespace httplib {
 class Server;

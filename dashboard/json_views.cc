@@ -1,6 +1,6 @@
 #include "dashboard/json_views.h"
 
-#include "proto/json.h"
+#include "contract/json.h"
 
 namespace tunefleet::dashboard {
 nlohmann::json FleetJson(const FleetView& fleet) {

@@ -1,7 +1,7 @@
 // The dashboard's JSON API bodies (dashboard/http_server.h): what the
 // pages (dashboard/web/app.js) read. The contract's messages (JobProgress,
 // DeviceInfo) are proto::ContractJson, the one JSON the CLI's --json
-// prints too (proto/json.h, docs/JSON.md); trials are compact rows with
+// prints too (contract/json.h, docs/JSON.md); trials are compact rows with
 // the contract's field names.
 #ifndef TUNEFLEET_DASHBOARD_JSON_VIEWS_H_
 #define TUNEFLEET_DASHBOARD_JSON_VIEWS_H_

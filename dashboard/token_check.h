@@ -1,6 +1,6 @@
 // Who may read the dashboard: every API call and /metrics needs a bearer
 // token (Authorization: Bearer TOKEN) of role reader or tuner from the
-// daemon's tokens file (server/auth/tokens.h); cancelling a job needs
+// daemon's tokens file (auth/tokens.h); cancelling a job needs
 // tuner. The pages themselves hold no data: their script asks for the
 // token (a login form, kept in the browser tab's sessionStorage) and sends
 // it on every fetch.
@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/auth/roles.h"
-#include "server/auth/tokens.h"
+#include "auth/roles.h"
+#include "auth/tokens.h"
 
 namespace tunefleet::dashboard {
 

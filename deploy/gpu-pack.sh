@@ -36,7 +36,7 @@ for lib in $(ldd "${BINS[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
     *) cp -L "$lib" "$OUT/lib/" ;;
   esac
 done
-# The agent dlopen()s libOpenCL.so.1 (device_agent/opencl_loader.cc), so
+# The agent dlopen()s libOpenCL.so.1 (opencl/opencl_loader.cc), so
 # ldd does not list it: Debian's ICD loader goes in by name, or the
 # machine's own libOpenCL (a PoCL built as the library itself, say) would
 # ignore the NVIDIA driver gpu-run.sh registers.

@@ -13,8 +13,8 @@
 #include "absl/time/clock.h"
 #include "base/printable.h"
 #include "base/version.h"
+#include "contract/device_info_revision.h"
 #include "grpcpp/grpcpp.h"
-#include "proto/device_info_revision.h"
 
 namespace tunefleet::agent {
 

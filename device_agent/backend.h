@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "device_agent/measurer.h"
+#include "measure/measurer.h"
 #include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::agent {

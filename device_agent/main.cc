@@ -8,7 +8,7 @@
 //   tunefleet-agent --info
 //   [--opencl-library PATH] before any of them: the OpenCL library to load
 //   (else $TUNEFLEET_OPENCL_LIBRARY, else libOpenCL.so.1, libOpenCL.so and
-//   the Android vendor paths; device_agent/opencl_loader.h); exit 1 when
+//   the Android vendor paths; opencl/opencl_loader.h); exit 1 when
 //   none loads.
 //   tunefleet-agent measure --shape M=64,N=64,K=64 --config reference
 // Serving exits 0 after SIGINT or SIGTERM, 1 when the server refuses the
@@ -32,13 +32,13 @@
 #include "absl/strings/str_join.h"
 #include "base/version.h"
 #include "client/channel.h"
+#include "contract/device_info_json.h"
 #include "device_agent/agent.h"
 #include "device_agent/measure_command.h"
 #include "device_agent/model_run_handler.h"
-#include "device_agent/opencl.h"
-#include "device_agent/opencl_loader.h"
 #include "device_agent/worker.h"
-#include "proto/device_info_json.h"
+#include "opencl/opencl.h"
+#include "opencl/opencl_loader.h"
 
 namespace tunefleet::agent {
 namespace {

@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
-#include "device_agent/build_inspect.h"
-#include "device_agent/measurer.h"
+#include "contract/timing_policy.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "measure/measurer.h"
 #include "nlohmann/json.hpp"
-#include "proto/timing_policy.h"
+#include "opencl/build_inspect.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::agent {

@@ -18,7 +18,7 @@
 #include "kernel_policy/build_options.h"
 #include "kernel_policy/source_check.h"
 #include "model_run/model_runner.h"
-#include "model_run/run_messages.h"
+#include "model_run_remote/run_messages.h"
 #include "model_runtime/plan_format.h"
 
 namespace tunefleet::agent {

@@ -12,7 +12,7 @@
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
-#include "device_agent/measurer.h"
+#include "measure/measurer.h"
 
 namespace tunefleet::agent {
 namespace {

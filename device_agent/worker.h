@@ -21,10 +21,10 @@
 #include "absl/status/statusor.h"
 #include "base/files.h"
 #include "base/subprocess.h"
+#include "contract/timing_policy.h"
 #include "device_agent/backend.h"
-#include "device_agent/measurer.h"
 #include "device_agent/worker.pb.h"
-#include "proto/timing_policy.h"
+#include "measure/measurer.h"
 
 namespace tunefleet::agent {
 
@@ -50,7 +50,7 @@ class WorkerBackend : public MeasurementBackend {
     int platform = 0;
     int device = 0;
     // Deadline of a trial whose request carries no timeout_ms, in ms:
-    // tunefleet's one default (proto/timing_policy.h).
+    // tunefleet's one default (contract/timing_policy.h).
     double default_timeout_ms = proto::DefaultTimingPolicy().timeout_ms();
     // Limit of starting a worker (opening the device, building the fill
     // kernels), the first one and each restart after a crash or a

@@ -48,7 +48,7 @@ struct EmitSummary {
   // every tuned config of its task.
   int reference_entries = 0;
   // Entries that call a vendor library (a library template's record,
-  // device_agent/library/library.h): it measured fastest for its workload.
+  // library_backends/library.h): it measured fastest for its workload.
   int library_entries = 0;
   // Reference entries of a driver revision that has no record of their
   // workload (EntryChoice::unmeasured); counted in reference_entries too.

@@ -1,7 +1,7 @@
 // What OpenCL C source an agent agrees to compile (docs/SECURITY.md): a
 // kernel's text may not make the compiler read a file or forge where its
 // text comes from. The agent checks every source before its compiler sees
-// it (device_agent/program_cache.cc, measurer.cc), and the server and the
+// it (opencl/program_cache.cc, measurer.cc), and the server and the
 // spec loader check users' sources the same way to refuse them early.
 //
 // The check reads the text as the preprocessor does (trigraphs refused,

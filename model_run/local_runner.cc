@@ -13,15 +13,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/stats.h"
-#include "device_agent/library/registry.h"
-#include "device_agent/opencl.h"
+#include "library_backends/registry.h"
 #include "model_run/model_runner.h"
 #include "model_runtime/tunefleet_model.h"
+#include "opencl/opencl.h"
 
 namespace tunefleet::model_run {
 namespace {
 
-// The agent's library backends (device_agent/library/) as the runtime's
+// The agent's library backends (library_backends/) as the runtime's
 // LibraryCalls: the same CLBlast calls trials measured.
 class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
  public:

@@ -82,7 +82,7 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-// The arguments of tunefleet_pack_image_float (device_agent/image_pack.cl):
+// The arguments of tunefleet_pack_image_float (measure/image_pack.cl):
 // `rows` rows of `row_elements` floats of `src` into `image`, `width`
 // texels wide.
 cl_int SetPackArgs(cl_kernel k, cl_mem src, uint64_t row_elements,

@@ -113,7 +113,7 @@ struct PlanArg {
 
 // One command of a step: a kernel launch, or a vendor-library call (its
 // arguments in the order tunefleet's agent documents for the routine:
-// device_agent/library/library.h).
+// library_backends/library.h).
 struct PlanCommand {
   enum Kind : uint8_t { kKernel = 0, kLibrary = 1 };
   Kind kind = kKernel;
@@ -160,7 +160,7 @@ struct PlanMemory {
 struct Plan {
   PlanHeader header;
   std::vector<std::string> sources;  // OpenCL sources of the commands
-  // The image-packing kernels (tunefleet's device_agent/image_pack.cl), in
+  // The image-packing kernels (tunefleet's measure/image_pack.cl), in
   // sources; -1 when no command reads a tensor through an image.
   int32_t image_pack_source = -1;
   std::vector<PlanTensor> tensors;

@@ -90,7 +90,7 @@ class LibraryCalls {
   virtual bool Has(const std::string& library,
                    const std::string& routine) const = 0;
   // Enqueues the routine with `args` (in the order tunefleet's agent
-  // documents: device_agent/library/library.h) on `queue`. `done`, when
+  // documents: library_backends/library.h) on `queue`. `done`, when
   // not null, receives an event that ends after the call's last command
   // (the caller releases it). Returns CL_SUCCESS or an error code, with
   // the reason in *error.

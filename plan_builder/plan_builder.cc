@@ -19,7 +19,7 @@
 
 namespace tunefleet::plan_builder {
 
-// device_agent/image_pack.cl, embedded at build time.
+// measure/image_pack.cl, embedded at build time.
 absl::string_view ImagePackKernels();
 
 namespace {

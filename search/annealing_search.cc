@@ -35,9 +35,9 @@ std::vector<uint64_t> AnnealingSearch::Propose(size_t max_count) {
   return out;
 }
 
-void AnnealingSearch::Observe(const std::vector<Measurement>& results) {
+void AnnealingSearch::Observe(const std::vector<Observation>& results) {
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  for (const Measurement& r : results) {
+  for (const Observation& r : results) {
     ++observed_;
     auto it = pending_.find(r.index);
     if (it == pending_.end()) continue;

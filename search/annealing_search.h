@@ -23,7 +23,7 @@ class AnnealingSearch : public SearchStrategy {
   AnnealingSearch(const SearchSpace& space, const StrategyOptions& options);
 
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Measurement>& results) override;
+  void Observe(const std::vector<Observation>& results) override;
 
  private:
   struct Walker {

@@ -20,8 +20,8 @@ std::vector<uint64_t> GeneticSearch::Propose(size_t max_count) {
   return out;
 }
 
-void GeneticSearch::Observe(const std::vector<Measurement>& results) {
-  for (const Measurement& r : results) {
+void GeneticSearch::Observe(const std::vector<Observation>& results) {
+  for (const Observation& r : results) {
     if (!r.ok || r.time_ns <= 0) continue;
     population_.emplace_back(1.0 / r.time_ns, space_.Digits(r.index));
   }

@@ -24,7 +24,7 @@ class GeneticSearch : public SearchStrategy {
       : space_(space), proposals_(space, options.seed) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Measurement>& results) override;
+  void Observe(const std::vector<Observation>& results) override;
 
  private:
   // A new valid, unproposed child of the population, or nullopt.

@@ -13,7 +13,7 @@ class GridSearch : public SearchStrategy {
   explicit GridSearch(const SearchSpace& space) : space_(space) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Measurement>&) override {}
+  void Observe(const std::vector<Observation>&) override {}
 
  private:
   const SearchSpace& space_;

@@ -22,7 +22,7 @@
 #include "cost_model/features.h"
 #include "cost_model/xgb_ranker.h"
 #include "search/strategy.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 

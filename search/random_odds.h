@@ -1,7 +1,8 @@
 // The exact distribution of the trials random search needs on a recorded
-// table: the limit of `Simulate(Strategy::kRandom)` over infinitely many
-// seeds. With N configs of which K are within the target, sampling without
-// replacement finds none of them in the first m trials with probability
+// table: the limit of `Simulate(tunefleet::v1::STRATEGY_RANDOM)` over
+// infinitely many seeds. With N configs of which K are within the target,
+// sampling without replacement finds none of them in the first m trials with
+// probability
 //   P(T > m) = prod_{i=0}^{m-1} (N - K - i) / (N - i)
 // (the hypergeometric zero-success probability), so each quantile is the
 // smallest m with P(T <= m) >= q. Benchmarks print it beside random
@@ -10,7 +11,7 @@
 #define TUNEFLEET_SEARCH_RANDOM_ODDS_H_
 
 #include "search/simulate.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 

@@ -13,7 +13,7 @@ class RandomSearch : public SearchStrategy {
       : proposals_(space, seed) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Measurement>&) override {}
+  void Observe(const std::vector<Observation>&) override {}
 
  private:
   ProposalSet proposals_;

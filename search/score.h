@@ -34,7 +34,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 

@@ -45,7 +45,7 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
     std::vector<uint64_t> proposed =
         strategy->Propose(std::min(o.batch, o.trials - trials));
     if (proposed.empty()) break;
-    std::vector<Measurement> results;
+    std::vector<Observation> results;
     for (uint64_t i : proposed) {
       ++trials;
       const Table::Row* row = rows.at(i);

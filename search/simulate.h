@@ -14,12 +14,12 @@
 #include "absl/status/statusor.h"
 #include "search/score.h"
 #include "search/strategy.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 
 struct SimulationOptions {
-  Strategy strategy = Strategy::kXgb;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
   size_t trials = 300;  // budget per seed
   int seeds = 50;       // seeds first_seed .. first_seed + seeds - 1
   uint64_t first_seed = 1;
@@ -39,7 +39,7 @@ struct TrialsToTarget {
 };
 
 struct SimulationResult {
-  Strategy strategy = Strategy::kXgb;
+  tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
   int seeds = 0;
   size_t trials = 0;
   TrialsToTarget to_95;  // best time <= table best / 0.95

@@ -62,37 +62,10 @@ std::optional<uint64_t> ProposalSet::RandomNeighbour(uint64_t index,
   return std::nullopt;
 }
 
-namespace {
-
-constexpr std::pair<Strategy, absl::string_view> kStrategyNames[] = {
-    {Strategy::kGrid, "grid"},    {Strategy::kRandom, "random"},
-    {Strategy::kAnnealing, "sa"}, {Strategy::kGenetic, "ga"},
-    {Strategy::kXgb, "xgb"},
-};
-
-}  // namespace
-
-absl::string_view StrategyName(Strategy strategy) {
-  for (const auto& [s, name] : kStrategyNames) {
-    if (s == strategy) return name;
-  }
-  return "unknown";
-}
-
-absl::StatusOr<Strategy> ParseStrategy(absl::string_view name) {
-  std::vector<absl::string_view> known;
-  for (const auto& [s, n] : kStrategyNames) {
-    if (n == name) return s;
-    known.push_back(n);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown strategy '", name, "'; known: ", absl::StrJoin(known, ", ")));
-}
-
-std::vector<Strategy> AllStrategies() {
-  std::vector<Strategy> all;
-  for (const auto& [s, name] : kStrategyNames) all.push_back(s);
-  return all;
+std::vector<tunefleet::v1::Strategy> AllStrategies() {
+  return {tunefleet::v1::STRATEGY_GRID, tunefleet::v1::STRATEGY_RANDOM,
+          tunefleet::v1::STRATEGY_SA, tunefleet::v1::STRATEGY_GA,
+          tunefleet::v1::STRATEGY_XGB};
 }
 
 std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
@@ -104,20 +77,20 @@ std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
   };
 }
 
-std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
+std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
                                              const SearchSpace& space,
                                              StrategyOptions options) {
   if (!options.features) options.features = KnobFeatureFunction(space);
   switch (strategy) {
-    case Strategy::kGrid:
+    case tunefleet::v1::STRATEGY_GRID:
       return std::make_unique<GridSearch>(space);
-    case Strategy::kRandom:
+    case tunefleet::v1::STRATEGY_RANDOM:
       return std::make_unique<RandomSearch>(space, options.seed);
-    case Strategy::kAnnealing:
+    case tunefleet::v1::STRATEGY_SA:
       return std::make_unique<AnnealingSearch>(space, options);
-    case Strategy::kGenetic:
+    case tunefleet::v1::STRATEGY_GA:
       return std::make_unique<GeneticSearch>(space, options);
-    case Strategy::kXgb:
+    default:  // STRATEGY_XGB, STRATEGY_UNSPECIFIED
       break;
   }
   return std::make_unique<XgbSearch>(space, options);
@@ -145,7 +118,7 @@ class ResumedStrategy : public SearchStrategy {
     }
     return out;
   }
-  void Observe(const std::vector<Measurement>& results) override {
+  void Observe(const std::vector<Observation>& results) override {
     inner_->Observe(results);
   }
 

@@ -16,12 +16,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cost_model/xgb_ranker.h"
-#include "search/space.h"
+#include "search_space/space.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::search {
 
 // A measured trial as a strategy sees it: which config, and how fast.
-struct Measurement {
+struct Observation {
   uint64_t index = 0;
   bool ok = false;       // false: any error; counts as the worst config
   double time_ns = 0.0;  // kernel time when ok
@@ -80,32 +81,25 @@ class SearchStrategy {
   // space is exhausted.
   virtual std::vector<uint64_t> Propose(size_t max_count) = 0;
   // Results of earlier proposals, in any order and grouping.
-  virtual void Observe(const std::vector<Measurement>& results) = 0;
+  virtual void Observe(const std::vector<Observation>& results) = 0;
 };
 
-// The strategies MakeStrategy() builds.
-enum class Strategy {
-  kGrid,       // every valid config in index order
-  kRandom,     // uniform sampling without replacement
-  kAnnealing,  // simulated annealing over one-step neighbours ("sa")
-  kGenetic,    // a genetic algorithm over knob values ("ga")
-  kXgb,        // XGBoost cost model and diverse batches (AutoTVM's XGBTuner)
-};
-
-// "grid", "random", "sa", "ga", "xgb": the names users give.
-absl::string_view StrategyName(Strategy strategy);
-// The strategy named `name`. Errors: INVALID_ARGUMENT "unknown strategy
-// '<name>'; known: grid, random, sa, ga, xgb".
-absl::StatusOr<Strategy> ParseStrategy(absl::string_view name);
-// Every strategy, in the order above.
-std::vector<Strategy> AllStrategies();
+// The strategies are the contract's (tunefleet.v1.Strategy; their names,
+// "grid", "random", "sa", "ga", "xgb", are contract/names.h's):
+// STRATEGY_GRID every valid config in index order; STRATEGY_RANDOM uniform
+// sampling without replacement; STRATEGY_SA simulated annealing over
+// one-step neighbours; STRATEGY_GA a genetic algorithm over knob values;
+// STRATEGY_XGB (also STRATEGY_UNSPECIFIED) the XGBoost cost model and
+// diverse batches (AutoTVM's XGBTuner).
+// Every strategy MakeStrategy() builds, in that order.
+std::vector<tunefleet::v1::Strategy> AllStrategies();
 
 // The default feature function over `space` (which must outlive it):
 // cost_model::KnobFeatures of each config's knob values.
 std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
     const SearchSpace& space);
 
-std::unique_ptr<SearchStrategy> MakeStrategy(Strategy strategy,
+std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
                                              const SearchSpace& space,
                                              StrategyOptions options);
 

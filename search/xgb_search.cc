@@ -33,8 +33,8 @@ double XgbSearch::prior_weight() const {
   return prior_ ? prior_->weight() : 0.0;
 }
 
-void XgbSearch::Observe(const std::vector<Measurement>& results) {
-  for (const Measurement& o : results) {
+void XgbSearch::Observe(const std::vector<Observation>& results) {
+  for (const Observation& o : results) {
     measurements_.push_back(o);
     measured_features_.AddRow(options_.features(o.index));
   }
@@ -48,14 +48,14 @@ bool XgbSearch::MaybeRefit() {
       static_cast<size_t>(options_.refit_growth * static_cast<double>(n)));
   if (ensemble_.trained() && n - observed_at_fit_ < due) return true;
   double best = 0;
-  for (const Measurement& o : measurements_) {
+  for (const Observation& o : measurements_) {
     if (o.ok && o.time_ns > 0 && (best == 0 || o.time_ns < best)) {
       best = o.time_ns;
     }
   }
   if (best == 0) return ensemble_.trained();  // nothing ran yet
   std::vector<float> labels;
-  for (const Measurement& o : measurements_) {
+  for (const Observation& o : measurements_) {
     // Relative throughput in (0, 1]; failures rank below every success.
     labels.push_back(
         o.ok && o.time_ns > 0 ? static_cast<float>(best / o.time_ns) : 0.0f);
@@ -90,8 +90,8 @@ std::vector<std::vector<float>> XgbSearch::Scores(
 }
 
 std::vector<uint64_t> XgbSearch::BestNeighbours() {
-  const Measurement* best = nullptr;
-  for (const Measurement& o : measurements_) {
+  const Observation* best = nullptr;
+  for (const Observation& o : measurements_) {
     if (o.ok && o.time_ns > 0 && (!best || o.time_ns < best->time_ns)) {
       best = &o;
     }
@@ -137,8 +137,8 @@ std::vector<uint64_t> XgbSearch::Pool() {
 std::vector<uint64_t> XgbSearch::Walk(size_t want) {
   std::mt19937_64& rng = proposals_.rng();
   // Walkers start at the fastest measured configs and at random ones.
-  std::vector<Measurement> measured;
-  for (const Measurement& o : measurements_) {
+  std::vector<Observation> measured;
+  for (const Observation& o : measurements_) {
     if (o.ok) measured.push_back(o);
   }
   std::sort(measured.begin(), measured.end(),

@@ -43,7 +43,7 @@ class XgbSearch : public SearchStrategy {
   XgbSearch(const SearchSpace& space, StrategyOptions options);
 
   std::vector<uint64_t> Propose(size_t max_count) override;
-  void Observe(const std::vector<Measurement>& results) override;
+  void Observe(const std::vector<Observation>& results) override;
 
   // Ensemble fits done so far (for tests and progress).
   int fits() const { return fits_; }
@@ -76,7 +76,7 @@ class XgbSearch : public SearchStrategy {
   ProposalSet proposals_;
   cost_model::RankEnsemble ensemble_;
   std::unique_ptr<HistoryPrior> prior_;  // null without history
-  std::vector<Measurement> measurements_;
+  std::vector<Observation> measurements_;
   // Features of measurements_, row for row (computed once, in Observe).
   cost_model::FeatureMatrix measured_features_;
   size_t observed_at_fit_ = 0;

@@ -8,10 +8,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "auth/grpc_status.h"
 #include "base/printable.h"
-#include "server/auth/grpc_status.h"
 #include "server/device_match.h"
-#include "server/validation/validation.h"
+#include "validation/validation.h"
 
 namespace tunefleet::server {
 namespace {
@@ -42,11 +42,11 @@ AgentReactor* RefusedAgentStream(grpc::Status status) {
 // writes the session's messages from a queue, one write at a time. gRPC
 // runs the read and write reactions on its own threads, never inline in
 // the StartRead/StartWrite call (grpcpp's callback handlers schedule them
-// with can_inline=false), so a sender (Scheduler::Send, holding the
+// with can_inline=false), so a sender (LeaseScheduler::Send, holding the
 // session's lock) cannot re-enter the stream; no lock of the stream is
 // held across a Start call either. Lifetime: created by Connect(), deleted in
 // OnDone() once gRPC is done with the call; the session's channel pointer
-// (this) is detached by Scheduler::RemoveAgent before Finish(), so nothing
+// (this) is detached by LeaseScheduler::RemoveAgent before Finish(), so nothing
 // reaches it after.
 class AgentServiceImpl::Stream final : public AgentReactor,
                                        public AgentChannel {

@@ -14,12 +14,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "metrics/server_metrics.h"
 #include "server/agent_session.h"
 #include "server/job_manager.h"
-#include "server/metrics/server_metrics.h"
+#include "server/lease_scheduler.h"
 #include "server/model_run_service.h"
 #include "server/revalidation.h"
-#include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
@@ -35,8 +35,9 @@ using AgentReactor = grpc::ServerBidiReactor<tunefleet::v1::AgentMessage,
 class AgentServiceImpl final
     : public tunefleet::v1::AgentService::CallbackService {
  public:
-  AgentServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
-                   bool verbose, int64_t heartbeat_interval_ms,
+  AgentServiceImpl(store::Store* store, LeaseScheduler* scheduler,
+                   JobManager* jobs, bool verbose,
+                   int64_t heartbeat_interval_ms,
                    metrics::ServerMetrics* metrics = nullptr)
       : store_(store),
         scheduler_(scheduler),
@@ -89,7 +90,7 @@ class AgentServiceImpl final
   void Disconnected(const std::string& agent_id);
 
   store::Store* store_;
-  Scheduler* scheduler_;
+  LeaseScheduler* scheduler_;
   JobManager* jobs_;
   metrics::ServerMetrics* metrics_;
   ModelRunRouter* model_runs_ = nullptr;

@@ -40,7 +40,7 @@ class AgentChannel {
 
 // Thread-safe. `channel` is not owned and must stay valid until Close(),
 // which the owner of the connection (the AgentService call that created
-// the session, through Scheduler::RemoveAgent) runs before the channel
+// the session, through LeaseScheduler::RemoveAgent) runs before the channel
 // goes away; after it Send() and Disconnect() do nothing.
 class AgentSession {
  public:

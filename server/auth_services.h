@@ -1,5 +1,5 @@
 // The gRPC services as the network sees them: each call is checked by the
-// Authorizer (server/auth/authorizer.h) against its method's role before it
+// Authorizer (auth/authorizer.h) against its method's role before it
 // reaches AgentServiceImpl or TuningServiceImpl.
 //
 // Why wrappers and not an interceptor: in gRPC 1.51 (Debian 12) a server
@@ -10,8 +10,8 @@
 #ifndef TUNEFLEET_SERVER_AUTH_SERVICES_H_
 #define TUNEFLEET_SERVER_AUTH_SERVICES_H_
 
+#include "auth/authorizer.h"
 #include "server/agent_service.h"
-#include "server/auth/authorizer.h"
 #include "server/model_run_service.h"
 #include "server/record_bundles.h"
 #include "server/tuning_service.h"

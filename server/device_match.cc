@@ -105,7 +105,7 @@ tunefleet::v1::DeviceInfo WithUnreportedFields(
     const tunefleet::v1::DeviceInfo& reported,
     const tunefleet::v1::DeviceInfo& stored, uint32_t revision) {
   // The DeviceInfo field numbers each revision introduced
-  // (proto/device_info_revision.h).
+  // (contract/device_info_revision.h).
   struct Introduced {
     uint32_t revision;
     int first, last;

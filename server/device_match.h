@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "proto/device_info_revision.h"
+#include "contract/device_info_revision.h"
 #include "tunefleet/v1/common.pb.h"
 
 namespace tunefleet::server {

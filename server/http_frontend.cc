@@ -161,7 +161,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> LiveDataSource::Cancel(
 
 absl::StatusOr<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(
     const dashboard::HttpOptions& options, store::Store* store,
-    Scheduler* scheduler, JobManager* jobs) {
+    LeaseScheduler* scheduler, JobManager* jobs) {
   auto frontend = std::make_unique<HttpFrontend>(
       std::make_unique<LiveDataSource>(store, scheduler, jobs));
   TUNEFLEET_ASSIGN_OR_RETURN(

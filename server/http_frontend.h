@@ -1,6 +1,6 @@
 // The daemon's web dashboard (tunefleet-server --http ADDR): the pages and
 // JSON API of dashboard/http_server.h over the server's store, its
-// connected agents (Scheduler) and its running jobs (JobManager). Also the
+// connected agents (LeaseScheduler) and its running jobs (JobManager). Also the
 // same data from a database file alone, for `tunefleet dashboard --db` and
 // `tunefleet report`.
 #ifndef TUNEFLEET_SERVER_HTTP_FRONTEND_H_
@@ -13,7 +13,7 @@
 #include "dashboard/data_source.h"
 #include "dashboard/http_server.h"
 #include "server/job_manager.h"
-#include "server/scheduler.h"
+#include "server/lease_scheduler.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
@@ -44,7 +44,8 @@ class StoreDataSource : public dashboard::DataSource {
 // cancel. All must outlive it. Thread-safe.
 class LiveDataSource : public StoreDataSource {
  public:
-  LiveDataSource(store::Store* store, Scheduler* scheduler, JobManager* jobs)
+  LiveDataSource(store::Store* store, LeaseScheduler* scheduler,
+                 JobManager* jobs)
       : StoreDataSource(store), scheduler_(scheduler), jobs_(jobs) {}
 
   absl::StatusOr<dashboard::FleetView> Fleet() override;
@@ -55,7 +56,7 @@ class LiveDataSource : public StoreDataSource {
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
 
  private:
-  Scheduler* scheduler_;
+  LeaseScheduler* scheduler_;
   JobManager* jobs_;
 };
 
@@ -66,7 +67,7 @@ class HttpFrontend {
   // Errors: dashboard::HttpServer::Start's.
   static absl::StatusOr<std::unique_ptr<HttpFrontend>> Start(
       const dashboard::HttpOptions& options, store::Store* store,
-      Scheduler* scheduler, JobManager* jobs);
+      LeaseScheduler* scheduler, JobManager* jobs);
 
   int port() const { return http_->port(); }
   std::string address() const { return http_->address(); }

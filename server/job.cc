@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/time.h"
-#include "cost_model/task_features.h"
+#include "search_space/task_features.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 
@@ -14,44 +14,9 @@ namespace tunefleet::server {
 
 using tunefleet::v1::Measurement;
 
-namespace {
-
-// The search library's name for a job's strategy (STRATEGY_UNSPECIFIED is
-// the default, xgb).
-search::Strategy SearchStrategyOf(tunefleet::v1::Strategy strategy) {
-  switch (strategy) {
-    case tunefleet::v1::STRATEGY_GRID:
-      return search::Strategy::kGrid;
-    case tunefleet::v1::STRATEGY_RANDOM:
-      return search::Strategy::kRandom;
-    case tunefleet::v1::STRATEGY_SA:
-      return search::Strategy::kAnnealing;
-    case tunefleet::v1::STRATEGY_GA:
-      return search::Strategy::kGenetic;
-    default:
-      return search::Strategy::kXgb;
-  }
-}
-
-}  // namespace
-
-std::unique_ptr<search::SearchSpace> BuildSpace(
-    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
-    const templates::DeviceLimits& limits) {
-  std::vector<search::KnobSpec> knobs;
-  for (const templates::Knob& k : tmpl.knobs()) {
-    knobs.push_back({k.name, k.values, k.size_like});
-  }
-  return std::make_unique<search::SearchSpace>(
-      std::move(knobs),
-      [&tmpl, workload, limits](const std::vector<int64_t>& c) {
-        return tmpl.ConfigValid(c, workload, limits);
-      });
-}
-
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         Scheduler* scheduler, const base::Clock& clock, JobResume resume,
+         LeaseScheduler* scheduler, const base::Clock& clock, JobResume resume,
          store::TrialWriter* writer)
     : id_(id),
       spec_(std::move(spec)),
@@ -271,8 +236,8 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
           *space_,
           cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
                                    trial::LimitsFromDeviceInfo(device_))));
-  std::unique_ptr<search::SearchStrategy> strategy = search::MakeStrategy(
-      SearchStrategyOf(spec_.strategy), *space_, std::move(options));
+  std::unique_ptr<search::SearchStrategy> strategy =
+      search::MakeStrategy(spec_.strategy, *space_, std::move(options));
   if (!resume_.trials.empty()) {
     std::vector<uint64_t> proposed;
     proposed.reserve(resume_.trials.size());
@@ -317,7 +282,7 @@ absl::Status Job::Advance(bool* ended) {
   // waits for (results, grants, a cancel) wakes it.
   constexpr absl::Duration kRecheck = absl::Milliseconds(200);
   *ended = true;
-  std::vector<search::Measurement> measurements;
+  std::vector<search::Observation> measurements;
   size_t outstanding = 0;
   if (!Collect(&measurements, &outstanding)) return absl::OkStatus();
   strategy_->Observe(measurements);
@@ -395,7 +360,7 @@ bool Job::PastDeadline() {
 }
 
 void Job::Replay(search::SearchStrategy* strategy) {
-  std::vector<search::Measurement> measurements;
+  std::vector<search::Observation> measurements;
   std::vector<QueuedTrial> queued;
   {
     absl::MutexLock lock(&mu_);
@@ -423,7 +388,7 @@ void Job::Replay(search::SearchStrategy* strategy) {
   scheduler_->Enqueue(std::move(queued));
 }
 
-bool Job::Collect(std::vector<search::Measurement>* measurements,
+bool Job::Collect(std::vector<search::Observation>* measurements,
                   size_t* outstanding) {
   absl::MutexLock lock(&mu_);
   if (cancelled_) return false;
@@ -440,7 +405,7 @@ bool Job::Collect(std::vector<search::Measurement>* measurements,
   return true;
 }
 
-search::Measurement Job::Count(int64_t trial_id, uint64_t index,
+search::Observation Job::Count(int64_t trial_id, uint64_t index,
                                Measurement::Error error, double time_ns) {
   const bool ok = error == Measurement::OK;
   (*progress_.mutable_errors())[Measurement::Error_Name(error)]++;

@@ -16,9 +16,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/time.h"
-#include "search/space.h"
 #include "search/strategy.h"
-#include "server/scheduler.h"
+#include "search_space/space.h"
+#include "server/lease_scheduler.h"
 #include "server/tracked_job.h"
 #include "store/store.h"
 #include "store/trial_writer.h"
@@ -51,12 +51,6 @@ struct JobSpec : store::JobParams {
   std::string driver_version;
 };
 
-// Builds the search space of a task: the template's knobs under its
-// constraints for this workload and these device limits.
-std::unique_ptr<search::SearchSpace> BuildSpace(
-    const templates::KernelTemplate& tmpl, const templates::Workload& workload,
-    const templates::DeviceLimits& limits);
-
 // Where a job starts from: nothing (a new job) or the trial rows a stopped
 // server left (a resumed one): finished trials are kept and replayed to the
 // strategy, pending ones queued again under their ids.
@@ -83,8 +77,8 @@ class Job : public TrackedJob {
   // own transaction on the caller's thread.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
-      Scheduler* scheduler, const base::Clock& clock, JobResume resume = {},
-      store::TrialWriter* writer = nullptr);
+      LeaseScheduler* scheduler, const base::Clock& clock,
+      JobResume resume = {}, store::TrialWriter* writer = nullptr);
   ~Job() override;
 
   int64_t id() const override { return id_; }
@@ -139,11 +133,11 @@ class Job : public TrackedJob {
   void EnqueueReference();
   // Turns the results that arrived into measurements and progress. False
   // once cancelled.
-  bool Collect(std::vector<search::Measurement>* measurements,
+  bool Collect(std::vector<search::Observation>* measurements,
                size_t* outstanding);
   // Counts one finished trial (time_ns when OK) into the progress; returns
   // it as the strategy sees it.
-  search::Measurement Count(int64_t trial_id, uint64_t index,
+  search::Observation Count(int64_t trial_id, uint64_t index,
                             tunefleet::v1::Measurement::Error error,
                             double time_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetBest(int64_t trial_id, uint64_t index, double time_ns)
@@ -184,7 +178,7 @@ class Job : public TrackedJob {
   const trial::MeasureRequestBuilder& Requests();
   std::unique_ptr<const trial::MeasureRequestBuilder> requests_;
   store::Store* const store_;
-  Scheduler* const scheduler_;
+  LeaseScheduler* const scheduler_;
   store::TrialWriter* const writer_;  // may be null
   const base::Clock& clock_;
   JobResume resume_;  // consumed by Replay()

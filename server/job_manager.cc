@@ -10,14 +10,15 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "base/time.h"
-#include "cost_model/transfer.h"
+#include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
-#include "proto/names.h"
 #include "search/strategy.h"
+#include "search_space/build_space.h"
 #include "server/memory_release.h"
 #include "server/model_progress.h"
 #include "store/store.h"
+#include "transfer/transfer.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::server {
@@ -45,7 +46,7 @@ int ExecutorThreads(const JobLimits& limits) {
 
 }  // namespace
 
-JobManager::JobManager(store::Store* store, Scheduler* scheduler,
+JobManager::JobManager(store::Store* store, LeaseScheduler* scheduler,
                        const base::Clock& clock, store::TrialWriter* writer,
                        JobLimits limits)
     : store_(store),
@@ -145,7 +146,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   // after the template's own check for its clearer messages.
   TUNEFLEET_RETURN_IF_ERROR(validation::ValidateTask(**tmpl, *workload));
   std::unique_ptr<search::SearchSpace> space =
-      BuildSpace(**tmpl, *workload, limits);
+      search::BuildSpace(**tmpl, *workload, limits);
   if (space->valid_size() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
@@ -168,7 +169,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       // The same template, registered by another submission meanwhile: the
       // space reads the registered one (`checked` is gone).
       tmpl = *registered;
-      space = BuildSpace(**tmpl, *workload, limits);
+      space = search::BuildSpace(**tmpl, *workload, limits);
       if (space->valid_size() == 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",

@@ -15,17 +15,17 @@
 #include "base/time.h"
 #include "server/job.h"
 #include "server/job_executor.h"
+#include "server/lease_scheduler.h"
 #include "server/model_job.h"
 #include "server/model_measure.h"
-#include "server/scheduler.h"
-#include "server/validation/validation.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
+#include "validation/validation.h"
 
 namespace tunefleet::server {
 
 // The caps on a request (trials, timing, spec sizes) live in
-// server/validation/validation.h.
+// validation/validation.h.
 // Earlier records a new job's model starts from, at most (about).
 inline constexpr size_t kMaxHistoryRows = 3000;
 
@@ -77,7 +77,7 @@ class JobManager {
  public:
   // With a `writer` (it must outlive the manager), jobs store results by
   // its group commit.
-  JobManager(store::Store* store, Scheduler* scheduler,
+  JobManager(store::Store* store, LeaseScheduler* scheduler,
              const base::Clock& clock = base::RealClock(),
              store::TrialWriter* writer = nullptr, JobLimits limits = {});
   ~JobManager();
@@ -144,7 +144,7 @@ class JobManager {
   // Routes an agent's result to its job, through CheckedMeasurement();
   // `stored` (if set) runs once the result is in the store or could not be
   // stored (Job::OnResult), at once (OK) when the job is not live. `lease`:
-  // the lease that measured it (Scheduler::ResultJob), stored with it.
+  // the lease that measured it (LeaseScheduler::ResultJob), stored with it.
   void OnResult(int64_t job_id, int64_t trial_id,
                 const tunefleet::v1::Measurement& measurement,
                 Job::Stored stored = nullptr, store::TrialLease lease = {});
@@ -165,7 +165,7 @@ class JobManager {
   void CancelAll();
   // Ends every job's steps and leaves the jobs unfinished in the store,
   // for ResumeJobs() on the next start, with the attempts of the trials
-  // still leased (Scheduler::StoreLeaseAttempts).
+  // still leased (LeaseScheduler::StoreLeaseAttempts).
   void Shutdown();
 
  private:
@@ -235,7 +235,7 @@ class JobManager {
       std::vector<std::shared_ptr<ModelJob>>* models);
 
   store::Store* const store_;
-  Scheduler* const scheduler_;
+  LeaseScheduler* const scheduler_;
   const base::Clock& clock_;
   store::TrialWriter* const writer_;  // may be null
   const JobLimits limits_;

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
-#include "proto/names.h"
 #include "server/job_manager.h"
 #include "server/model_progress.h"
 

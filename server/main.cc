@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "auth/tokens.h"
 #include "base/version.h"
-#include "server/auth/tokens.h"
 #include "server/server.h"
 
 namespace {

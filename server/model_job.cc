@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "proto/names.h"
+#include "contract/names.h"
 #include "server/model_progress.h"
 
 namespace tunefleet::server {
@@ -25,7 +25,7 @@ constexpr absl::Duration kRecheck = absl::Milliseconds(200);
 ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
                    std::vector<tunefleet::v1::SkippedTask> skipped,
                    search::TaskScheduler scheduler, store::Store* store,
-                   Scheduler* fleet, const base::Clock& clock,
+                   LeaseScheduler* fleet, const base::Clock& clock,
                    std::vector<tunefleet::v1::LatencyPoint> history,
                    ModelRunFn measure_run)
     : row_(std::move(row)),

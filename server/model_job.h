@@ -35,8 +35,8 @@
 #include "base/time.h"
 #include "search/task_scheduler.h"
 #include "server/job.h"
+#include "server/lease_scheduler.h"
 #include "server/model_measure.h"
-#include "server/scheduler.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -68,7 +68,7 @@ class ModelJob : public TrackedJob {
   ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
            std::vector<tunefleet::v1::SkippedTask> skipped,
            search::TaskScheduler scheduler, store::Store* store,
-           Scheduler* fleet, const base::Clock& clock,
+           LeaseScheduler* fleet, const base::Clock& clock,
            std::vector<tunefleet::v1::LatencyPoint> history = {},
            ModelRunFn measure_run = nullptr);
   ~ModelJob() override;
@@ -131,7 +131,7 @@ class ModelJob : public TrackedJob {
   const std::vector<tunefleet::v1::SkippedTask> skipped_;
   search::TaskScheduler scheduler_;  // the model job's steps only
   store::Store* const store_;
-  Scheduler* const fleet_;
+  LeaseScheduler* const fleet_;
   const base::Clock& clock_;
   std::vector<int> listener_ids_;  // per task, on its job
   // The steps' own state (one step at a time: no lock).

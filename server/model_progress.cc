@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
-#include "proto/names.h"
 #include "server/job_manager.h"
 #include "trial/trial_request.h"
 

@@ -15,7 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
-#include "server/scheduler.h"
+#include "server/lease_scheduler.h"
 #include "tunefleet/v1/agent.pb.h"
 
 namespace tunefleet::server {
@@ -26,7 +26,7 @@ inline constexpr uint32_t kDefaultModelRunTimeoutMs = 600000;
 // Thread-safe. `scheduler` (the connected agents) must outlive it.
 class ModelRunRouter {
  public:
-  explicit ModelRunRouter(Scheduler* scheduler) : scheduler_(scheduler) {}
+  explicit ModelRunRouter(LeaseScheduler* scheduler) : scheduler_(scheduler) {}
 
   // Sends `request` (its run_id replaced by a fresh one) to the connected
   // agent of request.device_key that runs models (Hello.model_runs) and has
@@ -67,7 +67,7 @@ class ModelRunRouter {
     tunefleet::v1::RunModelResult result;
   };
 
-  Scheduler* const scheduler_;
+  LeaseScheduler* const scheduler_;
   absl::Mutex mu_;
   std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
   int64_t next_run_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "auth/grpc_status.h"
 #include "bundle/bundle_file.h"
-#include "server/auth/grpc_status.h"
 
 namespace tunefleet::server {
 

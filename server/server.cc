@@ -13,8 +13,8 @@
 #include "base/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "server/metrics/rpc_interceptor.h"
-#include "server/metrics/server_snapshot.h"
+#include "metrics/rpc_interceptor.h"
+#include "server/server_snapshot.h"
 
 namespace tunefleet::server {
 
@@ -86,7 +86,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   const base::Clock& clock =
       options.clock != nullptr ? *options.clock : base::RealClock();
   s->trial_writer_ = std::make_unique<store::TrialWriter>(s->store_.get());
-  s->scheduler_ = std::make_unique<Scheduler>(
+  s->scheduler_ = std::make_unique<LeaseScheduler>(
       s->store_.get(), clock, s->trial_writer_.get(), options.write_leases);
   s->jobs_ =
       std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(), clock,

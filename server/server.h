@@ -1,6 +1,6 @@
 // tunefleet-server assembled: the store, scheduler, job manager and both
 // gRPC services on one listening port, behind token authentication and,
-// optionally, TLS (server/auth/).
+// optionally, TLS (auth/).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
@@ -10,19 +10,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "auth/authorizer.h"
+#include "auth/tls.h"
+#include "auth/tokens.h"
 #include "base/time.h"
 #include "bundle/keys.h"
 #include "grpcpp/grpcpp.h"
+#include "metrics/server_metrics.h"
 #include "server/agent_service.h"
-#include "server/auth/authorizer.h"
-#include "server/auth/tls.h"
-#include "server/auth/tokens.h"
 #include "server/auth_services.h"
 #include "server/http_frontend.h"
 #include "server/job_manager.h"
-#include "server/metrics/server_metrics.h"
+#include "server/lease_scheduler.h"
 #include "server/model_run_service.h"
-#include "server/scheduler.h"
 #include "server/tuning_service.h"
 #include "store/owner_lock.h"
 #include "store/store.h"
@@ -47,7 +47,7 @@ struct ServerOptions {
   // leased, the agent named), not only with the result: for the embedded
   // fleet, whose killed command's jobs are found by the agents their trials
   // name (Store::InterruptAbandonedJobs). Off: leases live in the
-  // scheduler's memory (Scheduler).
+  // scheduler's memory (LeaseScheduler).
   bool write_leases = false;
   // Who this server is in the database's owner lock (store/owner_lock.h),
   // which names it to a second would-be owner: "tunefleet-server", or the
@@ -117,7 +117,7 @@ class Server {
   std::string address() const;
   store::Store& store() { return *store_; }
   JobManager& jobs() { return *jobs_; }
-  Scheduler& scheduler() { return *scheduler_; }
+  LeaseScheduler& scheduler() { return *scheduler_; }
   AgentServiceImpl& agent_service() { return *agent_service_; }
   // The server's Prometheus metrics (metrics().Text() is what GET /metrics
   // serves); valid as long as the server object.
@@ -164,7 +164,7 @@ class Server {
   // Group commit of trial rows (results, requeues); stopped in Shutdown()
   // once no agent stream is left, before the parts its callbacks reach.
   std::unique_ptr<store::TrialWriter> trial_writer_;
-  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<LeaseScheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
   // TuningService.RunModel's calls waiting for agents (model_run_service.h).
   std::unique_ptr<ModelRunRouter> model_runs_;

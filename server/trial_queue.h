@@ -1,4 +1,4 @@
-// The trials of one device key waiting for an agent (Scheduler's queue):
+// The trials of one device key waiting for an agent (LeaseScheduler's queue):
 // the highest job priority first, the oldest first within a priority; a
 // trial whose lease was lost goes back to the front of its priority.
 #ifndef TUNEFLEET_SERVER_TRIAL_QUEUE_H_

@@ -5,15 +5,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "proto/names.h"
+#include "contract/names.h"
 #include "server/model_progress.h"
 #include "server/page_token.h"
-#include "server/validation/validation.h"
 #include "store/store.h"
+#include "validation/validation.h"
 
 namespace tunefleet::server {
 
-TuningServiceImpl::TuningServiceImpl(store::Store* store, Scheduler* scheduler,
+TuningServiceImpl::TuningServiceImpl(store::Store* store,
+                                     LeaseScheduler* scheduler,
                                      JobManager* jobs, int max_watch_streams)
     : store_(store),
       scheduler_(scheduler),

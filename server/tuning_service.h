@@ -7,20 +7,20 @@
 #include <memory>
 #include <string>
 
-#include "server/auth/grpc_status.h"
+#include "auth/grpc_status.h"
 #include "server/disk_guard.h"
 #include "server/job_manager.h"
-#include "server/scheduler.h"
-#include "server/validation/validation.h"
+#include "server/lease_scheduler.h"
 #include "server/watch_hub.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
+#include "validation/validation.h"
 
 namespace tunefleet::server {
 
 using auth::ToGrpc;
 
-// Every call checks its request first (server/validation/validation.h)
+// Every call checks its request first (validation/validation.h)
 // and refuses a bad one with INVALID_ARGUMENT naming the field.
 // Thread-safe. gRPC reaches it through AuthorizedTuningService
 // (auth_services.h), WatchJob on the callback API (Watch()).
@@ -28,7 +28,8 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
  public:
   // A caller (token) may hold `max_watch_streams` WatchJob streams at once
   // (watch_hub.h).
-  TuningServiceImpl(store::Store* store, Scheduler* scheduler, JobManager* jobs,
+  TuningServiceImpl(store::Store* store, LeaseScheduler* scheduler,
+                    JobManager* jobs,
                     int max_watch_streams = kDefaultMaxWatchStreams);
   static constexpr int kDefaultMaxWatchStreams = 64;
 
@@ -97,7 +98,7 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   // not yet ended, why it waits (no agent of its device key connected).
   void AddFleetState(tunefleet::v1::JobProgress* progress);
   store::Store* store_;
-  Scheduler* scheduler_;
+  LeaseScheduler* scheduler_;
   JobManager* jobs_;
   std::unique_ptr<DiskGuard> disk_guard_;
   WatchHub watchers_;

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "proto/names.h"
-#include "server/auth/grpc_status.h"
+#include "auth/grpc_status.h"
+#include "contract/names.h"
 
 namespace tunefleet::server {
 namespace {

@@ -7,7 +7,7 @@
 #include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 #include "base/time.h"
-#include "proto/names.h"
+#include "contract/names.h"
 #include "store/store.h"
 
 namespace tunefleet::store {

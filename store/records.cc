@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "base/time.h"
-#include "proto/names.h"
+#include "contract/names.h"
 #include "store/exchange.h"
 #include "store/store.h"
 #include "trial/trial_request.h"

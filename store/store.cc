@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/time.h"
+#include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
-#include "proto/names.h"
 #include "store/schema.h"
 
 namespace tunefleet::store {

@@ -329,7 +329,7 @@ class Store {
   // driver) count too. Reads every measured trial of the key once.
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
       const std::string& key, const std::string& driver, bool with_unrecorded);
-  // The transfer history of a template (cost_model/transfer.h): records of
+  // The transfer history of a template (transfer/transfer.h): records of
   // op `op` and template `template_name` (any workload, any device key),
   // newest job first and trial id order within a job, measured trials only
   // (not CANCELLED or DEVICE_LOST). Reads at most `max_rows` trial rows

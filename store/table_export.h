@@ -1,5 +1,5 @@
-// A job's trials as a recorded table (search/table.h, tunefleet CSV), with
-// the metadata that lets a simulation compute the task's features:
+// A job's trials as a recorded table (search_space/table.h, tunefleet CSV),
+// with the metadata that lets a simulation compute the task's features:
 // template, workload, device key and device info.
 #ifndef TUNEFLEET_STORE_TABLE_EXPORT_H_
 #define TUNEFLEET_STORE_TABLE_EXPORT_H_

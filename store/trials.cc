@@ -4,7 +4,7 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "base/version.h"
-#include "proto/names.h"
+#include "contract/names.h"
 #include "store/store.h"
 
 namespace tunefleet::store {

@@ -516,7 +516,7 @@ if [ "$mode" = host-check ]; then
     python3 - "$check_dir" "$ROOT" > "$check_dir/libcxx.sh" <<'EOF'
 import json, re, shlex, sys
 build, root = sys.argv[1], sys.argv[2]
-mine = re.compile(r"^(%s/(base|proto|client|trial|kernels_templates|device_agent)/"
+mine = re.compile(r"^(%s/(base|proto|contract|client|trial|kernels_templates|library_backends|opencl|measure|device_agent)/"
                   r"|%s/(tunefleet/v1|device_agent)/.*\.pb\.cc$)" % (root, build))
 for c in json.load(open(build + "/compile_commands.json")):
     if not mine.match(c["file"]):

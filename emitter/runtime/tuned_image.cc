@@ -1,6 +1,6 @@
 // Images of image arguments ('m' in tuned_table.h): a caller's buffer read
 // by a kernel as an image2d_t of RGBA texels, made as tunefleet's agent
-// made it when it measured the kernel (device_agent/image_args.h in
+// made it when it measured the kernel (measure/image_args.h in
 // tunefleet): a view of the buffer where the device lists
 // cl_khr_image2d_from_buffer and the row pitch meets its alignment, else a
 // copy when rows fill whole texels, else the packing kernel

@@ -2,7 +2,7 @@
 // every generated kernel for their workload. The emitted CMake package
 // defines TUNEFLEET_TUNED_CLBLAST and links CLBlast only when some entry
 // calls it; each routine takes its arguments in the order tunefleet's agent
-// documents (device_agent/library/library.h in tunefleet).
+// documents (library_backends/library.h in tunefleet).
 #include <cstring>
 #include <string>
 #include <vector>

@@ -88,7 +88,7 @@ struct KernelEntry {
 
 // A call into a vendor library (tuned_library.cc): its arguments in the
 // order tunefleet's agent documents for the routine
-// (device_agent/library/library.h in tunefleet).
+// (library_backends/library.h in tunefleet).
 struct LibraryCall {
   const char* library;  // "clblast"
   const char* routine;  // "gemm", "convgemm", ...

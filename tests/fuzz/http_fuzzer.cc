@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "auth/tokens.h"
 #include "dashboard/data_source.h"
 #include "dashboard/http_server.h"
-#include "server/auth/tokens.h"
 
 namespace {
 

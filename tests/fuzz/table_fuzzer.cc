@@ -1,4 +1,4 @@
-// libFuzzer target: recorded tables (search/table.h): tunefleet CSV and
+// libFuzzer target: recorded tables (search_space/table.h): tunefleet CSV and
 // JSON, Kernel Tuner cache files and CLBlast tuner output (the format is
 // detected from the text). A table that parses is used as simulation uses
 // it (its search space, the rows by index) and written back as CSV, which
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "search/table.h"
+#include "search_space/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);

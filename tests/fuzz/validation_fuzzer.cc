@@ -1,4 +1,4 @@
-// libFuzzer target: request validation (server/validation/validation.h). The
+// libFuzzer target: request validation (validation/validation.h). The
 // first byte picks what the rest is read as:
 //   0: a SubmitJobRequest protobuf, checked as JobManager::Prepare checks it
 //      (minus store and registry), then its workload run through the
@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <string>
 
+#include "contract/timing_policy.h"
 #include "google/protobuf/stubs/logging.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
-#include "proto/timing_policy.h"
-#include "server/validation/validation.h"
 #include "trial/trial_request.h"
+#include "validation/validation.h"
 
 namespace {
 

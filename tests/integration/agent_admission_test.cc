@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "client/channel.h"
+#include "contract/device_info_revision.h"
 #include "gtest/gtest.h"
-#include "proto/device_info_revision.h"
 #include "server/server.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 

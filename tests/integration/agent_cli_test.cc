@@ -18,10 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "auth/tokens.h"
 #include "base/version.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "server/auth/tokens.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/process.h"
@@ -229,7 +229,7 @@ TEST(AgentCliLog, ReferenceRunIsLoggedAsTheJobsReference) {
   EXPECT_EQ(log.find("trial -"), std::string::npos) << log;
 }
 
-// The OpenCL library loaded at run time (device_agent/opencl_loader.h).
+// The OpenCL library loaded at run time (opencl/opencl_loader.h).
 
 // The file that `ldconfig -p` lists for the ICD loader libOpenCL.so.1,
 // resolved through its symlinks (e.g. .../libOpenCL.so.1.0.0): a path that

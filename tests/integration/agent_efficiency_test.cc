@@ -15,11 +15,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/hash.h"
-#include "device_agent/measurer.h"
-#include "device_agent/program_cache.h"
 #include "device_agent/worker.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "measure/measurer.h"
+#include "opencl/program_cache.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "auth/tokens.h"
 #include "dashboard/data_source.h"
 #include "dashboard/report.h"
 #include "dashboard/web_assets.h"
@@ -25,7 +26,6 @@
 #include "httplib.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
-#include "server/auth/tokens.h"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "auth/roles.h"
+#include "auth/tokens.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "server/auth/roles.h"
-#include "server/auth/tokens.h"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/opencl.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/builtin_templates.h"
+#include "opencl/opencl.h"
 
 namespace tunefleet::templates {
 namespace {

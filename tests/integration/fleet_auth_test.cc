@@ -16,6 +16,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "auth/tls.h"
+#include "auth/tokens.h"
 #include "cli/common.h"
 #include "client/channel.h"
 #include "device_agent/agent.h"
@@ -23,8 +25,6 @@
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "server/auth/tls.h"
-#include "server/auth/tokens.h"
 #include "server/server.h"
 #include "tests/support/command_runner.h"
 #include "trial/trial_request.h"

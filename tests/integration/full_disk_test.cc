@@ -20,8 +20,8 @@
 #include <set>
 #include <sstream>
 
+#include "contract/names.h"
 #include "gtest/gtest.h"
-#include "proto/names.h"
 #include "store/store.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/store_writer.h"

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/measurer.h"
+#include "contract/timing_policy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
-#include "proto/timing_policy.h"
+#include "measure/measurer.h"
 #include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"

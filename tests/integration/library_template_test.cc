@@ -11,11 +11,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "device_agent/measurer.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "measure/measurer.h"
 #include "tests/support/template_fixtures.h"
 #include "trial/trial_request.h"
 

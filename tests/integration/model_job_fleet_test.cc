@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "contract/names.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "proto/names.h"
 #include "store/store.h"
 #include "tests/support/fleet_harness.h"
 #include "trial/trial_request.h"

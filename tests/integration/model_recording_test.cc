@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "device_agent/opencl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model_runtime/recording.h"
 #include "model_runtime/tunefleet_model.h"
+#include "opencl/opencl.h"
 #include "plan_builder/plan_builder.h"
 #include "tests/support/model_fixtures.h"
 

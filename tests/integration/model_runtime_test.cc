@@ -16,7 +16,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "device_agent/opencl.h"
 #include "emitter/emitter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,6 +24,7 @@
 #include "model_runtime/plan_format.h"
 #include "model_runtime/tunefleet_model.h"
 #include "onnx_import/model_graph.h"
+#include "opencl/opencl.h"
 #include "plan_builder/plan_builder.h"
 #include "tests/support/model_fixtures.h"
 

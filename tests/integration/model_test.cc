@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "auth/tokens.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "server/auth/tokens.h"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"

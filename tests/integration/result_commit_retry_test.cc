@@ -4,7 +4,7 @@
 // mark one trial done while a row of `refuse_done` names it. The backend
 // adds that row when it first measures the trial and removes it when it
 // measures it again, so the first result's group commit fails (its lease
-// goes back to the queue: Scheduler::RequeueLease) and the second one's
+// goes back to the queue: LeaseScheduler::RequeueLease) and the second one's
 // is stored. Every other trial is measured once, and the job counts every
 // trial once.
 #include <chrono>

@@ -14,11 +14,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "auth/tokens.h"
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/auth/tokens.h"
 #include "server/server.h"
 #include "tests/support/standard_services.h"
 

@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "auth/tokens.h"
 #include "client/channel.h"
+#include "contract/names.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
-#include "proto/names.h"
-#include "server/auth/tokens.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/process.h"
 #include "trial/trial_request.h"

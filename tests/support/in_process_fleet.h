@@ -22,10 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "device_agent/agent.h"
 #include "device_agent/backend.h"
-#include "device_agent/measurer.h"
-#include "device_agent/opencl.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "measure/measurer.h"
+#include "opencl/opencl.h"
 #include "server/server.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 

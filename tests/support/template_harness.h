@@ -14,10 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "device_agent/measurer.h"
-#include "device_agent/opencl.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/kernel_template.h"
+#include "measure/measurer.h"
+#include "opencl/opencl.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::testing {

@@ -19,10 +19,10 @@
 #include "cli/table_text.h"
 #include "client/channel.h"
 #include "client/rpc_error.h"
+#include "contract/json.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
-#include "proto/json.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet {
@@ -306,7 +306,7 @@ TEST(CliJson, JobsAndRecordsAreTheContractsJson) {
           if (key != "errors") check(value);
         }
       };
-  // The one JSON of a job (proto/json.h): what `jobs --json` and the
+  // The one JSON of a job (contract/json.h): what `jobs --json` and the
   // dashboard's API print.
   const nlohmann::json job = proto::ContractJson(p);
   check(job);

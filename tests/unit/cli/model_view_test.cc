@@ -13,11 +13,11 @@
 #include "cli/model_request.h"
 #include "cli/progress.h"
 #include "cli/tune_command.h"
+#include "contract/json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
-#include "proto/json.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -271,7 +271,7 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   EXPECT_THAT(lines[2], HasSubstr("exhausted"));
   EXPECT_EQ(lines[3], "task 1 skipped: no config of clblast_conv2d_1x1");
 
-  // A model job's JSON is the contract's, as every job's (proto/json.h).
+  // A model job's JSON is the contract's, as every job's (contract/json.h).
   const nlohmann::json j = proto::ContractJson(p);
   ASSERT_TRUE(j["model"].is_object()) << j.dump();
   const nlohmann::json& m = j["model"];

@@ -12,7 +12,7 @@
 #include "cli/simulate_command.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "search/table.h"
+#include "search_space/table.h"
 #include "tests/support/command_runner.h"
 
 namespace tunefleet {
@@ -30,7 +30,7 @@ Table Load(const std::string& name) {
 TEST(Simulate, IsDeterministicAndSummarises) {
   Table table = Load("clblast_xgemm_1_32_pocl_256.json");
   search::SimulationOptions o;
-  o.strategy = search::Strategy::kGenetic;
+  o.strategy = tunefleet::v1::STRATEGY_GA;
   o.trials = 100;
   o.seeds = 6;
   auto a = search::Simulate(table, o);
@@ -64,7 +64,7 @@ TEST(Simulate, GridReachesTheBestExactlyWhereTheTableHasIt) {
     }
   }
   search::SimulationOptions o;
-  o.strategy = search::Strategy::kGrid;
+  o.strategy = tunefleet::v1::STRATEGY_GRID;
   o.trials = 600;
   o.seeds = 2;
   auto r = search::Simulate(table, o);
@@ -88,7 +88,8 @@ TEST(Simulate, XgbNeedsAQuarterOfRandomsTrialsOnEveryTable) {
     o.trials = table.rows.size();
     o.seeds = 20;
     auto results = cli::SimulateTable(
-        table, {}, {search::Strategy::kRandom, search::Strategy::kXgb}, o);
+        table, {},
+        {tunefleet::v1::STRATEGY_RANDOM, tunefleet::v1::STRATEGY_XGB}, o);
     ASSERT_TRUE(results.ok()) << results.status();
     const search::SimulationResult& random = (*results)[0];
     const search::SimulationResult& xgb = (*results)[1];
@@ -132,9 +133,9 @@ TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
   search::SimulationOptions o;
   o.trials = 200;
   o.seeds = 12;
-  auto cold = cli::SimulateTable(*task, {}, {search::Strategy::kXgb}, o);
+  auto cold = cli::SimulateTable(*task, {}, {tunefleet::v1::STRATEGY_XGB}, o);
   auto warm =
-      cli::SimulateTable(*task, {*earlier}, {search::Strategy::kXgb}, o);
+      cli::SimulateTable(*task, {*earlier}, {tunefleet::v1::STRATEGY_XGB}, o);
   ASSERT_TRUE(cold.ok() && warm.ok()) << cold.status() << warm.status();
   EXPECT_LT((*warm)[0].to_99.median, (*cold)[0].to_99.median)
       << "warm " << (*warm)[0].to_99.median << " cold "

@@ -49,7 +49,7 @@ TEST(ExactRandomTrials, MatchesManySeedsOfTheRandomStrategy) {
   auto t = ParseTable(csv, "grid.csv");
   ASSERT_TRUE(t.ok()) << t.status();
   SimulationOptions o;
-  o.strategy = Strategy::kRandom;
+  o.strategy = tunefleet::v1::STRATEGY_RANDOM;
   o.trials = t->rows.size();
   o.seeds = 2000;
   auto simulated = Simulate(*t, o);

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "search/simulate.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 namespace {
@@ -98,7 +98,7 @@ Table Recorded() {
 TEST(PerformanceScore, RandomSearchScoresNearZeroOnARecordedTable) {
   const Table table = Recorded();
   SimulationOptions o;
-  o.strategy = Strategy::kRandom;
+  o.strategy = tunefleet::v1::STRATEGY_RANDOM;
   o.trials = table.rows.size();
   o.seeds = 200;
   auto r = Simulate(table, o);
@@ -122,7 +122,7 @@ TEST(PerformanceScore, GridWorstFirstScoresNegative) {
   auto table = ParseTable(csv, "falling.csv");
   ASSERT_TRUE(table.ok()) << table.status();
   SimulationOptions o;
-  o.strategy = Strategy::kGrid;
+  o.strategy = tunefleet::v1::STRATEGY_GRID;
   o.trials = 200;
   o.seeds = 2;
   auto r = Simulate(*table, o);
@@ -130,7 +130,7 @@ TEST(PerformanceScore, GridWorstFirstScoresNegative) {
   EXPECT_FALSE(r->score_range.empty());
   EXPECT_LT(r->score, -0.5) << r->score;
   // Random search on the same table stays near 0.
-  o.strategy = Strategy::kRandom;
+  o.strategy = tunefleet::v1::STRATEGY_RANDOM;
   o.seeds = 200;
   auto random = Simulate(*table, o);
   ASSERT_TRUE(random.ok()) << random.status();

@@ -2,11 +2,12 @@
 #include <cmath>
 #include <set>
 
+#include "contract/names.h"
 #include "cost_model/xgb_ranker.h"
 #include "gtest/gtest.h"
 #include "search/random_search.h"
-#include "search/space.h"
 #include "search/strategy.h"
+#include "search_space/space.h"
 
 namespace tunefleet::search {
 namespace {
@@ -81,7 +82,7 @@ TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
 
 TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
   SearchSpace space = SmallSpace();
-  auto grid = MakeStrategy(Strategy::kGrid, space, {});
+  auto grid = MakeStrategy(tunefleet::v1::STRATEGY_GRID, space, {});
   std::vector<uint64_t> all;
   for (int round = 0; round < 10; ++round) {
     std::vector<uint64_t> batch = grid->Propose(8);
@@ -92,13 +93,13 @@ TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
 
 TEST(Strategies, SameSeedSameProposals) {
   SearchSpace space = SmallSpace();
-  for (Strategy strategy : AllStrategies()) {
+  for (tunefleet::v1::Strategy strategy : AllStrategies()) {
     auto a = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
     auto b = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
-    EXPECT_EQ(a->Propose(10), b->Propose(10)) << StrategyName(strategy);
-    EXPECT_EQ(*ParseStrategy(StrategyName(strategy)), strategy);
+    EXPECT_EQ(a->Propose(10), b->Propose(10)) << proto::StrategyName(strategy);
+    EXPECT_EQ(*proto::ParseStrategy(proto::StrategyName(strategy)), strategy);
   }
-  auto unknown = ParseStrategy("anneal");
+  auto unknown = proto::ParseStrategy("anneal");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("grid, random, sa, ga, xgb"),
             absl::string_view::npos);
@@ -106,7 +107,7 @@ TEST(Strategies, SameSeedSameProposals) {
 
 // Trials a strategy needs to measure the space's best config (a synthetic
 // cost with one optimum), in batches of `batch`.
-int TrialsToOptimum(Strategy strategy, const SearchSpace& space,
+int TrialsToOptimum(tunefleet::v1::Strategy strategy, const SearchSpace& space,
                     const std::function<double(uint64_t)>& cost, uint64_t seed,
                     int batch) {
   auto s = MakeStrategy(strategy, space, StrategyOptions{.seed = seed});
@@ -117,7 +118,7 @@ int TrialsToOptimum(Strategy strategy, const SearchSpace& space,
   while (true) {
     std::vector<uint64_t> proposed = s->Propose(batch);
     if (proposed.empty()) return trials;
-    std::vector<Measurement> results;
+    std::vector<Observation> results;
     for (uint64_t i : proposed) {
       ++trials;
       if (i == best) return trials;
@@ -142,8 +143,10 @@ TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
   };
   std::vector<int> xgb, random;
   for (uint64_t seed = 1; seed <= 7; ++seed) {
-    xgb.push_back(TrialsToOptimum(Strategy::kXgb, space, cost, seed, 8));
-    random.push_back(TrialsToOptimum(Strategy::kRandom, space, cost, seed, 8));
+    xgb.push_back(
+        TrialsToOptimum(tunefleet::v1::STRATEGY_XGB, space, cost, seed, 8));
+    random.push_back(
+        TrialsToOptimum(tunefleet::v1::STRATEGY_RANDOM, space, cost, seed, 8));
   }
   std::sort(xgb.begin(), xgb.end());
   std::sort(random.begin(), random.end());
@@ -167,11 +170,12 @@ TEST(XgbSearch, WalksSpacesTooBigToListTowardsTheOptimum) {
     const std::vector<int64_t> v = space.Config(i);
     return 1.0 + std::abs(v[0] - 3) + std::abs(v[1] - 3) + std::abs(v[2] - 3);
   };
-  auto s = MakeStrategy(Strategy::kXgb, space, StrategyOptions{.seed = 2});
+  auto s = MakeStrategy(tunefleet::v1::STRATEGY_XGB, space,
+                        StrategyOptions{.seed = 2});
   std::set<uint64_t> seen;
   double best = 1e9;
   for (int round = 0; round < 20; ++round) {
-    std::vector<Measurement> results;
+    std::vector<Observation> results;
     for (uint64_t i : s->Propose(8)) {
       EXPECT_TRUE(space.IsValid(i));
       EXPECT_TRUE(seen.insert(i).second) << "proposed twice";
@@ -189,11 +193,11 @@ TEST(XgbSearch, WalksSpacesTooBigToListTowardsTheOptimum) {
 
 TEST(XgbSearch, TreatsFailuresAsWorst) {
   SearchSpace space = SmallSpace();
-  auto s = MakeStrategy(Strategy::kXgb, space,
+  auto s = MakeStrategy(tunefleet::v1::STRATEGY_XGB, space,
                         StrategyOptions{.seed = 1, .epsilon = 0});
   // Configs with c == 3 fail; every other costs the same except a=2,b=2.
   for (int round = 0; round < 4; ++round) {
-    std::vector<Measurement> results;
+    std::vector<Observation> results;
     for (uint64_t i : s->Propose(8)) {
       std::vector<int64_t> v = space.Config(i);
       results.push_back({i, v[2] != 3, v[0] == 2 && v[1] == 2 ? 1.0 : 2.0});

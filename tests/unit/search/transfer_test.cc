@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "search/history_prior.h"
 #include "search/simulate.h"
-#include "search/table.h"
+#include "search_space/table.h"
 
 namespace tunefleet::search {
 namespace {

@@ -36,7 +36,7 @@ class FakeAgent final : public server::AgentChannel {
                                                       this, now_ms);
   }
 
-  // The session to give Scheduler::AddAgent().
+  // The session to give LeaseScheduler::AddAgent().
   const std::shared_ptr<server::AgentSession>& session() const {
     return session_;
   }

@@ -1,6 +1,6 @@
 // What the server's unit tests of jobs share: a real scheduler, job manager
 // and store on a temporary file, with fake agents (fake_agent.h) answered as
-// AgentServiceImpl routes an agent's results (Scheduler::EndLease, then
+// AgentServiceImpl routes an agent's results (LeaseScheduler::EndLease, then
 // JobManager::OnResult). Time is a fake clock; tests wait for conditions
 // with generous real-time limits, never for fixed durations.
 #ifndef TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
@@ -19,7 +19,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/job_manager.h"
-#include "server/scheduler.h"
+#include "server/lease_scheduler.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/temp_store.h"
@@ -62,7 +62,7 @@ inline Measurement Failed(Measurement::Error error) {
 using AnswerFn = std::function<Measurement(const MeasureRequest&)>;
 
 // Delivers `m` for `request` as the agent service does.
-inline void Deliver(Scheduler& scheduler, JobManager& jobs,
+inline void Deliver(LeaseScheduler& scheduler, JobManager& jobs,
                     const MeasureRequest& request, Measurement m) {
   m.set_trial_id(request.trial_id());
   std::optional<Lease> lease = scheduler.EndLease(request.trial_id());
@@ -77,7 +77,7 @@ inline void Deliver(Scheduler& scheduler, JobManager& jobs,
 // destroyed; records what it answered.
 class Answerer {
  public:
-  Answerer(FakeAgent* agent, Scheduler* scheduler, JobManager* jobs,
+  Answerer(FakeAgent* agent, LeaseScheduler* scheduler, JobManager* jobs,
            AnswerFn answer)
       : agent_(agent),
         scheduler_(scheduler),
@@ -111,7 +111,7 @@ class Answerer {
   }
 
   FakeAgent* const agent_;
-  Scheduler* const scheduler_;
+  LeaseScheduler* const scheduler_;
   JobManager* const jobs_;
   const AnswerFn answer_;
   std::atomic<bool> stop_{false};
@@ -153,7 +153,7 @@ class JobManagerTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_NE(store_, nullptr);
     ASSERT_TRUE(store_->UpsertDevice(kKey, TestDevice()).ok());
-    scheduler_ = std::make_unique<Scheduler>(store_, clock_);
+    scheduler_ = std::make_unique<LeaseScheduler>(store_, clock_);
     jobs_ = std::make_unique<JobManager>(store_, scheduler_.get(), clock_);
   }
 
@@ -185,7 +185,7 @@ class JobManagerTest : public ::testing::Test {
 
   // Connects a fake agent to `scheduler` (the fixture's by default).
   FakeAgent& Connect(const std::string& id, uint32_t capacity,
-                     Scheduler* scheduler = nullptr) {
+                     LeaseScheduler* scheduler = nullptr) {
     if (scheduler == nullptr) scheduler = scheduler_.get();
     agents_.push_back(
         std::make_unique<FakeAgent>(id, kKey, capacity, clock_.NowMs()));
@@ -225,7 +225,7 @@ class JobManagerTest : public ::testing::Test {
   store::Store* const store_ = db_.store();
   // Agents outlive the schedulers that send to them.
   std::vector<std::unique_ptr<FakeAgent>> agents_;
-  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<LeaseScheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
   std::vector<std::unique_ptr<Answerer>> answerers_;
 };

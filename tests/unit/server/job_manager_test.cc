@@ -1,8 +1,9 @@
 // Jobs run by a JobManager on a real scheduler and a real store on a
 // temporary file, measured by fake agents that answer the requests they
-// receive as AgentServiceImpl routes an agent's results (Scheduler::EndLease,
-// then JobManager::OnResult). Time is a fake clock; the tests wait for
-// conditions with generous real-time limits, never for fixed durations.
+// receive as AgentServiceImpl routes an agent's results
+// (LeaseScheduler::EndLease, then JobManager::OnResult). Time is a fake clock;
+// the tests wait for conditions with generous real-time limits, never for fixed
+// durations.
 #include "server/job_manager.h"
 
 #include <unistd.h>
@@ -19,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/scheduler.h"
+#include "server/lease_scheduler.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/temp_store.h"
@@ -276,7 +277,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_LEASED], 0);
 
   // A new server on the same store: scheduler, manager and agent.
-  Scheduler scheduler(store_, clock_);
+  LeaseScheduler scheduler(store_, clock_);
   JobManager jobs(store_, &scheduler, clock_);
   FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
   // Stops before `jobs` and `scheduler` go.

@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
+#include "contract/names.h"
 #include "gtest/gtest.h"
-#include "proto/names.h"
 #include "server/model_progress.h"
 #include "tests/unit/server/job_fixture.h"
 
@@ -152,7 +152,7 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   model.reset();
   EXPECT_EQ(store_->GetModelJob(id)->state, tunefleet::v1::JOB_STATE_RUNNING);
 
-  Scheduler scheduler(store_, clock_);
+  LeaseScheduler scheduler(store_, clock_);
   JobManager jobs(store_, &scheduler, clock_);
   FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
   Answerer answerer(&second_agent, &scheduler, &jobs, ModelAnswer);

@@ -10,7 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "server/agent_session.h"
-#include "server/scheduler.h"
+#include "server/lease_scheduler.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/temp_store.h"
 #include "trial/trial_request.h"
@@ -123,7 +123,7 @@ TEST(SourceCacheSendTest, WholeRequestsAreStrippedAfterTheFirst) {
 TEST(SourceCacheSendTest, SchedulerResendsUnderTheSameLease) {
   TempStore db("source_cache_send_test");
   FakeClock clock;
-  Scheduler scheduler(db.store(), clock);
+  LeaseScheduler scheduler(db.store(), clock);
   Recorder channel;
   auto session =
       std::make_shared<AgentSession>("agent-1", AgentHello(true), &channel, 0);

@@ -1,9 +1,9 @@
 // Model jobs in the store: one id sequence with jobs, task rows kept out of
 // the jobs list, grants stored per task.
 #include "absl/strings/str_cat.h"
+#include "contract/names.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
-#include "proto/names.h"
 #include "store/store.h"
 #include "tests/support/temp_store.h"
 
