@@ -27,11 +27,27 @@ using ::testing::HasSubstr;
 using tunefleet::testing::BinaryDir;
 using tunefleet::testing::RunCommand;
 
-std::string TempDb(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          absl::StrCat("tf_start_", name, "_", getpid(), ".db"))
-      .string();
-}
+// Database paths of one test, named after the test binary's process, their
+// files (with -wal, -shm and -openers) removed when the test ends.
+class ServerStart : public ::testing::Test {
+ protected:
+  std::string TempDb(const std::string& name) {
+    paths_.push_back((std::filesystem::temp_directory_path() /
+                      absl::StrCat("tf_start_", name, "_", getpid(), ".db"))
+                         .string());
+    return paths_.back();
+  }
+  void TearDown() override {
+    for (const std::string& path : paths_) {
+      for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
+        std::filesystem::remove(path + suffix);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
 
 absl::StatusOr<std::unique_ptr<server::Server>> StartOn(
     const std::string& listen, const std::string& db) {
@@ -43,7 +59,7 @@ absl::StatusOr<std::unique_ptr<server::Server>> StartOn(
   return server::Server::Start(options);
 }
 
-TEST(ServerStart, ASecondServerOnTheSamePortIsRefused) {
+TEST_F(ServerStart, ASecondServerOnTheSamePortIsRefused) {
   auto first = StartOn("127.0.0.1:0", TempDb("first"));
   ASSERT_TRUE(first.ok()) << first.status();
   const std::string address = (*first)->address();
@@ -63,7 +79,7 @@ TEST(ServerStart, ASecondServerOnTheSamePortIsRefused) {
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("listening")));
 }
 
-TEST(ServerStart, AnAddressWithoutAPortIsRefused) {
+TEST_F(ServerStart, AnAddressWithoutAPortIsRefused) {
   for (const std::string listen : {"127.0.0.1", "http://127.0.0.1:7878",
                                    "127.0.0.1:", "127.0.0.1:99999"}) {
     auto server = StartOn(listen, TempDb("noport"));
@@ -80,14 +96,14 @@ TEST(ServerStart, AnAddressWithoutAPortIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("HOST:PORT"));
 }
 
-TEST(ServerStart, VersionIsPrinted) {
+TEST_F(ServerStart, VersionIsPrinted) {
   const auto r = RunCommand(BinaryDir() + "/server/tunefleet-server --version");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out,
               HasSubstr(absl::StrCat("tunefleet-server ", TUNEFLEET_VERSION)));
 }
 
-TEST(ServerStart, HealthAndReflectionServeGenericTools) {
+TEST_F(ServerStart, HealthAndReflectionServeGenericTools) {
   auto server = StartOn("127.0.0.1:0", TempDb("health"));
   ASSERT_TRUE(server.ok()) << server.status();
   grpc::GenericStub stub(grpc::CreateChannel(
