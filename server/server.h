@@ -58,7 +58,7 @@ struct ServerOptions {
   // the server. Waits (the reaper's tick) stay in real time.
   const base::Clock* clock = nullptr;
 
-  // Security (docs/FLEET.md, "Authentication and TLS"). Start() refuses:
+  // Security (docs/SECURITY.md, "Authentication and TLS"). Start() refuses:
   // - no `tokens` unless `no_auth` (development: every caller may do
   //   everything);
   // - a listen address that is not loopback (IsLoopbackAddress) without
