@@ -567,7 +567,7 @@ absl::StatusOr<nlohmann::json> Bench::BufferReuse() {
 
 // Each side cold (its own nonce), as the agent runs a batch.
 absl::StatusOr<nlohmann::json> Bench::Prefetch() {
-  const v1::TimingPolicy timing = proto::DefaultTimingPolicy();
+  const v1::TimingPolicy timing = contract::DefaultTimingPolicy();
   nlohmann::json rows;
   for (bool prefetch : {false, true}) {
     MeasurerOptions options = base_;

@@ -173,7 +173,7 @@ FakeFleet::FakeFleet(const std::string& address, const std::string& device_key,
     hello.set_agent_name(absl::StrCat(device_key, "-", i));
     hello.set_max_in_flight(options.max_in_flight);
     hello.set_agent_version(base::kVersion);
-    hello.set_device_info_revision(proto::kDeviceInfoRevision);
+    hello.set_device_info_revision(contract::kDeviceInfoRevision);
     agents_.push_back(std::make_unique<FakeFleetAgent>(
         stubs_[i % stubs_.size()].get(), std::move(hello),
         options.source_cache_bytes, options.batch_results));

@@ -363,7 +363,7 @@ Tune(const Flags& f, const cli::EmbeddedFleet& fleet,
   request.set_template_name(f.template_name);
   request.set_trials(f.trials);
   TUNEFLEET_ASSIGN_OR_RETURN(const tunefleet::v1::Strategy strategy,
-                             proto::ParseStrategy(f.strategy));
+                             contract::ParseStrategy(f.strategy));
   request.set_strategy(strategy);
   request.set_skip_reference(true);
   TUNEFLEET_ASSIGN_OR_RETURN(

@@ -268,7 +268,7 @@ absl::StatusOr<RunResult> RunModelJob(Stub& stub,
   r.series.assign(history.begin(), history.end());
   if (r.last.state() != tunefleet::v1::JOB_STATE_DONE) {
     Note(absl::StrCat(label, ": the model job ended ",
-                      proto::JobStateName(r.last.state()), ": ",
+                      contract::JobStateName(r.last.state()), ": ",
                       r.last.message()));
   }
   return r;
@@ -459,7 +459,7 @@ absl::StatusOr<RunResult> FakeRun(const std::filesystem::path& dir,
 
 nlohmann::json RunJson(const RunResult& r) {
   const tunefleet::v1::ModelProgress& m = r.last.model();
-  return {{"state", proto::JobStateName(r.last.state())},
+  return {{"state", contract::JobStateName(r.last.state())},
           {"wall_s", r.wall_s},
           {"submit_s", r.submit_s},
           {"trials_done", r.last.trials_done()},
@@ -523,7 +523,7 @@ int Main(int argc, char** argv) {
     }
   }
   absl::StatusOr<tunefleet::v1::Strategy> strategy =
-      proto::ParseStrategy(f.strategy);
+      contract::ParseStrategy(f.strategy);
   if (!strategy.ok()) {
     std::fprintf(stderr, "model_tuning: %s\n",
                  std::string(strategy.status().message()).c_str());
@@ -611,8 +611,8 @@ int Main(int argc, char** argv) {
                 "run %-9s (%s): %s, %u trials in %.1f s (submit %.1f s), "
                 "naive %.3f ms -> %.3f ms, %u of %u tasks stopped\n",
                 r->label,
-                proto::TaskSchedulerName(r->last.model().task_scheduler()),
-                proto::JobStateName(r->last.state()), r->last.trials_done(),
+                contract::TaskSchedulerName(r->last.model().task_scheduler()),
+                contract::JobStateName(r->last.state()), r->last.trials_done(),
                 r->wall_s, r->submit_s, Ms(r->last.model().naive_latency_ns()),
                 Ms(FinalLatencyNs(*r)), r->last.model().tasks_stopped(),
                 r->last.model().tasks()));

@@ -174,7 +174,7 @@ void PrintTable(const Run& run) {
   const SimulationResult* random =
       Find(run.results, tunefleet::v1::STRATEGY_RANDOM);
   for (const SimulationResult& r : run.results) {
-    PrintRow(std::string(proto::StrategyName(r.strategy)), r, random);
+    PrintRow(std::string(contract::StrategyName(r.strategy)), r, random);
   }
   const SimulationResult exact = ExactRandom(t);
   PrintRow("rnd exact", exact, random);
@@ -259,7 +259,7 @@ int Main(int argc, char** argv) {
     strategies = search::AllStrategies();
   } else {
     for (const std::string& name : strategy_names) {
-      absl::StatusOr<Strategy> s = proto::ParseStrategy(name);
+      absl::StatusOr<Strategy> s = contract::ParseStrategy(name);
       if (!s.ok()) {
         std::cerr << s.status().message() << "\n";
         return 1;

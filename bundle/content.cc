@@ -103,7 +103,7 @@ class Reader {
 
 json DeviceJson(const store::ExchangeDevice& d) {
   return json{{"device_key", d.device_key},
-              {"info", proto::ContractJson(d.info)},
+              {"info", contract::ContractJson(d.info)},
               {"first_seen_unix_ms", d.first_seen_ms},
               {"last_seen_unix_ms", d.last_seen_ms}};
 }

@@ -27,7 +27,7 @@ void SetJsonErrors(bool on) { json_errors = on; }
 
 int ReportError(const std::string& command, const absl::Status& status) {
   if (json_errors) {
-    nlohmann::json j = proto::ErrorJson(status);
+    nlohmann::json j = contract::ErrorJson(status);
     j["command"] = command;
     std::fprintf(stderr, "%s\n", j.dump().c_str());
   } else {
@@ -185,7 +185,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> WatchJob(
     default:
       return FromGrpc(finished, server);
   }
-  if (!any || !proto::IsFinalJobState(last.state())) {
+  if (!any || !contract::IsFinalJobState(last.state())) {
     return LostJobError(server, job_id,
                         "the server ended the stream before the job ended: "
                         "shutting down, or a job of an earlier run it did "

@@ -29,8 +29,8 @@ inline constexpr int kExitBadInput = 2;  // the request was wrong
 // Prints "tunefleet <command>: <message>" to stderr and returns the exit
 // code for the status (kExitBadInput for INVALID_ARGUMENT and NOT_FOUND).
 // After SetJsonErrors(true) (a command run with --json) it prints one line
-// of JSON instead: proto::ErrorJson ({"error": MESSAGE, "code": "NOT_FOUND"})
-// with "command": COMMAND.
+// of JSON instead: contract::ErrorJson ({"error": MESSAGE, "code":
+// "NOT_FOUND"}) with "command": COMMAND.
 int ReportError(const std::string& command, const absl::Status& status);
 // Whether ReportError writes JSON; main() sets it when --json is given.
 void SetJsonErrors(bool on);

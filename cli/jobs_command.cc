@@ -72,10 +72,10 @@ void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
 std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
   std::vector<std::vector<std::string>> rows;
   for (const JobProgress& p : jobs) {
-    rows.push_back({absl::StrCat(p.job_id()), proto::JobStateName(p.state()),
+    rows.push_back({absl::StrCat(p.job_id()), contract::JobStateName(p.state()),
                     absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
                     JobWorkloadCell(p), p.device_key(),
-                    proto::StrategyName(p.strategy()), JobBestCell(p)});
+                    contract::StrategyName(p.strategy()), JobBestCell(p)});
   }
   return FitTable(
       {"JOB", "STATE", "TRIALS", "WORKLOAD", "DEVICE KEY", "STRAT", "BEST"},
@@ -110,7 +110,8 @@ int RunJobs(const JobsOptions& o) {
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const JobProgress& p : *jobs) list.push_back(proto::ContractJson(p));
+    for (const JobProgress& p : *jobs)
+      list.push_back(contract::ContractJson(p));
     std::cout << list.dump(2, ' ', false,
                            nlohmann::json::error_handler_t::replace)
               << "\n";
@@ -150,7 +151,7 @@ int RunWatch(const JobsOptions& o) {
   model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
-    std::cout << proto::ContractJson(*last).dump(
+    std::cout << contract::ContractJson(*last).dump(
                      2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {
@@ -193,7 +194,7 @@ int RunCancel(const JobsOptions& o) {
       FromGrpc(stub->CancelJob(&context, request, &progress), *server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
-    std::cout << proto::ContractJson(progress).dump(
+    std::cout << contract::ContractJson(progress).dump(
                      2, ' ', false, nlohmann::json::error_handler_t::replace)
               << "\n";
   } else {

@@ -217,7 +217,7 @@ std::string TaskLine(int index, size_t total, size_t workload_width,
           RelativeSpeed(p.reference_time_ns(), p.best().time_ns()));
     }
   } else {
-    absl::StrAppend(&line, proto::JobStateName(p.state()), " ", p.message());
+    absl::StrAppend(&line, contract::JobStateName(p.state()), " ", p.message());
   }
   absl::StrAppendFormat(&line, "  (%u/%u trials)", p.trials_done(),
                         t.trials_granted());
@@ -377,7 +377,7 @@ nlohmann::json ModelTuneJson(
       t["trials_done"] = p.trials_done();
       t["trials_granted"] = tp.trials_granted();
       t["stopped_reason"] = tp.stopped_reason();
-      t["best"] = p.has_best() ? proto::ContractJson(p.best())
+      t["best"] = p.has_best() ? contract::ContractJson(p.best())
                                : nlohmann::json(nullptr);
       if (p.has_best()) consider(p.template_name(), p.best().time_ns());
       if (p.reference_time_ns() > 0) reference_ns = p.reference_time_ns();
@@ -405,7 +405,7 @@ nlohmann::json ModelTuneJson(
   }
   // The model job as every JSON shows a job (contract/json.h), then what only
   // this run knows.
-  nlohmann::json j = proto::ContractJson(last);
+  nlohmann::json j = contract::ContractJson(last);
   j["job_id"] = submitted.job_id();
   j["device_key"] = submitted.device_key();
   j["model_file"] = o.onnx;
@@ -505,15 +505,16 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
   const tunefleet::v1::ModelProgress& model = last.model();
   std::cout << absl::StrFormat(
       "%s: model job %lld %s on %s, %zu workloads in %d tasks", o.onnx,
-      static_cast<long long>(last.job_id()), proto::JobStateName(last.state()),
-      last.device_key(), m.tasks.size(), plan.request.tasks_size());
+      static_cast<long long>(last.job_id()),
+      contract::JobStateName(last.state()), last.device_key(), m.tasks.size(),
+      plan.request.tasks_size());
   if (model.skipped_size() > 0) {
     std::cout << " (" << model.skipped_size() << " skipped)";
   }
   std::cout << absl::StrFormat(
       ", %u of %u trials (%s, %s) in %.0f s\n", last.trials_done(),
       last.trials_total(), o.strategy,
-      proto::TaskSchedulerName(model.task_scheduler()), elapsed);
+      contract::TaskSchedulerName(model.task_scheduler()), elapsed);
   if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
   if (!last.message().empty()) std::cout << "  " << last.message() << "\n";
   std::string untried =
@@ -584,7 +585,7 @@ int RunModelTune(const TuneOptions& o) {
                  "(%s, %s task scheduler)\n",
                  o.onnx.c_str(), m->tasks.size(), request.tasks_size(),
                  request.trials(), o.strategy.c_str(),
-                 proto::TaskSchedulerName(request.task_scheduler()).c_str());
+                 contract::TaskSchedulerName(request.task_scheduler()).c_str());
   }
   absl::StatusOr<tunefleet::v1::SubmitModelJobResponse> submitted =
       SubmitModel(*server, request);

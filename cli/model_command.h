@@ -90,7 +90,7 @@ std::string BudgetWarning(uint32_t trials, size_t tuned_tasks,
                           size_t workloads);
 
 // `tune --onnx --json`: the model job's progress as every JSON shows a job
-// (proto::ContractJson: job_id, state, trials_done, trials_total, errors,
+// (contract::ContractJson: job_id, state, trials_done, trials_total, errors,
 // model {model_name, task_scheduler, latency_ns, naive_latency_ns, tasks,
 // task_progress, skipped, latency_history, ...}, ...), and what only this
 // run knows: model_file, library_candidates, workloads [per imported

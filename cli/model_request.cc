@@ -65,9 +65,9 @@ absl::StatusOr<ModelJobPlan> BuildModelJobRequest(
                      " has no op tunefleet can tune (`tunefleet "
                      "tasks --onnx` lists what it cannot)"));
   }
-  TUNEFLEET_RETURN_IF_ERROR(proto::ParseStrategy(o.strategy).status());
+  TUNEFLEET_RETURN_IF_ERROR(contract::ParseStrategy(o.strategy).status());
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::TaskScheduler scheduler,
-                             proto::ParseTaskScheduler(o.task_scheduler));
+                             contract::ParseTaskScheduler(o.task_scheduler));
   TUNEFLEET_ASSIGN_OR_RETURN(uint32_t budget,
                              ModelTrialBudget(o, model.tasks.size()));
   ModelJobPlan plan;

@@ -184,7 +184,7 @@ std::string ModelTaskTable(const JobProgress& p) {
   for (const ModelTaskProgress& t : p.model().task_progress()) {
     const JobProgress& job = t.job();
     rows.push_back(
-        {absl::StrCat(t.task_index()), proto::JobStateName(job.state()),
+        {absl::StrCat(t.task_index()), contract::JobStateName(job.state()),
          absl::StrFormat("%u/%u", job.trials_done(), t.trials_granted()),
          absl::StrCat("x", t.weight()),
          job.has_best() ? MsText(job.best().time_ns()) : "-",
@@ -269,7 +269,7 @@ void ModelProgressPrinter::Update(const JobProgress& p,
                        now - last_time_ >= std::chrono::seconds(1);
   const bool periodic =
       p.trials_done() != last_done_ && now - last_time_ >= kQuietPeriod;
-  const bool ended = proto::IsFinalJobState(p.state());
+  const bool ended = contract::IsFinalJobState(p.state());
   if (!tty_ && any_ && !moved && !stopped && !periodic &&
       !(ended && p.trials_done() != last_done_)) {
     std::fflush(out_);

@@ -1,7 +1,7 @@
 // How the CLI shows a model job (a JobProgress with `model` set;
 // docs/MODEL_JOBS.md): its progress line while it runs, its row in the jobs
 // table, its tasks as a table and as lines when they change, its estimated
-// latency (its JSON is proto::ContractJson, contract/json.h).
+// latency (its JSON is contract::ContractJson, contract/json.h).
 #ifndef TUNEFLEET_CLI_MODEL_VIEW_H_
 #define TUNEFLEET_CLI_MODEL_VIEW_H_
 

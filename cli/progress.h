@@ -1,5 +1,5 @@
 // How the CLI shows a job's progress: a progress line on stderr while it
-// runs, and the texts of its summary. Its JSON is proto::ContractJson
+// runs, and the texts of its summary. Its JSON is contract::ContractJson
 // (contract/json.h), the same object the dashboard's API serves.
 #ifndef TUNEFLEET_CLI_PROGRESS_H_
 #define TUNEFLEET_CLI_PROGRESS_H_

@@ -167,7 +167,7 @@ int RunQuery(const QueryOptions& o) {
         if (o.json) {
           for (const auto& r : records) {
             std::cout << (any ? ",\n" : "[\n")
-                      << Indented(proto::ContractJson(r).dump(
+                      << Indented(contract::ContractJson(r).dump(
                                       2, ' ', false,
                                       nlohmann::json::error_handler_t::replace),
                                   "  ");
@@ -245,7 +245,7 @@ int RunDevices(const DevicesOptions& o) {
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& d : response.devices()) {
-      list.push_back(proto::ContractJson(d));
+      list.push_back(contract::ContractJson(d));
     }
     std::cout << list.dump(2, ' ', false,
                            nlohmann::json::error_handler_t::replace)

@@ -199,7 +199,7 @@ int RunRecordsImport(const RecordsOptions& o) {
     r = *std::move(response);
   }
   if (o.json) {
-    std::cout << proto::ContractJson(r).dump() << "\n";
+    std::cout << contract::ContractJson(r).dump() << "\n";
   } else {
     std::fprintf(
         stderr,

@@ -94,7 +94,7 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
 }
 
 nlohmann::json SimulationJson(const search::SimulationResult& r) {
-  return {{"strategy", proto::StrategyName(r.strategy)},
+  return {{"strategy", contract::StrategyName(r.strategy)},
           {"seeds", r.seeds},
           {"trials", r.trials},
           {"trials_to_95", {{"median", r.to_95.median}, {"p90", r.to_95.p90}}},
@@ -146,7 +146,7 @@ int RunSimulate(const SimulateOptions& o) {
     strategies = search::AllStrategies();
   } else {
     for (const std::string& name : o.strategies) {
-      absl::StatusOr<tunefleet::v1::Strategy> s = proto::ParseStrategy(name);
+      absl::StatusOr<tunefleet::v1::Strategy> s = contract::ParseStrategy(name);
       if (!s.ok()) return ReportError("simulate", s.status());
       strategies.push_back(*s);
     }
@@ -181,7 +181,7 @@ int RunSimulate(const SimulateOptions& o) {
                                "score", "wall s");
   for (const auto& r : *results) {
     std::cout << absl::StrFormat("%-8s %12.1f %9.0f %12.1f %9.0f %7.3f %8.2f\n",
-                                 proto::StrategyName(r.strategy),
+                                 contract::StrategyName(r.strategy),
                                  r.to_95.median, r.to_95.p90, r.to_99.median,
                                  r.to_99.p90, r.score, r.wall_s);
   }

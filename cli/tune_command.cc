@@ -30,14 +30,14 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-// The job as every JSON shows a job (proto::ContractJson), with what only
+// The job as every JSON shows a job (contract::ContractJson), with what only
 // this run knows: the elapsed time, for a local run the database, and once
 // the naive reference is measured its GFLOP/s and the speedup over it. A
 // job that ran out of configs ends done with no message: it says so.
 nlohmann::json SummaryJson(const TuneOptions& o,
                            const tunefleet::v1::SubmitJobResponse& submitted,
                            const JobProgress& p, double elapsed_s) {
-  nlohmann::json j = proto::ContractJson(p);
+  nlohmann::json j = contract::ContractJson(p);
   j["job_id"] = submitted.job_id();
   j["device_key"] = submitted.device_key();
   j["space_size"] = submitted.space_size();
@@ -67,11 +67,11 @@ void PrintSummary(const TuneOptions& o,
                   const tunefleet::v1::SubmitJobResponse& submitted,
                   const JobProgress& p, const std::string& cancelled) {
   std::cout << "job " << submitted.job_id() << " "
-            << proto::JobStateName(p.state()) << ": " << p.workload_key()
+            << contract::JobStateName(p.state()) << ": " << p.workload_key()
             << " on " << submitted.device_key();
   if (cancelled.empty()) std::cout << ", " << p.trials_done() << " trials";
-  std::cout << " (" << proto::StrategyName(p.strategy()) << "), search space "
-            << submitted.space_size() << " configs\n";
+  std::cout << " (" << contract::StrategyName(p.strategy())
+            << "), search space " << submitted.space_size() << " configs\n";
   // One count for a cancelled job, with the trials still in flight.
   if (!cancelled.empty()) std::cout << "  " << cancelled << "\n";
   const std::string message =
@@ -166,7 +166,7 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
       ->each([&o](const std::string&) { o.trials_given = true; });
   cmd->add_option("--strategy", o.strategy,
                   absl::StrCat("search strategy: ",
-                               absl::StrJoin(proto::StrategyNames(), ", ")))
+                               absl::StrJoin(contract::StrategyNames(), ", ")))
       ->capture_default_str();
   cmd->add_option("--server", o.server,
                   "tunefleet-server HOST:PORT (default: embedded server)");
@@ -180,7 +180,7 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
   cmd->add_option("--deadline-s", o.deadline_s,
                   "end the job after this many seconds, whatever is left of "
                   "its budget (0: none)");
-  const tunefleet::v1::TimingPolicy timing = proto::DefaultTimingPolicy();
+  const tunefleet::v1::TimingPolicy timing = contract::DefaultTimingPolicy();
   cmd->add_option("--timeout-ms", o.timeout_ms,
                   absl::StrCat("per-trial deadline on the agent (compile + "
                                "run); a kernel past it is killed and "
@@ -221,8 +221,8 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
   *request.mutable_workload() = trial::WorkloadToProto(workload);
   request.set_template_name(o.template_name);
   request.set_device_key(o.device_key);
-  request.set_strategy(
-      proto::ParseStrategy(o.strategy).value_or(tunefleet::v1::STRATEGY_XGB));
+  request.set_strategy(contract::ParseStrategy(o.strategy)
+                           .value_or(tunefleet::v1::STRATEGY_XGB));
   request.set_trials(trials);
   request.set_seed(o.seed);
   request.set_priority(o.priority);
@@ -238,7 +238,7 @@ tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,
     if (o.timeout_ms > 0) t->set_timeout_ms(o.timeout_ms);
     t->set_min_repeat_ms(o.min_repeat_ms >= 0
                              ? o.min_repeat_ms
-                             : proto::DefaultTimingPolicy().min_repeat_ms());
+                             : contract::DefaultTimingPolicy().min_repeat_ms());
   }
   return request;
 }
@@ -336,7 +336,7 @@ std::optional<JobProgress> CurrentJob::cancelled() const {
 absl::StatusOr<client::ServerConnection> StartTune(
     const TuneOptions& o, StopSignal& stop,
     std::unique_ptr<EmbeddedFleet>* fleet, CurrentJob* current) {
-  TUNEFLEET_RETURN_IF_ERROR(proto::ParseStrategy(o.strategy).status());
+  TUNEFLEET_RETURN_IF_ERROR(contract::ParseStrategy(o.strategy).status());
   TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
                              ServerFor(o, fleet));
   StopOnSignal(stop, fleet->get(), server.address, current);

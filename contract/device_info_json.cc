@@ -2,10 +2,10 @@
 
 #include "contract/json.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 
 std::string DeviceInfoToJson(const tunefleet::v1::DeviceInfo& info) {
   return ContractJson(info).dump(2);
 }
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract

@@ -9,10 +9,10 @@
 
 #include <cstdint>
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 
 inline constexpr uint32_t kDeviceInfoRevision = 2;
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract
 
 #endif  // TUNEFLEET_CONTRACT_DEVICE_INFO_REVISION_H_

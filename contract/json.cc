@@ -5,7 +5,7 @@
 
 #include "google/protobuf/descriptor.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -101,4 +101,4 @@ nlohmann::json ErrorJson(const absl::Status& status) {
           {"code", absl::StatusCodeToString(status.code())}};
 }
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract

@@ -22,7 +22,7 @@
 #include "google/protobuf/message.h"
 #include "nlohmann/json.hpp"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 
 // `message` in the form above.
 nlohmann::json ContractJson(const google::protobuf::Message& message);
@@ -33,6 +33,6 @@ nlohmann::json ContractJson(const google::protobuf::Message& message);
 // on stderr (with a non-zero exit), and the body of an HTTP API error.
 nlohmann::json ErrorJson(const absl::Status& status);
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract
 
 #endif  // TUNEFLEET_CONTRACT_JSON_H_

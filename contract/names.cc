@@ -7,7 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "google/protobuf/descriptor.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 namespace {
 
 using google::protobuf::EnumDescriptor;
@@ -125,4 +125,4 @@ absl::StatusOr<tunefleet::v1::Dtype> ParseDtype(absl::string_view name) {
       *tunefleet::v1::Dtype_descriptor(), "DTYPE_", name, "dtype");
 }
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract

@@ -13,7 +13,7 @@
 #include "tunefleet/v1/common.pb.h"
 #include "tunefleet/v1/tuning.pb.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 
 // "queued", "running", "done", "failed", "cancelled" ("unspecified" for
 // JOB_STATE_UNSPECIFIED).
@@ -52,6 +52,6 @@ std::string DtypeName(tunefleet::v1::Dtype dtype);
 // Errors: INVALID_ARGUMENT "unknown dtype '<name>'; known: fp32, fp16".
 absl::StatusOr<tunefleet::v1::Dtype> ParseDtype(absl::string_view name);
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract
 
 #endif  // TUNEFLEET_CONTRACT_NAMES_H_

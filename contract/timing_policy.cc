@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 namespace {
 
 absl::Status Invalid(absl::string_view what) {
@@ -77,4 +77,4 @@ tunefleet::v1::TimingPolicy WithDefaults(const tunefleet::v1::TimingPolicy& p) {
   return t;
 }
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 
 // Caps on a policy's fields (per trial).
 inline constexpr uint32_t kMaxRepeat = 100;
@@ -36,6 +36,6 @@ absl::Status CheckTimingPolicy(const tunefleet::v1::TimingPolicy& policy);
 tunefleet::v1::TimingPolicy WithDefaults(
     const tunefleet::v1::TimingPolicy& policy);
 
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract
 
 #endif  // TUNEFLEET_CONTRACT_TIMING_POLICY_H_

@@ -43,14 +43,14 @@ int HttpStatus(const absl::Status& status) {
   }
 }
 
-// An error answer: the status's HTTP code and only proto::ErrorJson
+// An error answer: the status's HTTP code and only contract::ErrorJson
 // ({"error": message, "code": "NOT_FOUND"}), as the CLI's --json errors.
 void SetError(const absl::Status& status, httplib::Response& res) {
   res.status = HttpStatus(status);
   if (res.status == 401) {
     res.set_header("WWW-Authenticate", "Bearer realm=\"tunefleet\"");
   }
-  res.set_content(proto::ErrorJson(status).dump(), kJson);
+  res.set_content(contract::ErrorJson(status).dump(), kJson);
 }
 
 void SetJson(const nlohmann::json& body, httplib::Response& res) {

@@ -11,7 +11,7 @@
 //   GET  /metrics                         metrics_text(), when set
 // Every /api/ call and /metrics needs a bearer token of role reader or
 // above (dashboard/token_check.h); without one: 401 and a body of only
-// {"error": "...", "code": "UNAUTHENTICATED"} (proto::ErrorJson). The page
+// {"error": "...", "code": "UNAUTHENTICATED"} (contract::ErrorJson). The page
 // and its assets hold no data and load without a token, which the page asks
 // for (a form; kept in the tab's sessionStorage) and sends as a header: a
 // token is never read from the URL. Live updates: the page polls the API

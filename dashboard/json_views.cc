@@ -8,11 +8,11 @@ nlohmann::json FleetJson(const FleetView& fleet) {
   for (const DeviceView& d : fleet.devices) {
     nlohmann::json revisions = nlohmann::json::array();
     for (const auto& r : d.driver_revisions) {
-      revisions.push_back(proto::ContractJson(r));
+      revisions.push_back(contract::ContractJson(r));
     }
     devices.push_back({{"device_key", d.device_key},
                        {"connected_agents", d.connected_agents},
-                       {"device", proto::ContractJson(d.device)},
+                       {"device", contract::ContractJson(d.device)},
                        {"driver_revisions", std::move(revisions)}});
   }
   nlohmann::json agents = nlohmann::json::array();
@@ -30,7 +30,7 @@ nlohmann::json FleetJson(const FleetView& fleet) {
 }
 
 nlohmann::json ProgressJson(const tunefleet::v1::JobProgress& progress) {
-  return proto::ContractJson(progress);
+  return contract::ContractJson(progress);
 }
 
 nlohmann::json JobsJson(const std::vector<tunefleet::v1::JobProgress>& jobs) {

@@ -1,6 +1,6 @@
 // The dashboard's JSON API bodies (dashboard/http_server.h): what the
 // pages (dashboard/web/app.js) read. The contract's messages (JobProgress,
-// DeviceInfo) are proto::ContractJson, the one JSON the CLI's --json
+// DeviceInfo) are contract::ContractJson, the one JSON the CLI's --json
 // prints too (contract/json.h, docs/JSON.md); trials are compact rows with
 // the contract's field names.
 #ifndef TUNEFLEET_DASHBOARD_JSON_VIEWS_H_
@@ -20,7 +20,7 @@ namespace tunefleet::dashboard {
 //  "agents": [{"name", "device_key", "connected", "last_seen_ms",
 //  "max_in_flight", "in_flight", "measured", "errors": {code: n}}]}
 nlohmann::json FleetJson(const FleetView& fleet);
-// proto::ContractJson(progress): the same object `tunefleet jobs --json`,
+// contract::ContractJson(progress): the same object `tunefleet jobs --json`,
 // `watch --json` and `cancel --json` print.
 nlohmann::json ProgressJson(const tunefleet::v1::JobProgress& progress);
 // {"jobs": [ProgressJson...]}

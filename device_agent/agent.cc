@@ -153,7 +153,7 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
   // Hello.token stays empty: the token travels in call metadata (channel.h).
   h->set_max_in_flight(options_.max_in_flight);
   h->set_agent_version(base::kVersion);
-  h->set_device_info_revision(proto::kDeviceInfoRevision);
+  h->set_device_info_revision(contract::kDeviceInfoRevision);
   h->set_source_cache(options_.source_cache_bytes > 0);
   h->set_model_runs(static_cast<bool>(options_.run_model));
 

@@ -169,7 +169,7 @@ int PrintInfo(const ServeFlags& f) {
   absl::StatusOr<ClDevice> opened =
       OpenDevice(f.worker.platform, f.worker.device);
   if (!opened.ok()) return Fail(opened.status(), 2);
-  std::cout << proto::DeviceInfoToJson(
+  std::cout << contract::DeviceInfoToJson(
       QueryDeviceInfo(opened->platform, opened->device));
   return 0;
 }

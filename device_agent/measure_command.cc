@@ -147,14 +147,14 @@ absl::StatusOr<tunefleet::v1::MeasureRequest> MeasureRequestFor(
   tunefleet::v1::MeasureRequest request;
   if (o.config == "reference") {
     request = trial::BuildReferenceRequest(*task.tmpl, task.workload, 1,
-                                           proto::DefaultTimingPolicy());
+                                           contract::DefaultTimingPolicy());
   } else {
     TUNEFLEET_ASSIGN_OR_RETURN(templates::KnobValues config,
                                task.tmpl->ParseConfig(o.config));
     TUNEFLEET_RETURN_IF_ERROR(
         task.tmpl->CheckConfig(config, task.workload, limits));
     request = trial::BuildMeasureRequest(*task.tmpl, task.workload, config, 1,
-                                         proto::DefaultTimingPolicy());
+                                         contract::DefaultTimingPolicy());
   }
   if (!o.extra_options.empty()) {
     absl::StrAppend(request.mutable_kernel()->mutable_build_options(), " ",

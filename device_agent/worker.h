@@ -51,7 +51,7 @@ class WorkerBackend : public MeasurementBackend {
     int device = 0;
     // Deadline of a trial whose request carries no timeout_ms, in ms:
     // tunefleet's one default (contract/timing_policy.h).
-    double default_timeout_ms = proto::DefaultTimingPolicy().timeout_ms();
+    double default_timeout_ms = contract::DefaultTimingPolicy().timeout_ms();
     // Limit of starting a worker (opening the device, building the fill
     // kernels), the first one and each restart after a crash or a
     // timeout: past it, the trial waiting for the worker is DEVICE_LOST.

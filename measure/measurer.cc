@@ -208,7 +208,7 @@ bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
 
 RoundPlan PlanRounds(const TimingPolicy& policy, double first_launch_ns) {
   // A field left 0 reads as the default the server would have set.
-  const TimingPolicy defaults = proto::DefaultTimingPolicy();
+  const TimingPolicy defaults = contract::DefaultTimingPolicy();
   RoundPlan plan;
   plan.warmup = policy.warmup();
   plan.repeat = policy.repeat() ? policy.repeat() : defaults.repeat();

@@ -76,7 +76,7 @@ bool PrefetchEnabled(MeasurerOptions::Prefetch mode,
                      const tunefleet::v1::DeviceInfo& device);
 
 // How a trial is timed under `policy` (fields left 0 read as
-// proto::DefaultTimingPolicy()), given its first launch's time in ns:
+// contract::DefaultTimingPolicy()), given its first launch's time in ns:
 // `warmup` launches, then up to `repeat` rounds of `number` launches each,
 // `number` at least policy.number, raised until a round lasts
 // min_repeat_ms, then capped so that all rounds stay within max_launches

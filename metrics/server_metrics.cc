@@ -25,7 +25,7 @@ std::map<std::string, int64_t> ZeroByJobState() {
         state == tunefleet::v1::JOB_STATE_UNSPECIFIED) {
       continue;
     }
-    zero[proto::JobStateName(state)] = 0;
+    zero[contract::JobStateName(state)] = 0;
   }
   return zero;
 }

@@ -211,7 +211,7 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
   // An agent of an older build leaves the fields it cannot fill (the
   // image fields, the libraries) as a newer agent of the key stored them.
   tunefleet::v1::DeviceInfo device = hello.device();
-  if (hello.device_info_revision() < proto::kDeviceInfoRevision) {
+  if (hello.device_info_revision() < contract::kDeviceInfoRevision) {
     if (absl::StatusOr<tunefleet::v1::DeviceInfo> stored =
             store_->GetDevice(hello.device_key());
         stored.ok()) {

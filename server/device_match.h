@@ -32,7 +32,7 @@ namespace tunefleet::server {
 // joins a key that newer agents serve.
 std::string DeviceDifference(const tunefleet::v1::DeviceInfo& joining,
                              const tunefleet::v1::DeviceInfo& serving,
-                             uint32_t revision = proto::kDeviceInfoRevision);
+                             uint32_t revision = contract::kDeviceInfoRevision);
 
 // The DeviceInfo to store for a key when an agent of `revision`
 // (Hello.device_info_revision) reports `reported`: the fields a later

@@ -454,7 +454,7 @@ void JobManager::OnLostLeases(const LostLeases& lost) {
 
 absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
   if (std::shared_ptr<TrackedJob> job = FindTracked(job_id)) {
-    if (!proto::IsFinalJobState(job->Progress().state())) {
+    if (!contract::IsFinalJobState(job->Progress().state())) {
       job->Cancel();
       job->Join();
       return job->Progress();
@@ -462,10 +462,10 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
   }
   if (absl::StatusOr<store::ModelJob> model = store_->GetModelJob(job_id);
       model.ok()) {
-    if (proto::IsFinalJobState(model->state)) {
+    if (contract::IsFinalJobState(model->state)) {
       return absl::FailedPreconditionError(
           absl::StrCat("model job ", job_id, " already ended (",
-                       proto::JobStateName(model->state), ")"));
+                       contract::JobStateName(model->state), ")"));
     }
     TUNEFLEET_RETURN_IF_ERROR(store_->SetModelJobState(
         job_id, tunefleet::v1::JOB_STATE_CANCELLED, ""));
@@ -473,10 +473,10 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
     return StoredModelProgress(*store_, *model, true);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
-  if (proto::IsFinalJobState(row.state)) {
+  if (contract::IsFinalJobState(row.state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " already ended (",
-                     proto::JobStateName(row.state), ")"));
+                     contract::JobStateName(row.state), ")"));
   }
   // Unfinished but not running here (a resume failed to start it).
   TUNEFLEET_RETURN_IF_ERROR(

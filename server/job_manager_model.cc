@@ -177,7 +177,7 @@ absl::StatusOr<ModelTaskSlot> JobManager::ResumeModelTask(
   slot.weight = weight;
   slot.job_id = task.id;
   slot.granted = task.granted;
-  if (!proto::IsFinalJobState(task.state)) {
+  if (!contract::IsFinalJobState(task.state)) {
     absl::StatusOr<std::pair<Prepared, JobResume>> rebuilt = Rebuild(task);
     if (rebuilt.ok()) {
       Prepared& prepared = rebuilt->first;

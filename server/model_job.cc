@@ -145,7 +145,7 @@ void ModelJob::GrantWhatFits(
   // Trials granted and not yet measured, by tasks still running.
   int64_t outstanding = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    if (!tasks_[i].job || proto::IsFinalJobState(tasks[i].state())) continue;
+    if (!tasks_[i].job || contract::IsFinalJobState(tasks[i].state())) continue;
     outstanding +=
         std::max<int64_t>(0, scheduler_.granted(i) - tasks[i].trials_done());
   }
@@ -308,7 +308,7 @@ bool ModelJob::Pass() {
   }
   bool all_ended = true;
   for (const auto& t : tasks) {
-    all_ended = all_ended && proto::IsFinalJobState(t.state());
+    all_ended = all_ended && contract::IsFinalJobState(t.state());
   }
   {
     absl::MutexLock lock(&mu_);

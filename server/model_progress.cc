@@ -17,12 +17,13 @@ search::TaskResults ResultsOf(const tunefleet::v1::JobProgress& job) {
   r.done = job.trials_done();
   r.best_ns = job.has_best() ? job.best().time_ns() : 0;
   r.reference_ns = job.reference_time_ns();
-  r.ended = proto::IsFinalJobState(job.state());
+  r.ended = contract::IsFinalJobState(job.state());
   if (r.ended) {
     r.ended_reason =
         job.state() == tunefleet::v1::JOB_STATE_DONE && job.message().empty()
             ? "its job ended done"
-            : absl::StrCat("its job ended ", proto::JobStateName(job.state()),
+            : absl::StrCat("its job ended ",
+                           contract::JobStateName(job.state()),
                            job.message().empty() ? "" : ": ", job.message());
   }
   return r;

@@ -27,13 +27,13 @@ Snapshot CollectSnapshot(store::Store& store, LeaseScheduler& scheduler,
   out.leases_in_flight = static_cast<int64_t>(scheduler.LeaseCount());
   if (auto jobs = store.ListJobs(0); jobs.ok()) {
     for (const store::Job& job : *jobs) {
-      ++out.jobs_by_state[proto::JobStateName(job.state)];
+      ++out.jobs_by_state[contract::JobStateName(job.state)];
       CountTrials(store, job, &out);
     }
   }
   if (auto models = store.ListModelJobs(0); models.ok()) {
     for (const store::ModelJob& model : *models) {
-      ++out.model_jobs_by_state[proto::JobStateName(model.state)];
+      ++out.model_jobs_by_state[contract::JobStateName(model.state)];
       auto tasks = store.ModelTaskJobs(model.id);
       if (!tasks.ok()) continue;
       for (const store::Job& task : *tasks) CountTrials(store, task, &out);

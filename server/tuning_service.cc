@@ -87,7 +87,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
 void TuningServiceImpl::AddFleetState(tunefleet::v1::JobProgress* progress) {
   progress->clear_waiting_reason();
   scheduler_->SetInFlightTrials(progress);
-  if (proto::IsFinalJobState(progress->state())) return;
+  if (contract::IsFinalJobState(progress->state())) return;
   std::map<std::string, int> agents_by_key;
   for (const auto& agent : scheduler_->Agents()) ++agents_by_key[agent->key()];
   if (agents_by_key.contains(progress->device_key())) return;

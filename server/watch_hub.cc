@@ -89,7 +89,7 @@ class WatchHub::Stream final : public WatchReactor {
     {
       absl::MutexLock lock(&mu_);
       writing_ = false;
-      const bool final = once_ || proto::IsFinalJobState(current_->state());
+      const bool final = once_ || contract::IsFinalJobState(current_->state());
       current_.reset();
       if (finishing_) {
         then = kFinish;

@@ -67,7 +67,7 @@ absl::StatusOr<int> Store::InterruptAbandonedJobs(
       TUNEFLEET_RETURN_IF_ERROR(db_.Run(
           "UPDATE model_jobs SET state = ?2, message = ?3, finished_ms = ?4 "
           "WHERE id = ?1",
-          model_job_id, proto::JobStateName(tunefleet::v1::JOB_STATE_FAILED),
+          model_job_id, contract::JobStateName(tunefleet::v1::JOB_STATE_FAILED),
           message, base::NowMs()));
     }
     for (const int64_t job_id : jobs) {

@@ -34,8 +34,8 @@ absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
                   "request_json, created_ms, deadline_ms) VALUES (?1, ?2, ?3, "
                   "?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11)"));
   s.Bind(1, id).Bind(2, p.model_name).Bind(3, p.device_key);
-  s.Bind(4, proto::StrategyName(p.strategy));
-  s.Bind(5, proto::TaskSchedulerName(p.task_scheduler));
+  s.Bind(4, contract::StrategyName(p.strategy));
+  s.Bind(5, contract::TaskSchedulerName(p.task_scheduler));
   s.Bind(6, p.budget).Bind(7, static_cast<int64_t>(p.seed));
   s.Bind(8, int64_t{p.priority}).Bind(9, request_json);
   s.Bind(10, p.created_ms > 0 ? p.created_ms : base::NowMs());
@@ -74,14 +74,14 @@ absl::StatusOr<std::vector<ModelJob>> Store::SelectModelJobs(
     m.id = row.Int(0);
     m.model_name = row.Text(1);
     m.device_key = row.Text(2);
-    m.strategy = proto::ParseStrategy(row.Text(3))
+    m.strategy = contract::ParseStrategy(row.Text(3))
                      .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
-    m.task_scheduler = proto::ParseTaskScheduler(row.Text(4))
+    m.task_scheduler = contract::ParseTaskScheduler(row.Text(4))
                            .value_or(tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED);
     m.budget = row.Int(5);
     m.seed = static_cast<uint64_t>(row.Int(6));
     m.priority = static_cast<int>(row.Int(7));
-    m.state = proto::ParseJobState(row.Text(8))
+    m.state = contract::ParseJobState(row.Text(8))
                   .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
     m.message = row.Text(9);
     m.request_json = row.Text(10);
@@ -130,12 +130,12 @@ absl::StatusOr<std::vector<Job>> Store::ModelTaskJobs(int64_t model_job_id) {
 absl::Status Store::SetModelJobState(int64_t model_job_id,
                                      tunefleet::v1::JobState state,
                                      const std::string& message) {
-  const bool final = proto::IsFinalJobState(state);
+  const bool final = contract::IsFinalJobState(state);
   absl::MutexLock lock(&mu_);
   return db_.Run(
       "UPDATE model_jobs SET state = ?2, message = ?3, "
       "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END WHERE id = ?1",
-      model_job_id, proto::JobStateName(state), message, int64_t{final},
+      model_job_id, contract::JobStateName(state), message, int64_t{final},
       base::NowMs());
 }
 

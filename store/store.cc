@@ -120,7 +120,7 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, "
                   "?11, ?12, ?13, ?14)"));
   s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
-  s.Bind(4, proto::StrategyName(spec.strategy)).Bind(5, spec.budget);
+  s.Bind(4, contract::StrategyName(spec.strategy)).Bind(5, spec.budget);
   s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
   s.Bind(8, spec.created_ms > 0 ? spec.created_ms : base::NowMs());
   s.Bind(9, request_json);
@@ -165,12 +165,12 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
     j.template_name = row.Text(2);
     j.template_version = static_cast<int>(row.Int(3));
     j.device_key = row.Text(4);
-    j.strategy = proto::ParseStrategy(row.Text(5))
+    j.strategy = contract::ParseStrategy(row.Text(5))
                      .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
     j.budget = row.Int(6);
     j.seed = static_cast<uint64_t>(row.Int(7));
     j.priority = static_cast<int>(row.Int(8));
-    j.state = proto::ParseJobState(row.Text(9))
+    j.state = contract::ParseJobState(row.Text(9))
                   .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
     j.message = row.Text(10);
     j.reference_ns = row.Double(11);
@@ -239,11 +239,11 @@ void Store::ReleaseMemory() {
 absl::Status Store::SetJobStateLocked(int64_t job_id,
                                       tunefleet::v1::JobState state,
                                       const std::string& message) {
-  const bool final = proto::IsFinalJobState(state);
+  const bool final = contract::IsFinalJobState(state);
   TUNEFLEET_RETURN_IF_ERROR(
       db_.Run("UPDATE jobs SET state = ?2, message = ?3, "
               "finished_ms = CASE WHEN ?4 THEN ?5 ELSE NULL END WHERE id = ?1",
-              job_id, proto::JobStateName(state), message, int64_t{final},
+              job_id, contract::JobStateName(state), message, int64_t{final},
               base::NowMs()));
   if (final) {
     // A finished job leaves no trial without a result: those never

@@ -23,7 +23,7 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
     Trial t;
     t.id = row.Int(0);
     t.config_index = static_cast<uint64_t>(row.Int(1));
-    t.state = proto::ParseTrialState(row.Text(2))
+    t.state = contract::ParseTrialState(row.Text(2))
                   .value_or(tunefleet::v1::TRIAL_STATE_UNSPECIFIED);
     if (!row.IsNull(3)) {
       tunefleet::v1::Measurement::Error_Parse(row.Text(3), &t.error);
@@ -202,7 +202,7 @@ absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> Store::TrialStates(
                                job_id));
   std::map<tunefleet::v1::TrialState, int64_t> out;
   TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
-    out[proto::ParseTrialState(row.Text(0))
+    out[contract::ParseTrialState(row.Text(0))
             .value_or(tunefleet::v1::TRIAL_STATE_UNSPECIFIED)] = row.Int(1);
   }));
   return out;

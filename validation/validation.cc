@@ -140,9 +140,9 @@ absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
 
 absl::StatusOr<tunefleet::v1::TimingPolicy> ValidateTimingPolicy(
     const tunefleet::v1::SubmitJobRequest& request) {
-  if (!request.has_timing()) return proto::DefaultTimingPolicy();
-  TUNEFLEET_RETURN_IF_ERROR(proto::CheckTimingPolicy(request.timing()));
-  return proto::WithDefaults(request.timing());
+  if (!request.has_timing()) return contract::DefaultTimingPolicy();
+  TUNEFLEET_RETURN_IF_ERROR(contract::CheckTimingPolicy(request.timing()));
+  return contract::WithDefaults(request.timing());
 }
 
 absl::Status ValidateTemplateSpec(const tunefleet::v1::TemplateSpec& spec) {
@@ -196,8 +196,8 @@ absl::Status ValidateSubmitJobRequest(
   if (!tunefleet::v1::Strategy_IsValid(request.strategy())) {
     return Invalid(
         "strategy",
-        absl::StrCat("unknown value ", request.strategy(),
-                     "; known: ", absl::StrJoin(proto::StrategyNames(), ", ")));
+        absl::StrCat("unknown value ", request.strategy(), "; known: ",
+                     absl::StrJoin(contract::StrategyNames(), ", ")));
   }
   if (request.trials() < 1 || request.trials() > kMaxTrialsPerJob) {
     return Invalid("trials",

@@ -74,9 +74,9 @@ absl::Status CheckJobId(absl::string_view field, int64_t job_id,
 absl::Status ValidateWorkloadProto(const tunefleet::v1::Workload& workload,
                                    absl::string_view field = "workload");
 
-// The request's timing policy (proto::DefaultTimingPolicy() when unset)
-// with unset fields taken from the default (proto::WithDefaults), each
-// field within its cap (proto::CheckTimingPolicy). Errors: INVALID_ARGUMENT
+// The request's timing policy (contract::DefaultTimingPolicy() when unset)
+// with unset fields taken from the default (contract::WithDefaults), each
+// field within its cap (contract::CheckTimingPolicy). Errors: INVALID_ARGUMENT
 // "timing: <field> ...".
 absl::StatusOr<tunefleet::v1::TimingPolicy> ValidateTimingPolicy(
     const tunefleet::v1::SubmitJobRequest& request);

@@ -49,7 +49,7 @@ void RunTask(const templates::KernelTemplate& t, const templates::Workload& w) {
   for (const templates::Knob& k : t.knobs()) config.push_back(k.values.front());
   if (t.CheckConfig(config, w, limits).ok()) {
     tunefleet::v1::MeasureRequest r = trial::BuildMeasureRequest(
-        t, w, config, 1, proto::DefaultTimingPolicy());
+        t, w, config, 1, contract::DefaultTimingPolicy());
     (void)r.ByteSizeLong();
     (void)t.DerivedFeatures(config, w, limits);
   }

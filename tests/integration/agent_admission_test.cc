@@ -131,13 +131,13 @@ TEST_F(AgentAdmission, TwoUnlikeAgentsConnectingAtOnceAreNotBothAdmitted) {
   std::unique_ptr<Agent> first, second;
   std::thread a([&] {
     first = std::make_unique<Agent>(server_->address(), "shared", Device(8),
-                                    proto::kDeviceInfoRevision);
+                                    contract::kDeviceInfoRevision);
   });
   first_checked.WaitForNotification();
   absl::Notification second_done;
   std::thread b([&] {
     second = std::make_unique<Agent>(server_->address(), "shared", Device(4),
-                                     proto::kDeviceInfoRevision);
+                                     contract::kDeviceInfoRevision);
     second_done.Notify();
   });
   // Without one admission lock the second passes its check now, against

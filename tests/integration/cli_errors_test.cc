@@ -477,15 +477,16 @@ TEST(CliHelp, VersionAndEveryStrategyAndTheDefaultTrialDeadline) {
   r = RunCommand(Cli() + " tune --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::string names;
-  for (const std::string& name : proto::StrategyNames()) {
+  for (const std::string& name : contract::StrategyNames()) {
     absl::StrAppend(&names, names.empty() ? "" : ", ", name);
   }
   EXPECT_EQ(names, "grid, random, sa, ga, xgb");
   EXPECT_NE(r.out.find("search strategy: " + names), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(absl::StrCat(
-                "default, ", proto::DefaultTimingPolicy().timeout_ms(), ")")),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(absl::StrCat(
+          "default, ", contract::DefaultTimingPolicy().timeout_ms(), ")")),
+      std::string::npos)
       << r.out;
 }
 

@@ -61,7 +61,8 @@ grpc::Status HelloWith(const FleetHarness& fleet,
   *hello.mutable_hello()->mutable_device() = device;
   hello.mutable_hello()->set_agent_name("unlike-agent");
   hello.mutable_hello()->set_max_in_flight(1);
-  hello.mutable_hello()->set_device_info_revision(proto::kDeviceInfoRevision);
+  hello.mutable_hello()->set_device_info_revision(
+      contract::kDeviceInfoRevision);
   stream->Write(hello);
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply) && reply.has_welcome()) {

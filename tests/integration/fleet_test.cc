@@ -365,7 +365,8 @@ grpc::Status HelloAs(const std::string& address, const std::string& key,
   hello.mutable_hello()->set_agent_name("hello-test");
   hello.mutable_hello()->set_max_in_flight(1);
   // As this build's agents: the whole report is compared.
-  hello.mutable_hello()->set_device_info_revision(proto::kDeviceInfoRevision);
+  hello.mutable_hello()->set_device_info_revision(
+      contract::kDeviceInfoRevision);
   EXPECT_TRUE(stream->Write(hello));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply)) {

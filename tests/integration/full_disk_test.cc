@@ -176,7 +176,7 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
   ASSERT_TRUE(during.has_value());
   std::printf("[full_disk] job A during the full disk: %u done, state %s\n",
               during->trials_done(),
-              proto::JobStateName(during->state()).c_str());
+              contract::JobStateName(during->state()).c_str());
 
   // Space returns: new work is taken again and job A finishes.
   ASSERT_TRUE(std::filesystem::remove(ballast));
@@ -192,8 +192,8 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
   const JobProgress a = *fleet.Job(job_a);
   const JobProgress b = *fleet.Job(job_b);
   std::printf("[full_disk] job A %s, %u/%u done; job B %s, %u/%u done\n",
-              proto::JobStateName(a.state()).c_str(), a.trials_done(),
-              a.trials_total(), proto::JobStateName(b.state()).c_str(),
+              contract::JobStateName(a.state()).c_str(), a.trials_done(),
+              a.trials_total(), contract::JobStateName(b.state()).c_str(),
               b.trials_done(), b.trials_total());
   EXPECT_EQ(a.state(), tunefleet::v1::JOB_STATE_DONE) << a.message();
   EXPECT_EQ(a.trials_done(), kTrials);

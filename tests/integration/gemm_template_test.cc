@@ -39,7 +39,7 @@ class GemmOnDevice : public ::testing::Test {
     auto values = gemm_.ParseConfig(config);
     EXPECT_TRUE(values.ok()) << values.status();
     return trial::BuildMeasureRequest(gemm_, w, *values, 1,
-                                      proto::DefaultTimingPolicy());
+                                      contract::DefaultTimingPolicy());
   }
 
   Measurement Run(const Workload& w, const KnobValues& config) {

@@ -158,9 +158,9 @@ size_t ExpectTasksWithinGrants(const StoredModel& m) {
     }
     EXPECT_LE(static_cast<int64_t>(rows.size()), task.granted)
         << "task job " << task.id << " measured beyond its grants";
-    EXPECT_TRUE(proto::IsFinalJobState(task.state))
+    EXPECT_TRUE(contract::IsFinalJobState(task.state))
         << "task job " << task.id << " left "
-        << proto::JobStateName(task.state);
+        << contract::JobStateName(task.state);
   }
   return measured;
 }
@@ -279,7 +279,7 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
     ExpectProgressWithinGrants(*last, kBudget);
     ids.push_back(id);
     std::printf("[model] %s: %u of %u trials\n",
-                proto::TaskSchedulerName(scheduler).c_str(),
+                contract::TaskSchedulerName(scheduler).c_str(),
                 last->trials_done(), kBudget);
   }
   std::vector<uint32_t> done;
@@ -327,9 +327,9 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   EXPECT_GE(last->trials_done(), 5u);
   EXPECT_LT(last->trials_done(), kBudget) << "cancelled too late to tell";
   for (const auto& task : last->model().task_progress()) {
-    EXPECT_TRUE(proto::IsFinalJobState(task.job().state()))
+    EXPECT_TRUE(contract::IsFinalJobState(task.job().state()))
         << "task " << task.task_index() << " still "
-        << proto::JobStateName(task.job().state());
+        << contract::JobStateName(task.job().state());
   }
   // A second cancel finds it ended.
   {

@@ -72,7 +72,7 @@ TEST(SourceCacheFleet, MissesAreResentAndEveryTrialIsDoneOnce) {
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
         auto p = fleet.Job(job);
-        return p && proto::IsFinalJobState(p->state());
+        return p && contract::IsFinalJobState(p->state());
       },
       std::chrono::seconds(240)));
   const tunefleet::v1::JobProgress last = *fleet.Job(job);

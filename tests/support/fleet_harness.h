@@ -54,7 +54,7 @@ inline int FreePort() {
 // cancelled).
 inline bool JobEnded(
     const std::optional<tunefleet::v1::JobProgress>& progress) {
-  return progress && proto::IsFinalJobState(progress->state());
+  return progress && contract::IsFinalJobState(progress->state());
 }
 
 // The timing policy of a test job that needs results, not good times: one

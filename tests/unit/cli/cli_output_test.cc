@@ -308,7 +308,7 @@ TEST(CliJson, JobsAndRecordsAreTheContractsJson) {
       };
   // The one JSON of a job (contract/json.h): what `jobs --json` and the
   // dashboard's API print.
-  const nlohmann::json job = proto::ContractJson(p);
+  const nlohmann::json job = contract::ContractJson(p);
   check(job);
   EXPECT_EQ(job["job_id"], 5);
   EXPECT_EQ(job["state"], "JOB_STATE_RUNNING");
@@ -317,7 +317,7 @@ TEST(CliJson, JobsAndRecordsAreTheContractsJson) {
   EXPECT_EQ(job["in_flight_trial_ids"], nlohmann::json::array({8}));
   EXPECT_EQ(job["waiting_reason"], "w");
   EXPECT_TRUE(job["model"].is_null());
-  const nlohmann::json record = proto::ContractJson(*best);
+  const nlohmann::json record = contract::ContractJson(*best);
   check(record);
   EXPECT_EQ(record["trial_id"], int64_t{1} << 40);
   EXPECT_EQ(record["config"]["knobs"][0]["name"], "MWG");

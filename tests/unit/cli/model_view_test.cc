@@ -272,7 +272,7 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   EXPECT_EQ(lines[3], "task 1 skipped: no config of clblast_conv2d_1x1");
 
   // A model job's JSON is the contract's, as every job's (contract/json.h).
-  const nlohmann::json j = proto::ContractJson(p);
+  const nlohmann::json j = contract::ContractJson(p);
   ASSERT_TRUE(j["model"].is_object()) << j.dump();
   const nlohmann::json& m = j["model"];
   EXPECT_EQ(m["model_name"], "cls.onnx");
@@ -289,7 +289,7 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   EXPECT_EQ(m["latency_history"][0]["trials_done"], 2);
   EXPECT_DOUBLE_EQ(m["latency_history"][0]["latency_ns"].get<double>(), 7e6);
   // A single job's `model` is null.
-  EXPECT_TRUE(proto::ContractJson(JobProgress())["model"].is_null());
+  EXPECT_TRUE(contract::ContractJson(JobProgress())["model"].is_null());
 }
 
 // A model of two workloads, as `tune --onnx` submitted it: the conv with

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tunefleet/v1/tuning.pb.h"
 
-namespace tunefleet::proto {
+namespace tunefleet::contract {
 namespace {
 
 tunefleet::v1::JobProgress Progress() {
@@ -83,4 +83,4 @@ TEST(ContractJson, ErrorsNameTheirCode) {
 }
 
 }  // namespace
-}  // namespace tunefleet::proto
+}  // namespace tunefleet::contract

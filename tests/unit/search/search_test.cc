@@ -96,10 +96,12 @@ TEST(Strategies, SameSeedSameProposals) {
   for (tunefleet::v1::Strategy strategy : AllStrategies()) {
     auto a = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
     auto b = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
-    EXPECT_EQ(a->Propose(10), b->Propose(10)) << proto::StrategyName(strategy);
-    EXPECT_EQ(*proto::ParseStrategy(proto::StrategyName(strategy)), strategy);
+    EXPECT_EQ(a->Propose(10), b->Propose(10))
+        << contract::StrategyName(strategy);
+    EXPECT_EQ(*contract::ParseStrategy(contract::StrategyName(strategy)),
+              strategy);
   }
-  auto unknown = proto::ParseStrategy("anneal");
+  auto unknown = contract::ParseStrategy("anneal");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("grid, random, sa, ga, xgb"),
             absl::string_view::npos);

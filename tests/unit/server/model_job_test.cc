@@ -80,7 +80,7 @@ class ModelJobTest : public JobManagerTest {
 TEST_F(ModelJobTest, SpendsItsBudgetExactlyAcrossItsTasks) {
   for (auto rule : {tunefleet::v1::TASK_SCHEDULER_GRADIENT,
                     tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN}) {
-    SCOPED_TRACE(proto::TaskSchedulerName(rule));
+    SCOPED_TRACE(contract::TaskSchedulerName(rule));
     if (agents_.empty()) {
       AnswerAll(Connect("agent-1", 1), ModelAnswer);
       AnswerAll(Connect("agent-2", 2), ModelAnswer);
@@ -193,7 +193,7 @@ TEST_F(ModelJobTest, CancelKeepsTheFinishedTrials) {
   ASSERT_TRUE(tasks.ok());
   int64_t ok_rows = 0;
   for (const store::Job& t : *tasks) {
-    EXPECT_TRUE(proto::IsFinalJobState(t.state)) << t.id;
+    EXPECT_TRUE(contract::IsFinalJobState(t.state)) << t.id;
     for (const store::Trial& row : Rows(t.id)) {
       if (row.error == Measurement::OK) ++ok_rows;
     }

@@ -178,13 +178,14 @@ TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
 }
 
 TEST(TaskSchedulerNames, RoundTripAndAcceptHyphens) {
-  EXPECT_EQ(proto::TaskSchedulerName(tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED),
-            "gradient");
-  EXPECT_EQ(*proto::ParseTaskScheduler("round-robin"),
+  EXPECT_EQ(
+      contract::TaskSchedulerName(tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED),
+      "gradient");
+  EXPECT_EQ(*contract::ParseTaskScheduler("round-robin"),
             tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN);
-  EXPECT_EQ(*proto::ParseTaskScheduler("round_robin"),
+  EXPECT_EQ(*contract::ParseTaskScheduler("round_robin"),
             tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN);
-  EXPECT_EQ(proto::ParseTaskScheduler("greedy").status().code(),
+  EXPECT_EQ(contract::ParseTaskScheduler("greedy").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
