@@ -19,6 +19,7 @@
 #include "server/server.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/standard_services.h"
+#include "tests/support/temp_store.h"
 
 namespace tunefleet {
 namespace {
@@ -38,11 +39,7 @@ class ServerStart : public ::testing::Test {
     return paths_.back();
   }
   void TearDown() override {
-    for (const std::string& path : paths_) {
-      for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
-        std::filesystem::remove(path + suffix);
-      }
-    }
+    for (const std::string& path : paths_) testing::RemoveDatabaseFiles(path);
   }
 
  private:

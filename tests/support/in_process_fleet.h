@@ -27,6 +27,7 @@
 #include "measure/measurer.h"
 #include "opencl/opencl.h"
 #include "server/server.h"
+#include "tests/support/temp_store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::testing {
@@ -134,11 +135,7 @@ class InProcessFleet {
   const std::string& db_path() const { return db_path_; }
 
  private:
-  void RemoveDb() {
-    for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
-      std::filesystem::remove(db_path_ + suffix);
-    }
-  }
+  void RemoveDb() { RemoveDatabaseFiles(db_path_); }
 
   const std::string db_path_;
   std::unique_ptr<server::Server> server_;

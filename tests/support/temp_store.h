@@ -10,11 +10,21 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "gtest/gtest.h"
 #include "store/store.h"
 
 namespace tunefleet::testing {
+
+// Removes a database file and the files SQLite and the store keep beside it
+// (-wal, -shm, -openers); missing files are no error.
+inline void RemoveDatabaseFiles(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
+    std::error_code ignored;
+    std::filesystem::remove(path + suffix, ignored);
+  }
+}
 
 class TempStore {
  public:
@@ -43,11 +53,7 @@ class TempStore {
   const std::string& path() const { return path_; }
 
  private:
-  void RemoveFiles() {
-    for (const char* suffix : {"", "-wal", "-shm", "-openers"}) {
-      std::filesystem::remove(path_ + suffix);
-    }
-  }
+  void RemoveFiles() { RemoveDatabaseFiles(path_); }
 
   std::string path_;
   std::unique_ptr<store::Store> store_;

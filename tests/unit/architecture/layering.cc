@@ -84,28 +84,6 @@ std::set<std::string> Closure(const std::string& folder,
   return out;
 }
 
-// Calls `on_include(path, line number, included path)` for every quoted
-// include of every source of a library folder.
-void ForEachInclude(const Tree& tree, const Layering& layering,
-                    const std::function<void(const std::string&, int,
-                                             const std::string&)>& on_include) {
-  static const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
-  for (const auto& [path, text] : tree) {
-    const std::string ext = std::filesystem::path(path).extension().string();
-    if ((ext != ".h" && ext != ".cc") || FolderOf(path, layering).empty()) {
-      continue;
-    }
-    std::istringstream in(text);
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      std::smatch m;
-      if (std::regex_search(line, m, include)) {
-        on_include(path, number, m[1].str());
-      }
-    }
-  }
-}
-
 }  // namespace
 
 Tree ReadTree(const std::filesystem::path& root) {
@@ -204,30 +182,34 @@ std::vector<std::string> Cycles(const Layering& layering) {
   return cycles;
 }
 
-std::vector<std::string> IncludeViolations(const Tree& tree,
-                                           const Layering& layering) {
-  std::vector<std::string> violations;
-  ForEachInclude(
-      tree, layering,
-      [&](const std::string& path, int line, const std::string& header) {
-        const std::string used = FolderOf(header, layering);
-        const std::string folder = FolderOf(path, layering);
-        if (used.empty() || Closure(folder, layering).count(used)) {
-          return;
-        }
-        violations.push_back(path + ":" + std::to_string(line) + " (" + folder +
-                             ") includes " + header + " (" + used + ")");
-      });
-  return violations;
-}
-
-int CountLibraryIncludes(const Tree& tree, const Layering& layering) {
-  int count = 0;
-  ForEachInclude(tree, layering,
-                 [&](const std::string&, int, const std::string& header) {
-                   if (!FolderOf(header, layering).empty()) ++count;
-                 });
-  return count;
+IncludeCheck CheckIncludes(const Tree& tree, const Layering& layering) {
+  static const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  IncludeCheck check;
+  std::map<std::string, std::set<std::string>> closures;  // by folder
+  for (const auto& [path, text] : tree) {
+    const std::string ext = std::filesystem::path(path).extension().string();
+    const std::string folder = FolderOf(path, layering);
+    if ((ext != ".h" && ext != ".cc") || folder.empty()) continue;
+    auto closure = closures.find(folder);
+    if (closure == closures.end()) {
+      closure = closures.emplace(folder, Closure(folder, layering)).first;
+    }
+    std::istringstream in(text);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      const std::string header = m[1].str();
+      const std::string used = FolderOf(header, layering);
+      if (used.empty()) continue;  // third-party
+      ++check.checked;
+      if (closure->second.count(used)) continue;
+      check.violations.push_back(path + ":" + std::to_string(number) + " (" +
+                                 folder + ") includes " + header + " (" + used +
+                                 ")");
+    }
+  }
+  return check;
 }
 
 std::vector<TableRow> ArchitectureTable(const std::string& markdown) {

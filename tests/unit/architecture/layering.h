@@ -9,7 +9,7 @@
 //   cmake/Components.cmake --folders--> Layering <--links--
 //   <folder>/CMakeLists.txt
 //                                         |
-//          sources (.h, .cc) --includes-->+--> Cycles(), IncludeViolations()
+//          sources (.h, .cc) --includes-->+--> Cycles(), CheckIncludes()
 #ifndef TUNEFLEET_TESTS_UNIT_ARCHITECTURE_LAYERING_H_
 #define TUNEFLEET_TESTS_UNIT_ARCHITECTURE_LAYERING_H_
 
@@ -51,16 +51,17 @@ Layering ReadLayering(const Tree& tree);
 // folders are layered.
 std::vector<std::string> Cycles(const Layering& layering);
 
-// Every include of a library folder's header from a file of a folder that
-// neither is it nor uses it (directly or not), as
+// The includes of every source of a library folder, checked: an include of
+// a library folder's header from a file of a folder that neither is it nor
+// uses it (directly or not) is a violation, as
 // "path:line (folder) includes header (folder)". Headers outside the
 // library folders (third-party) are not checked; generated contract
 // headers (tunefleet/v1/) belong to proto.
-std::vector<std::string> IncludeViolations(const Tree& tree,
-                                           const Layering& layering);
-
-// How many includes of library headers IncludeViolations looked at.
-int CountLibraryIncludes(const Tree& tree, const Layering& layering);
+struct IncludeCheck {
+  int checked = 0;  // includes of library headers looked at
+  std::vector<std::string> violations;
+};
+IncludeCheck CheckIncludes(const Tree& tree, const Layering& layering);
 
 // One row of docs/ARCHITECTURE.md's table of folders:
 // | level | `folder/` | libraries | what it holds | uses |
