@@ -45,6 +45,35 @@ absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
                      *std::move(source),   std::nullopt};
 }
 
+// Makes `c` run the fastest naive reference kernel measured on `key` for
+// its workload, of any generated template that accepts the workload, where
+// one measured faster than what `c` runs now. A task whose every config
+// failed (none fits the kernel's work-group limit, say) leaves no record
+// but still measured its template's reference kernel, which may beat every
+// other template's record: on an H200, a 1x1 convolution of 8 channels to
+// 2 ran 44 us through a vendor library while its conv2d_1x1_gemm
+// reference had measured 5.5 us.
+absl::Status PreferFastestReference(RecordSource& records,
+                                    const std::string& key, EntryChoice& c) {
+  const std::string workload = c.workload.Canonical();
+  for (const templates::KernelTemplate* t : templates::AllTemplates()) {
+    if (t == c.tmpl || t->is_library() || !t->Accepts(c.workload)) continue;
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        std::optional<double> reference,
+        records.ReferenceTime(key, workload, std::string(t->name())));
+    if (!reference.has_value() || *reference <= 0 ||
+        *reference >= c.time_ns()) {
+      continue;
+    }
+    c.tmpl = t;
+    c.reference_ns = reference;
+    c.record.set_template_name(std::string(t->name()));
+    c.record.set_template_version(t->version());
+    c.source = std::string(t->source());
+  }
+  return absl::OkStatus();
+}
+
 // The entries of `best` (best records of `key`, one per task) on `out`.
 absl::Status Choose(RecordSource& records, const std::string& key,
                     std::vector<tunefleet::v1::TuningRecord> best,
@@ -72,6 +101,9 @@ absl::Status Choose(RecordSource& records, const std::string& key,
     } else if (c.time_ns() < it->second.time_ns()) {
       it->second = std::move(c);
     }
+  }
+  for (auto& [workload, c] : out.entries) {
+    TUNEFLEET_RETURN_IF_ERROR(PreferFastestReference(records, key, c));
   }
   return absl::OkStatus();
 }

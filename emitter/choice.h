@@ -1,8 +1,9 @@
 // What runs each workload on a device key, as the emitted kernel table
 // (emitter.h) and the model plan (plan_builder/) choose it: per workload,
-// the fastest of every template's best record, their naive reference
-// kernels (where one measured faster than the template's best config) and
-// library templates' calls.
+// the fastest of every template's best record, library templates' calls
+// and the naive reference kernels measured for the workload (of every
+// generated template that accepts it, a template whose configs all failed
+// included).
 #ifndef TUNEFLEET_EMITTER_CHOICE_H_
 #define TUNEFLEET_EMITTER_CHOICE_H_
 
@@ -20,8 +21,10 @@
 
 namespace tunefleet::emitter {
 
-// The entry of one workload: a template's best record, or that template's
-// naive reference kernel when it measured faster.
+// The entry of one workload: a template's best record, or a naive
+// reference kernel when one measured faster (`tmpl` is then the reference's
+// template, and `record` the best record with that template's name and
+// version).
 struct EntryChoice {
   tunefleet::v1::TuningRecord record;
   const templates::KernelTemplate* tmpl = nullptr;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "emitter/choice.h"
 #include "emitter/emitter.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
@@ -132,6 +133,42 @@ TEST_F(EmitChoice, TheNaiveKernelWinsOverBothWhenItMeasuredFastest) {
   EXPECT_EQ(summary->reference_entries, 1);
   EXPECT_EQ(summary->library_entries, 0);
   EXPECT_EQ(File("CMakeLists.txt").find("clblast"), std::string::npos);
+}
+
+// A template whose every config failed leaves no record, but its naive
+// reference kernel was measured: when that beats the other templates'
+// records, the entry runs it.
+TEST_F(EmitChoice, AReferenceOfATemplateWithoutRecordsWinsWhenFastest) {
+  Record("dense_gemm", kGenerated, 2000, 900, "", Measurement::INVALID_CONFIG);
+  Record("clblast_dense", "SWAP=0", 1500);
+  StoreRecords records(store_);
+  auto choices = ChooseEntries(records, "dev");
+  ASSERT_TRUE(choices.ok()) << choices.status();
+  ASSERT_EQ(choices->entries.size(), 1u);
+  const EntryChoice& c = choices->entries.begin()->second;
+  EXPECT_TRUE(c.runs_reference());
+  EXPECT_EQ(c.tmpl->name(), "dense_gemm");
+  EXPECT_EQ(c.record.template_name(), "dense_gemm");
+  EXPECT_DOUBLE_EQ(c.time_ns(), 900);
+  auto summary = Emit();
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->reference_entries, 1);
+  EXPECT_EQ(summary->library_entries, 0);
+  EXPECT_EQ(File("CMakeLists.txt").find("clblast"), std::string::npos);
+}
+
+// ... and a slower reference of such a template leaves the record be.
+TEST_F(EmitChoice, ASlowerReferenceOfATemplateWithoutRecordsIsNotChosen) {
+  Record("dense_gemm", kGenerated, 2000, 3000, "", Measurement::INVALID_CONFIG);
+  Record("clblast_dense", "SWAP=0", 1500);
+  StoreRecords records(store_);
+  auto choices = ChooseEntries(records, "dev");
+  ASSERT_TRUE(choices.ok()) << choices.status();
+  ASSERT_EQ(choices->entries.size(), 1u);
+  const EntryChoice& c = choices->entries.begin()->second;
+  EXPECT_FALSE(c.runs_reference());
+  EXPECT_EQ(c.tmpl->name(), "clblast_dense");
+  EXPECT_DOUBLE_EQ(c.time_ns(), 1500);
 }
 
 // Driver revisions (docs/DRIVER_DRIFT.md): each revision gets the records
