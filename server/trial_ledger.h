@@ -6,25 +6,25 @@
 // States of one trial (QUEUED and LEASED are held by the LeaseScheduler,
 // COMMITTING by the ledger; the others are gone from memory, in the store):
 //
-//        Enqueue, AddAgent, a freed slot (LeaseScheduler::Assign)
-//   +--------+ -----------------------------------------> +--------+
-//   | QUEUED |                                            | LEASED | --+
-//   +--------+ <----------------------------------------- +--------+ <-+
-//     |  ^  ^   (b) lost: ExpireLeases, AgentGone            |     (f)
-//     |  |  |       (attempt < kMaxAttempts)                 |  SOURCE_UNKNOWN:
-//     |  |  |                                                |  resent, same
-//     |  |  +----- (e) commit failed: RequeueLease -----+    |  lease
-//     |  |                                              |    | (a) Receive
-//     |  +-- (b) lost while committing -----------+     |    v
-//     |                                           |   +------------+
-//     +---- (a) Receive: a late result for ------>+-- | COMMITTING |
-//           a requeued trial (its queued copy)        +------------+
-//                                                         | (c) committed
-//                                                         v
-//                       (d) lost at attempt          +---------+  OnStored
-//   LEASED -------------- kMaxAttempts -----------> | STORED, | ----------> job
-//     (a DEVICE_LOST row committed; no agent to ack) |  ACKED  |
-//                                                    +---------+
+//       Enqueue, AddAgent, a freed slot (LeaseScheduler::Assign)
+//   +--------+ -------------------------------------> +--------+ --+ (f)
+//   | QUEUED |                                        | LEASED |   |
+//   +--------+ <-- (b) lost: ExpireLeases, AgentGone  +--------+ <-+
+//     |    ^       (attempt < kMaxAttempts)                |
+//     |    |                                               | (a) Receive
+//     |    +------ (e) commit failed: RequeueLease ---+    v
+//     |                                               +------------+
+//     +---- (a) Receive: a late result for a -------> | COMMITTING |
+//           requeued trial (its queued copy)          +------------+
+//                                                            | (c) committed
+//                                                            v
+//   LEASED -- (d) lost at attempt kMaxAttempts: ----> +-----------+ OnStored
+//             a DEVICE_LOST row committed, no ack     |  STORED   | -----> job
+//                                                     | (& ACKED) |
+//                                                     +-----------+
+//
+// A lease lost while its result is COMMITTING is requeued as in (b); the
+// commit's (c) then ends the queued copy (or (e) the new lease).
 //
 // The transitions (`lost` counted in ServerMetrics::LeasesLost here and
 // nowhere else, once per trial):
