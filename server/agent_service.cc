@@ -251,12 +251,16 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
 
 void AgentServiceImpl::Route(const tunefleet::v1::AgentMessage& message,
                              AgentSession& session) {
+  // A result the ledger refuses (stale, repeated) is dropped: the agent
+  // gets no answer either way.
   if (message.has_measurement()) {
-    RouteResult(message.measurement(), session);
+    (void)ledger_->Receive(message.measurement(), session.id(),
+                           session.device().driver_version());
   } else if (message.has_measurements()) {
     for (const tunefleet::v1::Measurement& m :
          message.measurements().measurements()) {
-      RouteResult(m, session);
+      (void)ledger_->Receive(m, session.id(),
+                             session.device().driver_version());
     }
   } else if (message.has_model_result()) {
     if (model_runs_ != nullptr) {
@@ -266,46 +270,9 @@ void AgentServiceImpl::Route(const tunefleet::v1::AgentMessage& message,
   // Heartbeats: liveness only (the stream touched the session).
 }
 
-void AgentServiceImpl::RouteResult(const tunefleet::v1::Measurement& m,
-                                   AgentSession& session) {
-  const int64_t trial_id = m.trial_id();
-  if (m.error() == tunefleet::v1::Measurement::SOURCE_UNKNOWN) {
-    // Not a measurement: the agent lacks a source sent earlier by hash.
-    scheduler_->ResendWithSources(trial_id, session.id());
-    return;
-  }
-  std::optional<ResultOf> of = scheduler_->ResultJob(trial_id);
-  if (!of) return;  // stale or repeated: already requeued or done
-  of->lease.driver_version = session.device().driver_version();
-  // The result is acknowledged -- its lease ended and the agent given more
-  // work -- only once it is in the store (with the lease that measured
-  // it); one that cannot be stored is measured again.
-  jobs_->OnResult(
-      of->job_id, trial_id, m,
-      [scheduler = scheduler_, jobs = jobs_, metrics = metrics_,
-       trial_id](absl::Status stored) {
-        if (stored.ok()) {
-          scheduler->EndLease(trial_id);
-          return;
-        }
-        const LostLeases lost = scheduler->RequeueLease(trial_id);
-        if (metrics != nullptr) {
-          metrics->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
-                              static_cast<int64_t>(lost.abandoned.size()));
-        }
-        jobs->OnLostLeases(lost);
-      },
-      std::move(of->lease));
-}
-
 void AgentServiceImpl::Disconnected(const std::string& agent_id) {
-  const LostLeases lost = scheduler_->RemoveAgent(agent_id);
+  const LostLeases lost = ledger_->AgentGone(agent_id);
   if (model_runs_ != nullptr) model_runs_->OnAgentGone(agent_id);
-  if (metrics_ != nullptr) {
-    metrics_->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
-                         static_cast<int64_t>(lost.abandoned.size()));
-  }
-  jobs_->OnLostLeases(lost);
   if (verbose_) {
     std::fprintf(stderr,
                  "[server] %s disconnected; %zu trial(s) requeued, %zu given "

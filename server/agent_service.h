@@ -14,12 +14,12 @@
 
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
-#include "metrics/server_metrics.h"
 #include "server/agent_session.h"
 #include "server/job_manager.h"
 #include "server/lease_scheduler.h"
 #include "server/model_run_service.h"
 #include "server/revalidation.h"
+#include "server/trial_ledger.h"
 #include "store/store.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
@@ -30,25 +30,24 @@ using AgentReactor = grpc::ServerBidiReactor<tunefleet::v1::AgentMessage,
 
 // Thread-safe: gRPC runs each stream's reactions on its callback threads.
 // Times (when an agent was last heard from) come from the scheduler's
-// clock. `store`, `scheduler`, `jobs` and `metrics` (may be null) must
-// outlive the gRPC server.
+// clock. `store`, `scheduler`, `jobs` and `ledger` must outlive the gRPC
+// server.
 class AgentServiceImpl final
     : public tunefleet::v1::AgentService::CallbackService {
  public:
   AgentServiceImpl(store::Store* store, LeaseScheduler* scheduler,
-                   JobManager* jobs, bool verbose,
-                   int64_t heartbeat_interval_ms,
-                   metrics::ServerMetrics* metrics = nullptr)
+                   JobManager* jobs, TrialLedger* ledger, bool verbose,
+                   int64_t heartbeat_interval_ms)
       : store_(store),
         scheduler_(scheduler),
         jobs_(jobs),
-        metrics_(metrics),
+        ledger_(ledger),
         verbose_(verbose),
         heartbeat_interval_ms_(heartbeat_interval_ms) {}
 
   // Expects Hello first (else INVALID_ARGUMENT), registers the agent, then
-  // routes its results until the stream ends; its leases are requeued then
-  // (counted in metrics as lost leases). The reactor deletes itself when
+  // hands its results to the ledger until the stream ends; its leases are
+  // lost then (TrialLedger::AgentGone). The reactor deletes itself when
   // gRPC is done with the call.
   AgentReactor* Connect(grpc::CallbackServerContext* context) override;
   // Where the agents' model-run results and disconnects go (may stay
@@ -79,20 +78,19 @@ class AgentServiceImpl final
   // store).
   absl::Status Admit(const tunefleet::v1::AgentMessage& first,
                      const std::function<void()>& join);
-  // Routes one message of a registered agent: a result is handed to its
-  // job (acknowledged once stored), a heartbeat only proves it alive.
-  // A MeasurementBatch is routed result by result.
+  // Routes one message of a registered agent: a result goes to the ledger
+  // (TrialLedger::Receive: stored, then acknowledged), a model run's result
+  // to the model runs, a heartbeat only proves it alive. A
+  // MeasurementBatch is routed result by result.
   void Route(const tunefleet::v1::AgentMessage& message, AgentSession& session);
-  // One result: stored through its job, or, for SOURCE_UNKNOWN, the trial
-  // resent to the agent with its sources in full.
-  void RouteResult(const tunefleet::v1::Measurement& m, AgentSession& session);
-  // The agent's stream ended: closes its session, requeues its leases.
+  // The agent's stream ended: its leases are lost (TrialLedger::AgentGone),
+  // its model runs told.
   void Disconnected(const std::string& agent_id);
 
   store::Store* store_;
   LeaseScheduler* scheduler_;
   JobManager* jobs_;
-  metrics::ServerMetrics* metrics_;
+  TrialLedger* ledger_;
   ModelRunRouter* model_runs_ = nullptr;
   bool verbose_;
   int64_t heartbeat_interval_ms_;  // asked of agents in Welcome

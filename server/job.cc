@@ -16,8 +16,7 @@ using tunefleet::v1::Measurement;
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
          std::unique_ptr<search::SearchSpace> space, store::Store* store,
-         LeaseScheduler* scheduler, const base::Clock& clock, JobResume resume,
-         store::TrialWriter* writer)
+         LeaseScheduler* scheduler, const base::Clock& clock, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
       device_(std::move(device)),
@@ -25,7 +24,6 @@ Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       space_size_(space_->valid_size()),
       store_(store),
       scheduler_(scheduler),
-      writer_(writer),
       clock_(clock),
       resume_(std::move(resume)) {
   budget_ = spec_.budget;
@@ -102,45 +100,16 @@ void Job::OnReference(const Measurement& m) {
   Changed();
 }
 
-void Job::OnResult(int64_t trial_id, const Measurement& m, Stored stored,
-                   store::TrialLease lease) {
-  if (trial_id == reference_trial_id()) {
-    OnReference(m);
-    if (stored) stored(absl::OkStatus());
-    return;
-  }
-  double time_ns = 0, gflops = 0;
+ResultRow Job::Row(const Measurement& m) const {
+  ResultRow row{m, 0, 0};
   if (m.error() == Measurement::OK) {
-    time_ns = trial::MedianNs(m.times_ns());
+    // (TrialLedger checked that an OK result has a median time > 0.)
+    row.time_ns = trial::MedianNs(m.times_ns());
     // FLOPs per ns is GFLOP/s.
-    gflops = time_ns > 0 ? spec_.tmpl->Flops(spec_.workload) / time_ns : 0;
+    row.gflops =
+        row.time_ns > 0 ? spec_.tmpl->Flops(spec_.workload) / row.time_ns : 0;
   }
-  Measurement record = m;
-  if (m.error() == Measurement::OK && time_ns <= 0) {
-    record.set_error(Measurement::RUNTIME_ERROR);
-    record.set_error_message("agent reported OK without kernel times");
-  }
-  const Measurement::Error error = record.error();
-  auto committed = [this, trial_id, error, time_ns, stored = std::move(stored)](
-                       absl::StatusOr<bool> fresh) mutable {
-    // The acknowledgement (the lease ended) comes before the job counts
-    // the result, so a job seen done has no trial still in flight.
-    if (stored) stored(fresh.status());
-    if (!fresh.ok()) {
-      std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
-                   static_cast<long long>(id_),
-                   static_cast<long long>(trial_id),
-                   std::string(fresh.status().message()).c_str());
-    } else {
-      OnStored(trial_id, error, time_ns, *fresh);
-    }
-  };
-  if (writer_ != nullptr) {
-    writer_->Complete(trial_id, std::move(record), time_ns, gflops,
-                      std::move(committed), std::move(lease));
-    return;
-  }
-  committed(store_->CompleteTrial(trial_id, record, time_ns, gflops, lease));
+  return row;
 }
 
 void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,
@@ -443,7 +412,7 @@ absl::Status Job::Dispatch(const std::vector<uint64_t>& indices) {
     }
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
                                store_->InsertTrials(id_, rows));
-    // Built outside the job's lock: results (OnResult) need it meanwhile.
+    // Built outside the job's lock: results (OnStored) need it meanwhile.
     std::vector<QueuedTrial> queued;
     queued.reserve(ids.size());
     for (size_t t = 0; t < ids.size(); ++t) {

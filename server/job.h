@@ -1,9 +1,9 @@
 // One tuning job: a search strategy over the task's space, run as steps on
 // the server's job executor (tracked_job.h). Each step takes the results
 // that arrived, proposes configs, writes their trial rows and queues them
-// on the scheduler; results (written each in one transaction, or by the
-// group commit) wake the next step. It publishes progress until the trial
-// budget is spent, the space runs out, or it is cancelled.
+// on the scheduler; stored results (the TrialLedger writes them, then
+// hands them in: OnStored) wake the next step. It publishes progress until the
+// trial budget is spent, the space runs out, or it is cancelled.
 #ifndef TUNEFLEET_SERVER_JOB_H_
 #define TUNEFLEET_SERVER_JOB_H_
 
@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/time.h"
@@ -20,8 +19,8 @@
 #include "search_space/space.h"
 #include "server/lease_scheduler.h"
 #include "server/tracked_job.h"
+#include "server/trial_ledger.h"
 #include "store/store.h"
-#include "store/trial_writer.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -59,26 +58,21 @@ struct JobResume {
   bool reference_measured = false;
 };
 
-// Thread-safe: OnResult() comes from agent streams, Progress() and
-// WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
+// Thread-safe: OnStored() comes from agent streams and the writer, Progress()
+// and WaitForUpdate() from watchers, Cancel() and Interrupt() from anyone.
 // Results, grants and a cancel wake its next step; while it waits for
 // agents (budget left, no room on the fleet) or has a deadline, a step
 // also runs every 200 ms of real time, checking the deadline against
 // `clock`.
 class Job : public TrackedJob {
  public:
-  // Called once a result is in the store (OK; also for a repeated result,
-  // which the store keeps as it was) or could not be stored (the error).
-  using Stored = absl::AnyInvocable<void(absl::Status)>;
-
   // The job ends at spec.deadline_ms (Unix ms of `clock`; 0: never).
-  // `store`, `scheduler`, `clock` and `writer` must outlive the job. With a
-  // `writer`, results are stored by its group commit; without, each in its
-  // own transaction on the caller's thread.
+  // `store`, `scheduler` and `clock` must outlive the job. Its results are
+  // written by the TrialLedger, not by the job.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
       std::unique_ptr<search::SearchSpace> space, store::Store* store,
       LeaseScheduler* scheduler, const base::Clock& clock,
-      JobResume resume = {}, store::TrialWriter* writer = nullptr);
+      JobResume resume = {});
   ~Job() override;
 
   int64_t id() const override { return id_; }
@@ -100,12 +94,18 @@ class Job : public TrackedJob {
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
 
-  // A result for one of this job's trials, written to the store here with
-  // the lease that measured it (`lease`: agent, attempt, lease time); the
-  // job counts it only once stored, then `stored` (if set) runs -- on the
-  // writer's thread with a writer, else before OnResult returns.
-  void OnResult(int64_t trial_id, const tunefleet::v1::Measurement& m,
-                Stored stored = nullptr, store::TrialLease lease = {});
+  // The row to store for a result (already checked, where it entered:
+  // TrialLedger) of one of this job's trials: its median time and GFLOP/s
+  // (the template's FLOPs per ns) when OK. The TrialLedger writes it and
+  // hands the job what was stored (OnStored).
+  ResultRow Row(const tunefleet::v1::Measurement& m) const;
+  // A result the store took (TrialLedger): queues it for the job's next
+  // step when `fresh` (a repeated result counts once), and wakes it.
+  void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
+                double time_ns, bool fresh);
+  // The job's reference run's result (reference_trial_id()): its time
+  // stored as the job's reference (best effort) when OK, else logged.
+  void OnReference(const tunefleet::v1::Measurement& m);
 
  private:
   // A stored result waiting for the job's next step.
@@ -150,11 +150,6 @@ class Job : public TrackedJob {
   // True (and the reason in the progress message) once early_stop trials
   // passed without improvement.
   bool StoppedEarly(int64_t done);
-  void OnReference(const tunefleet::v1::Measurement& m);
-  // A result the store took: queues it for the job's next step when
-  // `fresh`, and wakes it.
-  void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
-                double time_ns, bool fresh);
   // Writes trial rows for these configs and queues them, kDispatchChunk at
   // a time: agents start on the first chunk while the next is written.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
@@ -179,7 +174,6 @@ class Job : public TrackedJob {
   std::unique_ptr<const trial::MeasureRequestBuilder> requests_;
   store::Store* const store_;
   LeaseScheduler* const scheduler_;
-  store::TrialWriter* const writer_;  // may be null
   const base::Clock& clock_;
   JobResume resume_;  // consumed by Replay()
   // The steps' own state (one step at a time: no lock).

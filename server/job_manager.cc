@@ -47,12 +47,10 @@ int ExecutorThreads(const JobLimits& limits) {
 }  // namespace
 
 JobManager::JobManager(store::Store* store, LeaseScheduler* scheduler,
-                       const base::Clock& clock, store::TrialWriter* writer,
-                       JobLimits limits)
+                       const base::Clock& clock, JobLimits limits)
     : store_(store),
       scheduler_(scheduler),
       clock_(clock),
-      writer_(writer),
       limits_(limits),
       executor_(std::make_unique<JobExecutor>(ExecutorThreads(limits))) {}
 
@@ -258,8 +256,7 @@ std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
                                         JobResume resume, bool task) {
   auto job = std::make_shared<Job>(
       id, std::move(prepared.spec), std::move(prepared.device),
-      std::move(prepared.space), store_, scheduler_, clock_, std::move(resume),
-      writer_);
+      std::move(prepared.space), store_, scheduler_, clock_, std::move(resume));
   {
     absl::MutexLock lock(&mu_);
     jobs_[id] = job;
@@ -415,41 +412,29 @@ std::shared_ptr<TrackedJob> JobManager::FindTracked(int64_t job_id) {
   return it == jobs_.end() ? nullptr : it->second;
 }
 
-void JobManager::OnResult(int64_t job_id, int64_t trial_id,
-                          const tunefleet::v1::Measurement& measurement,
-                          Job::Stored stored, store::TrialLease lease) {
+std::optional<ResultRow> JobManager::RowFor(
+    int64_t job_id, int64_t /*trial_id*/, const tunefleet::v1::Measurement& m) {
   std::shared_ptr<Job> job = Find(job_id);
-  if (job == nullptr) {
-    if (stored) stored(absl::OkStatus());
-    return;
-  }
-  // An agent's result is input like any other: a malformed one (NaN or
-  // negative times, an unknown error code) is recorded as RUNTIME_ERROR.
-  // The callback holds the job until the store has answered.
-  Job* target = job.get();
-  target->OnResult(
-      trial_id, validation::CheckedMeasurement(measurement),
-      [job = std::move(job),
-       stored = std::move(stored)](absl::Status s) mutable {
-        if (stored) stored(std::move(s));
-      },
-      std::move(lease));
+  if (job == nullptr) return std::nullopt;
+  return job->Row(m);
 }
 
-void JobManager::OnLostLeases(const LostLeases& lost) {
-  for (const QueuedTrial& t : lost.requeued) {
-    if (std::shared_ptr<Job> job = Find(t.job_id)) job->CountRequeued();
+void JobManager::OnReference(int64_t job_id, int64_t trial_id,
+                             const tunefleet::v1::Measurement& m) {
+  std::shared_ptr<Job> job = Find(job_id);
+  if (job != nullptr && trial_id == job->reference_trial_id()) {
+    job->OnReference(m);
   }
-  for (const QueuedTrial& t : lost.abandoned) {
-    tunefleet::v1::Measurement m;
-    m.set_error(tunefleet::v1::Measurement::DEVICE_LOST);
-    m.set_error_message(
-        absl::StrCat("the agents measuring this trial were "
-                     "lost ",
-                     t.attempt, " times; given up"));
-    OnResult(t.job_id, t.trial_id, m, nullptr,
-             store::TrialLease{t.agent, t.attempt, t.leased_ms});
+}
+
+void JobManager::OnStored(const StoredResult& result) {
+  if (std::shared_ptr<Job> job = Find(result.job_id)) {
+    job->OnStored(result.trial_id, result.error, result.time_ns, result.fresh);
   }
+}
+
+void JobManager::OnRequeued(int64_t job_id, int64_t /*trial_id*/) {
+  if (std::shared_ptr<Job> job = Find(job_id)) job->CountRequeued();
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {

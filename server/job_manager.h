@@ -18,6 +18,7 @@
 #include "server/lease_scheduler.h"
 #include "server/model_job.h"
 #include "server/model_measure.h"
+#include "server/trial_ledger.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
 #include "validation/validation.h"
@@ -73,14 +74,14 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
 // manager. Every job runs on the manager's executor (limits.job_threads
 // threads); a job that ended leaves the manager (its final progress is
 // kept, see JobLimits), and its memory is given back.
-class JobManager {
+class JobManager : public TrialJobs {
  public:
-  // With a `writer` (it must outlive the manager), jobs store results by
-  // its group commit.
+  // Results reach the jobs through a TrialLedger (server/trial_ledger.h),
+  // which stores them first.
   JobManager(store::Store* store, LeaseScheduler* scheduler,
              const base::Clock& clock = base::RealClock(),
-             store::TrialWriter* writer = nullptr, JobLimits limits = {});
-  ~JobManager();
+             JobLimits limits = {});
+  ~JobManager() override;
 
   const JobLimits& limits() const { return limits_; }
   // How model jobs run their tuned plan end to end once their budget is
@@ -141,16 +142,18 @@ class JobManager {
   // Live jobs and model jobs now (tasks of model jobs not counted).
   int active_jobs();
 
-  // Routes an agent's result to its job, through CheckedMeasurement();
-  // `stored` (if set) runs once the result is in the store or could not be
-  // stored (Job::OnResult), at once (OK) when the job is not live. `lease`:
-  // the lease that measured it (LeaseScheduler::ResultJob), stored with it.
-  void OnResult(int64_t job_id, int64_t trial_id,
-                const tunefleet::v1::Measurement& measurement,
-                Job::Stored stored = nullptr, store::TrialLease lease = {});
-  // Tells jobs about leases their agents lost: requeued trials are
-  // counted, abandoned ones end as DEVICE_LOST.
-  void OnLostLeases(const LostLeases& lost);
+  // TrialJobs: what the TrialLedger asks of the live jobs (a model job's
+  // tasks included); a job not live takes nothing.
+  // The row of a result of a live job (Job::Row); nullopt when not live.
+  std::optional<ResultRow> RowFor(int64_t job_id, int64_t trial_id,
+                                  const tunefleet::v1::Measurement& m) override;
+  // Job::OnReference, when `trial_id` is the live job's reference run.
+  void OnReference(int64_t job_id, int64_t trial_id,
+                   const tunefleet::v1::Measurement& m) override;
+  // Job::OnStored.
+  void OnStored(const StoredResult& result) override;
+  // Job::CountRequeued.
+  void OnRequeued(int64_t job_id, int64_t trial_id) override;
 
   // Cancels one job or model job. NOT_FOUND for an unknown id,
   // FAILED_PRECONDITION for a job already ended. Returns its progress after the
@@ -237,7 +240,6 @@ class JobManager {
   store::Store* const store_;
   LeaseScheduler* const scheduler_;
   const base::Clock& clock_;
-  store::TrialWriter* const writer_;  // may be null
   const JobLimits limits_;
   ModelRunFn model_run_;
   absl::Mutex mu_;

@@ -227,6 +227,15 @@ bool LeaseScheduler::ResendWithSources(int64_t trial_id,
   return true;
 }
 
+LeaseScheduler::Holding LeaseScheduler::Where(int64_t trial_id) {
+  absl::MutexLock lock(&mu_);
+  if (leases_.count(trial_id) > 0) return Holding::kLeased;
+  for (const auto& [key, queue] : queues_) {
+    if (queue.Find(trial_id) != nullptr) return Holding::kQueued;
+  }
+  return Holding::kNone;
+}
+
 void LeaseScheduler::CancelJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
   for (auto& [key, queue] : queues_) queue.EraseJob(job_id);

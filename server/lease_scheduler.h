@@ -134,6 +134,11 @@ class LeaseScheduler {
   // no lost lease). false when `agent_id` does not hold that lease (a
   // stale answer): nothing is sent.
   bool ResendWithSources(int64_t trial_id, const std::string& agent_id);
+  // Where a trial is now: held by an agent, waiting in a queue (new, or
+  // after a lost lease), or neither (never queued, ended, cancelled or
+  // given up).
+  enum class Holding { kNone, kQueued, kLeased };
+  Holding Where(int64_t trial_id);
   // Drops a job's queued trials; its leased ones finish normally.
   void CancelJob(int64_t job_id);
   // Writes the attempt count of every lease held now to its trial row (as

@@ -88,9 +88,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->trial_writer_ = std::make_unique<store::TrialWriter>(s->store_.get());
   s->scheduler_ = std::make_unique<LeaseScheduler>(
       s->store_.get(), clock, s->trial_writer_.get(), options.write_leases);
-  s->jobs_ =
-      std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(), clock,
-                                   s->trial_writer_.get(), options.limits);
+  s->jobs_ = std::make_unique<JobManager>(s->store_.get(), s->scheduler_.get(),
+                                          clock, options.limits);
   s->tuning_service_ = std::make_unique<TuningServiceImpl>(
       s->store_.get(), s->scheduler_.get(), s->jobs_.get(),
       options.max_watch_streams);
@@ -100,9 +99,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
        db_path = options.db_path] {
         return metrics::CollectSnapshot(*store, *scheduler, db_path);
       });
+  s->ledger_ = std::make_unique<TrialLedger>(
+      s->scheduler_.get(), s->jobs_.get(), s->store_.get(),
+      s->trial_writer_.get(), s->metrics_.get());
   s->agent_service_ = std::make_unique<AgentServiceImpl>(
-      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), options.verbose,
-      options.heartbeat_interval_ms, s->metrics_.get());
+      s->store_.get(), s->scheduler_.get(), s->jobs_.get(), s->ledger_.get(),
+      options.verbose, options.heartbeat_interval_ms);
   s->model_runs_ = std::make_unique<ModelRunRouter>(s->scheduler_.get());
   s->agent_service_->set_model_runs(s->model_runs_.get());
   s->jobs_->SetModelRunner(
@@ -222,10 +224,7 @@ void Server::Reap(int64_t silent_ms) {
     }
     agent->Disconnect();
   }
-  const LostLeases lost = scheduler_->ExpireLeases();
-  metrics_->LeasesLost(static_cast<int64_t>(lost.requeued.size()),
-                       static_cast<int64_t>(lost.abandoned.size()));
-  jobs_->OnLostLeases(lost);
+  ledger_->ExpireLeases();
 }
 
 absl::Status Server::CheckPorts() const {
@@ -254,6 +253,7 @@ Server::~Server() {
     authorized_tuning_service_.reset();
     authorized_agent_service_.reset();
     authorizer_.reset();
+    ledger_.reset();
     metrics_.reset();
     tuning_service_.reset();
     agent_service_.reset();
@@ -298,7 +298,7 @@ void Server::Shutdown() {
                            std::chrono::milliseconds(500));
   }
   // Results still queued are written (and their callbacks run) while the
-  // scheduler and jobs they reach are alive.
+  // ledger, scheduler and jobs they reach are alive.
   if (trial_writer_) trial_writer_->Stop();
   absl::MutexLock lock(&mu_);
   shutdown_complete_ = true;

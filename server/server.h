@@ -1,6 +1,6 @@
-// tunefleet-server assembled: the store, scheduler, job manager and both
-// gRPC services on one listening port, behind token authentication and,
-// optionally, TLS (auth/).
+// tunefleet-server assembled: the store, scheduler, job manager, trial
+// ledger and both gRPC services on one listening port, behind token
+// authentication and, optionally, TLS (auth/).
 #ifndef TUNEFLEET_SERVER_SERVER_H_
 #define TUNEFLEET_SERVER_SERVER_H_
 
@@ -23,6 +23,7 @@
 #include "server/job_manager.h"
 #include "server/lease_scheduler.h"
 #include "server/model_run_service.h"
+#include "server/trial_ledger.h"
 #include "server/tuning_service.h"
 #include "store/owner_lock.h"
 #include "store/store.h"
@@ -119,6 +120,8 @@ class Server {
   JobManager& jobs() { return *jobs_; }
   LeaseScheduler& scheduler() { return *scheduler_; }
   AgentServiceImpl& agent_service() { return *agent_service_; }
+  // Where agents' results are stored and acknowledged, leases lost.
+  TrialLedger& ledger() { return *ledger_; }
   // The server's Prometheus metrics (metrics().Text() is what GET /metrics
   // serves); valid as long as the server object.
   metrics::ServerMetrics& metrics() { return *metrics_; }
@@ -172,6 +175,10 @@ class Server {
   std::unique_ptr<TuningServiceImpl> tuning_service_;
   // Before grpc_server_: its interceptors record into it until it is gone.
   std::unique_ptr<metrics::ServerMetrics> metrics_;
+  // A trial's life from its result to its acknowledgement, and lost
+  // leases (trial_ledger.h); after metrics_ (it counts lost leases there),
+  // reached by agent_service_ and trial_writer_'s callbacks.
+  std::unique_ptr<TrialLedger> ledger_;
   // What gRPC serves: the services above behind the authorizer.
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<AuthorizedAgentService> authorized_agent_service_;

@@ -492,6 +492,14 @@ absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& m,
     return Invalid(absl::StrCat(field, ".times_ns"),
                    "an OK result needs a time > 0");
   }
+  // The time a result is stored and ranked by is the median of its rounds
+  // (trial::MedianNs): an OK one whose median is 0 measured nothing.
+  if (m.error() == tunefleet::v1::Measurement::OK &&
+      trial::MedianNs(m.times_ns()) <= 0) {
+    return Invalid(absl::StrCat(field, ".times_ns"),
+                   "an OK result needs a median time > 0 (most of its "
+                   "rounds reported 0)");
+  }
   if (!std::isfinite(m.pack_ns()) || m.pack_ns() < 0) {
     return Invalid(absl::StrCat(field, ".pack_ns"),
                    absl::StrCat(m.pack_ns(), " is not a finite number >= 0"));

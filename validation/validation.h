@@ -145,7 +145,8 @@ absl::Status ValidateQueryRecordsRequest(
 absl::Status ValidateHello(const tunefleet::v1::Hello& hello);
 
 // A measurement from an agent: a known error code, at most
-// kMaxResultTimes times, each finite and >= 0 (an OK one needs one > 0),
+// kMaxResultTimes times, each finite and >= 0 (an OK one needs one > 0, and
+// a median, trial::MedianNs, > 0),
 // pack_ns finite and >= 0, an error message of at most
 // kMaxErrorMessageBytes. Errors:
 // INVALID_ARGUMENT "<field>.<member>: ...".
@@ -153,8 +154,8 @@ absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& measurement,
                                  absl::string_view field);
 // The measurement to record: the agent's own when ValidateMeasurement()
 // passes, else a RUNTIME_ERROR saying why, without times (so that a broken
-// or hostile agent can neither crash the job nor win it). JobManager runs
-// every result through it.
+// or hostile agent can neither crash the job nor win it). The server's
+// TrialLedger runs every result through it, where the result enters.
 tunefleet::v1::Measurement CheckedMeasurement(
     const tunefleet::v1::Measurement& measurement);
 

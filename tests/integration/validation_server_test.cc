@@ -328,7 +328,7 @@ TEST_F(ValidationServer, AnAgentsMalformedResultIsRecordedAsRuntimeError) {
   bad.add_times_ns(std::numeric_limits<double>::quiet_NaN());
   // Results are stored by the server's group commit: wait for this one.
   absl::Notification stored;
-  server_->jobs().OnResult(out.job_id(), trials->front(), bad,
+  server_->ledger().Commit(out.job_id(), trials->front(), bad, {},
                            [&stored](absl::Status) { stored.Notify(); });
   ASSERT_TRUE(stored.WaitForNotificationWithTimeout(absl::Seconds(60)));
   store::RecordFilter f;

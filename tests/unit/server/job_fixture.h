@@ -1,8 +1,9 @@
-// What the server's unit tests of jobs share: a real scheduler, job manager
-// and store on a temporary file, with fake agents (fake_agent.h) answered as
-// AgentServiceImpl routes an agent's results (LeaseScheduler::EndLease, then
-// JobManager::OnResult). Time is a fake clock; tests wait for conditions
-// with generous real-time limits, never for fixed durations.
+// What the server's unit tests of jobs share: a real scheduler, job manager,
+// trial ledger and store on a temporary file, with fake agents
+// (fake_agent.h) whose results are handed to the ledger as AgentServiceImpl
+// hands an agent's (TrialLedger::Receive: stored, then acknowledged). Time
+// is a fake clock; tests wait for conditions with generous real-time
+// limits, never for fixed durations.
 #ifndef TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
 #define TUNEFLEET_TESTS_UNIT_SERVER_JOB_FIXTURE_H_
 
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "server/job_manager.h"
 #include "server/lease_scheduler.h"
+#include "server/trial_ledger.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/temp_store.h"
@@ -61,27 +63,21 @@ inline Measurement Failed(Measurement::Error error) {
 // The result an agent sends back for one request.
 using AnswerFn = std::function<Measurement(const MeasureRequest&)>;
 
-// Delivers `m` for `request` as the agent service does.
-inline void Deliver(LeaseScheduler& scheduler, JobManager& jobs,
-                    const MeasureRequest& request, Measurement m) {
+// Delivers `m` for `request` as the agent service does (a stale or
+// repeated result is dropped there too).
+inline void Deliver(TrialLedger& ledger, const MeasureRequest& request,
+                    Measurement m) {
   m.set_trial_id(request.trial_id());
-  std::optional<Lease> lease = scheduler.EndLease(request.trial_id());
-  if (lease) {
-    jobs.OnResult(lease->trial.job_id, request.trial_id(), m, nullptr,
-                  store::TrialLease{lease->trial.agent, lease->trial.attempt,
-                                    lease->trial.leased_ms});
-  }
+  (void)ledger.Receive(m, /*agent_id=*/"", /*driver_version=*/"");
 }
 
 // Answers every request `agent` receives on its own thread, until
 // destroyed; records what it answered.
 class Answerer {
  public:
-  Answerer(FakeAgent* agent, LeaseScheduler* scheduler, JobManager* jobs,
-           AnswerFn answer)
+  Answerer(FakeAgent* agent, TrialLedger* ledger, AnswerFn answer)
       : agent_(agent),
-        scheduler_(scheduler),
-        jobs_(jobs),
+        ledger_(ledger),
         answer_(std::move(answer)),
         thread_([this] { Run(); }) {}
   ~Answerer() {
@@ -106,13 +102,12 @@ class Answerer {
         absl::MutexLock lock(&mu_);
         answered_[r->trial_id()] = m;
       }
-      Deliver(*scheduler_, *jobs_, *r, m);
+      Deliver(*ledger_, *r, m);
     }
   }
 
   FakeAgent* const agent_;
-  LeaseScheduler* const scheduler_;
-  JobManager* const jobs_;
+  TrialLedger* const ledger_;
   const AnswerFn answer_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
@@ -155,10 +150,13 @@ class JobManagerTest : public ::testing::Test {
     ASSERT_TRUE(store_->UpsertDevice(kKey, TestDevice()).ok());
     scheduler_ = std::make_unique<LeaseScheduler>(store_, clock_);
     jobs_ = std::make_unique<JobManager>(store_, scheduler_.get(), clock_);
+    ledger_ =
+        std::make_unique<TrialLedger>(scheduler_.get(), jobs_.get(), store_);
   }
 
   void TearDown() override {
     answerers_.clear();
+    ledger_.reset();
     jobs_.reset();
     scheduler_.reset();
   }
@@ -194,10 +192,10 @@ class JobManagerTest : public ::testing::Test {
   }
 
   // Answers what `agent` receives from now on with `answer`, to the
-  // fixture's scheduler and manager.
+  // fixture's ledger.
   Answerer& AnswerAll(FakeAgent& agent, AnswerFn answer) {
-    answerers_.push_back(std::make_unique<Answerer>(
-        &agent, scheduler_.get(), jobs_.get(), std::move(answer)));
+    answerers_.push_back(
+        std::make_unique<Answerer>(&agent, ledger_.get(), std::move(answer)));
     return *answerers_.back();
   }
 
@@ -227,6 +225,7 @@ class JobManagerTest : public ::testing::Test {
   std::vector<std::unique_ptr<FakeAgent>> agents_;
   std::unique_ptr<LeaseScheduler> scheduler_;
   std::unique_ptr<JobManager> jobs_;
+  std::unique_ptr<TrialLedger> ledger_;
   std::vector<std::unique_ptr<Answerer>> answerers_;
 };
 

@@ -1,9 +1,9 @@
 // Jobs run by a JobManager on a real scheduler and a real store on a
 // temporary file, measured by fake agents that answer the requests they
-// receive as AgentServiceImpl routes an agent's results
-// (LeaseScheduler::EndLease, then JobManager::OnResult). Time is a fake clock;
-// the tests wait for conditions with generous real-time limits, never for fixed
-// durations.
+// receive, handed to a TrialLedger as AgentServiceImpl hands an agent's
+// results (TrialLedger::Receive: stored, then acknowledged). Time is a fake
+// clock; the tests wait for conditions with generous real-time limits, never
+// for fixed durations.
 #include "server/job_manager.h"
 
 #include <unistd.h>
@@ -136,7 +136,7 @@ TEST_F(JobManagerTest, JobEndsWhenTheClockPassesItsDeadline) {
   // it sends the next trial.
   const MeasureRequest first = NextRequest(agent);
   clock_.Advance(60 * 1000 - 1);
-  Deliver(*scheduler_, *jobs_, first, Ok(2000));
+  Deliver(*ledger_, first, Ok(2000));
   const MeasureRequest second = NextRequest(agent);
   EXPECT_NE(second.trial_id(), first.trial_id());
   EXPECT_EQ(job->Progress().state(), tunefleet::v1::JOB_STATE_RUNNING);
@@ -185,10 +185,9 @@ TEST_F(JobManagerTest, LeasesOfALostAgentAreRequeuedAndCounted) {
   const MeasureRequest second = NextRequest(lost_agent);
 
   // The agent goes away mid-job, as when its stream ends.
-  const LostLeases lost = scheduler_->RemoveAgent(lost_agent.id());
+  const LostLeases lost = ledger_->AgentGone(lost_agent.id());
   EXPECT_EQ(lost.requeued.size(), 2u);
   EXPECT_THAT(lost.abandoned, IsEmpty());
-  jobs_->OnLostLeases(lost);
   EXPECT_EQ(job->Progress().trials_requeued(), 2u);
 
   FakeAgent& agent = Connect("agent-2", 2);
@@ -226,9 +225,8 @@ TEST_F(JobManagerTest, TrialLostMaxAttemptsTimesEndsAsDeviceLost) {
     if (attempt == 1) trial_id = r.trial_id();
     EXPECT_EQ(r.trial_id(), trial_id);
     EXPECT_EQ(r.attempt(), static_cast<uint32_t>(attempt));
-    const LostLeases lost = scheduler_->RemoveAgent(agent.id());
+    const LostLeases lost = ledger_->AgentGone(agent.id());
     EXPECT_EQ(lost.abandoned.size(), attempt == kMaxAttempts ? 1u : 0u);
-    jobs_->OnLostLeases(lost);
   }
 
   const JobProgress done = WaitFor(*job, Ended);
@@ -254,7 +252,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   std::set<int64_t> measured;
   for (int i = 0; i < 3; ++i) {
     const MeasureRequest r = NextRequest(first_agent);
-    Deliver(*scheduler_, *jobs_, r, MixedAnswer(r));
+    Deliver(*ledger_, r, MixedAnswer(r));
     measured.insert(r.trial_id());
   }
   const MeasureRequest leased = NextRequest(first_agent);
@@ -279,9 +277,10 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   // A new server on the same store: scheduler, manager and agent.
   LeaseScheduler scheduler(store_, clock_);
   JobManager jobs(store_, &scheduler, clock_);
+  TrialLedger ledger(&scheduler, &jobs, store_);
   FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
   // Stops before `jobs` and `scheduler` go.
-  Answerer answerer(&second_agent, &scheduler, &jobs, MixedAnswer);
+  Answerer answerer(&second_agent, &ledger, MixedAnswer);
   absl::StatusOr<int> resumed = jobs.ResumeJobs();
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   EXPECT_EQ(*resumed, 1);
@@ -345,7 +344,7 @@ TEST_F(JobManagerTest, ActiveJobsBeyondTheLimitAreRefused) {
   JobLimits limits;
   limits.max_active_jobs = 1;
   limits.job_threads = 1;
-  JobManager jobs(store_, scheduler_.get(), clock_, nullptr, limits);
+  JobManager jobs(store_, scheduler_.get(), clock_, limits);
   absl::StatusOr<std::shared_ptr<Job>> first = jobs.Submit(Request(5));
   ASSERT_TRUE(first.ok()) << first.status();
   absl::StatusOr<std::shared_ptr<Job>> second = jobs.Submit(Request(5));

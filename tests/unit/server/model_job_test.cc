@@ -141,7 +141,7 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   int trials = 0;
   while (trials < 5) {
     const MeasureRequest r = NextRequest(first_agent);
-    Deliver(*scheduler_, *jobs_, r, ModelAnswer(r));
+    Deliver(*ledger_, r, ModelAnswer(r));
     if (r.trial_id() > 0) {
       measured.insert(r.trial_id());
       ++trials;
@@ -154,8 +154,9 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
 
   LeaseScheduler scheduler(store_, clock_);
   JobManager jobs(store_, &scheduler, clock_);
+  TrialLedger ledger(&scheduler, &jobs, store_);
   FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
-  Answerer answerer(&second_agent, &scheduler, &jobs, ModelAnswer);
+  Answerer answerer(&second_agent, &ledger, ModelAnswer);
   absl::StatusOr<int> resumed = jobs.ResumeJobs();
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   EXPECT_EQ(*resumed, 1);
@@ -181,7 +182,7 @@ TEST_F(ModelJobTest, CancelKeepsTheFinishedTrials) {
   int trials = 0;
   while (trials < 4) {
     const MeasureRequest r = NextRequest(agent);
-    Deliver(*scheduler_, *jobs_, r, ModelAnswer(r));
+    Deliver(*ledger_, r, ModelAnswer(r));
     if (r.trial_id() > 0) ++trials;
   }
   WaitFor(*model, [](const JobProgress& p) { return p.trials_done() == 4; });

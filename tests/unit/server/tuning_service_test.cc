@@ -185,7 +185,7 @@ TEST_F(TuningServiceTest, CancelNamesTheTrialsInFlight) {
   ASSERT_NE(job, nullptr);
   // One answered, then three held by the agent unanswered.
   const MeasureRequest first = NextRequest(agent);
-  Deliver(*scheduler_, *jobs_, first, Ok(1000));
+  Deliver(*ledger_, first, Ok(1000));
   std::vector<MeasureRequest> held;
   for (int i = 0; i < 3; ++i) held.push_back(NextRequest(agent));
 
@@ -201,7 +201,7 @@ TEST_F(TuningServiceTest, CancelNamesTheTrialsInFlight) {
                               cancelled.in_flight_trial_ids().end()),
             held_ids);
 
-  for (const auto& r : held) Deliver(*scheduler_, *jobs_, r, Ok(900));
+  for (const auto& r : held) Deliver(*ledger_, r, Ok(900));
   tunefleet::v1::GetJobRequest get;
   get.set_job_id(job->id());
   JobProgress after;
