@@ -19,6 +19,7 @@ constexpr const char* kBuiltinSpecs[] = {
     "conv/depthwise_direct.toml",
     "pool/pool2d_direct.toml",
     "pool/global_pool_reduce.toml",
+    "gate/channel_gate_direct.toml",
     "softmax/softmax_rows.toml",
     "eltwise/eltwise_direct.toml",
     "resize/resize_direct.toml",

@@ -34,6 +34,10 @@ const AttrSpec kAct{"act",
 const AttrSpec kPost{"post", {"none", "scale_shift"}};
 const AttrSpec kResidual{"residual", {"none", "add"}};
 const AttrSpec kPoolMode{"mode", {"max", "avg"}};
+// Channel gate (a squeeze-and-excitation block's excitation and scaling):
+// the activations of its two FCs, with the epilogue's values.
+const AttrSpec kGateAct1{"act1", kAct.values};
+const AttrSpec kGateAct2{"act2", kAct.values};
 // Elementwise: the binary function of inputs A and B (none: A alone, a
 // unary op made of the epilogue), and B's shape against the output's
 // N x C x H x W: the same, one value, one per channel C, or one per (N, C)
@@ -146,6 +150,14 @@ std::vector<OpSpec> MakeOps() {
       {"global_pool",
        {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}},
        {kPoolMode},
+       dtypes},
+      // Channel gate (issue 36): output (N x C x H x W) = x * g per
+      // channel, g = act2(w2 act1(w1 s + b1) + b2) from s (N x C, x pooled),
+      // w1 R x C, w2 C x R; residual=add: a tensor of x's shape added
+      // (det's x + x * se(x)). docs/OPS.md has the buffers.
+      {"channel_gate",
+       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"R", {}}},
+       {kGateAct1, kGateAct2, kResidual},
        dtypes},
       // Softmax over the last axis of an N x D tensor.
       {"softmax", {{"N", 1}, {"D", {}}}, {}, dtypes},

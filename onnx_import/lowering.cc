@@ -164,6 +164,7 @@ int StepWriter::OutputBuffer(absl::string_view op) {
     return 1;
   }
   return 2;  // conv2d, depthwise_conv2d, conv_transpose2d, dense, eltwise,
+             // channel_gate,
              // batch_matmul, gemm
 }
 

@@ -102,7 +102,10 @@ MatchResult MatchNode(const MatchContext& c, int i) {
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
     return NoMatch{"an op of domain " + n.domain()};
   }
-  if (op == "Conv") return MatchConv(c, i);
+  if (op == "Conv") {
+    if (std::optional<Match> gate = MatchChannelGate(c, i)) return *gate;
+    return MatchConv(c, i);
+  }
   if (op == "ConvTranspose") return MatchConvTranspose(c, i);
   if (op == "MatMul" || op == "Gemm") return MatchMatMul(c, i);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||

@@ -117,6 +117,15 @@ MatchResult MatchLayerNorm(const MatchContext& c, int i);
 // Add, Sub, Mul, Div, Max, Min, Pow, unary functions and activations and a
 // lone BatchNormalization -> eltwise (match_eltwise.cc).
 MatchResult MatchEltwise(const MatchContext& c, int i);
+// A squeeze-and-excitation block from its first Conv `i` -> channel_gate
+// (match_gate.cc): Conv 1x1 on an N x C x 1 x 1 map (bias, folded affine
+// and act1) -> Conv 1x1 back to C channels (act2) -> Mul by x (N x C x H x
+// W) with the gate broadcast per channel, each intermediate read by the
+// next node only, and an Add of a computed tensor of x's shape right after
+// (residual=add); the step reads x, the map, both weights (with the
+// folded affine steps multiplied in) and biases. nullopt when the chain is
+// not exactly that: the nodes then match one by one as before.
+std::optional<Match> MatchChannelGate(const MatchContext& c, int i);
 // Whether `op` is one of the unary functions eltwise runs (fn=sqrt, ...).
 bool IsUnaryEltwise(const std::string& op);
 

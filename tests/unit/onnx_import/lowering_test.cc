@@ -1042,5 +1042,148 @@ TEST(Lowering, SkipAddAfterAnEltwiseIsItsResidualStep) {
              "y");
 }
 
+// Small distinct values 0.1 * ((i * 7 + offset) % 11) - 0.5, so that
+// activations neither saturate nor vanish everywhere.
+std::vector<float> Small(int64_t n, int offset = 0) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = 0.1f * static_cast<float>((i * 7 + offset) % 11) - 0.5f;
+  }
+  return v;
+}
+
+// A squeeze-and-excitation block on x (2 x 5 x 3 x 4) as PP-OCR writes it:
+// GlobalAveragePool -> Conv 1x1 to 3 with a bias -> BatchNormalization ->
+// Relu -> Conv 1x1 back to 5 with a bias -> HardSigmoid -> Mul(x, gate);
+// with `skip`, Add(product, x) after it (PP-OCRv4 det's x + x * se(x)).
+// Returns the Mul's (or Add's) output name.
+std::string SeBlock(GraphBuilder& b, bool skip) {
+  b.Input("x", {2, 5, 3, 4});
+  b.Node("GlobalAveragePool", {"x"}, {"pooled"});
+  b.Floats("w1", {3, 5, 1, 1}, Small(15, 1));
+  b.Floats("b1", {3}, Small(3, 2));
+  b.Node("Conv", {"pooled", "w1", "b1"}, {"c1"});
+  b.Floats("gamma", {3}, {2.0f, 0.5f, 1.0f});
+  b.Floats("beta", {3}, {0.1f, -0.2f, 0.3f});
+  b.Floats("mean", {3}, {0.05f, 0.0f, -0.1f});
+  b.Floats("var", {3}, {1.0f, 4.0f, 0.25f});
+  b.Node("BatchNormalization", {"c1", "gamma", "beta", "mean", "var"}, {"n1"});
+  b.Node("Relu", {"n1"}, {"h"});
+  b.Floats("w2", {5, 3, 1, 1}, Small(15, 4));
+  b.Floats("b2", {5}, Small(5, 6));
+  b.Node("Conv", {"h", "w2", "b2"}, {"c2"});
+  auto* hs = b.Node("HardSigmoid", {"c2"}, {"gate"});
+  GraphBuilder::Float(hs, "alpha", 0.1666667f);
+  GraphBuilder::Float(hs, "beta", 0.5f);
+  b.Node("Mul", {"x", "gate"}, {"scaled"});
+  if (!skip) return "scaled";
+  b.Node("Add", {"scaled", "x"}, {"y"});
+  return "y";
+}
+
+// The block's output computed from ONNX's definitions (BatchNormalization
+// with epsilon 1e-5).
+std::vector<float> SeExpected(const std::vector<float>& x, bool skip) {
+  const std::vector<float> w1 = Small(15, 1), b1 = Small(3, 2),
+                           w2 = Small(15, 4), b2 = Small(5, 6);
+  const float gamma[] = {2.0f, 0.5f, 1.0f}, beta[] = {0.1f, -0.2f, 0.3f},
+              mean[] = {0.05f, 0.0f, -0.1f}, var[] = {1.0f, 4.0f, 0.25f};
+  std::vector<float> out(x.size());
+  for (int n = 0; n < 2; ++n) {
+    float pooled[5], h[3];
+    for (int c = 0; c < 5; ++c) {
+      pooled[c] = 0;
+      for (int k = 0; k < 12; ++k) pooled[c] += x[(n * 5 + c) * 12 + k] / 12;
+    }
+    for (int r = 0; r < 3; ++r) {
+      float conv = b1[r];
+      for (int c = 0; c < 5; ++c) conv += w1[r * 5 + c] * pooled[c];
+      const float bn =
+          (conv - mean[r]) / std::sqrt(var[r] + 1e-5f) * gamma[r] + beta[r];
+      h[r] = std::max(bn, 0.0f);
+    }
+    for (int c = 0; c < 5; ++c) {
+      float conv = b2[c];
+      for (int r = 0; r < 3; ++r) conv += w2[c * 3 + r] * h[r];
+      const float gate = std::clamp(0.1666667f * conv + 0.5f, 0.0f, 1.0f);
+      for (int k = 0; k < 12; ++k) {
+        const int i = (n * 5 + c) * 12 + k;
+        out[i] = x[i] * gate + (skip ? x[i] : 0.0f);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Lowering, SqueezeExcitationIsAPoolAndOneChannelGate) {
+  for (const bool skip : {false, true}) {
+    GraphBuilder b;
+    const std::string y = SeBlock(b, skip);
+    b.Output(y);
+    const std::vector<float> x = Small(120, 3);
+    ModelGraph m;
+    auto out = LowerAndRun(b, {{"x", x}}, &m);
+    EXPECT_THAT(Ops(m), ElementsAre("global_pool", "channel_gate"));
+    ASSERT_EQ(m.steps.size(), 2u);
+    const ModelStep& gate = m.steps[1];
+    EXPECT_EQ(gate.workload.Canonical(),
+              std::string("channel_gate N=2 C=5 H=3 W=4 R=3 fp32 act1=relu "
+                          "act2=hardsigmoid") +
+                  (skip ? " residual=add" : ""));
+    // The Conv, BatchNormalization, Relu, Conv, HardSigmoid, Mul (, Add).
+    EXPECT_EQ(gate.nodes.size(), skip ? 7u : 6u);
+    ASSERT_EQ(gate.buffers.size(), 8u);
+    EXPECT_EQ(gate.buffers[0].tensor, "x");
+    EXPECT_EQ(gate.buffers[1].tensor, "pooled");
+    EXPECT_EQ(gate.buffers[2].tensor, y);
+    EXPECT_EQ(gate.buffers[7].tensor, skip ? "x" : "");
+    EXPECT_THAT(gate.floats, ElementsAre(0.0f, 0.0f, 0.1666667f, 0.5f));
+    ExpectNear(out[y], SeExpected(x, skip), skip ? "skip" : "gate");
+    // The tasks to tune: the pool and the gate.
+    auto tasks = ImportOnnxBytes(b.Bytes(), "se.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    ASSERT_EQ(tasks->tasks.size(), 2u);
+    EXPECT_EQ(tasks->tasks[0].workload.op() == "channel_gate" ||
+                  tasks->tasks[1].workload.op() == "channel_gate",
+              true);
+  }
+}
+
+TEST(Lowering, SqueezeExcitationChainsThatDifferStayFourSteps) {
+  // A second reader of the gate (a graph output), of the hidden units (a
+  // graph output), or a grouped first Conv: today's four steps, same
+  // values.
+  for (int variant = 0; variant < 3; ++variant) {
+    GraphBuilder b;
+    std::string y = "scaled";
+    if (variant < 2) {
+      y = SeBlock(b, false);
+      b.Output(y);
+      b.Output(variant == 0 ? "gate" : "h");
+    } else {
+      // Conv 1 in 5 groups (10 hidden units), Conv 2 back to 5, Sigmoid.
+      b.Input("x", {1, 5, 3, 4});
+      b.Node("GlobalAveragePool", {"x"}, {"pooled"});
+      b.Floats("w1", {10, 1, 1, 1}, Small(10, 1));
+      GraphBuilder::Int(b.Node("Conv", {"pooled", "w1"}, {"h"}), "group", 5);
+      b.Floats("w2", {5, 10, 1, 1}, Small(50, 4));
+      b.Node("Conv", {"h", "w2"}, {"c2"});
+      b.Node("Sigmoid", {"c2"}, {"gate"});
+      b.Node("Mul", {"x", "gate"}, {"scaled"});
+      b.Output("scaled");
+    }
+    absl::StatusOr<ModelGraph> m = Lower(b);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_THAT(Ops(*m),
+                ElementsAre("global_pool", "conv2d", "conv2d", "eltwise"))
+        << "variant " << variant;
+    if (variant < 2) {
+      const std::vector<float> x = Small(120, 3);
+      auto out = testing::StepSimulator(*m).Run({{"x", x}});
+      ExpectNear(out[y], SeExpected(x, false), "variant");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tunefleet::onnx_import

@@ -1,10 +1,11 @@
 // A host-side runner of a ModelGraph's steps for the lowering tests: the
 // semantics of the ops the lowerings emit (copy, fill, reduce, eltwise,
 // softmax, batch_matmul, conv2d, depthwise_conv2d, conv_transpose2d,
-// pool2d, global_pool, dense, layernorm, nearest asymmetric resize), written
-// from their op documentation (docs/OPS.md, kernels_templates/workload.cc,
-// common/epilogue.cl), so that a test checks a lowering's numbers, not
-// only its workloads. Small tensors only; not a runtime.
+// pool2d, global_pool, channel_gate, dense, layernorm, nearest asymmetric
+// resize), written from their op documentation (docs/OPS.md,
+// kernels_templates/workload.cc, common/epilogue.cl), so that a test checks a
+// lowering's numbers, not only its workloads. Small tensors only; not a
+// runtime.
 #ifndef TUNEFLEET_TESTS_UNIT_ONNX_IMPORT_STEP_SIMULATOR_H_
 #define TUNEFLEET_TESTS_UNIT_ONNX_IMPORT_STEP_SIMULATOR_H_
 
@@ -298,6 +299,39 @@ class StepSimulator {
         }
         out.at(p) =
             static_cast<float>(w.attr("mode") == "max" ? acc : acc / plane);
+      }
+      return;
+    }
+    if (op == "channel_gate") {
+      // x, s, output, w1 (R x C), b1, w2 (C x R), b2, residual; floats
+      // act1_a, act1_b, act2_a, act2_b (docs/OPS.md).
+      const std::vector<float> x = In(s.buffers[0]), sq = In(s.buffers[1]);
+      std::vector<float>& out = Buffer(s.buffers[2].tensor);
+      const std::vector<float> w1 = In(s.buffers[3]), b1 = In(s.buffers[4]),
+                               w2 = In(s.buffers[5]), b2 = In(s.buffers[6]),
+                               res = In(s.buffers[7]);
+      const std::vector<float>& f = s.floats;
+      const int64_t C = d("C"), R = d("R"), plane = d("H") * d("W");
+      for (int64_t n = 0; n < d("N"); ++n) {
+        std::vector<float> h(R);
+        for (int64_t r = 0; r < R; ++r) {
+          double acc = b1.at(r);
+          for (int64_t c = 0; c < C; ++c) {
+            acc += w1.at(r * C + c) * sq.at(n * C + c);
+          }
+          h[r] = Act(w.attr("act1"), static_cast<float>(acc), f.at(0), f.at(1));
+        }
+        for (int64_t c = 0; c < C; ++c) {
+          double acc = b2.at(c);
+          for (int64_t r = 0; r < R; ++r) acc += w2.at(c * R + r) * h[r];
+          const float g =
+              Act(w.attr("act2"), static_cast<float>(acc), f.at(2), f.at(3));
+          for (int64_t k = 0; k < plane; ++k) {
+            const int64_t i = (n * C + c) * plane + k;
+            out.at(i) =
+                x.at(i) * g + (w.attr("residual") == "add" ? res.at(i) : 0.0f);
+          }
+        }
       }
       return;
     }

@@ -1,0 +1,127 @@
+// Tunable channel gate over NCHW, the excitation and scaling of a
+// squeeze-and-excitation block in one launch: for x (N x C x H x W) and
+// its pooled s (N x C):
+//   h[n, r] = act1(sum_c w1[r, c] * s[n, c] + b1[r])      (r < R)
+//   g[n, c] = act2(sum_r w2[c, r] * h[n, r] + b2[c])
+//   output[n, c, :, :] = x[n, c, :, :] * g[n, c] (+ residual[n, c, :, :])
+// w1 R x C and w2 C x R as ONNX's 1x1 Conv weights store them; act1, act2
+// numbered as gate_act.cl says (ACT1, ACT2); RESIDUAL 1 adds a tensor of
+// x's shape. Any N, C, H, W, R >= 1.
+//
+// Each image's C*H*W elements are processed flat, CHUNK = WG*VW*EPW
+// consecutive elements a work-group (work-item t takes vectors
+// (e*WG + t)*VW, e < EPW: a step's loads are contiguous across the group).
+// Every work-group recomputes the small FC work it needs, in local memory:
+// s[n, :] (C floats), all of h[n, :] (R floats), then g of the at most GMAX
+// channels its chunk touches. The FCs cost 2*R*C + 2*R*GMAX flops a group
+// against CHUNK elements scaled; the tuner weighs that against more groups.
+//
+// Knobs (build-time defines, see channel_gate_direct.toml):
+//   WG      work-items per work-group (1-D)
+//   VW      vector width of x's loads and the output's stores
+//   EPW     vectors per work-item
+//   HSPLIT  work-items summing one hidden unit's C products (strided, then
+//           a tree in local memory; 1: one work-item a unit)
+// Shape defines (from the workload): CH = C, RH = R (local array sizes),
+// GMAX (channels a chunk may touch), UNIFORM_PLANE (VW divides H*W: a
+// whole vector lies in one plane).
+// Entry point: channel_gate(N, C, HW, R, x, s, output, w1, b1, w2, b2,
+// residual, act1_a, act1_b, act2_a, act2_b), HW = H*W.
+// Needs common/dtype.cl, common/vector.cl and gate/gate_act.cl before it.
+
+#define CHUNK (WG * VW * EPW)
+#define RPB (WG / HSPLIT)  // hidden units per pass
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void channel_gate(
+    const int N, const int C, const int HW, const int R,
+    const __global real_t* restrict x, const __global real_t* restrict s,
+    __global real_t* restrict output, const __global real_t* restrict w1,
+    const __global float* restrict b1, const __global real_t* restrict w2,
+    const __global float* restrict b2,
+    const __global real_t* restrict residual, const float act1_a,
+    const float act1_b, const float act2_a, const float act2_b) {
+  __local float s_l[CH];
+  __local float h_l[RH];
+  __local float g_l[GMAX];
+#if HSPLIT > 1
+  __local float part[WG];
+#endif
+  const int t = get_local_id(0);
+  const int image = C * HW;  // elements of one image
+  const int per_image = (image + CHUNK - 1) / CHUNK;
+  const int n = get_group_id(0) / per_image;
+  const int start = (get_group_id(0) % per_image) * CHUNK;
+  const int end = min(start + CHUNK, image);
+  const int c_first = start / HW;
+  const int c_count = (end - 1) / HW - c_first + 1;  // <= GMAX
+
+  for (int c = t; c < C; c += WG) s_l[c] = LOADF(s, n * C + c);
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  // h: every work-item reaches every barrier (the pass count is the same
+  // for all).
+  for (int r0 = 0; r0 < R; r0 += RPB) {
+    const int r = r0 + t / HSPLIT;
+    const int p = t % HSPLIT;
+    float acc = 0.0f;
+    if (r < R) {
+      const __global real_t* row = w1 + (size_t)r * C;
+      for (int k = p; k < C; k += HSPLIT) acc = fma(LOADF(row, k), s_l[k], acc);
+    }
+#if HSPLIT > 1
+    part[t] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int stride = HSPLIT / 2; stride > 0; stride >>= 1) {
+      if (p < stride) part[t] += part[t + stride];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (p == 0 && r < R) h_l[r] = gate_act(ACT1, part[t] + b1[r], act1_a, act1_b);
+    barrier(CLK_LOCAL_MEM_FENCE);  // part is written again by the next pass
+#else
+    if (r < R) h_l[r] = gate_act(ACT1, acc + b1[r], act1_a, act1_b);
+#endif
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  // g of the chunk's channels.
+  for (int k = t; k < c_count; k += WG) {
+    const int c = c_first + k;
+    const __global real_t* row = w2 + (size_t)c * R;
+    float acc = b2[c];
+    for (int r = 0; r < R; ++r) acc = fma(LOADF(row, r), h_l[r], acc);
+    g_l[k] = gate_act(ACT2, acc, act2_a, act2_b);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  const __global real_t* xn = x + (size_t)n * image;
+  __global real_t* on = output + (size_t)n * image;
+#if RESIDUAL
+  const __global real_t* rn = residual + (size_t)n * image;
+#endif
+  for (int e = 0; e < EPW; ++e) {
+    const int i = start + (e * WG + t) * VW;
+    if (i >= end) break;  // no barrier follows
+    if (i + VW <= end) {
+      const floatv v = VLOAD_G(xn + i);
+#if UNIFORM_PLANE
+      floatv y = v * g_l[i / HW - c_first];
+#else
+#define GATE_AT(l) g_l[(i + (l)) / HW - c_first]
+      floatv y = v * GATHER(GATE_AT);
+#undef GATE_AT
+#endif
+#if RESIDUAL
+      y += VLOAD_G(rn + i);
+#endif
+      VSTORE_G(y, on + i);
+    } else {
+      for (int j = i; j < end; ++j) {
+        float y = LOADF(xn, j) * g_l[j / HW - c_first];
+#if RESIDUAL
+        y += LOADF(rn, j);
+#endif
+        STOREF(y, on, j);
+      }
+    }
+  }
+}
