@@ -1,5 +1,6 @@
 #include "search/strategy.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -96,43 +97,50 @@ std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
   return std::make_unique<XgbSearch>(space, options);
 }
 
-namespace {
+GuidedStrategy::GuidedStrategy(std::unique_ptr<SearchStrategy> inner,
+                               const std::vector<uint64_t>& already_proposed)
+    : inner_(std::move(inner)),
+      proposed_(already_proposed.begin(), already_proposed.end()) {}
 
-class ResumedStrategy : public SearchStrategy {
- public:
-  ResumedStrategy(std::unique_ptr<SearchStrategy> inner,
-                  const std::vector<uint64_t>& already_proposed)
-      : inner_(std::move(inner)),
-        skip_(already_proposed.begin(), already_proposed.end()) {}
+bool GuidedStrategy::Suggest(uint64_t index) {
+  if (proposed_.contains(index) ||
+      std::find(suggested_.begin(), suggested_.end(), index) !=
+          suggested_.end()) {
+    return false;
+  }
+  suggested_.push_back(index);
+  return true;
+}
 
-  std::vector<uint64_t> Propose(size_t max_count) override {
-    std::vector<uint64_t> out;
-    // Each round either fills the batch or marks skipped configs as
-    // proposed inside the inner strategy, so the loop ends.
-    while (out.size() < max_count) {
-      std::vector<uint64_t> batch = inner_->Propose(max_count - out.size());
-      if (batch.empty()) break;
-      for (uint64_t i : batch) {
-        if (skip_.erase(i) == 0) out.push_back(i);
-      }
+std::vector<uint64_t> GuidedStrategy::Propose(size_t max_count) {
+  std::vector<uint64_t> out;
+  size_t taken = 0;
+  for (; taken < suggested_.size() && out.size() < max_count; ++taken) {
+    if (proposed_.insert(suggested_[taken]).second) {
+      out.push_back(suggested_[taken]);
     }
-    return out;
   }
-  void Observe(const std::vector<Observation>& results) override {
-    inner_->Observe(results);
+  suggested_.erase(suggested_.begin(), suggested_.begin() + taken);
+  // Each round either fills the batch or marks configs proposed here
+  // before as proposed inside the inner strategy too, so the loop ends.
+  while (out.size() < max_count) {
+    std::vector<uint64_t> batch = inner_->Propose(max_count - out.size());
+    if (batch.empty()) break;
+    for (uint64_t i : batch) {
+      if (proposed_.insert(i).second) out.push_back(i);
+    }
   }
+  return out;
+}
 
- private:
-  std::unique_ptr<SearchStrategy> inner_;
-  absl::flat_hash_set<uint64_t> skip_;
-};
-
-}  // namespace
+void GuidedStrategy::Observe(const std::vector<Observation>& results) {
+  inner_->Observe(results);
+}
 
 std::unique_ptr<SearchStrategy> ResumeStrategy(
     std::unique_ptr<SearchStrategy> inner,
     const std::vector<uint64_t>& already_proposed) {
-  return std::make_unique<ResumedStrategy>(std::move(inner), already_proposed);
+  return std::make_unique<GuidedStrategy>(std::move(inner), already_proposed);
 }
 
 }  // namespace tunefleet::search

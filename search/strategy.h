@@ -103,6 +103,28 @@ std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
                                              const SearchSpace& space,
                                              StrategyOptions options);
 
+// A strategy a job steers: configs given to Suggest() are proposed first
+// (a model job's sibling task's best config), and configs proposed once --
+// suggested, or in `already_proposed` (trials of a stopped run) -- are never
+// proposed again by the wrapped strategy. Every result goes to the wrapped
+// strategy through Observe() as usual.
+class GuidedStrategy : public SearchStrategy {
+ public:
+  GuidedStrategy(std::unique_ptr<SearchStrategy> inner,
+                 const std::vector<uint64_t>& already_proposed);
+  // Queues `index` (a valid config of the space) for the next Propose();
+  // false, and nothing queued, when it was proposed or queued before.
+  bool Suggest(uint64_t index);
+  std::vector<uint64_t> Propose(size_t max_count) override;
+  void Observe(const std::vector<Observation>& results) override;
+
+ private:
+  std::unique_ptr<SearchStrategy> inner_;
+  std::vector<uint64_t> suggested_;  // queued, oldest first
+  // Proposed by this wrapper, or by the stopped run.
+  absl::flat_hash_set<uint64_t> proposed_;
+};
+
 // Wraps a new strategy for a resumed job: configs in `already_proposed`
 // (trials of the stopped run) are never proposed again. Their results are
 // given to the strategy through Observe() as usual.

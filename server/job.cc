@@ -190,7 +190,7 @@ const trial::MeasureRequestBuilder& Job::Requests() {
   return *requests_;
 }
 
-absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
+absl::StatusOr<std::unique_ptr<search::GuidedStrategy>> Job::MakeStrategy() {
   search::StrategyOptions options;
   options.seed = spec_.seed;
   options.xgb.seed = spec_.seed;
@@ -205,18 +205,45 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
           *space_,
           cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
                                    trial::LimitsFromDeviceInfo(device_))));
-  std::unique_ptr<search::SearchStrategy> strategy =
-      search::MakeStrategy(spec_.strategy, *space_, std::move(options));
-  if (!resume_.trials.empty()) {
-    std::vector<uint64_t> proposed;
-    proposed.reserve(resume_.trials.size());
-    for (const store::Trial& t : resume_.trials) {
-      proposed.push_back(t.config_index);
-    }
-    strategy = search::ResumeStrategy(std::move(strategy), proposed);
-    Replay(strategy.get());
+  // A resumed job's stored trials are never proposed again.
+  std::vector<uint64_t> proposed;
+  proposed.reserve(resume_.trials.size());
+  for (const store::Trial& t : resume_.trials) {
+    proposed.push_back(t.config_index);
   }
+  auto strategy = std::make_unique<search::GuidedStrategy>(
+      search::MakeStrategy(spec_.strategy, *space_, std::move(options)),
+      proposed);
+  if (!resume_.trials.empty()) Replay(strategy.get());
   return strategy;
+}
+
+void Job::Suggest(const tunefleet::v1::Config& config) {
+  absl::MutexLock lock(&mu_);
+  suggested_.push_back(config);
+  Wake();
+}
+
+std::optional<uint64_t> Job::IndexOf(
+    const tunefleet::v1::Config& config) const {
+  const std::vector<search::KnobSpec>& knobs = space_->knobs();
+  if (static_cast<size_t>(config.knobs_size()) != knobs.size()) {
+    return std::nullopt;
+  }
+  std::vector<uint32_t> digits;
+  digits.reserve(knobs.size());
+  for (const search::KnobSpec& k : knobs) {
+    auto given = std::find_if(
+        config.knobs().begin(), config.knobs().end(),
+        [&k](const tunefleet::v1::KnobValue& v) { return v.name() == k.name; });
+    if (given == config.knobs().end()) return std::nullopt;
+    auto at = std::find(k.values.begin(), k.values.end(), given->value());
+    if (at == k.values.end()) return std::nullopt;
+    digits.push_back(static_cast<uint32_t>(at - k.values.begin()));
+  }
+  const uint64_t index = space_->IndexOf(digits);
+  if (!space_->IsValid(index)) return std::nullopt;
+  return index;
 }
 
 void Job::EnqueueReference() {
@@ -279,6 +306,16 @@ absl::Status Job::Advance(bool* ended) {
   if (want <= 0) {
     WakeAfter(kRecheck);  // no room on the fleet now
     return absl::OkStatus();
+  }
+  std::vector<tunefleet::v1::Config> suggested;
+  {
+    absl::MutexLock lock(&mu_);
+    suggested.swap(suggested_);
+  }
+  for (const tunefleet::v1::Config& config : suggested) {
+    if (std::optional<uint64_t> index = IndexOf(config)) {
+      strategy_->Suggest(*index);
+    }
   }
   std::vector<uint64_t> indices =
       spec_.configs.empty() ? strategy_->Propose(static_cast<size_t>(want))

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,13 @@ class Job : public TrackedJob {
   void Close();
   // One of its trials went back to the queue (its agent was lost).
   void CountRequeued();
+  // A model job's task: `config` (a sibling task's best config: same
+  // template, same dims, another epilogue) is measured before the
+  // strategy's next picks, within the task's budget, when it is a valid
+  // config of this task's space and was never proposed here; otherwise
+  // (a knob or value this template lacks, a config invalid for this
+  // workload or device, proposed already) the next step drops it.
+  void Suggest(const tunefleet::v1::Config& config);
 
   // The row to store for a result (already checked, where it entered:
   // TrialLedger) of one of this job's trials: its median time and GFLOP/s
@@ -127,7 +135,7 @@ class Job : public TrackedJob {
   bool End(const absl::Status& status);
   // The job's search strategy over its space; for a resumed job, with the
   // stored trials replayed (Replay()).
-  absl::StatusOr<std::unique_ptr<search::SearchStrategy>> MakeStrategy();
+  absl::StatusOr<std::unique_ptr<search::GuidedStrategy>> MakeStrategy();
   // Queues the naive reference kernel's measurement, ahead of the job's
   // trials (one priority higher).
   void EnqueueReference();
@@ -183,7 +191,12 @@ class Job : public TrackedJob {
   // spec_.configs' proposals in place of the strategy's: the next `n` not
   // proposed yet (a resumed job's stored trials count as proposed).
   std::vector<uint64_t> ProposeListed(size_t n);
-  std::unique_ptr<search::SearchStrategy> strategy_;
+  std::unique_ptr<search::GuidedStrategy> strategy_;
+  // Suggest()'s configs for the next step's strategy.
+  std::vector<tunefleet::v1::Config> suggested_ ABSL_GUARDED_BY(mu_);
+  // The valid config of the space `config` names; nullopt when it names
+  // none.
+  std::optional<uint64_t> IndexOf(const tunefleet::v1::Config& config) const;
   int64_t budget_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;  // no more grants
   std::vector<Result> inbox_ ABSL_GUARDED_BY(mu_);

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "contract/names.h"
+#include "kernels_templates/kernel_template.h"
+#include "kernels_templates/workload.h"
 #include "server/model_progress.h"
 
 namespace tunefleet::server {
@@ -36,6 +40,7 @@ ModelJob::ModelJob(store::ModelJob row, std::vector<ModelTaskSlot> tasks,
       fleet_(fleet),
       clock_(clock),
       measure_run_(std::move(measure_run)) {
+  FindSiblings();
   std::vector<tunefleet::v1::JobProgress> progress = Observe();
   {
     absl::MutexLock lock(&mu_);
@@ -63,6 +68,49 @@ ModelJob::~ModelJob() {
 }
 
 void ModelJob::TaskChanged() { Wake(); }
+
+void ModelJob::FindSiblings() {
+  // The template and the workload without its attributes.
+  auto kind = [](const Job& job) {
+    const store::JobParams& p = job.spec();
+    std::string key = absl::StrCat(p.tmpl->name(), " ", p.workload.op());
+    for (const templates::Dim& d : p.workload.dims()) {
+      absl::StrAppend(&key, " ", d.name, "=", d.value);
+    }
+    return absl::StrCat(key, " ", static_cast<int>(p.workload.dtype()));
+  };
+  std::map<std::string, std::vector<size_t>> by_kind;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].job) by_kind[kind(*tasks_[i].job)].push_back(i);
+  }
+  siblings_.assign(tasks_.size(), {});
+  shared_.assign(tasks_.size(), "");
+  for (const auto& [key, group] : by_kind) {
+    for (size_t i : group) {
+      for (size_t j : group) {
+        if (j != i) siblings_[i].push_back(j);
+      }
+    }
+  }
+}
+
+void ModelJob::ShareBestConfigs(
+    const std::vector<tunefleet::v1::JobProgress>& tasks) {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (siblings_[i].empty() || !tasks[i].has_best()) continue;
+    const tunefleet::v1::TuningRecord& best = tasks[i].best();
+    std::string config = best.config().SerializeAsString();
+    if (config == shared_[i]) continue;
+    shared_[i] = std::move(config);
+    for (size_t j : siblings_[i]) {
+      if (!tasks_[j].job) continue;
+      if (tasks[j].has_best() && tasks[j].best().time_ns() <= best.time_ns()) {
+        continue;
+      }
+      tasks_[j].job->Suggest(best.config());
+    }
+  }
+}
 
 std::string ModelJob::MeasuringText() const {
   return absl::StrCat(
@@ -302,6 +350,7 @@ bool ModelJob::Pass() {
                     scheduler_.granted(), " of ", scheduler_.budget(),
                     " trials");
     } else {
+      ShareBestConfigs(tasks);
       GrantWhatFits(tasks);
     }
     if (!reason_.empty()) CloseTasks();

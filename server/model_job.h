@@ -113,6 +113,14 @@ class ModelJob : public TrackedJob {
   bool AllTasksEnded() const;
   // Reads every task's progress into the task scheduler; returns them.
   std::vector<tunefleet::v1::JobProgress> Observe();
+  // Groups the tasks into siblings_ (at construction).
+  void FindSiblings();
+  // Hands each task's best config to its siblings (tasks of the same
+  // template and dims whose workloads differ in attributes only: an
+  // epilogue, a pooling mode) that have measured nothing as fast
+  // (Job::Suggest): a config's speed hardly depends on its epilogue, and a
+  // sibling's search may not have found it within its own trials.
+  void ShareBestConfigs(const std::vector<tunefleet::v1::JobProgress>& tasks);
   // Grants batches while the fleet of the key has room for more trials.
   void GrantWhatFits(const std::vector<tunefleet::v1::JobProgress>& tasks);
   // The progress from the tasks' progress (the lock held).
@@ -134,6 +142,10 @@ class ModelJob : public TrackedJob {
   LeaseScheduler* const fleet_;
   const base::Clock& clock_;
   std::vector<int> listener_ids_;  // per task, on its job
+  // Per task, its siblings' indices (ShareBestConfigs), and the best
+  // config it last shared with them.
+  std::vector<std::vector<size_t>> siblings_;
+  std::vector<std::string> shared_;
   // The steps' own state (one step at a time: no lock).
   bool set_up_ = false;
   bool failed_ = false;    // the store refused to start it

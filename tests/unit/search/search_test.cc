@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 
 #include "contract/names.h"
@@ -89,6 +90,33 @@ TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
     all.insert(all.end(), batch.begin(), batch.end());
   }
   EXPECT_EQ(all, space.valid_indices());
+}
+
+// A guided strategy proposes suggestions first, then the inner strategy's
+// picks, never a config twice (suggested, skipped from a stopped run, or
+// the inner's), and still reaches every valid config once.
+TEST(GuidedStrategy, SuggestionsFirstNoConfigTwice) {
+  SearchSpace space = SmallSpace();
+  const uint64_t resumed = space.valid_indices()[0];
+  GuidedStrategy guided(std::make_unique<RandomSearch>(space, 42), {resumed});
+  const uint64_t a = space.valid_indices()[5], b = space.valid_indices()[9];
+  EXPECT_TRUE(guided.Suggest(a));
+  EXPECT_TRUE(guided.Suggest(b));
+  EXPECT_FALSE(guided.Suggest(a));        // queued already
+  EXPECT_FALSE(guided.Suggest(resumed));  // the stopped run measured it
+  std::vector<uint64_t> first = guided.Propose(3);
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0], a);
+  EXPECT_EQ(first[1], b);
+  EXPECT_FALSE(guided.Suggest(b));  // proposed already
+  std::set<uint64_t> seen(first.begin(), first.end());
+  for (int round = 0; round < 20; ++round) {
+    for (uint64_t i : guided.Propose(7)) {
+      EXPECT_TRUE(seen.insert(i).second) << "proposed twice: " << i;
+    }
+  }
+  EXPECT_EQ(seen.count(resumed), 0u);
+  EXPECT_EQ(seen.size(), 59u);  // every valid config but the resumed one
 }
 
 TEST(Strategies, SameSeedSameProposals) {

@@ -175,6 +175,55 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   EXPECT_EQ(store_->GetModelJob(id)->state, tunefleet::v1::JOB_STATE_DONE);
 }
 
+// Two tasks of one template and dims whose workloads differ only in their
+// epilogue: each task's best config is measured by the other when the
+// other had nothing as fast (ModelJob::ShareBestConfigs). Their random
+// searches (seeds 3 and 4 over thousands of configs) would otherwise
+// hardly ever meet.
+TEST_F(ModelJobTest, SiblingTasksMeasureEachOthersBestConfig) {
+  AnswerAll(Connect("agent-1", 1), ModelAnswer);
+  SubmitModelJobRequest request = ModelRequest(16);
+  request.clear_tasks();
+  for (const char* shape : {"N=64,K=32", "N=64,K=32,affine=shift,act=relu"}) {
+    tunefleet::v1::ModelTask* t = request.add_tasks();
+    *t->mutable_workload() =
+        trial::WorkloadToProto(*templates::Workload::Parse("dense", shape));
+    t->set_weight(1);
+  }
+  request.set_task_scheduler(tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN);
+  std::shared_ptr<ModelJob> model = SubmitModel(request);
+  ASSERT_NE(model, nullptr);
+  const JobProgress done = WaitFor(*model, Ended);
+  ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
+  std::map<int64_t, int64_t> per_task;
+  EXPECT_EQ(TrialRows(model->id(), &per_task), 16);
+  absl::StatusOr<std::vector<store::Job>> tasks =
+      store_->ModelTaskJobs(model->id());
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 2u);
+  // Per task: its configs, and its best one.
+  std::set<uint64_t> configs[2];
+  uint64_t best[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    double fastest = 0;
+    for (const store::Trial& row : Rows((*tasks)[i].id)) {
+      configs[i].insert(row.config_index);
+      if (row.error == Measurement::OK &&
+          (fastest == 0 || row.time_ns < fastest)) {
+        fastest = row.time_ns;
+        best[i] = row.config_index;
+      }
+    }
+    ASSERT_GT(fastest, 0) << "task " << i << " measured nothing";
+  }
+  // One task's best config was measured by the other task too.
+  const bool both_have_0 = configs[1].count(best[0]) > 0;
+  const bool both_have_1 = configs[0].count(best[1]) > 0;
+  EXPECT_TRUE(both_have_0 || both_have_1)
+      << "best configs " << best[0] << " and " << best[1]
+      << " were each measured by one task only";
+}
+
 TEST_F(ModelJobTest, CancelKeepsTheFinishedTrials) {
   FakeAgent& agent = Connect("agent-1", 1);
   std::shared_ptr<ModelJob> model = SubmitModel(ModelRequest(40));
