@@ -192,7 +192,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       spec.history = history_cache->at(name);
     } else {
       absl::StatusOr<std::vector<search::HistoryGroup>> history =
-          cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
+          transfer::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
       if (history.ok()) spec.history = *std::move(history);
       if (history_cache != nullptr) (*history_cache)[name] = spec.history;
     }
