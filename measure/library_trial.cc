@@ -16,8 +16,8 @@ namespace tunefleet::agent {
 
 namespace {
 
-using library::LibraryArg;
-using library::LibraryBackend;
+using library_backends::LibraryArg;
+using library_backends::LibraryBackend;
 using tunefleet::v1::KernelLaunch;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
@@ -63,12 +63,12 @@ class LibraryLauncher {
     cl_int err = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &raw_before);
     ClEvent before(raw_before);
     if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
-    library::LibraryEvent last_call;
+    library_backends::LibraryEvent last_call;
     ClEvent last_epilogue;
     absl::Status failed;
     for (uint32_t i = 0; i < n && failed.ok(); ++i) {
       const auto call_start = std::chrono::steady_clock::now();
-      absl::StatusOr<std::vector<library::LibraryEvent>> events =
+      absl::StatusOr<std::vector<library_backends::LibraryEvent>> events =
           backend_.Enqueue(routine_, args_, queue_);
       call_host_ms_ += base::MsSince(call_start);
       if (!events.ok()) {
@@ -178,7 +178,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   const KernelLaunch& launch = request.kernel();
   const tunefleet::v1::LibraryCall& call = launch.library();
   if (!libraries_.has_value()) {
-    libraries_ = library::LibraryRegistry::Load(info_);
+    libraries_ = library_backends::LibraryRegistry::Load(info_);
   }
   LibraryBackend* backend = libraries_->Find(call.library());
   if (backend == nullptr) {

@@ -35,7 +35,7 @@ bool IsLibraryOnly(const tunefleet::v1::KernelLaunch& launch);
 // element count), i32/u32 as integers, f32 as floats. Errors:
 // INVALID_ARGUMENT naming an unknown buffer or an argument of another kind
 // (local_bytes, image).
-absl::StatusOr<std::vector<library::LibraryArg>> ResolveLibraryArgs(
+absl::StatusOr<std::vector<library_backends::LibraryArg>> ResolveLibraryArgs(
     const tunefleet::v1::LibraryCall& call, const WorkloadState& state);
 
 }  // namespace tunefleet::agent

@@ -302,7 +302,7 @@ class Measurer {
   TimingStats last_timing_;
   int replay_fallbacks_ = 0;
   // The vendor libraries, loaded at the first library trial.
-  std::optional<library::LibraryRegistry> libraries_;
+  std::optional<library_backends::LibraryRegistry> libraries_;
 };
 
 }  // namespace tunefleet::agent

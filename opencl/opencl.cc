@@ -287,7 +287,8 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   }
   SetImageInfo(device, info);
   // The vendor libraries this agent can call (library/registry.h).
-  for (std::string& name : library::LibraryRegistry::Load(info).Describe()) {
+  for (std::string& name :
+       library_backends::LibraryRegistry::Load(info).Describe()) {
     info.add_libraries(std::move(name));
   }
   return info;
