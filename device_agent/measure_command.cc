@@ -49,7 +49,8 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
 
 namespace {
 
-nlohmann::json BuildReportJson(const BuildReport& r, const PtxCounts& p) {
+nlohmann::json BuildReportJson(const opencl::BuildReport& r,
+                               const opencl::PtxCounts& p) {
   return {{"options", r.options},
           {"build_log", r.build_log},
           {"binary_bytes", r.binary.size()},
@@ -69,7 +70,8 @@ nlohmann::json BuildReportJson(const BuildReport& r, const PtxCounts& p) {
             {"barriers", p.barriers}}}};
 }
 
-void PrintBuildReport(const BuildReport& r, const PtxCounts& p) {
+void PrintBuildReport(const opencl::BuildReport& r,
+                      const opencl::PtxCounts& p) {
   std::cout << absl::StrFormat(
       "build: %.0f ms, work-group limit %d, private %d B, local %d B, "
       "preferred multiple %d, binary %d B\n",
@@ -90,10 +92,10 @@ void PrintBuildReport(const BuildReport& r, const PtxCounts& p) {
 absl::StatusOr<nlohmann::json> InspectKernel(
     const MeasureOptions& o, const tunefleet::v1::KernelLaunch& launch) {
   if (!o.inspect && o.binary_out.empty()) return nlohmann::json();
-  auto device = OpenDevice(o.platform, o.device);
+  auto device = opencl::OpenDevice(o.platform, o.device);
   if (!device.ok()) return device.status();
-  auto report = InspectBuild(*device, launch.source(), launch.build_options(),
-                             launch.kernel_name());
+  auto report = opencl::InspectBuild(
+      *device, launch.source(), launch.build_options(), launch.kernel_name());
   if (!report.ok()) return report.status();
   if (!o.binary_out.empty()) {
     std::ofstream out(o.binary_out, std::ios::binary);
@@ -105,7 +107,7 @@ absl::StatusOr<nlohmann::json> InspectKernel(
     }
   }
   if (!o.inspect) return nlohmann::json();
-  const PtxCounts counts = CountPtx(report->binary);
+  const opencl::PtxCounts counts = opencl::CountPtx(report->binary);
   if (!o.json) PrintBuildReport(*report, counts);
   return BuildReportJson(*report, counts);
 }
@@ -214,7 +216,8 @@ int ReportError(const absl::Status& status) {
 int RunMeasure(const MeasureOptions& o) {
   absl::StatusOr<Task> task = ResolveTask(o);
   if (!task.ok()) return ReportError(task.status());
-  absl::StatusOr<ClDevice> device = OpenDevice(o.platform, o.device);
+  absl::StatusOr<opencl::ClDevice> device =
+      opencl::OpenDevice(o.platform, o.device);
   if (!device.ok()) return ReportError(device.status());
   absl::StatusOr<std::unique_ptr<Measurer>> measurer =
       Measurer::Create(*std::move(device));

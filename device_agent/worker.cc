@@ -89,7 +89,8 @@ int RunWorkerMain(int argc, char** argv) {
   }
   std::unique_ptr<Measurer> measurer;
   std::string error;
-  if (absl::StatusOr<ClDevice> d = OpenDevice(platform, device); !d.ok()) {
+  if (absl::StatusOr<opencl::ClDevice> d = opencl::OpenDevice(platform, device);
+      !d.ok()) {
     error = std::string(d.status().message());
   } else if (auto m = Measurer::Create(*std::move(d), options); !m.ok()) {
     error = std::string(m.status().message());

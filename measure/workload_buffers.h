@@ -28,7 +28,7 @@ float HalfToFloat(uint16_t half);
 struct WorkloadState {
   std::string key;
   std::vector<tunefleet::v1::BufferSpec> specs;
-  std::map<std::string, ClMem> buffers;
+  std::map<std::string, opencl::ClMem> buffers;
   // Made on first use by a launch (Measurer); destroyed before the buffers.
   std::map<ImageKey, WorkloadImage> images;
   uint64_t bytes = 0;         // device bytes of the buffers and images

@@ -125,7 +125,7 @@ double ThreadCpuNs() {
 
 class LocalRunner : public ModelRunner {
  public:
-  LocalRunner(agent::ClDevice device, RunnerDevice info,
+  LocalRunner(opencl::ClDevice device, RunnerDevice info,
               library_backends::LibraryRegistry registry)
       : device_(std::move(device)),
         info_(std::move(info)),
@@ -157,7 +157,7 @@ class LocalRunner : public ModelRunner {
     // device's profiling queue. Made before the model, so that the model
     // (its kernels, buffers and recording) goes first.
     cl_int queue_err = CL_SUCCESS;
-    agent::ClQueue plain_queue(clCreateCommandQueue(
+    opencl::ClQueue plain_queue(clCreateCommandQueue(
         device_.context.get(), device_.device, 0, &queue_err));
     if (queue_err != CL_SUCCESS) {
       return absl::InternalError(
@@ -310,7 +310,7 @@ class LocalRunner : public ModelRunner {
                               cl_command_queue queue, const RunRequest& request,
                               std::vector<double>* replayed,
                               std::vector<double>* plain) {
-    std::vector<agent::ClMem> buffers;
+    std::vector<opencl::ClMem> buffers;
     std::vector<cl_mem> in, out;
     cl_int err = CL_SUCCESS;
     for (size_t i = 0; i < model.inputs().size(); ++i) {
@@ -353,7 +353,7 @@ class LocalRunner : public ModelRunner {
     return absl::OkStatus();
   }
 
-  agent::ClDevice device_;
+  opencl::ClDevice device_;
   RunnerDevice info_;
   AgentLibraryCalls library_;
 };
@@ -362,12 +362,13 @@ class LocalRunner : public ModelRunner {
 
 absl::StatusOr<std::unique_ptr<ModelRunner>> OpenLocalRunner(int platform,
                                                              int device) {
-  absl::StatusOr<agent::ClDevice> opened = agent::OpenDevice(platform, device);
+  absl::StatusOr<opencl::ClDevice> opened =
+      opencl::OpenDevice(platform, device);
   if (!opened.ok()) return opened.status();
   const tunefleet::v1::DeviceInfo info =
-      agent::QueryDeviceInfo(opened->platform, opened->device);
+      opencl::QueryDeviceInfo(opened->platform, opened->device);
   RunnerDevice d;
-  d.device_key = agent::DefaultDeviceKey(info);
+  d.device_key = opencl::DefaultDeviceKey(info);
   d.device_name = info.device_name();
   d.device_vendor = info.vendor();
   library_backends::LibraryRegistry registry =

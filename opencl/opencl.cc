@@ -12,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "library_backends/registry.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 // A string property from clGetDeviceInfo or clGetPlatformInfo, without
@@ -402,4 +402,4 @@ std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {
   return key.empty() ? "opencl-device" : key;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

@@ -26,7 +26,7 @@ using tunefleet::v1::Measurement;
 class GemmOnDevice : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
     auto m = agent::Measurer::Create(*std::move(device));
     ASSERT_TRUE(m.ok()) << m.status();

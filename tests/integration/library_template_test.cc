@@ -36,7 +36,7 @@ std::unique_ptr<SpecTemplate> LoadLibrarySpec(const std::string& name) {
 class LibraryTemplates : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
     auto m = agent::Measurer::Create(*std::move(device));
     ASSERT_TRUE(m.ok()) << m.status();

@@ -36,7 +36,7 @@ namespace tunefleet::testing {
 // opening the device or creating its measurer.
 inline absl::StatusOr<std::unique_ptr<agent::MeasurementBackend>>
 PoclBackend() {
-  auto device = agent::OpenDevice(0, 0);
+  auto device = opencl::OpenDevice(0, 0);
   if (!device.ok()) return device.status();
   auto measurer = agent::Measurer::Create(*std::move(device));
   if (!measurer.ok()) return measurer.status();

@@ -156,7 +156,7 @@ class Request {
 // library call is not replayed.
 Measurer& Device() {
   static std::unique_ptr<Measurer> measurer = [] {
-    absl::StatusOr<ClDevice> device = OpenDevice(0, 0);
+    absl::StatusOr<opencl::ClDevice> device = opencl::OpenDevice(0, 0);
     EXPECT_TRUE(device.ok()) << device.status();
     absl::StatusOr<std::unique_ptr<Measurer>> m =
         Measurer::Create(*std::move(device), MeasurerOptions{.replay = true});
@@ -396,7 +396,7 @@ TEST(LibraryTrialTest, MissingLibraryIsInvalidConfig) {
       old ? std::optional<std::string>(old) : std::nullopt;
   setenv(library_backends::kClblastLibraryEnv, "/nonexistent/libclblast.so.1",
          1);
-  absl::StatusOr<ClDevice> device = OpenDevice(0, 0);
+  absl::StatusOr<opencl::ClDevice> device = opencl::OpenDevice(0, 0);
   ASSERT_TRUE(device.ok()) << device.status();
   absl::StatusOr<std::unique_ptr<Measurer>> measurer =
       Measurer::Create(*std::move(device));
