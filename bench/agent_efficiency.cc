@@ -45,8 +45,8 @@
 namespace tunefleet::bench {
 namespace {
 
-using agent::Measurer;
-using agent::MeasurerOptions;
+using measure::Measurer;
+using measure::MeasurerOptions;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
 using Clock = std::chrono::steady_clock;

@@ -31,7 +31,7 @@ class MeasurementBackend {
 // Measures in this process with a Measurer.
 class LocalBackend : public MeasurementBackend {
  public:
-  explicit LocalBackend(std::unique_ptr<Measurer> measurer)
+  explicit LocalBackend(std::unique_ptr<measure::Measurer> measurer)
       : measurer_(std::move(measurer)) {}
   const tunefleet::v1::DeviceInfo& device_info() const override {
     return measurer_->device_info();
@@ -45,7 +45,7 @@ class LocalBackend : public MeasurementBackend {
   }
 
  private:
-  std::unique_ptr<Measurer> measurer_;
+  std::unique_ptr<measure::Measurer> measurer_;
 };
 
 // A fake device for load benchmarks (bench/fleet_load): answers every

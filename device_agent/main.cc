@@ -131,7 +131,7 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
                  "waiting for it is DEVICE_LOST")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600000.0));
-  MeasurerOptions& m = f.worker.measurer;
+  measure::MeasurerOptions& m = f.worker.measurer;
   m.binary_cache_dir = opencl::DefaultBinaryCacheDir();
   app.add_option("--binary-cache", m.binary_cache_dir,
                  "directory of built program binaries, kept across runs and "
@@ -240,7 +240,7 @@ int Serve(ServeFlags& f) {
     sigwait(&stop_signals, &signal);
     agent.Stop();
   }).detach();
-  const MeasurerOptions& m = f.worker.measurer;
+  const measure::MeasurerOptions& m = f.worker.measurer;
   std::fprintf(stderr,
                "tunefleet-agent: device '%s', key '%s', server %s (%s)\n",
                name.c_str(), agent.device_key().c_str(), f.agent.server.c_str(),
@@ -292,7 +292,8 @@ int main(int argc, char** argv) {
   if (*measure_cmd) return RunMeasure(measure);
   if (flags.no_binary_cache) flags.worker.measurer.binary_cache_dir.clear();
   flags.worker.measurer.replay = flags.replay;
-  flags.worker.measurer.prefetch = ParsePrefetch(flags.prefetch);
+  flags.worker.measurer.prefetch =
+      tunefleet::measure::ParsePrefetch(flags.prefetch);
   if (flags.info_only) return PrintInfo(flags);
   return Serve(flags);
 }

@@ -219,8 +219,8 @@ int RunMeasure(const MeasureOptions& o) {
   absl::StatusOr<opencl::ClDevice> device =
       opencl::OpenDevice(o.platform, o.device);
   if (!device.ok()) return ReportError(device.status());
-  absl::StatusOr<std::unique_ptr<Measurer>> measurer =
-      Measurer::Create(*std::move(device));
+  absl::StatusOr<std::unique_ptr<measure::Measurer>> measurer =
+      measure::Measurer::Create(*std::move(device));
   if (!measurer.ok()) return ReportError(measurer.status());
   absl::StatusOr<tunefleet::v1::MeasureRequest> request = MeasureRequestFor(
       o, *task, trial::LimitsFromDeviceInfo((*measurer)->device_info()));

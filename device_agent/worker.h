@@ -61,7 +61,7 @@ class WorkerBackend : public MeasurementBackend {
     // counts only kernels running: past it, COMPILE_ERROR.
     double build_timeout_ms = 120000;
     // The worker's Measurer (persistent binaries, prefetching, replay).
-    MeasurerOptions measurer;
+    measure::MeasurerOptions measurer;
   };
 
   // Starts a worker and reads the device info through it. Errors:

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 absl::string_view ImagePackSource();  // embedded image_pack.cl
 
@@ -260,4 +260,4 @@ absl::Status ImageMaker::Refresh(cl_command_queue queue,
   return absl::OkStatus();
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

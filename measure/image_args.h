@@ -27,7 +27,7 @@
 #include "opencl/opencl.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 enum class ImageMode { kView, kCopy, kPack };
 
@@ -137,6 +137,6 @@ class ImageMaker {
   opencl::ClKernel pack_half_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_IMAGE_ARGS_H_

@@ -12,7 +12,7 @@
 #include "measure/measurer.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 namespace {
 
@@ -268,4 +268,4 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   return m;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -14,7 +14,7 @@
 #include "measure/library_trial.h"
 #include "measure/verify.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 absl::string_view FillSource();  // embedded fill.cl
 
@@ -808,4 +808,4 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
   return absl::OkStatus();
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -39,7 +39,7 @@
 #include "opencl/program_cache.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 struct MeasurerOptions {
   // Directory of persistent program binaries (ProgramCache); empty: programs
@@ -307,6 +307,6 @@ class Measurer {
   std::optional<library_backends::LibraryRegistry> libraries_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_MEASURER_H_

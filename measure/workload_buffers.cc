@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using tunefleet::v1::BufferSpec;
@@ -265,4 +265,4 @@ absl::StatusOr<std::vector<float>> WorkloadBuffers::Read(
   return host;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

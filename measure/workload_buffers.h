@@ -15,7 +15,7 @@
 #include "opencl/opencl.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 // Bytes per element of a buffer dtype (fp32: 4, fp16: 2); 0 if unknown.
 size_t ElementBytes(tunefleet::v1::Dtype dtype);
@@ -94,6 +94,6 @@ class WorkloadBuffers {
   std::list<WorkloadState> states_;  // most recently used first
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_WORKLOAD_BUFFERS_H_

@@ -25,8 +25,8 @@
 namespace tunefleet {
 namespace {
 
-using agent::Measurer;
-using agent::MeasurerOptions;
+using measure::Measurer;
+using measure::MeasurerOptions;
 using opencl::ProgramCache;
 using templates::KnobValues;
 using templates::Workload;

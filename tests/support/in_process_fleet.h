@@ -38,7 +38,7 @@ inline absl::StatusOr<std::unique_ptr<agent::MeasurementBackend>>
 PoclBackend() {
   auto device = opencl::OpenDevice(0, 0);
   if (!device.ok()) return device.status();
-  auto measurer = agent::Measurer::Create(*std::move(device));
+  auto measurer = measure::Measurer::Create(*std::move(device));
   if (!measurer.ok()) return measurer.status();
   return std::make_unique<agent::LocalBackend>(*std::move(measurer));
 }

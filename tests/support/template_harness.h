@@ -23,10 +23,10 @@
 namespace tunefleet::testing {
 
 // The device, opened once per test binary.
-inline agent::Measurer& Device() {
-  static std::unique_ptr<agent::Measurer> measurer = [] {
+inline measure::Measurer& Device() {
+  static std::unique_ptr<measure::Measurer> measurer = [] {
     auto device = opencl::OpenDevice(0, 0);
-    auto m = agent::Measurer::Create(*std::move(device));
+    auto m = measure::Measurer::Create(*std::move(device));
     return *std::move(m);
   }();
   return *measurer;

@@ -16,7 +16,7 @@
 #include "measure/measurer.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using ::testing::HasSubstr;
@@ -391,4 +391,4 @@ TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -20,7 +20,7 @@
 #include "measure/measurer.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using ::testing::Contains;
@@ -417,4 +417,4 @@ TEST(LibraryTrialTest, MissingLibraryIsInvalidConfig) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
