@@ -16,7 +16,7 @@
 #include "contract/device_info_revision.h"
 #include "grpcpp/grpcpp.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 using tunefleet::v1::AgentMessage;
 using tunefleet::v1::Measurement;
@@ -294,4 +294,4 @@ void Agent::HeartbeatLoop(Stream* stream, absl::Duration interval) {
   }
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -11,7 +11,7 @@
 #include "measure/measurer.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 // Used by one measurement thread at a time.
 class MeasurementBackend {
@@ -71,6 +71,6 @@ class FakeBackend : public MeasurementBackend {
   int delay_us_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_BACKEND_H_

@@ -40,7 +40,7 @@
 #include "opencl/opencl.h"
 #include "opencl/opencl_loader.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 // Everything the serving mode's flags set.
@@ -257,10 +257,11 @@ int Serve(ServeFlags& f) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 int main(int argc, char** argv) {
-  using namespace tunefleet::agent;  // NOLINT(build/namespaces): main only
+  // main only:
+  using namespace tunefleet::device_agent;  // NOLINT(build/namespaces)
   if (IsWorkerInvocation(argc, argv)) return RunWorkerMain(argc, argv);
   if (IsModelRunInvocation(argc, argv)) return RunModelRunMain(argc, argv);
 

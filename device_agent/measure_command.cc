@@ -17,7 +17,7 @@
 #include "opencl/build_inspect.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -233,4 +233,4 @@ int RunMeasure(const MeasureOptions& o) {
   return m.error() == tunefleet::v1::Measurement::OK ? 0 : 1;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

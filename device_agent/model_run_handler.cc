@@ -21,7 +21,7 @@
 #include "model_run_remote/run_messages.h"
 #include "model_runtime/plan_format.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 constexpr int kRequestFd = 3;  // the model-run process reads here
@@ -176,4 +176,4 @@ tunefleet::v1::RunModelResult ModelRunHandler::Run(
   return result;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -14,7 +14,7 @@
 #include "base/subprocess.h"
 #include "measure/measurer.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 using tunefleet::internal::WorkerReply;
@@ -318,4 +318,4 @@ tunefleet::v1::Measurement WorkerBackend::Measure(
       absl::StrCat(message, " during the trial; a new worker starts"));
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -569,12 +569,12 @@ TEST(MeasurerReplay, TurnedOffMeansPlainEnqueues) {
 
 TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
   const std::string dir = FreshDir("worker");
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
   options.measurer.binary_cache_dir = dir;
   options.measurer.prefetch = MeasurerOptions::Prefetch::kOn;
   {
-    auto backend = agent::WorkerBackend::Start(options);
+    auto backend = device_agent::WorkerBackend::Start(options);
     ASSERT_TRUE(backend.ok()) << backend.status();
     (*backend)->Prefetch(Request(1, 2));
     const Measurement m1 = (*backend)->Measure(Request(0, 1));
@@ -587,7 +587,7 @@ TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
   }
   // A new worker process: both programs come from the binary cache.
   options.measurer.prefetch = MeasurerOptions::Prefetch::kOff;
-  auto backend = agent::WorkerBackend::Start(options);
+  auto backend = device_agent::WorkerBackend::Start(options);
   ASSERT_TRUE(backend.ok()) << backend.status();
   for (int c = 0; c < 2; ++c) {
     const Measurement m = (*backend)->Measure(Request(c, c + 1));
@@ -601,10 +601,12 @@ TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
 // measures on a new thread: the next trial runs in a fresh worker instead
 // of failing as "the worker died".
 TEST(WorkerEfficiency, AWorkerStartedByAThreadThatEndedIsReplaced) {
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
-  absl::StatusOr<std::unique_ptr<agent::WorkerBackend>> backend;
-  std::thread([&] { backend = agent::WorkerBackend::Start(options); }).join();
+  absl::StatusOr<std::unique_ptr<device_agent::WorkerBackend>> backend;
+  std::thread([&] {
+    backend = device_agent::WorkerBackend::Start(options);
+  }).join();
   ASSERT_TRUE(backend.ok()) << backend.status();
   // The kernel delivers the parent-death signal as the thread exits; give
   // the worker the moment it takes to die.
