@@ -15,7 +15,7 @@ namespace tunefleet::server {
 using tunefleet::v1::Measurement;
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
-         std::unique_ptr<search::SearchSpace> space, store::Store* store,
+         std::unique_ptr<search_space::SearchSpace> space, store::Store* store,
          LeaseScheduler* scheduler, const base::Clock& clock, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
@@ -201,10 +201,10 @@ absl::StatusOr<std::unique_ptr<search::SearchStrategy>> Job::MakeStrategy() {
   options.history = std::move(spec_.history);
   TUNEFLEET_ASSIGN_OR_RETURN(
       options.features,
-      cost_model::SpaceFeatures(
+      search_space::SpaceFeatures(
           *space_,
-          cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
-                                   trial::LimitsFromDeviceInfo(device_))));
+          search_space::TaskFeatures(*spec_.tmpl, spec_.workload,
+                                     trial::LimitsFromDeviceInfo(device_))));
   std::unique_ptr<search::SearchStrategy> strategy =
       search::MakeStrategy(spec_.strategy, *space_, std::move(options));
   if (!resume_.trials.empty()) {

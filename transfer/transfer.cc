@@ -55,8 +55,8 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
                                        ? trial::LimitsFromDeviceInfo(*info)
                                        : templates::DeviceLimits{};
     }
-    const cost_model::TaskFeatures features(tmpl, *workload,
-                                            limits[first.device_key()]);
+    const search_space::TaskFeatures features(tmpl, *workload,
+                                              limits[first.device_key()]);
     search::HistoryGroup group;
     for (const auto* r : job_records) {
       std::vector<std::pair<std::string, int64_t>> pairs;
