@@ -45,8 +45,8 @@
 namespace tunefleet::bench {
 namespace {
 
-using agent::Measurer;
-using agent::MeasurerOptions;
+using measure::Measurer;
+using measure::MeasurerOptions;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
 using Clock = std::chrono::steady_clock;
@@ -73,8 +73,8 @@ struct Setup {
 
 absl::StatusOr<std::unique_ptr<Measurer>> NewMeasurer(const Setup& setup,
                                                       MeasurerOptions options) {
-  absl::StatusOr<agent::ClDevice> device =
-      agent::OpenDevice(setup.platform, setup.device);
+  absl::StatusOr<opencl::ClDevice> device =
+      opencl::OpenDevice(setup.platform, setup.device);
   if (!device.ok()) return device.status();
   return Measurer::Create(*std::move(device), std::move(options));
 }
@@ -494,7 +494,7 @@ absl::StatusOr<nlohmann::json> Bench::ProgramBuild() {
     if (!m.ok()) return m.status();
     const Pass pass = RunAll(**m, RequestsOf(quick_, c.nonce), false);
     if (!pass.ok) return TrialsFailed();
-    const agent::ProgramCache::Stats stats = (*m)->program_cache().stats();
+    const opencl::ProgramCache::Stats stats = (*m)->program_cache().stats();
     rows.push_back(
         {{"column", c.name},
          {"program_ms_mean", Mean(Field(pass, CompileMs))},
@@ -513,11 +513,11 @@ absl::StatusOr<nlohmann::json> Bench::ProgramBuild() {
 // The same programs again in one ProgramCache vs a rebuild in a new one
 // (driver caches warm).
 absl::StatusOr<nlohmann::json> Bench::MemoryCache() {
-  auto device = agent::OpenDevice(flags_.setup.platform, flags_.setup.device);
+  auto device = opencl::OpenDevice(flags_.setup.platform, flags_.setup.device);
   if (!device.ok()) return device.status();
   const auto requests = RequestsOf(quick_, Nonce());
-  agent::ProgramCache cache(device->context.get(), device->device,
-                            agent::ProgramCache::Options{});
+  opencl::ProgramCache cache(device->context.get(), device->device,
+                             opencl::ProgramCache::Options{});
   std::vector<double> first, rebuild, hit;
   for (const MeasureRequest& r : requests) {
     auto built = cache.Get(r.kernel().source(), r.kernel().build_options());
@@ -525,8 +525,8 @@ absl::StatusOr<nlohmann::json> Bench::MemoryCache() {
     first.push_back(built->compile_ms);
   }
   for (const MeasureRequest& r : requests) {
-    agent::ProgramCache fresh(device->context.get(), device->device,
-                              agent::ProgramCache::Options{});
+    opencl::ProgramCache fresh(device->context.get(), device->device,
+                               opencl::ProgramCache::Options{});
     auto built = fresh.Get(r.kernel().source(), r.kernel().build_options());
     if (!built.ok()) return built.status();
     rebuild.push_back(built->compile_ms);

@@ -165,7 +165,7 @@ FakeFleet::FakeFleet(const std::string& address, const std::string& device_key,
     stubs_.push_back(tunefleet::v1::AgentService::NewStub(channels_.back()));
   }
   const tunefleet::v1::DeviceInfo device =
-      agent::FakeBackend::FakeDevice("bench/fleet_load");
+      device_agent::FakeBackend::FakeDevice("bench/fleet_load");
   for (int i = 0; i < agents; ++i) {
     tunefleet::v1::Hello hello;
     hello.set_device_key(device_key);

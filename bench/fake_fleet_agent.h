@@ -79,7 +79,7 @@ class FakeFleetAgent final
   bool result_batches_ ABSL_GUARDED_BY(mu_) = false;  // Welcome allows
   const bool batch_results_;
   // Used by OnReadDone() only (one read at a time).
-  agent::SourceCache sources_;
+  device_agent::SourceCache sources_;
   int64_t source_misses_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

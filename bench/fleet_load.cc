@@ -145,7 +145,7 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
   const std::string key = absl::StrCat("fake-", n);
   const int delay_us = fleet.delay_us;
   std::unique_ptr<tunefleet::bench::FakeFleet> fakes;
-  std::vector<std::unique_ptr<tunefleet::agent::Agent>> agents;
+  std::vector<std::unique_ptr<tunefleet::device_agent::Agent>> agents;
   std::vector<std::thread> threads;
   if (!fleet.real_agents) {
     const int per = std::max(1, fleet.agents_per_channel);
@@ -157,16 +157,17 @@ Result RunOnce(const std::string& address, pid_t server_pid, int n,
         address, key, n, (n + per - 1) / per, options);
   }
   for (int i = 0; fleet.real_agents && i < n; ++i) {
-    tunefleet::agent::AgentOptions o;
+    tunefleet::device_agent::AgentOptions o;
     o.server = address;
     o.device_key = key;
     o.agent_name = absl::StrCat(key, "-", i);
     o.verbose = false;
     o.max_in_flight = fleet.in_flight;
     if (!fleet.source_cache) o.source_cache_bytes = 0;
-    agents.push_back(std::make_unique<tunefleet::agent::Agent>(
-        o, std::make_unique<tunefleet::agent::FakeBackend>(
-               tunefleet::agent::FakeBackend::FakeDevice("bench/fleet_load"),
+    agents.push_back(std::make_unique<tunefleet::device_agent::Agent>(
+        o, std::make_unique<tunefleet::device_agent::FakeBackend>(
+               tunefleet::device_agent::FakeBackend::FakeDevice(
+                   "bench/fleet_load"),
                delay_us)));
     threads.emplace_back([a = agents.back().get()] {
       const absl::Status ended = a->Run();

@@ -97,8 +97,8 @@ std::vector<float> HostMatrix(size_t elems, size_t salt) {
 // zero-filled scratch (gemm_gpu's split-K W and S) by name.
 struct Buffers {
   std::vector<float> host_a, host_b;
-  agent::ClMem a, b, c;
-  std::map<std::string, agent::ClMem> scratch;
+  opencl::ClMem a, b, c;
+  std::map<std::string, opencl::ClMem> scratch;
 };
 
 // Errors: the OpenCL call that failed (a shape too large for the device,
@@ -110,33 +110,33 @@ absl::StatusOr<Buffers> MakeBuffers(cl_context ctx, cl_command_queue queue,
   Buffers buf;
   // One buffer of `bytes`, copied from `host` when not null.
   auto create = [ctx](size_t bytes, const void* host,
-                      absl::string_view name) -> absl::StatusOr<agent::ClMem> {
+                      absl::string_view name) -> absl::StatusOr<opencl::ClMem> {
     cl_int err = CL_SUCCESS;
-    agent::ClMem mem(clCreateBuffer(
+    opencl::ClMem mem(clCreateBuffer(
         ctx, host != nullptr ? CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, bytes,
         const_cast<void*>(host), &err));
     if (err != CL_SUCCESS) {
-      return agent::ClError(
+      return opencl::ClError(
           absl::StrCat("clCreateBuffer of ", bytes, " bytes for ", name), err);
     }
     return mem;
   };
   for (const templates::BufferDesc& d : tmpl.Buffers(workload)) {
     if (!d.zero_fill) continue;
-    TUNEFLEET_ASSIGN_OR_RETURN(agent::ClMem mem,
+    TUNEFLEET_ASSIGN_OR_RETURN(opencl::ClMem mem,
                                create(d.elements * 4, nullptr, d.name));
     const float zero = 0;
     if (cl_int err =
             clEnqueueFillBuffer(queue, mem.get(), &zero, sizeof(zero), 0,
                                 d.elements * 4, 0, nullptr, nullptr);
         err != CL_SUCCESS) {
-      return agent::ClError(absl::StrCat("clEnqueueFillBuffer of ", d.name),
-                            err);
+      return opencl::ClError(absl::StrCat("clEnqueueFillBuffer of ", d.name),
+                             err);
     }
     buf.scratch.emplace(d.name, std::move(mem));
   }
   if (cl_int err = clFinish(queue); err != CL_SUCCESS) {
-    return agent::ClError("clFinish after the scratch fills", err);
+    return opencl::ClError("clFinish after the scratch fills", err);
   }
   buf.host_a = HostMatrix(static_cast<size_t>(s.m) * s.k, 0);
   buf.host_b = HostMatrix(static_cast<size_t>(s.k) * s.n, 1);
@@ -150,23 +150,23 @@ absl::StatusOr<Buffers> MakeBuffers(cl_context ctx, cl_command_queue queue,
 }
 
 // The launch's kernel built for `dev`; null when it does not build.
-agent::ClKernel BuildKernel(cl_context ctx, cl_device_id dev,
-                            const templates::LaunchDesc& l) {
+opencl::ClKernel BuildKernel(cl_context ctx, cl_device_id dev,
+                             const templates::LaunchDesc& l) {
   const std::string source(l.source);
   const char* text = source.c_str();
   cl_int err = CL_SUCCESS;
-  agent::ClProgram p(clCreateProgramWithSource(ctx, 1, &text, nullptr, &err));
-  if (err != CL_SUCCESS) return agent::ClKernel();
+  opencl::ClProgram p(clCreateProgramWithSource(ctx, 1, &text, nullptr, &err));
+  if (err != CL_SUCCESS) return opencl::ClKernel();
   clBuildProgram(p.get(), 1, &dev, l.build_options.c_str(), nullptr, nullptr);
-  agent::ClKernel k(clCreateKernel(p.get(), l.kernel_name.c_str(), &err));
-  return err == CL_SUCCESS ? std::move(k) : agent::ClKernel();
+  opencl::ClKernel k(clCreateKernel(p.get(), l.kernel_name.c_str(), &err));
+  return err == CL_SUCCESS ? std::move(k) : opencl::ClKernel();
 }
 
 // Times one of the template's launches (tuned or reference) on the
 // buffers, ms per call; 0 when the kernel does not build.
-double TimeTemplateLaunch(const agent::ClDevice& device,
+double TimeTemplateLaunch(const opencl::ClDevice& device,
                           const templates::LaunchDesc& l, const Buffers& buf) {
-  agent::ClKernel kernel = BuildKernel(device.context.get(), device.device, l);
+  opencl::ClKernel kernel = BuildKernel(device.context.get(), device.device, l);
   if (kernel.get() == nullptr) return 0;
   // The template's arguments: M, N, K and the buffers A, B, C and the
   // scratch by name.
@@ -442,7 +442,7 @@ int64_t UnixMs() {
 // kernel timed. A JSON row; null when nothing was valid.
 absl::StatusOr<nlohmann::json> BenchShape(const Flags& f,
                                           const cli::EmbeddedFleet& fleet,
-                                          const agent::ClDevice& device,
+                                          const opencl::ClDevice& device,
                                           const Shape& s) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       templates::Workload workload,
@@ -562,11 +562,11 @@ int Main(int argc, char** argv) {
   auto fleet =
       bench::StartBenchFleet("gemm_vs_clblast", f.db, f.platform, f.device);
   if (!fleet.ok()) return cli::ReportError("bench", fleet.status());
-  auto device = agent::OpenDevice(f.platform, f.device);
+  auto device = opencl::OpenDevice(f.platform, f.device);
   if (!device.ok()) return cli::ReportError("bench", device.status());
   if (f.peak_tflops <= 0) {
     f.peak_tflops =
-        PeakTflops(agent::QueryDeviceInfo(device->platform, device->device));
+        PeakTflops(opencl::QueryDeviceInfo(device->platform, device->device));
   }
   absl::StatusOr<std::vector<Shape>> shapes = ParseShapes(f);
   if (!shapes.ok()) return cli::ReportError("bench", shapes.status());

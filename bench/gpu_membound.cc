@@ -65,14 +65,14 @@ struct Flags {
 // Device-to-device copy bandwidth, GB/s (1e9 bytes/s) of bytes read plus
 // written: the median event time of 20 clEnqueueCopyBuffer calls of
 // `mib` MiB after 3 warm-ups. Errors: UNAVAILABLE from OpenCL.
-absl::StatusOr<double> CopyGbPerS(const agent::ClDevice& device, int mib) {
+absl::StatusOr<double> CopyGbPerS(const opencl::ClDevice& device, int mib) {
   const size_t bytes = static_cast<size_t>(mib) << 20;
   cl_int err = CL_SUCCESS;
-  agent::ClMem src(clCreateBuffer(device.context.get(), CL_MEM_READ_WRITE,
-                                  bytes, nullptr, &err));
+  opencl::ClMem src(clCreateBuffer(device.context.get(), CL_MEM_READ_WRITE,
+                                   bytes, nullptr, &err));
   if (err != CL_SUCCESS) return absl::UnavailableError("clCreateBuffer");
-  agent::ClMem dst(clCreateBuffer(device.context.get(), CL_MEM_READ_WRITE,
-                                  bytes, nullptr, &err));
+  opencl::ClMem dst(clCreateBuffer(device.context.get(), CL_MEM_READ_WRITE,
+                                   bytes, nullptr, &err));
   if (err != CL_SUCCESS) return absl::UnavailableError("clCreateBuffer");
   cl_command_queue q = device.queue.get();
   const cl_uint zero = 0;
@@ -87,7 +87,7 @@ absl::StatusOr<double> CopyGbPerS(const agent::ClDevice& device, int mib) {
       return absl::UnavailableError(
           absl::StrFormat("clEnqueueCopyBuffer: error %d", err));
     }
-    agent::ClEvent event(raw);
+    opencl::ClEvent event(raw);
     clWaitForEvents(1, &raw);
     cl_ulong start = 0, end = 0;
     clGetEventProfilingInfo(raw, CL_PROFILING_COMMAND_START, sizeof(start),
@@ -187,7 +187,7 @@ int Main(int argc, char** argv) {
   if (!fleet.ok()) return cli::ReportError("bench", fleet.status());
   double copy_gbs = 0;
   {
-    auto device = agent::OpenDevice(f.platform, f.device);
+    auto device = opencl::OpenDevice(f.platform, f.device);
     if (!device.ok()) return cli::ReportError("bench", device.status());
     absl::StatusOr<double> copy = CopyGbPerS(*device, f.copy_mib);
     if (!copy.ok()) return cli::ReportError("bench", copy.status());

@@ -93,7 +93,7 @@ int Main(int argc, char** argv) {
   Rows pool;
   Rows own_pool;
   for (const std::string& path : tables) {
-    absl::StatusOr<search::Table> t = search::LoadTable(path);
+    absl::StatusOr<search_space::Table> t = search_space::LoadTable(path);
     if (!t.ok()) {
       std::cerr << t.status().message() << "\n";
       return 1;

@@ -424,17 +424,17 @@ absl::StatusOr<RunResult> FakeRun(const std::filesystem::path& dir,
                                   int agents) {
   absl::StatusOr<std::unique_ptr<LocalServer>> server = StartServer(dir);
   if (!server.ok()) return server.status();
-  std::vector<std::unique_ptr<agent::Agent>> fleet;
+  std::vector<std::unique_ptr<device_agent::Agent>> fleet;
   std::vector<std::thread> threads;
   for (int i = 0; i < agents; ++i) {
-    agent::AgentOptions o;
+    device_agent::AgentOptions o;
     o.server = (*server)->address;
     o.device_key = kFakeKey;
     o.agent_name = absl::StrCat(kFakeKey, "-", i);
     o.verbose = false;
-    fleet.push_back(std::make_unique<agent::Agent>(
-        o, std::make_unique<agent::FakeBackend>(
-               agent::FakeBackend::FakeDevice("bench/model_tuning"),
+    fleet.push_back(std::make_unique<device_agent::Agent>(
+        o, std::make_unique<device_agent::FakeBackend>(
+               device_agent::FakeBackend::FakeDevice("bench/model_tuning"),
                f.fake_delay_ms * 1000)));
     threads.emplace_back([a = fleet.back().get()] {
       if (const absl::Status ended = a->Run(); !ended.ok()) {

@@ -49,7 +49,7 @@ constexpr double kMinRandomTrials = 20;
 
 struct Run {
   std::string name;  // the table's file name
-  const search::Table* table = nullptr;
+  const search_space::Table* table = nullptr;
   search::SimulationOptions options;
   std::vector<SimulationResult> results;
 };
@@ -77,7 +77,7 @@ std::string QuarterRule(const search::TrialsToTarget& xgb,
 
 // The kernel a table is of, for transfer: its template or Kernel Tuner
 // kernel name; empty when it names neither.
-std::string KernelOf(const search::Table& t) {
+std::string KernelOf(const search_space::Table& t) {
   for (const char* key : {"template", "kernel"}) {
     const auto it = t.metadata.find(key);
     if (it != t.metadata.end() && !it->second.empty()) return it->second;
@@ -121,7 +121,7 @@ void PrintHeader(const char* ratio_of) {
 }
 
 // Random search's exact figures (infinitely many seeds) as a result row.
-SimulationResult ExactRandom(const search::Table& t) {
+SimulationResult ExactRandom(const search_space::Table& t) {
   SimulationResult r;
   r.strategy = tunefleet::v1::STRATEGY_RANDOM;
   r.to_95 = search::ExactRandomTrials(t, 0.95);
@@ -162,7 +162,7 @@ json TableJson(const Run& run) {
 }
 
 void PrintTable(const Run& run) {
-  const search::Table& t = *run.table;
+  const search_space::Table& t = *run.table;
   const SimulationResult& first = run.results.front();
   std::cout << absl::StrFormat(
       "\n%s\n  %zu configs (%s), best %.4g ms; %d seeds x %zu trials, batch "
@@ -202,7 +202,7 @@ absl::StatusOr<std::optional<json>> Transfer(const std::vector<Run>& runs,
   const SimulationResult* cold = Find(run.results, tunefleet::v1::STRATEGY_XGB);
   const std::string kernel = KernelOf(*run.table);
   if (cold == nullptr || kernel.empty()) return std::nullopt;
-  std::vector<search::Table> others;
+  std::vector<search_space::Table> others;
   std::vector<std::string> names;
   for (size_t j = 0; j < runs.size(); ++j) {
     if (j != i && KernelOf(*runs[j].table) == kernel) {
@@ -278,9 +278,9 @@ int Main(int argc, char** argv) {
     }
     std::sort(tables.begin(), tables.end());
   }
-  std::vector<search::Table> loaded;
+  std::vector<search_space::Table> loaded;
   for (const std::string& path : tables) {
-    absl::StatusOr<search::Table> table = search::LoadTable(path);
+    absl::StatusOr<search_space::Table> table = search_space::LoadTable(path);
     if (!table.ok()) {
       std::cerr << table.status().message() << "\n";
       return 1;

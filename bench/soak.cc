@@ -62,7 +62,7 @@ class FakeAgent {
  public:
   FakeAgent(const std::string& address, const std::string& name, int index,
             int delay_us) {
-    tunefleet::agent::AgentOptions o;
+    tunefleet::device_agent::AgentOptions o;
     o.server = address;
     o.device_key = kKey;
     o.agent_name = name;
@@ -73,10 +73,10 @@ class FakeAgent {
     // its own per agent gives each agent its own connection, as agents on
     // separate devices have.
     o.channel.max_receive_message_bytes = (64 << 20) + index;
-    agent_ = std::make_unique<tunefleet::agent::Agent>(
-        o,
-        std::make_unique<tunefleet::agent::FakeBackend>(
-            tunefleet::agent::FakeBackend::FakeDevice("bench/soak"), delay_us));
+    agent_ = std::make_unique<tunefleet::device_agent::Agent>(
+        o, std::make_unique<tunefleet::device_agent::FakeBackend>(
+               tunefleet::device_agent::FakeBackend::FakeDevice("bench/soak"),
+               delay_us));
     thread_ = std::thread([a = agent_.get()] { (void)a->Run(); });
   }
   ~FakeAgent() {
@@ -87,7 +87,7 @@ class FakeAgent {
   FakeAgent& operator=(const FakeAgent&) = delete;
 
  private:
-  std::unique_ptr<tunefleet::agent::Agent> agent_;
+  std::unique_ptr<tunefleet::device_agent::Agent> agent_;
   std::thread thread_;
 };
 

@@ -278,7 +278,7 @@ int Main(int argc, char** argv) {
     out.back().note = absl::StrCat(n, " records");
 
     const int64_t history_bound =
-        static_cast<int64_t>(cost_model::kHistoryReadFactor * 3000);
+        static_cast<int64_t>(transfer::kHistoryReadFactor * 3000);
     out.push_back(
         {"history read (HistoryRecords, bound 6000)",
          MedianMs(runs,
@@ -296,8 +296,8 @@ int Main(int argc, char** argv) {
     out.push_back({"transfer history (TransferHistory, 3000)",
                    MedianMs(runs,
                             [&]() -> absl::Status {
-                              auto h = cost_model::TransferHistory(
-                                  store, *xgemm, 3000);
+                              auto h = transfer::TransferHistory(store, *xgemm,
+                                                                 3000);
                               if (h.ok()) n = h->size();
                               return h.status();
                             }),

@@ -528,10 +528,10 @@ absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> OpenRunner(
   absl::StatusOr<client::ServerConnection> server =
       client::ConnectionTo(o.server, o.connection);
   if (!server.ok()) return server.status();
-  model_run::RemoteRunnerOptions options;
+  model_run_remote::RemoteRunnerOptions options;
   options.device_key = o.device_key;
   absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
-      model_run::OpenRemoteRunner(*server, options);
+      model_run_remote::OpenRemoteRunner(*server, options);
   if (runner.ok()) {
     *where =
         absl::StrCat("an agent of device key ", (*runner)->device().device_key,

@@ -18,7 +18,7 @@
 namespace tunefleet::cli {
 namespace {
 
-using search::Table;
+using search_space::Table;
 
 // Feature rows of a history table in the main table's feature layout:
 // the task's features when both tables name their task, else knob values
@@ -26,22 +26,22 @@ using search::Table;
 absl::StatusOr<search::HistoryGroup> HistoryFromTable(const Table& main,
                                                       const Table& history,
                                                       bool task_features) {
-  std::unique_ptr<search::SearchSpace> space = history.MakeSpace();
+  std::unique_ptr<search_space::SearchSpace> space = history.MakeSpace();
   std::function<std::vector<float>(uint64_t)> features;
   if (task_features) {
-    absl::StatusOr<cost_model::TaskFeatures> task =
-        cost_model::TableTaskFeatures(history);
+    absl::StatusOr<search_space::TaskFeatures> task =
+        search_space::TableTaskFeatures(history);
     if (!task.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "history table: ", task.status().message(),
           " (the simulated table names its task, so must its history)"));
     }
     TUNEFLEET_ASSIGN_OR_RETURN(features,
-                               cost_model::SpaceFeatures(*space, *task));
+                               search_space::SpaceFeatures(*space, *task));
   } else {
     std::vector<size_t> where;  // main knob i -> history knob position
     std::vector<bool> size_like;
-    for (const search::KnobSpec& k : main.knobs) {
+    for (const search_space::KnobSpec& k : main.knobs) {
       size_t pos = 0;
       while (pos < history.knobs.size() && history.knobs[pos].name != k.name) {
         ++pos;
@@ -69,14 +69,14 @@ absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
     const Table& table, const std::vector<Table>& history,
     const std::vector<tunefleet::v1::Strategy>& strategies,
     search::SimulationOptions options) {
-  std::unique_ptr<search::SearchSpace> space = table.MakeSpace();
-  absl::StatusOr<cost_model::TaskFeatures> task =
-      cost_model::TableTaskFeatures(table);
+  std::unique_ptr<search_space::SearchSpace> space = table.MakeSpace();
+  absl::StatusOr<search_space::TaskFeatures> task =
+      search_space::TableTaskFeatures(table);
   const bool task_features = task.ok();
   if (!task.ok() && !absl::IsNotFound(task.status())) return task.status();
   if (task_features) {
     TUNEFLEET_ASSIGN_OR_RETURN(options.features,
-                               cost_model::SpaceFeatures(*space, *task));
+                               search_space::SpaceFeatures(*space, *task));
   }
   for (const Table& h : history) {
     TUNEFLEET_ASSIGN_OR_RETURN(search::HistoryGroup group,
@@ -133,11 +133,11 @@ CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
 }
 
 int RunSimulate(const SimulateOptions& o) {
-  absl::StatusOr<Table> table = search::LoadTable(o.table);
+  absl::StatusOr<Table> table = search_space::LoadTable(o.table);
   if (!table.ok()) return ReportError("simulate", table.status());
   std::vector<Table> history;
   for (const std::string& path : o.history) {
-    absl::StatusOr<Table> h = search::LoadTable(path);
+    absl::StatusOr<Table> h = search_space::LoadTable(path);
     if (!h.ok()) return ReportError("simulate", h.status());
     history.push_back(*std::move(h));
   }

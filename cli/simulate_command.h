@@ -44,7 +44,8 @@ int RunExport(const ExportOptions& options);
 // names one (tunefleet tables), else from knob values alone; `history`
 // tables feed the xgb model (transfer learning).
 absl::StatusOr<std::vector<search::SimulationResult>> SimulateTable(
-    const search::Table& table, const std::vector<search::Table>& history,
+    const search_space::Table& table,
+    const std::vector<search_space::Table>& history,
     const std::vector<tunefleet::v1::Strategy>& strategies,
     search::SimulationOptions options);
 

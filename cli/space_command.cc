@@ -118,8 +118,8 @@ absl::StatusOr<Device> DeviceFor(const SpaceOptions& o) {
 }
 
 // Up to `n` distinct valid configs drawn with `seed`, by index.
-std::vector<uint64_t> SampleValid(const search::SearchSpace& space, uint32_t n,
-                                  uint64_t seed) {
+std::vector<uint64_t> SampleValid(const search_space::SearchSpace& space,
+                                  uint32_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<uint64_t> out;
   if (space.enumerable()) {
@@ -274,10 +274,11 @@ int RunSpace(const SpaceOptions& o) {
       !s.ok()) {
     return ReportError("space", s);
   }
-  const std::unique_ptr<search::SearchSpace> space =
-      search::BuildSpace(*task->tmpl, task->workload, limits);
+  const std::unique_ptr<search_space::SearchSpace> space =
+      search_space::BuildSpace(*task->tmpl, task->workload, limits);
   nlohmann::json knobs = nlohmann::json::array();
-  for (const search::KnobSpec& k : space->knobs()) knobs.push_back(k.name);
+  for (const search_space::KnobSpec& k : space->knobs())
+    knobs.push_back(k.name);
   nlohmann::json sample = nlohmann::json::array();
   for (uint64_t index : SampleValid(*space, o.sample, o.seed)) {
     sample.push_back(space->ConfigString(index));

@@ -18,7 +18,7 @@ namespace tunefleet::cli {
 namespace {
 
 // Product of the knobs' value counts: the configs before any constraint
-// (saturates at UINT64_MAX, as search::SearchSpace::raw_size() does).
+// (saturates at UINT64_MAX, as search_space::SearchSpace::raw_size() does).
 uint64_t RawConfigs(const templates::KernelTemplate& tmpl) {
   uint64_t product = 1;
   for (const templates::Knob& k : tmpl.knobs()) {

@@ -16,7 +16,7 @@
 #include "contract/device_info_revision.h"
 #include "grpcpp/grpcpp.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 using tunefleet::v1::AgentMessage;
 using tunefleet::v1::Measurement;
@@ -50,8 +50,9 @@ Agent::Agent(AgentOptions options, std::unique_ptr<MeasurementBackend> backend)
     : options_(std::move(options)),
       backend_(std::move(backend)),
       sources_(options_.source_cache_bytes) {
-  key_ = options_.device_key.empty() ? DefaultDeviceKey(backend_->device_info())
-                                     : options_.device_key;
+  key_ = options_.device_key.empty()
+             ? opencl::DefaultDeviceKey(backend_->device_info())
+             : options_.device_key;
   if (options_.agent_name.empty()) options_.agent_name = DefaultAgentName();
 }
 
@@ -293,4 +294,4 @@ void Agent::HeartbeatLoop(Stream* stream, absl::Duration interval) {
   }
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -18,7 +18,7 @@
 #include "device_agent/source_cache.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 struct AgentOptions {
   std::string server;      // HOST:PORT of tunefleet-server
@@ -107,6 +107,6 @@ std::string DefaultAgentName();
 // with trial_id -job_id: server/job.h, Job::reference_trial_id()).
 std::string RequestName(const tunefleet::v1::MeasureRequest& request);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_AGENT_H_

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 tunefleet::v1::DeviceInfo FakeBackend::FakeDevice(const std::string& name) {
   tunefleet::v1::DeviceInfo d;
@@ -36,4 +36,4 @@ tunefleet::v1::Measurement FakeBackend::Measure(
   return m;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

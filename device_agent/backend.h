@@ -11,7 +11,7 @@
 #include "measure/measurer.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 // Used by one measurement thread at a time.
 class MeasurementBackend {
@@ -31,7 +31,7 @@ class MeasurementBackend {
 // Measures in this process with a Measurer.
 class LocalBackend : public MeasurementBackend {
  public:
-  explicit LocalBackend(std::unique_ptr<Measurer> measurer)
+  explicit LocalBackend(std::unique_ptr<measure::Measurer> measurer)
       : measurer_(std::move(measurer)) {}
   const tunefleet::v1::DeviceInfo& device_info() const override {
     return measurer_->device_info();
@@ -45,7 +45,7 @@ class LocalBackend : public MeasurementBackend {
   }
 
  private:
-  std::unique_ptr<Measurer> measurer_;
+  std::unique_ptr<measure::Measurer> measurer_;
 };
 
 // A fake device for load benchmarks (bench/fleet_load): answers every
@@ -71,6 +71,6 @@ class FakeBackend : public MeasurementBackend {
   int delay_us_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_BACKEND_H_

@@ -40,7 +40,7 @@
 #include "opencl/opencl.h"
 #include "opencl/opencl_loader.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 // Everything the serving mode's flags set.
@@ -104,8 +104,8 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
           "the OpenCL library to load: a path, or a name for the dynamic "
           "linker (e.g. /vendor/lib64/libOpenCL.so on a phone); "
           "default: $",
-          kOpenClLibraryEnv, " if set, else the first of ",
-          absl::StrJoin(DefaultOpenClLibraries(), ", "),
+          opencl::kOpenClLibraryEnv, " if set, else the first of ",
+          absl::StrJoin(opencl::DefaultOpenClLibraries(), ", "),
           " that loads. Exit 1 when it cannot be loaded"));
   app.add_option("--platform", f.worker.platform,
                  "OpenCL platform index (clinfo -l)")
@@ -131,8 +131,8 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
                  "waiting for it is DEVICE_LOST")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600000.0));
-  MeasurerOptions& m = f.worker.measurer;
-  m.binary_cache_dir = DefaultBinaryCacheDir();
+  measure::MeasurerOptions& m = f.worker.measurer;
+  m.binary_cache_dir = opencl::DefaultBinaryCacheDir();
   app.add_option("--binary-cache", m.binary_cache_dir,
                  "directory of built program binaries, kept across runs and "
                  "keyed by SHA-256 of device, driver, platform version, build "
@@ -166,11 +166,11 @@ int Fail(const absl::Status& status, int code) {
 }
 
 int PrintInfo(const ServeFlags& f) {
-  absl::StatusOr<ClDevice> opened =
-      OpenDevice(f.worker.platform, f.worker.device);
+  absl::StatusOr<opencl::ClDevice> opened =
+      opencl::OpenDevice(f.worker.platform, f.worker.device);
   if (!opened.ok()) return Fail(opened.status(), 2);
   std::cout << contract::DeviceInfoToJson(
-      QueryDeviceInfo(opened->platform, opened->device));
+      opencl::QueryDeviceInfo(opened->platform, opened->device));
   return 0;
 }
 
@@ -240,7 +240,7 @@ int Serve(ServeFlags& f) {
     sigwait(&stop_signals, &signal);
     agent.Stop();
   }).detach();
-  const MeasurerOptions& m = f.worker.measurer;
+  const measure::MeasurerOptions& m = f.worker.measurer;
   std::fprintf(stderr,
                "tunefleet-agent: device '%s', key '%s', server %s (%s)\n",
                name.c_str(), agent.device_key().c_str(), f.agent.server.c_str(),
@@ -257,10 +257,11 @@ int Serve(ServeFlags& f) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 int main(int argc, char** argv) {
-  using namespace tunefleet::agent;  // NOLINT(build/namespaces): main only
+  // main only:
+  using namespace tunefleet::device_agent;  // NOLINT(build/namespaces)
   if (IsWorkerInvocation(argc, argv)) return RunWorkerMain(argc, argv);
   if (IsModelRunInvocation(argc, argv)) return RunModelRunMain(argc, argv);
 
@@ -280,17 +281,20 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   // OpenCL is loaded here, so that a missing library is one clear error
   // naming every path tried, not a failing clGetPlatformIDs later.
-  if (absl::Status cl = LoadOpenCL(flags.opencl_library); !cl.ok()) {
+  if (absl::Status cl = tunefleet::opencl::LoadOpenCL(flags.opencl_library);
+      !cl.ok()) {
     return Fail(cl, 1);
   }
   // The worker processes (re-executions of this binary) load the same one.
   if (!flags.opencl_library.empty()) {
-    setenv(kOpenClLibraryEnv, flags.opencl_library.c_str(), 1);
+    setenv(tunefleet::opencl::kOpenClLibraryEnv, flags.opencl_library.c_str(),
+           1);
   }
   if (*measure_cmd) return RunMeasure(measure);
   if (flags.no_binary_cache) flags.worker.measurer.binary_cache_dir.clear();
   flags.worker.measurer.replay = flags.replay;
-  flags.worker.measurer.prefetch = ParsePrefetch(flags.prefetch);
+  flags.worker.measurer.prefetch =
+      tunefleet::measure::ParsePrefetch(flags.prefetch);
   if (flags.info_only) return PrintInfo(flags);
   return Serve(flags);
 }

@@ -17,7 +17,7 @@
 #include "opencl/build_inspect.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
   CLI::App* cmd = app.add_subcommand(
@@ -49,7 +49,8 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& o) {
 
 namespace {
 
-nlohmann::json BuildReportJson(const BuildReport& r, const PtxCounts& p) {
+nlohmann::json BuildReportJson(const opencl::BuildReport& r,
+                               const opencl::PtxCounts& p) {
   return {{"options", r.options},
           {"build_log", r.build_log},
           {"binary_bytes", r.binary.size()},
@@ -69,7 +70,8 @@ nlohmann::json BuildReportJson(const BuildReport& r, const PtxCounts& p) {
             {"barriers", p.barriers}}}};
 }
 
-void PrintBuildReport(const BuildReport& r, const PtxCounts& p) {
+void PrintBuildReport(const opencl::BuildReport& r,
+                      const opencl::PtxCounts& p) {
   std::cout << absl::StrFormat(
       "build: %.0f ms, work-group limit %d, private %d B, local %d B, "
       "preferred multiple %d, binary %d B\n",
@@ -90,10 +92,10 @@ void PrintBuildReport(const BuildReport& r, const PtxCounts& p) {
 absl::StatusOr<nlohmann::json> InspectKernel(
     const MeasureOptions& o, const tunefleet::v1::KernelLaunch& launch) {
   if (!o.inspect && o.binary_out.empty()) return nlohmann::json();
-  auto device = OpenDevice(o.platform, o.device);
+  auto device = opencl::OpenDevice(o.platform, o.device);
   if (!device.ok()) return device.status();
-  auto report = InspectBuild(*device, launch.source(), launch.build_options(),
-                             launch.kernel_name());
+  auto report = opencl::InspectBuild(
+      *device, launch.source(), launch.build_options(), launch.kernel_name());
   if (!report.ok()) return report.status();
   if (!o.binary_out.empty()) {
     std::ofstream out(o.binary_out, std::ios::binary);
@@ -105,7 +107,7 @@ absl::StatusOr<nlohmann::json> InspectKernel(
     }
   }
   if (!o.inspect) return nlohmann::json();
-  const PtxCounts counts = CountPtx(report->binary);
+  const opencl::PtxCounts counts = opencl::CountPtx(report->binary);
   if (!o.json) PrintBuildReport(*report, counts);
   return BuildReportJson(*report, counts);
 }
@@ -214,10 +216,11 @@ int ReportError(const absl::Status& status) {
 int RunMeasure(const MeasureOptions& o) {
   absl::StatusOr<Task> task = ResolveTask(o);
   if (!task.ok()) return ReportError(task.status());
-  absl::StatusOr<ClDevice> device = OpenDevice(o.platform, o.device);
+  absl::StatusOr<opencl::ClDevice> device =
+      opencl::OpenDevice(o.platform, o.device);
   if (!device.ok()) return ReportError(device.status());
-  absl::StatusOr<std::unique_ptr<Measurer>> measurer =
-      Measurer::Create(*std::move(device));
+  absl::StatusOr<std::unique_ptr<measure::Measurer>> measurer =
+      measure::Measurer::Create(*std::move(device));
   if (!measurer.ok()) return ReportError(measurer.status());
   absl::StatusOr<tunefleet::v1::MeasureRequest> request = MeasureRequestFor(
       o, *task, trial::LimitsFromDeviceInfo((*measurer)->device_info()));
@@ -230,4 +233,4 @@ int RunMeasure(const MeasureOptions& o) {
   return m.error() == tunefleet::v1::Measurement::OK ? 0 : 1;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

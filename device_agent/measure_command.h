@@ -10,7 +10,7 @@
 
 #include "CLI/CLI.hpp"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 struct MeasureOptions {
   std::string op;  // empty: the spec template's op, else gemm
@@ -31,6 +31,6 @@ CLI::App* AddMeasureCommand(CLI::App& app, MeasureOptions& options);
 // failed one (the error code printed), 2 for bad input.
 int RunMeasure(const MeasureOptions& options);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_MEASURE_COMMAND_H_

@@ -21,7 +21,7 @@
 #include "model_run_remote/run_messages.h"
 #include "model_runtime/plan_format.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 constexpr int kRequestFd = 3;  // the model-run process reads here
@@ -30,7 +30,7 @@ constexpr uint32_t kDefaultTimeoutMs = 600000;
 
 tunefleet::v1::RunModelResult Failed(absl::StatusCode code,
                                      const std::string& message) {
-  return model_run::ToProto(absl::Status(code, message));
+  return model_run_remote::ToProto(absl::Status(code, message));
 }
 
 // A plan's kernels are a tuner's code, as a trial's are: the agent compiles
@@ -86,20 +86,21 @@ int RunModelRunMain(int argc, char** argv) {
   tunefleet::v1::RunModelRequest request;
   if (!bytes.ok() || !request.ParseFromString(*bytes)) return 2;
   tunefleet::v1::RunModelResult result;
-  absl::StatusOr<model_run::RunRequest> run = model_run::FromProto(request);
+  absl::StatusOr<model_run::RunRequest> run =
+      model_run_remote::FromProto(request);
   if (!run.ok()) {
-    result = model_run::ToProto(run.status());
+    result = model_run_remote::ToProto(run.status());
   } else if (absl::Status policy = CheckPlanPolicy(*run); !policy.ok()) {
-    result = model_run::ToProto(policy);
+    result = model_run_remote::ToProto(policy);
   } else {
     absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> runner =
         model_run::OpenLocalRunner(platform, device);
     if (!runner.ok()) {
-      result = model_run::ToProto(absl::UnavailableError(
+      result = model_run_remote::ToProto(absl::UnavailableError(
           absl::StrCat("cannot open OpenCL device ", device, " of platform ",
                        platform, ": ", runner.status().message())));
     } else {
-      result = model_run::ToProto((*runner)->Run(*run));
+      result = model_run_remote::ToProto((*runner)->Run(*run));
     }
   }
   result.set_run_id(request.run_id());
@@ -175,4 +176,4 @@ tunefleet::v1::RunModelResult ModelRunHandler::Run(
   return result;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -12,7 +12,7 @@
 
 #include "tunefleet/v1/agent.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 // argv[1] of a model-run process.
 inline constexpr char kModelRunFlag[] = "--tunefleet-model-run";
@@ -51,6 +51,6 @@ class ModelRunHandler {
   Options options_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_MODEL_RUN_HANDLER_H_

@@ -1,6 +1,6 @@
 #include "device_agent/source_cache.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 std::vector<std::string> SourceCache::Resolve(
     tunefleet::v1::MeasureRequest* request) {
@@ -52,4 +52,4 @@ void SourceCache::Clear() {
   size_bytes_ = 0;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -15,7 +15,7 @@
 
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 // Byte-bounded LRU map from source hash to source text. Not thread-safe:
 // one stream's reader owns it.
@@ -54,6 +54,6 @@ class SourceCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_SOURCE_CACHE_H_

@@ -14,7 +14,7 @@
 #include "base/subprocess.h"
 #include "measure/measurer.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 using tunefleet::internal::WorkerReply;
@@ -72,13 +72,13 @@ int RunWorkerMain(int argc, char** argv) {
       !absl::SimpleAtoi(argv[3], &device)) {
     return 2;
   }
-  MeasurerOptions options;
+  measure::MeasurerOptions options;
   for (int i = 4; i + 1 < argc; i += 2) {
     const absl::string_view flag = argv[i], value = argv[i + 1];
     if (flag == "--binary-cache") {
       options.binary_cache_dir = std::string(value);
     } else if (flag == "--prefetch") {
-      options.prefetch = ParsePrefetch(value);
+      options.prefetch = measure::ParsePrefetch(value);
     } else if (flag == "--prefetch-threads") {
       if (!absl::SimpleAtoi(value, &options.prefetch_threads)) return 2;
     } else if (flag == "--replay") {
@@ -87,20 +87,22 @@ int RunWorkerMain(int argc, char** argv) {
       return 2;
     }
   }
-  std::unique_ptr<Measurer> measurer;
+  std::unique_ptr<measure::Measurer> measurer;
   std::string error;
-  if (absl::StatusOr<ClDevice> d = OpenDevice(platform, device); !d.ok()) {
+  if (absl::StatusOr<opencl::ClDevice> d = opencl::OpenDevice(platform, device);
+      !d.ok()) {
     error = std::string(d.status().message());
-  } else if (auto m = Measurer::Create(*std::move(d), options); !m.ok()) {
+  } else if (auto m = measure::Measurer::Create(*std::move(d), options);
+             !m.ok()) {
     error = std::string(m.status().message());
   } else {
     measurer = *std::move(m);
   }
   if (measurer != nullptr) {
     // Each phase of a trial is announced, for the agent to time it.
-    measurer->SetPhaseListener([](MeasurePhase phase) {
+    measurer->SetPhaseListener([](measure::MeasurePhase phase) {
       WorkerReply note;
-      note.set_phase(phase == MeasurePhase::kRun
+      note.set_phase(phase == measure::MeasurePhase::kRun
                          ? tunefleet::internal::PHASE_RUN
                          : tunefleet::internal::PHASE_BUILD);
       (void)WriteFrame(kWorkerOut, note);
@@ -133,8 +135,8 @@ absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
       std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
   if (absl::Status s = backend->EnsureWorker(); !s.ok()) return s;
   // As the worker's Measurer decides: no point shipping sources it ignores.
-  backend->prefetch_enabled_ =
-      PrefetchEnabled(backend->options_.measurer.prefetch, backend->info_);
+  backend->prefetch_enabled_ = measure::PrefetchEnabled(
+      backend->options_.measurer.prefetch, backend->info_);
   return backend;
 }
 
@@ -169,14 +171,14 @@ absl::Status WorkerBackend::Spawn() {
   std::vector<std::string> args = {options_.executable, kWorkerFlag,
                                    std::to_string(options_.platform),
                                    std::to_string(options_.device)};
-  const MeasurerOptions& m = options_.measurer;
+  const measure::MeasurerOptions& m = options_.measurer;
   if (!m.binary_cache_dir.empty()) {
     args.insert(args.end(), {"--binary-cache", m.binary_cache_dir});
   }
   args.insert(args.end(),
-              {"--prefetch", PrefetchName(m.prefetch), "--prefetch-threads",
-               std::to_string(m.prefetch_threads), "--replay",
-               m.replay ? "on" : "off"});
+              {"--prefetch", measure::PrefetchName(m.prefetch),
+               "--prefetch-threads", std::to_string(m.prefetch_threads),
+               "--replay", m.replay ? "on" : "off"});
   base::Subprocess::Options spawn;
   spawn.fds = {{kWorkerIn, request_read.get()},
                {kWorkerOut, reply_write.get()}};
@@ -316,4 +318,4 @@ tunefleet::v1::Measurement WorkerBackend::Measure(
       absl::StrCat(message, " during the trial; a new worker starts"));
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

@@ -26,7 +26,7 @@
 #include "device_agent/worker.pb.h"
 #include "measure/measurer.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 
 // argv[1] of a worker process.
 inline constexpr char kWorkerFlag[] = "--tunefleet-worker";
@@ -61,7 +61,7 @@ class WorkerBackend : public MeasurementBackend {
     // counts only kernels running: past it, COMPILE_ERROR.
     double build_timeout_ms = 120000;
     // The worker's Measurer (persistent binaries, prefetching, replay).
-    MeasurerOptions measurer;
+    measure::MeasurerOptions measurer;
   };
 
   // Starts a worker and reads the device info through it. Errors:
@@ -131,6 +131,6 @@ class WorkerBackend : public MeasurementBackend {
   bool skip_next_prefetch_ = false;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent
 
 #endif  // TUNEFLEET_DEVICE_AGENT_WORKER_H_

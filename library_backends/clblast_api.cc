@@ -27,7 +27,7 @@ struct SameAbi<R1 (*)(P1...), R2 (*)(P2...)>
             std::is_floating_point_v<P1> == std::is_floating_point_v<P2> &&
             std::is_pointer_v<P1> == std::is_pointer_v<P2>)&&...)> {};
 
-using Api = tunefleet::agent::library::ClblastApi;
+using Api = tunefleet::library_backends::ClblastApi;
 static_assert(SameAbi<Api::Sgemm, decltype(&CLBlastSgemm)>::value);
 static_assert(SameAbi<Api::Hgemm, decltype(&CLBlastHgemm)>::value);
 static_assert(SameAbi<Api::SgemmStridedBatched,
@@ -38,19 +38,20 @@ static_assert(SameAbi<Api::Convgemm, decltype(&CLBlastSconvgemm)>::value);
 static_assert(SameAbi<Api::Convgemm, decltype(&CLBlastHconvgemm)>::value);
 static_assert(
     static_cast<int>(CLBlastLayoutRowMajor) ==
-        static_cast<int>(tunefleet::agent::library::kClblastRowMajor) &&
+        static_cast<int>(tunefleet::library_backends::kClblastRowMajor) &&
     static_cast<int>(CLBlastLayoutColMajor) ==
-        static_cast<int>(tunefleet::agent::library::kClblastColMajor) &&
+        static_cast<int>(tunefleet::library_backends::kClblastColMajor) &&
     static_cast<int>(CLBlastTransposeNo) ==
-        static_cast<int>(tunefleet::agent::library::kClblastNoTranspose) &&
+        static_cast<int>(tunefleet::library_backends::kClblastNoTranspose) &&
     static_cast<int>(CLBlastKernelModeCrossCorrelation) ==
-        static_cast<int>(tunefleet::agent::library::kClblastCrossCorrelation) &&
+        static_cast<int>(
+            tunefleet::library_backends::kClblastCrossCorrelation) &&
     CLBlastSuccess == 0);
 
 }  // namespace
 #endif
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 namespace {
 
@@ -148,4 +149,4 @@ std::string ClblastStatusName(ClblastStatus status) {
   return absl::StrCat("CLBlastStatusCode(", status, ")");
 }
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

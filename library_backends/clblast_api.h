@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 // CLBlast's enums (C enums: int-sized), with clblast_c.h's values.
 enum ClblastLayout : int { kClblastRowMajor = 101, kClblastColMajor = 102 };
@@ -79,6 +79,6 @@ std::string ClblastStatusName(ClblastStatus status);
 inline constexpr cl_half kHalfOne = 0x3C00;
 inline constexpr cl_half kHalfZero = 0x0000;
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends
 
 #endif  // TUNEFLEET_LIBRARY_BACKENDS_CLBLAST_API_H_

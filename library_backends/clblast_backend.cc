@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "library_backends/routine_args.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 namespace {
 
@@ -280,4 +280,4 @@ absl::StatusOr<std::vector<LibraryEvent>> ClblastBackend::Convgemm(
   return events;
 }
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

@@ -28,7 +28,7 @@
 #include "library_backends/clblast_api.h"
 #include "library_backends/library.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 class ClblastBackend : public LibraryBackend {
  public:
@@ -69,6 +69,6 @@ class ClblastBackend : public LibraryBackend {
 // header, not the library loaded at run time.
 std::string VersionFromLibraryPath(absl::string_view path);
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends
 
 #endif  // TUNEFLEET_LIBRARY_BACKENDS_CLBLAST_BACKEND_H_

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 void EventRelease::operator()(cl_event event) const {
   if (event != nullptr) clReleaseEvent(event);
@@ -40,4 +40,4 @@ bool LibraryBackend::HasRoutine(absl::string_view routine) const {
   return false;
 }
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

@@ -58,7 +58,7 @@
 #include "absl/types/span.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 // Releases a cl_event (clReleaseEvent).
 struct EventRelease {
@@ -125,6 +125,6 @@ class LibraryBackend {
       cl_command_queue queue) = 0;
 };
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends
 
 #endif  // TUNEFLEET_LIBRARY_BACKENDS_LIBRARY_H_

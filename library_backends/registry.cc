@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "library_backends/clblast_backend.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 std::vector<std::string> DefaultClblastLibraries() {
   return {"libclblast.so.1", "libclblast.so"};
@@ -58,4 +58,4 @@ std::vector<std::string> LibraryRegistry::Describe() const {
   return out;
 }
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

@@ -18,7 +18,7 @@
 #include "library_backends/library.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 // The environment variable naming the CLBlast library to load: a path, or
 // a file name for the dynamic linker's search.
@@ -49,6 +49,6 @@ class LibraryRegistry {
   std::vector<std::string> notes_;
 };
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends
 
 #endif  // TUNEFLEET_LIBRARY_BACKENDS_REGISTRY_H_

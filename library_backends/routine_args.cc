@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 using tunefleet::v1::Dtype;
 
@@ -123,4 +123,4 @@ absl::StatusOr<Dtype> CommonDtype(absl::string_view what,
   return first;
 }
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

@@ -15,7 +15,7 @@
 #include "absl/types/span.h"
 #include "library_backends/library.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 
 // The largest element count or dimension a routine accepts: CLBlast's
 // kernels index buffers and pass sizes as 32-bit ints.
@@ -69,6 +69,6 @@ class RoutineArgs {
 absl::StatusOr<tunefleet::v1::Dtype> CommonDtype(
     absl::string_view what, absl::Span<const LibraryArg* const> buffers);
 
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends
 
 #endif  // TUNEFLEET_LIBRARY_BACKENDS_ROUTINE_ARGS_H_

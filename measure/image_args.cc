@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 absl::string_view ImagePackSource();  // embedded image_pack.cl
 
@@ -58,7 +58,7 @@ ImageCaps QueryImageCaps(cl_context context, cl_device_id device) {
   caps.max_width = DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_WIDTH);
   caps.max_height = DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
   for (absl::string_view ext :
-       absl::StrSplit(DeviceString(device, CL_DEVICE_EXTENSIONS), ' ',
+       absl::StrSplit(opencl::DeviceString(device, CL_DEVICE_EXTENSIONS), ' ',
                       absl::SkipEmpty())) {
     caps.from_buffer = caps.from_buffer || ext == "cl_khr_image2d_from_buffer";
   }
@@ -169,18 +169,18 @@ absl::StatusOr<WorkloadImage> ImageMaker::Make(
   if (out.mode == ImageMode::kView) {
     const cl_image_desc desc =
         Desc(*shape, shape->row_elements * shape->element_bytes, buffer);
-    out.image = ClMem(clCreateImage(context_, CL_MEM_READ_ONLY, &format, &desc,
-                                    nullptr, &err));
+    out.image = opencl::ClMem(clCreateImage(context_, CL_MEM_READ_ONLY, &format,
+                                            &desc, nullptr, &err));
     if (err == CL_SUCCESS) return out;
     out.mode = ImageMode::kCopy;  // the driver refused the view
   }
   const cl_image_desc desc = Desc(*shape, 0, nullptr);
-  out.image = ClMem(clCreateImage(
+  out.image = opencl::ClMem(clCreateImage(
       context_,
       out.mode == ImageMode::kPack ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY,
       &format, &desc, nullptr, &err));
   if (err != CL_SUCCESS) {
-    return ClError(
+    return opencl::ClError(
         absl::StrCat("clCreateImage(", shape->width, "x", shape->height,
                      ", over buffer ", arg.buffer(), ")"),
         err);
@@ -194,21 +194,22 @@ absl::Status ImageMaker::BuildPackKernels() {
   const char* text = source.c_str();
   const size_t length = source.size();
   cl_int err = CL_SUCCESS;
-  ClProgram program(
+  opencl::ClProgram program(
       clCreateProgramWithSource(context_, 1, &text, &length, &err));
-  if (err != CL_SUCCESS) return ClError("image packing program", err);
+  if (err != CL_SUCCESS) return opencl::ClError("image packing program", err);
   err = clBuildProgram(program.get(), 1, &device_, "", nullptr, nullptr);
   if (err != CL_SUCCESS) {
-    return absl::InternalError(
-        absl::StrCat("building the image packing kernels: ", ClErrorName(err),
-                     "\n", BuildLog(program.get(), device_)));
+    return absl::InternalError(absl::StrCat(
+        "building the image packing kernels: ", opencl::ClErrorName(err), "\n",
+        opencl::BuildLog(program.get(), device_)));
   }
-  ClKernel pack_float(
+  opencl::ClKernel pack_float(
       clCreateKernel(program.get(), "tunefleet_pack_image_float", &err));
-  if (err != CL_SUCCESS) return ClError("image packing kernel", err);
-  ClKernel pack_half(
+  if (err != CL_SUCCESS) return opencl::ClError("image packing kernel", err);
+  opencl::ClKernel pack_half(
       clCreateKernel(program.get(), "tunefleet_pack_image_half", &err));
-  if (err != CL_SUCCESS) return ClError("fp16 image packing kernel", err);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("fp16 image packing kernel", err);
   pack_program_ = std::move(program);
   pack_float_ = std::move(pack_float);
   pack_half_ = std::move(pack_half);
@@ -217,7 +218,7 @@ absl::Status ImageMaker::BuildPackKernels() {
 
 absl::Status ImageMaker::Refresh(cl_command_queue queue,
                                  const WorkloadImage& image,
-                                 std::vector<ClEvent>* events) {
+                                 std::vector<opencl::ClEvent>* events) {
   if (image.mode == ImageMode::kView) return absl::OkStatus();
   const ImageShape& shape = image.shape;
   cl_event raw = nullptr;
@@ -227,7 +228,8 @@ absl::Status ImageMaker::Refresh(cl_command_queue queue,
     const size_t region[3] = {shape.width, shape.height, 1};
     err = clEnqueueCopyBufferToImage(queue, image.buffer, image.image.get(), 0,
                                      origin, region, 0, nullptr, &raw);
-    if (err != CL_SUCCESS) return ClError("clEnqueueCopyBufferToImage", err);
+    if (err != CL_SUCCESS)
+      return opencl::ClError("clEnqueueCopyBufferToImage", err);
   } else {
     if (absl::Status s = BuildPackKernels(); !s.ok()) return s;
     cl_kernel kernel = shape.half ? pack_half_.get() : pack_float_.get();
@@ -244,17 +246,18 @@ absl::Status ImageMaker::Refresh(cl_command_queue queue,
     for (cl_uint i = 0; i < 5; ++i) {
       err = clSetKernelArg(kernel, i, args[i].first, args[i].second);
       if (err != CL_SUCCESS) {
-        return ClError("image packing kernel arguments", err);
+        return opencl::ClError("image packing kernel arguments", err);
       }
     }
     const size_t global[2] = {shape.width, shape.height};
     err = clEnqueueNDRangeKernel(queue, kernel, 2, nullptr, global, nullptr, 0,
                                  nullptr, &raw);
-    if (err != CL_SUCCESS) return ClError("image packing kernel launch", err);
+    if (err != CL_SUCCESS)
+      return opencl::ClError("image packing kernel launch", err);
   }
-  ClEvent event(raw);
+  opencl::ClEvent event(raw);
   if (events != nullptr) events->push_back(std::move(event));
   return absl::OkStatus();
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -27,7 +27,7 @@
 #include "opencl/opencl.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 enum class ImageMode { kView, kCopy, kPack };
 
@@ -93,7 +93,7 @@ ImageMode ChooseImageMode(const ImageShape& shape, const ImageCaps& caps);
 
 // An image of a workload, kept beside its buffers.
 struct WorkloadImage {
-  ClMem image;
+  opencl::ClMem image;
   ImageMode mode = ImageMode::kCopy;
   cl_mem buffer = nullptr;  // its source, owned by the workload's state
   ImageShape shape;
@@ -124,7 +124,7 @@ class ImageMaker {
   // null). Errors: INTERNAL for a failed OpenCL call (a packing program
   // that does not build, say).
   absl::Status Refresh(cl_command_queue queue, const WorkloadImage& image,
-                       std::vector<ClEvent>* events);
+                       std::vector<opencl::ClEvent>* events);
 
  private:
   absl::Status BuildPackKernels();
@@ -132,11 +132,11 @@ class ImageMaker {
   cl_context context_;
   cl_device_id device_;
   ImageCaps caps_;
-  ClProgram pack_program_;
-  ClKernel pack_float_;
-  ClKernel pack_half_;
+  opencl::ClProgram pack_program_;
+  opencl::ClKernel pack_float_;
+  opencl::ClKernel pack_half_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_IMAGE_ARGS_H_

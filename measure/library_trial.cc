@@ -12,12 +12,12 @@
 #include "measure/measurer.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 namespace {
 
-using library::LibraryArg;
-using library::LibraryBackend;
+using library_backends::LibraryArg;
+using library_backends::LibraryBackend;
 using tunefleet::v1::KernelLaunch;
 using tunefleet::v1::Measurement;
 using tunefleet::v1::MeasureRequest;
@@ -34,7 +34,7 @@ absl::StatusOr<cl_ulong> EndNs(cl_event event) {
   cl_ulong end = 0;
   const cl_int err = clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END,
                                              sizeof(end), &end, nullptr);
-  if (err != CL_SUCCESS) return ClError("clGetEventProfilingInfo", err);
+  if (err != CL_SUCCESS) return opencl::ClError("clGetEventProfilingInfo", err);
   return end;
 }
 
@@ -44,7 +44,7 @@ class LibraryLauncher {
   // `epilogue` enqueues the kernel that follows each call; empty: none.
   LibraryLauncher(LibraryBackend& backend, std::string routine,
                   std::vector<LibraryArg> args, cl_command_queue queue,
-                  std::function<absl::StatusOr<ClEvent>()> epilogue)
+                  std::function<absl::StatusOr<opencl::ClEvent>()> epilogue)
       : backend_(backend),
         routine_(std::move(routine)),
         args_(std::move(args)),
@@ -61,14 +61,15 @@ class LibraryLauncher {
       double* submit_ms) {
     cl_event raw_before = nullptr;
     cl_int err = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &raw_before);
-    ClEvent before(raw_before);
-    if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
-    library::LibraryEvent last_call;
-    ClEvent last_epilogue;
+    opencl::ClEvent before(raw_before);
+    if (err != CL_SUCCESS)
+      return opencl::ClError("clEnqueueMarkerWithWaitList", err);
+    library_backends::LibraryEvent last_call;
+    opencl::ClEvent last_epilogue;
     absl::Status failed;
     for (uint32_t i = 0; i < n && failed.ok(); ++i) {
       const auto call_start = std::chrono::steady_clock::now();
-      absl::StatusOr<std::vector<library::LibraryEvent>> events =
+      absl::StatusOr<std::vector<library_backends::LibraryEvent>> events =
           backend_.Enqueue(routine_, args_, queue_);
       call_host_ms_ += base::MsSince(call_start);
       if (!events.ok()) {
@@ -77,7 +78,7 @@ class LibraryLauncher {
       }
       if (!events->empty()) last_call = std::move(events->back());
       if (epilogue_) {
-        absl::StatusOr<ClEvent> event = epilogue_();
+        absl::StatusOr<opencl::ClEvent> event = epilogue_();
         if (!event.ok()) {
           failed = event.status();
           break;
@@ -86,13 +87,14 @@ class LibraryLauncher {
       }
     }
     cl_event end = last_epilogue ? last_epilogue.get() : last_call.get();
-    ClEvent after;
+    opencl::ClEvent after;
     if (end == nullptr && failed.ok()) {
       // The library returned no event: a marker ends the round.
       cl_event raw_after = nullptr;
       err = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &raw_after);
-      after = ClEvent(raw_after);
-      if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+      after = opencl::ClEvent(raw_after);
+      if (err != CL_SUCCESS)
+        return opencl::ClError("clEnqueueMarkerWithWaitList", err);
       end = after.get();
     }
     err = clFlush(queue_);
@@ -100,7 +102,8 @@ class LibraryLauncher {
     // Whatever happened, nothing of this round stays in flight.
     err |= clFinish(queue_);
     if (!failed.ok()) return failed;
-    if (err != CL_SUCCESS) return ClError("running the library call", err);
+    if (err != CL_SUCCESS)
+      return opencl::ClError("running the library call", err);
     absl::StatusOr<cl_ulong> start_ns = EndNs(before.get());
     if (!start_ns.ok()) return start_ns.status();
     absl::StatusOr<cl_ulong> end_ns = EndNs(end);
@@ -125,7 +128,7 @@ class LibraryLauncher {
   std::string routine_;
   std::vector<LibraryArg> args_;
   cl_command_queue queue_;
-  std::function<absl::StatusOr<ClEvent>()> epilogue_;
+  std::function<absl::StatusOr<opencl::ClEvent>()> epilogue_;
   double call_host_ms_ = 0;
 };
 
@@ -178,7 +181,7 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   const KernelLaunch& launch = request.kernel();
   const tunefleet::v1::LibraryCall& call = launch.library();
   if (!libraries_.has_value()) {
-    libraries_ = library::LibraryRegistry::Load(info_);
+    libraries_ = library_backends::LibraryRegistry::Load(info_);
   }
   LibraryBackend* backend = libraries_->Find(call.library());
   if (backend == nullptr) {
@@ -201,9 +204,10 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
 
   // The epilogue kernel, built like a trial's kernel.
   KernelInfo kernel_info;
-  ClKernel epilogue;
+  opencl::ClKernel epilogue;
   if (!launch.source().empty()) {
-    absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
+    absl::StatusOr<opencl::ClKernel> kernel =
+        MakeKernel(launch, state, &kernel_info);
     if (!kernel.ok()) {
       return FailedMeasurement(
           MakeKernelError(kernel.status()),
@@ -211,12 +215,12 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
     }
     epilogue = *std::move(kernel);
   }
-  std::function<absl::StatusOr<ClEvent>()> enqueue_epilogue;
+  std::function<absl::StatusOr<opencl::ClEvent>()> enqueue_epilogue;
   if (epilogue) {
     // Its images (PrepareImages ran for the launch) are refreshed before
     // it, inside the round's span.
     enqueue_epilogue = [this, &epilogue, &launch] {
-      std::vector<ClEvent> image_events;
+      std::vector<opencl::ClEvent> image_events;
       return Enqueue(epilogue.get(), launch, &image_events);
     };
   }
@@ -264,4 +268,4 @@ Measurement Measurer::MeasureLibraryTrial(WorkloadState& state,
   return m;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

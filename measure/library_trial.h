@@ -25,7 +25,7 @@
 #include "measure/workload_buffers.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 // Whether `launch` is a library call with no kernel after it: nothing to
 // build, no NDRange to check.
@@ -35,9 +35,9 @@ bool IsLibraryOnly(const tunefleet::v1::KernelLaunch& launch);
 // element count), i32/u32 as integers, f32 as floats. Errors:
 // INVALID_ARGUMENT naming an unknown buffer or an argument of another kind
 // (local_bytes, image).
-absl::StatusOr<std::vector<library::LibraryArg>> ResolveLibraryArgs(
+absl::StatusOr<std::vector<library_backends::LibraryArg>> ResolveLibraryArgs(
     const tunefleet::v1::LibraryCall& call, const WorkloadState& state);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_LIBRARY_TRIAL_H_

@@ -14,7 +14,7 @@
 #include "measure/library_trial.h"
 #include "measure/verify.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 absl::string_view FillSource();  // embedded fill.cl
 
@@ -121,7 +121,7 @@ absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
     }
     if (err != CL_SUCCESS) {
       return absl::InvalidArgumentError(
-          absl::StrCat("clSetKernelArg(", i, "): ", ClErrorName(err)));
+          absl::StrCat("clSetKernelArg(", i, "): ", opencl::ClErrorName(err)));
     }
   }
   return absl::OkStatus();
@@ -133,14 +133,14 @@ absl::StatusOr<double> EventNs(cl_event event) {
                                        sizeof(start), &start, nullptr);
   err |= clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end),
                                  &end, nullptr);
-  if (err != CL_SUCCESS) return ClError("clGetEventProfilingInfo", err);
+  if (err != CL_SUCCESS) return opencl::ClError("clGetEventProfilingInfo", err);
   return static_cast<double>(end - start);
 }
 
 // The device time of finished commands (image copies and packs), ns.
-absl::StatusOr<double> SumEventNs(const std::vector<ClEvent>& events) {
+absl::StatusOr<double> SumEventNs(const std::vector<opencl::ClEvent>& events) {
   double ns = 0;
-  for (const ClEvent& e : events) {
+  for (const opencl::ClEvent& e : events) {
     absl::StatusOr<double> t = EventNs(e.get());
     if (!t.ok()) return t.status();
     ns += *t;
@@ -148,15 +148,16 @@ absl::StatusOr<double> SumEventNs(const std::vector<ClEvent>& events) {
   return ns;
 }
 
-tunefleet::v1::Measurement::ProgramSource SourceOf(ProgramCache::Origin o) {
+tunefleet::v1::Measurement::ProgramSource SourceOf(
+    opencl::ProgramCache::Origin o) {
   switch (o) {
-    case ProgramCache::Origin::kBuiltFromSource:
+    case opencl::ProgramCache::Origin::kBuiltFromSource:
       return Measurement::BUILT_FROM_SOURCE;
-    case ProgramCache::Origin::kMemory:
+    case opencl::ProgramCache::Origin::kMemory:
       return Measurement::MEMORY_CACHE;
-    case ProgramCache::Origin::kBinaryCache:
+    case opencl::ProgramCache::Origin::kBinaryCache:
       return Measurement::BINARY_CACHE;
-    case ProgramCache::Origin::kPrefetched:
+    case opencl::ProgramCache::Origin::kPrefetched:
       return Measurement::PREFETCHED;
   }
   return Measurement::PROGRAM_SOURCE_UNSPECIFIED;
@@ -267,37 +268,38 @@ Measurement::Error MakeKernelError(const absl::Status& status) {
 }
 
 absl::StatusOr<std::unique_ptr<Measurer>> Measurer::Create(
-    ClDevice device, MeasurerOptions options) {
+    opencl::ClDevice device, MeasurerOptions options) {
   cl_int err = CL_SUCCESS;
   const std::string source(FillSource());
   const char* text = source.c_str();
   const size_t length = source.size();
-  ClProgram program(
+  opencl::ClProgram program(
       clCreateProgramWithSource(device.context.get(), 1, &text, &length, &err));
-  if (err != CL_SUCCESS) return ClError("fill program", err);
+  if (err != CL_SUCCESS) return opencl::ClError("fill program", err);
   err = clBuildProgram(program.get(), 1, &device.device, "", nullptr, nullptr);
-  if (err != CL_SUCCESS) return ClError("building the fill kernel", err);
-  ClKernel fill_float(
+  if (err != CL_SUCCESS)
+    return opencl::ClError("building the fill kernel", err);
+  opencl::ClKernel fill_float(
       clCreateKernel(program.get(), "tunefleet_fill_uniform", &err));
-  if (err != CL_SUCCESS) return ClError("fill kernel", err);
-  ClKernel fill_half(
+  if (err != CL_SUCCESS) return opencl::ClError("fill kernel", err);
+  opencl::ClKernel fill_half(
       clCreateKernel(program.get(), "tunefleet_fill_uniform_half", &err));
-  if (err != CL_SUCCESS) return ClError("fp16 fill kernel", err);
+  if (err != CL_SUCCESS) return opencl::ClError("fp16 fill kernel", err);
   return std::make_unique<Measurer>(PrivateTag{}, std::move(device),
                                     std::move(program), std::move(fill_float),
                                     std::move(fill_half), std::move(options));
 }
 
-Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-                   ClKernel fill_float, ClKernel fill_half,
-                   MeasurerOptions options)
+Measurer::Measurer(PrivateTag, opencl::ClDevice device,
+                   opencl::ClProgram fill_program, opencl::ClKernel fill_float,
+                   opencl::ClKernel fill_half, MeasurerOptions options)
     : device_(std::move(device)),
-      info_(QueryDeviceInfo(device_.platform, device_.device)),
+      info_(opencl::QueryDeviceInfo(device_.platform, device_.device)),
       fill_program_(std::move(fill_program)),
       fill_float_(std::move(fill_float)),
       fill_half_(std::move(fill_half)),
       programs_(device_.context.get(), device_.device,
-                ProgramCache::Options{
+                opencl::ProgramCache::Options{
                     .capacity = kProgramCacheCapacity,
                     .binary_dir = options.binary_cache_dir,
                     // Each trial hints its kernel and its reference.
@@ -318,8 +320,8 @@ Measurer::Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
   cl_command_queue_properties queue_properties = 0;
   clGetCommandQueueInfo(device_.queue.get(), CL_QUEUE_PROPERTIES,
                         sizeof(queue_properties), &queue_properties, nullptr);
-  absl::StatusOr<CommandBufferApi> api =
-      LoadCommandBufferApi(device_.platform, device_.device, queue_properties);
+  absl::StatusOr<opencl::CommandBufferApi> api = opencl::LoadCommandBufferApi(
+      device_.platform, device_.device, queue_properties);
   if (api.ok()) {
     replay_api_ = *api;
   } else {
@@ -337,27 +339,28 @@ void Measurer::Prefetch(const MeasureRequest& request) {
   Prefetch(request.verification().reference());
 }
 
-absl::StatusOr<ClEvent> Measurer::Enqueue(cl_kernel kernel,
-                                          const KernelLaunch& launch,
-                                          std::vector<ClEvent>* image_events) {
+absl::StatusOr<opencl::ClEvent> Measurer::Enqueue(
+    cl_kernel kernel, const KernelLaunch& launch,
+    std::vector<opencl::ClEvent>* image_events) {
   if (absl::Status s = EnqueueImageRefresh(image_events); !s.ok()) return s;
   const NdRange range(launch);
   cl_event raw = nullptr;
   cl_int err = clEnqueueNDRangeKernel(device_.queue.get(), kernel, range.dims,
                                       nullptr, range.global,
                                       range.local_or_null(), 0, nullptr, &raw);
-  if (err != CL_SUCCESS) return ClError("clEnqueueNDRangeKernel", err);
-  return ClEvent(raw);
+  if (err != CL_SUCCESS) return opencl::ClError("clEnqueueNDRangeKernel", err);
+  return opencl::ClEvent(raw);
 }
 
 absl::StatusOr<double> Measurer::LaunchOnce(cl_kernel kernel,
                                             const KernelLaunch& launch) {
-  std::vector<ClEvent> image_events;
-  absl::StatusOr<ClEvent> event = Enqueue(kernel, launch, &image_events);
+  std::vector<opencl::ClEvent> image_events;
+  absl::StatusOr<opencl::ClEvent> event =
+      Enqueue(kernel, launch, &image_events);
   if (!event.ok()) return event.status();
   cl_event raw = event->get();
   cl_int err = clWaitForEvents(1, &raw);
-  if (err != CL_SUCCESS) return ClError("kernel execution", err);
+  if (err != CL_SUCCESS) return opencl::ClError("kernel execution", err);
   absl::StatusOr<double> ns = EventNs(raw);
   if (!ns.ok()) return ns.status();
   absl::StatusOr<double> image_ns = SumEventNs(image_events);
@@ -397,7 +400,8 @@ absl::Status Measurer::PrepareImages(const KernelLaunch& launch,
   return absl::OkStatus();
 }
 
-absl::Status Measurer::EnqueueImageRefresh(std::vector<ClEvent>* events) {
+absl::Status Measurer::EnqueueImageRefresh(
+    std::vector<opencl::ClEvent>* events) {
   for (const WorkloadImage* image : launch_images_) {
     if (absl::Status s = images_.Refresh(device_.queue.get(), *image, events);
         !s.ok()) {
@@ -407,11 +411,10 @@ absl::Status Measurer::EnqueueImageRefresh(std::vector<ClEvent>* events) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
-                                              WorkloadState& state,
-                                              KernelInfo* info) {
+absl::StatusOr<opencl::ClKernel> Measurer::MakeKernel(
+    const KernelLaunch& launch, WorkloadState& state, KernelInfo* info) {
   EnterPhase(MeasurePhase::kBuild);
-  absl::StatusOr<ProgramCache::Built> built =
+  absl::StatusOr<opencl::ProgramCache::Built> built =
       programs_.Get(launch.source(), launch.build_options());
   if (!built.ok()) return built.status();
   if (info != nullptr) {
@@ -419,11 +422,12 @@ absl::StatusOr<ClKernel> Measurer::MakeKernel(const KernelLaunch& launch,
     info->source = SourceOf(built->origin);
   }
   cl_int err = CL_SUCCESS;
-  ClKernel kernel(
+  opencl::ClKernel kernel(
       clCreateKernel(built->program.get(), launch.kernel_name().c_str(), &err));
   if (err != CL_SUCCESS) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "clCreateKernel(", launch.kernel_name(), "): ", ClErrorName(err)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("clCreateKernel(", launch.kernel_name(),
+                     "): ", opencl::ClErrorName(err)));
   }
   if (absl::Status s = SetArgs(kernel.get(), launch, state); !s.ok()) {
     return absl::FailedPreconditionError(s.message());
@@ -441,7 +445,8 @@ absl::Status Measurer::EnsureReference(WorkloadState& state,
   state.reference_outputs.clear();
   if (absl::Status s = CheckGeometry(v.reference(), info_); !s.ok()) return s;
   if (absl::Status s = PrepareImages(v.reference(), state); !s.ok()) return s;
-  absl::StatusOr<ClKernel> kernel = MakeKernel(v.reference(), state, nullptr);
+  absl::StatusOr<opencl::ClKernel> kernel =
+      MakeKernel(v.reference(), state, nullptr);
   if (!kernel.ok()) return kernel.status();
   EnterPhase(MeasurePhase::kRun);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
@@ -515,7 +520,8 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   }
   if (launch.has_library()) return MeasureLibraryTrial(state, request);
   KernelInfo kernel_info;
-  absl::StatusOr<ClKernel> kernel = MakeKernel(launch, state, &kernel_info);
+  absl::StatusOr<opencl::ClKernel> kernel =
+      MakeKernel(launch, state, &kernel_info);
   if (!kernel.ok()) {
     return FailedMeasurement(MakeKernelError(kernel.status()),
                              kernel.status().message());
@@ -669,10 +675,10 @@ absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
       repeat, n, max_total_ns, result,
       [&](std::chrono::steady_clock::time_point round_start,
           double* submit_ms) -> absl::StatusOr<double> {
-        std::vector<ClEvent> events, image_events;
+        std::vector<opencl::ClEvent> events, image_events;
         events.reserve(n);
         for (uint32_t i = 0; i < n; ++i) {
-          absl::StatusOr<ClEvent> event =
+          absl::StatusOr<opencl::ClEvent> event =
               Enqueue(kernel, launch, &image_events);
           if (!event.ok()) return event.status();
           events.push_back(*std::move(event));
@@ -680,7 +686,7 @@ absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
         cl_int err = clFlush(device_.queue.get());
         *submit_ms += base::MsSince(round_start);
         err |= clFinish(device_.queue.get());
-        if (err != CL_SUCCESS) return ClError("clFinish", err);
+        if (err != CL_SUCCESS) return opencl::ClError("clFinish", err);
         absl::StatusOr<double> kernel_ns = SumEventNs(events);
         if (!kernel_ns.ok()) return kernel_ns.status();
         absl::StatusOr<double> round_image_ns = SumEventNs(image_events);
@@ -695,14 +701,15 @@ absl::Status Measurer::TimePlain(cl_kernel kernel, const KernelLaunch& launch,
   return timed;
 }
 
-absl::StatusOr<ClCommandBuffer> Measurer::RecordLaunches(
+absl::StatusOr<opencl::ClCommandBuffer> Measurer::RecordLaunches(
     cl_kernel kernel, const KernelLaunch& launch, uint32_t n) {
-  const CommandBufferApi& api = *replay_api_;
+  const opencl::CommandBufferApi& api = *replay_api_;
   cl_command_queue queue = device_.queue.get();
   cl_int err = CL_SUCCESS;
-  ClCommandBuffer buffer(api.create(1, &queue, nullptr, &err), api.release);
+  opencl::ClCommandBuffer buffer(api.create(1, &queue, nullptr, &err),
+                                 api.release);
   if (err != CL_SUCCESS || buffer.get() == nullptr) {
-    return ClError("clCreateCommandBufferKHR", err);
+    return opencl::ClError("clCreateCommandBufferKHR", err);
   }
   // Arguments are captured when a command is recorded (the kernel's are
   // set once in MakeKernel and not changed).
@@ -711,10 +718,12 @@ absl::StatusOr<ClCommandBuffer> Measurer::RecordLaunches(
     err = api.ndrange_kernel(buffer.get(), nullptr, nullptr, kernel, range.dims,
                              nullptr, range.global, range.local_or_null(), 0,
                              nullptr, nullptr, nullptr);
-    if (err != CL_SUCCESS) return ClError("clCommandNDRangeKernelKHR", err);
+    if (err != CL_SUCCESS)
+      return opencl::ClError("clCommandNDRangeKernelKHR", err);
   }
   err = api.finalize(buffer.get());
-  if (err != CL_SUCCESS) return ClError("clFinalizeCommandBufferKHR", err);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("clFinalizeCommandBufferKHR", err);
   return buffer;
 }
 
@@ -723,23 +732,27 @@ absl::StatusOr<ClCommandBuffer> Measurer::RecordLaunches(
 // replay is also bracketed by two markers on the in-order queue, and their
 // END-to-END span is used when the event covers less than half of it.
 absl::StatusOr<double> Measurer::ReplayRound(
-    const ClCommandBuffer& buffer,
+    const opencl::ClCommandBuffer& buffer,
     std::chrono::steady_clock::time_point round_start, double* submit_ms) {
   cl_command_queue queue = device_.queue.get();
   cl_event raw_before = nullptr, raw = nullptr, raw_after = nullptr;
   cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_before);
-  ClEvent before(raw_before);
-  if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+  opencl::ClEvent before(raw_before);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("clEnqueueMarkerWithWaitList", err);
   err = replay_api_->enqueue(1, &queue, buffer.get(), 0, nullptr, &raw);
-  if (err != CL_SUCCESS) return ClError("clEnqueueCommandBufferKHR", err);
-  ClEvent event(raw);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("clEnqueueCommandBufferKHR", err);
+  opencl::ClEvent event(raw);
   err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &raw_after);
-  ClEvent after(raw_after);
-  if (err != CL_SUCCESS) return ClError("clEnqueueMarkerWithWaitList", err);
+  opencl::ClEvent after(raw_after);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("clEnqueueMarkerWithWaitList", err);
   err = clFlush(queue);
   *submit_ms += base::MsSince(round_start);
   err |= clWaitForEvents(1, &raw_after);
-  if (err != CL_SUCCESS) return ClError("replaying the command buffer", err);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("replaying the command buffer", err);
   absl::StatusOr<double> event_ns = EventNs(raw);
   if (!event_ns.ok()) return event_ns.status();
   cl_ulong before_end = 0, after_end = 0;
@@ -771,7 +784,8 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
                                     double rtol, WorkloadState& state,
                                     Measurement* result) {
   const auto record_start = std::chrono::steady_clock::now();
-  absl::StatusOr<ClCommandBuffer> buffer = RecordLaunches(kernel, launch, n);
+  absl::StatusOr<opencl::ClCommandBuffer> buffer =
+      RecordLaunches(kernel, launch, n);
   if (!buffer.ok()) return buffer.status();
   last_timing_.record_ms = base::MsSince(record_start);
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) return s;
@@ -794,4 +808,4 @@ absl::Status Measurer::TimeReplayed(cl_kernel kernel,
   return absl::OkStatus();
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -39,7 +39,7 @@
 #include "opencl/program_cache.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 struct MeasurerOptions {
   // Directory of persistent program binaries (ProgramCache); empty: programs
@@ -121,7 +121,7 @@ class Measurer {
  public:
   // Errors: the agent's own fill kernel does not build on the device.
   static absl::StatusOr<std::unique_ptr<Measurer>> Create(
-      ClDevice device, MeasurerOptions options = {});
+      opencl::ClDevice device, MeasurerOptions options = {});
 
   const tunefleet::v1::DeviceInfo& device_info() const { return info_; }
 
@@ -169,7 +169,7 @@ class Measurer {
   // Trials whose replay failed and were timed with plain enqueues instead.
   int replay_fallbacks() const { return replay_fallbacks_; }
 
-  const ProgramCache& program_cache() const { return programs_; }
+  const opencl::ProgramCache& program_cache() const { return programs_; }
 
   // Called, on the measuring thread, each time a Measure() enters another
   // phase (a trial starts in kBuild, unannounced): before building a
@@ -194,8 +194,9 @@ class Measurer {
 
  public:
   // Use Create().
-  Measurer(PrivateTag, ClDevice device, ClProgram fill_program,
-           ClKernel fill_float, ClKernel fill_half, MeasurerOptions options);
+  Measurer(PrivateTag, opencl::ClDevice device, opencl::ClProgram fill_program,
+           opencl::ClKernel fill_float, opencl::ClKernel fill_half,
+           MeasurerOptions options);
 
  private:
   struct KernelInfo {
@@ -206,9 +207,9 @@ class Measurer {
   // Enqueues one launch with a profiling event, after the copies or packs
   // of its images (launch_images_), whose events go to `image_events`
   // (null: dropped).
-  absl::StatusOr<ClEvent> Enqueue(cl_kernel kernel,
-                                  const tunefleet::v1::KernelLaunch& launch,
-                                  std::vector<ClEvent>* image_events = nullptr);
+  absl::StatusOr<opencl::ClEvent> Enqueue(
+      cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch,
+      std::vector<opencl::ClEvent>* image_events = nullptr);
   // Runs a kernel once and waits: its kernel time in ns from profiling,
   // its images' copies or packs included.
   absl::StatusOr<double> LaunchOnce(cl_kernel kernel,
@@ -221,7 +222,7 @@ class Measurer {
   absl::Status PrepareImages(const tunefleet::v1::KernelLaunch& launch,
                              WorkloadState& state);
   // Enqueues the copies and packs of launch_images_, appending their events.
-  absl::Status EnqueueImageRefresh(std::vector<ClEvent>* events);
+  absl::Status EnqueueImageRefresh(std::vector<opencl::ClEvent>* events);
   absl::Status EnsureReference(WorkloadState& state,
                                const tunefleet::v1::MeasureRequest& request);
   tunefleet::v1::Measurement MeasureInState(
@@ -231,8 +232,9 @@ class Measurer {
   // library/library_trial.h says. Defined in library/library_trial.cc.
   tunefleet::v1::Measurement MeasureLibraryTrial(
       WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
-  absl::StatusOr<ClKernel> MakeKernel(const tunefleet::v1::KernelLaunch& launch,
-                                      WorkloadState& state, KernelInfo* info);
+  absl::StatusOr<opencl::ClKernel> MakeKernel(
+      const tunefleet::v1::KernelLaunch& launch, WorkloadState& state,
+      KernelInfo* info);
   absl::Status Time(cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch,
                     const tunefleet::v1::TimingPolicy& policy,
                     double first_launch_ns, double rtol, WorkloadState& state,
@@ -276,35 +278,35 @@ class Measurer {
                             tunefleet::v1::Measurement* result);
   // A finalized command buffer of `n` launches of `kernel` (its arguments
   // as set now). Errors: the failing cl_khr_command_buffer call.
-  absl::StatusOr<ClCommandBuffer> RecordLaunches(
+  absl::StatusOr<opencl::ClCommandBuffer> RecordLaunches(
       cl_kernel kernel, const tunefleet::v1::KernelLaunch& launch, uint32_t n);
   // One timing round: replays `buffer` between two markers and returns its
   // device time in ns (see TimeReplayed); adds the host submit time since
   // `round_start` to *submit_ms.
   absl::StatusOr<double> ReplayRound(
-      const ClCommandBuffer& buffer,
+      const opencl::ClCommandBuffer& buffer,
       std::chrono::steady_clock::time_point round_start, double* submit_ms);
 
-  ClDevice device_;
+  opencl::ClDevice device_;
   tunefleet::v1::DeviceInfo info_;
-  ClProgram fill_program_;
-  ClKernel fill_float_;
-  ClKernel fill_half_;
-  ProgramCache programs_;
+  opencl::ClProgram fill_program_;
+  opencl::ClKernel fill_float_;
+  opencl::ClKernel fill_half_;
+  opencl::ProgramCache programs_;
   WorkloadBuffers workloads_;
   ImageMaker images_;
   // The images that the launch being measured copies or packs before each
   // of its launches (PrepareImages); they live in a WorkloadState.
   std::vector<const WorkloadImage*> launch_images_;
   bool prefetch_ = false;
-  std::optional<CommandBufferApi> replay_api_;
+  std::optional<opencl::CommandBufferApi> replay_api_;
   std::string replay_unavailable_;
   TimingStats last_timing_;
   int replay_fallbacks_ = 0;
   // The vendor libraries, loaded at the first library trial.
-  std::optional<library::LibraryRegistry> libraries_;
+  std::optional<library_backends::LibraryRegistry> libraries_;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_MEASURER_H_

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 double MaxRelativeError(std::span<const float> out,
                         std::span<const float> ref) {
@@ -34,4 +34,4 @@ double MaxRelativeError(std::span<const float> out,
   return worst;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -4,7 +4,7 @@
 
 #include <span>
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 // max_i |out_i - ref_i| / max(max_i |ref_i|, 1e-30): the error relative to
 // the output's scale, so summation order (which grows with K in a GEMM) and
@@ -16,6 +16,6 @@ namespace tunefleet::agent {
 // elements alone as the reference.)
 double MaxRelativeError(std::span<const float> out, std::span<const float> ref);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_VERIFY_H_

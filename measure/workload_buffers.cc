@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using tunefleet::v1::BufferSpec;
@@ -140,12 +140,12 @@ absl::StatusOr<WorkloadState*> WorkloadBuffers::Get(
   for (const BufferSpec& spec : specs) {
     cl_int err = CL_SUCCESS;
     const size_t bytes = spec.elements() * ElementBytes(spec.dtype());
-    ClMem mem(
+    opencl::ClMem mem(
         clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &err));
     if (err != CL_SUCCESS) {
       return absl::ResourceExhaustedError(
           absl::StrCat("clCreateBuffer(", spec.name(), ", ", bytes,
-                       " bytes): ", ClErrorName(err)));
+                       " bytes): ", opencl::ClErrorName(err)));
     }
     state.buffers.emplace(spec.name(), std::move(mem));
   }
@@ -191,11 +191,11 @@ absl::Status WorkloadBuffers::FillUniform(cl_mem mem, const BufferSpec& spec) {
   cl_int err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &mem);
   err |= clSetKernelArg(kernel, 1, sizeof(cl_uint), &n);
   err |= clSetKernelArg(kernel, 2, sizeof(cl_uint), &seed);
-  if (err != CL_SUCCESS) return ClError("fill kernel arguments", err);
+  if (err != CL_SUCCESS) return opencl::ClError("fill kernel arguments", err);
   const size_t global = spec.elements();
   err = clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &global, nullptr, 0,
                                nullptr, nullptr);
-  if (err != CL_SUCCESS) return ClError("fill kernel launch", err);
+  if (err != CL_SUCCESS) return opencl::ClError("fill kernel launch", err);
   return absl::OkStatus();
 }
 
@@ -207,7 +207,7 @@ absl::Status WorkloadBuffers::FillPattern(cl_mem mem, const BufferSpec& spec,
   const cl_int err = clEnqueueFillBuffer(
       queue_, mem, pattern.data(), pattern.size(), 0,
       spec.elements() * pattern.size(), 0, nullptr, nullptr);
-  if (err != CL_SUCCESS) return ClError("clEnqueueFillBuffer", err);
+  if (err != CL_SUCCESS) return opencl::ClError("clEnqueueFillBuffer", err);
   return absl::OkStatus();
 }
 
@@ -221,7 +221,8 @@ absl::Status WorkloadBuffers::Refill(WorkloadState& state) {
     if (!s.ok()) return s;
   }
   cl_int err = clFinish(queue_);
-  if (err != CL_SUCCESS) return ClError("clFinish after filling inputs", err);
+  if (err != CL_SUCCESS)
+    return opencl::ClError("clFinish after filling inputs", err);
   return absl::OkStatus();
 }
 
@@ -250,7 +251,7 @@ absl::StatusOr<std::vector<float>> WorkloadBuffers::Read(
   std::vector<unsigned char> raw(spec->elements() * bytes);
   cl_int err = clEnqueueReadBuffer(queue_, it->second.get(), CL_TRUE, 0,
                                    raw.size(), raw.data(), 0, nullptr, nullptr);
-  if (err != CL_SUCCESS) return ClError("clEnqueueReadBuffer", err);
+  if (err != CL_SUCCESS) return opencl::ClError("clEnqueueReadBuffer", err);
   std::vector<float> host(spec->elements());
   if (bytes == 2) {
     for (size_t i = 0; i < host.size(); ++i) {
@@ -264,4 +265,4 @@ absl::StatusOr<std::vector<float>> WorkloadBuffers::Read(
   return host;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

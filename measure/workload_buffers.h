@@ -15,7 +15,7 @@
 #include "opencl/opencl.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 
 // Bytes per element of a buffer dtype (fp32: 4, fp16: 2); 0 if unknown.
 size_t ElementBytes(tunefleet::v1::Dtype dtype);
@@ -28,7 +28,7 @@ float HalfToFloat(uint16_t half);
 struct WorkloadState {
   std::string key;
   std::vector<tunefleet::v1::BufferSpec> specs;
-  std::map<std::string, ClMem> buffers;
+  std::map<std::string, opencl::ClMem> buffers;
   // Made on first use by a launch (Measurer); destroyed before the buffers.
   std::map<ImageKey, WorkloadImage> images;
   uint64_t bytes = 0;         // device bytes of the buffers and images
@@ -94,6 +94,6 @@ class WorkloadBuffers {
   std::list<WorkloadState> states_;  // most recently used first
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure
 
 #endif  // TUNEFLEET_MEASURE_WORKLOAD_BUFFERS_H_

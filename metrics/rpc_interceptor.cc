@@ -3,7 +3,7 @@
 #include <chrono>
 #include <utility>
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::metrics {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
@@ -94,4 +94,4 @@ RpcMetricsInterceptorFactory::CreateServerInterceptor(
       .release();
 }
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::metrics

@@ -12,7 +12,7 @@
 #include "grpcpp/support/status.h"
 #include "metrics/server_metrics.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::metrics {
 
 // The status code's name as gRPC spells it ("OK", "NOT_FOUND", ...);
 // "UNKNOWN_CODE" for a number outside the 17 codes.
@@ -36,6 +36,6 @@ class RpcMetricsInterceptorFactory
   ServerMetrics* const metrics_;
 };
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::metrics
 
 #endif  // TUNEFLEET_METRICS_RPC_INTERCEPTOR_H_

@@ -10,7 +10,7 @@
 #include "tunefleet/v1/common.pb.h"
 #include "tunefleet/v1/tuning.pb.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::metrics {
 namespace {
 
 using tunefleet::v1::Measurement;
@@ -187,4 +187,4 @@ int64_t SqliteBytes(const std::string& path) {
   return FileBytes(path) + FileBytes(path + "-wal");
 }
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::metrics

@@ -31,7 +31,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::metrics {
 
 // The server's levels at one moment, read at scrape time.
 struct Snapshot {
@@ -125,6 +125,6 @@ class ServerMetrics {
 // `path`-wal (either may be missing: 0 for it).
 int64_t SqliteBytes(const std::string& path);
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::metrics
 
 #endif  // TUNEFLEET_METRICS_SERVER_METRICS_H_

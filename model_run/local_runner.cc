@@ -25,12 +25,12 @@ namespace {
 // LibraryCalls: the same CLBlast calls trials measured.
 class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
  public:
-  explicit AgentLibraryCalls(agent::library::LibraryRegistry registry)
+  explicit AgentLibraryCalls(library_backends::LibraryRegistry registry)
       : registry_(std::move(registry)) {}
 
   bool Has(const std::string& library,
            const std::string& routine) const override {
-    agent::library::LibraryBackend* b = registry_.Find(library);
+    library_backends::LibraryBackend* b = registry_.Find(library);
     return b != nullptr && b->HasRoutine(routine);
   }
 
@@ -38,34 +38,35 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
                  const std::vector<tunefleet_tuned::LibraryArgument>& args,
                  cl_command_queue queue, cl_event* done,
                  std::string* error) override {
-    agent::library::LibraryBackend* b = registry_.Find(library);
+    library_backends::LibraryBackend* b = registry_.Find(library);
     if (b == nullptr) {
       *error = "library " + library + " is not loaded";
       return tunefleet_tuned::kModelLibraryMissing;
     }
     // The converted arguments, kept per call site (the Model's argument
     // lists do not move), so that a run converts nothing.
-    std::vector<agent::library::LibraryArg>& converted = converted_[&args];
+    std::vector<library_backends::LibraryArg>& converted = converted_[&args];
     if (converted.size() != args.size()) {
       converted.clear();
       for (size_t i = 0; i < args.size(); ++i) {
         const tunefleet_tuned::LibraryArgument& a = args[i];
         switch (a.kind) {
           case tunefleet_tuned::LibraryArgument::kInteger:
-            converted.push_back(agent::library::LibraryArg::Integer(a.integer));
+            converted.push_back(
+                library_backends::LibraryArg::Integer(a.integer));
             break;
           case tunefleet_tuned::LibraryArgument::kFloat:
-            converted.push_back(agent::library::LibraryArg::Float(a.real));
+            converted.push_back(library_backends::LibraryArg::Float(a.real));
             break;
           case tunefleet_tuned::LibraryArgument::kBuffer:
-            converted.push_back(agent::library::LibraryArg::Buffer(
+            converted.push_back(library_backends::LibraryArg::Buffer(
                 a.buffer, absl::StrCat("argument ", i),
                 tunefleet::v1::DTYPE_FP32, a.elements));
             break;
         }
       }
     }
-    absl::StatusOr<std::vector<agent::library::LibraryEvent>> events =
+    absl::StatusOr<std::vector<library_backends::LibraryEvent>> events =
         b->Enqueue(routine, converted, queue);
     if (!events.ok()) {
       *error = std::string(events.status().message());
@@ -85,8 +86,8 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
   }
 
  private:
-  agent::library::LibraryRegistry registry_;
-  std::map<const void*, std::vector<agent::library::LibraryArg>> converted_;
+  library_backends::LibraryRegistry registry_;
+  std::map<const void*, std::vector<library_backends::LibraryArg>> converted_;
 };
 
 // The status of a runtime code: the plan's and the inputs' problems are the
@@ -124,8 +125,8 @@ double ThreadCpuNs() {
 
 class LocalRunner : public ModelRunner {
  public:
-  LocalRunner(agent::ClDevice device, RunnerDevice info,
-              agent::library::LibraryRegistry registry)
+  LocalRunner(opencl::ClDevice device, RunnerDevice info,
+              library_backends::LibraryRegistry registry)
       : device_(std::move(device)),
         info_(std::move(info)),
         library_(std::move(registry)) {}
@@ -156,7 +157,7 @@ class LocalRunner : public ModelRunner {
     // device's profiling queue. Made before the model, so that the model
     // (its kernels, buffers and recording) goes first.
     cl_int queue_err = CL_SUCCESS;
-    agent::ClQueue plain_queue(clCreateCommandQueue(
+    opencl::ClQueue plain_queue(clCreateCommandQueue(
         device_.context.get(), device_.device, 0, &queue_err));
     if (queue_err != CL_SUCCESS) {
       return absl::InternalError(
@@ -309,7 +310,7 @@ class LocalRunner : public ModelRunner {
                               cl_command_queue queue, const RunRequest& request,
                               std::vector<double>* replayed,
                               std::vector<double>* plain) {
-    std::vector<agent::ClMem> buffers;
+    std::vector<opencl::ClMem> buffers;
     std::vector<cl_mem> in, out;
     cl_int err = CL_SUCCESS;
     for (size_t i = 0; i < model.inputs().size(); ++i) {
@@ -352,7 +353,7 @@ class LocalRunner : public ModelRunner {
     return absl::OkStatus();
   }
 
-  agent::ClDevice device_;
+  opencl::ClDevice device_;
   RunnerDevice info_;
   AgentLibraryCalls library_;
 };
@@ -361,16 +362,17 @@ class LocalRunner : public ModelRunner {
 
 absl::StatusOr<std::unique_ptr<ModelRunner>> OpenLocalRunner(int platform,
                                                              int device) {
-  absl::StatusOr<agent::ClDevice> opened = agent::OpenDevice(platform, device);
+  absl::StatusOr<opencl::ClDevice> opened =
+      opencl::OpenDevice(platform, device);
   if (!opened.ok()) return opened.status();
   const tunefleet::v1::DeviceInfo info =
-      agent::QueryDeviceInfo(opened->platform, opened->device);
+      opencl::QueryDeviceInfo(opened->platform, opened->device);
   RunnerDevice d;
-  d.device_key = agent::DefaultDeviceKey(info);
+  d.device_key = opencl::DefaultDeviceKey(info);
   d.device_name = info.device_name();
   d.device_vendor = info.vendor();
-  agent::library::LibraryRegistry registry =
-      agent::library::LibraryRegistry::Load(info);
+  library_backends::LibraryRegistry registry =
+      library_backends::LibraryRegistry::Load(info);
   for (const std::string& lib : registry.Describe()) {
     d.libraries.push_back(lib.substr(0, lib.find(' ')));
   }

@@ -16,23 +16,24 @@
 #include "model_run_remote/run_messages.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
-namespace tunefleet::model_run {
+namespace tunefleet::model_run_remote {
 namespace {
 
-class RemoteRunner : public ModelRunner {
+class RemoteRunner : public model_run::ModelRunner {
  public:
   RemoteRunner(client::ServerConnection server,
                std::unique_ptr<tunefleet::v1::TuningService::Stub> stub,
-               RunnerDevice device, uint32_t timeout_ms)
+               model_run::RunnerDevice device, uint32_t timeout_ms)
       : server_(std::move(server)),
         stub_(std::move(stub)),
         device_(std::move(device)),
         timeout_ms_(timeout_ms) {}
 
-  const RunnerDevice& device() const override { return device_; }
+  const model_run::RunnerDevice& device() const override { return device_; }
 
-  absl::StatusOr<RunResult> Run(const RunRequest& request) override {
-    RunRequest keyed = request;
+  absl::StatusOr<model_run::RunResult> Run(
+      const model_run::RunRequest& request) override {
+    model_run::RunRequest keyed = request;
     if (keyed.device_key.empty()) keyed.device_key = device_.device_key;
     tunefleet::v1::RunModelRequest message = ToProto(keyed, {}, timeout_ms_);
     // The runs' key: a plan checked against another key is still run by
@@ -47,7 +48,7 @@ class RemoteRunner : public ModelRunner {
     tunefleet::v1::RunModelResult result;
     const grpc::Status s = stub_->RunModel(&context, message, &result);
     if (!s.ok()) return client::RpcError(s, server_.address, server_.tls());
-    absl::StatusOr<RunResult> r = FromProto(result);
+    absl::StatusOr<model_run::RunResult> r = FromProto(result);
     if (!r.ok()) return r.status();
     r->device.device_key = device_.device_key;
     r->device.libraries = device_.libraries;
@@ -57,13 +58,13 @@ class RemoteRunner : public ModelRunner {
  private:
   client::ServerConnection server_;
   std::unique_ptr<tunefleet::v1::TuningService::Stub> stub_;
-  RunnerDevice device_;
+  model_run::RunnerDevice device_;
   uint32_t timeout_ms_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ModelRunner>> OpenRemoteRunner(
+absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> OpenRemoteRunner(
     const client::ServerConnection& server,
     const RemoteRunnerOptions& options) {
   auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
@@ -110,15 +111,15 @@ absl::StatusOr<std::unique_ptr<ModelRunner>> OpenRemoteRunner(
         "): start tunefleet-agent --server ", server.address, " --key ",
         options.device_key, " on the device"));
   }
-  RunnerDevice device;
+  model_run::RunnerDevice device;
   device.device_key = chosen->device_key();
   device.device_name = chosen->device().device_name();
   device.device_vendor = chosen->device().vendor();
   for (const std::string& lib : chosen->device().libraries()) {
     device.libraries.push_back(lib.substr(0, lib.find(' ')));
   }
-  return std::unique_ptr<ModelRunner>(new RemoteRunner(
+  return std::unique_ptr<model_run::ModelRunner>(new RemoteRunner(
       server, std::move(stub), std::move(device), options.timeout_ms));
 }
 
-}  // namespace tunefleet::model_run
+}  // namespace tunefleet::model_run_remote

@@ -13,7 +13,7 @@
 #include "client/channel.h"
 #include "model_run/model_runner.h"
 
-namespace tunefleet::model_run {
+namespace tunefleet::model_run_remote {
 
 struct RemoteRunnerOptions {
   // The device key whose agent runs the plans. Empty: the one key with
@@ -33,9 +33,9 @@ struct RemoteRunnerOptions {
 // INVALID_ARGUMENT when no key is given and several are connected.
 // Run() errors: ModelRunner's (the agent's code and message), UNAVAILABLE
 // when the agent is gone, DEADLINE_EXCEEDED after options.timeout_ms.
-absl::StatusOr<std::unique_ptr<ModelRunner>> OpenRemoteRunner(
+absl::StatusOr<std::unique_ptr<model_run::ModelRunner>> OpenRemoteRunner(
     const client::ServerConnection& server, const RemoteRunnerOptions& options);
 
-}  // namespace tunefleet::model_run
+}  // namespace tunefleet::model_run_remote
 
 #endif  // TUNEFLEET_MODEL_RUN_REMOTE_REMOTE_RUNNER_H_

@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace tunefleet::model_run {
+namespace tunefleet::model_run_remote {
 
 tunefleet::v1::RunModelRequest ToProto(
-    const RunRequest& request, const std::vector<std::string>& input_names,
-    uint32_t timeout_ms) {
+    const model_run::RunRequest& request,
+    const std::vector<std::string>& input_names, uint32_t timeout_ms) {
   tunefleet::v1::RunModelRequest m;
   m.set_device_key(request.device_key);
   m.set_plan(request.plan_file);
@@ -31,7 +31,8 @@ tunefleet::v1::RunModelRequest ToProto(
   return m;
 }
 
-absl::StatusOr<RunRequest> FromProto(const tunefleet::v1::RunModelRequest& m) {
+absl::StatusOr<model_run::RunRequest> FromProto(
+    const tunefleet::v1::RunModelRequest& m) {
   if (m.plan().empty()) {
     return absl::InvalidArgumentError("run_model.plan: empty");
   }
@@ -44,7 +45,7 @@ absl::StatusOr<RunRequest> FromProto(const tunefleet::v1::RunModelRequest& m) {
     return absl::InvalidArgumentError(absl::StrCat(
         "run_model: runs, warmup and profiled_runs are at most ", kMaxRuns));
   }
-  RunRequest r;
+  model_run::RunRequest r;
   r.plan_file = m.plan();
   r.weights_file = m.weights();
   r.model_sha256 = m.model_sha256();
@@ -59,7 +60,8 @@ absl::StatusOr<RunRequest> FromProto(const tunefleet::v1::RunModelRequest& m) {
   return r;
 }
 
-tunefleet::v1::RunModelResult ToProto(const absl::StatusOr<RunResult>& result) {
+tunefleet::v1::RunModelResult ToProto(
+    const absl::StatusOr<model_run::RunResult>& result) {
   tunefleet::v1::RunModelResult m;
   if (!result.ok()) {
     m.set_error(
@@ -69,7 +71,7 @@ tunefleet::v1::RunModelResult ToProto(const absl::StatusOr<RunResult>& result) {
     m.set_error_code(static_cast<uint32_t>(result.status().code()));
     return m;
   }
-  const RunResult& r = *result;
+  const model_run::RunResult& r = *result;
   m.set_device_name(r.device.device_name);
   m.set_device_vendor(r.device.device_vendor);
   for (size_t o = 0; o < r.outputs.size(); ++o) {
@@ -83,7 +85,7 @@ tunefleet::v1::RunModelResult ToProto(const absl::StatusOr<RunResult>& result) {
   }
   m.mutable_latency_ns()->Assign(r.latency_ns.begin(), r.latency_ns.end());
   m.mutable_host_cpu_ns()->Assign(r.host_cpu_ns.begin(), r.host_cpu_ns.end());
-  for (const LayerTime& l : r.layers) {
+  for (const model_run::LayerTime& l : r.layers) {
     tunefleet::v1::RunModelLayer& out = *m.add_layers();
     out.set_label(l.label);
     out.set_workload(l.workload);
@@ -107,7 +109,8 @@ tunefleet::v1::RunModelResult ToProto(const absl::StatusOr<RunResult>& result) {
   return m;
 }
 
-absl::StatusOr<RunResult> FromProto(const tunefleet::v1::RunModelResult& m) {
+absl::StatusOr<model_run::RunResult> FromProto(
+    const tunefleet::v1::RunModelResult& m) {
   if (!m.error().empty() || m.error_code() != 0) {
     const uint32_t code = m.error_code();
     const absl::StatusCode status_code =
@@ -117,7 +120,7 @@ absl::StatusOr<RunResult> FromProto(const tunefleet::v1::RunModelResult& m) {
             : static_cast<absl::StatusCode>(code);
     return absl::Status(status_code, m.error());
   }
-  RunResult r;
+  model_run::RunResult r;
   r.device.device_name = m.device_name();
   r.device.device_vendor = m.device_vendor();
   for (const tunefleet::v1::RunModelTensor& t : m.outputs()) {
@@ -135,7 +138,7 @@ absl::StatusOr<RunResult> FromProto(const tunefleet::v1::RunModelResult& m) {
   r.latency_ns.assign(m.latency_ns().begin(), m.latency_ns().end());
   r.host_cpu_ns.assign(m.host_cpu_ns().begin(), m.host_cpu_ns().end());
   for (const tunefleet::v1::RunModelLayer& l : m.layers()) {
-    LayerTime t;
+    model_run::LayerTime t;
     t.label = l.label();
     t.workload = l.workload();
     t.entry = l.entry();
@@ -157,4 +160,4 @@ absl::StatusOr<RunResult> FromProto(const tunefleet::v1::RunModelResult& m) {
   return r;
 }
 
-}  // namespace tunefleet::model_run
+}  // namespace tunefleet::model_run_remote

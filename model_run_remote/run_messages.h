@@ -10,28 +10,30 @@
 #include "model_run/model_runner.h"
 #include "tunefleet/v1/agent.pb.h"
 
-namespace tunefleet::model_run {
+namespace tunefleet::model_run_remote {
 
 // `request` as the wire message (run_id 0: the server sets it); the
 // inputs are named by `input_names` (the plan's, in order; may be shorter:
 // unnamed). timeout_ms: how long the caller waits, ms (0: the server's
 // default).
 tunefleet::v1::RunModelRequest ToProto(
-    const RunRequest& request, const std::vector<std::string>& input_names,
-    uint32_t timeout_ms);
+    const model_run::RunRequest& request,
+    const std::vector<std::string>& input_names, uint32_t timeout_ms);
 // The wire message as a RunRequest. Errors: INVALID_ARGUMENT naming the
 // field (no plan, runs of 0).
-absl::StatusOr<RunRequest> FromProto(
+absl::StatusOr<model_run::RunRequest> FromProto(
     const tunefleet::v1::RunModelRequest& request);
 
 // A runner's outcome as the wire message (run_id and agent_name left for
 // the caller): the result's fields, or error and error_code.
-tunefleet::v1::RunModelResult ToProto(const absl::StatusOr<RunResult>& result);
+tunefleet::v1::RunModelResult ToProto(
+    const absl::StatusOr<model_run::RunResult>& result);
 // The wire message as the runner's outcome: its error as a status of its
 // code (UNKNOWN for a code out of range), else the RunResult. Errors also:
 // INVALID_ARGUMENT when an output's values do not fill its shape.
-absl::StatusOr<RunResult> FromProto(const tunefleet::v1::RunModelResult& r);
+absl::StatusOr<model_run::RunResult> FromProto(
+    const tunefleet::v1::RunModelResult& r);
 
-}  // namespace tunefleet::model_run
+}  // namespace tunefleet::model_run_remote
 
 #endif  // TUNEFLEET_MODEL_RUN_REMOTE_RUN_MESSAGES_H_

@@ -11,7 +11,7 @@
 #include "kernel_policy/build_options.h"
 #include "kernel_policy/source_check.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 template <typename T>
@@ -111,4 +111,4 @@ PtxCounts CountPtx(absl::string_view binary) {
   return c;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

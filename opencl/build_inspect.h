@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 
 // One built kernel as the driver reports it (clGetProgramBuildInfo,
 // clGetProgramInfo(CL_PROGRAM_BINARIES), clGetKernelWorkGroupInfo).
@@ -52,6 +52,6 @@ struct PtxCounts {
 };
 PtxCounts CountPtx(absl::string_view binary);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl
 
 #endif  // TUNEFLEET_OPENCL_BUILD_INSPECT_H_

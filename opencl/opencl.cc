@@ -12,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "library_backends/registry.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 // A string property from clGetDeviceInfo or clGetPlatformInfo, without
@@ -287,7 +287,8 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   }
   SetImageInfo(device, info);
   // The vendor libraries this agent can call (library/registry.h).
-  for (std::string& name : library::LibraryRegistry::Load(info).Describe()) {
+  for (std::string& name :
+       library_backends::LibraryRegistry::Load(info).Describe()) {
     info.add_libraries(std::move(name));
   }
   return info;
@@ -401,4 +402,4 @@ std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info) {
   return key.empty() ? "opencl-device" : key;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 
 // Owns one OpenCL object and releases it on destruction. Move-only.
 template <typename T, cl_int (*Release)(T)>
@@ -169,6 +169,6 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
 //   Arm writes it: "Mali-G610 r0p0" with 4 cores is "mali-g610-r0p0-mp4".
 std::string DefaultDeviceKey(const tunefleet::v1::DeviceInfo& info);
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl
 
 #endif  // TUNEFLEET_OPENCL_OPENCL_H_

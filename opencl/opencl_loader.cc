@@ -74,7 +74,7 @@
   X(clSetKernelArg)                           \
   X(clWaitForEvents)
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 // The index of each forwarded function in Library::functions.
@@ -222,14 +222,14 @@ std::vector<std::string> MissingOpenClFunctions() {
   return missing;
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl
 
 // The forwarding definitions. Each takes the loaded library's function
 // (typed as CL/cl.h declares it, so a signature here that differs from the
 // header fails to compile) and calls it, or returns CL_INVALID_OPERATION.
-#define TUNEFLEET_CL_FN(name)                      \
-  ::tunefleet::agent::Function<decltype(&::name)>( \
-      ::tunefleet::agent::ClFn::name)
+#define TUNEFLEET_CL_FN(name)                       \
+  ::tunefleet::opencl::Function<decltype(&::name)>( \
+      ::tunefleet::opencl::ClFn::name)
 
 // For a function returning cl_int.
 #define TUNEFLEET_CL_FORWARD(name, ...)                            \

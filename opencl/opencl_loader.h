@@ -23,7 +23,7 @@
 
 #include "absl/status/status.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 
 // The environment variable naming the OpenCL library to load (a path, or a
 // file name for the dynamic linker's search); --opencl-library overrides it.
@@ -53,6 +53,6 @@ std::string LoadedOpenClLibrary();
 // return CL_INVALID_OPERATION); empty when none is loaded.
 std::vector<std::string> MissingOpenClFunctions();
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl
 
 #endif  // TUNEFLEET_OPENCL_OPENCL_LOADER_H_

@@ -23,7 +23,7 @@
 #include "kernel_policy/compiler_log.h"
 #include "kernel_policy/source_check.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 // The compiler log read, and the part of it reported (ScrubCompilerLog).
@@ -417,4 +417,4 @@ void ProgramCache::WaitForPrefetches() {
   mu_.Await(absl::Condition(&idle));
 }
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

@@ -30,7 +30,7 @@
 #include "absl/synchronization/mutex.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 
 // SHA-256 of `data` as 64 lowercase hex digits (OpenSSL).
 std::string Sha256Hex(absl::string_view data);
@@ -178,6 +178,6 @@ class ProgramCache {
   bool threads_started_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl
 
 #endif  // TUNEFLEET_OPENCL_PROGRAM_CACHE_H_

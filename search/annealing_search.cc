@@ -5,7 +5,7 @@
 
 namespace tunefleet::search {
 
-AnnealingSearch::AnnealingSearch(const SearchSpace& space,
+AnnealingSearch::AnnealingSearch(const search_space::SearchSpace& space,
                                  const StrategyOptions& options)
     : proposals_(space, options.seed),
       budget_(std::max<size_t>(options.budget_hint, 1)),

@@ -20,7 +20,8 @@ class AnnealingSearch : public SearchStrategy {
  public:
   static constexpr size_t kWalkers = 8;
 
-  AnnealingSearch(const SearchSpace& space, const StrategyOptions& options);
+  AnnealingSearch(const search_space::SearchSpace& space,
+                  const StrategyOptions& options);
 
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Observation>& results) override;

@@ -20,7 +20,8 @@ class GeneticSearch : public SearchStrategy {
   static constexpr size_t kPopulation = 16;
   static constexpr double kMutation = 0.1;
 
-  GeneticSearch(const SearchSpace& space, const StrategyOptions& options)
+  GeneticSearch(const search_space::SearchSpace& space,
+                const StrategyOptions& options)
       : space_(space), proposals_(space, options.seed) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;
@@ -31,7 +32,7 @@ class GeneticSearch : public SearchStrategy {
   std::optional<uint64_t> Breed();
   const std::vector<uint32_t>& Parent();
 
-  const SearchSpace& space_;
+  const search_space::SearchSpace& space_;
   ProposalSet proposals_;
   // (throughput = 1 / time, digits), fastest first, at most kPopulation.
   std::vector<std::pair<double, std::vector<uint32_t>>> population_;

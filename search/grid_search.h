@@ -10,13 +10,13 @@ namespace tunefleet::search {
 
 class GridSearch : public SearchStrategy {
  public:
-  explicit GridSearch(const SearchSpace& space) : space_(space) {}
+  explicit GridSearch(const search_space::SearchSpace& space) : space_(space) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Observation>&) override {}
 
  private:
-  const SearchSpace& space_;
+  const search_space::SearchSpace& space_;
   uint64_t next_ = 0;  // enumerable: position in valid_indices(); else raw
 };
 

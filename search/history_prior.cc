@@ -29,16 +29,16 @@ std::vector<double> Ranks(const std::vector<float>& values) {
 }  // namespace
 
 HistoryGroup TableHistory(
-    const Table& table,
+    const search_space::Table& table,
     const std::function<std::vector<float>(uint64_t index)>& features) {
   // In index order: the training rows' order changes XGBoost's pairwise
   // sampling, and a hash map's order changes from run to run.
-  const std::unique_ptr<SearchSpace> space = table.MakeSpace();
-  const absl::flat_hash_map<uint64_t, const Table::Row*> rows =
+  const std::unique_ptr<search_space::SearchSpace> space = table.MakeSpace();
+  const absl::flat_hash_map<uint64_t, const search_space::Table::Row*> rows =
       table.RowsByIndex();
   HistoryGroup group;
   for (uint64_t index : space->valid_indices()) {
-    const Table::Row* row = rows.at(index);
+    const search_space::Table::Row* row = rows.at(index);
     group.features.AddRow(features(index));
     group.labels.push_back(
         row->ok ? static_cast<float>(table.best_time_ms / row->time_ms) : 0.0f);
@@ -46,8 +46,8 @@ HistoryGroup TableHistory(
   return group;
 }
 
-HistoryGroup TableHistory(const Table& table) {
-  const std::unique_ptr<SearchSpace> space = table.MakeSpace();
+HistoryGroup TableHistory(const search_space::Table& table) {
+  const std::unique_ptr<search_space::SearchSpace> space = table.MakeSpace();
   return TableHistory(table, KnobFeatureFunction(*space));
 }
 

@@ -65,10 +65,10 @@ class HistoryPrior {
 // index in table.MakeSpace(), the space the function is over) and its label,
 // best time / time (0 for a failure), in index order (deterministic).
 HistoryGroup TableHistory(
-    const Table& table,
+    const search_space::Table& table,
     const std::function<std::vector<float>(uint64_t index)>& features);
 // The same with KnobFeatureFunction over the table's own space.
-HistoryGroup TableHistory(const Table& table);
+HistoryGroup TableHistory(const search_space::Table& table);
 
 // Spearman's rank correlation of two equally long series (ties get their
 // mean rank); 0 when either is constant or shorter than 3.

@@ -2,11 +2,12 @@
 
 namespace tunefleet::search {
 
-TrialsToTarget ExactRandomTrials(const Table& table, double fraction) {
+TrialsToTarget ExactRandomTrials(const search_space::Table& table,
+                                 double fraction) {
   const size_t n = table.rows.size();
   size_t k = 0;
   if (table.best_time_ms > 0 && fraction > 0) {
-    for (const Table::Row& row : table.rows) {
+    for (const search_space::Table::Row& row : table.rows) {
       k += row.ok && row.time_ms <= table.best_time_ms / fraction;
     }
   }

@@ -19,7 +19,8 @@ namespace tunefleet::search {
 // within `fraction` of the table's best (time <= best / fraction; failed
 // configs count as trials and never reach it). `per_seed` stays empty.
 // A table with no successful config gives N + 1 for both.
-TrialsToTarget ExactRandomTrials(const Table& table, double fraction);
+TrialsToTarget ExactRandomTrials(const search_space::Table& table,
+                                 double fraction);
 
 }  // namespace tunefleet::search
 

@@ -9,7 +9,7 @@ namespace tunefleet::search {
 
 class RandomSearch : public SearchStrategy {
  public:
-  RandomSearch(const SearchSpace& space, uint64_t seed)
+  RandomSearch(const search_space::SearchSpace& space, uint64_t seed)
       : proposals_(space, seed) {}
 
   std::vector<uint64_t> Propose(size_t max_count) override;

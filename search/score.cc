@@ -13,10 +13,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
-RandomBaseline::RandomBaseline(const Table& table) {
+RandomBaseline::RandomBaseline(const search_space::Table& table) {
   std::vector<double> ok;
   desc_.reserve(table.rows.size());
-  for (const Table::Row& row : table.rows) {
+  for (const search_space::Table::Row& row : table.rows) {
     desc_.push_back(row.ok ? row.time_ms : kInf);
     if (row.ok) ok.push_back(row.time_ms);
   }
@@ -62,18 +62,18 @@ size_t RandomBaseline::TrialsToReach(double fraction) const {
   return m;
 }
 
-ScoreRange MethodologyRange(const Table& table) {
+ScoreRange MethodologyRange(const search_space::Table& table) {
   const RandomBaseline baseline(table);
   return {baseline.TrialsToReach(kScoreCutoffStart),
           baseline.TrialsToReach(kScoreCutoffEnd)};
 }
 
-double RandomBaselineTime(const Table& table, size_t trials) {
+double RandomBaselineTime(const search_space::Table& table, size_t trials) {
   return RandomBaseline(table).TimeAfter(trials);
 }
 
 double PerformanceScore(
-    const Table& table,
+    const search_space::Table& table,
     const std::vector<std::vector<double>>& best_so_far_per_seed,
     ScoreRange range) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -101,7 +101,7 @@ double PerformanceScore(
 }
 
 double PerformanceScore(
-    const Table& table,
+    const search_space::Table& table,
     const std::vector<std::vector<double>>& best_so_far_per_seed) {
   return PerformanceScore(table, best_so_far_per_seed, MethodologyRange(table));
 }

@@ -53,7 +53,7 @@ struct ScoreRange {
 // The calculated random-search baseline of one table (see above).
 class RandomBaseline {
  public:
-  explicit RandomBaseline(const Table& table);
+  explicit RandomBaseline(const search_space::Table& table);
 
   // R(M): the expected best time in ms after `trials` (>= 1) trials of
   // random search without replacement; +inf while failed configs are
@@ -80,10 +80,10 @@ class RandomBaseline {
 };
 
 // M(0.5) .. M(0.95) of `table`: the trials the score averages over.
-ScoreRange MethodologyRange(const Table& table);
+ScoreRange MethodologyRange(const search_space::Table& table);
 
 // R(M) of `table` (see RandomBaseline::TimeAfter).
-double RandomBaselineTime(const Table& table, size_t trials);
+double RandomBaselineTime(const search_space::Table& table, size_t trials);
 
 // The score of a strategy over `range` (clamp it to the budget first):
 // best_so_far_per_seed[s][m - 1] is seed s's best time in ms after m
@@ -91,12 +91,12 @@ double RandomBaselineTime(const Table& table, size_t trials);
 // seeds whose curve is shorter). NaN when there is no seed, the range is
 // empty or every point of it was skipped.
 double PerformanceScore(
-    const Table& table,
+    const search_space::Table& table,
     const std::vector<std::vector<double>>& best_so_far_per_seed,
     ScoreRange range);
 // The same over MethodologyRange(table).
 double PerformanceScore(
-    const Table& table,
+    const search_space::Table& table,
     const std::vector<std::vector<double>>& best_so_far_per_seed);
 
 }  // namespace tunefleet::search

@@ -24,10 +24,10 @@ struct SeedResult {
 // One seed: propose in batches, answer from the table, note when the best
 // so far crosses each target and the best after every trial, up to
 // `score_end` trials at least.
-SeedResult RunSeed(const Table& table, const SearchSpace& space,
-                   const absl::flat_hash_map<uint64_t, const Table::Row*>& rows,
-                   const SimulationOptions& o, uint64_t seed,
-                   size_t score_end) {
+SeedResult RunSeed(
+    const search_space::Table& table, const search_space::SearchSpace& space,
+    const absl::flat_hash_map<uint64_t, const search_space::Table::Row*>& rows,
+    const SimulationOptions& o, uint64_t seed, size_t score_end) {
   StrategyOptions options;
   options.seed = seed;
   options.xgb.seed = seed;
@@ -48,7 +48,7 @@ SeedResult RunSeed(const Table& table, const SearchSpace& space,
     std::vector<Observation> results;
     for (uint64_t i : proposed) {
       ++trials;
-      const Table::Row* row = rows.at(i);
+      const search_space::Table::Row* row = rows.at(i);
       results.push_back({i, row->ok, row->ok ? row->time_ms * 1e6 : 0});
       if (row->ok && (best == 0 || row->time_ms < best)) best = row->time_ms;
       if (best > 0 && best <= target_95 && r.to_95 > o.trials) r.to_95 = trials;
@@ -79,14 +79,14 @@ TrialsToTarget Summarize(std::vector<size_t> values) {
   return t;
 }
 
-absl::StatusOr<SimulationResult> Simulate(const Table& table,
+absl::StatusOr<SimulationResult> Simulate(const search_space::Table& table,
                                           const SimulationOptions& o) {
   if (o.trials == 0 || o.seeds <= 0 || o.batch == 0) {
     return absl::InvalidArgumentError(
         "simulation needs trials, seeds and batch >= 1");
   }
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<SearchSpace> space = table.MakeSpace();
+  std::unique_ptr<search_space::SearchSpace> space = table.MakeSpace();
   const auto rows = table.RowsByIndex();
   ScoreRange range = MethodologyRange(table);
   range.last = std::min(range.last, o.trials);

@@ -56,7 +56,7 @@ struct SimulationResult {
 // the best and the end of the score's range (or its budget, or the space,
 // ran out). Deterministic for given options, whatever the thread count.
 // Errors: INVALID_ARGUMENT for zero trials, seeds or batch.
-absl::StatusOr<SimulationResult> Simulate(const Table& table,
+absl::StatusOr<SimulationResult> Simulate(const search_space::Table& table,
                                           const SimulationOptions& options);
 
 // Median and nearest-rank 90th percentile of `values`.

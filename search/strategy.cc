@@ -13,7 +13,7 @@
 
 namespace tunefleet::search {
 
-ProposalSet::ProposalSet(const SearchSpace& space, uint64_t seed)
+ProposalSet::ProposalSet(const search_space::SearchSpace& space, uint64_t seed)
     : space_(space), rng_(seed) {
   if (space_.enumerable()) shuffled_ = space_.valid_indices();
 }
@@ -46,7 +46,7 @@ void ProposalSet::FillRandom(size_t max_count, std::vector<uint64_t>* out) {
 
 std::optional<uint64_t> ProposalSet::RandomNeighbour(uint64_t index,
                                                      int tries) {
-  const std::vector<KnobSpec>& knobs = space_.knobs();
+  const std::vector<search_space::KnobSpec>& knobs = space_.knobs();
   for (int t = 0; t < tries; ++t) {
     std::vector<uint32_t> digits = space_.Digits(index);
     const size_t k =
@@ -70,17 +70,18 @@ std::vector<tunefleet::v1::Strategy> AllStrategies() {
 }
 
 std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
-    const SearchSpace& space) {
+    const search_space::SearchSpace& space) {
   std::vector<bool> size_like;
-  for (const KnobSpec& k : space.knobs()) size_like.push_back(k.size_like);
+  for (const search_space::KnobSpec& k : space.knobs())
+    size_like.push_back(k.size_like);
   return [&space, size_like](uint64_t index) {
     return cost_model::KnobFeatures(space.Config(index), size_like);
   };
 }
 
-std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
-                                             const SearchSpace& space,
-                                             StrategyOptions options) {
+std::unique_ptr<SearchStrategy> MakeStrategy(
+    tunefleet::v1::Strategy strategy, const search_space::SearchSpace& space,
+    StrategyOptions options) {
   if (!options.features) options.features = KnobFeatureFunction(space);
   switch (strategy) {
     case tunefleet::v1::STRATEGY_GRID:

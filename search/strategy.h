@@ -97,11 +97,11 @@ std::vector<tunefleet::v1::Strategy> AllStrategies();
 // The default feature function over `space` (which must outlive it):
 // cost_model::KnobFeatures of each config's knob values.
 std::function<std::vector<float>(uint64_t index)> KnobFeatureFunction(
-    const SearchSpace& space);
+    const search_space::SearchSpace& space);
 
-std::unique_ptr<SearchStrategy> MakeStrategy(tunefleet::v1::Strategy strategy,
-                                             const SearchSpace& space,
-                                             StrategyOptions options);
+std::unique_ptr<SearchStrategy> MakeStrategy(
+    tunefleet::v1::Strategy strategy, const search_space::SearchSpace& space,
+    StrategyOptions options);
 
 // A strategy a job steers: configs given to Suggest() are proposed first
 // (a model job's sibling task's best config), and configs proposed once --
@@ -136,7 +136,7 @@ std::unique_ptr<SearchStrategy> ResumeStrategy(
 // sampling without replacement over the valid configs.
 class ProposalSet {
  public:
-  ProposalSet(const SearchSpace& space, uint64_t seed);
+  ProposalSet(const search_space::SearchSpace& space, uint64_t seed);
 
   bool proposed(uint64_t index) const { return proposed_.contains(index); }
   void Mark(uint64_t index) { proposed_.insert(index); }
@@ -153,7 +153,7 @@ class ProposalSet {
   std::mt19937_64& rng() { return rng_; }
 
  private:
-  const SearchSpace& space_;
+  const search_space::SearchSpace& space_;
   std::mt19937_64 rng_;
   absl::flat_hash_set<uint64_t> proposed_;
   std::vector<uint64_t> shuffled_;  // enumerable spaces: lazy Fisher-Yates

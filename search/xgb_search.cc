@@ -17,7 +17,8 @@ cost_model::FeatureMatrix FeaturesOf(
 
 }  // namespace
 
-XgbSearch::XgbSearch(const SearchSpace& space, StrategyOptions options)
+XgbSearch::XgbSearch(const search_space::SearchSpace& space,
+                     StrategyOptions options)
     : space_(space),
       options_(std::move(options)),
       proposals_(space, options_.seed),

@@ -40,7 +40,7 @@ class XgbSearch : public SearchStrategy {
   static constexpr int kWalkSteps = 100;
   static constexpr int kWalkPatience = 20;  // steps without a new top pick
 
-  XgbSearch(const SearchSpace& space, StrategyOptions options);
+  XgbSearch(const search_space::SearchSpace& space, StrategyOptions options);
 
   std::vector<uint64_t> Propose(size_t max_count) override;
   void Observe(const std::vector<Observation>& results) override;
@@ -71,7 +71,7 @@ class XgbSearch : public SearchStrategy {
   // submodular pick of a diverse plan).
   std::vector<uint64_t> PriorPicks(size_t count);
 
-  const SearchSpace& space_;
+  const search_space::SearchSpace& space_;
   StrategyOptions options_;
   ProposalSet proposals_;
   cost_model::RankEnsemble ensemble_;

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 
 std::unique_ptr<SearchSpace> BuildSpace(const templates::KernelTemplate& tmpl,
                                         const templates::Workload& workload,
@@ -19,4 +19,4 @@ std::unique_ptr<SearchSpace> BuildSpace(const templates::KernelTemplate& tmpl,
       });
 }
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space

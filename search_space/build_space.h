@@ -11,7 +11,7 @@
 #include "kernels_templates/workload.h"
 #include "search_space/space.h"
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 
 // The space of `tmpl` for `workload` under `limits`. The space's validity
 // check refers to `tmpl`, which must outlive it (templates live in the
@@ -20,6 +20,6 @@ std::unique_ptr<SearchSpace> BuildSpace(const templates::KernelTemplate& tmpl,
                                         const templates::Workload& workload,
                                         const templates::DeviceLimits& limits);
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space
 
 #endif  // TUNEFLEET_SEARCH_SPACE_BUILD_SPACE_H_

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 
 namespace {
 
@@ -131,4 +131,4 @@ std::string SearchSpace::ConfigString(uint64_t index) const {
   return s;
 }
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 
 struct KnobSpec {
   std::string name;
@@ -72,6 +72,6 @@ class SearchSpace {
   std::vector<uint64_t> valid_;
 };
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space
 
 #endif  // TUNEFLEET_SEARCH_SPACE_SPACE_H_

@@ -18,7 +18,7 @@
 #include "base/json_limits.h"
 #include "nlohmann/json.hpp"
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 namespace {
 
 using nlohmann::json;
@@ -464,4 +464,4 @@ std::string TableToCsv(const Table& table) {
   return out;
 }
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space

@@ -26,7 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "search_space/space.h"
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 
 struct Table {
   // One measured config: value positions per knob, and its time.
@@ -69,6 +69,6 @@ absl::StatusOr<Table> ParseTable(absl::string_view text,
 // Writes a table in tunefleet CSV form (metadata, header, rows).
 std::string TableToCsv(const Table& table);
 
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space
 
 #endif  // TUNEFLEET_SEARCH_SPACE_TABLE_H_

@@ -9,7 +9,7 @@
 #include "kernels_templates/registry.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::cost_model {
+namespace tunefleet::search_space {
 namespace {
 
 double Log2Plus1(double v) { return std::log2(1.0 + std::max(v, 0.0)); }
@@ -79,7 +79,7 @@ std::vector<std::string> TaskFeatures::Names() const {
 }
 
 absl::StatusOr<std::function<std::vector<float>(uint64_t)>> SpaceFeatures(
-    const search::SearchSpace& space, TaskFeatures features) {
+    const search_space::SearchSpace& space, TaskFeatures features) {
   const std::vector<templates::Knob>& knobs = features.tmpl().knobs();
   // where[i]: the position in the space of the template's i-th knob; absent
   // (kAdded) for a knob the template gained after the table was recorded,
@@ -116,7 +116,8 @@ absl::StatusOr<std::function<std::vector<float>(uint64_t)>> SpaceFeatures(
   };
 }
 
-absl::StatusOr<TaskFeatures> TableTaskFeatures(const search::Table& table) {
+absl::StatusOr<TaskFeatures> TableTaskFeatures(
+    const search_space::Table& table) {
   auto field = [&table](const char* key) -> const std::string* {
     auto it = table.metadata.find(key);
     return it == table.metadata.end() ? nullptr : &it->second;
@@ -144,4 +145,4 @@ absl::StatusOr<TaskFeatures> TableTaskFeatures(const search::Table& table) {
                       trial::LimitsFromDeviceInfo(device));
 }
 
-}  // namespace tunefleet::cost_model
+}  // namespace tunefleet::search_space

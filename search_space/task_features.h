@@ -16,7 +16,7 @@
 #include "search_space/table.h"
 #include "tunefleet/v1/common.pb.h"
 
-namespace tunefleet::cost_model {
+namespace tunefleet::search_space {
 
 // Copyable; the template must outlive it.
 class TaskFeatures {
@@ -44,14 +44,15 @@ class TaskFeatures {
 // its earlier kernel (gemm_gpu v3's ASYNC = 0 is v2).
 // Errors: INVALID_ARGUMENT when a knob of the space is not the template's.
 absl::StatusOr<std::function<std::vector<float>(uint64_t)>> SpaceFeatures(
-    const search::SearchSpace& space, TaskFeatures features);
+    const search_space::SearchSpace& space, TaskFeatures features);
 
 // The task a tunefleet table was recorded for, from its metadata
 // ("template", "workload", "device"): its features, or NOT_FOUND when the
 // table does not say (foreign formats), or INVALID_ARGUMENT when what it
 // says does not parse.
-absl::StatusOr<TaskFeatures> TableTaskFeatures(const search::Table& table);
+absl::StatusOr<TaskFeatures> TableTaskFeatures(
+    const search_space::Table& table);
 
-}  // namespace tunefleet::cost_model
+}  // namespace tunefleet::search_space
 
 #endif  // TUNEFLEET_SEARCH_SPACE_TASK_FEATURES_H_

@@ -15,7 +15,7 @@ namespace tunefleet::server {
 using tunefleet::v1::Measurement;
 
 Job::Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
-         std::unique_ptr<search::SearchSpace> space, store::Store* store,
+         std::unique_ptr<search_space::SearchSpace> space, store::Store* store,
          LeaseScheduler* scheduler, const base::Clock& clock, JobResume resume)
     : id_(id),
       spec_(std::move(spec)),
@@ -201,10 +201,10 @@ absl::StatusOr<std::unique_ptr<search::GuidedStrategy>> Job::MakeStrategy() {
   options.history = std::move(spec_.history);
   TUNEFLEET_ASSIGN_OR_RETURN(
       options.features,
-      cost_model::SpaceFeatures(
+      search_space::SpaceFeatures(
           *space_,
-          cost_model::TaskFeatures(*spec_.tmpl, spec_.workload,
-                                   trial::LimitsFromDeviceInfo(device_))));
+          search_space::TaskFeatures(*spec_.tmpl, spec_.workload,
+                                     trial::LimitsFromDeviceInfo(device_))));
   // A resumed job's stored trials are never proposed again.
   std::vector<uint64_t> proposed;
   proposed.reserve(resume_.trials.size());
@@ -226,13 +226,13 @@ void Job::Suggest(const tunefleet::v1::Config& config) {
 
 std::optional<uint64_t> Job::IndexOf(
     const tunefleet::v1::Config& config) const {
-  const std::vector<search::KnobSpec>& knobs = space_->knobs();
+  const std::vector<search_space::KnobSpec>& knobs = space_->knobs();
   if (static_cast<size_t>(config.knobs_size()) != knobs.size()) {
     return std::nullopt;
   }
   std::vector<uint32_t> digits;
   digits.reserve(knobs.size());
-  for (const search::KnobSpec& k : knobs) {
+  for (const search_space::KnobSpec& k : knobs) {
     auto given = std::find_if(
         config.knobs().begin(), config.knobs().end(),
         [&k](const tunefleet::v1::KnobValue& v) { return v.name() == k.name; });

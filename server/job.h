@@ -71,7 +71,7 @@ class Job : public TrackedJob {
   // `store`, `scheduler` and `clock` must outlive the job. Its results are
   // written by the TrialLedger, not by the job.
   Job(int64_t id, JobSpec spec, tunefleet::v1::DeviceInfo device,
-      std::unique_ptr<search::SearchSpace> space, store::Store* store,
+      std::unique_ptr<search_space::SearchSpace> space, store::Store* store,
       LeaseScheduler* scheduler, const base::Clock& clock,
       JobResume resume = {});
   ~Job() override;
@@ -173,7 +173,7 @@ class Job : public TrackedJob {
   JobSpec spec_;
   const tunefleet::v1::DeviceInfo device_;
   // Released by End() (after the strategy, which reads it).
-  std::unique_ptr<search::SearchSpace> space_;
+  std::unique_ptr<search_space::SearchSpace> space_;
   const uint64_t space_size_;
   // What every trial request of the job shares, built once, by the first
   // step that queues trials (a model job's task may wait long for its

@@ -143,8 +143,8 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   // Device-independent caps (buffers of at most 16 GiB, finite counts),
   // after the template's own check for its clearer messages.
   TUNEFLEET_RETURN_IF_ERROR(validation::ValidateTask(**tmpl, *workload));
-  std::unique_ptr<search::SearchSpace> space =
-      search::BuildSpace(**tmpl, *workload, limits);
+  std::unique_ptr<search_space::SearchSpace> space =
+      search_space::BuildSpace(**tmpl, *workload, limits);
   if (space->valid_size() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
@@ -167,7 +167,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       // The same template, registered by another submission meanwhile: the
       // space reads the registered one (`checked` is gone).
       tmpl = *registered;
-      space = search::BuildSpace(**tmpl, *workload, limits);
+      space = search_space::BuildSpace(**tmpl, *workload, limits);
       if (space->valid_size() == 0) {
         return absl::FailedPreconditionError(
             absl::StrCat("no config of template ", (*tmpl)->name(), " fits ",
@@ -192,7 +192,7 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
       spec.history = history_cache->at(name);
     } else {
       absl::StatusOr<std::vector<search::HistoryGroup>> history =
-          cost_model::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
+          transfer::TransferHistory(*store_, **tmpl, kMaxHistoryRows);
       if (history.ok()) spec.history = *std::move(history);
       if (history_cache != nullptr) (*history_cache)[name] = spec.history;
     }

@@ -176,7 +176,7 @@ class JobManager : public TrialJobs {
   struct Prepared {
     JobSpec spec;
     tunefleet::v1::DeviceInfo device;
-    std::unique_ptr<search::SearchSpace> space;
+    std::unique_ptr<search_space::SearchSpace> space;
   };
   // Transfer history already read, by template name (one submission's).
   using HistoryCache = std::map<std::string, std::vector<search::HistoryGroup>>;

@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   s->metrics_ = std::make_unique<metrics::ServerMetrics>(
       [store = s->store_.get(), scheduler = s->scheduler_.get(),
        db_path = options.db_path] {
-        return metrics::CollectSnapshot(*store, *scheduler, db_path);
+        return CollectSnapshot(*store, *scheduler, db_path);
       });
   s->ledger_ = std::make_unique<TrialLedger>(
       s->scheduler_.get(), s->jobs_.get(), s->store_.get(),

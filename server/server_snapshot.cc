@@ -4,11 +4,12 @@
 
 #include "contract/names.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::server {
 namespace {
 
 // Adds the job's done trials by error code to `out`.
-void CountTrials(store::Store& store, const store::Job& job, Snapshot* out) {
+void CountTrials(store::Store& store, const store::Job& job,
+                 metrics::Snapshot* out) {
   if (auto tally = store.TallyJob(job.id); tally.ok()) {
     for (const auto& [error, n] : tally->errors) {
       out->trials_done_by_error[error] += n;
@@ -18,9 +19,10 @@ void CountTrials(store::Store& store, const store::Job& job, Snapshot* out) {
 
 }  // namespace
 
-Snapshot CollectSnapshot(store::Store& store, LeaseScheduler& scheduler,
-                         const std::string& db_path) {
-  Snapshot out;
+metrics::Snapshot CollectSnapshot(store::Store& store,
+                                  LeaseScheduler& scheduler,
+                                  const std::string& db_path) {
+  metrics::Snapshot out;
   for (const auto& agent : scheduler.Agents())
     ++out.agents_by_key[agent->key()];
   out.queued_trials = static_cast<int64_t>(scheduler.QueuedCount());
@@ -39,8 +41,8 @@ Snapshot CollectSnapshot(store::Store& store, LeaseScheduler& scheduler,
       for (const store::Job& task : *tasks) CountTrials(store, task, &out);
     }
   }
-  out.sqlite_bytes = SqliteBytes(db_path);
+  out.sqlite_bytes = metrics::SqliteBytes(db_path);
   return out;
 }
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::server

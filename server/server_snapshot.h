@@ -10,7 +10,7 @@
 #include "server/lease_scheduler.h"
 #include "store/store.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::server {
 
 // Fills a Snapshot:
 // - agents_by_key from LeaseScheduler::Agents();
@@ -23,9 +23,10 @@ namespace tunefleet::server::metrics {
 //   Store::TallyJob (O(jobs) index reads on the per-job count table);
 // - sqlite_bytes from the files at `db_path` (SqliteBytes).
 // Best effort: a store error leaves the fields it would have filled at 0.
-Snapshot CollectSnapshot(store::Store& store, LeaseScheduler& scheduler,
-                         const std::string& db_path);
+metrics::Snapshot CollectSnapshot(store::Store& store,
+                                  LeaseScheduler& scheduler,
+                                  const std::string& db_path);
 
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::server
 
 #endif  // TUNEFLEET_SERVER_SERVER_SNAPSHOT_H_

@@ -42,7 +42,7 @@ struct JobParams {
   // its request; 0 and -1 for a job of its own.
   int64_t model_job_id = 0;
   int task_index = -1;
-  // Valid configs of the task on the device (search::SearchSpace::
+  // Valid configs of the task on the device (search_space::SearchSpace::
   // valid_size()); 0: unknown.
   uint64_t space_size = 0;
 };

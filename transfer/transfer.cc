@@ -7,7 +7,7 @@
 #include "store/store.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::cost_model {
+namespace tunefleet::transfer {
 
 using tunefleet::v1::Measurement;
 
@@ -55,7 +55,8 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
                                        ? trial::LimitsFromDeviceInfo(*info)
                                        : templates::DeviceLimits{};
     }
-    const TaskFeatures features(tmpl, *workload, limits[first.device_key()]);
+    const search_space::TaskFeatures features(tmpl, *workload,
+                                              limits[first.device_key()]);
     search::HistoryGroup group;
     for (const auto* r : job_records) {
       std::vector<std::pair<std::string, int64_t>> pairs;
@@ -77,4 +78,4 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
   return groups;
 }
 
-}  // namespace tunefleet::cost_model
+}  // namespace tunefleet::transfer

@@ -11,7 +11,7 @@
 #include "search/strategy.h"
 #include "store/store.h"
 
-namespace tunefleet::cost_model {
+namespace tunefleet::transfer {
 
 // Trial rows TransferHistory reads, at most, per row it keeps: jobs without
 // an OK trial and configs recorded under other knobs are read but dropped.
@@ -29,6 +29,6 @@ absl::StatusOr<std::vector<search::HistoryGroup>> TransferHistory(
     store::Store& store, const templates::KernelTemplate& tmpl,
     size_t max_rows);
 
-}  // namespace tunefleet::cost_model
+}  // namespace tunefleet::transfer
 
 #endif  // TUNEFLEET_TRANSFER_TRANSFER_H_

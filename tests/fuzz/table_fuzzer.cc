@@ -13,10 +13,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<tunefleet::search::Table> table =
-      tunefleet::search::ParseTable(text, "fuzz");
+  absl::StatusOr<tunefleet::search_space::Table> table =
+      tunefleet::search_space::ParseTable(text, "fuzz");
   if (!table.ok()) return 0;
-  std::unique_ptr<tunefleet::search::SearchSpace> space = table->MakeSpace();
+  std::unique_ptr<tunefleet::search_space::SearchSpace> space =
+      table->MakeSpace();
   const auto rows = table->RowsByIndex();
   for (uint64_t index : space->valid_indices()) {
     if (rows.find(index) == rows.end()) {
@@ -28,9 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)space->Neighbours(index);
     break;  // one is enough to exercise them
   }
-  const std::string csv = tunefleet::search::TableToCsv(*table);
-  absl::StatusOr<tunefleet::search::Table> again =
-      tunefleet::search::ParseTable(csv, "fuzz.csv");
+  const std::string csv = tunefleet::search_space::TableToCsv(*table);
+  absl::StatusOr<tunefleet::search_space::Table> again =
+      tunefleet::search_space::ParseTable(csv, "fuzz.csv");
   if (!again.ok()) {
     std::fprintf(stderr, "the table's own CSV does not parse: %s\n%s\n",
                  std::string(again.status().message()).c_str(), csv.c_str());

@@ -25,9 +25,9 @@
 namespace tunefleet {
 namespace {
 
-using agent::Measurer;
-using agent::MeasurerOptions;
-using agent::ProgramCache;
+using measure::Measurer;
+using measure::MeasurerOptions;
+using opencl::ProgramCache;
 using templates::KnobValues;
 using templates::Workload;
 using tunefleet::v1::Measurement;
@@ -63,7 +63,7 @@ MeasureRequest Request(int config_index, int64_t trial_id, uint32_t repeat = 1,
 }
 
 std::unique_ptr<Measurer> NewMeasurer(MeasurerOptions options) {
-  auto device = agent::OpenDevice(0, 0);
+  auto device = opencl::OpenDevice(0, 0);
   EXPECT_TRUE(device.ok()) << device.status();
   if (!device.ok()) return nullptr;
   auto m = Measurer::Create(*std::move(device), std::move(options));
@@ -99,7 +99,7 @@ constexpr char kScaleSource[] =
 class ProgramCacheOnDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = *std::move(device);
   }
@@ -110,14 +110,14 @@ class ProgramCacheOnDevice : public ::testing::Test {
     std::vector<float> x(kN), y(kN, -1.0f);
     for (size_t i = 0; i < kN; ++i) x[i] = static_cast<float>(i);
     cl_int err = CL_SUCCESS;
-    agent::ClKernel kernel(clCreateKernel(program, "scale", &err));
+    opencl::ClKernel kernel(clCreateKernel(program, "scale", &err));
     EXPECT_EQ(err, CL_SUCCESS);
-    agent::ClMem xb(clCreateBuffer(device_.context.get(),
-                                   CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                   kN * sizeof(float), x.data(), &err));
+    opencl::ClMem xb(clCreateBuffer(device_.context.get(),
+                                    CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    kN * sizeof(float), x.data(), &err));
     EXPECT_EQ(err, CL_SUCCESS);
-    agent::ClMem yb(clCreateBuffer(device_.context.get(), CL_MEM_WRITE_ONLY,
-                                   kN * sizeof(float), nullptr, &err));
+    opencl::ClMem yb(clCreateBuffer(device_.context.get(), CL_MEM_WRITE_ONLY,
+                                    kN * sizeof(float), nullptr, &err));
     EXPECT_EQ(err, CL_SUCCESS);
     cl_mem y_mem = yb.get(), x_mem = xb.get();
     clSetKernelArg(kernel.get(), 0, sizeof(cl_mem), &y_mem);
@@ -141,7 +141,7 @@ class ProgramCacheOnDevice : public ::testing::Test {
     }
   }
 
-  agent::ClDevice device_;
+  opencl::ClDevice device_;
 };
 
 TEST_F(ProgramCacheOnDevice, BinaryCacheRoundTrip) {
@@ -349,7 +349,7 @@ TEST_F(ProgramCacheOnDevice, ConcurrentGetsAndPrefetchesAllSucceed) {
         cache.Prefetch(kScaleSource, options(f));
     }
   });
-  std::vector<std::pair<int, agent::ClProgram>> got;
+  std::vector<std::pair<int, opencl::ClProgram>> got;
   for (int round = 0; round < 3; ++round) {
     for (int f = kFactors - 1; f >= 0; --f) {
       auto built = cache.Get(kScaleSource, options(f));
@@ -569,12 +569,12 @@ TEST(MeasurerReplay, TurnedOffMeansPlainEnqueues) {
 
 TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
   const std::string dir = FreshDir("worker");
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
   options.measurer.binary_cache_dir = dir;
   options.measurer.prefetch = MeasurerOptions::Prefetch::kOn;
   {
-    auto backend = agent::WorkerBackend::Start(options);
+    auto backend = device_agent::WorkerBackend::Start(options);
     ASSERT_TRUE(backend.ok()) << backend.status();
     (*backend)->Prefetch(Request(1, 2));
     const Measurement m1 = (*backend)->Measure(Request(0, 1));
@@ -587,7 +587,7 @@ TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
   }
   // A new worker process: both programs come from the binary cache.
   options.measurer.prefetch = MeasurerOptions::Prefetch::kOff;
-  auto backend = agent::WorkerBackend::Start(options);
+  auto backend = device_agent::WorkerBackend::Start(options);
   ASSERT_TRUE(backend.ok()) << backend.status();
   for (int c = 0; c < 2; ++c) {
     const Measurement m = (*backend)->Measure(Request(c, c + 1));
@@ -601,10 +601,12 @@ TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
 // measures on a new thread: the next trial runs in a fresh worker instead
 // of failing as "the worker died".
 TEST(WorkerEfficiency, AWorkerStartedByAThreadThatEndedIsReplaced) {
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
-  absl::StatusOr<std::unique_ptr<agent::WorkerBackend>> backend;
-  std::thread([&] { backend = agent::WorkerBackend::Start(options); }).join();
+  absl::StatusOr<std::unique_ptr<device_agent::WorkerBackend>> backend;
+  std::thread([&] {
+    backend = device_agent::WorkerBackend::Start(options);
+  }).join();
   ASSERT_TRUE(backend.ok()) << backend.status();
   // The kernel delivers the parent-death signal as the thread exits; give
   // the worker the moment it takes to die.

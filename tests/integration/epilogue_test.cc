@@ -152,9 +152,9 @@ void Fold(const Graph& g, int affine, std::vector<float>& scale,
 class EpilogueOnDevice : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
-    device_ = std::make_unique<agent::ClDevice>(*std::move(device));
+    device_ = std::make_unique<opencl::ClDevice>(*std::move(device));
   }
   static void TearDownTestSuite() { device_.reset(); }
 
@@ -170,20 +170,20 @@ class EpilogueOnDevice : public ::testing::Test {
 
   // The program built with `options`; null (and the error in `err`) when
   // it does not build.
-  static agent::ClProgram Build(const std::string& options, cl_int* err) {
+  static opencl::ClProgram Build(const std::string& options, cl_int* err) {
     const std::string source = Source();
     const char* text = source.c_str();
-    agent::ClProgram program(clCreateProgramWithSource(device_->context.get(),
-                                                       1, &text, nullptr, err));
+    opencl::ClProgram program(clCreateProgramWithSource(
+        device_->context.get(), 1, &text, nullptr, err));
     if (*err != CL_SUCCESS) return program;
     *err = clBuildProgram(program.get(), 1, &device_->device, options.c_str(),
                           nullptr, nullptr);
     return program;
   }
 
-  agent::ClMem Buffer(std::vector<float>& host) {
+  opencl::ClMem Buffer(std::vector<float>& host) {
     cl_int err = CL_SUCCESS;
-    agent::ClMem m(clCreateBuffer(
+    opencl::ClMem m(clCreateBuffer(
         device_->context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
         host.size() * sizeof(float), host.data(), &err));
     EXPECT_EQ(err, CL_SUCCESS);
@@ -198,19 +198,19 @@ class EpilogueOnDevice : public ::testing::Test {
              std::vector<float> shift, std::vector<float>* y,
              std::vector<float>* z, const std::vector<float>& floats = {}) {
     cl_int err = CL_SUCCESS;
-    agent::ClProgram program =
+    opencl::ClProgram program =
         Build(absl::StrCat("-DDTYPE_FP16=0 -DAFFINE=", affine, " -DACT=", act,
                            " -DPOST=", post, " -DRESIDUAL=", residual,
                            " -DEPI_C=", kChannels),
               &err);
     ASSERT_EQ(err, CL_SUCCESS)
-        << agent::BuildLog(program.get(), device_->device);
-    agent::ClKernel kernel(clCreateKernel(program.get(), "apply", &err));
+        << opencl::BuildLog(program.get(), device_->device);
+    opencl::ClKernel kernel(clCreateKernel(program.get(), "apply", &err));
     ASSERT_EQ(err, CL_SUCCESS);
     y->assign(kElements, -1.0f);
     z->assign(kElements, -1.0f);
-    agent::ClMem xb = Buffer(x), rb = Buffer(res), yb = Buffer(*y),
-                 zb = Buffer(*z), sb = Buffer(scale), tb = Buffer(shift);
+    opencl::ClMem xb = Buffer(x), rb = Buffer(res), yb = Buffer(*y),
+                  zb = Buffer(*z), sb = Buffer(scale), tb = Buffer(shift);
     const cl_mem mems[] = {xb.get(), rb.get(), yb.get(),
                            zb.get(), sb.get(), tb.get()};
     for (cl_uint a = 0; a < 6; ++a) {
@@ -240,10 +240,10 @@ class EpilogueOnDevice : public ::testing::Test {
               CL_SUCCESS);
   }
 
-  static std::unique_ptr<agent::ClDevice> device_;
+  static std::unique_ptr<opencl::ClDevice> device_;
 };
 
-std::unique_ptr<agent::ClDevice> EpilogueOnDevice::device_;
+std::unique_ptr<opencl::ClDevice> EpilogueOnDevice::device_;
 
 TEST_F(EpilogueOnDevice, EveryCombinationMatchesTheOnnxOpsItReplaces) {
   std::mt19937 rng(17);
@@ -373,9 +373,9 @@ TEST_F(EpilogueOnDevice, ActivationsReadTheirParametersFromTheFloats) {
 // start nowhere.
 TEST_F(EpilogueOnDevice, PostWithoutChannelsIsABuildError) {
   cl_int err = CL_SUCCESS;
-  agent::ClProgram program = Build("-DPOST=1 -DACT=1", &err);
+  opencl::ClProgram program = Build("-DPOST=1 -DACT=1", &err);
   EXPECT_NE(err, CL_SUCCESS);
-  EXPECT_NE(agent::BuildLog(program.get(), device_->device).find("EPI_C"),
+  EXPECT_NE(opencl::BuildLog(program.get(), device_->device).find("EPI_C"),
             std::string::npos);
 }
 

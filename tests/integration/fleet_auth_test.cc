@@ -209,7 +209,7 @@ grpc::Status ConnectAsAgent(const std::string& address,
   tunefleet::v1::AgentMessage hello;
   hello.mutable_hello()->set_device_key("probe");
   *hello.mutable_hello()->mutable_device() =
-      agent::FakeBackend::FakeDevice("auth_test");
+      device_agent::FakeBackend::FakeDevice("auth_test");
   stream->Write(hello);
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply) && reply.has_welcome()) {
@@ -494,14 +494,15 @@ TEST_F(Auth, AgentTokenIsOnlyForTheAgentService) {
 }
 
 TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
-  agent::AgentOptions agent_options;
+  device_agent::AgentOptions agent_options;
   agent_options.server = address();
   agent_options.device_key = "auth-fake";
   agent_options.verbose = false;
   agent_options.channel = WithToken(tokens_->agent);
-  agent::Agent fake_agent(agent_options,
-                          std::make_unique<agent::FakeBackend>(
-                              agent::FakeBackend::FakeDevice("auth_test"), 0));
+  device_agent::Agent fake_agent(
+      agent_options,
+      std::make_unique<device_agent::FakeBackend>(
+          device_agent::FakeBackend::FakeDevice("auth_test"), 0));
   std::thread agent_thread([&] { EXPECT_TRUE(fake_agent.Run().ok()); });
   for (int i = 0; i < 3000 && server_->scheduler().Capacity("auth-fake") == 0;
        ++i) {

@@ -328,13 +328,13 @@ TEST_F(Fleet, ExportedJobTableLoadsForSimulation) {
   auto csv =
       store::ExportJobTable(fleet_->server().store(), submitted.job_id());
   ASSERT_TRUE(csv.ok()) << csv.status();
-  auto table = search::ParseTable(*csv, "export");
+  auto table = search_space::ParseTable(*csv, "export");
   ASSERT_TRUE(table.ok()) << table.status();
   EXPECT_EQ(table->rows.size(), 8u);
   EXPECT_EQ(table->metadata.at("template"), "gemm_tiled");
   EXPECT_EQ(table->metadata.at("workload"), "gemm M=40 N=24 K=8 fp32");
   // It names its task, so simulations compute the task's features.
-  auto task = cost_model::TableTaskFeatures(*table);
+  auto task = search_space::TableTaskFeatures(*table);
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_GT(task->Names().size(), table->knobs.size());
   EXPECT_EQ(

@@ -26,9 +26,9 @@ using tunefleet::v1::Measurement;
 class GemmOnDevice : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
-    auto m = agent::Measurer::Create(*std::move(device));
+    auto m = measure::Measurer::Create(*std::move(device));
     ASSERT_TRUE(m.ok()) << m.status();
     measurer_ = *std::move(m);
   }
@@ -51,10 +51,10 @@ class GemmOnDevice : public ::testing::Test {
   }
 
   const KernelTemplate& gemm_ = testing::BuiltinTemplate("gemm_tiled");
-  static std::unique_ptr<agent::Measurer> measurer_;
+  static std::unique_ptr<measure::Measurer> measurer_;
 };
 
-std::unique_ptr<agent::Measurer> GemmOnDevice::measurer_;
+std::unique_ptr<measure::Measurer> GemmOnDevice::measurer_;
 
 // A config valid on every device: 8x8 work-items, no local memory.
 constexpr char kSmallConfig[] =

@@ -36,9 +36,9 @@ std::unique_ptr<SpecTemplate> LoadLibrarySpec(const std::string& name) {
 class LibraryTemplates : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
-    auto m = agent::Measurer::Create(*std::move(device));
+    auto m = measure::Measurer::Create(*std::move(device));
     ASSERT_TRUE(m.ok()) << m.status();
     measurer_ = *std::move(m);
   }
@@ -104,10 +104,10 @@ class LibraryTemplates : public ::testing::Test {
     EXPECT_EQ(library.Bytes(w), generated.Bytes(w));
   }
 
-  static std::unique_ptr<agent::Measurer> measurer_;
+  static std::unique_ptr<measure::Measurer> measurer_;
 };
 
-std::unique_ptr<agent::Measurer> LibraryTemplates::measurer_;
+std::unique_ptr<measure::Measurer> LibraryTemplates::measurer_;
 
 TEST_F(LibraryTemplates, GemmOddShapes) {
   const auto tmpl = LoadLibrarySpec("clblast_gemm");

@@ -147,10 +147,10 @@ cl_int CL_API_CALL FakeUpdate(void*, cl_uint num_configs, const cl_uint* types,
 class ModelRecordingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
-    device_ = std::make_unique<agent::ClDevice>(*std::move(device));
-    info_ = agent::QueryDeviceInfo(device_->platform, device_->device);
+    device_ = std::make_unique<opencl::ClDevice>(*std::move(device));
+    info_ = opencl::QueryDeviceInfo(device_->platform, device_->device);
     cl_int err = CL_SUCCESS;
     plain_queue_ =
         clCreateCommandQueue(device_->context.get(), device_->device, 0, &err);
@@ -230,7 +230,7 @@ class ModelRecordingTest : public ::testing::Test {
     return 0;
   }
 
-  std::unique_ptr<agent::ClDevice> device_;
+  std::unique_ptr<opencl::ClDevice> device_;
   tunefleet::v1::DeviceInfo info_;
   cl_command_queue plain_queue_ = nullptr;
   CallLog log_;

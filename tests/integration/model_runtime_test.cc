@@ -43,10 +43,10 @@ using testing_support::TinyModel;
 class ModelRuntimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto device = agent::OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
-    device_ = std::make_unique<agent::ClDevice>(*std::move(device));
-    info_ = agent::QueryDeviceInfo(device_->platform, device_->device);
+    device_ = std::make_unique<opencl::ClDevice>(*std::move(device));
+    info_ = opencl::QueryDeviceInfo(device_->platform, device_->device);
   }
 
   plan_builder::PlanOptions Options() const {
@@ -99,7 +99,7 @@ class ModelRuntimeTest : public ::testing::Test {
     EXPECT_EQ(again, out);
   }
 
-  std::unique_ptr<agent::ClDevice> device_;
+  std::unique_ptr<opencl::ClDevice> device_;
   tunefleet::v1::DeviceInfo info_;
 };
 

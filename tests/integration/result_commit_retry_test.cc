@@ -32,11 +32,12 @@ constexpr uint32_t kTrials = 8;
 
 // Answers at once (FakeBackend's times); counts the measurements per trial
 // and arms the trigger for the first trial it sees, once.
-class RefusingBackend final : public agent::MeasurementBackend {
+class RefusingBackend final : public device_agent::MeasurementBackend {
  public:
   explicit RefusingBackend(std::string db_path)
       : db_path_(std::move(db_path)),
-        fake_(agent::FakeBackend::FakeDevice("result_commit_retry_test"), 0) {}
+        fake_(device_agent::FakeBackend::FakeDevice("result_commit_retry_test"),
+              0) {}
 
   const tunefleet::v1::DeviceInfo& device_info() const override {
     return fake_.device_info();
@@ -75,7 +76,7 @@ class RefusingBackend final : public agent::MeasurementBackend {
   }
 
   const std::string db_path_;
-  agent::FakeBackend fake_;
+  device_agent::FakeBackend fake_;
   absl::Mutex mu_;
   int64_t target_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<int64_t, int> measured_ ABSL_GUARDED_BY(mu_);

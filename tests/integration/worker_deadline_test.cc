@@ -71,12 +71,12 @@ std::string SlowWorker(const std::string& name, double seconds,
 
 TEST(WorkerDeadlines, ARestartIsNotCountedInTheKernelsTimeout) {
   // Every worker takes 5 s to start; the kernels may run 3 s.
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = SlowWorker("slow_start", 5);
   options.start_timeout_ms = 60000;
-  auto backend = agent::WorkerBackend::Start(options);
+  auto backend = device_agent::WorkerBackend::Start(options);
   ASSERT_TRUE(backend.ok()) << backend.status();
-  agent::WorkerBackend& worker = **backend;
+  device_agent::WorkerBackend& worker = **backend;
   constexpr double kTimeoutMs = 3000;
   EXPECT_EQ(worker.Measure(Hostile(0, 1, kTimeoutMs)).error(), Measurement::OK);
   // The far write kills the worker...
@@ -96,10 +96,10 @@ TEST(WorkerDeadlines, ARestartIsNotCountedInTheKernelsTimeout) {
 
 TEST(WorkerDeadlines, EachPhaseHasItsOwnLimitAndItsOwnCode) {
   // A build past its limit is the config's COMPILE_ERROR.
-  agent::WorkerBackend::Options options;
+  device_agent::WorkerBackend::Options options;
   options.executable = kAgent;
   options.build_timeout_ms = 1;
-  auto backend = agent::WorkerBackend::Start(options);
+  auto backend = device_agent::WorkerBackend::Start(options);
   ASSERT_TRUE(backend.ok()) << backend.status();
   const Measurement built = (*backend)->Measure(Hostile(0, 1, 60000));
   EXPECT_EQ(built.error(), Measurement::COMPILE_ERROR) << built.error_message();
@@ -110,7 +110,7 @@ TEST(WorkerDeadlines, EachPhaseHasItsOwnLimitAndItsOwnCode) {
   options = {};
   options.executable = SlowWorker("never_starts", 30);
   options.start_timeout_ms = 500;
-  auto refused = agent::WorkerBackend::Start(options);
+  auto refused = device_agent::WorkerBackend::Start(options);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(),
               HasSubstr("did not start within 500 ms"));
@@ -123,7 +123,7 @@ TEST(WorkerDeadlines, EachPhaseHasItsOwnLimitAndItsOwnCode) {
   std::filesystem::remove(flag);
   options.executable = SlowWorker("slow_restart", 60, flag);
   options.start_timeout_ms = 8000;
-  backend = agent::WorkerBackend::Start(options);
+  backend = device_agent::WorkerBackend::Start(options);
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->Measure(Hostile(2, 2, 60000)).error(),
             Measurement::RUNTIME_ERROR);

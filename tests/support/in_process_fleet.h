@@ -34,13 +34,13 @@ namespace tunefleet::testing {
 
 // A backend that measures on the first OpenCL device. Errors: those of
 // opening the device or creating its measurer.
-inline absl::StatusOr<std::unique_ptr<agent::MeasurementBackend>>
+inline absl::StatusOr<std::unique_ptr<device_agent::MeasurementBackend>>
 PoclBackend() {
-  auto device = agent::OpenDevice(0, 0);
+  auto device = opencl::OpenDevice(0, 0);
   if (!device.ok()) return device.status();
-  auto measurer = agent::Measurer::Create(*std::move(device));
+  auto measurer = measure::Measurer::Create(*std::move(device));
   if (!measurer.ok()) return measurer.status();
-  return std::make_unique<agent::LocalBackend>(*std::move(measurer));
+  return std::make_unique<device_agent::LocalBackend>(*std::move(measurer));
 }
 
 // Watches job `job_id` through `stub` until the server ends the stream
@@ -96,14 +96,14 @@ class InProcessFleet {
   // its capacity (within 30 s); DEADLINE_EXCEEDED otherwise.
   absl::Status StartAgent(
       const std::string& device_key,
-      std::unique_ptr<agent::MeasurementBackend> backend,
-      uint32_t max_in_flight = agent::AgentOptions{}.max_in_flight) {
-    agent::AgentOptions options;
+      std::unique_ptr<device_agent::MeasurementBackend> backend,
+      uint32_t max_in_flight = device_agent::AgentOptions{}.max_in_flight) {
+    device_agent::AgentOptions options;
     options.server = server_->address();
     options.device_key = device_key;
     options.verbose = false;
     options.max_in_flight = max_in_flight;
-    agent_ = std::make_unique<agent::Agent>(options, std::move(backend));
+    agent_ = std::make_unique<device_agent::Agent>(options, std::move(backend));
     agent_thread_ = std::thread([this] { EXPECT_TRUE(agent_->Run().ok()); });
     for (int i = 0; i < 3000 && server_->scheduler().Capacity(device_key) == 0;
          ++i) {
@@ -139,7 +139,7 @@ class InProcessFleet {
 
   const std::string db_path_;
   std::unique_ptr<server::Server> server_;
-  std::unique_ptr<agent::Agent> agent_;
+  std::unique_ptr<device_agent::Agent> agent_;
   std::thread agent_thread_;
 };
 

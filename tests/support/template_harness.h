@@ -23,10 +23,10 @@
 namespace tunefleet::testing {
 
 // The device, opened once per test binary.
-inline agent::Measurer& Device() {
-  static std::unique_ptr<agent::Measurer> measurer = [] {
-    auto device = agent::OpenDevice(0, 0);
-    auto m = agent::Measurer::Create(*std::move(device));
+inline measure::Measurer& Device() {
+  static std::unique_ptr<measure::Measurer> measurer = [] {
+    auto device = opencl::OpenDevice(0, 0);
+    auto m = measure::Measurer::Create(*std::move(device));
     return *std::move(m);
   }();
   return *measurer;
@@ -160,20 +160,20 @@ inline std::vector<float> RunOnHostData(
         buffers,
     const std::map<std::string, std::vector<float>>& data,
     const std::vector<float>& floats = {}) {
-  static agent::ClDevice device = *agent::OpenDevice(0, 0);
+  static opencl::ClDevice device = *opencl::OpenDevice(0, 0);
   cl_int err = CL_SUCCESS;
   const char* text = launch.source().c_str();
-  agent::ClProgram program(
+  opencl::ClProgram program(
       clCreateProgramWithSource(device.context.get(), 1, &text, nullptr, &err));
   EXPECT_EQ(err, CL_SUCCESS);
   EXPECT_EQ(clBuildProgram(program.get(), 1, &device.device,
                            launch.build_options().c_str(), nullptr, nullptr),
             CL_SUCCESS)
-      << agent::BuildLog(program.get(), device.device);
-  agent::ClKernel kernel(
+      << opencl::BuildLog(program.get(), device.device);
+  opencl::ClKernel kernel(
       clCreateKernel(program.get(), launch.kernel_name().c_str(), &err));
   EXPECT_EQ(err, CL_SUCCESS);
-  std::map<std::string, agent::ClMem> mems;
+  std::map<std::string, opencl::ClMem> mems;
   std::string output;
   size_t output_elements = 0;
   for (const tunefleet::v1::BufferSpec& b : buffers) {
@@ -190,7 +190,7 @@ inline std::vector<float> RunOnHostData(
     }
     mems.emplace(
         b.name(),
-        agent::ClMem(clCreateBuffer(
+        opencl::ClMem(clCreateBuffer(
             device.context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
             values.size() * sizeof(float), values.data(), &err)));
     EXPECT_EQ(err, CL_SUCCESS) << b.name();

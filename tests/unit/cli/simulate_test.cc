@@ -18,11 +18,11 @@
 namespace tunefleet {
 namespace {
 
-using search::Table;
+using search_space::Table;
 
 Table Load(const std::string& name) {
-  auto t =
-      search::LoadTable(testing::SourceDir() + "/tests/data/tables/" + name);
+  auto t = search_space::LoadTable(testing::SourceDir() +
+                                   "/tests/data/tables/" + name);
   EXPECT_TRUE(t.ok()) << t.status();
   return *t;
 }
@@ -127,8 +127,8 @@ std::string SyntheticTable(double shift) {
 }
 
 TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
-  auto earlier = search::ParseTable(SyntheticTable(0.5), "earlier.csv");
-  auto task = search::ParseTable(SyntheticTable(0.0), "task.csv");
+  auto earlier = search_space::ParseTable(SyntheticTable(0.5), "earlier.csv");
+  auto task = search_space::ParseTable(SyntheticTable(0.0), "task.csv");
   ASSERT_TRUE(earlier.ok() && task.ok());
   search::SimulationOptions o;
   o.trials = 200;

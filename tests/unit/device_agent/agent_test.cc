@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 using tunefleet::v1::AgentMessage;
@@ -221,4 +221,4 @@ TEST(RequestName, NamesTrialsAndReferenceRuns) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

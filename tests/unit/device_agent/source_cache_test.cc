@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::device_agent {
 namespace {
 
 using ::testing::ElementsAre;
@@ -107,4 +107,4 @@ TEST(SourceCacheTest, ASourceOverTheBoundIsUsedButNotKept) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::device_agent

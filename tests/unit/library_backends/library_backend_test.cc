@@ -21,7 +21,7 @@
 #include "library_backends/registry.h"
 #include "library_backends/routine_args.h"
 
-namespace tunefleet::agent::library {
+namespace tunefleet::library_backends {
 namespace {
 
 using ::testing::ElementsAre;
@@ -426,4 +426,4 @@ TEST(LibraryRegistryTest, EnvironmentVariableOverridesAndTurnsOff) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent::library
+}  // namespace tunefleet::library_backends

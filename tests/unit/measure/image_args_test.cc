@@ -16,7 +16,7 @@
 #include "measure/measurer.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using ::testing::HasSubstr;
@@ -193,7 +193,7 @@ __kernel void gemm(const int M, const int N, const int K,
 class ImageTrialTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto device = OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok()) << device.status();
     MeasurerOptions options;
     options.replay = true;  // PoCL has cl_khr_command_buffer
@@ -278,7 +278,7 @@ TEST_F(ImageTrialTest, ImagesAreCopiedOrPackedVerifiedAndTimed) {
 TEST_F(ImageTrialTest, HalfImagesOfFp16Buffers) {
   bool half_images = false;
   {
-    auto device = OpenDevice(0, 0);
+    auto device = opencl::OpenDevice(0, 0);
     ASSERT_TRUE(device.ok());
     half_images =
         QueryImageCaps(device->context.get(), device->device).rgba_half;
@@ -334,7 +334,7 @@ void AddOutput(
 }
 
 TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
-  auto device = OpenDevice(0, 0);
+  auto device = opencl::OpenDevice(0, 0);
   ASSERT_TRUE(device.ok()) << device.status();
   // Output buffers only: filled with clEnqueueFillBuffer, no fill kernel.
   WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
@@ -360,7 +360,7 @@ TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
 // with its scratch): both stay, and going back to the first reuses its
 // buffers rather than allocating and filling them again.
 TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
-  auto device = OpenDevice(0, 0);
+  auto device = opencl::OpenDevice(0, 0);
   ASSERT_TRUE(device.ok()) << device.status();
   WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
                           nullptr, /*byte_budget=*/10000, /*max_workloads=*/4);
@@ -391,4 +391,4 @@ TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -20,7 +20,7 @@
 #include "measure/measurer.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 using ::testing::Contains;
@@ -156,7 +156,7 @@ class Request {
 // library call is not replayed.
 Measurer& Device() {
   static std::unique_ptr<Measurer> measurer = [] {
-    absl::StatusOr<ClDevice> device = OpenDevice(0, 0);
+    absl::StatusOr<opencl::ClDevice> device = opencl::OpenDevice(0, 0);
     EXPECT_TRUE(device.ok()) << device.status();
     absl::StatusOr<std::unique_ptr<Measurer>> m =
         Measurer::Create(*std::move(device), MeasurerOptions{.replay = true});
@@ -391,11 +391,12 @@ TEST(LibraryTrialTest, ConfigErrors) {
 }
 
 TEST(LibraryTrialTest, MissingLibraryIsInvalidConfig) {
-  const char* old = getenv(library::kClblastLibraryEnv);
+  const char* old = getenv(library_backends::kClblastLibraryEnv);
   const std::optional<std::string> saved =
       old ? std::optional<std::string>(old) : std::nullopt;
-  setenv(library::kClblastLibraryEnv, "/nonexistent/libclblast.so.1", 1);
-  absl::StatusOr<ClDevice> device = OpenDevice(0, 0);
+  setenv(library_backends::kClblastLibraryEnv, "/nonexistent/libclblast.so.1",
+         1);
+  absl::StatusOr<opencl::ClDevice> device = opencl::OpenDevice(0, 0);
   ASSERT_TRUE(device.ok()) << device.status();
   absl::StatusOr<std::unique_ptr<Measurer>> measurer =
       Measurer::Create(*std::move(device));
@@ -406,9 +407,9 @@ TEST(LibraryTrialTest, MissingLibraryIsInvalidConfig) {
   r.Library("gemm", {I32(8), I32(8), I32(8), Buf("A"), Buf("B"), Buf("C")});
   const Measurement result = (*measurer)->Measure(r.get());
   if (saved.has_value()) {
-    setenv(library::kClblastLibraryEnv, saved->c_str(), 1);
+    setenv(library_backends::kClblastLibraryEnv, saved->c_str(), 1);
   } else {
-    unsetenv(library::kClblastLibraryEnv);
+    unsetenv(library_backends::kClblastLibraryEnv);
   }
   EXPECT_EQ(result.error(), Measurement::INVALID_CONFIG);
   EXPECT_EQ(result.error_message(),
@@ -416,4 +417,4 @@ TEST(LibraryTrialTest, MissingLibraryIsInvalidConfig) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::measure {
 namespace {
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -49,4 +49,4 @@ TEST(MaxRelativeError, InfinitiesMustMatch) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::measure

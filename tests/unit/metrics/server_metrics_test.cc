@@ -14,7 +14,7 @@
 #include "metrics/rpc_interceptor.h"
 #include "tests/support/prom_parse.h"
 
-namespace tunefleet::server::metrics {
+namespace tunefleet::metrics {
 namespace {
 
 using tunefleet::testing::FamilyType;
@@ -173,4 +173,4 @@ TEST(GrpcCodeName, SpellsCodesAsGrpcDoes) {
 }
 
 }  // namespace
-}  // namespace tunefleet::server::metrics
+}  // namespace tunefleet::metrics

@@ -6,13 +6,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tunefleet::model_run {
+namespace tunefleet::model_run_remote {
 namespace {
 
 using ::testing::HasSubstr;
 
 TEST(RunMessages, RequestRoundTrips) {
-  RunRequest r;
+  model_run::RunRequest r;
   r.plan_file = std::string("plan\0bytes", 10);
   r.weights_file = "weights";
   r.model_sha256 = std::string(64, 'a');
@@ -24,7 +24,7 @@ TEST(RunMessages, RequestRoundTrips) {
   const tunefleet::v1::RunModelRequest m = ToProto(r, {"x", "y"}, 1234);
   EXPECT_EQ(m.timeout_ms(), 1234u);
   EXPECT_EQ(m.inputs(1).name(), "y");
-  absl::StatusOr<RunRequest> back = FromProto(m);
+  absl::StatusOr<model_run::RunRequest> back = FromProto(m);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->plan_file, r.plan_file);
   EXPECT_EQ(back->weights_file, r.weights_file);
@@ -48,7 +48,7 @@ TEST(RunMessages, BadRequestsAreRefusedNamingTheField) {
 }
 
 TEST(RunMessages, ResultRoundTrips) {
-  RunResult r;
+  model_run::RunResult r;
   r.device.device_name = "dev";
   r.device.device_vendor = "vendor";
   r.output_names = {"out"};
@@ -66,7 +66,7 @@ TEST(RunMessages, ResultRoundTrips) {
   r.commands_per_run = 9;
   r.replanned = true;
   r.describe = "layers";
-  absl::StatusOr<RunResult> back = FromProto(ToProto(r));
+  absl::StatusOr<model_run::RunResult> back = FromProto(ToProto(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->device.device_name, "dev");
   EXPECT_EQ(back->output_names, r.output_names);
@@ -87,7 +87,7 @@ TEST(RunMessages, ResultRoundTrips) {
 }
 
 TEST(RunMessages, ErrorsKeepTheirCodeAndMessage) {
-  absl::StatusOr<RunResult> back = FromProto(
+  absl::StatusOr<model_run::RunResult> back = FromProto(
       ToProto(absl::InvalidArgumentError("plan file: made for another model")));
   EXPECT_TRUE(absl::IsInvalidArgument(back.status()));
   EXPECT_EQ(back.status().message(), "plan file: made for another model");
@@ -106,4 +106,4 @@ TEST(RunMessages, ErrorsKeepTheirCodeAndMessage) {
 }
 
 }  // namespace
-}  // namespace tunefleet::model_run
+}  // namespace tunefleet::model_run_remote

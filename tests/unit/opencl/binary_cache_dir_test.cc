@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "opencl/program_cache.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 // Sets XDG_CACHE_HOME, HOME and TMPDIR (nullptr: unset) for one call.
@@ -43,4 +43,4 @@ TEST(DefaultBinaryCacheDir, AnAdbShellUsesTmpdir) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 TEST(PtxCounts, CountsVectorLoadsSpillsAndFmas) {
@@ -36,4 +36,4 @@ TEST(PtxCounts, CountsVectorLoadsSpillsAndFmas) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

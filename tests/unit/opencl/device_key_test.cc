@@ -3,7 +3,7 @@
 #include "gtest/gtest.h"
 #include "opencl/opencl.h"
 
-namespace tunefleet::agent {
+namespace tunefleet::opencl {
 namespace {
 
 tunefleet::v1::DeviceInfo Device(const std::string& name,
@@ -91,4 +91,4 @@ TEST(DefaultDeviceKey, AddsTheMaliCoreCount) {
 }
 
 }  // namespace
-}  // namespace tunefleet::agent
+}  // namespace tunefleet::opencl

@@ -10,19 +10,19 @@ namespace tunefleet::search {
 namespace {
 
 // Ten configs: times 1..10 ms, the 10 ms one failed.
-Table Ten() {
+search_space::Table Ten() {
   std::string csv = "a,time_ms,error\n";
   for (int a = 1; a <= 10; ++a) {
     csv += std::to_string(a) + "," + std::to_string(a) + "," +
            (a == 10 ? "RUNTIME_ERROR" : "OK") + "\n";
   }
-  auto t = ParseTable(csv, "ten.csv");
+  auto t = search_space::ParseTable(csv, "ten.csv");
   EXPECT_TRUE(t.ok()) << t.status();
   return *t;
 }
 
 TEST(ExactRandomTrials, HandComputedQuantiles) {
-  const Table t = Ten();
+  const search_space::Table t = Ten();
   // One config (1 ms) within 95% or 99%: T is uniform on 1..10, so
   // P(T <= m) = m / 10: median 5, p90 9.
   const TrialsToTarget at_99 = ExactRandomTrials(t, 0.99);
@@ -46,7 +46,7 @@ TEST(ExactRandomTrials, MatchesManySeedsOfTheRandomStrategy) {
              std::to_string(1 + ((a * 37 + b * 11) % 97) / 10.0) + "\n";
     }
   }
-  auto t = ParseTable(csv, "grid.csv");
+  auto t = search_space::ParseTable(csv, "grid.csv");
   ASSERT_TRUE(t.ok()) << t.status();
   SimulationOptions o;
   o.strategy = tunefleet::v1::STRATEGY_RANDOM;

@@ -26,17 +26,17 @@ namespace {
 //   M=4: 8.8 -> 9 -> R = 1
 // Target(0.5) = 1 + 4 * 0.5 = 3: first index <= 3 is 7, M(0.5) = 2.
 // Target(0.95) = 1 + 4 * 0.05 = 1.2: first index <= 1.2 is 9, M(0.95) = 4.
-Table HandMade() {
+search_space::Table HandMade() {
   std::string csv = "a,time_ms\n";
   for (int a = 1; a <= 9; ++a) absl::StrAppend(&csv, a, ",", a, "\n");
   absl::StrAppend(&csv, "10,inf\n");
-  auto table = ParseTable(csv, "hand.csv");
+  auto table = search_space::ParseTable(csv, "hand.csv");
   EXPECT_TRUE(table.ok()) << table.status();
   return *table;
 }
 
 TEST(RandomBaseline, FollowsTheExpectedPositionOfTheBest) {
-  const Table table = HandMade();
+  const search_space::Table table = HandMade();
   ASSERT_EQ(table.rows.size(), 10u);
   const RandomBaseline baseline(table);
   EXPECT_EQ(baseline.configs(), 10u);
@@ -62,7 +62,7 @@ TEST(RandomBaseline, FollowsTheExpectedPositionOfTheBest) {
 }
 
 TEST(PerformanceScore, OracleIsOneBaselineIsZeroWorstIsNegative) {
-  const Table table = HandMade();
+  const search_space::Table table = HandMade();
   // The optimum from the first trial, in two seeds.
   EXPECT_DOUBLE_EQ(PerformanceScore(table, {{1, 1, 1, 1}, {1, 1, 1, 1}}), 1);
   // The baseline's own curve R(1..4) = 4, 3, 2, 1.
@@ -83,9 +83,10 @@ TEST(PerformanceScore, OracleIsOneBaselineIsZeroWorstIsNegative) {
   EXPECT_TRUE(std::isnan(PerformanceScore(table, {{1}}, ScoreRange{3, 2})));
 }
 
-Table Recorded() {
-  auto table = LoadTable(std::string(TUNEFLEET_SOURCE_DIR) +
-                         "/tests/data/tables/clblast_xgemm_1_32_pocl_256.json");
+search_space::Table Recorded() {
+  auto table = search_space::LoadTable(
+      std::string(TUNEFLEET_SOURCE_DIR) +
+      "/tests/data/tables/clblast_xgemm_1_32_pocl_256.json");
   EXPECT_TRUE(table.ok()) << table.status();
   return *table;
 }
@@ -96,7 +97,7 @@ Table Recorded() {
 // time at the mean rank is not the mean time. Measured with 200 seeds:
 // +0.13 on this table, -0.15 on the linear table below.
 TEST(PerformanceScore, RandomSearchScoresNearZeroOnARecordedTable) {
-  const Table table = Recorded();
+  const search_space::Table table = Recorded();
   SimulationOptions o;
   o.strategy = tunefleet::v1::STRATEGY_RANDOM;
   o.trials = table.rows.size();
@@ -119,7 +120,7 @@ TEST(PerformanceScore, RandomSearchScoresNearZeroOnARecordedTable) {
 TEST(PerformanceScore, GridWorstFirstScoresNegative) {
   std::string csv = "a,time_ms\n";
   for (int a = 1; a <= 200; ++a) absl::StrAppend(&csv, a, ",", 201 - a, "\n");
-  auto table = ParseTable(csv, "falling.csv");
+  auto table = search_space::ParseTable(csv, "falling.csv");
   ASSERT_TRUE(table.ok()) << table.status();
   SimulationOptions o;
   o.strategy = tunefleet::v1::STRATEGY_GRID;

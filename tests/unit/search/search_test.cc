@@ -14,8 +14,8 @@ namespace tunefleet::search {
 namespace {
 
 // 4 x 4 x 4 knobs, valid when a * b <= 32.
-SearchSpace SmallSpace() {
-  return SearchSpace(
+search_space::SearchSpace SmallSpace() {
+  return search_space::SearchSpace(
       {{"a", {1, 2, 4, 8}, true},
        {"b", {1, 2, 4, 8}, true},
        {"c", {0, 1, 2, 3}, false}},
@@ -23,7 +23,7 @@ SearchSpace SmallSpace() {
 }
 
 TEST(SearchSpace, IndexRoundTripsAndCountsValidConfigs) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   EXPECT_EQ(space.raw_size(), 64u);
   EXPECT_TRUE(space.enumerable());
   // (a, b) pairs with a*b > 32: (8, 8) only -> 4 configs of c invalid.
@@ -38,7 +38,7 @@ TEST(SearchSpace, IndexRoundTripsAndCountsValidConfigs) {
 }
 
 TEST(SearchSpace, NeighboursStepOneKnobAndStayValid) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   const uint64_t center = space.IndexOf({2, 3, 1});  // a=4 b=8 c=1
   std::vector<uint64_t> n = space.Neighbours(center);
   std::set<std::vector<int64_t>> got;
@@ -49,13 +49,13 @@ TEST(SearchSpace, NeighboursStepOneKnobAndStayValid) {
 }
 
 TEST(SearchSpace, HugeSpacesAreSampledNotEnumerated) {
-  std::vector<KnobSpec> knobs;
+  std::vector<search_space::KnobSpec> knobs;
   knobs.reserve(12);
   for (int k = 0; k < 12; ++k) {
     knobs.push_back({"k" + std::to_string(k), {1, 2, 3, 4, 5, 6, 7, 8}, true});
   }
-  SearchSpace space(knobs,
-                    [](const std::vector<int64_t>& v) { return v[0] <= 4; });
+  search_space::SearchSpace space(
+      knobs, [](const std::vector<int64_t>& v) { return v[0] <= 4; });
   EXPECT_FALSE(space.enumerable());
   EXPECT_TRUE(space.valid_indices().empty());
   // About half of 8^12 configs are valid.
@@ -68,7 +68,7 @@ TEST(SearchSpace, HugeSpacesAreSampledNotEnumerated) {
 }
 
 TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   RandomSearch random(space, 42);
   std::set<uint64_t> seen;
   for (int round = 0; round < 20; ++round) {
@@ -82,7 +82,7 @@ TEST(RandomSearch, SamplesEveryValidConfigOnceThenStops) {
 }
 
 TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   auto grid = MakeStrategy(tunefleet::v1::STRATEGY_GRID, space, {});
   std::vector<uint64_t> all;
   for (int round = 0; round < 10; ++round) {
@@ -120,7 +120,7 @@ TEST(GuidedStrategy, SuggestionsFirstNoConfigTwice) {
 }
 
 TEST(Strategies, SameSeedSameProposals) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   for (tunefleet::v1::Strategy strategy : AllStrategies()) {
     auto a = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
     auto b = MakeStrategy(strategy, space, StrategyOptions{.seed = 9});
@@ -137,7 +137,8 @@ TEST(Strategies, SameSeedSameProposals) {
 
 // Trials a strategy needs to measure the space's best config (a synthetic
 // cost with one optimum), in batches of `batch`.
-int TrialsToOptimum(tunefleet::v1::Strategy strategy, const SearchSpace& space,
+int TrialsToOptimum(tunefleet::v1::Strategy strategy,
+                    const search_space::SearchSpace& space,
                     const std::function<double(uint64_t)>& cost, uint64_t seed,
                     int batch) {
   auto s = MakeStrategy(strategy, space, StrategyOptions{.seed = seed});
@@ -159,11 +160,12 @@ int TrialsToOptimum(tunefleet::v1::Strategy strategy, const SearchSpace& space,
 }
 
 TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
-  std::vector<KnobSpec> knobs = {{"a", {1, 2, 4, 8, 16, 32, 64, 128}, true},
-                                 {"b", {1, 2, 4, 8, 16, 32, 64, 128}, true},
-                                 {"c", {1, 2, 4, 8, 16}, true},
-                                 {"d", {0, 1}, false}};
-  SearchSpace space(knobs, nullptr);
+  std::vector<search_space::KnobSpec> knobs = {
+      {"a", {1, 2, 4, 8, 16, 32, 64, 128}, true},
+      {"b", {1, 2, 4, 8, 16, 32, 64, 128}, true},
+      {"c", {1, 2, 4, 8, 16}, true},
+      {"d", {0, 1}, false}};
+  search_space::SearchSpace space(knobs, nullptr);
   // A bowl in log space with its minimum at a=16, b=8, c=4, d=1.
   auto cost = [&](uint64_t i) {
     std::vector<int64_t> v = space.Config(i);
@@ -188,12 +190,12 @@ TEST(XgbSearch, BeatsRandomSearchOnASmoothSpace) {
 TEST(XgbSearch, WalksSpacesTooBigToListTowardsTheOptimum) {
   // 8^12 raw configs: candidates come from annealing walks over the model
   // and from the best config's neighbours.
-  std::vector<KnobSpec> knobs;
+  std::vector<search_space::KnobSpec> knobs;
   for (int k = 0; k < 12; ++k) {
     knobs.push_back({"k" + std::to_string(k), {1, 2, 3, 4, 5, 6, 7, 8}, true});
   }
-  SearchSpace space(knobs,
-                    [](const std::vector<int64_t>& v) { return v[0] <= 4; });
+  search_space::SearchSpace space(
+      knobs, [](const std::vector<int64_t>& v) { return v[0] <= 4; });
   ASSERT_FALSE(space.enumerable());
   // Cost: distance of the first three knobs from 3.
   auto cost = [&](uint64_t i) {
@@ -222,7 +224,7 @@ TEST(XgbSearch, WalksSpacesTooBigToListTowardsTheOptimum) {
 }
 
 TEST(XgbSearch, TreatsFailuresAsWorst) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   auto s = MakeStrategy(tunefleet::v1::STRATEGY_XGB, space,
                         StrategyOptions{.seed = 1, .epsilon = 0});
   // Configs with c == 3 fail; every other costs the same except a=2,b=2.

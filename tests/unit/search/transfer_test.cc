@@ -89,7 +89,7 @@ TEST(HistoryPrior, SamplesAtMostMaxRowsAndNoHistoryIsUnusable) {
 }
 
 // A synthetic task with one optimum in a 4-knob space, as a table.
-Table Bowl(int a0, int b0) {
+search_space::Table Bowl(int a0, int b0) {
   std::string csv = "a,b,c,d,time_ms\n";
   for (int a : {1, 2, 4, 8, 16, 32, 64})
     for (int b : {1, 2, 4, 8, 16, 32, 64})
@@ -103,12 +103,12 @@ Table Bowl(int a0, int b0) {
                  std::to_string(c) + "," + std::to_string(d) + "," +
                  std::to_string(t) + "\n";
         }
-  auto t = ParseTable(csv, "bowl.csv");
+  auto t = search_space::ParseTable(csv, "bowl.csv");
   EXPECT_TRUE(t.ok()) << t.status();
   return *t;
 }
 
-SimulationResult SimulateXgb(const Table& task,
+SimulationResult SimulateXgb(const search_space::Table& task,
                              std::vector<HistoryGroup> history) {
   SimulationOptions o;
   o.trials = 300;
@@ -120,7 +120,7 @@ SimulationResult SimulateXgb(const Table& task,
 }
 
 TEST(Transfer, RelevantHistoryHelpsAndMisleadingHistoryDoesNotHurt) {
-  const Table task = Bowl(4, 3);
+  const search_space::Table task = Bowl(4, 3);
   const SimulationResult cold = SimulateXgb(task, {});
   // The same optimum on an earlier device: fewer trials.
   const SimulationResult helped = SimulateXgb(task, {TableHistory(Bowl(4, 3))});

@@ -3,7 +3,7 @@
 
 #include "gtest/gtest.h"
 
-namespace tunefleet::search {
+namespace tunefleet::search_space {
 namespace {
 
 TEST(Table, ReadsTunefleetCsvWithMetadataAndFailures) {
@@ -130,4 +130,4 @@ TEST(Table, CsvRoundTrips) {
 }
 
 }  // namespace
-}  // namespace tunefleet::search
+}  // namespace tunefleet::search_space

@@ -9,7 +9,7 @@
 #include "tests/support/test_device.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::cost_model {
+namespace tunefleet::search_space {
 namespace {
 
 // The features of the gemm template's default config on `device`, by name.
@@ -72,4 +72,4 @@ TEST(TaskFeatures, CarryImageSupportAndVendorExtensions) {
 }
 
 }  // namespace
-}  // namespace tunefleet::cost_model
+}  // namespace tunefleet::search_space
