@@ -96,7 +96,7 @@ TEST(GridSearch, EnumeratesEveryValidConfigInOrder) {
 // picks, never a config twice (suggested, skipped from a stopped run, or
 // the inner's), and still reaches every valid config once.
 TEST(GuidedStrategy, SuggestionsFirstNoConfigTwice) {
-  SearchSpace space = SmallSpace();
+  search_space::SearchSpace space = SmallSpace();
   const uint64_t resumed = space.valid_indices()[0];
   GuidedStrategy guided(std::make_unique<RandomSearch>(space, 42), {resumed});
   const uint64_t a = space.valid_indices()[5], b = space.valid_indices()[9];
