@@ -46,18 +46,18 @@ absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
 }
 
 // Makes `c` run the fastest naive reference kernel measured on `key` for
-// its workload, of any generated template that accepts the workload, where
-// one measured faster than what `c` runs now. A task whose every config
-// failed (none fits the kernel's work-group limit, say) leaves no record
-// but still measured its template's reference kernel, which may beat every
-// other template's record: on an H200, a 1x1 convolution of 8 channels to
-// 2 ran 44 us through a vendor library while its conv2d_1x1_gemm
+// its workload, of any generated template that accepts the workload (the
+// record's own included), where one measured faster than its record. A task
+// whose every config failed (none fits the kernel's work-group limit, say)
+// leaves no record but still measured its template's reference kernel, which
+// may beat every other template's record: on an H200, a 1x1 convolution of 8
+// channels to 2 ran 44 us through a vendor library while its conv2d_1x1_gemm
 // reference had measured 5.5 us.
 absl::Status PreferFastestReference(RecordSource& records,
                                     const std::string& key, EntryChoice& c) {
   const std::string workload = c.workload.Canonical();
   for (const templates::KernelTemplate* t : templates::AllTemplates()) {
-    if (t == c.tmpl || t->is_library() || !t->Accepts(c.workload)) continue;
+    if (t != c.tmpl && (t->is_library() || !t->Accepts(c.workload))) continue;
     TUNEFLEET_ASSIGN_OR_RETURN(
         std::optional<double> reference,
         records.ReferenceTime(key, workload, std::string(t->name())));
@@ -86,13 +86,6 @@ absl::Status Choose(RecordSource& records, const std::string& key,
     }
     EntryChoice c = *std::move(usable);
     if (!include_library && c.tmpl->is_library()) continue;
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        std::optional<double> reference,
-        records.ReferenceTime(key, c.workload.Canonical(),
-                              c.record.template_name()));
-    if (reference.has_value() && *reference < c.record.time_ns()) {
-      c.reference_ns = reference;
-    }
     const std::string workload = c.record.workload_key();
     auto it = out.entries.find(workload);
     if (it == out.entries.end()) {
