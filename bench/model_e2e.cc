@@ -11,6 +11,8 @@
 //     plan recorded at load and replayed: --record both, interleaved), each
 //     beside the estimate; host CPU per run (the submitting thread's CPU
 //     time) and the CPU of submitting a run alone per command, both modes;
+//   - the tuned plan on the device: inputs and outputs in device buffers,
+//     no host copies (what a peer with its tensors on the device times);
 //   - the arena against the sum of all intermediate tensors;
 //   - ONNX Runtime's CPU latency (tests/support/ort_oracle.h: ort_run.mjs
 //     with onnxruntime-node, or $TUNEFLEET_ORT_COMMAND, e.g. Python's
@@ -92,6 +94,7 @@ struct Measured {
   // run alone, recorded and plain.
   std::optional<double> plain_median_ms, plain_cpu_ms;
   double submit_ms = 0, plain_submit_ms = 0;
+  double on_device_ms = 0;  // median, inputs and outputs in device buffers
   double estimate_ms = 0;
   int without_estimate = 0;
   int tuned = 0, reference = 0, library = 0;
@@ -190,6 +193,7 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
   m.p10_ms = base::NearestRankPercentile(r->latency_ns, 10) / 1e6;
   m.p90_ms = base::NearestRankPercentile(r->latency_ns, 90) / 1e6;
   m.cpu_ms = base::Median(r->host_cpu_ns) / 1e6;
+  m.on_device_ms = base::Median(r->device_buffers_latency_ns) / 1e6;
   if (!r->plain_latency_ns.empty()) {
     m.plain_median_ms = base::Median(r->plain_latency_ns) / 1e6;
     m.plain_cpu_ms = base::Median(r->plain_host_cpu_ns) / 1e6;
@@ -516,6 +520,7 @@ int Main(int argc, char** argv) {
     table.push_back(
         {spec.name, naive ? absl::StrFormat("%.3f", naive->median_ms) : "-",
          fmt(plain_ms), fmt(recorded_ms),
+         absl::StrFormat("%.3f", t.on_device_ms),
          absl::StrFormat("%.3f%s", t.estimate_ms,
                          t.without_estimate > 0
                              ? absl::StrCat(" (", t.without_estimate, " n/a)")
@@ -543,6 +548,7 @@ int Main(int argc, char** argv) {
           {"estimated_ms", t.estimate_ms},
           {"layers_without_estimate", t.without_estimate},
           {"host_cpu_ms", t.cpu_ms},
+          {"device_buffers_latency_ms", t.on_device_ms},
           {"record", t.result.record},
           {"record_note", t.result.record_note},
           {"plain",
@@ -598,22 +604,25 @@ int Main(int argc, char** argv) {
       "warm-up, medians\n",
       (*runner)->device().device_name, key, db, runs, warmup);
   std::cout << cli::FormatTable(
-      {"MODEL", "NAIVE MS", "PLAIN MS", "REC MS", "ESTIMATE MS", "PLAIN/EST",
-       "REC/EST", "HOST CPU MS P/R", "SUBMIT US/CMD P/R", "LAUNCHES",
-       "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "NAIVE DEV", "ORT SPREAD",
-       "DEV AS WRITTEN", "T/N/L"},
+      {"MODEL", "NAIVE MS", "PLAIN MS", "REC MS", "ON-DEVICE MS", "ESTIMATE MS",
+       "PLAIN/EST", "REC/EST", "HOST CPU MS P/R", "SUBMIT US/CMD P/R",
+       "LAUNCHES", "ARENA/TENSORS", "ORT CPU MS", "MAX DEV", "NAIVE DEV",
+       "ORT SPREAD", "DEV AS WRITTEN", "T/N/L"},
       table,
       {false, true, true, true, true, true, true, true, true, true, true, true,
-       true, true, true, true, false});
-  std::cout << "tuned plan: PLAIN every command enqueued, REC the recorded "
-               "plan replayed (--record both: interleaved runs of one loaded "
-               "plan); HOST CPU: the submitting thread per run; SUBMIT: "
-               "RunBuffers alone (not waiting) per command; MAX DEV and NAIVE "
-               "DEV: the tuned and naive plans' max|ours - ORT| / max|ORT|; "
-               "ORT SPREAD: ORT's own with its graph optimizations off (the "
-               "model's fp32 noise floor); DEV AS WRITTEN: the tuned plan's "
-               "from ORT with its optimizations off (the graph as written, "
-               "no BatchNormalization folded into Conv)\n";
+       true, true, true, true, true, false});
+  std::cout
+      << "tuned plan: PLAIN every command enqueued, REC the recorded "
+         "plan replayed (--record both: interleaved runs of one loaded "
+         "plan); ON-DEVICE: the same with inputs and outputs in device buffers "
+         "(no host copies); HOST CPU: the submitting thread per run; "
+         "SUBMIT: "
+         "RunBuffers alone (not waiting) per command; MAX DEV and NAIVE "
+         "DEV: the tuned and naive plans' max|ours - ORT| / max|ORT|; "
+         "ORT SPREAD: ORT's own with its graph optimizations off (the "
+         "model's fp32 noise floor); DEV AS WRITTEN: the tuned plan's "
+         "from ORT with its optimizations off (the graph as written, "
+         "no BatchNormalization folded into Conv)\n";
   if (!ort_note.empty()) std::cout << "ONNX Runtime: " << ort_note << "\n";
   return 0;
 }

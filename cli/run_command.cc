@@ -323,6 +323,13 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
                           f.median / r.estimate_ns);
   }
   std::cout << "  measured " << Ms(f.median) << " ms, " << estimate << "\n";
+  if (!r.device_buffers_latency_ns.empty()) {
+    const Figures d = Summarize(r.device_buffers_latency_ns, {}, {});
+    std::cout << absl::StrFormat(
+        "  on the device (inputs and outputs in device buffers, no host "
+        "copies): median %s ms, p10 %s ms, p90 %s ms\n",
+        Ms(d.median), Ms(d.p10), Ms(d.p90));
+  }
   std::cout << absl::StrFormat(
       "host CPU per run: %s ms (median; the submitting thread)\n", Ms(f.cpu));
   std::cout << absl::StrFormat(
@@ -421,6 +428,11 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
       {"slowest_layers", layers},
       {"output_shapes", shapes},
       {"outputs", outputs}};
+  if (!r.device_buffers_latency_ns.empty()) {
+    const Figures d = Summarize(r.device_buffers_latency_ns, {}, {});
+    out["device_buffers_latency_ms"] = {
+        {"median", d.median / 1e6}, {"p10", d.p10 / 1e6}, {"p90", d.p90 / 1e6}};
+  }
   if (HasBoth(r)) {
     auto figures = [&](const Figures& x) {
       return nlohmann::json{{"latency_ms",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -258,6 +259,11 @@ class LocalRunner : public ModelRunner {
       if (!s.ok()) return s;
       if (absl::Status r = set_replay(true); !r.ok()) return r;
     }
+    if (absl::Status s = MeasureOnDevice(*model, queue, request, result.outputs,
+                                         &result.device_buffers_latency_ns);
+        !s.ok()) {
+      return s;
+    }
     result.record = model->replay() ? "on" : "off";
     result.record_extension =
         tunefleet_tuned::RecordKindName(model->recording());
@@ -303,6 +309,58 @@ class LocalRunner : public ModelRunner {
   }
 
  private:
+  // Device buffers holding the request's inputs (copied in once) and
+  // room for the model's outputs: what RunBuffers takes.
+  struct IoBuffers {
+    std::vector<opencl::ClMem> owned;
+    std::vector<cl_mem> in, out;
+  };
+  absl::StatusOr<IoBuffers> MakeIoBuffers(const tunefleet_tuned::Model& model,
+                                          const RunRequest& request) {
+    IoBuffers b;
+    cl_int err = CL_SUCCESS;
+    for (size_t i = 0; i < model.inputs().size() && err == CL_SUCCESS; ++i) {
+      b.owned.emplace_back(clCreateBuffer(
+          device_.context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+          request.inputs[i].size() * 4,
+          const_cast<float*>(request.inputs[i].data()), &err));
+      b.in.push_back(b.owned.back().get());
+    }
+    for (size_t o = 0; o < model.outputs().size() && err == CL_SUCCESS; ++o) {
+      b.owned.emplace_back(
+          clCreateBuffer(device_.context.get(), CL_MEM_READ_WRITE,
+                         model.outputs()[o].elements * 4, nullptr, &err));
+      b.out.push_back(b.owned.back().get());
+    }
+    if (err != CL_SUCCESS) {
+      return absl::InternalError(
+          absl::StrCat("clCreateBuffer: OpenCL error ", err));
+    }
+    return b;
+  }
+
+  // One RunBuffers on `io`, then clFinish: the CPU time of the submit alone
+  // and the wall time of both, ns.
+  absl::Status RunOnDevice(tunefleet_tuned::Model& model,
+                           cl_command_queue queue, const IoBuffers& io,
+                           double* submit_cpu_ns, double* wall_ns) {
+    std::string error;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ThreadCpuNs();
+    cl_int err = model.RunBuffers(queue, io.in.data(), io.in.size(),
+                                  io.out.data(), io.out.size(), &error);
+    const double cpu1 = ThreadCpuNs();
+    if (err != CL_SUCCESS) return StatusOf(err, error);
+    err = clFinish(queue);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (err != CL_SUCCESS) {
+      return absl::InternalError(absl::StrCat("clFinish: OpenCL error ", err));
+    }
+    *submit_cpu_ns = cpu1 - cpu0;
+    *wall_ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    return absl::OkStatus();
+  }
+
   // The CPU time of RunBuffers (submitting a run without waiting for it),
   // replayed and plain, `request.runs` each, interleaved; the device work
   // of each is waited for outside the measurement.
@@ -310,44 +368,61 @@ class LocalRunner : public ModelRunner {
                               cl_command_queue queue, const RunRequest& request,
                               std::vector<double>* replayed,
                               std::vector<double>* plain) {
-    std::vector<opencl::ClMem> buffers;
-    std::vector<cl_mem> in, out;
-    cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < model.inputs().size(); ++i) {
-      buffers.emplace_back(clCreateBuffer(
-          device_.context.get(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-          request.inputs[i].size() * 4,
-          const_cast<float*>(request.inputs[i].data()), &err));
-      if (err != CL_SUCCESS) break;
-      in.push_back(buffers.back().get());
-    }
-    for (size_t o = 0; o < model.outputs().size() && err == CL_SUCCESS; ++o) {
-      buffers.emplace_back(
-          clCreateBuffer(device_.context.get(), CL_MEM_READ_WRITE,
-                         model.outputs()[o].elements * 4, nullptr, &err));
-      out.push_back(buffers.back().get());
-    }
-    if (err != CL_SUCCESS) {
-      return absl::InternalError(
-          absl::StrCat("clCreateBuffer: OpenCL error ", err));
-    }
+    absl::StatusOr<IoBuffers> io = MakeIoBuffers(model, request);
+    if (!io.ok()) return io.status();
     std::string error;
     for (int i = 0; i < request.runs + 1; ++i) {  // the first: warm-up
       for (int k = 0; k < 2; ++k) {
         const bool replay = (k == 0) == (i % 2 == 0);
-        err = model.SetReplay(replay, &error);
+        const cl_int err = model.SetReplay(replay, &error);
         if (err != CL_SUCCESS) return StatusOf(err, error);
-        const double cpu0 = ThreadCpuNs();
-        err = model.RunBuffers(queue, in.data(), in.size(), out.data(),
-                               out.size(), &error);
-        const double cpu1 = ThreadCpuNs();
-        if (err != CL_SUCCESS) return StatusOf(err, error);
-        err = clFinish(queue);
-        if (err != CL_SUCCESS) {
-          return absl::InternalError(
-              absl::StrCat("clFinish: OpenCL error ", err));
-        }
-        if (i > 0) (replay ? replayed : plain)->push_back(cpu1 - cpu0);
+        double cpu = 0, wall = 0;
+        absl::Status s = RunOnDevice(model, queue, *io, &cpu, &wall);
+        if (!s.ok()) return s;
+        if (i > 0) (replay ? replayed : plain)->push_back(cpu);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The wall time of RunBuffers + clFinish with the inputs and outputs in
+  // device buffers (no host copies), warm-up + `request.runs`, in the
+  // model's current mode. The last run's outputs are read back and must
+  // match `expected` (the host-array runs' outputs) to 1e-5 x max|x|:
+  // INTERNAL, naming the output, when they do not.
+  absl::Status MeasureOnDevice(tunefleet_tuned::Model& model,
+                               cl_command_queue queue,
+                               const RunRequest& request,
+                               const std::vector<std::vector<float>>& expected,
+                               std::vector<double>* latency_ns) {
+    absl::StatusOr<IoBuffers> io = MakeIoBuffers(model, request);
+    if (!io.ok()) return io.status();
+    for (int i = 0; i < request.warmup + request.runs; ++i) {
+      double cpu = 0, wall = 0;
+      absl::Status s = RunOnDevice(model, queue, *io, &cpu, &wall);
+      if (!s.ok()) return s;
+      if (i >= request.warmup) latency_ns->push_back(wall);
+    }
+    for (size_t o = 0; o < io->out.size(); ++o) {
+      std::vector<float> got(expected[o].size());
+      const cl_int err =
+          clEnqueueReadBuffer(queue, io->out[o], CL_TRUE, 0, got.size() * 4,
+                              got.data(), 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) {
+        return absl::InternalError(
+            absl::StrCat("clEnqueueReadBuffer: OpenCL error ", err));
+      }
+      float scale = 0, diff = 0;
+      for (size_t k = 0; k < got.size(); ++k) {
+        scale = std::max(scale, std::abs(expected[o][k]));
+        diff = std::max(diff, std::abs(got[k] - expected[o][k]));
+      }
+      if (!(diff <= 1e-5f * scale)) {
+        return absl::InternalError(
+            absl::StrCat("output '", model.outputs()[o].name,
+                         "' of the run on device "
+                         "buffers differs from the run on host arrays by ",
+                         diff, " (max |x| ", scale, ")"));
       }
     }
     return absl::OkStatus();

@@ -67,10 +67,17 @@ struct RunResult {
   std::vector<double> latency_ns;   // per measured run: wall time of Run()
   std::vector<double> host_cpu_ns;  // per measured run: the calling
                                     // thread's CPU time in Run()
-  std::vector<LayerTime> layers;    // in plan order
-  uint64_t device_bytes = 0;        // arena + weights + images + scratch
-  uint64_t arena_bytes = 0;         // the arena after any re-planning
-  uint64_t tensor_bytes = 0;        // every tensor in its own buffer
+  // Per measured run after those: the wall time of Model::RunBuffers +
+  // clFinish with the inputs and outputs in device buffers (no host copies;
+  // latency_ns's mode). What a peer that keeps its tensors on the device
+  // times, e.g. PyTorch with CUDA tensors (docs/MODEL_RUNTIME.md). Their
+  // outputs are checked against `outputs` (Run fails, INTERNAL, where
+  // they differ by more than 1e-5 x max|x|).
+  std::vector<double> device_buffers_latency_ns;
+  std::vector<LayerTime> layers;  // in plan order
+  uint64_t device_bytes = 0;      // arena + weights + images + scratch
+  uint64_t arena_bytes = 0;       // the arena after any re-planning
+  uint64_t tensor_bytes = 0;      // every tensor in its own buffer
   uint64_t weights_bytes = 0;
   double estimate_ns = 0;  // sum of the layers' estimates
   int layers_without_estimate = 0;

@@ -97,6 +97,11 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   EXPECT_GT(j["latency_ms"]["median"].get<double>(), 0);
   EXPECT_LE(j["latency_ms"]["p10"].get<double>(),
             j["latency_ms"]["p90"].get<double>());
+  // The same plan with inputs and outputs in device buffers (its outputs
+  // are checked against these by the runner).
+  EXPECT_GT(j["device_buffers_latency_ms"]["median"].get<double>(), 0);
+  EXPECT_LE(j["device_buffers_latency_ms"]["p10"].get<double>(),
+            j["device_buffers_latency_ms"]["p90"].get<double>());
   EXPECT_GT(j["peak_device_bytes"].get<int64_t>(), 0);
   EXPECT_LE(j["arena_bytes"].get<int64_t>(), j["tensor_bytes"].get<int64_t>());
   EXPECT_EQ(j["entries"]["reference"].get<int>(), j["layers"].get<int>());
@@ -115,6 +120,8 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   EXPECT_THAT(text.out, HasSubstr("measured"));
   EXPECT_THAT(text.out, HasSubstr("estimated"));
   EXPECT_THAT(text.out, HasSubstr("host CPU per run"));
+  EXPECT_THAT(text.out, HasSubstr("on the device (inputs and outputs in "
+                                  "device buffers, no host copies): median"));
   EXPECT_THAT(text.out, HasSubstr("slowest layers"));
 
   TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
