@@ -260,7 +260,8 @@ class LocalRunner : public ModelRunner {
       if (absl::Status r = set_replay(true); !r.ok()) return r;
     }
     if (absl::Status s = MeasureOnDevice(*model, queue, request, result.outputs,
-                                         &result.device_buffers_latency_ns);
+                                         &result.device_buffers_latency_ns,
+                                         &result.device_buffers_submit_cpu_ns);
         !s.ok()) {
       return s;
     }
@@ -387,21 +388,26 @@ class LocalRunner : public ModelRunner {
 
   // The wall time of RunBuffers + clFinish with the inputs and outputs in
   // device buffers (no host copies), warm-up + `request.runs`, in the
-  // model's current mode. The last run's outputs are read back and must
+  // model's current mode, and the CPU time of each RunBuffers call (the
+  // submit alone). The last run's outputs are read back and must
   // match `expected` (the host-array runs' outputs) to 1e-5 x max|x|:
   // INTERNAL, naming the output, when they do not.
   absl::Status MeasureOnDevice(tunefleet_tuned::Model& model,
                                cl_command_queue queue,
                                const RunRequest& request,
                                const std::vector<std::vector<float>>& expected,
-                               std::vector<double>* latency_ns) {
+                               std::vector<double>* latency_ns,
+                               std::vector<double>* submit_cpu_ns) {
     absl::StatusOr<IoBuffers> io = MakeIoBuffers(model, request);
     if (!io.ok()) return io.status();
     for (int i = 0; i < request.warmup + request.runs; ++i) {
       double cpu = 0, wall = 0;
       absl::Status s = RunOnDevice(model, queue, *io, &cpu, &wall);
       if (!s.ok()) return s;
-      if (i >= request.warmup) latency_ns->push_back(wall);
+      if (i >= request.warmup) {
+        latency_ns->push_back(wall);
+        submit_cpu_ns->push_back(cpu);
+      }
     }
     for (size_t o = 0; o < io->out.size(); ++o) {
       std::vector<float> got(expected[o].size());

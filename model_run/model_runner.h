@@ -74,6 +74,10 @@ struct RunResult {
   // outputs are checked against `outputs` (Run fails, INTERNAL, where
   // they differ by more than 1e-5 x max|x|).
   std::vector<double> device_buffers_latency_ns;
+  // The CPU time of the RunBuffers call of each of those runs: the host
+  // cost of submitting the plan, without the wait. Near the latency: the
+  // run is bound by the host's launches, not by the device.
+  std::vector<double> device_buffers_submit_cpu_ns;
   std::vector<LayerTime> layers;  // in plan order
   uint64_t device_bytes = 0;      // arena + weights + images + scratch
   uint64_t arena_bytes = 0;       // the arena after any re-planning

@@ -102,6 +102,7 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   EXPECT_GT(j["device_buffers_latency_ms"]["median"].get<double>(), 0);
   EXPECT_LE(j["device_buffers_latency_ms"]["p10"].get<double>(),
             j["device_buffers_latency_ms"]["p90"].get<double>());
+  EXPECT_GT(j["device_buffers_submit_cpu_ms"].get<double>(), 0);
   EXPECT_GT(j["peak_device_bytes"].get<int64_t>(), 0);
   EXPECT_LE(j["arena_bytes"].get<int64_t>(), j["tensor_bytes"].get<int64_t>());
   EXPECT_EQ(j["entries"]["reference"].get<int>(), j["layers"].get<int>());
