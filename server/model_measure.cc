@@ -12,6 +12,7 @@
 #include "onnx_import/model_graph.h"
 #include "onnx_import/onnx_import.h"
 #include "plan_builder/plan_builder.h"
+#include "trial/trial_request.h"
 
 namespace tunefleet::server {
 namespace {
@@ -71,9 +72,8 @@ tunefleet::v1::MeasuredLatency MeasureModelJob(
   if (device.ok()) {
     po.device_name = device->device_name();
     po.device_vendor = device->vendor();
-    po.include_library =
-        std::find(device->libraries().begin(), device->libraries().end(),
-                  "clblast") != device->libraries().end();
+    // DeviceInfo.libraries holds "name version" ("clblast 1.5.3").
+    po.include_library = trial::LimitsFromDeviceInfo(*device).library_clblast;
   }
   emitter::StoreRecords records(&store);
   absl::StatusOr<tunefleet_tuned::Plan> plan =
