@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <sstream>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -457,7 +460,15 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
     return m.tensor_buffers[m.root[t]].get();
   };
 
-  // Commands, their kernels created and arguments set.
+  // Commands, their kernels created and arguments set. A tensor read
+  // through an image is packed once: later layers that read it through an
+  // image of the same shape read that image, until a layer writes the
+  // tensor's memory again (`packed`: by root tensor, row elements and rows,
+  // the image and the layer that packed it; `image_reads`: each layer's
+  // choice, in words, for Describe()).
+  std::map<std::tuple<int32_t, int64_t, int64_t>, std::pair<cl_mem, size_t>>
+      packed;
+  std::vector<std::vector<std::string>> image_reads(plan.steps.size());
   m.steps.resize(plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const PlanStep& step = plan.steps[s];
@@ -551,6 +562,19 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
             break;
           }
           case PlanArg::kTensorImage: {
+            const int32_t root = m.root[a.value];
+            const auto key = std::make_tuple(root, a.row_elements, a.rows);
+            const std::string& name = plan.tensors[a.value].name;
+            auto earlier = packed.find(key);
+            if (earlier != packed.end()) {
+              cl_mem mem = earlier->second.first;
+              err =
+                  clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem), &mem);
+              image_reads[s].push_back(name +
+                                       " through the image packed by layer " +
+                                       std::to_string(earlier->second.second));
+              break;
+            }
             const size_t width = (a.row_elements + 3) / 4;
             cl_image_desc desc;
             std::memset(&desc, 0, sizeof(desc));
@@ -562,7 +586,6 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
             if (err != CL_SUCCESS) break;
             model->image_bytes_ += width * a.rows * 16;
             Impl::Command fill;
-            const int32_t root = m.root[a.value];
             if (a.row_elements % 4 == 0) {
               fill.kind = Impl::Command::kCopyToImage;
               fill.image = image.get();
@@ -606,6 +629,8 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
               err =
                   clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem), &mem);
             }
+            packed[key] = {image.get(), s};
+            image_reads[s].push_back(name + " packed into an image");
             m.images.push_back(std::move(image));
             fills.push_back(std::move(fill));
             break;
@@ -630,6 +655,12 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
         m.steps[s].commands.push_back(std::move(fill));
       }
       m.steps[s].commands.push_back(std::move(cmd));
+    }
+    // What this layer writes is packed again where read through an image.
+    for (int32_t t : step.writes) {
+      for (auto it = packed.begin(); it != packed.end();) {
+        it = std::get<0>(it->first) == m.root[t] ? packed.erase(it) : ++it;
+      }
     }
     model->commands_per_run_ += static_cast<int>(m.steps[s].commands.size());
   }
@@ -657,7 +688,8 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
     }
     m.outputs.push_back(std::move(o));
   }
-  for (const PlanStep& step : plan.steps) {
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep& step = plan.steps[s];
     ModelLayer layer;
     layer.label = step.label;
     layer.workload = step.workload;
@@ -668,6 +700,7 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
     layer.commands = static_cast<int>(step.commands.size());
     for (int32_t t : step.reads) layer.reads.push_back(info_of(t));
     for (int32_t t : step.writes) layer.writes.push_back(info_of(t));
+    layer.image_reads = std::move(image_reads[s]);
     model->layers_.push_back(std::move(layer));
   }
   m.first_events.assign(plan.steps.size(), nullptr);
@@ -1197,6 +1230,7 @@ std::string Model::Describe() const {
     for (const ModelTensorInfo& t : l.writes) {
       out << " => " << t.name << " " << DimsText(t.dims);
     }
+    for (const std::string& r : l.image_reads) out << "; reads " << r;
     out << "\n";
   }
   return out.str();

@@ -143,6 +143,11 @@ struct ModelLayer {
   int commands = 0;                     // launches and library calls
   std::vector<ModelTensorInfo> reads;   // tensors it reads
   std::vector<ModelTensorInfo> writes;  // tensors it writes
+  // Tensors it reads through an image, each in words: "x packed into an
+  // image" (a copy or packing kernel before it), or "x through the image
+  // packed by layer 3" (an earlier layer's image of the same shape, the
+  // tensor unwritten since: no packing again).
+  std::vector<std::string> image_reads;
 };
 
 class Model {

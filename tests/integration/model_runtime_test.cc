@@ -145,6 +145,91 @@ TEST_F(ModelRuntimeTest, TunedConfigReadingAnImageMatches) {
   }
 }
 
+// Two convolutions of the same workload read x, each through an image (a
+// tuned config with IMI=1): x is packed once and the second reads the
+// first one's image (one command fewer, the layer says so), with the
+// outputs of a plan that reads x from buffers.
+TEST_F(ModelRuntimeTest, ATensorReadThroughAnImageTwiceIsPackedOnce) {
+  TinyModel m(8, 6);  // rows of 6 floats: the packing kernel
+  // x -> conv_0 -> y -> add_1 -> z -> pool_2 -> out, and
+  // x -> conv_3 (other weights) -> y2 -> pool_4 -> p2.
+  ModelStep twin = m.graph.steps[0];
+  twin.buffers[1].constant = Random(m.K * m.C * 9, 11);
+  twin.buffers[2].tensor = "y2";
+  twin.nodes = {3};
+  twin.label = "conv_3";
+  ModelStep pool = m.graph.steps[2];
+  pool.buffers = {StepBuffer{"y2", {}}, StepBuffer{"p2", {}}};
+  pool.nodes = {4};
+  pool.label = "pool_4";
+  m.graph.steps.push_back(twin);
+  m.graph.steps.push_back(pool);
+  m.graph.tensors["y2"] = {"y2", {1, m.K, m.H, m.W}, ""};
+  m.graph.tensors["p2"] = {"p2", {1, m.K, 1, 1}, ""};
+  m.graph.outputs.push_back("p2");
+  plan_builder::PlanOptions o = Options();
+  o.input_shapes = {{"x", {1, 3, 8, 6}}};
+  const std::vector<float> x = Random(m.C * m.H * m.W, 4);
+  auto run = [&](bool image, std::vector<std::vector<float>>* outs)
+      -> std::unique_ptr<tunefleet_tuned::Model> {
+    FakeRecords records("test-key", info_);
+    auto tmpl = templates::FindTemplate("conv2d", "conv2d_direct");
+    EXPECT_TRUE(tmpl.ok());
+    records.Add(**tmpl, m.graph.steps[0].workload,
+                absl::StrCat("KWI=1,KWG=4,PWI=1,QWI=2,WGP=2,WGQ=2,VW=1,CB=1,"
+                             "LI=0,LW=0,UNROLL=1,HALF=0,IMI=",
+                             image ? 1 : 0),
+                2500);
+    auto plan = plan_builder::BuildPlan(m.graph, records, o);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    std::unique_ptr<tunefleet_tuned::Model> model;
+    std::string error;
+    EXPECT_EQ(tunefleet_tuned::Model::LoadPlan(
+                  device_->context.get(), device_->device, *std::move(plan), {},
+                  &model, &error),
+              CL_SUCCESS)
+        << error;
+    if (model == nullptr) return model;
+    outs->assign(2, std::vector<float>(m.K, -7.0f));
+    const float* in[] = {x.data()};
+    float* out[] = {(*outs)[0].data(), (*outs)[1].data()};
+    EXPECT_EQ(model->Run(device_->queue.get(), in, 1, out, 2, &error),
+              CL_SUCCESS)
+        << error;
+    return model;
+  };
+  std::vector<std::vector<float>> buffers, images;
+  auto plain = run(false, &buffers);
+  auto packed = run(true, &images);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(packed, nullptr);
+  // Five launches read from buffers; with images, one packing kernel more
+  // (not two).
+  EXPECT_EQ(plain->commands_per_run(), 5);
+  EXPECT_EQ(packed->commands_per_run(), 6);
+  ASSERT_EQ(packed->layers().size(), 5u);
+  EXPECT_THAT(packed->layers()[0].image_reads,
+              ::testing::ElementsAre("x packed into an image"));
+  EXPECT_THAT(packed->layers()[3].image_reads,
+              ::testing::ElementsAre("x through the image packed by layer 0"));
+  EXPECT_THAT(packed->Describe(),
+              HasSubstr("reads x through the image packed by layer 0"));
+  EXPECT_TRUE(plain->layers()[3].image_reads.empty());
+  for (int o = 0; o < 2; ++o) {
+    for (int k = 0; k < m.K; ++k) {
+      EXPECT_NEAR(images[o][k], buffers[o][k],
+                  1e-5 * (1 + std::fabs(buffers[o][k])))
+          << "output " << o << " channel " << k;
+    }
+  }
+  // The first output is the model's (the second conv's weights differ).
+  const std::vector<float> expected = m.Expected(x);
+  for (int k = 0; k < m.K; ++k) {
+    EXPECT_NEAR(images[0][k], expected[k], 1e-4) << k;
+  }
+  EXPECT_NE(images[1], images[0]);
+}
+
 TEST_F(ModelRuntimeTest, PlanFilesLoadAndBadInputIsRefused) {
   TinyModel m(8, 8);
   FakeRecords records("test-key", info_);
