@@ -55,18 +55,6 @@ std::optional<nlohmann::json> GetJson(int port, const std::string& path,
   return nlohmann::json::parse(res->body, nullptr, false);
 }
 
-std::optional<tunefleet::v1::JobProgress> Progress(const FleetHarness& fleet,
-                                                   int64_t id) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  tunefleet::v1::GetJobRequest request;
-  request.set_job_id(id);
-  tunefleet::v1::JobProgress p;
-  if (!fleet.Stub()->GetJob(&context, request, &p).ok()) return std::nullopt;
-  return p;
-}
-
 TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   FleetHarness fleet("model_measure");
   const int http_port = testing::FreePort();
@@ -154,7 +142,7 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}))
       << ReadFile(dir + "/server.log");
-  std::optional<tunefleet::v1::JobProgress> after = Progress(fleet, id);
+  std::optional<tunefleet::v1::JobProgress> after = fleet.GetJob(id, std::chrono::seconds(5));
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ(after->model().measured().median_ns(), median);
