@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/http_get.h"
 #include "tests/support/onnx_test_models.h"
 
 namespace tunefleet {
@@ -47,10 +48,7 @@ std::string ReadFile(const std::string& path) {
 
 std::optional<nlohmann::json> GetJson(int port, const std::string& path,
                                       const std::string& token) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  httplib::Headers headers = {{"Authorization", "Bearer " + token}};
-  httplib::Result res = client.Get(path.c_str(), headers);
+  httplib::Result res = testing::HttpGet(port, path, token);
   if (!res || res->status != 200) return std::nullopt;
   return nlohmann::json::parse(res->body, nullptr, false);
 }
