@@ -203,18 +203,27 @@ function(tunefleet_components_need out components for)
   set(${out} ${need} PARENT_SCOPE)
 endfunction()
 
+# tunefleet_needed_entries(<out> <list> <prefix> <components>): the entries
+# of the global property <list> (in its order) whose global property
+# <prefix>_<entry>_FOR names one of the components.
+function(tunefleet_needed_entries out list prefix components)
+  get_property(entries GLOBAL PROPERTY ${list})
+  set(result "")
+  foreach(e IN LISTS entries)
+    get_property(for GLOBAL PROPERTY ${prefix}_${e}_FOR)
+    tunefleet_components_need(need "${components}" "${for}")
+    if(need)
+      list(APPEND result ${e})
+    endif()
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
 # tunefleet_dependencies_of(<out> <components>): the dependencies (CMake
 # package names) that the components need, in table order.
 function(tunefleet_dependencies_of out components)
-  get_property(deps GLOBAL PROPERTY TUNEFLEET_DEPENDENCIES)
-  set(result "")
-  foreach(d IN LISTS deps)
-    get_property(for GLOBAL PROPERTY TUNEFLEET_DEP_${d}_FOR)
-    tunefleet_components_need(need "${components}" "${for}")
-    if(need)
-      list(APPEND result ${d})
-    endif()
-  endforeach()
+  tunefleet_needed_entries(result TUNEFLEET_DEPENDENCIES TUNEFLEET_DEP
+                           "${components}")
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
@@ -252,15 +261,8 @@ endmacro()
 # tunefleet_folders_of(<out> <components>): the folders the components
 # build, in add_subdirectory() order.
 function(tunefleet_folders_of out components)
-  get_property(folders GLOBAL PROPERTY TUNEFLEET_FOLDERS)
-  set(result "")
-  foreach(f IN LISTS folders)
-    get_property(for GLOBAL PROPERTY TUNEFLEET_FOLDER_${f}_FOR)
-    tunefleet_components_need(need "${components}" "${for}")
-    if(need)
-      list(APPEND result ${f})
-    endif()
-  endforeach()
+  tunefleet_needed_entries(result TUNEFLEET_FOLDERS TUNEFLEET_FOLDER
+                           "${components}")
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 

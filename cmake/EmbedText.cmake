@@ -15,3 +15,18 @@ function(tunefleet_embed_text out_var ns symbol input)
     VERBATIM)
   set(${out_var} "${output}" PARENT_SCOPE)
 endfunction()
+
+# tunefleet_embed_texts(<out_var> <namespace> <symbol> <input_file>
+#                       [<symbol> <input_file>...])
+# tunefleet_embed_text for each pair; <out_var> lists the generated .cc
+# files, in the order of the pairs.
+function(tunefleet_embed_texts out_var ns)
+  set(pairs ${ARGN})
+  set(outputs)
+  while(pairs)
+    list(POP_FRONT pairs symbol input)
+    tunefleet_embed_text(embedded ${ns} ${symbol} ${input})
+    list(APPEND outputs ${embedded})
+  endwhile()
+  set(${out_var} ${outputs} PARENT_SCOPE)
+endfunction()

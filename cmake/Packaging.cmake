@@ -26,18 +26,17 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 # installs the binaries only; these come with a component install (what CPack
 # does), at absolute paths whatever the prefix.
 # Only those of the components configured (TUNEFLEET_COMPONENTS).
-if(TUNEFLEET_WITH_AGENT)
-  install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/tunefleet-agent.service
-          DESTINATION /lib/systemd/system COMPONENT agent EXCLUDE_FROM_ALL)
-  install(FILES ${TUNEFLEET_PACKAGING_DIR}/agent/agent.conf
-          DESTINATION /etc/tunefleet COMPONENT agent EXCLUDE_FROM_ALL)
-endif()
-if(TUNEFLEET_WITH_SERVER)
-  install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/tunefleet-server.service
-          DESTINATION /lib/systemd/system COMPONENT server EXCLUDE_FROM_ALL)
-  install(FILES ${TUNEFLEET_PACKAGING_DIR}/server/server.conf
-          DESTINATION /etc/tunefleet COMPONENT server EXCLUDE_FROM_ALL)
-endif()
+# Each: <component>/tunefleet-<component>.service and <component>.conf.
+foreach(component agent server)
+  string(TOUPPER ${component} upper)
+  if(TUNEFLEET_WITH_${upper})
+    install(FILES ${TUNEFLEET_PACKAGING_DIR}/${component}/tunefleet-${component}.service
+            DESTINATION /lib/systemd/system COMPONENT ${component}
+            EXCLUDE_FROM_ALL)
+    install(FILES ${TUNEFLEET_PACKAGING_DIR}/${component}/${component}.conf
+            DESTINATION /etc/tunefleet COMPONENT ${component} EXCLUDE_FROM_ALL)
+  endif()
+endforeach()
 
 # Debian's name for the target architecture.
 string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" _tunefleet_processor)

@@ -201,6 +201,15 @@ std::optional<std::vector<double>> ChannelValues(const GraphIndex& g,
   return std::vector<double>(v->begin(), v->end());
 }
 
+std::string ActName(const std::string& op) {
+  return op == "Relu"          ? "relu"
+         : op == "Clip"        ? "clip"
+         : op == "LeakyRelu"   ? "leakyrelu"
+         : op == "Sigmoid"     ? "sigmoid"
+         : op == "HardSigmoid" ? "hardsigmoid"
+                               : "hardswish";
+}
+
 std::optional<std::pair<double, double>> ActParams(const GraphIndex& g,
                                                    const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
@@ -429,12 +438,7 @@ Epilogue FoldEpilogue(const GraphIndex& g, const EpilogueSite& site,
                 op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish")) {
       const std::optional<std::pair<double, double>> params = ActParams(g, n);
       if (!params) break;  // Clip bounds not constant
-      e.act = op == "Relu"          ? "relu"
-              : op == "Clip"        ? "clip"
-              : op == "LeakyRelu"   ? "leakyrelu"
-              : op == "Sigmoid"     ? "sigmoid"
-              : op == "HardSigmoid" ? "hardsigmoid"
-                                    : "hardswish";
+      e.act = ActName(op);
       e.act_a = params->first;
       e.act_b = params->second;
       stage = 2;

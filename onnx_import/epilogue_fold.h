@@ -106,6 +106,11 @@ std::optional<std::vector<double>> ChannelValues(const GraphIndex& g,
                                                  const std::string& name,
                                                  int64_t channels);
 
+// The epilogue's act of single-op activation `op`: "relu", "clip",
+// "leakyrelu", "sigmoid", "hardsigmoid" for Relu, Clip, LeakyRelu,
+// Sigmoid, HardSigmoid, and "hardswish" for any other (HardSwish).
+std::string ActName(const std::string& op);
+
 // The activation parameters {act_a, act_b} of single-op activation node
 // `n` (Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish), or nullopt
 // (Clip bounds not constant).

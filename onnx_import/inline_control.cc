@@ -101,15 +101,59 @@ onnx::TensorProto ScalarTensor(const std::string& name, int32_t type,
   return t;
 }
 
+// One pass over a graph that replaces some of its nodes: the graph's
+// constants it reads (Constants), and what it writes: the new node list,
+// the folded op of each new node ("" for none) and the initializers the new
+// nodes read.
+struct NodeRewrite {
+  explicit NodeRewrite(const onnx::GraphProto& graph)
+      : constants(Constants(graph, &owned)) {}
+  NodeRewrite(const NodeRewrite&) = delete;
+  NodeRewrite& operator=(const NodeRewrite&) = delete;
+
+  // When `changed` (the nodes replaced) is not 0: puts the new nodes and
+  // initializers into `graph` and the ops into `folded_ops`. Returns
+  // `changed`.
+  int Commit(int changed, onnx::GraphProto* graph,
+             std::vector<std::string>* folded_ops) {
+    if (changed == 0) return 0;
+    graph->mutable_node()->Swap(&nodes);
+    for (onnx::TensorProto& t : initializers) {
+      *graph->add_initializer() = std::move(t);
+    }
+    *folded_ops = std::move(ops);
+    return changed;
+  }
+
+  // Adds the nodes (folding no op) and initializers of a copy of
+  // `subgraph` (a Loop body or an If branch) renamed by `renames`
+  // (Rename, outputs too); an initializer takes renames[its name], which
+  // adds the names not there yet.
+  void AddRenamedCopy(const onnx::GraphProto& subgraph, Renames& renames) {
+    onnx::GraphProto copy = subgraph;
+    Rename(&copy, renames, true);
+    for (onnx::TensorProto& t : *copy.mutable_initializer()) {
+      t.set_name(renames[t.name()]);
+      initializers.push_back(t);
+    }
+    for (const onnx::NodeProto& bn : copy.node()) {
+      *nodes.Add() = bn;
+      ops.push_back("");
+    }
+  }
+
+  std::vector<onnx::TensorProto> owned;  // Constant nodes' values
+  const std::map<std::string, const onnx::TensorProto*> constants;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  std::vector<std::string> ops;
+  std::vector<onnx::TensorProto> initializers;
+};
+
 }  // namespace
 
 int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
                         std::vector<std::string>* folded_ops) {
-  std::vector<onnx::TensorProto> owned;
-  const auto constants = Constants(*graph, &owned);
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  std::vector<std::string> ops;
-  std::vector<onnx::TensorProto> initializers;
+  NodeRewrite r(*graph);
   int unrolled = 0;
   for (int i = 0; i < graph->node_size(); ++i) {
     const onnx::NodeProto& n = graph->node(i);
@@ -119,8 +163,8 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
         (n.domain().empty() || n.domain() == "ai.onnx") &&
         n.input_size() >= 2 && !n.input(0).empty()) {
       body = Branch(n, "body");
-      auto m = constants.find(n.input(0));
-      if (m != constants.end()) {
+      auto m = r.constants.find(n.input(0));
+      if (m != r.constants.end()) {
         if (std::optional<TensorValue> v = ReadTensor(*m->second, 1);
             v && v->size() == 1 && !v->is_float()) {
           trips = v->ints[0];
@@ -130,7 +174,7 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
     const int carried = n.input_size() - 2;
     const bool cond_true =
         n.input_size() >= 2 &&
-        (n.input(1).empty() || Truth(constants, n.input(1)) == true);
+        (n.input(1).empty() || Truth(r.constants, n.input(1)) == true);
     const bool ok = body != nullptr && trips && *trips >= 1 &&
                     *trips <= kMaxUnrolledIterations && cond_true &&
                     carried >= 0 && body->input_size() == 2 + carried &&
@@ -139,8 +183,8 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
                     body->sparse_initializer_size() == 0 &&
                     PassesConditionThrough(*body);
     if (!ok) {
-      *nodes.Add() = n;
-      ops.push_back((*folded_ops)[i]);
+      *r.nodes.Add() = n;
+      r.ops.push_back((*folded_ops)[i]);
       continue;
     }
     const std::string base =
@@ -162,23 +206,14 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
       }
       renames[body->input(0).name()] = prefix + "iteration";
       renames[body->input(1).name()] = prefix + "condition";
-      initializers.push_back(
+      r.initializers.push_back(
           ScalarTensor(prefix + "iteration", onnx::TensorProto::INT64, k));
-      initializers.push_back(
+      r.initializers.push_back(
           ScalarTensor(prefix + "condition", onnx::TensorProto::BOOL, 1));
       for (int j = 0; j < carried; ++j) {
         renames[body->input(2 + j).name()] = values[j];
       }
-      onnx::GraphProto copy = *body;
-      Rename(&copy, renames, true);
-      for (onnx::TensorProto& t : *copy.mutable_initializer()) {
-        t.set_name(renames[t.name()]);
-        initializers.push_back(t);
-      }
-      for (const onnx::NodeProto& bn : copy.node()) {
-        *nodes.Add() = bn;
-        ops.push_back("");
-      }
+      r.AddRenamedCopy(*body, renames);
       auto renamed = [&](const std::string& name) {
         auto it = renames.find(name);
         return it == renames.end() ? name : it->second;
@@ -188,7 +223,7 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
       }
       for (int s = 0; s < scans; ++s) {
         const std::string part = renamed(body->output(1 + carried + s).name());
-        onnx::NodeProto* u = nodes.Add();
+        onnx::NodeProto* u = r.nodes.Add();
         u->set_op_type("Unsqueeze");
         u->set_name(prefix + "scan" + std::to_string(s));
         u->add_input(part);
@@ -201,7 +236,7 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
           a->set_type(onnx::AttributeProto::INTS);
           a->add_ints(0);
         }
-        ops.push_back("");
+        r.ops.push_back("");
         scan_parts[s].push_back(u->output(0));
       }
     }
@@ -211,20 +246,20 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
       axis.set_data_type(onnx::TensorProto::INT64);
       axis.add_dims(1);
       axis.add_int64_data(0);
-      initializers.push_back(axis);
+      r.initializers.push_back(axis);
     }
     for (int j = 0; j < carried; ++j) {
       if (n.output(j).empty()) continue;
-      onnx::NodeProto* id = nodes.Add();
+      onnx::NodeProto* id = r.nodes.Add();
       id->set_op_type("Identity");
       id->set_name(n.output(j) + "/identity");
       id->add_input(values[j]);
       id->add_output(n.output(j));
-      ops.push_back("");
+      r.ops.push_back("");
     }
     for (int s = 0; s < scans; ++s) {
       if (n.output(carried + s).empty()) continue;
-      onnx::NodeProto* cat = nodes.Add();
+      onnx::NodeProto* cat = r.nodes.Add();
       cat->set_op_type("Concat");
       cat->set_name(n.output(carried + s) + "/concat");
       for (const std::string& part : scan_parts[s]) cat->add_input(part);
@@ -233,26 +268,16 @@ int UnrollConstantLoops(onnx::GraphProto* graph, int64_t opset,
       a->set_name("axis");
       a->set_type(onnx::AttributeProto::INT);
       a->set_i(0);
-      ops.push_back("");
+      r.ops.push_back("");
     }
     ++unrolled;
   }
-  if (unrolled == 0) return 0;
-  graph->mutable_node()->Swap(&nodes);
-  for (onnx::TensorProto& t : initializers) {
-    *graph->add_initializer() = std::move(t);
-  }
-  *folded_ops = std::move(ops);
-  return unrolled;
+  return r.Commit(unrolled, graph, folded_ops);
 }
 
 int InlineConstantIfs(onnx::GraphProto* graph,
                       std::vector<std::string>* folded_ops) {
-  std::vector<onnx::TensorProto> owned;
-  const auto constants = Constants(*graph, &owned);
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  std::vector<std::string> ops;
-  std::vector<onnx::TensorProto> initializers;
+  NodeRewrite r(*graph);
   int inlined = 0;
   for (int i = 0; i < graph->node_size(); ++i) {
     const onnx::NodeProto& n = graph->node(i);
@@ -260,15 +285,15 @@ int InlineConstantIfs(onnx::GraphProto* graph,
     if (n.op_type() == "If" &&
         (n.domain().empty() || n.domain() == "ai.onnx") &&
         n.input_size() >= 1) {
-      cond = Truth(constants, n.input(0));
+      cond = Truth(r.constants, n.input(0));
     }
     const std::string which = cond && *cond ? "then" : "else";
     const onnx::GraphProto* branch =
         cond ? Branch(n, which + "_branch") : nullptr;
     if (branch == nullptr || branch->sparse_initializer_size() > 0 ||
         branch->output_size() != n.output_size() || n.output_size() == 0) {
-      *nodes.Add() = n;
-      ops.push_back((*folded_ops)[i]);
+      *r.nodes.Add() = n;
+      r.ops.push_back((*folded_ops)[i]);
       continue;
     }
     const std::string prefix =
@@ -297,34 +322,19 @@ int InlineConstantIfs(onnx::GraphProto* graph,
         identities.emplace_back(from, to);
       }
     }
-    onnx::GraphProto copy = *branch;
-    Rename(&copy, renames, true);
-    for (onnx::TensorProto& t : *copy.mutable_initializer()) {
-      t.set_name(renames[t.name()]);
-      initializers.push_back(t);
-    }
-    for (const onnx::NodeProto& bn : copy.node()) {
-      *nodes.Add() = bn;
-      ops.push_back("");
-    }
+    r.AddRenamedCopy(*branch, renames);
     for (const auto& [from, to] : identities) {
-      onnx::NodeProto* id = nodes.Add();
+      onnx::NodeProto* id = r.nodes.Add();
       id->set_op_type("Identity");
       id->set_name(to + "/identity");
       auto it = renames.find(from);
       id->add_input(it == renames.end() ? from : it->second);
       id->add_output(to);
-      ops.push_back("");
+      r.ops.push_back("");
     }
     ++inlined;
   }
-  if (inlined == 0) return 0;
-  graph->mutable_node()->Swap(&nodes);
-  for (onnx::TensorProto& t : initializers) {
-    *graph->add_initializer() = std::move(t);
-  }
-  *folded_ops = std::move(ops);
-  return inlined;
+  return r.Commit(inlined, graph, folded_ops);
 }
 
 }  // namespace tunefleet::onnx_import

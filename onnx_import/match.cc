@@ -35,6 +35,19 @@ StepBuffer BindConstant(std::vector<float> values) {
   return b;
 }
 
+void BindEpilogue(const GraphIndex& g, const Epilogue& e, bool residual_arg,
+                  Match* m) {
+  m->buffers.push_back(BindTensor(e.out));
+  m->buffers.push_back(BindConstant(e.ScaleBuffer()));
+  m->buffers.push_back(BindConstant(e.ShiftBuffer()));
+  if (residual_arg) {
+    m->buffers.push_back(e.residual == "add"
+                             ? BindInput(g, e.residual_tensor, &m->error)
+                             : BindConstant({0.0f}));
+  }
+  m->floats = e.Floats();
+}
+
 std::optional<std::pair<Dims, Dims>> WindowPads(const onnx::NodeProto& n,
                                                 const Dims& in,
                                                 const Dims& kernel,

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels_templates/workload.h"
+#include "onnx_import/epilogue_fold.h"
 #include "onnx_import/graph_index.h"
 #include "onnx_import/model_graph.h"
 
@@ -72,6 +73,14 @@ StepBuffer BindInput(const GraphIndex& g, const std::string& name,
 StepBuffer BindTensor(const std::string& name);
 // A buffer of constant values.
 StepBuffer BindConstant(std::vector<float> values);
+
+// Appends the fused epilogue's buffers to `m` in the order its ops read
+// them (common/epilogue.cl): the output tensor e.out, the scale and shift
+// buffers and, when `residual_arg` (the op takes a residual buffer), the
+// residual tensor (one 0.0f when e.residual is not "add"); sets m->floats
+// to e.Floats(). A residual that cannot be read sets m->error.
+void BindEpilogue(const GraphIndex& g, const Epilogue& e, bool residual_arg,
+                  Match* m);
 
 // An fp32 workload.
 absl::StatusOr<templates::Workload> MakeWorkload(

@@ -159,15 +159,7 @@ MatchResult FoldedConv(const MatchContext& c, int i, const ConvNode& v,
   m->buffers.push_back(pad ? StepBuffer{}
                            : BindInput(c.g, n.input(0), &m->error));
   m->buffers.push_back(BindInput(c.g, n.input(1), &m->error));
-  m->buffers.push_back(BindTensor(e.out));
-  m->buffers.push_back(BindConstant(e.ScaleBuffer()));
-  m->buffers.push_back(BindConstant(e.ShiftBuffer()));
-  if (residual) {
-    m->buffers.push_back(e.residual == "add"
-                             ? BindInput(c.g, e.residual_tensor, &m->error)
-                             : BindConstant({0.0f}));
-  }
-  m->floats = e.Floats();
+  BindEpilogue(c.g, e, residual, m);
   m->pad = std::move(pad);
   return r;
 }

@@ -66,12 +66,7 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   } else {
     std::optional<std::pair<double, double>> params = ActParams(g, n);
     if (!params) return NoMatch{"Clip bounds are not constant"};
-    site.act = op == "Relu"          ? "relu"
-               : op == "Clip"        ? "clip"
-               : op == "LeakyRelu"   ? "leakyrelu"
-               : op == "Sigmoid"     ? "sigmoid"
-               : op == "HardSigmoid" ? "hardsigmoid"
-                                     : "hardswish";
+    site.act = ActName(op);
     site.act_a = params->first;
     site.act_b = params->second;
   }
@@ -114,13 +109,7 @@ MatchResult MatchEltwise(const MatchContext& c, int i) {
   m->buffers.push_back(BindInput(g, a_name, &m->error));
   m->buffers.push_back(b_name.empty() ? BindConstant({0.0f})
                                       : BindInput(g, b_name, &m->error));
-  m->buffers.push_back(BindTensor(e.out));
-  m->buffers.push_back(BindConstant(e.ScaleBuffer()));
-  m->buffers.push_back(BindConstant(e.ShiftBuffer()));
-  m->buffers.push_back(e.residual == "add"
-                           ? BindInput(g, e.residual_tensor, &m->error)
-                           : BindConstant({0.0f}));
-  m->floats = e.Floats();
+  BindEpilogue(g, e, /*residual_arg=*/true, m);
   return r;
 }
 

@@ -113,13 +113,7 @@ MatchResult MatchMatMul(const MatchContext& c, int i) {
       }
       m->buffers.push_back(
           BindConstant(DenseWeight(*std::move(weight), trans_b, k, out)));
-      m->buffers.push_back(BindTensor(e.out));
-      m->buffers.push_back(BindConstant(e.ScaleBuffer()));
-      m->buffers.push_back(BindConstant(e.ShiftBuffer()));
-      m->buffers.push_back(e.residual == "add"
-                               ? BindInput(g, e.residual_tensor, &m->error)
-                               : BindConstant({0.0f}));
-      m->floats = e.Floats();
+      BindEpilogue(g, e, /*residual_arg=*/true, m);
     }
   }
   return r;

@@ -8,26 +8,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "store/file_lock.h"
 
 namespace tunefleet::store {
-namespace {
-
-// Sets an open file description lock of `type` (F_RDLCK, F_WRLCK) on the
-// whole file; `wait`: F_OFD_SETLKW, else F_OFD_SETLK. Returns errno or 0.
-int SetLock(int fd, short type, bool wait) {
-  struct flock lock {};
-  lock.l_type = type;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = 0;
-  lock.l_len = 0;  // the whole file
-  lock.l_pid = 0;  // required for OFD locks
-  while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) != 0) {
-    if (errno != EINTR) return errno;
-  }
-  return 0;
-}
-
-}  // namespace
 
 std::string OpenersLock::PathFor(const std::string& db_path) {
   return absl::StrCat(db_path, "-openers");
@@ -41,7 +24,7 @@ absl::StatusOr<OpenersLock> OpenersLock::Acquire(const std::string& db_path) {
     return absl::UnavailableError(absl::StrCat(
         "cannot create the lock file ", path, ": ", std::strerror(errno)));
   }
-  if (const int error = SetLock(fd.get(), F_RDLCK, /*wait=*/true); error) {
+  if (const int error = SetFileLock(fd.get(), F_RDLCK, /*wait=*/true); error) {
     return absl::UnavailableError(
         absl::StrCat("cannot lock ", path, ": ", std::strerror(error)));
   }
@@ -52,13 +35,13 @@ bool OpenersLock::TrySole() {
   if (memory_) return true;
   if (!fd_.valid()) return false;
   // An OFD lock conversion is atomic: on failure the shared lock stays.
-  return SetLock(fd_.get(), F_WRLCK, /*wait=*/false) == 0;
+  return SetFileLock(fd_.get(), F_WRLCK, /*wait=*/false) == 0;
 }
 
 void OpenersLock::EndSole() {
   if (!fd_.valid()) return;
   // Downgrading never conflicts, so it cannot fail.
-  (void)SetLock(fd_.get(), F_RDLCK, /*wait=*/false);
+  (void)SetFileLock(fd_.get(), F_RDLCK, /*wait=*/false);
 }
 
 }  // namespace tunefleet::store

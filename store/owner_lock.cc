@@ -10,24 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "store/file_lock.h"
 
 namespace tunefleet::store {
 namespace {
-
-// An exclusive open file description lock on the whole file, not waiting:
-// 0, or the errno (EAGAIN/EACCES: another holder).
-int TryLock(int fd) {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = 0;
-  lock.l_len = 0;  // the whole file
-  lock.l_pid = 0;  // required for OFD locks
-  while (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
-    if (errno != EINTR) return errno;
-  }
-  return 0;
-}
 
 // "tunefleet-server (pid 1234) on 127.0.0.1:7878" from the owner's line;
 // "another process" when the line is not there yet.
@@ -106,7 +92,8 @@ absl::StatusOr<OwnerLock> OwnerLock::Acquire(const std::string& db_path,
       return error == ENOENT ? absl::NotFoundError(message)
                              : absl::UnavailableError(message);
     }
-    if (const int error = TryLock(fd.get()); error != 0) {
+    if (const int error = SetFileLock(fd.get(), F_WRLCK, /*wait=*/false);
+        error != 0) {
       if (error != EAGAIN && error != EACCES) {
         return absl::UnavailableError(absl::StrCat("cannot lock ", lock.path_,
                                                    ": ", std::strerror(error)));

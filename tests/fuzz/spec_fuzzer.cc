@@ -12,20 +12,14 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
+#include "tests/support/device_limits.h"
 
 namespace {
 
 using namespace tunefleet::templates;  // NOLINT: a fuzz target's brevity
 
-DeviceLimits FuzzDevice() {
-  DeviceLimits l;
-  l.max_work_group_size = 256;
-  l.max_work_item_sizes = {256, 256, 64};
-  l.local_mem_bytes = 32768;
-  l.max_mem_alloc_bytes = uint64_t{1} << 30;
-  l.compute_units = 4;
-  return l;
-}
+// Work-groups of up to 256, 32 KiB of local memory, 4 compute units.
+DeviceLimits FuzzDevice() { return tunefleet::testing::GpuLimits(256, 32, 4); }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
+#include "tests/support/device_limits.h"
 #include "trial/trial_request.h"
 #include "validation/validation.h"
 
@@ -25,12 +26,8 @@ namespace {
 using namespace tunefleet;  // NOLINT: a fuzz target's brevity
 
 templates::DeviceLimits FuzzDevice() {
-  templates::DeviceLimits l;
-  l.max_work_group_size = 256;
-  l.max_work_item_sizes = {256, 256, 64};
-  l.local_mem_bytes = 32768;
-  l.max_mem_alloc_bytes = uint64_t{1} << 30;
-  l.compute_units = 4;
+  // Work-groups of up to 256, 32 KiB of local memory, 4 compute units.
+  templates::DeviceLimits l = tunefleet::testing::GpuLimits(256, 32, 4);
   l.max_clock_mhz = 1000;
   l.preferred_vector_width_float = 4;
   return l;

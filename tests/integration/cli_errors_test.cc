@@ -81,20 +81,6 @@ std::optional<int64_t> SubmittedJob(const Command& tune) {
   return id;
 }
 
-// A token of `role` added to the harness's tokens file (before its server
-// starts), in a file of its own; the file's path.
-std::string AddToken(FleetHarness& fleet, auth::Role role,
-                     const std::string& name) {
-  const std::string token = *auth::GenerateToken();
-  EXPECT_TRUE(
-      auth::AppendTokenToFile(fleet.tokens_file(),
-                              auth::TokenEntry::ForToken(token, role, name))
-          .ok());
-  const std::string file = fleet.dir() + "/" + name + ".token";
-  std::ofstream(file) << token << "\n";
-  return file;
-}
-
 // The column where `cell` starts in `line`.
 size_t ColumnOf(const std::string& line, const std::string& cell) {
   const size_t at = line.find(cell);
@@ -213,7 +199,7 @@ TEST(CliErrors, TlsClientAgainstAPlaintextServerIsToldToLeaveOutCa) {
 
 TEST(CliErrors, MissingOrWeakTokensGetTheTokenAdvice) {
   FleetHarness fleet("cli_tokens");
-  const std::string reader = AddToken(fleet, auth::Role::kReader, "reader");
+  const std::string reader = fleet.AddTokenFile(auth::Role::kReader, "reader");
   ASSERT_TRUE(fleet.StartServer());
   auto r = RunCommand(Cli() + " jobs --server " + fleet.address());
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -268,7 +254,7 @@ int64_t AwaitProgress(const FleetHarness& fleet, const Command& tune) {
 
 TEST(CliFleet, ServerKilledMidJobSaysTheConnectionWasLostAndHowToFollow) {
   FleetHarness fleet("cli_kill");
-  const std::string tuner = AddToken(fleet, auth::Role::kTuner, "tuner");
+  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
   ASSERT_TRUE(StartFleet(fleet));
   TempDir dir("kill");
   Command tune(LongTune(fleet, tuner), dir.path());
@@ -294,7 +280,7 @@ TEST(CliFleet, ServerKilledMidJobSaysTheConnectionWasLostAndHowToFollow) {
 
 TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
   FleetHarness fleet("cli_cancel");
-  const std::string tuner = AddToken(fleet, auth::Role::kTuner, "tuner");
+  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
   ASSERT_TRUE(StartFleet(fleet));
   TempDir dir("cancel");
   Command tune(LongTune(fleet, tuner), dir.path());
@@ -346,7 +332,7 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
 
 TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
   FleetHarness fleet("cli_lists");
-  const std::string tuner = AddToken(fleet, auth::Role::kTuner, "tuner");
+  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
   ASSERT_TRUE(StartFleet(fleet));
   const std::string server =
       " --server " + fleet.address() + " --token-file " + tuner;

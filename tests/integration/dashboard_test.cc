@@ -29,6 +29,7 @@
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/http_get.h"
 #include "tests/support/process.h"
 #include "tests/support/webdriver.h"
 #include "trial/trial_request.h"
@@ -41,21 +42,12 @@ using testing::BinaryDir;
 using testing::FleetHarness;
 using testing::FreePort;
 using ::testing::HasSubstr;
+using testing::HttpGet;
 using ::testing::Not;
 using testing::Process;
 using testing::RunCommand;
 
 constexpr int kTrials = 6;
-
-// `path` from `port` with `token` as bearer (none when empty).
-httplib::Result Get(int port, const std::string& path,
-                    const std::string& token) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  return client.Get(path.c_str(), headers);
-}
 
 bool HaveChromium() { return RunCommand("command -v chromium").exit_code == 0; }
 
@@ -92,7 +84,7 @@ class Dashboard : public ::testing::Test {
     // Up once the fleet page shows the agent connected.
     ASSERT_TRUE(FleetHarness::WaitFor(
         [] {
-          auto res = Get(http_port_, "/api/fleet", fleet_->reader_token());
+          auto res = HttpGet(http_port_, "/api/fleet", fleet_->reader_token());
           return res && res->status == 200 &&
                  res->body.find("\"connected\":true") != std::string::npos;
         },
@@ -112,8 +104,8 @@ class Dashboard : public ::testing::Test {
     ASSERT_GT(job_id_, 0);
     ASSERT_TRUE(FleetHarness::WaitFor(
         [] {
-          auto res = Get(http_port_, absl::StrCat("/api/jobs/", job_id_),
-                         fleet_->reader_token());
+          auto res = HttpGet(http_port_, absl::StrCat("/api/jobs/", job_id_),
+                             fleet_->reader_token());
           return res && res->status == 200 &&
                  res->body.find("JOB_STATE_DONE") != std::string::npos;
         },
@@ -133,7 +125,7 @@ TEST_F(Dashboard, WrongOrMissingTokenGets401AndNoData) {
   const std::string trials = absl::StrCat("/api/jobs/", job_id_, "/trials");
   for (const std::string& path : {jobs, trials, std::string("/api/fleet")}) {
     for (const std::string& token : {std::string(""), std::string("wrong")}) {
-      auto res = Get(http_port_, path, token);
+      auto res = HttpGet(http_port_, path, token);
       ASSERT_TRUE(res) << path;
       EXPECT_EQ(res->status, 401) << path << " token '" << token << "'";
       EXPECT_THAT(res->body, Not(HasSubstr("gemm"))) << path;
@@ -143,23 +135,23 @@ TEST_F(Dashboard, WrongOrMissingTokenGets401AndNoData) {
     }
   }
   // /metrics (Prometheus) sits behind the same rule.
-  auto metrics = Get(http_port_, "/metrics", "");
+  auto metrics = HttpGet(http_port_, "/metrics", "");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 401);
   EXPECT_THAT(metrics->body, Not(HasSubstr("# TYPE")));
-  metrics = Get(http_port_, "/metrics", fleet_->reader_token());
+  metrics = HttpGet(http_port_, "/metrics", fleet_->reader_token());
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
   EXPECT_EQ(metrics->get_header_value("Content-Type"),
             "text/plain; version=0.0.4");
   EXPECT_THAT(metrics->body, HasSubstr("# TYPE"));
   // An agent's token reads nothing either.
-  auto agent = Get(http_port_, jobs, fleet_->agent_token());
+  auto agent = HttpGet(http_port_, jobs, fleet_->agent_token());
   ASSERT_TRUE(agent);
   EXPECT_EQ(agent->status, 403);
   EXPECT_THAT(agent->body, Not(HasSubstr("gemm")));
   // A reader reads, but may not cancel.
-  auto reader = Get(http_port_, jobs, fleet_->reader_token());
+  auto reader = HttpGet(http_port_, jobs, fleet_->reader_token());
   ASSERT_TRUE(reader);
   EXPECT_EQ(reader->status, 200);
   EXPECT_THAT(reader->body, HasSubstr("gemm M=32 N=32 K=32 fp32"));
@@ -179,30 +171,30 @@ TEST_F(Dashboard, WrongOrMissingTokenGets401AndNoData) {
 }
 
 TEST_F(Dashboard, ApiAnswersJobTrialsAndFleet) {
-  auto job = Get(http_port_, absl::StrCat("/api/jobs/", job_id_),
-                 fleet_->reader_token());
+  auto job = HttpGet(http_port_, absl::StrCat("/api/jobs/", job_id_),
+                     fleet_->reader_token());
   ASSERT_TRUE(job);
   ASSERT_EQ(job->status, 200);
   const nlohmann::json progress = nlohmann::json::parse(job->body)["job"];
   EXPECT_EQ(progress["trials_done"], kTrials);
   EXPECT_EQ(progress["device_key"], "dash");
 
-  auto all = Get(http_port_, absl::StrCat("/api/jobs/", job_id_, "/trials"),
-                 fleet_->reader_token());
+  auto all = HttpGet(http_port_, absl::StrCat("/api/jobs/", job_id_, "/trials"),
+                     fleet_->reader_token());
   ASSERT_TRUE(all);
   const nlohmann::json trials = nlohmann::json::parse(all->body)["trials"];
   ASSERT_EQ(trials.size(), static_cast<size_t>(kTrials));
   EXPECT_THAT(trials[0]["config_text"].get<std::string>(), HasSubstr("MWG="));
   // Live updates ask for the trials after the last one they have.
   const int64_t third = trials[2]["trial_id"];
-  auto after = Get(http_port_,
-                   absl::StrCat("/api/jobs/", job_id_, "/trials?after=", third),
-                   fleet_->reader_token());
+  auto after = HttpGet(
+      http_port_, absl::StrCat("/api/jobs/", job_id_, "/trials?after=", third),
+      fleet_->reader_token());
   ASSERT_TRUE(after);
   EXPECT_EQ(nlohmann::json::parse(after->body)["trials"].size(),
             static_cast<size_t>(kTrials - 3));
 
-  auto fleet = Get(http_port_, "/api/fleet", fleet_->reader_token());
+  auto fleet = HttpGet(http_port_, "/api/fleet", fleet_->reader_token());
   ASSERT_TRUE(fleet);
   const nlohmann::json f = nlohmann::json::parse(fleet->body);
   EXPECT_TRUE(f["live"]);
@@ -305,19 +297,20 @@ TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
                     fleet_->dir() + "/dashboard.log");
   ASSERT_TRUE(FleetHarness::WaitFor(
       [port] {
-        auto res = Get(port, "/api/whoami", "");
+        auto res = HttpGet(port, "/api/whoami", "");
         return res && res->status == 200;
       },
       std::chrono::seconds(20)))
       << testing::ReadAll(fleet_->dir() + "/dashboard.log");
-  auto jobs = Get(port, "/api/jobs", "");
+  auto jobs = HttpGet(port, "/api/jobs", "");
   ASSERT_TRUE(jobs);
   EXPECT_THAT(jobs->body, HasSubstr("gemm M=32 N=32 K=32 fp32"));
-  auto trials = Get(port, absl::StrCat("/api/jobs/", job_id_, "/trials"), "");
+  auto trials =
+      HttpGet(port, absl::StrCat("/api/jobs/", job_id_, "/trials"), "");
   ASSERT_TRUE(trials);
   EXPECT_EQ(nlohmann::json::parse(trials->body)["trials"].size(),
             static_cast<size_t>(kTrials));
-  auto fleet = Get(port, "/api/fleet", "");
+  auto fleet = HttpGet(port, "/api/fleet", "");
   ASSERT_TRUE(fleet);
   const nlohmann::json f = nlohmann::json::parse(fleet->body);
   EXPECT_FALSE(f["live"]);
@@ -325,7 +318,7 @@ TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
   EXPECT_FALSE(f["agents"][0]["connected"]);
   EXPECT_EQ(f["agents"][0]["measured"], kTrials);
   // Read-only: nothing is cancelled.
-  auto whoami = nlohmann::json::parse(Get(port, "/api/whoami", "")->body);
+  auto whoami = nlohmann::json::parse(HttpGet(port, "/api/whoami", "")->body);
   EXPECT_FALSE(whoami["can_cancel"]);
   httplib::Client client("127.0.0.1", port);
   auto cancel =
@@ -427,7 +420,7 @@ TEST(DashboardTls, ServesHttpsWithTheServersCertificate) {
   EXPECT_EQ(ok->body, "{\"jobs\":[]}");
   EXPECT_EQ(get("")->status, 401);
   // Plain HTTP gets no answer from the HTTPS port.
-  EXPECT_FALSE(Get(port, "/api/jobs", reader));
+  EXPECT_FALSE(HttpGet(port, "/api/jobs", reader));
   server.Kill(SIGTERM);
   std::filesystem::remove_all(dir);
 }
@@ -535,12 +528,12 @@ TEST(DashboardFleet, ChromiumListsADriftedKeysDriverRevisions) {
                     dir + "/dashboard.log");
   ASSERT_TRUE(FleetHarness::WaitFor(
       [port] {
-        auto res = Get(port, "/api/whoami", "");
+        auto res = HttpGet(port, "/api/whoami", "");
         return res && res->status == 200;
       },
       std::chrono::seconds(20)))
       << testing::ReadAll(dir + "/dashboard.log");
-  auto fleet = Get(port, "/api/fleet", "");
+  auto fleet = HttpGet(port, "/api/fleet", "");
   ASSERT_TRUE(fleet);
   const nlohmann::json f = nlohmann::json::parse(fleet->body);
   ASSERT_EQ(f["devices"].size(), 1u) << fleet->body;

@@ -23,16 +23,7 @@ namespace tunefleet::templates {
 namespace {
 
 using ::testing::IsEmpty;
-
-// Values 0.25 * ((i * 7) % 23) - 2.75: distinct small values, exactly
-// representable.
-std::vector<float> Ramp(size_t n, int offset = 0) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    v[i] = 0.25f * static_cast<float>((i * 7 + offset) % 23) - 2.75f;
-  }
-  return v;
-}
+using testing::Ramp;
 
 // --------------------------------------------------------------- eltwise
 

@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/small_job.h"
 
 namespace tunefleet {
 namespace {
@@ -47,14 +48,7 @@ TEST_F(EmbeddedInterruptCli, NextEmbeddedCommandMarksAKilledCommandsJob) {
   {
     auto store = store::Store::Open(db_);
     ASSERT_TRUE(store.ok()) << store.status();
-    store::JobParams params{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                            *templates::FindTemplate("gemm", ""),
-                            "some-device",
-                            tunefleet::v1::STRATEGY_RANDOM,
-                            10,
-                            1,
-                            0};
-    auto job = (*store)->CreateJob(params);
+    auto job = (*store)->CreateJob(testing::SmallGemmJob(10, 1, "some-device"));
     ASSERT_TRUE(job.ok()) << job.status();
     left = *job;
     ASSERT_TRUE(

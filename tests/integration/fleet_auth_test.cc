@@ -27,6 +27,7 @@
 #include "kernels_templates/workload.h"
 #include "server/server.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/small_job.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -510,14 +511,8 @@ TEST_F(Auth, TunerRunsAJobOnAnAuthenticatedAgent) {
   }
   ASSERT_GT(server_->scheduler().Capacity("auth-fake"), 0u);
 
-  tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = trial::WorkloadToProto(
-      *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
-  request.set_device_key("auth-fake");
-  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  request.set_trials(4);
-  request.set_skip_reference(true);
-  request.set_no_transfer(true);
+  const tunefleet::v1::SubmitJobRequest request =
+      testing::GemmJobRequest("auth-fake", 4, /*seed=*/0);
   client::ServerConnection connection{address(), WithToken(tokens_->tuner)};
   absl::StatusOr<cli::JobOutcome> outcome =
       cli::RunJob(connection, request, nullptr, nullptr);

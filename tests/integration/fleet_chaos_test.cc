@@ -108,7 +108,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   ASSERT_GT(job, 0);
 
   // Results finished before each kill, which must survive unchanged.
-  std::map<int64_t, std::pair<tunefleet::v1::Measurement::Error, double>> kept;
+  testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
     ASSERT_TRUE(FleetHarness::WaitFor(
         [&] {
@@ -117,11 +117,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
         },
         kJobLimit));
     fleet.server().Kill(SIGKILL);
-    for (const store::Trial& t : StoredTrials(fleet.db_path(), job)) {
-      if (t.state == tunefleet::v1::TRIAL_STATE_DONE) {
-        kept[t.id] = {t.error, t.time_ns};
-      }
-    }
+    kept.Keep(StoredTrials(fleet.db_path(), job));
     ASSERT_TRUE(fleet.StartServer());
   }
   ASSERT_TRUE(fleet.AwaitEnd(job, kJobLimit).has_value());
@@ -131,14 +127,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   fleet.server().Kill(SIGTERM);
   const std::vector<store::Trial> rows = StoredTrials(fleet.db_path(), job);
   ExpectExactlyOnce(rows, kTrials);
-  size_t unchanged = 0;
-  for (const store::Trial& t : rows) {
-    auto it = kept.find(t.id);
-    if (it == kept.end()) continue;
-    EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
-    EXPECT_EQ(t.time_ns, it->second.second) << "trial " << t.id;
-    ++unchanged;
-  }
+  const size_t unchanged = kept.ExpectUnchanged(rows);
   EXPECT_EQ(unchanged, kept.size()) << "finished trials lost in a restart";
   EXPECT_GE(kept.size(), 16u);
 }

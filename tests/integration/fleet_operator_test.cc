@@ -32,6 +32,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/http_get.h"
 #include "tests/support/process.h"
 #include "tests/support/stored_trials.h"
 
@@ -42,6 +43,7 @@ using testing::BinaryDir;
 using testing::FleetHarness;
 using testing::FreePort;
 using ::testing::HasSubstr;
+using testing::HttpGet;
 using ::testing::Not;
 using testing::RunCommand;
 using tunefleet::v1::JobProgress;
@@ -66,15 +68,6 @@ std::vector<std::string> FilesStartingWith(const std::string& dir,
     if (name.rfind(prefix, 0) == 0) out.push_back(name);
   }
   return out;
-}
-
-httplib::Result Get(int port, const std::string& path,
-                    const std::string& token) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  httplib::Headers headers;
-  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  return client.Get(path.c_str(), headers);
 }
 
 nlohmann::json Parse(const std::string& text) {
@@ -146,7 +139,7 @@ TEST(Operator, ASecondServerOnADatabaseInUseIsRefusedAndReadersWorkBesideIt) {
       fleet.dir() + "/dashboard.log");
   EXPECT_TRUE(FleetHarness::WaitFor(
       [&] {
-        auto res = Get(dashboard_port, "/api/jobs", "");
+        auto res = HttpGet(dashboard_port, "/api/jobs", "");
         return res && res->status == 200;
       },
       std::chrono::seconds(20)))
@@ -207,7 +200,7 @@ TEST(Operator, AListenerOnAPortInUseIsRefusedAndLeavesNoFile) {
 
   // The first server still answers on both ports, alone.
   EXPECT_TRUE(fleet.Devices().has_value());
-  auto res = Get(http_port, "/api/jobs", fleet.reader_token());
+  auto res = HttpGet(http_port, "/api/jobs", fleet.reader_token());
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
 }
@@ -300,7 +293,7 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
   EXPECT_GT(live.space, 0u) << live;
   EXPECT_EQ(live.errors.count("CANCELLED"), 0u) << live;
   auto api =
-      Get(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
+      HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
   EXPECT_EQ(CountsOf(Parse(api->body)["job"]), live);
 
@@ -316,7 +309,8 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}));
   EXPECT_EQ(CountsOf(*fleet.Job(job)), live) << "after a restart";
-  api = Get(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
+  api =
+      HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
   EXPECT_EQ(CountsOf(Parse(api->body)["job"]), live) << "the API, restarted";
   fleet.server().Kill(SIGTERM);
@@ -375,7 +369,7 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
   const nlohmann::json from_watch = Parse(watch.out);
   auto api =
-      Get(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
+      HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
   ASSERT_EQ(api->status, 200);
   const nlohmann::json from_api = Parse(api->body)["job"];

@@ -23,17 +23,8 @@ namespace {
 
 using tunefleet::v1::Measurement;
 
-class GemmOnDevice : public ::testing::Test {
+class GemmOnDevice : public testing::MeasurerSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto device = opencl::OpenDevice(0, 0);
-    ASSERT_TRUE(device.ok()) << device.status();
-    auto m = measure::Measurer::Create(*std::move(device));
-    ASSERT_TRUE(m.ok()) << m.status();
-    measurer_ = *std::move(m);
-  }
-  static void TearDownTestSuite() { measurer_.reset(); }
-
   // A request for a config given as text, with the default timing policy.
   v1::MeasureRequest Request(const Workload& w, absl::string_view config) {
     auto values = gemm_.ParseConfig(config);
@@ -51,10 +42,7 @@ class GemmOnDevice : public ::testing::Test {
   }
 
   const KernelTemplate& gemm_ = testing::BuiltinTemplate("gemm_tiled");
-  static std::unique_ptr<measure::Measurer> measurer_;
 };
-
-std::unique_ptr<measure::Measurer> GemmOnDevice::measurer_;
 
 // A config valid on every device: 8x8 work-items, no local memory.
 constexpr char kSmallConfig[] =

@@ -17,6 +17,7 @@
 #include "kernels_templates/spec/spec_template.h"
 #include "measure/measurer.h"
 #include "tests/support/template_fixtures.h"
+#include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::templates {
@@ -33,17 +34,8 @@ std::unique_ptr<SpecTemplate> LoadLibrarySpec(const std::string& name) {
   return t.ok() ? *std::move(t) : nullptr;
 }
 
-class LibraryTemplates : public ::testing::Test {
+class LibraryTemplates : public testing::MeasurerSuite {
  protected:
-  static void SetUpTestSuite() {
-    auto device = opencl::OpenDevice(0, 0);
-    ASSERT_TRUE(device.ok()) << device.status();
-    auto m = measure::Measurer::Create(*std::move(device));
-    ASSERT_TRUE(m.ok()) << m.status();
-    measurer_ = *std::move(m);
-  }
-  static void TearDownTestSuite() { measurer_.reset(); }
-
   static DeviceLimits Limits() {
     return trial::LimitsFromDeviceInfo(measurer_->device_info());
   }
@@ -103,11 +95,7 @@ class LibraryTemplates : public ::testing::Test {
     EXPECT_EQ(library.Flops(w), generated.Flops(w));
     EXPECT_EQ(library.Bytes(w), generated.Bytes(w));
   }
-
-  static std::unique_ptr<measure::Measurer> measurer_;
 };
-
-std::unique_ptr<measure::Measurer> LibraryTemplates::measurer_;
 
 TEST_F(LibraryTemplates, GemmOddShapes) {
   const auto tmpl = LoadLibrarySpec("clblast_gemm");

@@ -18,6 +18,7 @@
 #include "kernels_templates/workload.h"
 #include "store/store.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/stored_trials.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {
@@ -83,26 +84,13 @@ int64_t Submit(const FleetHarness& fleet,
   return response.job_id();
 }
 
-// The model job's whole progress (GetJob: every task's progress too);
-// nullopt while the server does not answer.
-std::optional<JobProgress> Progress(const FleetHarness& fleet, int64_t id) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(2));
-  tunefleet::v1::GetJobRequest request;
-  request.set_job_id(id);
-  JobProgress p;
-  if (!fleet.Stub()->GetJob(&context, request, &p).ok()) return std::nullopt;
-  return p;
-}
-
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
-  if (!FleetHarness::WaitFor([&] { return JobEnded(Progress(fleet, id)); },
+  if (!FleetHarness::WaitFor([&] { return JobEnded(fleet.GetJob(id)); },
                              kJobLimit)) {
     return std::nullopt;
   }
-  return Progress(fleet, id);
+  return fleet.GetJob(id);
 }
 
 // A model job as the database holds it: its row and, per task, its job row
@@ -207,24 +195,18 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   ASSERT_GT(id, 0);
 
   // Results finished before each kill, which must survive unchanged.
-  std::map<int64_t, std::pair<tunefleet::v1::Measurement::Error, double>> kept;
+  testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
     ASSERT_TRUE(FleetHarness::WaitFor(
         [&] {
-          auto p = Progress(fleet, id);
+          auto p = fleet.GetJob(id);
           return p && p->trials_done() >= kill_after;
         },
         kJobLimit));
     fleet.server().Kill(SIGKILL);
     const StoredModel before = ReadModel(fleet.db_path(), id);
     EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
-    for (const auto& [job, rows] : before.trials) {
-      for (const store::Trial& t : rows) {
-        if (t.state == tunefleet::v1::TRIAL_STATE_DONE) {
-          kept[t.id] = {t.error, t.time_ns};
-        }
-      }
-    }
+    for (const auto& [job, rows] : before.trials) kept.Keep(rows);
     ASSERT_TRUE(fleet.StartServer());
   }
   const std::optional<JobProgress> last = AwaitEnd(fleet, id);
@@ -243,13 +225,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   ExpectDoneExactlyOnce(m, kBudget);
   size_t unchanged = 0;
   for (const auto& [job, rows] : m.trials) {
-    for (const store::Trial& t : rows) {
-      auto it = kept.find(t.id);
-      if (it == kept.end()) continue;
-      EXPECT_EQ(t.error, it->second.first) << "trial " << t.id;
-      EXPECT_EQ(t.time_ns, it->second.second) << "trial " << t.id;
-      ++unchanged;
-    }
+    unchanged += kept.ExpectUnchanged(rows);
   }
   EXPECT_EQ(unchanged, kept.size()) << "finished trials lost in a restart";
   EXPECT_GE(kept.size(), 16u);
@@ -266,8 +242,8 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
     const int64_t id = Submit(fleet, TinyModel(kBudget, scheduler, 0, 31));
     ASSERT_GT(id, 0);
     // While it runs, too.
-    for (int i = 0; i < 10 && !JobEnded(Progress(fleet, id)); ++i) {
-      if (auto p = Progress(fleet, id)) ExpectProgressWithinGrants(*p, kBudget);
+    for (int i = 0; i < 10 && !JobEnded(fleet.GetJob(id)); ++i) {
+      if (auto p = fleet.GetJob(id)) ExpectProgressWithinGrants(*p, kBudget);
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     const std::optional<JobProgress> last = AwaitEnd(fleet, id);
@@ -283,7 +259,7 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
                 last->trials_done(), kBudget);
   }
   std::vector<uint32_t> done;
-  for (int64_t id : ids) done.push_back(Progress(fleet, id)->trials_done());
+  for (int64_t id : ids) done.push_back(fleet.GetJob(id)->trials_done());
   fleet.server().Kill(SIGTERM);
   for (size_t i = 0; i < ids.size(); ++i) {
     const StoredModel m = ReadModel(fleet.db_path(), ids[i]);
@@ -308,7 +284,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   ASSERT_GT(id, 0);
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
-        auto p = Progress(fleet, id);
+        auto p = fleet.GetJob(id);
         return p && p->trials_done() >= 5;
       },
       kJobLimit));
@@ -342,7 +318,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   }
   // Trials in flight at the cancel may still land.
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const uint32_t reported = Progress(fleet, id)->trials_done();
+  const uint32_t reported = fleet.GetJob(id)->trials_done();
   fleet.server().Kill(SIGTERM);
 
   const StoredModel m = ReadModel(fleet.db_path(), id);

@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
+#include "tests/support/http_get.h"
 #include "tests/support/onnx_test_models.h"
 
 namespace tunefleet {
@@ -47,24 +48,9 @@ std::string ReadFile(const std::string& path) {
 
 std::optional<nlohmann::json> GetJson(int port, const std::string& path,
                                       const std::string& token) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  httplib::Headers headers = {{"Authorization", "Bearer " + token}};
-  httplib::Result res = client.Get(path.c_str(), headers);
+  httplib::Result res = testing::HttpGet(port, path, token);
   if (!res || res->status != 200) return std::nullopt;
   return nlohmann::json::parse(res->body, nullptr, false);
-}
-
-std::optional<tunefleet::v1::JobProgress> Progress(const FleetHarness& fleet,
-                                                   int64_t id) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(5));
-  tunefleet::v1::GetJobRequest request;
-  request.set_job_id(id);
-  tunefleet::v1::JobProgress p;
-  if (!fleet.Stub()->GetJob(&context, request, &p).ok()) return std::nullopt;
-  return p;
 }
 
 TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
@@ -154,7 +140,7 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}))
       << ReadFile(dir + "/server.log");
-  std::optional<tunefleet::v1::JobProgress> after = Progress(fleet, id);
+  std::optional<tunefleet::v1::JobProgress> after = fleet.GetJob(id, std::chrono::seconds(5));
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ(after->model().measured().median_ns(), median);

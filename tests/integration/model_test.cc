@@ -25,11 +25,13 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/onnx_test_models.h"
+#include "tests/support/text_output.h"
 
 namespace tunefleet {
 namespace {
 
 using testing::BinaryDir;
+using testing::Count;
 using testing::FleetHarness;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -70,16 +72,6 @@ class ModelDir {
 };
 
 using Command = ::tunefleet::testing::CliCommand;
-
-// How often `part` occurs in `text`.
-size_t Count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos;
-       at = text.find(part, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // The first number `pattern`'s group 1 matches in `text`, or 0.
 int64_t Find(const std::string& text, const std::string& pattern) {
@@ -568,23 +560,9 @@ TEST(Model, CtrlCCancelsTheModelJobAndKeepsItsFinishedTrials) {
   EXPECT_GT(jobs[0]["model"]["latency_ns"].get<double>(), 0);
 }
 
-// A token of `role` added to the harness's tokens file (before its server
-// starts), in a file of its own; the file's path.
-std::string AddToken(FleetHarness& fleet, auth::Role role,
-                     const std::string& name) {
-  const std::string token = *auth::GenerateToken();
-  EXPECT_TRUE(
-      auth::AppendTokenToFile(fleet.tokens_file(),
-                              auth::TokenEntry::ForToken(token, role, name))
-          .ok());
-  const std::string file = fleet.dir() + "/" + name + ".token";
-  std::ofstream(file) << token << "\n";
-  return file;
-}
-
 TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   FleetHarness fleet("model_server");
-  const std::string tuner = AddToken(fleet, auth::Role::kTuner, "tuner");
+  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
   ASSERT_TRUE(fleet.StartServer());
   fleet.StartAgent(0, "model", 2);
   ASSERT_TRUE(FleetHarness::WaitFor(

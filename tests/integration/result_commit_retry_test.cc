@@ -21,6 +21,7 @@
 #include "kernels_templates/workload.h"
 #include "store/sqlite.h"
 #include "tests/support/in_process_fleet.h"
+#include "tests/support/small_job.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -115,15 +116,8 @@ class ResultCommitRetry : public ::testing::Test {
 
 TEST_F(ResultCommitRetry, RefusedCommitIsMeasuredAgainExactlyOnce) {
   auto stub = fleet_.Stub();
-  tunefleet::v1::SubmitJobRequest request;
-  *request.mutable_workload() = trial::WorkloadToProto(
-      *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
-  request.set_device_key(kKey);
-  request.set_trials(kTrials);
-  request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  request.set_seed(5);
-  request.set_skip_reference(true);
-  request.set_no_transfer(true);
+  const tunefleet::v1::SubmitJobRequest request =
+      testing::GemmJobRequest(kKey, kTrials, 5);
   tunefleet::v1::SubmitJobResponse submitted;
   {
     grpc::ClientContext context;

@@ -187,19 +187,6 @@ grpc::Status SubmitModel(FleetHarness& fleet,
   return s;
 }
 
-std::optional<JobProgress> GetJob(FleetHarness& fleet, int64_t id) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(60));
-  tunefleet::v1::GetJobRequest request;
-  request.set_job_id(id);
-  JobProgress progress;
-  if (!fleet.Stub()->GetJob(&context, request, &progress).ok()) {
-    return std::nullopt;
-  }
-  return progress;
-}
-
 // A server whose store knows device key kKey (an agent came and went),
 // started with `args`.
 void StartWithKnownKey(FleetHarness& fleet,
@@ -256,7 +243,7 @@ TEST(ServerLimits, ThreadsStayBoundedAndACancelledModelJobGivesItsMemoryBack) {
   std::optional<JobProgress> running;
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
-        running = GetJob(fleet, model);
+        running = fleet.GetJob(model, std::chrono::seconds(60));
         if (!running || running->model().task_progress_size() != 4096) {
           return false;
         }

@@ -141,6 +141,19 @@ class FleetHarness {
   const std::string& agent_token() const { return agent_token_; }
   const std::string& tuner_token() const { return tuner_token_; }
   const std::string& reader_token() const { return reader_token_; }
+  // A new token of `role` named `name`, added to the tokens file (before
+  // the server starts) and written alone to <dir>/<name>.token; that
+  // file's path.
+  std::string AddTokenFile(auth::Role role, const std::string& name) {
+    const std::string token = *auth::GenerateToken();
+    EXPECT_TRUE(
+        auth::AppendTokenToFile(tokens_file(),
+                                auth::TokenEntry::ForToken(token, role, name))
+            .ok());
+    const std::string file = dir() + "/" + name + ".token";
+    std::ofstream(file) << token << "\n";
+    return file;
+  }
 
   // Starts (or restarts) the server on the same port and database, with
   // `extra_args` after the harness's own (e.g. --http; with --no-auth the
@@ -250,6 +263,22 @@ class FleetHarness {
       if (j.job_id() == job_id) return j;
     }
     return std::nullopt;
+  }
+
+  // The job's whole progress through GetJob (a model job's tasks' too);
+  // nullopt when the server does not answer within `deadline`.
+  std::optional<tunefleet::v1::JobProgress> GetJob(
+      int64_t job_id,
+      std::chrono::seconds deadline = std::chrono::seconds(2)) const {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+    tunefleet::v1::GetJobRequest request;
+    request.set_job_id(job_id);
+    tunefleet::v1::JobProgress progress;
+    if (!Stub()->GetJob(&context, request, &progress).ok()) {
+      return std::nullopt;
+    }
+    return progress;
   }
 
   // Waits up to `limit` for the job to end; its last progress, or nullopt

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
@@ -13,6 +14,7 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/device_limits.h"
 
 namespace tunefleet::testing {
 
@@ -82,20 +84,6 @@ inline const templates::KernelTemplate& ReduceAxis() {
   return BuiltinTemplate("reduce_axis");
 }
 
-// Device limits of a GPU-like device: work-groups of up to `group`
-// work-items, `local_kib` KiB of local memory, 1 GiB allocations.
-inline templates::DeviceLimits GpuLimits(uint64_t group = 1024,
-                                         uint64_t local_kib = 48,
-                                         uint32_t compute_units = 16) {
-  templates::DeviceLimits d;
-  d.max_work_group_size = group;
-  d.max_work_item_sizes = {group, group, 64};
-  d.local_mem_bytes = local_kib * 1024;
-  d.max_mem_alloc_bytes = uint64_t{1} << 30;
-  d.compute_units = compute_units;
-  return d;
-}
-
 // CheckConfig of a config given as text, which must parse.
 inline absl::Status CheckText(const templates::KernelTemplate& tmpl,
                               const templates::Workload& w,
@@ -140,6 +128,17 @@ name = "saxpy_reference"
 global = ["N"]
 args = ["N", "float:2", "x", "y"]
 )";
+}
+
+// Values 0.25 * ((i * 7 + offset) % 23) - 2.75 for i in [0, n): distinct
+// small values, exactly representable; the inputs of data-op and eltwise
+// template tests.
+inline std::vector<float> Ramp(size_t n, int offset = 0) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = 0.25f * static_cast<float>((i * 7 + offset) % 23) - 2.75f;
+  }
+  return v;
 }
 
 }  // namespace tunefleet::testing

@@ -32,6 +32,22 @@ inline measure::Measurer& Device() {
   return *measurer;
 }
 
+// A test suite that opens the device once for its tests (measurer_) and
+// closes it after them; a device that does not open fails the suite.
+class MeasurerSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto device = opencl::OpenDevice(0, 0);
+    ASSERT_TRUE(device.ok()) << device.status();
+    auto m = measure::Measurer::Create(*std::move(device));
+    ASSERT_TRUE(m.ok()) << m.status();
+    measurer_ = *std::move(m);
+  }
+  static void TearDownTestSuite() { measurer_.reset(); }
+
+  static inline std::unique_ptr<measure::Measurer> measurer_;
+};
+
 inline templates::DeviceLimits DeviceLimits() {
   return trial::LimitsFromDeviceInfo(Device().device_info());
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "first_queue.h"
 #include "tunefleet_tuned.h"
 
 namespace {
@@ -275,14 +276,8 @@ int CheckErrors(cl_context context, cl_command_queue queue) {
 }  // namespace
 
 int main() {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  if (err != CL_SUCCESS) return 3;
+  const auto [device, context, queue] = consumer_support::OpenFirstQueue();
+  if (queue == nullptr) return 3;
   const Layout rm = Layout::kRowMajor, cm = Layout::kColMajor;
   const Transpose no = Transpose::kNo, yes = Transpose::kYes;
   // m, n and k differ, so a mixed-up dim or transpose shows.
@@ -338,8 +333,6 @@ int main() {
   int failures = 0;
   for (const Case& c : cases) failures += !RunCase(context, queue, c, rng);
   failures += CheckErrors(context, queue);
-  tunefleet_tuned::ReleaseCachedPrograms();
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  consumer_support::CloseQueue(context, queue);
   return failures == 0 ? 0 : 1;
 }

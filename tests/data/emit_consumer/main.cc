@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "first_queue.h"
 #include "tunefleet_tuned.h"
 
 namespace {
@@ -39,14 +40,8 @@ double RelativeError(int m, int n, int k, const std::vector<float>& a,
 }  // namespace
 
 int main(int argc, char** argv) {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  if (err != CL_SUCCESS) return 3;
+  const auto [device, context, queue] = consumer_support::OpenFirstQueue();
+  if (queue == nullptr) return 3;
   int failures = 0;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -59,6 +54,7 @@ int main(int argc, char** argv) {
                   tunefleet_tuned::DescribeRun(device, argv[i]).c_str());
       continue;
     }
+    cl_int err = CL_SUCCESS;
     std::vector<float> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n);
     for (float& x : a) x = dist(rng);
     for (float& x : b) x = dist(rng);
@@ -120,8 +116,6 @@ int main(int argc, char** argv) {
       CL_INVALID_VALUE) {
     ++failures;
   }
-  tunefleet_tuned::ReleaseCachedPrograms();
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  consumer_support::CloseQueue(context, queue);
   return failures == 0 ? 0 : 1;
 }

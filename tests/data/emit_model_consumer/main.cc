@@ -13,15 +13,15 @@
 // global_pool, softmax. Prints one line per workload; exit code 0 when all
 // match (relative error < 1e-4).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "first_queue.h"
+#include "task_parse.h"
 #include "tunefleet_tuned.h"
 
 namespace {
@@ -29,31 +29,8 @@ namespace {
 // layernorm's eps as the application passes it.
 constexpr float kEps = 1e-5f;
 
-struct Task {
-  std::string op;
-  std::map<std::string, long long> d;
-  std::map<std::string, std::string> attr;
-};
-
-Task ParseTask(const std::string& text) {
-  Task t;
-  std::istringstream in(text);
-  in >> t.op;
-  std::string token;
-  while (in >> token) {
-    const size_t eq = token.find('=');
-    if (eq == std::string::npos) continue;  // dtype
-    const std::string key = token.substr(0, eq), value = token.substr(eq + 1);
-    const bool number =
-        !value.empty() && (std::isdigit(value[0]) != 0 || value[0] == '-');
-    if (number) {
-      t.d[key] = std::stoll(value);
-    } else {
-      t.attr[key] = value;
-    }
-  }
-  return t;
-}
+using consumer_support::ParseTask;
+using consumer_support::Task;
 
 // `canonical` as a user may write it: "conv2d act=relu,K=32,...,C=16"
 // without the dims at the defaults of the built-in ops and without fp32.
@@ -420,14 +397,9 @@ std::vector<double> LayerNorm(const Task& t, const std::vector<float>& in,
 }  // namespace
 
 int main(int argc, char** argv) {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  if (err != CL_SUCCESS) return 3;
+  const auto [device, context, queue] = consumer_support::OpenFirstQueue();
+  if (queue == nullptr) return 3;
+  cl_int err = CL_SUCCESS;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1, 1);
   auto random = [&](size_t n) {
@@ -578,8 +550,6 @@ int main(int argc, char** argv) {
     failures += !(rel < 1e-4) + !short_ok;
     for (cl_mem m : buffers) clReleaseMemObject(m);
   }
-  tunefleet_tuned::ReleaseCachedPrograms();
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  consumer_support::CloseQueue(context, queue);
   return failures == 0 ? 0 : 1;
 }

@@ -10,39 +10,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "first_queue.h"
+#include "task_parse.h"
 #include "tunefleet_tuned.h"
 
 namespace {
 
-struct Task {
-  std::string op;
-  std::map<std::string, long long> d;
-  std::map<std::string, std::string> attr;
-};
-
-Task ParseTask(const std::string& text) {
-  Task t;
-  std::istringstream in(text);
-  in >> t.op;
-  std::string token;
-  while (in >> token) {
-    const size_t eq = token.find('=');
-    if (eq == std::string::npos) continue;  // dtype
-    const std::string key = token.substr(0, eq), value = token.substr(eq + 1);
-    if (!value.empty() &&
-        (value[0] == '-' || (value[0] >= '0' && value[0] <= '9'))) {
-      t.d[key] = std::stoll(value);
-    } else {
-      t.attr[key] = value;
-    }
-  }
-  return t;
-}
+using consumer_support::ParseTask;
+using consumer_support::Task;
 
 long long Dim(const Task& t, const std::string& name, long long dflt) {
   auto it = t.d.find(name);
@@ -82,14 +60,8 @@ double Reduce(const std::string& fn, const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-  if (err != CL_SUCCESS) return 3;
+  const auto [device, context, queue] = consumer_support::OpenFirstQueue();
+  if (queue == nullptr) return 3;
   int failures = 0;
   for (int a = 1; a < argc; ++a) {
     const Task t = ParseTask(argv[a]);
@@ -159,6 +131,7 @@ int main(int argc, char** argv) {
       ++failures;
       continue;
     }
+    cl_int err = CL_SUCCESS;
     std::vector<cl_mem> mems;
     for (std::vector<float>& b : host) {
       mems.push_back(clCreateBuffer(context,
@@ -186,8 +159,6 @@ int main(int argc, char** argv) {
                 tunefleet_tuned::DescribeRun(device, argv[a]).c_str());
     for (cl_mem m : mems) clReleaseMemObject(m);
   }
-  tunefleet_tuned::ReleaseCachedPrograms();
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  consumer_support::CloseQueue(context, queue);
   return failures == 0 ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "first_queue.h"
 #include "tunefleet_tuned.h"
 
 namespace {
@@ -72,13 +73,9 @@ int main(int argc, char** argv) {
   }
   const int m = std::atoi(argv[1]), n = std::atoi(argv[2]),
             k = std::atoi(argv[3]);
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-  err |= clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
-  cl_context context =
-      clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+  const auto [device, context, queue] = consumer_support::OpenFirstQueue();
+  if (queue == nullptr) return 3;
+  cl_int err = CL_SUCCESS;
   cl_command_queue other = clCreateCommandQueue(context, device, 0, &err);
   if (err != CL_SUCCESS) return 3;
 

@@ -14,8 +14,6 @@
 // and, when it loaded, runs it once on inputs of 0.5s and prints
 //   ran <status code> <first output value>
 // Exit code 0 when every plan that loaded ran.
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -23,7 +21,8 @@
 #include <vector>
 
 #include "first_device.h"
-#include "softmax_check.h"
+#include "first_queue.h"
+#include "softmax_run.h"
 #include "tunefleet_model.h"
 #include "tunefleet_tuned.h"
 
@@ -35,29 +34,7 @@ bool RunOnce(cl_context context, cl_command_queue queue, cl_device_id device,
       tunefleet_tuned::DescribeRunEntry(device, workload.c_str());
   std::printf("entry %s %s\n", e.found ? e.config.c_str() : "none",
               e.table.empty() ? "built-in" : e.table.c_str());
-  const size_t count = static_cast<size_t>(n) * d;
-  std::vector<float> in(count), out(count, 0.0f);
-  for (size_t i = 0; i < count; ++i) {
-    in[i] = 0.03f * static_cast<float>((i * 37) % 101) - 1.5f;
-  }
-  cl_int err = CL_SUCCESS;
-  cl_mem a = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                            count * sizeof(float), in.data(), &err);
-  cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, count * sizeof(float),
-                            nullptr, &err);
-  const cl_mem buffers[] = {a, b};
-  err = tunefleet_tuned::Run(queue, workload.c_str(), buffers, 2, nullptr, 0);
-  if (err == CL_SUCCESS) {
-    err = clEnqueueReadBuffer(queue, b, CL_TRUE, 0, count * sizeof(float),
-                              out.data(), 0, nullptr, nullptr);
-  }
-  clReleaseMemObject(a);
-  clReleaseMemObject(b);
-  if (err != CL_SUCCESS) {
-    std::printf("run FAIL OpenCL error %d\n", err);
-    return false;
-  }
-  return consumer_support::CheckSoftmax(in, out, n, d);
+  return consumer_support::RunSoftmax(context, queue, workload, n, d);
 }
 
 // The plan mode above.
@@ -101,8 +78,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int n = std::atoi(argv[1]), d = std::atoi(argv[2]);
-  const std::string workload =
-      "softmax N=" + std::to_string(n) + " D=" + std::to_string(d);
+  const std::string workload = consumer_support::SoftmaxWorkload(n, d);
   cl_device_id device = consumer_support::FirstDevice();
   if (device == nullptr) return 1;
   cl_int err = CL_SUCCESS;
@@ -111,9 +87,7 @@ int main(int argc, char** argv) {
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
   if (std::string(argv[1]) == "plan") {
     const bool loaded = LoadPlans(context, queue, device, argc, argv);
-    tunefleet_tuned::ReleaseCachedPrograms();
-    clReleaseCommandQueue(queue);
-    clReleaseContext(context);
+    consumer_support::CloseQueue(context, queue);
     return loaded ? 0 : 1;
   }
   bool ok = RunOnce(context, queue, device, workload, n, d);
@@ -123,8 +97,6 @@ int main(int argc, char** argv) {
     std::printf("load %d %s\n", code, message.c_str());
     ok = RunOnce(context, queue, device, workload, n, d) && ok;
   }
-  tunefleet_tuned::ReleaseCachedPrograms();
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+  consumer_support::CloseQueue(context, queue);
   return ok ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::bundle {
@@ -65,14 +66,7 @@ class BundleTest : public ::testing::Test {
     info.set_device_name("Test GPU");
     info.set_driver_version("3.1-test");
     EXPECT_TRUE(store->UpsertDevice("test-gpu", info).ok());
-    store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                          *templates::FindTemplate("gemm", ""),
-                          "test-gpu",
-                          tunefleet::v1::STRATEGY_RANDOM,
-                          16,
-                          seed,
-                          0};
-    auto job = store->CreateJob(spec);
+    auto job = store->CreateJob(testing::SmallGemmJob(16, seed));
     EXPECT_TRUE(job.ok()) << job.status();
     EXPECT_TRUE(store->SetJobReference(*job, 5000).ok());
     std::vector<store::NewTrial> trials;

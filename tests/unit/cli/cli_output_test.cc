@@ -23,11 +23,13 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/text_output.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet {
 namespace {
 
+using testing::Count;
 using tunefleet::v1::JobProgress;
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -237,24 +239,7 @@ std::string Printed(const std::vector<JobProgress>& updates) {
     for (const JobProgress& p : updates) printer.Update(p);
     printer.End();
   }
-  std::rewind(out);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), out)) > 0) {
-    text.append(buffer, n);
-  }
-  std::fclose(out);
-  return text;
-}
-
-size_t Count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos;
-       at = text.find(part, at + 1)) {
-    ++n;
-  }
-  return n;
+  return testing::Drain(out);
 }
 
 TEST(CliProgress, ShowsTheWaitingReasonOncePerChange) {

@@ -17,35 +17,24 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "store/store.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::OneTimeOk;
 using tunefleet::v1::JOB_STATE_DONE;
 using tunefleet::v1::JOB_STATE_FAILED;
 using tunefleet::v1::JOB_STATE_RUNNING;
 using tunefleet::v1::Measurement;
 
 store::JobParams Gemm(int64_t model_job_id = 0, int task_index = -1) {
-  store::JobParams p{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                     *templates::FindTemplate("gemm", ""),
-                     "test-gpu",
-                     tunefleet::v1::STRATEGY_RANDOM,
-                     10,
-                     1,
-                     0};
+  store::JobParams p = testing::SmallGemmJob();
   p.model_job_id = model_job_id;
   p.task_index = task_index;
   return p;
-}
-
-Measurement Ok(double ns) {
-  Measurement m;
-  m.set_error(Measurement::OK);
-  m.add_times_ns(ns);
-  return m;
 }
 
 // A job as a command killed mid-job leaves it: running, one trial measured
@@ -58,7 +47,7 @@ int64_t LeaveRunningJob(store::Store& store, const std::string& agent,
   auto ids = store.InsertTrials(*job, {{0, "a=0"}, {1, "a=1"}, {2, "a=2"}});
   EXPECT_TRUE(ids.ok()) << ids.status();
   EXPECT_TRUE(store.LeaseTrial((*ids)[0], agent).ok());
-  EXPECT_TRUE(store.CompleteTrial((*ids)[0], Ok(100), 100, 1.0).ok());
+  EXPECT_TRUE(store.CompleteTrial((*ids)[0], OneTimeOk(100), 100, 1.0).ok());
   EXPECT_TRUE(store.LeaseTrial((*ids)[1], agent).ok());
   return *job;
 }

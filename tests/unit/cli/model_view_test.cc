@@ -18,12 +18,14 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/text_output.h"
 
 namespace tunefleet::cli {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using tunefleet::testing::Drain;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::ModelTaskProgress;
 
@@ -74,18 +76,6 @@ ModelTaskProgress Task(uint32_t index, const std::string& workload,
     job->mutable_best()->set_template_name(template_name);
   }
   return t;
-}
-
-std::string Drain(FILE* out) {
-  std::rewind(out);
-  std::string text;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), out)) > 0) {
-    text.append(buffer, n);
-  }
-  std::fclose(out);
-  return text;
 }
 
 TEST(ModelView, ProgressLineHasTrialsLatencyAndStoppedTasks) {

@@ -13,6 +13,7 @@
 #include "emitter/emitter.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::emitter {
@@ -24,10 +25,7 @@ class EmitChoice : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(store_, nullptr);
-    tunefleet::v1::DeviceInfo info;
-    info.set_device_name("Test GPU");
-    info.set_vendor("Acme");
-    ASSERT_TRUE(store_->UpsertDevice("dev", info).ok());
+    ASSERT_TRUE(testing::AddTestGpu(store_, "dev", "Acme").ok());
     out_ = ::testing::TempDir() + "/emit_choice_" + std::to_string(getpid());
     std::filesystem::remove_all(out_);
   }

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/image_spec.h"
 
 namespace tunefleet::templates {
 namespace {
@@ -19,31 +20,13 @@ using ::testing::HasSubstr;
 constexpr char kSource[] = "__kernel void k() {}\n__kernel void r() {}\n";
 
 // B (K x N) read as an image when IMG is 1.
-constexpr char kImageSpec[] = R"spec(
-name = "spec_image_test"
-op = "gemm"
-flops = "2 * M * N * K"
-constraints = [{ expression = "IMG == 0 || image_support", reason = "no images" }]
-[knobs]
-IMG = [0, 1]
-[[buffers]]
-name = "A"
-elements = "M * K"
-[[buffers]]
-name = "B"
-elements = "K * N"
-dtype = "workload"
-[[buffers]]
-name = "C"
-elements = "M * N"
-output = true
-[[images]]
-name = "b_image"
-buffer = "B"
-rows = "K"
-row_elements = "N"
-when = "IMG == 1"
-[kernel]
+std::string ImageSpec() {
+  return testing::GemmImageSpecHead(
+             "spec_image_test",
+             "constraints = [{ expression = \"IMG == 0 || image_support\", "
+             "reason = \"no images\" }]\n",
+             /*a_workload_dtype=*/false) +
+         R"spec([kernel]
 name = "k"
 global = ["N", "M"]
 args = ["M", "N", "K", "A", "b_image", "C"]
@@ -53,6 +36,7 @@ name = "r"
 global = ["N", "M"]
 args = ["M", "N", "K", "A", "B", "C"]
 )spec";
+}
 
 // A library call with an epilogue kernel that runs when ACT != 0.
 constexpr char kLibrarySpec[] = R"spec(
@@ -105,7 +89,7 @@ DeviceLimits ImageDevice() {
 }
 
 TEST(SpecImages, AKnobChoosesTheImageOrTheBuffer) {
-  auto t = SpecTemplate::Parse(kImageSpec, "toml", kSource);
+  auto t = SpecTemplate::Parse(ImageSpec(), "toml", kSource);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_FALSE((*t)->is_library());
   const Workload w = Gemm("M=8,N=30,K=16");
@@ -127,7 +111,7 @@ TEST(SpecImages, AKnobChoosesTheImageOrTheBuffer) {
 }
 
 TEST(SpecImages, LaunchChecksRefuseImagesTheDeviceCannotHold) {
-  auto t = SpecTemplate::Parse(kImageSpec, "toml", kSource);
+  auto t = SpecTemplate::Parse(ImageSpec(), "toml", kSource);
   ASSERT_TRUE(t.ok()) << t.status();
   DeviceLimits limits = ImageDevice();
   // 4 * 16384 elements fill 16384 texels; one more does not fit.
@@ -150,7 +134,7 @@ TEST(SpecImages, LaunchChecksRefuseImagesTheDeviceCannotHold) {
 }
 
 TEST(SpecImages, TheJsonFormCarriesTheTables) {
-  auto toml = SpecTemplate::Parse(kImageSpec, "toml", kSource);
+  auto toml = SpecTemplate::Parse(ImageSpec(), "toml", kSource);
   ASSERT_TRUE(toml.ok()) << toml.status();
   // The same spec as JSON (what a client may send), through toml++.
   auto j = nlohmann::json::parse(R"({
@@ -178,7 +162,7 @@ TEST(SpecImages, TheJsonFormCarriesTheTables) {
 }
 
 TEST(SpecImages, BadImagesNameTheTableAndField) {
-  const std::string spec = kImageSpec;
+  const std::string spec = ImageSpec();
   struct Case {
     std::string from, to;
     const char* message;
@@ -347,9 +331,9 @@ TEST(SpecLibrary, BadLibrariesNameTheField) {
     EXPECT_THAT(std::string(t.status().message()), HasSubstr(c.message));
   }
   std::string image_arg = absl::StrReplaceAll(
-      kImageSpec, {{"[kernel]",
-                    "[library]\nname = \"clblast\"\nroutine = "
-                    "\"gemm\"\nargs = [\"b_image\"]\n[kernel]"}});
+      ImageSpec(), {{"[kernel]",
+                     "[library]\nname = \"clblast\"\nroutine = "
+                     "\"gemm\"\nargs = [\"b_image\"]\n[kernel]"}});
   EXPECT_THAT(
       std::string(
           SpecTemplate::Parse(image_arg, "toml", kSource).status().message()),

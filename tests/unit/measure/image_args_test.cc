@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "measure/measurer.h"
+#include "tests/support/image_spec.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::measure {
@@ -120,31 +121,10 @@ TEST(ImageMode, ArgumentsTheDeviceOrBufferCannotHaveAreRefused) {
 
 // C(MxN) = A(MxK) * B(KxN), B read through an image when IMG is 1 (texel
 // (n/4, k) holds B[k][n..n+3]).
-constexpr char kSpec[] = R"spec(
-name = "image_read_test"
-op = "gemm"
-flops = "2 * M * N * K"
-[knobs]
-IMG = [0, 1]
-[[buffers]]
-name = "A"
-elements = "M * K"
-dtype = "workload"
-[[buffers]]
-name = "B"
-elements = "K * N"
-dtype = "workload"
-[[buffers]]
-name = "C"
-elements = "M * N"
-output = true
-[[images]]
-name = "b_image"
-buffer = "B"
-rows = "K"
-row_elements = "N"
-when = "IMG == 1"
-[kernel]
+std::string Spec() {
+  return testing::GemmImageSpecHead("image_read_test", "",
+                                    /*a_workload_dtype=*/true) +
+         R"spec([kernel]
 name = "gemm"
 global = ["N", "M"]
 args = ["M", "N", "K", "A", "b_image", "C"]
@@ -155,6 +135,7 @@ global = ["N", "M"]
 args = ["M", "N", "K", "A", "B", "C"]
 options = "-DIMG=0 -DFP16={fp16}"
 )spec";
+}
 
 constexpr char kSource[] = R"cl(
 #if FP16
@@ -200,7 +181,7 @@ class ImageTrialTest : public ::testing::Test {
     auto measurer = Measurer::Create(*std::move(device), options);
     ASSERT_TRUE(measurer.ok()) << measurer.status();
     measurer_ = *std::move(measurer);
-    auto spec = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+    auto spec = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
     ASSERT_TRUE(spec.ok()) << spec.status();
     spec_ = *std::move(spec);
   }

@@ -24,6 +24,7 @@
 #include "server/trial_ledger.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 #include "tests/support/test_device.h"
 #include "tests/unit/server/fake_agent.h"
@@ -163,16 +164,7 @@ class JobManagerTest : public ::testing::Test {
 
   // A GEMM job on kKey with a random search and no transfer learning.
   static tunefleet::v1::SubmitJobRequest Request(uint32_t trials) {
-    tunefleet::v1::SubmitJobRequest r;
-    *r.mutable_workload() = trial::WorkloadToProto(
-        *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
-    r.set_device_key(kKey);
-    r.set_trials(trials);
-    r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-    r.set_seed(7);
-    r.set_no_transfer(true);
-    r.set_skip_reference(true);
-    return r;
+    return tunefleet::testing::GemmJobRequest(kKey, trials, 7);
   }
 
   std::shared_ptr<Job> Submit(const tunefleet::v1::SubmitJobRequest& r) {

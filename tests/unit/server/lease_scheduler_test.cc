@@ -17,6 +17,7 @@
 #include "kernels_templates/registry.h"
 #include "store/store.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 #include "tests/unit/server/fake_agent.h"
 
@@ -47,10 +48,8 @@ class SchedulerTest : public ::testing::Test {
   // `key` at `priority`.
   std::vector<QueuedTrial> Trials(int n, const std::string& key,
                                   int priority = 0) {
-    store::JobParams params{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                            *templates::FindTemplate("gemm", ""), key,
-                            tunefleet::v1::STRATEGY_RANDOM, n};
-    absl::StatusOr<int64_t> job = store_->CreateJob(params);
+    absl::StatusOr<int64_t> job =
+        store_->CreateJob(tunefleet::testing::SmallGemmJob(n, 0, key));
     EXPECT_TRUE(job.ok()) << job.status();
     std::vector<store::NewTrial> rows;
     for (int i = 0; i < n; ++i) {

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "store/trial_writer.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 #include "tests/unit/server/fake_agent.h"
 #include "trial/trial_request.h"
@@ -134,10 +135,8 @@ class LedgerTest : public ::testing::Test {
 
   // `n` pending trial rows of a new live job, queued on the scheduler.
   std::vector<int64_t> Enqueue(int n) {
-    store::JobParams params{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                            *templates::FindTemplate("gemm", ""), kKey,
-                            tunefleet::v1::STRATEGY_RANDOM, n};
-    absl::StatusOr<int64_t> job = store_->CreateJob(params);
+    absl::StatusOr<int64_t> job =
+        store_->CreateJob(tunefleet::testing::SmallGemmJob(n, 0, kKey));
     EXPECT_TRUE(job.ok()) << job.status();
     job_id_ = *job;
     jobs_.SetLive(job_id_, true);

@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "store/store.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::store {
@@ -14,19 +15,11 @@ class ModelJobsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(store_, nullptr);
-    tunefleet::v1::DeviceInfo info;
-    info.set_device_name("Test GPU");
-    ASSERT_TRUE(store_->UpsertDevice("test-gpu", info).ok());
+    ASSERT_TRUE(testing::AddTestGpu(store_).ok());
   }
 
   JobParams Task(int64_t model_job_id, int task_index) {
-    JobParams p{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                *templates::FindTemplate("gemm", ""),
-                "test-gpu",
-                tunefleet::v1::STRATEGY_RANDOM,
-                100,
-                1,
-                0};
+    JobParams p = testing::SmallGemmJob(100);
     p.model_job_id = model_job_id;
     p.task_index = task_index;
     return p;

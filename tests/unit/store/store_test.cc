@@ -9,42 +9,27 @@
 
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 #include "tests/support/test_device.h"
 
 namespace tunefleet::store {
 namespace {
 
+using testing::OneTimeOk;
 using tunefleet::v1::Measurement;
 
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(store_, nullptr);
-    tunefleet::v1::DeviceInfo info;
-    info.set_device_name("Test GPU");
-    info.set_vendor("Acme");
-    ASSERT_TRUE(store_->UpsertDevice("test-gpu", info).ok());
+    ASSERT_TRUE(testing::AddTestGpu(store_, "test-gpu", "Acme").ok());
   }
 
   int64_t MakeJob(int64_t budget = 10) {
-    store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                          *templates::FindTemplate("gemm", ""),
-                          "test-gpu",
-                          tunefleet::v1::STRATEGY_RANDOM,
-                          budget,
-                          1,
-                          0};
-    auto id = store_->CreateJob(spec);
+    auto id = store_->CreateJob(testing::SmallGemmJob(budget));
     EXPECT_TRUE(id.ok()) << id.status();
     return *id;
-  }
-
-  static Measurement Ok(double ns) {
-    Measurement m;
-    m.set_error(Measurement::OK);
-    m.add_times_ns(ns);
-    return m;
   }
 
   testing::TempStore db_{"store_test"};
@@ -69,11 +54,11 @@ TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
   ASSERT_TRUE(ids.ok());
   ASSERT_EQ(ids->size(), 2u);
   ASSERT_TRUE(store_->LeaseTrial((*ids)[0], "agent-1").ok());
-  auto first = store_->CompleteTrial((*ids)[0], Ok(100), 100, 1.0);
+  auto first = store_->CompleteTrial((*ids)[0], OneTimeOk(100), 100, 1.0);
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(*first);
   // A repeated (or late) result changes nothing.
-  auto again = store_->CompleteTrial((*ids)[0], Ok(5), 5, 9.0);
+  auto again = store_->CompleteTrial((*ids)[0], OneTimeOk(5), 5, 9.0);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(*again);
   auto tally = store_->TallyJob(job);
@@ -90,15 +75,10 @@ TEST_F(StoreTest, ResultsAreIdempotentByTrialId) {
 }
 
 TEST_F(StoreTest, JobsKeepTheTimesTheirCreatorGave) {
-  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                        *templates::FindTemplate("gemm", ""),
-                        "test-gpu",
-                        tunefleet::v1::STRATEGY_GRID,
-                        3,
-                        1,
-                        0,
-                        1700000000000,
-                        1700000060000};
+  store::JobParams spec = testing::SmallGemmJob(3);
+  spec.strategy = tunefleet::v1::STRATEGY_GRID;
+  spec.created_ms = 1700000000000;
+  spec.deadline_ms = 1700000060000;
   auto id = store_->CreateJob(spec);
   ASSERT_TRUE(id.ok()) << id.status();
   auto job = store_->GetJob(*id);
@@ -119,8 +99,8 @@ TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
   wrong.set_error(Measurement::WRONG_ANSWER);
   wrong.add_times_ns(1);  // fast but wrong: never the best
   ASSERT_TRUE(store_->CompleteTrial(ids[0], wrong, 0, 0).ok());
-  ASSERT_TRUE(store_->CompleteTrial(ids[1], Ok(300), 300, 3).ok());
-  ASSERT_TRUE(store_->CompleteTrial(ids[2], Ok(200), 200, 4).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[1], OneTimeOk(300), 300, 3).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[2], OneTimeOk(200), 200, 4).ok());
   store::RecordFilter best;
   best.best_only = true;
   auto records = store_->QueryRecords(best);
@@ -141,7 +121,7 @@ TEST_F(StoreTest, BestRecordIsTheFastestValidOne) {
 TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
   const int64_t job = MakeJob();
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}, {3, "a=3"}});
-  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], OneTimeOk(10), 10, 1).ok());
   ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
   ASSERT_TRUE(
       store_->SetJobState(job, tunefleet::v1::JOB_STATE_CANCELLED, "stopped")
@@ -163,17 +143,11 @@ TEST_F(StoreTest, FinishingAJobLeavesNoTrialWithoutAnErrorCode) {
 // job counts it, and no measurement to plot; the job's search space size
 // is kept with it (schema v6).
 TEST_F(StoreTest, ATalliedJobCountsWhatItsServerCounted) {
-  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                        *templates::FindTemplate("gemm", ""),
-                        "test-gpu",
-                        tunefleet::v1::STRATEGY_RANDOM,
-                        20,
-                        1,
-                        0};
+  store::JobParams spec = testing::SmallGemmJob(20);
   spec.space_size = 50256;
   const int64_t job = *store_->CreateJob(spec);
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}, {3, "a=3"}});
-  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], OneTimeOk(10), 10, 1).ok());
   ASSERT_TRUE(store_->LeaseTrial(ids[1], "agent-1").ok());
   ASSERT_TRUE(
       store_->SetJobState(job, tunefleet::v1::JOB_STATE_CANCELLED, "").ok());
@@ -195,7 +169,7 @@ TEST_F(StoreTest, ATalliedJobCountsWhatItsServerCounted) {
 TEST_F(StoreTest, ReopeningKeepsRecordsAndRefusesNewerSchemas) {
   const int64_t job = MakeJob();
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}});
-  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], OneTimeOk(10), 10, 1).ok());
   db_.Close();
   store_ = nullptr;
   auto reopened = store::Store::Open(path_);
@@ -224,7 +198,7 @@ std::string TrialsSql(store::Database& db) {
 TEST_F(StoreTest, TrialChecksRefuseUnknownStatesAndErrorsAndV4FilesMigrate) {
   const int64_t job = MakeJob();
   auto ids = *store_->InsertTrials(job, {{1, "a=1"}, {2, "a=2"}});
-  ASSERT_TRUE(store_->CompleteTrial(ids[0], Ok(10), 10, 1).ok());
+  ASSERT_TRUE(store_->CompleteTrial(ids[0], OneTimeOk(10), 10, 1).ok());
   db_.Close();
   store_ = nullptr;
   const std::string v4_state = "CHECK (state IN ('pending', 'leased', 'done'))";
@@ -337,14 +311,7 @@ TEST_F(StoreSecurity, ValuesNeverBecomeSql) {
   auto found = store.GetDevice(hostile);
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(found->device_name(), "Validation GPU");
-  store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                        *templates::FindTemplate("gemm", ""),
-                        "dev",
-                        tunefleet::v1::STRATEGY_RANDOM,
-                        4,
-                        1,
-                        0};
-  auto job = store.CreateJob(spec);
+  auto job = store.CreateJob(testing::SmallGemmJob(4, 1, "dev"));
   ASSERT_TRUE(job.ok()) << job.status();
   auto trials = store.InsertTrials(*job, {{0, "MWG=16"}});
   ASSERT_TRUE(trials.ok()) << trials.status();

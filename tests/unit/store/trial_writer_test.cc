@@ -11,6 +11,7 @@
 #include "kernels_templates/registry.h"
 #include "store/sqlite.h"
 #include "store/store.h"
+#include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::store {
@@ -29,17 +30,8 @@ class TrialWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(store_, nullptr);
-    tunefleet::v1::DeviceInfo info;
-    info.set_device_name("Test GPU");
-    ASSERT_TRUE(store_->UpsertDevice("test-gpu", info).ok());
-    store::JobParams spec{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                          *templates::FindTemplate("gemm", ""),
-                          "test-gpu",
-                          tunefleet::v1::STRATEGY_RANDOM,
-                          10,
-                          1,
-                          0};
-    absl::StatusOr<int64_t> job = store_->CreateJob(spec);
+    ASSERT_TRUE(testing::AddTestGpu(store_).ok());
+    absl::StatusOr<int64_t> job = store_->CreateJob(testing::SmallGemmJob());
     ASSERT_TRUE(job.ok()) << job.status();
     std::vector<NewTrial> rows;
     for (uint64_t i = 0; i < 8; ++i) rows.push_back({i, "{}"});

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "tests/support/image_spec.h"
 
 namespace tunefleet::trial {
 namespace {
@@ -15,30 +16,10 @@ constexpr char kSource[] = "__kernel void k() {}\n";
 
 // A library call with an epilogue that reads B through an image when IMG
 // is 1.
-constexpr char kSpec[] = R"spec(
-name = "trial_request_test"
-op = "gemm"
-flops = "2 * M * N * K"
-[knobs]
-IMG = [0, 1]
-[[buffers]]
-name = "A"
-elements = "M * K"
-[[buffers]]
-name = "B"
-elements = "K * N"
-dtype = "workload"
-[[buffers]]
-name = "C"
-elements = "M * N"
-output = true
-[[images]]
-name = "b_image"
-buffer = "B"
-rows = "K"
-row_elements = "N"
-when = "IMG == 1"
-[library]
+std::string Spec() {
+  return testing::GemmImageSpecHead("trial_request_test", "",
+                                    /*a_workload_dtype=*/false) +
+         R"spec([library]
 name = "clblast"
 routine = "gemm"
 args = ["M", "N", "K", "float:0.5", "A", "B", "C"]
@@ -51,9 +32,10 @@ name = "k"
 global = ["M * N"]
 args = ["B", "C"]
 )spec";
+}
 
 TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
-  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
   ASSERT_TRUE(t.ok()) << t.status();
   auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
   ASSERT_TRUE(w.ok()) << w.status();
@@ -75,7 +57,7 @@ TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
 }
 
 TEST(TrialRequest, LeanRequestsNameSourcesByHashAndFillBackWhole) {
-  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
   ASSERT_TRUE(t.ok()) << t.status();
   auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
   ASSERT_TRUE(w.ok()) << w.status();
@@ -101,7 +83,7 @@ TEST(TrialRequest, LeanRequestsNameSourcesByHashAndFillBackWhole) {
 }
 
 TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
-  auto t = templates::SpecTemplate::Parse(kSpec, "toml", kSource);
+  auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
   ASSERT_TRUE(t.ok()) << t.status();
   auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
   ASSERT_TRUE(w.ok()) << w.status();
@@ -132,7 +114,7 @@ TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
 }
 
 TEST(TrialRequest, PlainTemplatesHaveNoLibraryCall) {
-  std::string spec = kSpec;
+  std::string spec = Spec();
   const size_t library = spec.find("[library]");
   spec.erase(library, spec.find("[kernel]") - library);
   auto t = templates::SpecTemplate::Parse(spec, "toml", kSource);
