@@ -4,8 +4,8 @@
 // log_flag.h); code anywhere logs with logging::Info("...{}...", value)
 // and its siblings (fmt's format strings, checked at compile time).
 //
-// The line's form depends on where stderr goes (docs/OPERATING.md,
-// "Logs"):
+// The line's form depends on where stderr goes (docs/FLEET.md,
+// "Logs").
 //  - to the systemd journal (JOURNAL_STREAM names stderr's device and
 //    inode, as systemd sets it for a service's stdout/stderr): the
 //    message after sd-daemon(3)'s priority prefix, "<6>message"; the

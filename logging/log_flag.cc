@@ -22,7 +22,7 @@ CLI::Option* AddLogLevelFlag(CLI::App& app, Level* level) {
           },
           "the least severe log lines written to stderr: trace, debug, "
           "info, warn or error (under systemd, stderr is the journal and "
-          "lines carry its priority; docs/OPERATING.md, \"Logs\")")
+          "lines carry its priority; docs/FLEET.md, \"Logs\")")
       ->check(CLI::IsMember(names))
       ->default_str(std::string(LevelName(*level)));
 }

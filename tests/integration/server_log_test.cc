@@ -1,4 +1,4 @@
-// The tunefleet-server binary's log (logging/log.h, docs/OPERATING.md,
+// The tunefleet-server binary's log (logging/log.h, docs/FLEET.md,
 // "Logs"): --log-level leaves out the lines below it and adds debug ones;
 // with stderr the journal (JOURNAL_STREAM naming it, as systemd sets it)
 // every line is the message after its sd-daemon priority, with no time of
