@@ -1,8 +1,8 @@
-// The tunefleet-server binary's log (logging/log.h, docs/FLEET.md,
-// "Logs"): --log-level leaves out the lines below it and adds debug ones;
-// with stderr the journal (JOURNAL_STREAM naming it, as systemd sets it)
-// every line is the message after its sd-daemon priority, with no time of
-// its own; elsewhere each line has a time and a level.
+// The tunefleet-server and tunefleet-agent binaries' log (logging/log.h,
+// docs/FLEET.md "Logs"): --log-level leaves out the lines below it and adds
+// debug ones; with stderr the journal (JOURNAL_STREAM naming it, as systemd
+// sets it) every line is the message after its sd-daemon priority, with no time
+// of its own; elsewhere each line has a time and a level.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -197,6 +197,49 @@ TEST_F(ServerLog, AJournalStreamThatIsNotStderrIsIgnored) {
   EXPECT_THAT(server.err(), Not(HasSubstr("<6>")));
   EXPECT_THAT(server.err(),
               HasSubstr("] [info] tunefleet-server: listening on"));
+}
+
+// The agent takes the same flag and form: at warn its connection is left
+// out; at info, into the journal, it is a line of priority 6.
+TEST_F(ServerLog, TheAgentLogsTheSameWay) {
+  BackgroundCommand server(Server("--listen 127.0.0.1:0"), dir_);
+  ASSERT_TRUE(AwaitErr(server, "listening on")) << server.err();
+  const std::string err = server.err();
+  const size_t at = err.find("listening on ") + 13;
+  const std::string address = err.substr(at, err.find(' ', at) - at);
+  auto agent_dir = [&](const std::string& name) {
+    std::filesystem::create_directories(dir_ + "/" + name);
+    return dir_ + "/" + name;
+  };
+  const std::string agent = BinaryDir() + "/device_agent/tunefleet-agent";
+
+  BackgroundCommand quiet(
+      absl::StrCat(agent, " --server ", address,
+                   " --key log-warn --log-level warn --no-binary-cache"),
+      agent_dir("warn"));
+  ASSERT_TRUE(AwaitErr(server, "connected: key log-warn")) << server.err();
+  quiet.Signal(SIGTERM);
+  EXPECT_EQ(quiet.Wait(kLimit), 0) << quiet.err();
+  EXPECT_THAT(quiet.err(), Not(HasSubstr("connected to")));
+  EXPECT_THAT(quiet.err(), Not(HasSubstr("tunefleet-agent: device")));
+
+  const std::string journal_dir = agent_dir("journal");
+  std::ofstream(journal_dir + "/cmd.err").flush();
+  struct stat st {};
+  ASSERT_EQ(stat((journal_dir + "/cmd.err").c_str(), &st), 0);
+  BackgroundCommand journal(
+      absl::StrCat("env JOURNAL_STREAM=", st.st_dev, ":", st.st_ino, " ", agent,
+                   " --server ", address, " --key log-info"),
+      journal_dir);
+  ASSERT_TRUE(AwaitErr(journal, "connected to")) << journal.err();
+  journal.Signal(SIGTERM);
+  EXPECT_EQ(journal.Wait(kLimit), 0) << journal.err();
+  EXPECT_THAT(journal.err(), HasSubstr("<6>tunefleet-agent: device '"));
+  EXPECT_THAT(journal.err(),
+              HasSubstr(absl::StrCat("<6>[agent log-info] connected to ",
+                                     address, " as agent-")));
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
 }
 
 }  // namespace
