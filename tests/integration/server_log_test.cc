@@ -229,7 +229,7 @@ TEST_F(ServerLog, TheAgentLogsTheSameWay) {
   ASSERT_EQ(stat((journal_dir + "/cmd.err").c_str(), &st), 0);
   BackgroundCommand journal(
       absl::StrCat("env JOURNAL_STREAM=", st.st_dev, ":", st.st_ino, " ", agent,
-                   " --server ", address, " --key log-info"),
+                   " --server ", address, " --key log-info --no-binary-cache"),
       journal_dir);
   ASSERT_TRUE(AwaitErr(journal, "connected to")) << journal.err();
   journal.Signal(SIGTERM);
