@@ -62,10 +62,11 @@ class ServerLog : public ::testing::Test {
     return false;
   }
 
-  // "DEVICE:INODE" of the stderr file the command will write (made now;
-  // the shell's redirection truncates it and keeps its inode).
-  std::string StderrStream() const {
-    const std::string path = dir_ + "/cmd.err";
+  // "DEVICE:INODE" of the stderr file a command run in `dir` (default: the
+  // test's) will write (made now; the shell's redirection truncates it and
+  // keeps its inode).
+  std::string StderrStream(std::string dir = "") const {
+    const std::string path = (dir.empty() ? dir_ : dir) + "/cmd.err";
     std::ofstream(path).flush();
     struct stat st {};
     EXPECT_EQ(stat(path.c_str(), &st), 0);
@@ -224,11 +225,8 @@ TEST_F(ServerLog, TheAgentLogsTheSameWay) {
   EXPECT_THAT(quiet.err(), Not(HasSubstr("tunefleet-agent: device")));
 
   const std::string journal_dir = agent_dir("journal");
-  std::ofstream(journal_dir + "/cmd.err").flush();
-  struct stat st {};
-  ASSERT_EQ(stat((journal_dir + "/cmd.err").c_str(), &st), 0);
   BackgroundCommand journal(
-      absl::StrCat("env JOURNAL_STREAM=", st.st_dev, ":", st.st_ino, " ", agent,
+      absl::StrCat("env JOURNAL_STREAM=", StderrStream(journal_dir), " ", agent,
                    " --server ", address, " --key log-info --no-binary-cache"),
       journal_dir);
   ASSERT_TRUE(AwaitErr(journal, "connected to")) << journal.err();
