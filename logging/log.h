@@ -11,7 +11,7 @@
 //    message after sd-daemon(3)'s priority prefix, "<6>message"; the
 //    journal adds the time and keeps the priority;
 //  - anywhere else: "[2026-11-29 16:05:01.123] [info] message" (local
-//    time, milliseconds).
+//    time, milliseconds; spdlog names warn "warning").
 // Before Setup() (a library used in another program, the tunefleet CLI's
 // embedded server) the logger writes at level info in the second form.
 #ifndef TUNEFLEET_LOGGING_LOG_H_
