@@ -74,6 +74,9 @@ tunefleet_dependency(tomlplusplus  FOR agent server FIND tomlplusplus CONFIG
 tunefleet_dependency(nlohmann_json FOR agent server FIND nlohmann_json CONFIG
                                                                          DEB nlohmann-json3-dev)
 tunefleet_dependency(CLI11         FOR agent server FIND CLI11 CONFIG    DEB libcli11-dev)
+# logging/: the daemons' log (spdlog, built on fmt: its config finds fmt).
+tunefleet_dependency(spdlog        FOR agent server FIND spdlog CONFIG   DEB libspdlog-dev
+                                                                             libfmt-dev)
 # opencl/: the headers; tunefleet-agent loads libOpenCL at run time
 # (opencl_loader.h), tests and benchmarks link it.
 tunefleet_dependency(OpenCL        FOR agent        FIND OpenCL          DEB ocl-icd-opencl-dev
@@ -105,6 +108,7 @@ tunefleet_dependency(CLBlast       FOR bench OPTIONAL                    DEB lib
 
 # Folder             built for
 tunefleet_folder(base              FOR agent server)
+tunefleet_folder(logging           FOR agent server)
 tunefleet_folder(kernel_policy     FOR agent server)
 tunefleet_folder(proto             FOR agent server)
 tunefleet_folder(contract          FOR agent server)

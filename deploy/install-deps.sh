@@ -13,6 +13,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev
   libclblast-dev clblast-utils
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libspdlog-dev libfmt-dev
   libonnx-dev libmuparser-dev
   libbenchmark-dev
   libssl-dev openssl

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "base/version.h"
 #include "contract/device_info_revision.h"
 #include "grpcpp/grpcpp.h"
+#include "logging/log.h"
 
 namespace tunefleet::device_agent {
 
@@ -62,8 +62,7 @@ void Agent::Log(const std::string& line) const {
   if (options_.verbose) {
     // Lines quote the server's messages: escaped, so that a server cannot
     // forge lines of this log or drive the terminal showing it.
-    std::fprintf(stderr, "[agent %s] %s\n", key_.c_str(),
-                 base::EscapeUnprintable(line).c_str());
+    logging::Info("[agent {}] {}", key_, base::EscapeUnprintable(line));
   }
 }
 
@@ -108,13 +107,11 @@ absl::Status Agent::Run() {
       // Refused for now (another device serves the key): said even when not
       // verbose, since nothing else would tell the user; retried, since the
       // other agents may leave.
-      std::fprintf(
-          stderr,
-          "[agent %s] the server at %s refused this agent: %s; "
-          "retrying in %s\n",
-          key_.c_str(), options_.server.c_str(),
-          base::EscapeUnprintable(session.status.error_message()).c_str(),
-          absl::FormatDuration(absl::Trunc(wait, absl::Seconds(1))).c_str());
+      logging::Warn(
+          "[agent {}] the server at {} refused this agent: {}; retrying in {}",
+          key_, options_.server,
+          base::EscapeUnprintable(session.status.error_message()),
+          absl::FormatDuration(absl::Trunc(wait, absl::Seconds(1))));
     }
     Log(absl::StrCat(
         "disconnected from ", options_.server, ": ",

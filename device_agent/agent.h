@@ -35,7 +35,7 @@ struct AgentOptions {
   absl::Duration heartbeat = absl::Seconds(5);
   absl::Duration min_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(30);
-  bool verbose = true;  // log connections and trials to stderr
+  bool verbose = true;  // log connections and trials (logging/log.h, info)
   // Runs a model plan the server sent (ServerMessage.run_model) and
   // returns its result (model_run_handler.h); called on a thread of its
   // own per run, so trials and heartbeats go on meanwhile. Unset: Hello

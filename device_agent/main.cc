@@ -20,7 +20,6 @@
 #include <sys/prctl.h>
 
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -37,6 +36,8 @@
 #include "device_agent/measure_command.h"
 #include "device_agent/model_run_handler.h"
 #include "device_agent/worker.h"
+#include "logging/log.h"
+#include "logging/log_flag.h"
 #include "opencl/opencl.h"
 #include "opencl/opencl_loader.h"
 
@@ -54,6 +55,7 @@ struct ServeFlags {
   bool exit_with_parent = false;
   std::string prefetch = "auto";
   std::string opencl_library;  // --opencl-library; empty: the default order
+  logging::Level log_level = logging::Level::kInfo;
 };
 
 void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
@@ -157,11 +159,11 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
                "where the device has cl_khr_command_buffer, record a timing "
                "round's launches once and replay them (times then include "
                "the gaps between launches; default: one enqueue per launch)");
+  logging::AddLogLevelFlag(app, &f.log_level);
 }
 
 int Fail(const absl::Status& status, int code) {
-  std::fprintf(stderr, "tunefleet-agent: %s\n",
-               std::string(status.message()).c_str());
+  logging::Error("tunefleet-agent: {}", std::string(status.message()));
   return code;
 }
 
@@ -241,15 +243,14 @@ int Serve(ServeFlags& f) {
     agent.Stop();
   }).detach();
   const measure::MeasurerOptions& m = f.worker.measurer;
-  std::fprintf(stderr,
-               "tunefleet-agent: device '%s', key '%s', server %s (%s)\n",
-               name.c_str(), agent.device_key().c_str(), f.agent.server.c_str(),
-               f.agent.channel.ca_pem.empty() ? "plaintext" : "TLS");
-  std::fprintf(
-      stderr, "tunefleet-agent: program binaries %s; prefetch %s; replay %s\n",
-      m.binary_cache_dir.empty() ? "built per worker (no binary cache)"
-                                 : ("cached in " + m.binary_cache_dir).c_str(),
-      f.prefetch.c_str(), m.replay ? "where cl_khr_command_buffer" : "off");
+  logging::Info("tunefleet-agent: device '{}', key '{}', server {} ({})", name,
+                agent.device_key(), f.agent.server,
+                f.agent.channel.ca_pem.empty() ? "plaintext" : "TLS");
+  logging::Info("tunefleet-agent: program binaries {}; prefetch {}; replay {}",
+                m.binary_cache_dir.empty()
+                    ? "built per worker (no binary cache)"
+                    : "cached in " + m.binary_cache_dir,
+                f.prefetch, m.replay ? "where cl_khr_command_buffer" : "off");
   if (absl::Status ended = agent.Run(); !ended.ok()) {
     return Fail(WithTokenAdvice(ended), 1);
   }
@@ -279,6 +280,7 @@ int main(int argc, char** argv) {
   MeasureOptions measure;
   CLI::App* measure_cmd = AddMeasureCommand(app, measure);
   CLI11_PARSE(app, argc, argv);
+  tunefleet::logging::Setup(flags.log_level);
   // OpenCL is loaded here, so that a missing library is one clear error
   // naming every path tried, not a failing clGetPlatformIDs later.
   if (absl::Status cl = tunefleet::opencl::LoadOpenCL(flags.opencl_library);

@@ -1,7 +1,6 @@
 #include "server/agent_service.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <utility>
 
@@ -10,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "auth/grpc_status.h"
 #include "base/printable.h"
+#include "logging/log.h"
 #include "server/device_match.h"
 #include "validation/validation.h"
 
@@ -128,11 +128,10 @@ class AgentServiceImpl::Stream final : public AgentReactor,
       if (service_->verbose_) {
         // (Validated as printable already; escaped all the same, as a log
         // line must stay one line.)
-        std::fprintf(
-            stderr, "[server] %s connected: key %s, %s (%s)\n", id.c_str(),
-            base::EscapeUnprintable(hello.device_key()).c_str(),
-            base::EscapeUnprintable(hello.agent_name()).c_str(),
-            base::EscapeUnprintable(hello.device().device_name()).c_str());
+        logging::Info("[server] {} connected: key {}, {} ({})", id,
+                      base::EscapeUnprintable(hello.device_key()),
+                      base::EscapeUnprintable(hello.agent_name()),
+                      base::EscapeUnprintable(hello.device().device_name()));
       }
       service_->scheduler_->AddAgent(session_);
     });
@@ -236,14 +235,17 @@ absl::Status AgentServiceImpl::Admit(const tunefleet::v1::AgentMessage& first,
     absl::StatusOr<std::vector<int64_t>> started =
         StartRevalidation(*store_, *jobs_, hello.device_key(),
                           device.driver_version(), *revision, revalidate_top_);
-    if (verbose_ || !started.ok()) {
-      std::fprintf(
-          stderr, "[server] key %s: driver revision %d (%s): %s\n",
-          base::EscapeUnprintable(hello.device_key()).c_str(), *revision,
-          base::EscapeUnprintable(device.driver_version()).c_str(),
-          started.ok()
-              ? absl::StrCat(started->size(), " re-validation job(s)").c_str()
-              : std::string(started.status().message()).c_str());
+    if (!started.ok()) {
+      logging::Error("[server] key {}: driver revision {} ({}): {}",
+                     base::EscapeUnprintable(hello.device_key()), *revision,
+                     base::EscapeUnprintable(device.driver_version()),
+                     std::string(started.status().message()));
+    } else if (verbose_) {
+      logging::Info(
+          "[server] key {}: driver revision {} ({}): {} "
+          "re-validation job(s)",
+          base::EscapeUnprintable(hello.device_key()), *revision,
+          base::EscapeUnprintable(device.driver_version()), started->size());
     }
   }
   return absl::OkStatus();
@@ -274,10 +276,8 @@ void AgentServiceImpl::Disconnected(const std::string& agent_id) {
   const LostLeases lost = ledger_->AgentGone(agent_id);
   if (model_runs_ != nullptr) model_runs_->OnAgentGone(agent_id);
   if (verbose_) {
-    std::fprintf(stderr,
-                 "[server] %s disconnected; %zu trial(s) requeued, %zu given "
-                 "up\n",
-                 agent_id.c_str(), lost.requeued.size(), lost.abandoned.size());
+    logging::Info("[server] {} disconnected; {} trial(s) requeued, {} given up",
+                  agent_id, lost.requeued.size(), lost.abandoned.size());
   }
 }
 

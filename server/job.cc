@@ -1,11 +1,11 @@
 #include "server/job.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/time.h"
+#include "logging/log.h"
 #include "search_space/task_features.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
@@ -88,10 +88,8 @@ void Job::OnReference(const Measurement& m) {
   const double ns =
       m.error() == Measurement::OK ? trial::MedianNs(m.times_ns()) : 0;
   if (ns <= 0) {
-    std::fprintf(stderr, "[server] job %lld: reference kernel: %s %s\n",
-                 static_cast<long long>(id_),
-                 Measurement::Error_Name(m.error()).c_str(),
-                 m.error_message().c_str());
+    logging::Warn("[server] job {}: reference kernel: {} {}", id_,
+                  Measurement::Error_Name(m.error()), m.error_message());
     return;
   }
   (void)store_->SetJobReference(id_, ns);

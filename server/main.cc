@@ -4,7 +4,6 @@
 #include <pthread.h>
 
 #include <csignal>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "auth/tokens.h"
 #include "base/version.h"
+#include "logging/log.h"
+#include "logging/log_flag.h"
 #include "server/server.h"
 
 namespace {
@@ -29,6 +30,7 @@ struct Flags {
   bool no_resume = false;
   std::string tokens_file;
   std::string bundle_trust_file;
+  tunefleet::logging::Level log_level = tunefleet::logging::Level::kInfo;
 };
 
 // Blocks SIGINT, SIGTERM (stop) and SIGHUP (reload the tokens file) in this
@@ -118,6 +120,7 @@ void AddFlags(CLI::App* app, Flags* flags) {
                   "accept only record bundles (ImportRecords, "
                   "docs/BUNDLES.md) signed by one of the Ed25519 public "
                   "keys in this PEM file; default: any intact bundle");
+  tunefleet::logging::AddLogLevelFlag(*app, &flags->log_level);
 }
 
 // The tokens of `flags.tokens_file` (if any) into the options. Errors:
@@ -159,25 +162,38 @@ void PrintListening(const Server& server, const ServerOptions& options) {
       options.no_auth
           ? "no authentication"
           : absl::StrCat(options.tokens->entries().size(), " token(s)");
-  std::fprintf(
-      stderr, "tunefleet-server: listening on %s (%s, %s), database %s\n",
-      server.address().c_str(), options.tls.enabled() ? "TLS" : "plaintext",
-      auth.c_str(), options.db_path.c_str());
+  tunefleet::logging::Info(
+      "tunefleet-server: listening on {} ({}, {}), database {}",
+      server.address(), options.tls.enabled() ? "TLS" : "plaintext", auth,
+      options.db_path);
   if (server.http_port() != 0) {
     std::string host =
         options.http_listen.substr(0, options.http_listen.rfind(':'));
     if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
-    std::fprintf(stderr, "tunefleet-server: dashboard on %s://%s:%d/\n",
-                 options.tls.enabled() ? "https" : "http", host.c_str(),
-                 server.http_port());
+    tunefleet::logging::Info("tunefleet-server: dashboard on {}://{}:{}/",
+                             options.tls.enabled() ? "https" : "http", host,
+                             server.http_port());
   }
+}
+
+// The settings a start runs with, at level debug.
+void LogSettings(const Flags& flags) {
+  const ServerOptions& o = flags.options;
+  tunefleet::logging::Debug(
+      "tunefleet-server: log level {}; heartbeat {} ms; job threads {} (0: "
+      "max(4, hardware threads)); at most {} active job(s), {} task(s) per "
+      "model job, {} WatchJob stream(s) per token; {} unfinished jobs",
+      std::string(tunefleet::logging::LevelName(flags.log_level)),
+      o.heartbeat_interval_ms, o.limits.job_threads, o.limits.max_active_jobs,
+      o.limits.max_model_tasks, o.max_watch_streams,
+      o.resume_jobs ? "resuming" : "not resuming");
 }
 
 // SIGHUP: reads the tokens file again. A file that no longer loads leaves
 // the tokens in use as they were.
 void ReloadTokens(Server& server, const std::string& tokens_file) {
   if (tokens_file.empty()) {
-    std::fprintf(stderr, "tunefleet-server: SIGHUP: no --tokens to reload\n");
+    tunefleet::logging::Warn("tunefleet-server: SIGHUP: no --tokens to reload");
     return;
   }
   absl::StatusOr<tunefleet::auth::TokenSet> tokens =
@@ -188,12 +204,12 @@ void ReloadTokens(Server& server, const std::string& tokens_file) {
                 std::make_shared<const tunefleet::auth::TokenSet>(*tokens))
           : tokens.status();
   if (reloaded.ok()) {
-    std::fprintf(stderr, "tunefleet-server: reloaded %zu token(s) from %s\n",
-                 tokens->entries().size(), tokens_file.c_str());
+    tunefleet::logging::Info("tunefleet-server: reloaded {} token(s) from {}",
+                             tokens->entries().size(), tokens_file);
   } else {
-    std::fprintf(stderr,
-                 "tunefleet-server: SIGHUP: %s (keeping the tokens in use)\n",
-                 std::string(reloaded.message()).c_str());
+    tunefleet::logging::Error(
+        "tunefleet-server: SIGHUP: {} (keeping the tokens in use)",
+        std::string(reloaded.message()));
   }
 }
 
@@ -228,18 +244,19 @@ int main(int argc, char** argv) {
   Flags flags;
   AddFlags(&app, &flags);
   CLI11_PARSE(app, argc, argv);
+  tunefleet::logging::Setup(flags.log_level);
   flags.options.resume_jobs = !flags.no_resume;
   if (absl::Status s = LoadTokens(&flags);
       !s.ok() || !(s = LoadBundleTrust(&flags)).ok()) {
-    std::fprintf(stderr, "tunefleet-server: %s\n",
-                 std::string(s.message()).c_str());
+    tunefleet::logging::Error("tunefleet-server: {}", std::string(s.message()));
     return 2;
   }
+  LogSettings(flags);
 
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Start(flags.options);
   if (!server.ok()) {
-    std::fprintf(stderr, "tunefleet-server: %s\n",
-                 std::string(server.status().message()).c_str());
+    tunefleet::logging::Error("tunefleet-server: {}",
+                              std::string(server.status().message()));
     return StartFailureExitCode(server.status());
   }
   PrintListening(**server, flags.options);
@@ -247,6 +264,6 @@ int main(int argc, char** argv) {
     HandleSignals(signals, server, tokens_file);
   }).detach();
   (*server)->Wait();
-  std::fprintf(stderr, "tunefleet-server: stopped\n");
+  tunefleet::logging::Info("tunefleet-server: stopped");
   return 0;
 }

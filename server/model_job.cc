@@ -1,7 +1,6 @@
 #include "server/model_job.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 #include "contract/names.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
+#include "logging/log.h"
 #include "server/model_progress.h"
 
 namespace tunefleet::server {
@@ -163,9 +163,8 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
     if (absl::Status s =
             store_->AddModelLatencyPoint(row_.id, history.size() - 1, *point);
         !s.ok()) {
-      std::fprintf(
-          stderr, "[server] model job %lld: storing its latency history: %s\n",
-          static_cast<long long>(row_.id), std::string(s.message()).c_str());
+      logging::Error("[server] model job {}: storing its latency history: {}",
+                     row_.id, std::string(s.message()));
     }
   }
   store::ModelJob row = row_;
@@ -206,9 +205,8 @@ void ModelJob::GrantWhatFits(
     if (absl::Status s = store_->SetTaskGranted(
             slot.job_id, scheduler_.granted(grant->task));
         !s.ok()) {
-      std::fprintf(stderr, "[server] model job %lld: storing a grant: %s\n",
-                   static_cast<long long>(row_.id),
-                   std::string(s.message()).c_str());
+      logging::Error("[server] model job {}: storing a grant: {}", row_.id,
+                     std::string(s.message()));
     }
     slot.job->Grant(grant->trials);
     outstanding += grant->trials;
@@ -409,11 +407,9 @@ bool ModelJob::MeasureThenEnd() {
           return;
         }
         if (absl::Status s = store_->SetModelMeasurement(row_.id, m); !s.ok()) {
-          std::fprintf(stderr,
-                       "[server] model job %lld: storing its measured "
-                       "latency: %s\n",
-                       static_cast<long long>(row_.id),
-                       std::string(s.message()).c_str());
+          logging::Error(
+              "[server] model job {}: storing its measured latency: {}",
+              row_.id, std::string(s.message()));
         }
         {
           absl::MutexLock lock(&mu_);

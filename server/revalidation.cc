@@ -1,10 +1,10 @@
 #include "server/revalidation.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "base/status_macros.h"
 #include "google/protobuf/util/json_util.h"
+#include "logging/log.h"
 
 namespace tunefleet::server {
 
@@ -20,19 +20,19 @@ absl::StatusOr<std::vector<int64_t>> StartRevalidation(
     if (!google::protobuf::util::JsonStringToMessage(task.request_json,
                                                      &request)
              .ok()) {
-      std::fprintf(stderr,
-                   "[server] re-validation of %s %s: the stored request does "
-                   "not parse; skipped\n",
-                   task.workload_key.c_str(), task.template_name.c_str());
+      logging::Warn(
+          "[server] re-validation of {} {}: the stored request does not "
+          "parse; skipped",
+          task.workload_key, task.template_name);
       continue;
     }
     request.set_device_key(key);
     absl::StatusOr<std::shared_ptr<Job>> job =
         jobs.SubmitRevalidation(request, driver_version, &task.targets);
     if (!job.ok()) {
-      std::fprintf(stderr, "[server] re-validation of %s %s: %s; skipped\n",
-                   task.workload_key.c_str(), task.template_name.c_str(),
-                   std::string(job.status().message()).c_str());
+      logging::Warn("[server] re-validation of {} {}: {}; skipped",
+                    task.workload_key, task.template_name,
+                    std::string(job.status().message()));
       continue;
     }
     const int64_t id = (*job)->id();

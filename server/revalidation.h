@@ -24,7 +24,7 @@ inline constexpr int kDefaultRevalidateTop = 3;
 // (its revision `revision`): for each task of the key with OK records, a
 // job that re-measures its `top` fastest distinct configs on agents
 // reporting that driver. Tasks that cannot be re-validated (their
-// template gone or changed) are skipped, with the reason on stderr.
+// template gone or changed) are skipped, with the reason in the log (warn).
 // Returns the jobs' ids (none when the key has no records). Errors: the
 // store's.
 absl::StatusOr<std::vector<int64_t>> StartRevalidation(

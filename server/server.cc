@@ -1,7 +1,6 @@
 #include "server/server.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +12,7 @@
 #include "base/time.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "logging/log.h"
 #include "metrics/rpc_interceptor.h"
 #include "server/server_snapshot.h"
 
@@ -189,7 +189,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   if (options.resume_jobs) {
     TUNEFLEET_ASSIGN_OR_RETURN(const int resumed, s->jobs_->ResumeJobs());
     if (options.verbose && resumed > 0) {
-      std::fprintf(stderr, "[server] resumed %d unfinished job(s)\n", resumed);
+      logging::Info("[server] resumed {} unfinished job(s)", resumed);
     }
   }
   s->reaper_ = std::thread([server = s.get()] { server->ReapLoop(); });
@@ -218,9 +218,8 @@ void Server::Reap(int64_t silent_ms) {
   for (const auto& agent : scheduler_->SilentAgents(silent_ms)) {
     if (options_.verbose) {
       const int64_t now = scheduler_->clock().NowMs();
-      std::fprintf(stderr, "[server] %s silent for %lld ms; dropping it\n",
-                   agent->id().c_str(),
-                   static_cast<long long>(now - agent->last_seen_ms()));
+      logging::Warn("[server] {} silent for {} ms; dropping it", agent->id(),
+                    now - agent->last_seen_ms());
     }
     agent->Disconnect();
   }

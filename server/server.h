@@ -34,7 +34,7 @@ namespace tunefleet::server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:7878";  // port 0: any free port
   std::string db_path = "tunefleet.db";
-  bool verbose = true;  // log agent connections to stderr
+  bool verbose = true;  // log agent connections (logging/log.h, info)
   // Agents beat this often; one silent for heartbeat_misses intervals is
   // dropped and its leases requeued.
   int64_t heartbeat_interval_ms = 5000;

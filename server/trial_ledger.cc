@@ -1,9 +1,9 @@
 #include "server/trial_ledger.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "logging/log.h"
 #include "validation/validation.h"
 
 namespace tunefleet::server {
@@ -88,10 +88,8 @@ void TrialLedger::Commit(int64_t job_id, int64_t trial_id, const Measurement& m,
     // the result, so a job seen done has no trial still in flight.
     if (done) done(fresh.status());
     if (!fresh.ok()) {
-      std::fprintf(stderr, "[server] job %lld: storing trial %lld: %s\n",
-                   static_cast<long long>(job_id),
-                   static_cast<long long>(trial_id),
-                   std::string(fresh.status().message()).c_str());
+      logging::Error("[server] job {}: storing trial {}: {}", job_id, trial_id,
+                     std::string(fresh.status().message()));
       return;
     }
     jobs_->OnStored(StoredResult{job_id, trial_id, error,

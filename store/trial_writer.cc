@@ -1,10 +1,10 @@
 #include "store/trial_writer.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "logging/log.h"
 
 namespace tunefleet::store {
 
@@ -97,10 +97,9 @@ absl::StatusOr<std::vector<bool>> TrialWriter::WriteHolding(
   bool told = false;
   while (absl::IsResourceExhausted(changed.status())) {
     if (!told) {
-      std::fprintf(stderr,
-                   "[server] holding %zu trial writes until the disk has "
-                   "room: %s\n",
-                   writes.size(), changed.status().ToString().c_str());
+      logging::Warn(
+          "[server] holding {} trial writes until the disk has room: {}",
+          writes.size(), changed.status().ToString());
       told = true;
     }
     {
@@ -112,10 +111,8 @@ absl::StatusOr<std::vector<bool>> TrialWriter::WriteHolding(
     changed = store_->WriteTrials(writes);
   }
   if (told && changed.ok()) {
-    std::fprintf(stderr,
-                 "[server] disk has room again: %zu trial writes "
-                 "committed\n",
-                 writes.size());
+    logging::Info("[server] disk has room again: {} trial writes committed",
+                  writes.size());
   }
   return changed;
 }

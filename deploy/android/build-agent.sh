@@ -67,8 +67,11 @@ DEPS=(muparser c-ares re2 abseil protobuf openssl grpc)
 SMALL_DEPS=(muparser c-ares re2)
 # Header-only: copied from the host's -dev packages (the same files their
 # sources install; no compiler involved). opencl-c-headers: the Khronos
-# headers the agent compiles against.
-HEADER_PKGS=(nlohmann-json3-dev libcli11-dev libtomlplusplus-dev opencl-c-headers)
+# headers the agent compiles against. spdlog and fmt (logging/) are used
+# header-only here (SPDLOG_HEADER_ONLY, FMT_HEADER_ONLY): the host's
+# packages ship every header their compiled libraries are built from.
+HEADER_PKGS=(nlohmann-json3-dev libcli11-dev libtomlplusplus-dev opencl-c-headers
+             libspdlog-dev libfmt-dev)
 # Where each CMake package that configure finds comes from: "source DEP"
 # (DEPS), "headers PKG" (HEADER_PKGS), "ndk" (the NDK's sysroot) or "host"
 # (a host program). deploy/android/check-deps.sh compares it with an
@@ -80,6 +83,7 @@ declare -A PROVIDES=(
   [OpenSSL]="source openssl" [gRPC]="source grpc"
   [nlohmann_json]="headers nlohmann-json3-dev" [CLI11]="headers libcli11-dev"
   [tomlplusplus]="headers libtomlplusplus-dev" [OpenCL]="headers opencl-c-headers"
+  [spdlog]="headers libspdlog-dev" [fmt]="headers libfmt-dev"
 )
 if [ "$mode" = list-deps ]; then
   for package in "${!PROVIDES[@]}"; do
@@ -456,22 +460,33 @@ for pkg in "${HEADER_PKGS[@]}"; do
      xargs -0 -r cp --parents -t "$PREFIX/include") ||
     die "copying the headers of $pkg into $PREFIX/include failed"
 done
-header_package() {  # NAME TARGET: a CMake config for headers in include/
+header_package() {  # NAME TARGET [DEFINITIONS [LINKS [DEPENDENCY]]]: a CMake
+  # config for headers in include/: the target with those compile
+  # definitions and link items, after find_dependency(DEPENDENCY CONFIG).
   mkdir -p "$PREFIX/lib/cmake/$1"
   cat > "$PREFIX/lib/cmake/$1/$1Config.cmake" <<EOF
 # Written by deploy/android/build-agent.sh: $2, header-only, its headers
 # copied from the host's package into this prefix's include/.
+${5:+include(CMakeFindDependencyMacro)
+find_dependency($5 CONFIG)}
 if(NOT TARGET $2)
   add_library($2 INTERFACE IMPORTED)
   set_target_properties($2 PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "\${CMAKE_CURRENT_LIST_DIR}/../../../include")
+    INTERFACE_INCLUDE_DIRECTORIES "\${CMAKE_CURRENT_LIST_DIR}/../../../include"
+    INTERFACE_COMPILE_DEFINITIONS "${3:-}" INTERFACE_LINK_LIBRARIES "${4:-}")
 endif()
 EOF
 }
 header_package nlohmann_json nlohmann_json::nlohmann_json
 header_package CLI11 CLI11::CLI11
 header_package tomlplusplus tomlplusplus::tomlplusplus  # TOML_HEADER_ONLY=1
-for h in CL/cl.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h; do
+# fmt and spdlog as the host's packages configure them (SPDLOG_FMT_EXTERNAL,
+# spdlog's config finding fmt's), but header-only: no library to build.
+header_package fmt fmt::fmt "FMT_HEADER_ONLY=1"
+header_package spdlog spdlog::spdlog "SPDLOG_HEADER_ONLY;SPDLOG_FMT_EXTERNAL" \
+  fmt::fmt fmt
+for h in CL/cl.h nlohmann/json.hpp CLI/CLI.hpp toml++/toml.h spdlog/spdlog.h \
+         fmt/format-inl.h; do
   [ -f "$PREFIX/include/$h" ] || die "no $h in $PREFIX/include"
 done
 
@@ -516,7 +531,7 @@ if [ "$mode" = host-check ]; then
     python3 - "$check_dir" "$ROOT" > "$check_dir/libcxx.sh" <<'EOF'
 import json, re, shlex, sys
 build, root = sys.argv[1], sys.argv[2]
-mine = re.compile(r"^(%s/(base|proto|contract|client|trial|kernels_templates|library_backends|opencl|measure|device_agent)/"
+mine = re.compile(r"^(%s/(base|logging|proto|contract|client|trial|kernels_templates|library_backends|opencl|measure|device_agent)/"
                   r"|%s/(tunefleet/v1|device_agent)/.*\.pb\.cc$)" % (root, build))
 for c in json.load(open(build + "/compile_commands.json")):
     if not mine.match(c["file"]):

@@ -260,7 +260,7 @@ chmod 644 "$work/agent.token"  # read inside the chroot
 server_pid=$!
 address=""
 for _ in $(seq 100); do
-  address=$(sed -n 's/^tunefleet-server: listening on \([^ ]*\) .*/\1/p' \
+  address=$(sed -n 's/.*tunefleet-server: listening on \([^ ]*\) .*/\1/p' \
             "$work/server.log" 2>/dev/null || true)
   [ -n "$address" ] && break
   kill -0 "$server_pid" 2>/dev/null || fail "tunefleet-server exited"

@@ -71,7 +71,7 @@ timeout -k 5 900 "$server_bin" --listen 127.0.0.1:0 --db "$tmp/tunefleet.db" \
 server_pid=$!
 address=""
 for _ in $(seq 300); do
-  address=$(sed -n 's/^tunefleet-server: listening on \([^ ]*\) .*/\1/p' \
+  address=$(sed -n 's/.*tunefleet-server: listening on \([^ ]*\) .*/\1/p' \
     "$tmp/server.log" | head -n 1)
   [ -n "$address" ] && break
   if ! kill -0 "$server_pid" 2>/dev/null; then
