@@ -17,40 +17,35 @@
 namespace tunefleet::logging {
 namespace {
 
-constexpr Level kLevels[] = {Level::kTrace, Level::kDebug, Level::kInfo,
-                             Level::kWarn, Level::kError};
+// Each level: its name, spdlog's level and its sd-daemon(3) priority.
+struct LevelRow {
+  Level level;
+  absl::string_view name;
+  spdlog::level::level_enum spdlog_level;
+  int priority;
+};
+constexpr LevelRow kLevels[] = {
+    {Level::kTrace, "trace", spdlog::level::trace, 7},
+    {Level::kDebug, "debug", spdlog::level::debug, 7},
+    {Level::kInfo, "info", spdlog::level::info, 6},
+    {Level::kWarn, "warn", spdlog::level::warn, 4},
+    {Level::kError, "error", spdlog::level::err, 3},
+};
 
-spdlog::level::level_enum ToSpdlog(Level level) {
-  switch (level) {
-    case Level::kTrace:
-      return spdlog::level::trace;
-    case Level::kDebug:
-      return spdlog::level::debug;
-    case Level::kInfo:
-      return spdlog::level::info;
-    case Level::kWarn:
-      return spdlog::level::warn;
-    case Level::kError:
-      return spdlog::level::err;
+const LevelRow& RowOf(Level level) {
+  for (const LevelRow& row : kLevels) {
+    if (row.level == level) return row;
   }
-  return spdlog::level::info;
+  return kLevels[2];  // info
 }
 
 // The level of a line of spdlog's (critical, which tunefleet does not
 // use, as error).
 Level FromSpdlog(spdlog::level::level_enum level) {
-  switch (level) {
-    case spdlog::level::trace:
-      return Level::kTrace;
-    case spdlog::level::debug:
-      return Level::kDebug;
-    case spdlog::level::info:
-      return Level::kInfo;
-    case spdlog::level::warn:
-      return Level::kWarn;
-    default:
-      return Level::kError;
+  for (const LevelRow& row : kLevels) {
+    if (row.spdlog_level == level) return row.level;
   }
+  return Level::kError;
 }
 
 // "%*": the sd-daemon(3) prefix "<N>" of the line's level.
@@ -80,43 +75,16 @@ std::unique_ptr<spdlog::logger> MakeLogger() {
 }  // namespace
 
 absl::StatusOr<Level> ParseLevel(absl::string_view name) {
-  for (Level level : kLevels) {
-    if (name == LevelName(level)) return level;
+  for (const LevelRow& row : kLevels) {
+    if (name == row.name) return row.level;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("log level '", name, "' is none of ", kLevelNames));
 }
 
-absl::string_view LevelName(Level level) {
-  switch (level) {
-    case Level::kTrace:
-      return "trace";
-    case Level::kDebug:
-      return "debug";
-    case Level::kInfo:
-      return "info";
-    case Level::kWarn:
-      return "warn";
-    case Level::kError:
-      return "error";
-  }
-  return "info";
-}
+absl::string_view LevelName(Level level) { return RowOf(level).name; }
 
-int JournalPriority(Level level) {
-  switch (level) {
-    case Level::kTrace:
-    case Level::kDebug:
-      return 7;
-    case Level::kInfo:
-      return 6;
-    case Level::kWarn:
-      return 4;
-    case Level::kError:
-      return 3;
-  }
-  return 6;
-}
+int JournalPriority(Level level) { return RowOf(level).priority; }
 
 bool StderrIsJournal() {
   const char* stream = std::getenv("JOURNAL_STREAM");
@@ -147,7 +115,7 @@ std::unique_ptr<spdlog::formatter> MakeFormatter(bool journal) {
 void Setup(const LogOptions& options) {
   spdlog::logger& logger = Logger();
   logger.set_formatter(MakeFormatter(options.journal));
-  logger.set_level(ToSpdlog(options.level));
+  logger.set_level(RowOf(options.level).spdlog_level);
 }
 
 void Setup(Level level) {

@@ -249,21 +249,26 @@ class LocalRunner : public ModelRunner {
         if (!s.ok()) return s;
       }
     }
+    // The request's inputs in device buffers, for RunBuffers.
+    absl::StatusOr<IoBuffers> io = IoBuffers();
+    if (both || request.device_buffer_runs) io = MakeIoBuffers(*model, request);
+    if (!io.ok()) return io.status();
     if (both) {
       // Submitting alone: RunBuffers returns once everything is enqueued
       // and flushed; its CPU time is the host cost of a run without the
       // wait (and without the host copies of Run).
       absl::Status s =
-          MeasureSubmits(*model, queue, request, &result.submit_cpu_ns,
-                         &result.plain_submit_cpu_ns);
+          MeasureSubmits(*model, queue, *io, request.runs,
+                         &result.submit_cpu_ns, &result.plain_submit_cpu_ns);
       if (!s.ok()) return s;
       if (absl::Status r = set_replay(true); !r.ok()) return r;
     }
-    if (absl::Status s = MeasureOnDevice(*model, queue, request, result.outputs,
-                                         &result.device_buffers_latency_ns,
-                                         &result.device_buffers_submit_cpu_ns);
-        !s.ok()) {
-      return s;
+    if (request.device_buffer_runs) {
+      absl::Status s =
+          MeasureOnDevice(*model, queue, *io, request, result.outputs,
+                          &result.device_buffers_latency_ns,
+                          &result.device_buffers_submit_cpu_ns);
+      if (!s.ok()) return s;
     }
     result.record = model->replay() ? "on" : "off";
     result.record_extension =
@@ -363,22 +368,20 @@ class LocalRunner : public ModelRunner {
   }
 
   // The CPU time of RunBuffers (submitting a run without waiting for it),
-  // replayed and plain, `request.runs` each, interleaved; the device work
+  // replayed and plain, `runs` each, interleaved, on `io`; the device work
   // of each is waited for outside the measurement.
   absl::Status MeasureSubmits(tunefleet_tuned::Model& model,
-                              cl_command_queue queue, const RunRequest& request,
-                              std::vector<double>* replayed,
+                              cl_command_queue queue, const IoBuffers& io,
+                              int runs, std::vector<double>* replayed,
                               std::vector<double>* plain) {
-    absl::StatusOr<IoBuffers> io = MakeIoBuffers(model, request);
-    if (!io.ok()) return io.status();
     std::string error;
-    for (int i = 0; i < request.runs + 1; ++i) {  // the first: warm-up
+    for (int i = 0; i < runs + 1; ++i) {  // the first: warm-up
       for (int k = 0; k < 2; ++k) {
         const bool replay = (k == 0) == (i % 2 == 0);
         const cl_int err = model.SetReplay(replay, &error);
         if (err != CL_SUCCESS) return StatusOf(err, error);
         double cpu = 0, wall = 0;
-        absl::Status s = RunOnDevice(model, queue, *io, &cpu, &wall);
+        absl::Status s = RunOnDevice(model, queue, io, &cpu, &wall);
         if (!s.ok()) return s;
         if (i > 0) (replay ? replayed : plain)->push_back(cpu);
       }
@@ -387,32 +390,30 @@ class LocalRunner : public ModelRunner {
   }
 
   // The wall time of RunBuffers + clFinish with the inputs and outputs in
-  // device buffers (no host copies), warm-up + `request.runs`, in the
+  // device buffers `io` (no host copies), warm-up + `request.runs`, in the
   // model's current mode, and the CPU time of each RunBuffers call (the
   // submit alone). The last run's outputs are read back and must
   // match `expected` (the host-array runs' outputs) to 1e-5 x max|x|:
   // INTERNAL, naming the output, when they do not.
   absl::Status MeasureOnDevice(tunefleet_tuned::Model& model,
-                               cl_command_queue queue,
+                               cl_command_queue queue, const IoBuffers& io,
                                const RunRequest& request,
                                const std::vector<std::vector<float>>& expected,
                                std::vector<double>* latency_ns,
                                std::vector<double>* submit_cpu_ns) {
-    absl::StatusOr<IoBuffers> io = MakeIoBuffers(model, request);
-    if (!io.ok()) return io.status();
     for (int i = 0; i < request.warmup + request.runs; ++i) {
       double cpu = 0, wall = 0;
-      absl::Status s = RunOnDevice(model, queue, *io, &cpu, &wall);
+      absl::Status s = RunOnDevice(model, queue, io, &cpu, &wall);
       if (!s.ok()) return s;
       if (i >= request.warmup) {
         latency_ns->push_back(wall);
         submit_cpu_ns->push_back(cpu);
       }
     }
-    for (size_t o = 0; o < io->out.size(); ++o) {
+    for (size_t o = 0; o < io.out.size(); ++o) {
       std::vector<float> got(expected[o].size());
       const cl_int err =
-          clEnqueueReadBuffer(queue, io->out[o], CL_TRUE, 0, got.size() * 4,
+          clEnqueueReadBuffer(queue, io.out[o], CL_TRUE, 0, got.size() * 4,
                               got.data(), 0, nullptr, nullptr);
       if (err != CL_SUCCESS) {
         return absl::InternalError(

@@ -47,6 +47,9 @@ struct RunRequest {
   // of one loaded plan, interleaved (latency_ns: the replayed ones, or the
   // plain ones where the device cannot record).
   std::string record = "auto";
+  // Also time the plan with its inputs and outputs in device buffers
+  // (RunResult::device_buffers_latency_ns): as many runs again.
+  bool device_buffer_runs = true;
 };
 
 // One layer (plan step) with its measured device time.
@@ -67,7 +70,8 @@ struct RunResult {
   std::vector<double> latency_ns;   // per measured run: wall time of Run()
   std::vector<double> host_cpu_ns;  // per measured run: the calling
                                     // thread's CPU time in Run()
-  // Per measured run after those: the wall time of Model::RunBuffers +
+  // Per measured run after those (none without
+  // RunRequest::device_buffer_runs): the wall time of Model::RunBuffers +
   // clFinish with the inputs and outputs in device buffers (no host copies;
   // latency_ns's mode). What a peer that keeps its tensors on the device
   // times, e.g. PyTorch with CUDA tensors (docs/MODEL_RUNTIME.md). Their

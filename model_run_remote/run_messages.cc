@@ -57,6 +57,8 @@ absl::StatusOr<model_run::RunRequest> FromProto(
   r.runs = static_cast<int>(m.runs());
   r.profiled_runs = static_cast<int>(m.profiled_runs());
   if (!m.record().empty()) r.record = m.record();
+  // The result message has no field for the runs on device buffers.
+  r.device_buffer_runs = false;
   return r;
 }
 

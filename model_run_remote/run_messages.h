@@ -19,8 +19,9 @@ namespace tunefleet::model_run_remote {
 tunefleet::v1::RunModelRequest ToProto(
     const model_run::RunRequest& request,
     const std::vector<std::string>& input_names, uint32_t timeout_ms);
-// The wire message as a RunRequest. Errors: INVALID_ARGUMENT naming the
-// field (no plan, runs of 0).
+// The wire message as a RunRequest (without the runs on device buffers,
+// which the result message cannot carry). Errors: INVALID_ARGUMENT naming
+// the field (no plan, runs of 0).
 absl::StatusOr<model_run::RunRequest> FromProto(
     const tunefleet::v1::RunModelRequest& request);
 
