@@ -20,6 +20,7 @@ constexpr const char* kBuiltinSpecs[] = {
     "pool/pool2d_direct.toml",
     "pool/global_pool_reduce.toml",
     "gate/channel_gate_direct.toml",
+    "gate/se_block_direct.toml",
     "softmax/softmax_rows.toml",
     "eltwise/eltwise_direct.toml",
     "resize/resize_direct.toml",

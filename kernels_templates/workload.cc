@@ -159,6 +159,13 @@ std::vector<OpSpec> MakeOps() {
        {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"R", {}}},
        {kGateAct1, kGateAct2, kResidual},
        dtypes},
+      // A whole squeeze-and-excitation block (issue 36): channel_gate with
+      // s computed from x (its mean per channel) in the same launch; reads
+      // no s. docs/OPS.md has the buffers.
+      {"se_block",
+       {{"N", 1}, {"C", {}}, {"H", {}}, {"W", {}}, {"R", {}}},
+       {kGateAct1, kGateAct2, kResidual},
+       dtypes},
       // Softmax over the last axis of an N x D tensor.
       {"softmax", {{"N", 1}, {"D", {}}}, {}, dtypes},
       // output[OO + sum ik*OSk] = input[IO + sum ik*ISk] for ik < Dk; the

@@ -160,7 +160,8 @@ std::vector<ModelStep> StepWriter::Steps() const {
 int StepWriter::OutputBuffer(absl::string_view op) {
   if (op == "fill") return 0;
   if (op == "copy" || op == "reduce" || op == "pool2d" || op == "global_pool" ||
-      op == "softmax" || op == "resize" || op == "layernorm") {
+      op == "softmax" || op == "resize" || op == "layernorm" ||
+      op == "se_block") {
     return 1;
   }
   return 2;  // conv2d, depthwise_conv2d, conv_transpose2d, dense, eltwise,

@@ -123,6 +123,7 @@ MatchResult MatchNode(const MatchContext& c, int i) {
   if (op == "MatMul" || op == "Gemm") return MatchMatMul(c, i);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
       op == "GlobalMaxPool") {
+    if (std::optional<Match> block = MatchSeBlock(c, i)) return *block;
     return MatchPool(c, i);
   }
   if (op == "Softmax") return MatchSoftmax(c, i);

@@ -135,6 +135,21 @@ MatchResult MatchEltwise(const MatchContext& c, int i);
 // folded affine steps multiplied in) and biases. nullopt when the chain is
 // not exactly that: the nodes then match one by one as before.
 std::optional<Match> MatchChannelGate(const MatchContext& c, int i);
+// The images (C x H x W elements) up to which a squeeze-and-excitation
+// block runs as one se_block launch: every work-group of that kernel pools
+// the whole image again, which below 2^16 elements (256 KiB of fp32, read
+// from cache after the first group) costs less than the launch of a
+// global_pool step it saves (issue 36: 7-12 us of host time a launch on
+// the H200, bench/results/h200_model_e2e.txt). Larger images keep the
+// global_pool + channel_gate pair, whose pool reads each element once.
+inline constexpr int64_t kSeBlockMaxImage = int64_t{1} << 16;
+// A GlobalAveragePool `i` of x (N x C x H x W, C*H*W <= kSeBlockMaxImage)
+// whose output only the squeeze Conv of a chain MatchChannelGate takes
+// reads, the chain scaling that same x -> se_block: the pool, both
+// convolutions, the Mul and any residual Add in one step reading x, both
+// weights and biases (and the residual). nullopt otherwise: the pool
+// matches as global_pool and the chain as channel_gate.
+std::optional<Match> MatchSeBlock(const MatchContext& c, int i);
 // Whether `op` is one of the unary functions eltwise runs (fn=sqrt, ...).
 bool IsUnaryEltwise(const std::string& op);
 

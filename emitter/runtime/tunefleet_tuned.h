@@ -238,6 +238,8 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 //   channel_gate: x, s, output, w1, b1, w2, b2, residual (s: x's pooled
 //     N x C; w1 R x C, w2 C x R; residual as conv2d's, one unread element
 //     with residual=none; docs/OPS.md of tunefleet)
+//   se_block: x, output, w1, b1, w2, b2, residual (channel_gate's without
+//     s, which it pools from x)
 //   gemm: A, B, C (never gemm_gpu's scratch W and S: see above)
 //   batch_matmul: A, B, C (B of them, each tight and row-major)
 //   copy: input, output; fill: output (the rest of the output is left as
@@ -248,8 +250,9 @@ cl_int Gemm(cl_command_queue queue, int m, int n, int k, cl_mem a, cl_mem b,
 // Floats: act_a, act_b of the activation (clip bounds 0, 6 for relu6, any
 // others, infinite ones included; hardsigmoid alpha and beta 0.2, 0.5;
 // hardswish 1/6, 0.5; leakyrelu alpha 0.01 and any act_b; relu, sigmoid
-// and silu read none: pass 0, 0); channel_gate: act1_a, act1_b, act2_a,
-// act2_b (each pair as an activation's); layernorm: eps (e.g. 1e-5);
+// and silu read none: pass 0, 0); channel_gate, se_block: act1_a, act1_b,
+// act2_a, act2_b (each pair as an activation's); layernorm: eps (e.g.
+// 1e-5);
 // fill: the value. Returns CL_INVALID_VALUE when the workload cannot be read, the
 // library has no entry for it on any device and no template that runs its
 // shape, or the counts do not match.

@@ -27,10 +27,10 @@
 // whole vector lies in one plane).
 // Entry point: channel_gate(N, C, HW, R, x, s, output, w1, b1, w2, b2,
 // residual, act1_a, act1_b, act2_a, act2_b), HW = H*W.
-// Needs common/dtype.cl, common/vector.cl and gate/gate_act.cl before it.
+// Needs common/dtype.cl, common/vector.cl, gate/gate_act.cl and
+// gate/gate_fc.cl before it.
 
 #define CHUNK (WG * VW * EPW)
-#define RPB (WG / HSPLIT)  // hidden units per pass
 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void channel_gate(
     const int N, const int C, const int HW, const int R,
@@ -57,71 +57,12 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void channel_gate(
 
   for (int c = t; c < C; c += WG) s_l[c] = LOADF(s, n * C + c);
   barrier(CLK_LOCAL_MEM_FENCE);
-
-  // h: every work-item reaches every barrier (the pass count is the same
-  // for all).
-  for (int r0 = 0; r0 < R; r0 += RPB) {
-    const int r = r0 + t / HSPLIT;
-    const int p = t % HSPLIT;
-    float acc = 0.0f;
-    if (r < R) {
-      const __global real_t* row = w1 + (size_t)r * C;
-      for (int k = p; k < C; k += HSPLIT) acc = fma(LOADF(row, k), s_l[k], acc);
-    }
 #if HSPLIT > 1
-    part[t] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int stride = HSPLIT / 2; stride > 0; stride >>= 1) {
-      if (p < stride) part[t] += part[t + stride];
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (p == 0 && r < R) h_l[r] = gate_act(ACT1, part[t] + b1[r], act1_a, act1_b);
-    barrier(CLK_LOCAL_MEM_FENCE);  // part is written again by the next pass
+  gate_hidden(C, R, s_l, h_l, part, w1, b1, act1_a, act1_b);
 #else
-    if (r < R) h_l[r] = gate_act(ACT1, acc + b1[r], act1_a, act1_b);
+  gate_hidden(C, R, s_l, h_l, h_l, w1, b1, act1_a, act1_b);
 #endif
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-
-  // g of the chunk's channels.
-  for (int k = t; k < c_count; k += WG) {
-    const int c = c_first + k;
-    const __global real_t* row = w2 + (size_t)c * R;
-    float acc = b2[c];
-    for (int r = 0; r < R; ++r) acc = fma(LOADF(row, r), h_l[r], acc);
-    g_l[k] = gate_act(ACT2, acc, act2_a, act2_b);
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-
-  const __global real_t* xn = x + (size_t)n * image;
-  __global real_t* on = output + (size_t)n * image;
-#if RESIDUAL
-  const __global real_t* rn = residual + (size_t)n * image;
-#endif
-  for (int e = 0; e < EPW; ++e) {
-    const int i = start + (e * WG + t) * VW;
-    if (i >= end) break;  // no barrier follows
-    if (i + VW <= end) {
-      const floatv v = VLOAD_G(xn + i);
-#if UNIFORM_PLANE
-      floatv y = v * g_l[i / HW - c_first];
-#else
-#define GATE_AT(l) g_l[(i + (l)) / HW - c_first]
-      floatv y = v * GATHER(GATE_AT);
-#undef GATE_AT
-#endif
-#if RESIDUAL
-      y += VLOAD_G(rn + i);
-#endif
-      VSTORE_G(y, on + i);
-    } else {
-      for (int j = i; j < end; ++j) {
-        float y = LOADF(xn, j) * g_l[j / HW - c_first];
-#if RESIDUAL
-        y += LOADF(rn, j);
-#endif
-        STOREF(y, on, j);
-      }
-    }
-  }
+  gate_values(R, c_first, c_count, h_l, g_l, w2, b2, act2_a, act2_b);
+  gate_scale(HW, (size_t)n * image, start, end, c_first, g_l, x, output,
+             residual);
 }

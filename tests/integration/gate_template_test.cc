@@ -1,5 +1,7 @@
-// The channel gate template (channel_gate_direct, op channel_gate) on the
-// OpenCL device (PoCL in CI): its reference and chosen tuned configs
+// The channel gate templates (channel_gate_direct, op channel_gate, and
+// se_block_direct, op se_block: the same with s pooled from x in the
+// kernel) on the OpenCL device (PoCL in CI): each one's reference and
+// chosen tuned configs
 // against a computation on the host from inputs the test writes (every
 // activation of act1 and act2, residual=add, C not a multiple of the vector
 // width, R dividing nothing), then random configs and fp16 storage against
@@ -23,9 +25,14 @@ namespace {
 
 using ::testing::IsEmpty;
 
-const KernelTemplate& Gate() {
-  return testing::BuiltinTemplate("channel_gate_direct");
-}
+// The template under test: channel_gate_direct or se_block_direct.
+class GateOnDevice : public ::testing::TestWithParam<const char*> {
+ protected:
+  const KernelTemplate& Gate() const {
+    return testing::BuiltinTemplate(GetParam());
+  }
+  bool Pooled() const { return Gate().op() == "se_block"; }
+};
 
 // Values 0.125 * ((i * 7 + offset) % 23) - 1.375: distinct small values.
 std::vector<float> Ramp(size_t n, int offset = 0) {
@@ -54,17 +61,28 @@ struct Case {
   std::vector<float> expected;
 };
 
+// se_block (op se_block): s is x's mean per channel, not an input.
 Case MakeCase(const Workload& w, float a1, float b1, float a2, float b2) {
   const int64_t n = w.dim("N"), c = w.dim("C"), r = w.dim("R");
   const int64_t hw = w.dim("H") * w.dim("W");
   const bool residual = w.attr("residual") == "add";
+  const bool pooled = w.op() == "se_block";
   Case k;
-  const std::vector<float> x = Ramp(n * c * hw), s = Ramp(n * c, 3),
-                           w1 = Ramp(r * c, 5), bias1 = Ramp(r, 11),
-                           w2 = Ramp(c * r, 13), bias2 = Ramp(c, 17),
+  const std::vector<float> x = Ramp(n * c * hw), w1 = Ramp(r * c, 5),
+                           bias1 = Ramp(r, 11), w2 = Ramp(c * r, 13),
+                           bias2 = Ramp(c, 17),
                            res = Ramp(residual ? n * c * hw : 1, 19);
-  k.data = {{"x", x},   {"s", s},      {"w1", w1},       {"b1", bias1},
+  std::vector<float> s = Ramp(n * c, 3);
+  if (pooled) {
+    for (int64_t p = 0; p < n * c; ++p) {
+      double sum = 0;
+      for (int64_t e = 0; e < hw; ++e) sum += x[p * hw + e];
+      s[p] = static_cast<float>(sum / hw);
+    }
+  }
+  k.data = {{"x", x},   {"w1", w1},    {"b1", bias1},
             {"w2", w2}, {"b2", bias2}, {"residual", res}};
+  if (!pooled) k.data["s"] = s;
   k.floats = {a1, b1, a2, b2};
   k.expected.resize(x.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -105,12 +123,16 @@ double RelError(const std::vector<float>& out,
 constexpr const char* kShapes[] = {"C=13,H=5,W=7,R=5", "N=2,C=6,H=2,W=2,R=3",
                                    "N=2,C=7,H=1,W=1,R=2", "C=24,H=9,W=16,R=6"};
 // Chosen configs: one work-item per hidden unit and split sums, vectors
-// across plane borders, chunks of many planes and of part of one.
+// across plane borders, chunks of many planes and of part of one; for
+// se_block each with its PSPLIT (one work-item a channel's plane, or
+// split sums).
 constexpr const char* kConfigs[] = {
     "WG=16,VW=1,EPW=1,HSPLIT=1", "WG=32,VW=4,EPW=2,HSPLIT=4",
     "WG=64,VW=8,EPW=1,HSPLIT=16", "WG=16,VW=2,EPW=4,HSPLIT=2"};
+constexpr const char* kPoolSplits[] = {",PSPLIT=4", ",PSPLIT=1", ",PSPLIT=8",
+                                       ",PSPLIT=2"};
 
-TEST(ChannelGateOnDevice, ReferenceAndConfigsMatchHost) {
+TEST_P(GateOnDevice, ReferenceAndConfigsMatchHost) {
   const DeviceLimits limits = testing::DeviceLimits();
   const char* acts[][2] = {{"relu", "hardsigmoid"}, {"none", "sigmoid"},
                            {"clip", "hardswish"},   {"leakyrelu", "silu"},
@@ -120,8 +142,8 @@ TEST(ChannelGateOnDevice, ReferenceAndConfigsMatchHost) {
     for (const char* residual : {"none", "add"}) {
       const auto& act = acts[k++ % 6];
       const Workload w = testing::MustParse(
-          "channel_gate", absl::StrCat(shape, ",act1=", act[0], ",act2=",
-                                       act[1], ",residual=", residual));
+          Gate().op(), absl::StrCat(shape, ",act1=", act[0], ",act2=", act[1],
+                                    ",residual=", residual));
       // Parameters away from the tuning defaults: the floats are read.
       const std::string a1 = act[0], a2 = act[1];
       const float p1a = a1 == "clip" ? -0.5f : a1 == "leakyrelu" ? 0.1f : 0.3f;
@@ -135,7 +157,8 @@ TEST(ChannelGateOnDevice, ReferenceAndConfigsMatchHost) {
           << w.Canonical() << " reference";
       // One chosen config a case (each one on several shapes): PoCL
       // builds a program a config.
-      const char* config = kConfigs[k % 4];
+      const std::string config =
+          absl::StrCat(kConfigs[k % 4], Pooled() ? kPoolSplits[k % 4] : "");
       absl::StatusOr<KnobValues> knobs = Gate().ParseConfig(config);
       ASSERT_TRUE(knobs.ok()) << knobs.status();
       if (!Gate().CheckConfig(*knobs, w, limits).ok()) continue;
@@ -150,34 +173,38 @@ TEST(ChannelGateOnDevice, ReferenceAndConfigsMatchHost) {
   EXPECT_GE(ran, 5);  // configs the small shapes prune are skipped
 }
 
-TEST(ChannelGateOnDevice, RandomConfigsMatchReference) {
+TEST_P(GateOnDevice, RandomConfigsMatchReference) {
   const std::vector<Workload> shapes = {
-      testing::MustParse("channel_gate",
+      testing::MustParse(Gate().op(),
                          "C=13,H=5,W=7,R=5,act1=relu,act2=hardsigmoid"),
-      testing::MustParse("channel_gate",
+      testing::MustParse(Gate().op(),
                          "N=2,C=7,H=1,W=1,R=2,act1=relu,act2=sigmoid,"
                          "residual=add"),
       // A PP-OCRv4 det block: 96 channels, a 20x20 map, 24 hidden units.
-      testing::MustParse("channel_gate",
+      testing::MustParse(Gate().op(),
                          "C=96,H=20,W=20,R=24,act1=relu,act2=hardsigmoid,"
                          "residual=add")};
   EXPECT_THAT(testing::CheckRandomConfigs(Gate(), shapes, 2, 701), IsEmpty());
 }
 
-TEST(ChannelGateOnDevice, HalfStorageMatchesReference) {
+TEST_P(GateOnDevice, HalfStorageMatchesReference) {
   EXPECT_THAT(
       testing::CheckRandomConfigs(
           Gate(),
-          {testing::MustParse("channel_gate",
+          {testing::MustParse(Gate().op(),
                               "N=2,C=13,H=5,W=7,R=5,act1=relu,act2=hardsigmoid",
                               "fp16"),
            testing::MustParse(
-               "channel_gate",
+               Gate().op(),
                "C=24,H=9,W=16,R=6,act1=relu,act2=sigmoid,residual=add",
                "fp16")},
           2, 801),
       IsEmpty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Templates, GateOnDevice,
+                         ::testing::Values("channel_gate_direct",
+                                           "se_block_direct"));
 
 }  // namespace
 }  // namespace tunefleet::templates

@@ -105,5 +105,63 @@ TEST(ChannelGateTemplate, ConfigConstraintsAndFeatures) {
             FeatureNames(Gate().DerivedFeatures(*b, w, limits)));
 }
 
+const KernelTemplate& Block() {
+  return testing::BuiltinTemplate("se_block_direct");
+}
+
+TEST(SeBlockTemplate, OpBuffersFlopsAndBytes) {
+  const Workload w = testing::MustParse(
+      "se_block",
+      "N=2,C=13,H=5,W=7,R=5,act1=relu,act2=hardsigmoid,residual=add");
+  EXPECT_EQ(w.Canonical(),
+            "se_block N=2 C=13 H=5 W=7 R=5 fp32 act1=relu act2=hardsigmoid "
+            "residual=add");
+  auto t = FindTemplateFor(w, "");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ((*t)->name(), "se_block_direct");
+  // channel_gate's buffers without s.
+  const std::vector<BufferDesc> b = Block().Buffers(w);
+  ASSERT_EQ(b.size(), 7u);
+  const char* names[] = {"x", "output", "w1", "b1", "w2", "b2", "residual"};
+  const uint64_t elements[] = {910, 910, 65, 5, 65, 13, 910};
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_EQ(b[i].name, names[i]);
+    EXPECT_EQ(b[i].elements, elements[i]) << names[i];
+    EXPECT_EQ(b[i].output, i == 1) << names[i];
+  }
+  // channel_gate's flops and one add per element of an image for the pool;
+  // its bytes without s.
+  EXPECT_EQ(Block().Flops(w),
+            2.0 * (455 + 4 * 5 * 13 + 5 * 2 + 13 * 3) + 2 * 910);
+  EXPECT_EQ(Block().Bytes(w), (3.0 * 910 + 2 * 65) * 4 + (5 + 13) * 4);
+}
+
+TEST(SeBlockTemplate, ConfigConstraints) {
+  const DeviceLimits limits = GpuLimits();
+  // A 5x7 plane: 35 values a channel, 64 rounded up.
+  const Workload w = testing::MustParse(
+      "se_block", "C=13,H=5,W=7,R=5,act1=relu,act2=hardsigmoid");
+  auto check = [&](const char* text) {
+    return CheckText(Block(), w, limits, text);
+  };
+  EXPECT_TRUE(check("WG=64,VW=1,EPW=4,HSPLIT=4,PSPLIT=64").ok());
+  EXPECT_THAT(check("WG=16,VW=1,EPW=1,HSPLIT=1,PSPLIT=32").message(),
+              HasSubstr("PSPLIT exceeds the work-group size"));
+  const Workload small = testing::MustParse(
+      "se_block", "C=96,H=2,W=2,R=24,act1=relu,act2=hardsigmoid");
+  EXPECT_THAT(
+      CheckText(Block(), small, limits, "WG=64,VW=1,EPW=1,HSPLIT=1,PSPLIT=8")
+          .message(),
+      HasSubstr("PSPLIT exceeds H*W"));
+  // The reference's private array of R hidden sums.
+  EXPECT_THAT(Block()
+                  .CheckWorkload(
+                      testing::MustParse(
+                          "se_block", "C=8,H=2,W=2,R=5000,act1=relu,act2=relu"),
+                      limits)
+                  .message(),
+              HasSubstr("R > 4096"));
+}
+
 }  // namespace
 }  // namespace tunefleet::templates

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "onnx_import/match.h"
 #include "onnx_import/model_graph.h"
 #include "tests/support/onnx_test_models.h"
 #include "tests/unit/onnx_import/step_simulator.h"
@@ -1115,11 +1116,70 @@ std::vector<float> SeExpected(const std::vector<float>& x, bool skip) {
   return out;
 }
 
-TEST(Lowering, SqueezeExcitationIsAPoolAndOneChannelGate) {
+TEST(Lowering, SqueezeExcitationIsOneSeBlock) {
   for (const bool skip : {false, true}) {
     GraphBuilder b;
     const std::string y = SeBlock(b, skip);
     b.Output(y);
+    const std::vector<float> x = Small(120, 3);
+    ModelGraph m;
+    auto out = LowerAndRun(b, {{"x", x}}, &m);
+    EXPECT_THAT(Ops(m), ElementsAre("se_block"));
+    ASSERT_EQ(m.steps.size(), 1u);
+    const ModelStep& block = m.steps[0];
+    EXPECT_EQ(block.workload.Canonical(),
+              std::string("se_block N=2 C=5 H=3 W=4 R=3 fp32 act1=relu "
+                          "act2=hardsigmoid") +
+                  (skip ? " residual=add" : ""));
+    // The pool, Conv, BatchNormalization, Relu, Conv, HardSigmoid, Mul
+    // (, Add).
+    EXPECT_EQ(block.nodes.size(), skip ? 8u : 7u);
+    ASSERT_EQ(block.buffers.size(), 7u);
+    EXPECT_EQ(block.buffers[0].tensor, "x");
+    EXPECT_EQ(block.buffers[1].tensor, y);
+    EXPECT_EQ(block.buffers[6].tensor, skip ? "x" : "");
+    EXPECT_THAT(block.floats, ElementsAre(0.0f, 0.0f, 0.1666667f, 0.5f));
+    ExpectNear(out[y], SeExpected(x, skip), skip ? "skip" : "block");
+    auto tasks = ImportOnnxBytes(b.Bytes(), "se.onnx", {});
+    ASSERT_TRUE(tasks.ok()) << tasks.status();
+    ASSERT_EQ(tasks->tasks.size(), 1u);
+    EXPECT_EQ(tasks->tasks[0].workload.op(), "se_block");
+  }
+}
+
+TEST(Lowering, SqueezeExcitationOverALargeImageKeepsItsPool) {
+  // 2 x 182 x 182 = 66248 elements an image, above kSeBlockMaxImage: every
+  // se_block work-group would pool them again.
+  for (const int64_t side : {181, 182}) {
+    GraphBuilder b;
+    b.Input("x", {1, 2, side, side});
+    b.Node("GlobalAveragePool", {"x"}, {"pooled"});
+    b.Floats("w1", {1, 2, 1, 1}, Small(2, 1));
+    b.Node("Conv", {"pooled", "w1"}, {"c1"});
+    b.Node("Relu", {"c1"}, {"h"});
+    b.Floats("w2", {2, 1, 1, 1}, Small(2, 4));
+    b.Node("Conv", {"h", "w2"}, {"c2"});
+    b.Node("Sigmoid", {"c2"}, {"gate"});
+    b.Node("Mul", {"x", "gate"}, {"y"});
+    b.Output("y");
+    absl::StatusOr<ModelGraph> m = Lower(b);
+    ASSERT_TRUE(m.ok()) << m.status();
+    if (2 * side * side <= kSeBlockMaxImage) {
+      EXPECT_THAT(Ops(*m), ElementsAre("se_block")) << side;
+    } else {
+      EXPECT_THAT(Ops(*m), ElementsAre("global_pool", "channel_gate")) << side;
+    }
+  }
+}
+
+TEST(Lowering, SqueezeExcitationIsAPoolAndOneChannelGate) {
+  // The pooled map is also a graph output, so the pool stays a step of
+  // its own and the chain after it is one channel_gate.
+  for (const bool skip : {false, true}) {
+    GraphBuilder b;
+    const std::string y = SeBlock(b, skip);
+    b.Output(y);
+    b.Output("pooled");
     const std::vector<float> x = Small(120, 3);
     ModelGraph m;
     auto out = LowerAndRun(b, {{"x", x}}, &m);

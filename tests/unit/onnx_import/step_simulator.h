@@ -1,8 +1,8 @@
 // A host-side runner of a ModelGraph's steps for the lowering tests: the
 // semantics of the ops the lowerings emit (copy, fill, reduce, eltwise,
 // softmax, batch_matmul, conv2d, depthwise_conv2d, conv_transpose2d,
-// pool2d, global_pool, channel_gate, dense, layernorm, nearest asymmetric
-// resize), written from their op documentation (docs/OPS.md,
+// pool2d, global_pool, channel_gate, se_block, dense, layernorm, nearest
+// asymmetric resize), written from their op documentation (docs/OPS.md,
 // kernels_templates/workload.cc, common/epilogue.cl), so that a test checks a
 // lowering's numbers, not only its workloads. Small tensors only; not a
 // runtime.
@@ -302,16 +302,31 @@ class StepSimulator {
       }
       return;
     }
-    if (op == "channel_gate") {
-      // x, s, output, w1 (R x C), b1, w2 (C x R), b2, residual; floats
-      // act1_a, act1_b, act2_a, act2_b (docs/OPS.md).
-      const std::vector<float> x = In(s.buffers[0]), sq = In(s.buffers[1]);
-      std::vector<float>& out = Buffer(s.buffers[2].tensor);
-      const std::vector<float> w1 = In(s.buffers[3]), b1 = In(s.buffers[4]),
-                               w2 = In(s.buffers[5]), b2 = In(s.buffers[6]),
-                               res = In(s.buffers[7]);
-      const std::vector<float>& f = s.floats;
+    if (op == "channel_gate" || op == "se_block") {
+      // channel_gate: x, s, output, w1 (R x C), b1, w2 (C x R), b2,
+      // residual; se_block: the same without s, which it pools from x;
+      // floats act1_a, act1_b, act2_a, act2_b (docs/OPS.md).
       const int64_t C = d("C"), R = d("R"), plane = d("H") * d("W");
+      const size_t o = op == "se_block" ? 1 : 0;  // buffers after x move
+      const std::vector<float> x = In(s.buffers[0]);
+      std::vector<float> sq;
+      if (o == 0) {
+        sq = In(s.buffers[1]);
+      } else {
+        sq.assign(d("N") * C, 0.0f);
+        for (size_t p = 0; p < sq.size(); ++p) {
+          double acc = 0;
+          for (int64_t k = 0; k < plane; ++k) acc += x.at(p * plane + k);
+          sq[p] = static_cast<float>(acc / plane);
+        }
+      }
+      std::vector<float>& out = Buffer(s.buffers[2 - o].tensor);
+      const std::vector<float> w1 = In(s.buffers[3 - o]),
+                               b1 = In(s.buffers[4 - o]),
+                               w2 = In(s.buffers[5 - o]),
+                               b2 = In(s.buffers[6 - o]),
+                               res = In(s.buffers[7 - o]);
+      const std::vector<float>& f = s.floats;
       for (int64_t n = 0; n < d("N"); ++n) {
         std::vector<float> h(R);
         for (int64_t r = 0; r < R; ++r) {
