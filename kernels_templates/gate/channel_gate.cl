@@ -30,8 +30,6 @@
 // Needs common/dtype.cl, common/vector.cl, gate/gate_act.cl and
 // gate/gate_fc.cl before it.
 
-#define CHUNK (WG * VW * EPW)
-
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void channel_gate(
     const int N, const int C, const int HW, const int R,
     const __global real_t* restrict x, const __global real_t* restrict s,
@@ -45,24 +43,15 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void channel_gate(
   __local float g_l[GMAX];
 #if HSPLIT > 1
   __local float part[WG];
-#endif
-  const int t = get_local_id(0);
-  const int image = C * HW;  // elements of one image
-  const int per_image = (image + CHUNK - 1) / CHUNK;
-  const int n = get_group_id(0) / per_image;
-  const int start = (get_group_id(0) % per_image) * CHUNK;
-  const int end = min(start + CHUNK, image);
-  const int c_first = start / HW;
-  const int c_count = (end - 1) / HW - c_first + 1;  // <= GMAX
-
-  for (int c = t; c < C; c += WG) s_l[c] = LOADF(s, n * C + c);
-  barrier(CLK_LOCAL_MEM_FENCE);
-#if HSPLIT > 1
-  gate_hidden(C, R, s_l, h_l, part, w1, b1, act1_a, act1_b);
 #else
-  gate_hidden(C, R, s_l, h_l, h_l, w1, b1, act1_a, act1_b);
+  __local float* part = h_l;  // unread
 #endif
-  gate_values(R, c_first, c_count, h_l, g_l, w2, b2, act2_a, act2_b);
-  gate_scale(HW, (size_t)n * image, start, end, c_first, g_l, x, output,
-             residual);
+  const gate_chunk chunk = gate_chunk_of(C, HW);
+  for (int c = get_local_id(0); c < C; c += WG) {
+    s_l[c] = LOADF(s, chunk.n * C + c);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  gate_hidden(C, R, s_l, h_l, part, w1, b1, act1_a, act1_b);
+  gate_values(R, chunk, h_l, g_l, w2, b2, act2_a, act2_b);
+  gate_scale(HW, chunk, g_l, x, output, residual);
 }

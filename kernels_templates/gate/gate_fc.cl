@@ -11,7 +11,48 @@
 // ACT1, ACT2, RESIDUAL, UNIFORM_PLANE. Needs common/dtype.cl,
 // common/vector.cl and gate/gate_act.cl before it.
 
-#define RPB (WG / HSPLIT)  // hidden units per pass
+#define CHUNK (WG * VW * EPW)  // elements a work-group scales
+#define RPB (WG / HSPLIT)       // hidden units per pass
+
+// The share of the work-group calling it: image n (its first element at
+// `base`), elements [start, end) of it, in channels c_first to c_first +
+// c_count - 1 (c_count <= GMAX). Each image's C*H*W elements are processed
+// flat, CHUNK consecutive elements a work-group.
+typedef struct {
+  int n, start, end, c_first, c_count;
+  size_t base;
+} gate_chunk;
+
+inline gate_chunk gate_chunk_of(const int C, const int HW) {
+  const int image = C * HW;  // elements of one image
+  const int per_image = (image + CHUNK - 1) / CHUNK;
+  gate_chunk k;
+  k.n = get_group_id(0) / per_image;
+  k.start = (get_group_id(0) % per_image) * CHUNK;
+  k.end = min(k.start + CHUNK, image);
+  k.c_first = k.start / HW;
+  k.c_count = (k.end - 1) / HW - k.c_first + 1;
+  k.base = (size_t)k.n * image;
+  return k;
+}
+
+// The sum of `acc` over each run of `split` consecutive work-items (split a
+// power of two dividing WG), through `part` (WG floats of local memory):
+// strided sums before it, a tree here. Every work-item calls it (it holds
+// barriers) and gets its run's sum.
+inline float split_sum(__local float* part, const float acc, const int split) {
+  const int t = get_local_id(0);
+  const int p = t % split;
+  part[t] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int stride = split / 2; stride > 0; stride >>= 1) {
+    if (p < stride) part[t] += part[t + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float sum = part[t - p];
+  barrier(CLK_LOCAL_MEM_FENCE);  // part is written again by the next call
+  return sum;
+}
 
 // `part`: WG floats of local memory when HSPLIT > 1 (else unread).
 inline void gate_hidden(const int C, const int R, __local const float* s_l,
@@ -30,29 +71,19 @@ inline void gate_hidden(const int C, const int R, __local const float* s_l,
       const __global real_t* row = w1 + (size_t)r * C;
       for (int k = p; k < C; k += HSPLIT) acc = fma(LOADF(row, k), s_l[k], acc);
     }
-#if HSPLIT > 1
-    part[t] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int stride = HSPLIT / 2; stride > 0; stride >>= 1) {
-      if (p < stride) part[t] += part[t + stride];
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (p == 0 && r < R) h_l[r] = gate_act(ACT1, part[t] + b1[r], act1_a, act1_b);
-    barrier(CLK_LOCAL_MEM_FENCE);  // part is written again by the next pass
-#else
-    if (r < R) h_l[r] = gate_act(ACT1, acc + b1[r], act1_a, act1_b);
-#endif
+    if (HSPLIT > 1) acc = split_sum(part, acc, HSPLIT);
+    if (p == 0 && r < R) h_l[r] = gate_act(ACT1, acc + b1[r], act1_a, act1_b);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-inline void gate_values(const int R, const int c_first, const int c_count,
+inline void gate_values(const int R, const gate_chunk chunk,
                         __local const float* h_l, __local float* g_l,
                         const __global real_t* restrict w2,
                         const __global float* restrict b2, const float act2_a,
                         const float act2_b) {
-  for (int k = get_local_id(0); k < c_count; k += WG) {
-    const int c = c_first + k;
+  for (int k = get_local_id(0); k < chunk.c_count; k += WG) {
+    const int c = chunk.c_first + k;
     const __global real_t* row = w2 + (size_t)c * R;
     float acc = b2[c];
     for (int r = 0; r < R; ++r) acc = fma(LOADF(row, r), h_l[r], acc);
@@ -61,19 +92,19 @@ inline void gate_values(const int R, const int c_first, const int c_count,
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// `base`: the first element of image n in x, the output and the residual
-// (unread without RESIDUAL).
-inline void gate_scale(const int HW, const size_t base, const int start,
-                       const int end, const int c_first,
+// Scales the chunk's elements of x into the output (with RESIDUAL, adds
+// the residual's).
+inline void gate_scale(const int HW, const gate_chunk chunk,
                        __local const float* g_l,
                        const __global real_t* restrict x,
                        __global real_t* restrict output,
                        const __global real_t* restrict residual) {
   const int t = get_local_id(0);
-  const __global real_t* xn = x + base;
-  __global real_t* on = output + base;
+  const int start = chunk.start, end = chunk.end, c_first = chunk.c_first;
+  const __global real_t* xn = x + chunk.base;
+  __global real_t* on = output + chunk.base;
 #if RESIDUAL
-  const __global real_t* rn = residual + base;
+  const __global real_t* rn = residual + chunk.base;
 #endif
   for (int e = 0; e < EPW; ++e) {
     const int i = start + (e * WG + t) * VW;

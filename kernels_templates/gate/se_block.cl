@@ -21,7 +21,6 @@
 // Needs common/dtype.cl, common/vector.cl, gate/gate_act.cl and
 // gate/gate_fc.cl before it.
 
-#define CHUNK (WG * VW * EPW)
 #define CPB (WG / PSPLIT)  // channels pooled per pass
 
 // s_l[c] = the mean of image n's channel c (`xn` its first element), for
@@ -41,18 +40,8 @@ inline void se_squeeze(const int C, const int HW,
       const __global real_t* plane = xn + (size_t)c * HW;
       for (int i = p; i < HW; i += PSPLIT) acc += LOADF(plane, i);
     }
-#if PSPLIT > 1
-    part[t] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int stride = PSPLIT / 2; stride > 0; stride >>= 1) {
-      if (p < stride) part[t] += part[t + stride];
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (p == 0 && c < C) s_l[c] = part[t] * inv;
-    barrier(CLK_LOCAL_MEM_FENCE);  // part is written again by the next pass
-#else
-    if (c < C) s_l[c] = acc * inv;
-#endif
+    if (PSPLIT > 1) acc = split_sum(part, acc, PSPLIT);
+    if (p == 0 && c < C) s_l[c] = acc * inv;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -72,17 +61,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void se_block(
 #else
   __local float* part = h_l;  // unread
 #endif
-  const int image = C * HW;  // elements of one image
-  const int per_image = (image + CHUNK - 1) / CHUNK;
-  const int n = get_group_id(0) / per_image;
-  const int start = (get_group_id(0) % per_image) * CHUNK;
-  const int end = min(start + CHUNK, image);
-  const int c_first = start / HW;
-  const int c_count = (end - 1) / HW - c_first + 1;  // <= GMAX
-  const size_t base = (size_t)n * image;
-
-  se_squeeze(C, HW, x + base, s_l, part);
+  const gate_chunk chunk = gate_chunk_of(C, HW);
+  se_squeeze(C, HW, x + chunk.base, s_l, part);
   gate_hidden(C, R, s_l, h_l, part, w1, b1, act1_a, act1_b);
-  gate_values(R, c_first, c_count, h_l, g_l, w2, b2, act2_a, act2_b);
-  gate_scale(HW, base, start, end, c_first, g_l, x, output, residual);
+  gate_values(R, chunk, h_l, g_l, w2, b2, act2_a, act2_b);
+  gate_scale(HW, chunk, g_l, x, output, residual);
 }

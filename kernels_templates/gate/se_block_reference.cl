@@ -29,7 +29,8 @@ __kernel void se_block_reference(
   }
   float gate = b2[c];
   for (int r = 0; r < R; ++r) {
-    gate += LOADF(w2, (size_t)c * R + r) * gate_act(ACT1, hidden[r], act1_a, act1_b);
+    const float h = gate_act(ACT1, hidden[r], act1_a, act1_b);
+    gate += LOADF(w2, (size_t)c * R + r) * h;
   }
   gate = gate_act(ACT2, gate, act2_a, act2_b);
   const size_t begin = (size_t)plane * HW;
