@@ -21,6 +21,7 @@
 #include "contract/names.h"
 #include "contract/timing_policy.h"
 #include "kernels_templates/workload.h"
+#include "logging/log_flag.h"
 #include "search/strategy.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -211,6 +212,12 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
                 "print one JSON object on stdout (progress stays on stderr)");
   cmd->add_flag("--quiet", o.quiet, "no progress on stderr");
   cmd->add_flag("--verbose", o.verbose, "log server and agent events");
+  logging::AddLogLevelFlag(*cmd, &o.log_level)
+      ->description(
+          "embedded server and agent: the least severe log lines they "
+          "write, trace, debug, info, warn or error (docs/FLEET.md, "
+          "\"Logs\"); --verbose shows the agent's lines and the server's "
+          "events on stderr");
   return cmd;
 }
 
@@ -254,6 +261,7 @@ absl::StatusOr<client::ServerConnection> ServerFor(
   e.device = o.device;
   e.device_key = o.device_key;
   e.verbose = o.verbose;
+  e.log_level = o.log_level;
   absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
       EmbeddedFleet::Start(e);
   if (!started.ok()) return started.status();

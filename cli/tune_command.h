@@ -17,6 +17,7 @@
 #include "cli/embedded.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
+#include "logging/log.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
@@ -64,6 +65,8 @@ struct TuneOptions {
   bool json = false;
   bool quiet = false;  // no progress lines on stderr
   bool verbose = false;
+  // The embedded server's and agent's log level (EmbeddedOptions).
+  logging::Level log_level = logging::Level::kInfo;
 };
 
 // Registers the subcommand; `options` must outlive parsing.
