@@ -329,6 +329,14 @@ std::optional<tunefleet::v1::JobProgress> JobManager::EndedProgress(
   return progress;
 }
 
+std::optional<tunefleet::v1::JobProgress> JobManager::LiveOrEndedProgress(
+    int64_t job_id) {
+  if (std::shared_ptr<TrackedJob> job = FindTracked(job_id)) {
+    return job->Progress();
+  }
+  return EndedProgress(job_id);
+}
+
 absl::StatusOr<int> JobManager::ResumeJobs() {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
                              store_->UnfinishedJobs());

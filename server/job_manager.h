@@ -139,6 +139,10 @@ class JobManager : public TrialJobs {
   // The final progress of a job or model job that ended in this server
   // (among the last kept, JobLimits), or nullopt.
   std::optional<tunefleet::v1::JobProgress> EndedProgress(int64_t job_id);
+  // The progress of a job or model job this server runs (FindTracked) or
+  // ran (EndedProgress), or nullopt: unknown here, or of an earlier run
+  // (its stored state is the store's).
+  std::optional<tunefleet::v1::JobProgress> LiveOrEndedProgress(int64_t job_id);
   // Live jobs and model jobs now (tasks of model jobs not counted).
   int active_jobs();
 

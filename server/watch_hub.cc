@@ -231,16 +231,22 @@ void WatchHub::Register(Stream* stream,
     if (stale) job->RemoveListener(listener);
   }
   // The progress now, to this stream (the hub offers later changes).
-  const uint64_t version = job->version();
-  tunefleet::v1::JobProgress progress = job->Progress();
-  add_fleet_state_(&progress);
-  auto shared =
-      std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress));
+  Snapshot now = Read(*job);
   absl::MutexLock lock(&mu_);
   auto it = watched_.find(id);
   if (it != watched_.end() && it->second.streams.contains(stream)) {
-    stream->Offer(std::move(shared), version);
+    stream->Offer(std::move(now.progress), now.version);
   }
+}
+
+WatchHub::Snapshot WatchHub::Read(TrackedJob& job) const {
+  // The version first: progress read after it is at least that new.
+  const uint64_t version = job.version();
+  tunefleet::v1::JobProgress progress = job.Progress();
+  add_fleet_state_(&progress);
+  return {
+      std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress)),
+      version};
 }
 
 void WatchHub::Changed(int64_t job_id) {
@@ -271,16 +277,13 @@ void WatchHub::Remove(Stream* stream) {
 void WatchHub::Offer(
     const std::map<int64_t, std::shared_ptr<TrackedJob>>& jobs) {
   for (const auto& [id, job] : jobs) {
-    // The version first: progress read after it is at least that new.
-    const uint64_t version = job->version();
-    tunefleet::v1::JobProgress progress = job->Progress();
-    add_fleet_state_(&progress);
-    auto shared =
-        std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress));
+    const Snapshot now = Read(*job);
     absl::MutexLock lock(&mu_);
     auto it = watched_.find(id);
     if (it == watched_.end()) continue;
-    for (Stream* stream : it->second.streams) stream->Offer(shared, version);
+    for (Stream* stream : it->second.streams) {
+      stream->Offer(now.progress, now.version);
+    }
   }
 }
 
