@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "auth/grpc_status.h"
 #include "contract/names.h"
+#include "server/refused_call.h"
 
 namespace tunefleet::server {
 namespace {
@@ -133,19 +134,8 @@ class WatchHub::Stream final : public WatchReactor {
   std::string offered_waiting_ ABSL_GUARDED_BY(mu_);
 };
 
-namespace {
-
-// A call refused before it started.
-class RefusedWatch final : public WatchReactor {
- public:
-  explicit RefusedWatch(grpc::Status status) { Finish(std::move(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 WatchReactor* RefusedWatchStream(grpc::Status status) {
-  return new RefusedWatch(std::move(status));
+  return RefusedCall<WatchReactor>(std::move(status));
 }
 
 WatchHub::WatchHub(JobManager* jobs, CurrentFn current,
