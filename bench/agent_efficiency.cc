@@ -338,29 +338,22 @@ struct Flags {
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
-  app.add_option("--platform", f.setup.platform, "OpenCL platform index")
-      ->capture_default_str();
-  app.add_option("--device", f.setup.device, "OpenCL device index")
-      ->capture_default_str();
-  app.add_option("--template", f.template_name, "gemm template")
-      ->capture_default_str();
-  app.add_option("--size", f.size, "M = N = K")->capture_default_str();
-  app.add_option("--configs", f.config_count, "distinct valid configs")
-      ->capture_default_str();
-  app.add_option("--seed", f.seed, "config sampling seed")
-      ->capture_default_str();
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
+  app.add_option("--platform", f.setup.platform, "OpenCL platform index");
+  app.add_option("--device", f.setup.device, "OpenCL device index");
+  app.add_option("--template", f.template_name, "gemm template");
+  app.add_option("--size", f.size, "M = N = K");
+  app.add_option("--configs", f.config_count, "distinct valid configs");
+  app.add_option("--seed", f.seed, "config sampling seed");
   app.add_option("--tiny-elements", f.tiny_elements,
-                 "work-items of the tiny kernel of (e)")
-      ->capture_default_str();
+                 "work-items of the tiny kernel of (e)");
   app.add_option("--tiny-number", f.tiny_number,
-                 "launches per round of the tiny kernel in (e)")
-      ->capture_default_str();
+                 "launches per round of the tiny kernel in (e)");
   app.add_option("--gemm-number", f.gemm_number,
-                 "launches per round of the gemm in (e)")
-      ->capture_default_str();
+                 "launches per round of the gemm in (e)");
   app.add_option("--replay-trials", f.replay_trials,
-                 "trials per side in (e); medians are printed")
-      ->capture_default_str();
+                 "trials per side in (e); medians are printed");
   app.add_flag("--no-nonce", f.no_nonce,
                "do not make builds distinct from earlier runs (driver "
                "caches may then serve 'cold' builds)");

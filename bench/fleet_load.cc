@@ -287,22 +287,19 @@ int main(int argc, char** argv) {
   FleetOptions fleet;
   int repeat = 1;
   std::string server_binary = TUNEFLEET_SERVER_BINARY;
-  app.add_option("--trials", trials, "trials per job")->capture_default_str();
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
+  app.add_option("--trials", trials, "trials per job");
   app.add_option("--server-binary", server_binary,
-                 "the tunefleet-server to run (default: this build's)")
-      ->capture_default_str();
+                 "the tunefleet-server to run (default: this build's)");
   app.add_flag("--real-agents", fleet.real_agents,
                "device_agent's Agent with FakeBackend instead of "
                "FakeFleetAgent");
   app.add_option("--agents-per-channel", fleet.agents_per_channel,
-                 "FakeFleetAgents sharing one channel (TCP connection)")
-      ->capture_default_str();
-  app.add_option("--agents", counts, "agent counts to run")
-      ->delimiter(',')
-      ->capture_default_str();
+                 "FakeFleetAgents sharing one channel (TCP connection)");
+  app.add_option("--agents", counts, "agent counts to run")->delimiter(',');
   app.add_option("--in-flight", fleet.in_flight,
-                 "requests each agent holds at once (Hello.max_in_flight)")
-      ->capture_default_str();
+                 "requests each agent holds at once (Hello.max_in_flight)");
   app.add_flag("!--no-source-cache", fleet.source_cache,
                "agents without a source cache: every request carries its "
                "kernel and reference sources");
@@ -311,16 +308,13 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", fleet.jobs,
                  "jobs at once, each on its own GEMM workload (trials/s "
                  "counts them all)")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 64));
   app.add_option("--repeat", repeat,
                  "runs per agent count; with more than one, a row of each "
                  "column's median follows")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+      ->check(CLI::Range(1, 100));
   app.add_option("--delay-us", fleet.delay_us,
-                 "the fake backend's time per measurement (--real-agents)")
-      ->capture_default_str();
+                 "the fake backend's time per measurement (--real-agents)");
   CLI11_PARSE(app, argc, argv);
 
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /

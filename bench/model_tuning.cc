@@ -484,28 +484,22 @@ int Main(int argc, char** argv) {
   app.add_option("--input-shape", f.input_shapes,
                  "dims of an input, NAME=D1,D2,... (default for the cls "
                  "model: x=1,3,48,192)");
+  // The options below show their defaults in --help.
+  app.option_defaults()->always_capture_default();
   app.add_option("--trials-per-task", f.trials_per_task,
                  "the budget is this x the model's tasks")
-      ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  app.add_option("--seed", f.seed, "of the strategies and the scheduler")
-      ->capture_default_str();
-  app.add_option("--strategy", f.strategy, "each task's search strategy")
-      ->capture_default_str();
+  app.add_option("--seed", f.seed, "of the strategies and the scheduler");
+  app.add_option("--strategy", f.strategy, "each task's search strategy");
   app.add_option("--batch-trials", f.batch_trials,
-                 "trials per grant (0: the server's choice)")
-      ->capture_default_str();
-  app.add_option("--platform", f.platform, "OpenCL platform index")
-      ->capture_default_str();
-  app.add_option("--device", f.device, "OpenCL device index")
-      ->capture_default_str();
+                 "trials per grant (0: the server's choice)");
+  app.add_option("--platform", f.platform, "OpenCL platform index");
+  app.add_option("--device", f.device, "OpenCL device index");
   app.add_option("--fake-delay-ms", f.fake_delay_ms,
                  "the fake backend's time per measurement (scaling row)")
-      ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   app.add_option("--only", f.only,
                  "real: runs A and B only; fake: the scaling row only")
-      ->capture_default_str()
       ->check(CLI::IsMember({"all", "real", "fake"}));
   app.add_flag("--json", f.json, "print all figures as one JSON object");
   CLI11_PARSE(app, argc, argv);

@@ -237,19 +237,18 @@ int Main(int argc, char** argv) {
   search::SimulationOptions options;
   options.seeds = 20;
   std::vector<std::string> tables;
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
   app.add_option("--trials", trials,
-                 "trial budget per seed (0: each table's size)")
-      ->capture_default_str();
+                 "trial budget per seed (0: each table's size)");
   app.add_option("--seeds", options.seeds,
-                 "seeds per strategy (the quarter rule needs >= 20)")
-      ->capture_default_str();
-  app.add_option("--batch", options.batch, "configs per round")
-      ->capture_default_str();
+                 "seeds per strategy (the quarter rule needs >= 20)");
+  app.add_option("--batch", options.batch, "configs per round");
   std::string strategy_list = "all";
   app.add_option("--strategies", strategy_list,
-                 "strategies, comma-separated, or 'all'")
-      ->capture_default_str();
+                 "strategies, comma-separated, or 'all'");
   app.add_flag("--json", as_json, "one JSON object on stdout");
+  app.option_defaults()->always_capture_default(false);
   app.add_option("tables", tables, "table files (default: tests/data/tables)");
   CLI11_PARSE(app, argc, argv);
   const std::vector<std::string> strategy_names =

@@ -500,33 +500,29 @@ int main(int argc, char** argv) {
   Options o;
   int group = -1;
   std::string server;
-  app.add_option("--minutes", o.minutes, "how long")->capture_default_str();
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
+  app.add_option("--minutes", o.minutes, "how long");
   app.add_option("--agents", o.agents,
                  "fake agents (per group with "
-                 "--agent-group)")
-      ->capture_default_str();
-  app.add_option("--groups", o.groups, "agent processes")
-      ->capture_default_str();
-  app.add_option("--jobs", o.jobs, "jobs kept running")->capture_default_str();
-  app.add_option("--trials", o.trials, "trials per job")->capture_default_str();
+                 "--agent-group)");
+  app.add_option("--groups", o.groups, "agent processes");
+  app.add_option("--jobs", o.jobs, "jobs kept running");
+  app.add_option("--trials", o.trials, "trials per job");
   app.add_option("--server-kill-s", o.server_kill_s,
-                 "seconds between server SIGKILLs (0: none)")
-      ->capture_default_str();
+                 "seconds between server SIGKILLs (0: none)");
   app.add_option("--agent-kill-s", o.agent_kill_s,
-                 "seconds between agent group SIGKILLs (0: none)")
-      ->capture_default_str();
+                 "seconds between agent group SIGKILLs (0: none)");
   app.add_option("--churn-ms", o.churn_ms,
                  "ms between an agent leaving and a new one joining, per "
-                 "group (0: none)")
-      ->capture_default_str();
-  app.add_option("--delay-us", o.delay_us, "fake measurement time, us")
-      ->capture_default_str();
+                 "group (0: none)");
+  app.add_option("--delay-us", o.delay_us, "fake measurement time, us");
   app.add_option("--sample-s", o.sample_s,
-                 "seconds between RSS/fd samples (0: none)")
-      ->capture_default_str();
+                 "seconds between RSS/fd samples (0: none)");
   app.add_option("--server-binary", o.server_binary,
-                 "the tunefleet-server to run (default: this build's)")
-      ->capture_default_str();
+                 "the tunefleet-server to run (default: this build's)");
+  // Internal: no default shown.
+  app.option_defaults()->always_capture_default(false);
   app.add_option("--agent-group", group, "internal: run as agent group N");
   app.add_option("--server", server, "internal: the server's address");
   CLI11_PARSE(app, argc, argv);

@@ -177,14 +177,14 @@ int Main(int argc, char** argv) {
   int runs = 7;
   bool json = false;
   std::string cli = TUNEFLEET_CLI_BINARY;
-  app.add_option("--rows", rows, "trial rows")->capture_default_str();
-  app.add_option("--trials-per-job", trials_per_job, "trials of each job")
-      ->capture_default_str();
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
+  app.add_option("--rows", rows, "trial rows");
+  app.add_option("--trials-per-job", trials_per_job, "trials of each job");
   app.add_option("--db", db, "keep (and reuse) the database at this path");
-  app.add_option("--runs", runs, "runs per read (the median is printed)")
-      ->capture_default_str();
+  app.add_option("--runs", runs, "runs per read (the median is printed)");
   app.add_flag("--json", json, "print a JSON object instead of a table");
-  app.add_option("--cli", cli, "the tunefleet binary")->capture_default_str();
+  app.add_option("--cli", cli, "the tunefleet binary");
   CLI11_PARSE(app, argc, argv);
 
   const bool keep = !db.empty();

@@ -107,10 +107,10 @@ int main(int argc, char** argv) {
   int repeat = 5;
   uint64_t max_configs = uint64_t{1} << 20;
   bool json = false;
-  app.add_option("--repeat", repeat, "scans per template (median printed)")
-      ->capture_default_str();
-  app.add_option("--max-configs", max_configs, "raw configs per scan at most")
-      ->capture_default_str();
+  // Every option's --help shows its default.
+  app.option_defaults()->always_capture_default();
+  app.add_option("--repeat", repeat, "scans per template (median printed)");
+  app.add_option("--max-configs", max_configs, "raw configs per scan at most");
   app.add_flag("--json", json, "one JSON object per template");
   CLI11_PARSE(app, argc, argv);
 

@@ -12,11 +12,15 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/channel.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
@@ -40,6 +44,41 @@ void SetJsonErrors(bool on);
 // Use this wherever an RPC failure reaches the user.
 absl::Status FromGrpc(const grpc::Status& status,
                       const client::ServerConnection& server);
+
+// The pages of a list call (QueryRecords, ListJobs) to `server`: calls
+// `rpc` on `stub` with `request`, hands each response to `on_page`, and
+// calls again with the response's next_page_token until a response has
+// none or `on_page` returns false (no more wanted). Each call has
+// `deadline` (absl::InfiniteDuration(): none). Errors: the calls'
+// (FromGrpc); INTERNAL when the server sends the same page token again
+// (`method` names the call).
+template <typename Request, typename Response, typename OnPage>
+absl::Status ForEachPage(
+    tunefleet::v1::TuningService::Stub& stub,
+    grpc::Status (tunefleet::v1::TuningService::Stub::*rpc)(
+        grpc::ClientContext*, const Request&, Response*),
+    absl::string_view method, const client::ServerConnection& server,
+    Request request, absl::Duration deadline, OnPage on_page) {
+  while (true) {
+    Response response;
+    grpc::ClientContext context;
+    if (deadline != absl::InfiniteDuration()) {
+      context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    }
+    absl::Status status =
+        FromGrpc((stub.*rpc)(&context, request, &response), server);
+    if (!status.ok()) return status;
+    const bool more = on_page(response);
+    if (response.next_page_token().empty() || !more) {
+      return absl::OkStatus();
+    }
+    if (response.next_page_token() == request.page_token()) {
+      return absl::InternalError(
+          absl::StrCat(method, ": the server sent the same page token again"));
+    }
+    request.set_page_token(response.next_page_token());
+  }
+}
 
 // Text laid out in columns, each as wide as its widest cell (header
 // included, counted in UTF-8 characters) and two spaces apart, so long

@@ -95,6 +95,9 @@ absl::StatusOr<int> InterruptAbandonedJobs(const std::string& db_path) {
 
 absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
     const EmbeddedOptions& options) {
+  // The server (and its store) run in this process and log through its
+  // logger.
+  logging::Setup(logging::LogOptions{.level = options.log_level});
   std::string agent_binary = options.agent_binary;
   if (agent_binary.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(agent_binary, FindAgentBinary());
@@ -129,17 +132,20 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
   // The agent as a standalone one runs, minus the persistent binary cache:
   // one command's programs are built once per worker.
   const std::string agent_name = absl::StrCat(kEmbeddedAgentPrefix, getpid());
-  std::vector<std::string> argv = {agent_binary,
-                                   "--server",
-                                   fleet->server_->address(),
-                                   "--name",
-                                   agent_name,
-                                   "--platform",
-                                   absl::StrCat(options.platform),
-                                   "--device",
-                                   absl::StrCat(options.device),
-                                   "--no-binary-cache",
-                                   "--exit-with-parent"};
+  std::vector<std::string> argv = {
+      agent_binary,
+      "--server",
+      fleet->server_->address(),
+      "--name",
+      agent_name,
+      "--platform",
+      absl::StrCat(options.platform),
+      "--device",
+      absl::StrCat(options.device),
+      "--no-binary-cache",
+      "--exit-with-parent",
+      "--log-level",
+      std::string(logging::LevelName(options.log_level))};
   if (!options.device_key.empty()) {
     argv.insert(argv.end(), {"--key", options.device_key});
   }

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "base/subprocess.h"
 #include "client/channel.h"
+#include "logging/log.h"
 #include "server/server.h"
 
 namespace tunefleet::cli {
@@ -25,6 +26,12 @@ struct EmbeddedOptions {
   int device = 0;          // OpenCL device index
   std::string device_key;  // empty: derived from the device name
   bool verbose = false;    // server and agent logs on stderr
+  // The least severe log lines the server and the agent write (docs/FLEET.md,
+  // "Logs"): Start() sets this process's logger, the embedded server's, to
+  // it (logging::Setup, in the terminal's form) and passes it to the agent
+  // as --log-level. Without `verbose` the agent's lines go to a file whose
+  // end Start()'s error shows when the agent ends early.
+  logging::Level log_level = logging::Level::kInfo;
   absl::Duration connect_timeout = absl::Seconds(60);
   // The tunefleet-agent executable; empty: FindAgentBinary().
   std::string agent_binary;

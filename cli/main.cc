@@ -5,13 +5,15 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "base/version.h"
 #include "cli/backup_command.h"
-#include "cli/records_command.h"
 #include "cli/common.h"
 #include "cli/dashboard_command.h"
 #include "cli/emit_command.h"
@@ -19,6 +21,7 @@
 #include "cli/measure_command.h"
 #include "cli/model_command.h"
 #include "cli/query_command.h"
+#include "cli/records_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/simulate_command.h"
@@ -26,6 +29,27 @@
 #include "cli/templates_command.h"
 #include "cli/token_command.h"
 #include "cli/tune_command.h"
+
+namespace {
+
+// A subcommand and what runs it once parsed.
+struct Command {
+  CLI::App* cmd;
+  std::function<int()> run;
+};
+
+// Registers the subcommand of `add` on options of its own (kept alive by
+// the Command) and appends it with `run` over those options.
+template <typename Options>
+void Register(CLI::App& app, std::vector<Command>& commands,
+              CLI::App* (*add)(CLI::App&, Options&),
+              int (*run)(const Options&)) {
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = add(app, *options);
+  commands.push_back({cmd, [options, run] { return run(*options); }});
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Every RPC failure reaches the user as one translated message
@@ -52,42 +76,56 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("tunefleet ") + tunefleet::base::kVersion);
   app.require_subcommand(1);
-  tunefleet::cli::TuneOptions tune;
-  tunefleet::cli::QueryOptions query;
-  tunefleet::cli::DevicesOptions devices;
-  tunefleet::cli::EmitOptions emit;
-  tunefleet::cli::SimulateOptions simulate;
-  tunefleet::cli::TasksOptions tasks;
-  tunefleet::cli::ExportOptions export_table;
-  tunefleet::cli::JobsOptions jobs, watch, cancel;
-  tunefleet::cli::TokenOptions token;
-  tunefleet::cli::DashboardOptions dashboard;
-  tunefleet::cli::ReportOptions report;
-  tunefleet::cli::TemplatesOptions templates_list;
-  tunefleet::cli::SpaceOptions space;
-  tunefleet::cli::BackupOptions backup;
-  tunefleet::cli::RunOptions run;
-  tunefleet::cli::RecordsOptions records;
-  CLI::App* tune_cmd = tunefleet::cli::AddTuneCommand(app, tune);
-  CLI::App* query_cmd = tunefleet::cli::AddQueryCommand(app, query);
-  CLI::App* devices_cmd = tunefleet::cli::AddDevicesCommand(app, devices);
-  CLI::App* emit_cmd = tunefleet::cli::AddEmitCommand(app, emit);
+  // The subcommands, in the order --help lists them: each parsed one runs
+  // its Run function on the options it registered.
+  std::vector<Command> commands;
+  Register(app, commands, tunefleet::cli::AddTuneCommand,
+           tunefleet::cli::RunTune);
+  Register(app, commands, tunefleet::cli::AddQueryCommand,
+           tunefleet::cli::RunQuery);
+  Register(app, commands, tunefleet::cli::AddDevicesCommand,
+           tunefleet::cli::RunDevices);
+  Register(app, commands, tunefleet::cli::AddEmitCommand,
+           tunefleet::cli::RunEmit);
   CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app);
-  CLI::App* simulate_cmd = tunefleet::cli::AddSimulateCommand(app, simulate);
-  CLI::App* tasks_cmd = tunefleet::cli::AddTasksCommand(app, tasks);
-  CLI::App* templates_cmd =
-      tunefleet::cli::AddTemplatesCommand(app, templates_list);
-  CLI::App* space_cmd = tunefleet::cli::AddSpaceCommand(app, space);
-  CLI::App* export_cmd = tunefleet::cli::AddExportCommand(app, export_table);
-  CLI::App* jobs_cmd = tunefleet::cli::AddJobsCommand(app, jobs);
-  CLI::App* watch_cmd = tunefleet::cli::AddWatchCommand(app, watch);
-  CLI::App* cancel_cmd = tunefleet::cli::AddCancelCommand(app, cancel);
-  CLI::App* token_cmd = tunefleet::cli::AddTokenCommand(app, token);
-  CLI::App* dashboard_cmd = tunefleet::cli::AddDashboardCommand(app, dashboard);
-  CLI::App* report_cmd = tunefleet::cli::AddReportCommand(app, report);
-  CLI::App* backup_cmd = tunefleet::cli::AddBackupCommand(app, backup);
+  commands.push_back({measure_cmd, [measure_cmd] {
+                        return tunefleet::cli::RunMeasure(*measure_cmd);
+                      }});
+  Register(app, commands, tunefleet::cli::AddSimulateCommand,
+           tunefleet::cli::RunSimulate);
+  Register(app, commands, tunefleet::cli::AddTasksCommand,
+           tunefleet::cli::RunTasks);
+  Register(app, commands, tunefleet::cli::AddTemplatesCommand,
+           tunefleet::cli::RunTemplates);
+  Register(app, commands, tunefleet::cli::AddSpaceCommand,
+           tunefleet::cli::RunSpace);
+  Register(app, commands, tunefleet::cli::AddExportCommand,
+           tunefleet::cli::RunExport);
+  Register(app, commands, tunefleet::cli::AddJobsCommand,
+           tunefleet::cli::RunJobs);
+  Register(app, commands, tunefleet::cli::AddWatchCommand,
+           tunefleet::cli::RunWatch);
+  Register(app, commands, tunefleet::cli::AddCancelCommand,
+           tunefleet::cli::RunCancel);
+  Register(app, commands, tunefleet::cli::AddTokenCommand,
+           tunefleet::cli::RunToken);
+  Register(app, commands, tunefleet::cli::AddDashboardCommand,
+           tunefleet::cli::RunDashboard);
+  Register(app, commands, tunefleet::cli::AddReportCommand,
+           tunefleet::cli::RunReport);
+  Register(app, commands, tunefleet::cli::AddBackupCommand,
+           tunefleet::cli::RunBackup);
+  auto records = std::make_shared<tunefleet::cli::RecordsOptions>();
   const tunefleet::cli::RecordsCommands records_cmds =
-      tunefleet::cli::AddRecordsCommand(app, records);
+      tunefleet::cli::AddRecordsCommand(app, *records);
+  commands.push_back({records_cmds.export_cmd, [records] {
+                        return tunefleet::cli::RunRecordsExport(*records);
+                      }});
+  commands.push_back({records_cmds.import_cmd, [records] {
+                        return tunefleet::cli::RunRecordsImport(*records);
+                      }});
+  Register(app, commands, tunefleet::cli::AddRunCommand,
+           tunefleet::cli::RunRun);
   // With --json, every error is one JSON object on stderr (docs/JSON.md),
   // a refused command line too.
   bool json = false;
@@ -95,7 +133,6 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--json") == 0) json = true;
   }
   tunefleet::cli::SetJsonErrors(json);
-  CLI::App* run_cmd = tunefleet::cli::AddRunCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -105,39 +142,17 @@ int main(int argc, char** argv) {
       for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->parsed()) command = sub->get_name();
       }
-      return tunefleet::cli::ReportError(
-          command, absl::InvalidArgumentError(e.what()));
+      return tunefleet::cli::ReportError(command,
+                                         absl::InvalidArgumentError(e.what()));
     }
     const int code = app.exit(e);
     return code == 0 ? 0 : tunefleet::cli::kExitBadInput;
   }
-  if (*tune_cmd) {
-    // Ctrl-C ends the process promptly; an embedded job is cancelled with
-    // it (its finished trials stay in the database).
-    return tunefleet::cli::RunTune(tune);
-  }
-  if (*query_cmd) return tunefleet::cli::RunQuery(query);
-  if (*devices_cmd) return tunefleet::cli::RunDevices(devices);
-  if (*emit_cmd) return tunefleet::cli::RunEmit(emit);
-  if (*measure_cmd) return tunefleet::cli::RunMeasure(*measure_cmd);
-  if (*simulate_cmd) return tunefleet::cli::RunSimulate(simulate);
-  if (*tasks_cmd) return tunefleet::cli::RunTasks(tasks);
-  if (*templates_cmd) return tunefleet::cli::RunTemplates(templates_list);
-  if (*space_cmd) return tunefleet::cli::RunSpace(space);
-  if (*export_cmd) return tunefleet::cli::RunExport(export_table);
-  if (*jobs_cmd) return tunefleet::cli::RunJobs(jobs);
-  if (*watch_cmd) return tunefleet::cli::RunWatch(watch);
-  if (*cancel_cmd) return tunefleet::cli::RunCancel(cancel);
-  if (*token_cmd) return tunefleet::cli::RunToken(token);
-  if (*dashboard_cmd) return tunefleet::cli::RunDashboard(dashboard);
-  if (*report_cmd) return tunefleet::cli::RunReport(report);
-  if (*backup_cmd) return tunefleet::cli::RunBackup(backup);
-  if (*run_cmd) return tunefleet::cli::RunRun(run);
-  if (*records_cmds.export_cmd) {
-    return tunefleet::cli::RunRecordsExport(records);
-  }
-  if (*records_cmds.import_cmd) {
-    return tunefleet::cli::RunRecordsImport(records);
+  // The one subcommand given (require_subcommand(1)). (`tune`: Ctrl-C ends
+  // it promptly; an embedded job is cancelled with it, its finished trials
+  // staying in the database.)
+  for (const Command& command : commands) {
+    if (*command.cmd) return command.run();
   }
   return tunefleet::cli::kExitBadInput;
 }

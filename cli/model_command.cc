@@ -570,13 +570,8 @@ int RunModelTune(const TuneOptions& o) {
       plan->request.add_input_shapes(s);
     }
   }
-  std::unique_ptr<EmbeddedFleet> fleet;
-  CurrentJob current;
-  // Declared after what its callback uses: its watcher thread (which may
-  // still be cancelling the job) is joined before they are destroyed.
-  StopSignal stop(nullptr);
-  absl::StatusOr<client::ServerConnection> server =
-      StartTune(o, stop, &fleet, &current);
+  TuneRun run;
+  absl::StatusOr<client::ServerConnection> server = StartTune(o, &run);
   if (!server.ok()) return ReportError("tune", server.status());
   const tunefleet::v1::SubmitModelJobRequest& request = plan->request;
   if (!o.quiet) {
@@ -590,9 +585,7 @@ int RunModelTune(const TuneOptions& o) {
   absl::StatusOr<tunefleet::v1::SubmitModelJobResponse> submitted =
       SubmitModel(*server, request);
   if (!submitted.ok()) return ReportError("tune", submitted.status());
-  current.Set(submitted->job_id());
-  // A Ctrl-C while the model job was being submitted cancelled none.
-  if (stop.fired() && fleet) fleet->server().jobs().CancelAll();
+  run.Submitted(submitted->job_id());
   if (!o.quiet) {
     std::fprintf(stderr, "tunefleet tune: model job %lld on %s\n%s",
                  static_cast<long long>(submitted->job_id()),
@@ -619,7 +612,7 @@ int RunModelTune(const TuneOptions& o) {
   // After a Ctrl-C: one count, from the cancel's answer.
   std::string cancelled;
   if (last->state() == tunefleet::v1::JOB_STATE_CANCELLED) {
-    cancelled = CancelledText(current.cancelled().value_or(*last));
+    cancelled = CancelledText(run.CancelledProgress(*last));
   }
   const std::string lines = TaskLines(*m, *plan, *last);
   if (o.json) {
@@ -630,8 +623,7 @@ int RunModelTune(const TuneOptions& o) {
     std::cout << lines;
     PrintModelSummary(o, *m, *plan, *last, elapsed, cancelled);
   }
-  if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
-  return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
+  return run.ExitCode(*last);
 }
 
 }  // namespace tunefleet::cli

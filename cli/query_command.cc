@@ -43,22 +43,14 @@ absl::Status ForEachRecordPage(const QueryOptions& o, const RecordPage& page) {
     request.set_page_size(o.page_size);
     // Every page: the server sends 1,000 records at a time by default.
     std::vector<tunefleet::v1::TuningRecord> records;
-    while (true) {
-      tunefleet::v1::QueryRecordsResponse response;
-      grpc::ClientContext context;
-      TUNEFLEET_RETURN_IF_ERROR(
-          FromGrpc(stub->QueryRecords(&context, request, &response), server));
-      records.assign(response.records().begin(), response.records().end());
-      if (!records.empty()) page(records);
-      if (response.next_page_token().empty() || response.records().empty()) {
-        return absl::OkStatus();
-      }
-      if (response.next_page_token() == request.page_token()) {
-        return absl::InternalError(
-            "QueryRecords: the server sent the same page token again");
-      }
-      request.set_page_token(response.next_page_token());
-    }
+    return ForEachPage(
+        *stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
+        "QueryRecords", server, request, absl::InfiniteDuration(),
+        [&](const tunefleet::v1::QueryRecordsResponse& response) {
+          records.assign(response.records().begin(), response.records().end());
+          if (!records.empty()) page(records);
+          return !response.records().empty();
+        });
   }
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
                              OpenDatabase(o.db));

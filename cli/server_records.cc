@@ -122,23 +122,17 @@ class ServerRecords : public emitter::RecordSource {
     request.set_best_only(best_only);
     request.set_page_size(page_size_);
     std::vector<tunefleet::v1::TuningRecord> records;
-    while (true) {
-      tunefleet::v1::QueryRecordsResponse response;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-      absl::Status s =
-          FromGrpc(stub_->QueryRecords(&context, request, &response), server_);
-      if (!s.ok()) return s;
-      for (auto& r : *response.mutable_records()) {
-        records.push_back(std::move(r));
-      }
-      if (response.next_page_token().empty()) return records;
-      if (response.next_page_token() == request.page_token()) {
-        return absl::InternalError(
-            "QueryRecords: the server sent the same page token again");
-      }
-      request.set_page_token(response.next_page_token());
-    }
+    absl::Status s = ForEachPage(
+        *stub_, &tunefleet::v1::TuningService::Stub::QueryRecords,
+        "QueryRecords", server_, request, absl::FromChrono(kCallDeadline),
+        [&records](tunefleet::v1::QueryRecordsResponse& page) {
+          for (auto& r : *page.mutable_records()) {
+            records.push_back(std::move(r));
+          }
+          return true;
+        });
+    if (!s.ok()) return s;
+    return records;
   }
 
   absl::StatusOr<std::optional<double>> ReferenceTime(
@@ -197,29 +191,22 @@ class ServerRecords : public emitter::RecordSource {
     std::map<TaskKey, double> fastest;
     tunefleet::v1::ListJobsRequest request;
     request.set_page_size(page_size_ != 0 ? page_size_ : kJobsPage);
-    while (true) {
-      tunefleet::v1::ListJobsResponse response;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-      absl::Status s =
-          FromGrpc(stub_->ListJobs(&context, request, &response), server_);
-      if (!s.ok()) return s;
-      for (const tunefleet::v1::JobProgress& job : response.jobs()) {
-        if (job.reference_time_ns() <= 0) continue;
-        const TaskKey task(job.device_key(), job.workload_key(),
-                           job.template_name());
-        auto [it, fresh] = fastest.emplace(task, job.reference_time_ns());
-        if (!fresh && job.reference_time_ns() < it->second) {
-          it->second = job.reference_time_ns();
-        }
-      }
-      if (response.next_page_token().empty()) break;
-      if (response.next_page_token() == request.page_token()) {
-        return absl::InternalError(
-            "ListJobs: the server sent the same page token again");
-      }
-      request.set_page_token(response.next_page_token());
-    }
+    absl::Status s = ForEachPage(
+        *stub_, &tunefleet::v1::TuningService::Stub::ListJobs, "ListJobs",
+        server_, request, absl::FromChrono(kCallDeadline),
+        [&fastest](tunefleet::v1::ListJobsResponse& page) {
+          for (const tunefleet::v1::JobProgress& job : page.jobs()) {
+            if (job.reference_time_ns() <= 0) continue;
+            const TaskKey task(job.device_key(), job.workload_key(),
+                               job.template_name());
+            auto [it, fresh] = fastest.emplace(task, job.reference_time_ns());
+            if (!fresh && job.reference_time_ns() < it->second) {
+              it->second = job.reference_time_ns();
+            }
+          }
+          return true;
+        });
+    if (!s.ok()) return s;
     reference_ns_ = std::move(fastest);
     return absl::OkStatus();
   }

@@ -21,6 +21,7 @@
 #include "contract/names.h"
 #include "contract/timing_policy.h"
 #include "kernels_templates/workload.h"
+#include "logging/log_flag.h"
 #include "search/strategy.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -211,6 +212,12 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
                 "print one JSON object on stdout (progress stays on stderr)");
   cmd->add_flag("--quiet", o.quiet, "no progress on stderr");
   cmd->add_flag("--verbose", o.verbose, "log server and agent events");
+  logging::AddLogLevelFlag(*cmd, &o.log_level)
+      ->description(
+          "embedded server and agent: the least severe log lines they "
+          "write, trace, debug, info, warn or error (docs/FLEET.md, "
+          "\"Logs\"); --verbose shows the agent's lines and the server's "
+          "events on stderr");
   return cmd;
 }
 
@@ -254,6 +261,7 @@ absl::StatusOr<client::ServerConnection> ServerFor(
   e.device = o.device;
   e.device_key = o.device_key;
   e.verbose = o.verbose;
+  e.log_level = o.log_level;
   absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
       EmbeddedFleet::Start(e);
   if (!started.ok()) return started.status();
@@ -333,13 +341,26 @@ std::optional<JobProgress> CurrentJob::cancelled() const {
   return cancelled_;
 }
 
-absl::StatusOr<client::ServerConnection> StartTune(
-    const TuneOptions& o, StopSignal& stop,
-    std::unique_ptr<EmbeddedFleet>* fleet, CurrentJob* current) {
+void TuneRun::Submitted(int64_t job_id) {
+  current.Set(job_id);
+  if (stop.fired() && fleet) fleet->server().jobs().CancelAll();
+}
+
+JobProgress TuneRun::CancelledProgress(const JobProgress& last) const {
+  return current.cancelled().value_or(last);
+}
+
+int TuneRun::ExitCode(const JobProgress& last) const {
+  if (stop.fired()) return 130;
+  return last.state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
+}
+
+absl::StatusOr<client::ServerConnection> StartTune(const TuneOptions& o,
+                                                   TuneRun* run) {
   TUNEFLEET_RETURN_IF_ERROR(contract::ParseStrategy(o.strategy).status());
   TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
-                             ServerFor(o, fleet));
-  StopOnSignal(stop, fleet->get(), server.address, current);
+                             ServerFor(o, &run->fleet));
+  StopOnSignal(run->stop, run->fleet.get(), server.address, &run->current);
   return server;
 }
 
@@ -357,13 +378,8 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<templates::Workload> workload =
       templates::Workload::Parse(ResolveOp(o.op, *spec), o.shape, o.dtype);
   if (!workload.ok()) return ReportError("tune", workload.status());
-  std::unique_ptr<EmbeddedFleet> fleet;
-  CurrentJob current;
-  // Declared after what its callback uses: its watcher thread (which may
-  // still be cancelling the job) is joined before they are destroyed.
-  StopSignal stop(nullptr);
-  absl::StatusOr<client::ServerConnection> server =
-      StartTune(o, stop, &fleet, &current);
+  TuneRun run;
+  absl::StatusOr<client::ServerConnection> server = StartTune(o, &run);
   if (!server.ok()) return ReportError("tune", server.status());
   tunefleet::v1::SubmitJobRequest request = JobRequest(o, *workload, o.trials);
   if (*spec) {
@@ -375,9 +391,7 @@ int RunTune(const TuneOptions& o) {
   absl::StatusOr<JobOutcome> outcome = RunJob(
       *server, request,
       [&](const tunefleet::v1::SubmitJobResponse& submitted) {
-        current.Set(submitted.job_id());
-        // A Ctrl-C while the job was being submitted cancelled none.
-        if (stop.fired() && fleet) fleet->server().jobs().CancelAll();
+        run.Submitted(submitted.job_id());
         if (o.quiet) return;
         std::fprintf(stderr,
                      "tunefleet tune: job %lld, %s on %s, %u trials (%s), "
@@ -400,7 +414,7 @@ int RunTune(const TuneOptions& o) {
   // flight then may land later).
   std::string cancelled;
   if (last.state() == tunefleet::v1::JOB_STATE_CANCELLED) {
-    cancelled = CancelledText(current.cancelled().value_or(last));
+    cancelled = CancelledText(run.CancelledProgress(last));
   }
   if (o.json) {
     std::cout << SummaryJson(o, outcome->submitted, last, elapsed).dump(2)
@@ -408,8 +422,7 @@ int RunTune(const TuneOptions& o) {
   } else {
     PrintSummary(o, outcome->submitted, last, cancelled);
   }
-  if (stop.fired()) return 130;  // interrupted, as shells report SIGINT
-  return last.state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
+  return run.ExitCode(last);
 }
 
 }  // namespace tunefleet::cli

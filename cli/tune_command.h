@@ -17,6 +17,7 @@
 #include "cli/embedded.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
+#include "logging/log.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
@@ -64,6 +65,8 @@ struct TuneOptions {
   bool json = false;
   bool quiet = false;  // no progress lines on stderr
   bool verbose = false;
+  // The embedded server's and agent's log level (EmbeddedOptions).
+  logging::Level log_level = logging::Level::kInfo;
 };
 
 // Registers the subcommand; `options` must outlive parsing.
@@ -92,18 +95,41 @@ class CurrentJob {
   std::optional<tunefleet::v1::JobProgress> cancelled_;
 };
 
+// One tune command's run (of a workload or a model): the embedded fleet
+// (none with --server), the job it runs and the Ctrl-C handler, declared
+// after what its callback uses so that its watcher thread (which may still
+// be cancelling the job) is joined before they are destroyed.
+struct TuneRun {
+  std::unique_ptr<EmbeddedFleet> fleet;
+  CurrentJob current;
+  StopSignal stop{nullptr};
+
+  // Once the server accepted job `job_id`: it is the current job, and
+  // cancelled at once on the embedded fleet after a Ctrl-C while it was
+  // being submitted (which cancelled none).
+  void Submitted(int64_t job_id);
+  // The job's progress for the summary of a job that ended as `last`:
+  // after a Ctrl-C, the cancel's answer (trials still in flight then may
+  // land later), else `last`.
+  tunefleet::v1::JobProgress CancelledProgress(
+      const tunefleet::v1::JobProgress& last) const;
+  // The command's exit code for a job that ended as `last`: 130 after a
+  // Ctrl-C (as shells report SIGINT), kExitOk when it is done, else
+  // kExitFailed.
+  int ExitCode(const tunefleet::v1::JobProgress& last) const;
+};
+
 // What a tune command runs against: the server (--server with the
 // connection flags, or an embedded fleet started here and kept alive by
-// `fleet`), with Ctrl-C wired to `stop`. With the embedded fleet the first
-// Ctrl-C cancels `current`'s job (all of the fleet's before one is
-// submitted) and the command ends once the job has (a second Ctrl-C quits
-// at once); with a remote server it ends this process and leaves the job
-// running there, naming it and how to follow or cancel it. Errors:
+// `run->fleet`), with Ctrl-C wired to `run->stop`. With the embedded fleet
+// the first Ctrl-C cancels `run->current`'s job (all of the fleet's before
+// one is submitted) and the command ends once the job has (a second Ctrl-C
+// quits at once); with a remote server it ends this process and leaves the
+// job running there, naming it and how to follow or cancel it. Errors:
 // INVALID_ARGUMENT for an unknown --strategy (checked first), the
 // connection flags' (ConnectionTo), the fleet's start errors.
-absl::StatusOr<client::ServerConnection> StartTune(
-    const TuneOptions& options, StopSignal& stop,
-    std::unique_ptr<EmbeddedFleet>* fleet, CurrentJob* current);
+absl::StatusOr<client::ServerConnection> StartTune(const TuneOptions& options,
+                                                   TuneRun* run);
 
 // A SubmitJobRequest with the options' strategy, seed, timing and flags.
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& options,

@@ -100,6 +100,9 @@ void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
 }
 
 void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
+  // Every option of these shows its default in --help (not the measure
+  // command's, added after).
+  app.option_defaults()->always_capture_default();
   app.add_option(
       "--opencl-library", f.opencl_library,
       absl::StrCat(
@@ -110,28 +113,23 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
           absl::StrJoin(opencl::DefaultOpenClLibraries(), ", "),
           " that loads. Exit 1 when it cannot be loaded"));
   app.add_option("--platform", f.worker.platform,
-                 "OpenCL platform index (clinfo -l)")
-      ->capture_default_str();
+                 "OpenCL platform index (clinfo -l)");
   app.add_option("--device", f.worker.device,
-                 "OpenCL device index on the platform")
-      ->capture_default_str();
+                 "OpenCL device index on the platform");
   app.add_flag("--info", f.info_only,
                "print the device info as JSON and exit (no --server needed)");
   app.add_option("--timeout-ms", f.worker.default_timeout_ms,
                  "deadline of a trial's kernels running, for a request that "
-                 "sets none; past it the worker process is killed (TIMEOUT)")
-      ->capture_default_str();
+                 "sets none; past it the worker process is killed (TIMEOUT)");
   app.add_option("--build-timeout-ms", f.worker.build_timeout_ms,
                  "limit of a trial's program builds (and a new workload's "
                  "buffers), apart from --timeout-ms; past it the worker is "
                  "killed and the trial is a COMPILE_ERROR")
-      ->capture_default_str()
       ->check(CLI::Range(1.0, 3600000.0));
   app.add_option("--worker-start-timeout-ms", f.worker.start_timeout_ms,
                  "limit of starting the measurement worker (opening the "
                  "device), also after a crash or a timeout; past it the trial "
                  "waiting for it is DEVICE_LOST")
-      ->capture_default_str()
       ->check(CLI::Range(1.0, 3600000.0));
   measure::MeasurerOptions& m = f.worker.measurer;
   m.binary_cache_dir = opencl::DefaultBinaryCacheDir();
@@ -139,8 +137,7 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
                  "directory of built program binaries, kept across runs and "
                  "keyed by SHA-256 of device, driver, platform version, build "
                  "options and source (default: $XDG_CACHE_HOME/tunefleet/"
-                 "binaries, else ~/.cache/tunefleet/binaries)")
-      ->capture_default_str();
+                 "binaries, else ~/.cache/tunefleet/binaries)");
   app.add_flag("--no-binary-cache", f.no_binary_cache,
                "build every program from source once per worker process");
   app.add_option("--prefetch", f.prefetch,
@@ -148,18 +145,17 @@ void AddDeviceFlags(CLI::App& app, ServeFlags& f) {
                  "while this one is measured: auto (on unless the device is "
                  "a CPU, whose cores the build would take from the kernel "
                  "being timed), on, off")
-      ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--prefetch-threads", m.prefetch_threads,
                  "background build threads when prefetching; with "
                  "--max-in-flight N the N-1 queued trials build side by side")
-      ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_flag("--replay", f.replay,
                "where the device has cl_khr_command_buffer, record a timing "
                "round's launches once and replay them (times then include "
                "the gaps between launches; default: one enqueue per launch)");
   logging::AddLogLevelFlag(app, &f.log_level);
+  app.option_defaults()->always_capture_default(false);
 }
 
 int Fail(const absl::Status& status, int code) {

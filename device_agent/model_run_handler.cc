@@ -1,20 +1,19 @@
 #include "device_agent/model_run_handler.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "base/subprocess.h"
+#include "device_agent/child_process.h"
 #include "kernel_policy/build_options.h"
 #include "kernel_policy/source_check.h"
 #include "model_run/model_runner.h"
@@ -70,16 +69,14 @@ absl::Status CheckPlanPolicy(const model_run::RunRequest& run) {
 }  // namespace
 
 bool IsModelRunInvocation(int argc, char** argv) {
-  return argc >= 2 && std::strcmp(argv[1], kModelRunFlag) == 0;
+  return IsChildInvocation(argc, argv, kModelRunFlag);
 }
 
 int RunModelRunMain(int argc, char** argv) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;  // the agent died before we got here
   int platform = 0, device = 0;
-  if (argc != 4 || !absl::SimpleAtoi(argv[2], &platform) ||
-      !absl::SimpleAtoi(argv[3], &device)) {
-    return 2;
+  if (std::optional<int> exit_code = StartChild(
+          argc, argv, /*more_arguments=*/false, &platform, &device)) {
+    return *exit_code;
   }
   absl::StatusOr<std::string> bytes =
       base::ReadToEof(kRequestFd, base::Deadline::max());

@@ -1,17 +1,17 @@
 #include "device_agent/worker.h"
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
+#include "device_agent/child_process.h"
 #include "measure/measurer.h"
 
 namespace tunefleet::device_agent {
@@ -61,16 +61,14 @@ Measurement Failed(Measurement::Error code, const std::string& message) {
 }  // namespace
 
 bool IsWorkerInvocation(int argc, char** argv) {
-  return argc >= 2 && std::strcmp(argv[1], kWorkerFlag) == 0;
+  return IsChildInvocation(argc, argv, kWorkerFlag);
 }
 
 int RunWorkerMain(int argc, char** argv) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() == 1) return 1;  // the agent died before we got here
   int platform = 0, device = 0;
-  if (argc < 4 || !absl::SimpleAtoi(argv[2], &platform) ||
-      !absl::SimpleAtoi(argv[3], &device)) {
-    return 2;
+  if (std::optional<int> exit_code =
+          StartChild(argc, argv, /*more_arguments=*/true, &platform, &device)) {
+    return *exit_code;
   }
   measure::MeasurerOptions options;
   for (int i = 4; i + 1 < argc; i += 2) {

@@ -69,6 +69,12 @@ absl::Status CheckGeometry(const KernelLaunch& launch,
   return absl::OkStatus();
 }
 
+// clSetKernelArg of a value argument (a number, a cl_mem).
+template <typename T>
+cl_int SetValueArg(cl_kernel kernel, cl_uint index, T value) {
+  return clSetKernelArg(kernel, index, sizeof(value), &value);
+}
+
 absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
                      WorkloadState& state) {
   for (int i = 0; i < launch.args_size(); ++i) {
@@ -81,25 +87,18 @@ absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
           return absl::InvalidArgumentError(absl::StrCat(
               "argument ", i, " names unknown buffer '", arg.buffer(), "'"));
         }
-        cl_mem mem = it->second.get();
-        err = clSetKernelArg(kernel, i, sizeof(cl_mem), &mem);
+        err = SetValueArg(kernel, i, it->second.get());
         break;
       }
-      case tunefleet::v1::KernelArg::kI32: {
-        const cl_int v = arg.i32();
-        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+      case tunefleet::v1::KernelArg::kI32:
+        err = SetValueArg(kernel, i, cl_int{arg.i32()});
         break;
-      }
-      case tunefleet::v1::KernelArg::kU32: {
-        const cl_uint v = arg.u32();
-        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+      case tunefleet::v1::KernelArg::kU32:
+        err = SetValueArg(kernel, i, cl_uint{arg.u32()});
         break;
-      }
-      case tunefleet::v1::KernelArg::kF32: {
-        const cl_float v = arg.f32();
-        err = clSetKernelArg(kernel, i, sizeof(v), &v);
+      case tunefleet::v1::KernelArg::kF32:
+        err = SetValueArg(kernel, i, cl_float{arg.f32()});
         break;
-      }
       case tunefleet::v1::KernelArg::kLocalBytes:
         err = clSetKernelArg(kernel, i, arg.local_bytes(), nullptr);
         break;
@@ -111,8 +110,7 @@ absl::Status SetArgs(cl_kernel kernel, const KernelLaunch& launch,
               absl::StrCat("argument ", i, ": no image over buffer '",
                            arg.image().buffer(), "'"));
         }
-        cl_mem mem = it->second.image.get();
-        err = clSetKernelArg(kernel, i, sizeof(cl_mem), &mem);
+        err = SetValueArg(kernel, i, it->second.image.get());
         break;
       }
       default:

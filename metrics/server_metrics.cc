@@ -38,6 +38,14 @@ std::map<std::string, int64_t> Over(
   return base;
 }
 
+// A metric family: `builder` (prometheus::BuildCounter() and the like)
+// with `name` and `help`, registered in `registry`.
+template <typename Builder>
+auto& Registered(Builder builder, const std::string& name,
+                 const std::string& help, prometheus::Registry& registry) {
+  return builder.Name(name).Help(help).Register(registry);
+}
+
 int64_t FileBytes(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
@@ -48,55 +56,48 @@ int64_t FileBytes(const std::string& path) {
 ServerMetrics::ServerMetrics(std::function<Snapshot()> snapshot)
     : snapshot_(std::move(snapshot)),
       registry_(std::make_shared<prometheus::Registry>()),
-      trials_done_(prometheus::BuildCounter()
-                       .Name("tunefleet_trials_done_total")
-                       .Help("Trials done in the database, by "
-                             "Measurement.Error code (rate() gives trials "
-                             "done per second).")
-                       .Register(*registry_)),
-      requeues_(prometheus::BuildCounter()
-                    .Name("tunefleet_requeues_total")
-                    .Help("Leases lost (agent gone, silent or past its "
-                          "deadline) whose trial went back to the queue.")
-                    .Register(*registry_)),
-      abandoned_(prometheus::BuildCounter()
-                     .Name("tunefleet_trials_abandoned_total")
-                     .Help("Trials given up as DEVICE_LOST after losing "
-                           "their lease the maximum number of times.")
-                     .Register(*registry_)),
-      rpc_duration_(prometheus::BuildHistogram()
-                        .Name("tunefleet_rpc_duration_seconds")
-                        .Help("gRPC calls by full method and status code: "
-                              "time from the call's arrival to its status, "
-                              "seconds (a stream: its whole life).")
-                        .Register(*registry_)),
-      queued_trials_(prometheus::BuildGauge()
-                         .Name("tunefleet_queue_depth")
-                         .Help("Trials waiting for an agent.")
-                         .Register(*registry_)
+      trials_done_(Registered(prometheus::BuildCounter(),
+                              "tunefleet_trials_done_total",
+                              "Trials done in the database, by "
+                              "Measurement.Error code (rate() gives trials "
+                              "done per second).",
+                              *registry_)),
+      requeues_(Registered(prometheus::BuildCounter(),
+                           "tunefleet_requeues_total",
+                           "Leases lost (agent gone, silent or past its "
+                           "deadline) whose trial went back to the queue.",
+                           *registry_)),
+      abandoned_(Registered(prometheus::BuildCounter(),
+                            "tunefleet_trials_abandoned_total",
+                            "Trials given up as DEVICE_LOST after losing "
+                            "their lease the maximum number of times.",
+                            *registry_)),
+      rpc_duration_(Registered(prometheus::BuildHistogram(),
+                               "tunefleet_rpc_duration_seconds",
+                               "gRPC calls by full method and status code: "
+                               "time from the call's arrival to its status, "
+                               "seconds (a stream: its whole life).",
+                               *registry_)),
+      queued_trials_(Registered(prometheus::BuildGauge(),
+                                "tunefleet_queue_depth",
+                                "Trials waiting for an agent.", *registry_)
                          .Add({})),
-      leases_in_flight_(prometheus::BuildGauge()
-                            .Name("tunefleet_leases_in_flight")
-                            .Help("Trials held by agents now.")
-                            .Register(*registry_)
+      leases_in_flight_(Registered(prometheus::BuildGauge(),
+                                   "tunefleet_leases_in_flight",
+                                   "Trials held by agents now.", *registry_)
                             .Add({})),
-      agents_(prometheus::BuildGauge()
-                  .Name("tunefleet_agents_connected")
-                  .Help("Connected agents by device key.")
-                  .Register(*registry_)),
-      jobs_(prometheus::BuildGauge()
-                .Name("tunefleet_jobs")
-                .Help("Jobs (not the tasks of model jobs) by state.")
-                .Register(*registry_)),
-      model_jobs_(prometheus::BuildGauge()
-                      .Name("tunefleet_model_jobs")
-                      .Help("Model jobs by state.")
-                      .Register(*registry_)),
-      sqlite_bytes_(prometheus::BuildGauge()
-                        .Name("tunefleet_sqlite_bytes")
-                        .Help("The SQLite database's size on disk (the file "
-                              "and its -wal), bytes.")
-                        .Register(*registry_)
+      agents_(Registered(prometheus::BuildGauge(), "tunefleet_agents_connected",
+                         "Connected agents by device key.", *registry_)),
+      jobs_(Registered(prometheus::BuildGauge(), "tunefleet_jobs",
+                       "Jobs (not the tasks of model jobs) by state.",
+                       *registry_)),
+      model_jobs_(Registered(prometheus::BuildGauge(), "tunefleet_model_jobs",
+                             "Model jobs by state.", *registry_)),
+      sqlite_bytes_(Registered(prometheus::BuildGauge(),
+                               "tunefleet_sqlite_bytes",
+                               "The SQLite database's size on disk (the file "
+                               "and its -wal), bytes.",
+                               *registry_)
                         .Add({})) {
   absl::MutexLock lock(&mu_);
   for (int e = Measurement::Error_MIN; e <= Measurement::Error_MAX; ++e) {

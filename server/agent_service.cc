@@ -11,6 +11,7 @@
 #include "base/printable.h"
 #include "logging/log.h"
 #include "server/device_match.h"
+#include "server/refused_call.h"
 #include "validation/validation.h"
 
 namespace tunefleet::server {
@@ -26,16 +27,10 @@ tunefleet::v1::ServerMessage WelcomeMessage(const std::string& agent_id,
   return welcome;
 }
 
-class Refused final : public AgentReactor {
- public:
-  explicit Refused(grpc::Status status) { Finish(std::move(status)); }
-  void OnDone() override { delete this; }
-};
-
 }  // namespace
 
 AgentReactor* RefusedAgentStream(grpc::Status status) {
-  return new Refused(std::move(status));  // deletes itself in OnDone()
+  return RefusedCall<AgentReactor>(std::move(status));
 }
 
 // One agent's stream: reads Hello, then its messages, one read at a time;

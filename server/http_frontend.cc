@@ -139,11 +139,9 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> LiveDataSource::Jobs(
 
 absl::StatusOr<tunefleet::v1::JobProgress> LiveDataSource::Job(int64_t job_id) {
   tunefleet::v1::JobProgress progress;
-  if (std::shared_ptr<TrackedJob> job = jobs_->FindTracked(job_id)) {
-    progress = job->Progress();
-  } else if (std::optional<tunefleet::v1::JobProgress> ended =
-                 jobs_->EndedProgress(job_id)) {
-    progress = *std::move(ended);
+  if (std::optional<tunefleet::v1::JobProgress> known =
+          jobs_->LiveOrEndedProgress(job_id)) {
+    progress = *std::move(known);
   } else {
     TUNEFLEET_ASSIGN_OR_RETURN(progress, StoreDataSource::Job(job_id));
   }

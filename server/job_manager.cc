@@ -208,8 +208,13 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::Submit(
   // Kept with the job, with the chosen key, so that it can be rebuilt.
   tunefleet::v1::SubmitJobRequest stored = request;
   stored.set_device_key(prepared.spec.device_key);
+  return CreateAndLaunch(stored, std::move(prepared));
+}
+
+absl::StatusOr<std::shared_ptr<Job>> JobManager::CreateAndLaunch(
+    const tunefleet::v1::SubmitJobRequest& request, Prepared prepared) {
   std::string json;
-  if (!google::protobuf::util::MessageToJsonString(stored, &json).ok()) {
+  if (!google::protobuf::util::MessageToJsonString(request, &json).ok()) {
     return absl::InternalError("cannot encode the job request");
   }
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
@@ -243,13 +248,7 @@ absl::StatusOr<std::shared_ptr<Job>> JobManager::SubmitRevalidation(
   prepared.spec.budget = static_cast<int64_t>(targets->size());
   prepared.spec.driver_version = driver_version;
   request.set_trials(static_cast<uint32_t>(targets->size()));
-  std::string json;
-  if (!google::protobuf::util::MessageToJsonString(request, &json).ok()) {
-    return absl::InternalError("cannot encode the job request");
-  }
-  TUNEFLEET_ASSIGN_OR_RETURN(int64_t id,
-                             store_->CreateJob(prepared.spec, json));
-  return Launch(id, std::move(prepared), {});
+  return CreateAndLaunch(request, std::move(prepared));
 }
 
 std::shared_ptr<Job> JobManager::Launch(int64_t id, Prepared prepared,
@@ -327,6 +326,14 @@ std::optional<tunefleet::v1::JobProgress> JobManager::EndedProgress(
   tunefleet::v1::JobProgress progress;
   if (!progress.ParseFromString(it->second)) return std::nullopt;
   return progress;
+}
+
+std::optional<tunefleet::v1::JobProgress> JobManager::LiveOrEndedProgress(
+    int64_t job_id) {
+  if (std::shared_ptr<TrackedJob> job = FindTracked(job_id)) {
+    return job->Progress();
+  }
+  return EndedProgress(job_id);
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {

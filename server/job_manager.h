@@ -139,6 +139,10 @@ class JobManager : public TrialJobs {
   // The final progress of a job or model job that ended in this server
   // (among the last kept, JobLimits), or nullopt.
   std::optional<tunefleet::v1::JobProgress> EndedProgress(int64_t job_id);
+  // The progress of a job or model job this server runs (FindTracked) or
+  // ran (EndedProgress), or nullopt: unknown here, or of an earlier run
+  // (its stored state is the store's).
+  std::optional<tunefleet::v1::JobProgress> LiveOrEndedProgress(int64_t job_id);
   // Live jobs and model jobs now (tasks of model jobs not counted).
   int active_jobs();
 
@@ -217,6 +221,11 @@ class JobManager : public TrialJobs {
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
   absl::Status Resume(const store::Job& row);
+  // Stores a new job of `prepared` with `request` (as its row keeps it, to
+  // rebuild the job) and launches it. Errors: INTERNAL when the request
+  // cannot be encoded; Store::CreateJob's.
+  absl::StatusOr<std::shared_ptr<Job>> CreateAndLaunch(
+      const tunefleet::v1::SubmitJobRequest& request, Prepared prepared);
   // Makes the job; starts it unless it is a model job's `task` (its model
   // job starts it, StartTask()).
   std::shared_ptr<Job> Launch(int64_t id, Prepared prepared, JobResume resume,

@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "auth/tokens.h"
+#include "base/status_macros.h"
 #include "base/version.h"
+#include "bundle/keys.h"
 #include "logging/log.h"
 #include "logging/log_flag.h"
 #include "server/server.h"
@@ -123,28 +125,28 @@ void AddFlags(CLI::App* app, Flags* flags) {
   tunefleet::logging::AddLogLevelFlag(*app, &flags->log_level);
 }
 
-// The tokens of `flags.tokens_file` (if any) into the options. Errors:
-// TokenSet::Load's.
-absl::Status LoadTokens(Flags* flags) {
-  if (flags->tokens_file.empty()) return absl::OkStatus();
-  absl::StatusOr<tunefleet::auth::TokenSet> tokens =
-      tunefleet::auth::TokenSet::Load(flags->tokens_file);
-  if (!tokens.ok()) return tokens.status();
-  flags->options.tokens =
-      std::make_shared<const tunefleet::auth::TokenSet>(*std::move(tokens));
+// What `load` makes of the file at `path` into `*out`; nothing when `path`
+// is empty (the flag not given). Errors: `load`'s.
+template <typename T>
+absl::Status LoadShared(const std::string& path,
+                        absl::StatusOr<T> (*load)(const std::string&),
+                        std::shared_ptr<const T>* out) {
+  if (path.empty()) return absl::OkStatus();
+  absl::StatusOr<T> loaded = load(path);
+  if (!loaded.ok()) return loaded.status();
+  *out = std::make_shared<const T>(*std::move(loaded));
   return absl::OkStatus();
 }
 
-// The keys of --bundle-trust (if given) into the options. Errors:
-// TrustedKeys::FromPemFile's.
-absl::Status LoadBundleTrust(Flags* flags) {
-  if (flags->bundle_trust_file.empty()) return absl::OkStatus();
-  absl::StatusOr<tunefleet::bundle::TrustedKeys> keys =
-      tunefleet::bundle::TrustedKeys::FromPemFile(flags->bundle_trust_file);
-  if (!keys.ok()) return keys.status();
-  flags->options.bundle_trust =
-      std::make_shared<const tunefleet::bundle::TrustedKeys>(*std::move(keys));
-  return absl::OkStatus();
+// The tokens of --tokens and the keys of --bundle-trust (where given) into
+// the options. Errors: TokenSet::Load's, TrustedKeys::FromPemFile's.
+absl::Status LoadFiles(Flags* flags) {
+  TUNEFLEET_RETURN_IF_ERROR(LoadShared(flags->tokens_file,
+                                       &tunefleet::auth::TokenSet::Load,
+                                       &flags->options.tokens));
+  return LoadShared(flags->bundle_trust_file,
+                    &tunefleet::bundle::TrustedKeys::FromPemFile,
+                    &flags->options.bundle_trust);
 }
 
 // 2 for a refusal of the command line or its files, else 1.
@@ -246,8 +248,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   tunefleet::logging::Setup(flags.log_level);
   flags.options.resume_jobs = !flags.no_resume;
-  if (absl::Status s = LoadTokens(&flags);
-      !s.ok() || !(s = LoadBundleTrust(&flags)).ok()) {
+  if (absl::Status s = LoadFiles(&flags); !s.ok()) {
     tunefleet::logging::Error("tunefleet-server: {}", std::string(s.message()));
     return 2;
   }

@@ -65,11 +65,9 @@ grpc::Status TuningServiceImpl::SubmitModelJob(
 absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
     int64_t job_id) {
   tunefleet::v1::JobProgress progress;
-  if (std::shared_ptr<TrackedJob> job = jobs_->FindTracked(job_id)) {
-    progress = job->Progress();
-  } else if (std::optional<tunefleet::v1::JobProgress> ended =
-                 jobs_->EndedProgress(job_id)) {
-    progress = *std::move(ended);
+  if (std::optional<tunefleet::v1::JobProgress> known =
+          jobs_->LiveOrEndedProgress(job_id)) {
+    progress = *std::move(known);
   } else if (absl::StatusOr<store::ModelJob> model =
                  store_->GetModelJob(job_id);
              model.ok()) {

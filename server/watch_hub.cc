@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "auth/grpc_status.h"
 #include "contract/names.h"
+#include "server/refused_call.h"
 
 namespace tunefleet::server {
 namespace {
@@ -133,19 +134,8 @@ class WatchHub::Stream final : public WatchReactor {
   std::string offered_waiting_ ABSL_GUARDED_BY(mu_);
 };
 
-namespace {
-
-// A call refused before it started.
-class RefusedWatch final : public WatchReactor {
- public:
-  explicit RefusedWatch(grpc::Status status) { Finish(std::move(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 WatchReactor* RefusedWatchStream(grpc::Status status) {
-  return new RefusedWatch(std::move(status));
+  return RefusedCall<WatchReactor>(std::move(status));
 }
 
 WatchHub::WatchHub(JobManager* jobs, CurrentFn current,
@@ -231,16 +221,22 @@ void WatchHub::Register(Stream* stream,
     if (stale) job->RemoveListener(listener);
   }
   // The progress now, to this stream (the hub offers later changes).
-  const uint64_t version = job->version();
-  tunefleet::v1::JobProgress progress = job->Progress();
-  add_fleet_state_(&progress);
-  auto shared =
-      std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress));
+  Snapshot now = Read(*job);
   absl::MutexLock lock(&mu_);
   auto it = watched_.find(id);
   if (it != watched_.end() && it->second.streams.contains(stream)) {
-    stream->Offer(std::move(shared), version);
+    stream->Offer(std::move(now.progress), now.version);
   }
+}
+
+WatchHub::Snapshot WatchHub::Read(TrackedJob& job) const {
+  // The version first: progress read after it is at least that new.
+  const uint64_t version = job.version();
+  tunefleet::v1::JobProgress progress = job.Progress();
+  add_fleet_state_(&progress);
+  return {
+      std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress)),
+      version};
 }
 
 void WatchHub::Changed(int64_t job_id) {
@@ -271,16 +267,13 @@ void WatchHub::Remove(Stream* stream) {
 void WatchHub::Offer(
     const std::map<int64_t, std::shared_ptr<TrackedJob>>& jobs) {
   for (const auto& [id, job] : jobs) {
-    // The version first: progress read after it is at least that new.
-    const uint64_t version = job->version();
-    tunefleet::v1::JobProgress progress = job->Progress();
-    add_fleet_state_(&progress);
-    auto shared =
-        std::make_shared<const tunefleet::v1::JobProgress>(std::move(progress));
+    const Snapshot now = Read(*job);
     absl::MutexLock lock(&mu_);
     auto it = watched_.find(id);
     if (it == watched_.end()) continue;
-    for (Stream* stream : it->second.streams) stream->Offer(shared, version);
+    for (Stream* stream : it->second.streams) {
+      stream->Offer(now.progress, now.version);
+    }
   }
 }
 

@@ -78,6 +78,14 @@ class WatchHub {
   void Remove(Stream* stream);
   // Registers a stream of a live job and offers it the progress now.
   void Register(Stream* stream, const std::shared_ptr<TrackedJob>& job);
+  // A job's progress now, with the fleet's state, shared by the streams
+  // it is offered to, and the job's version read before it (the progress
+  // is at least that new).
+  struct Snapshot {
+    std::shared_ptr<const tunefleet::v1::JobProgress> progress;
+    uint64_t version = 0;
+  };
+  Snapshot Read(TrackedJob& job) const;
   // Reads each job's progress once and offers it to its streams.
   void Offer(const std::map<int64_t, std::shared_ptr<TrackedJob>>& jobs);
   void Loop();

@@ -24,39 +24,42 @@ absl::Status SqliteError(sqlite3* db, int rc, absl::string_view message) {
   return absl::InternalError(absl::StrCat("sqlite: ", message));
 }
 
+// Keeps a failed bind's `rc` in `*bind_error`: the statement's Step or Run
+// reports it.
+void KeepBindError(int rc, int* bind_error) {
+  if (rc != SQLITE_OK) *bind_error = rc;
+}
+
 }  // namespace
 
 Statement& Statement::Bind(int index, int64_t value) {
-  const int rc = sqlite3_bind_int64(stmt_.get(), index, value);
-  if (rc != SQLITE_OK) bind_error_ = rc;
+  KeepBindError(sqlite3_bind_int64(stmt_.get(), index, value), &bind_error_);
   return *this;
 }
 
 Statement& Statement::Bind(int index, double value) {
-  const int rc = sqlite3_bind_double(stmt_.get(), index, value);
-  if (rc != SQLITE_OK) bind_error_ = rc;
+  KeepBindError(sqlite3_bind_double(stmt_.get(), index, value), &bind_error_);
   return *this;
 }
 
 Statement& Statement::Bind(int index, absl::string_view value) {
-  const int rc =
+  KeepBindError(
       sqlite3_bind_text(stmt_.get(), index, value.data(),
-                        static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK) bind_error_ = rc;
+                        static_cast<int>(value.size()), SQLITE_TRANSIENT),
+      &bind_error_);
   return *this;
 }
 
 Statement& Statement::BindBlob(int index, absl::string_view value) {
-  const int rc =
+  KeepBindError(
       sqlite3_bind_blob(stmt_.get(), index, value.data(),
-                        static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK) bind_error_ = rc;
+                        static_cast<int>(value.size()), SQLITE_TRANSIENT),
+      &bind_error_);
   return *this;
 }
 
 Statement& Statement::BindNull(int index) {
-  const int rc = sqlite3_bind_null(stmt_.get(), index);
-  if (rc != SQLITE_OK) bind_error_ = rc;
+  KeepBindError(sqlite3_bind_null(stmt_.get(), index), &bind_error_);
   return *this;
 }
 
