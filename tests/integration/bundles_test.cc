@@ -50,11 +50,7 @@ void WriteKeyPair(const std::string& dir, const std::string& name) {
 
 class Bundles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    work_ = ::testing::TempDir() + "/bundles_test_" + std::to_string(getpid());
-    std::filesystem::remove_all(work_);
-    std::filesystem::create_directories(work_);
-  }
+  void SetUp() override { work_ = testing::FreshTempDir("bundles_test"); }
   void TearDown() override { std::filesystem::remove_all(work_); }
 
   testing::CommandResult Cli(const std::string& args) {

@@ -252,42 +252,59 @@ int64_t AwaitProgress(const FleetHarness& fleet, const Command& tune) {
   return job;
 }
 
+// A long tune (LongTune, a tuner's token, in a TempDir `name`) on a fleet
+// "cli_<name>" of the server and one agent of kLongKey.
+struct LongTuneRun {
+  explicit LongTuneRun(const std::string& name)
+      : fleet("cli_" + name),
+        tuner(fleet.AddTokenFile(auth::Role::kTuner, "tuner")),
+        dir(name) {}
+
+  // Starts the fleet and the tune, and waits until a trial of its job
+  // finished; fails the test otherwise.
+  void Start() {
+    ASSERT_TRUE(StartFleet(fleet));
+    tune = std::make_unique<Command>(LongTune(fleet, tuner), dir.path());
+    job = AwaitProgress(fleet, *tune);
+    ASSERT_GT(job, 0) << tune->err();
+  }
+
+  FleetHarness fleet;
+  const std::string tuner;
+  TempDir dir;
+  std::unique_ptr<Command> tune;
+  int64_t job = 0;
+};
+
 TEST(CliFleet, ServerKilledMidJobSaysTheConnectionWasLostAndHowToFollow) {
-  FleetHarness fleet("cli_kill");
-  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
-  ASSERT_TRUE(StartFleet(fleet));
-  TempDir dir("kill");
-  Command tune(LongTune(fleet, tuner), dir.path());
-  const int64_t job = AwaitProgress(fleet, tune);
-  ASSERT_GT(job, 0) << tune.err();
-  fleet.server().Kill(SIGKILL);
-  const std::optional<int> exit = tune.Wait(std::chrono::seconds(120));
-  ASSERT_TRUE(exit.has_value()) << "tune still runs: " << tune.err();
-  EXPECT_NE(*exit, 0) << tune.err();
-  const std::string err = tune.err();
+  LongTuneRun run("kill");
+  ASSERT_NO_FATAL_FAILURE(run.Start());
+  const int64_t job = run.job;
+  run.fleet.server().Kill(SIGKILL);
+  const std::optional<int> exit = run.tune->Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(exit.has_value()) << "tune still runs: " << run.tune->err();
+  EXPECT_NE(*exit, 0) << run.tune->err();
+  const std::string err = run.tune->err();
   EXPECT_NE(err.find(absl::StrCat("lost the connection to tunefleet-server at ",
-                                  fleet.address(), " during job ", job)),
+                                  run.fleet.address(), " during job ", job)),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("The server keeps the job"), std::string::npos) << err;
   EXPECT_NE(err.find(absl::StrCat("`tunefleet watch ", job, " --server ",
-                                  fleet.address(), "`")),
+                                  run.fleet.address(), "`")),
             std::string::npos)
       << err;
   // No summary that looks like a normal end.
-  EXPECT_EQ(tune.out(), "");
+  EXPECT_EQ(run.tune->out(), "");
 }
 
 TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
-  FleetHarness fleet("cli_cancel");
-  const std::string tuner = fleet.AddTokenFile(auth::Role::kTuner, "tuner");
-  ASSERT_TRUE(StartFleet(fleet));
-  TempDir dir("cancel");
-  Command tune(LongTune(fleet, tuner), dir.path());
-  const int64_t job = AwaitProgress(fleet, tune);
-  ASSERT_GT(job, 0) << tune.err();
+  LongTuneRun run("cancel");
+  ASSERT_NO_FATAL_FAILURE(run.Start());
+  const int64_t job = run.job;
   auto r = RunCommand(absl::StrCat(Cli(), " cancel ", job, " --server ",
-                                   fleet.address(), " --token-file ", tuner));
+                                   run.fleet.address(), " --token-file ",
+                                   run.tuner));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   static const std::regex kCancelled(
       "cancelled job ([0-9]+): ([0-9]+) of 2000 trials done"
@@ -305,23 +322,24 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
   EXPECT_GE(done, 1);
 
   // The tune command ends with the job, cancelled: not a success.
-  const std::optional<int> exit = tune.Wait(std::chrono::seconds(120));
-  ASSERT_TRUE(exit.has_value()) << tune.err();
-  EXPECT_EQ(*exit, 1) << tune.err();
-  EXPECT_NE(tune.out().find(absl::StrCat("cancelled job ", job, ": ")),
+  const std::optional<int> exit = run.tune->Wait(std::chrono::seconds(120));
+  ASSERT_TRUE(exit.has_value()) << run.tune->err();
+  EXPECT_EQ(*exit, 1) << run.tune->err();
+  EXPECT_NE(run.tune->out().find(absl::StrCat("cancelled job ", job, ": ")),
             std::string::npos)
-      << tune.out();
+      << run.tune->out();
 
   // Once the agent has answered, the count is at most the one printed plus
   // the trials named in flight.
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
-        auto p = fleet.Job(job);
+        auto p = run.fleet.Job(job);
         return p && p->in_flight_trial_ids_size() == 0;
       },
       kLimit));
-  r = RunCommand(absl::StrCat(Cli(), " jobs --json --server ", fleet.address(),
-                              " --token-file ", tuner));
+  r = RunCommand(absl::StrCat(Cli(), " jobs --json --server ",
+                              run.fleet.address(), " --token-file ",
+                              run.tuner));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u) << r.out;

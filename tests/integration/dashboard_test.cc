@@ -115,6 +115,23 @@ class Dashboard : public ::testing::Test {
   static void TearDownTestSuite() { fleet_.reset(); }
   static std::string db_path() { return fleet_->db_path(); }
 
+  // Starts Chromium in *browser (testing::StartWebDriver: null when the
+  // test is skipped), opens the job's page and signs in with `token`
+  // through the sign-in form.
+  static void SignInOnTheJobPage(const std::string& token,
+                                 std::unique_ptr<testing::WebDriver>* browser) {
+    testing::StartWebDriver(fleet_->dir() + "/chromedriver.log", browser);
+    if (*browser == nullptr) return;
+    testing::WebDriver& b = **browser;
+    b.Navigate(
+        absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_));
+    const std::string input =
+        b.WaitFind("form.login input#token", std::chrono::seconds(20));
+    ASSERT_FALSE(input.empty()) << b.Source().substr(0, 4000);
+    b.Type(input, token);
+    b.Click(b.Find("form.login button"));
+  }
+
   static inline std::unique_ptr<FleetHarness> fleet_;
   static inline int http_port_ = 0;
   static inline int64_t job_id_ = 0;
@@ -209,25 +226,15 @@ TEST_F(Dashboard, ApiAnswersJobTrialsAndFleet) {
 
 // The page as a user opens it: the sign-in form, then the job page.
 TEST_F(Dashboard, ChromiumDrawsTheJobPageAfterSignIn) {
-  if (!testing::HaveWebDriver()) {
-    GTEST_SKIP() << "chromium or chromedriver is not installed";
-  }
-  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
-  ASSERT_TRUE(browser.ok())
-      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
-  browser.Navigate(
-      absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_));
-  const std::string input =
-      browser.WaitFind("form.login input#token", std::chrono::seconds(20));
-  ASSERT_FALSE(input.empty()) << browser.Source().substr(0, 4000);
-  browser.Type(input, fleet_->reader_token());
-  browser.Click(browser.Find("form.login button"));
+  std::unique_ptr<testing::WebDriver> browser;
+  ASSERT_NO_FATAL_FAILURE(SignInOnTheJobPage(fleet_->reader_token(), &browser));
+  if (browser == nullptr) return;  // skipped
   ASSERT_FALSE(browser
-                   .WaitFind("canvas.trials-chart[data-rendered=\"true\"]",
-                             std::chrono::seconds(30))
+                   ->WaitFind("canvas.trials-chart[data-rendered=\"true\"]",
+                              std::chrono::seconds(30))
                    .empty())
-      << browser.Source().substr(0, 4000);
-  const std::string dom = browser.Source();
+      << browser->Source().substr(0, 4000);
+  const std::string dom = browser->Source();
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("class=\"job-id\">", job_id_, "<")));
   EXPECT_THAT(dom, HasSubstr(absl::StrCat("data-count=\"", kTrials, "\"")));
   EXPECT_THAT(dom, HasSubstr("gemm M=32 N=32 K=32 fp32"));
@@ -240,51 +247,39 @@ TEST_F(Dashboard, ChromiumDrawsTheJobPageAfterSignIn) {
       dom, std::regex("class=\"trials-chart\"[^>]*width=\"[1-9][0-9]*\"")))
       << dom.substr(0, 4000);
   // The token stays in the tab's sessionStorage, out of the address.
-  EXPECT_EQ(browser.Run("return sessionStorage.getItem('tunefleet.token');"),
+  EXPECT_EQ(browser->Run("return sessionStorage.getItem('tunefleet.token');"),
             fleet_->reader_token());
-  EXPECT_THAT(browser.Url(), Not(HasSubstr(fleet_->reader_token())));
+  EXPECT_THAT(browser->Url(), Not(HasSubstr(fleet_->reader_token())));
 }
 
 // A token in the link (what the page once took from #/...?token=) is not
 // taken: the sign-in form shows, nothing is stored, the address is
 // cleaned.
 TEST_F(Dashboard, ChromiumDoesNotTakeATokenFromTheAddress) {
-  if (!testing::HaveWebDriver()) {
-    GTEST_SKIP() << "chromium or chromedriver is not installed";
-  }
-  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
-  ASSERT_TRUE(browser.ok())
-      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
-  browser.Navigate(absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/",
-                                job_id_, "?token=", fleet_->reader_token()));
-  ASSERT_FALSE(browser.WaitFind("form.login", std::chrono::seconds(20)).empty())
-      << browser.Source().substr(0, 4000);
-  EXPECT_TRUE(browser.Run("return sessionStorage.getItem('tunefleet.token');")
+  std::unique_ptr<testing::WebDriver> browser;
+  testing::StartWebDriver(fleet_->dir() + "/chromedriver.log", &browser);
+  if (browser == nullptr) return;  // skipped or failed
+  browser->Navigate(absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/",
+                                 job_id_, "?token=", fleet_->reader_token()));
+  ASSERT_FALSE(
+      browser->WaitFind("form.login", std::chrono::seconds(20)).empty())
+      << browser->Source().substr(0, 4000);
+  EXPECT_TRUE(browser->Run("return sessionStorage.getItem('tunefleet.token');")
                   .is_null());
-  EXPECT_THAT(browser.Url(), Not(HasSubstr("token")));
-  const std::string dom = browser.Source();
+  EXPECT_THAT(browser->Url(), Not(HasSubstr("token")));
+  const std::string dom = browser->Source();
   EXPECT_THAT(dom, Not(HasSubstr("gemm M=32")));
   EXPECT_THAT(dom, Not(HasSubstr("data-rendered")));
 }
 
 TEST_F(Dashboard, ChromiumWithAWrongTokenShowsTheLoginForm) {
-  if (!testing::HaveWebDriver()) {
-    GTEST_SKIP() << "chromium or chromedriver is not installed";
-  }
-  testing::WebDriver browser(fleet_->dir() + "/chromedriver.log");
-  ASSERT_TRUE(browser.ok())
-      << testing::ReadAll(fleet_->dir() + "/chromedriver.log");
-  browser.Navigate(
-      absl::StrCat("http://127.0.0.1:", http_port_, "/#/job/", job_id_));
-  const std::string input =
-      browser.WaitFind("form.login input#token", std::chrono::seconds(20));
-  ASSERT_FALSE(input.empty());
-  browser.Type(input, "wrong");
-  browser.Click(browser.Find("form.login button"));
+  std::unique_ptr<testing::WebDriver> browser;
+  ASSERT_NO_FATAL_FAILURE(SignInOnTheJobPage("wrong", &browser));
+  if (browser == nullptr) return;  // skipped
   ASSERT_FALSE(
-      browser.WaitFind("form.login p.bad", std::chrono::seconds(20)).empty())
-      << browser.Source().substr(0, 4000);
-  const std::string dom = browser.Source();
+      browser->WaitFind("form.login p.bad", std::chrono::seconds(20)).empty())
+      << browser->Source().substr(0, 4000);
+  const std::string dom = browser->Source();
   EXPECT_THAT(dom, HasSubstr("Token refused"));
   EXPECT_THAT(dom, Not(HasSubstr("gemm M=32")));
   EXPECT_THAT(dom, Not(HasSubstr("data-rendered")));
@@ -378,10 +373,7 @@ TEST_F(Dashboard, ReportIsOneSelfContainedFile) {
 }
 
 TEST(DashboardTls, ServesHttpsWithTheServersCertificate) {
-  const std::string dir =
-      ::testing::TempDir() + "/tf_dashboard_tls_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = testing::FreshTempDir("tf_dashboard_tls");
   const auto certs = RunCommand(absl::StrCat(
       testing::SourceDir(), "/deploy/make-certs.sh ", dir, " 127.0.0.1"));
   ASSERT_EQ(certs.exit_code, 0) << certs.err;
@@ -506,10 +498,7 @@ class FakeModelSource : public dashboard::DataSource {
 // driver revisions (docs/DRIVER_DRIFT.md); a key with one driver adds no
 // table.
 TEST(DashboardFleet, ChromiumListsADriftedKeysDriverRevisions) {
-  const std::string dir = ::testing::TempDir() + "/dashboard_drift_" +
-                          std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = testing::FreshTempDir("dashboard_drift");
   const std::string db = dir + "/drift.db";
   {
     auto store = store::Store::Open(db);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -178,32 +179,27 @@ TEST(CopyOnDevice, HalfStorageMatchesReference) {
 TEST(CopyTemplate, RefusesBoxesPastTheirBuffersAndOverlappingWrites) {
   const KernelTemplate& t = testing::CopyStrided();
   const DeviceLimits limits = testing::DeviceLimits();
-  // The input box ends at 1 + 2*3 + 4 = 11 of 11 elements.
-  auto past = t.CheckWorkload(
-      testing::MustParse("copy",
-                         "D4=3,D5=5,IS4=3,IS5=1,IO=1,OS4=5,OS5=1,"
-                         "IE=11,OE=15"),
-      limits);
-  EXPECT_THAT(std::string(past.message()),
-              ::testing::HasSubstr("reaches input element 11, past the "
-                                   "input's IE=11 elements"));
-  EXPECT_TRUE(
-      t.CheckWorkload(testing::MustParse("copy",
-                                         "D4=3,D5=5,IS4=3,IS5=1,IO=1,OS4=5,"
-                                         "OS5=1,IE=12,OE=15"),
-                      limits)
-          .ok());
-  auto out = t.CheckWorkload(
-      testing::MustParse("copy", "D5=5,IS5=1,OS5=1,OO=3,IE=5,OE=7"), limits);
-  EXPECT_THAT(std::string(out.message()),
-              ::testing::HasSubstr("reaches output element 7"));
-  auto twice = t.CheckWorkload(
-      testing::MustParse("copy",
-                         "D4=2,D5=5,IS4=5,IS5=1,OS4=0,OS5=1,IE=10,"
-                         "OE=5"),
-      limits);
-  EXPECT_THAT(std::string(twice.message()),
-              ::testing::HasSubstr("writes one output element more than once"));
+  // Copy shapes and a part of CheckWorkload's refusal of each (nullptr:
+  // accepted).
+  const std::pair<const char*, const char*> boxes[] = {
+      // The input box ends at 1 + 2*3 + 4 = 11 of 11 elements.
+      {"D4=3,D5=5,IS4=3,IS5=1,IO=1,OS4=5,OS5=1,IE=11,OE=15",
+       "reaches input element 11, past the input's IE=11 elements"},
+      {"D4=3,D5=5,IS4=3,IS5=1,IO=1,OS4=5,OS5=1,IE=12,OE=15", nullptr},
+      {"D5=5,IS5=1,OS5=1,OO=3,IE=5,OE=7", "reaches output element 7"},
+      {"D4=2,D5=5,IS4=5,IS5=1,OS4=0,OS5=1,IE=10,OE=5",
+       "writes one output element more than once"},
+  };
+  for (const auto& [shape, refusal] : boxes) {
+    const absl::Status s =
+        t.CheckWorkload(testing::MustParse("copy", shape), limits);
+    if (refusal == nullptr) {
+      EXPECT_TRUE(s.ok()) << shape << ": " << s;
+    } else {
+      EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr(refusal))
+          << shape;
+    }
+  }
   // Vectors only where the output row is contiguous.
   const Workload strided_out = testing::MustParse(
       "copy", "D4=4,D5=8,IS4=8,IS5=1,OS4=1,OS5=4,IE=32,OE=32");

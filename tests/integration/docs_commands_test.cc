@@ -7,9 +7,11 @@
 // guides say the new name. The planted texts below show that it can fail.
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -232,29 +234,26 @@ tunefleet tune --an-output-line
   EXPECT_THAT(problems[0],
               HasSubstr("planted.md:1: `tunefleet frobnicate --x`: unknown "
                         "subcommand `tunefleet frobnicate`"));
-  EXPECT_THAT(problems[1], HasSubstr("planted.md:5: "));
-  EXPECT_THAT(problems[1], HasSubstr("unknown flag --made-up-flag (not in "
-                                     "`tunefleet tune --help`)"));
-  EXPECT_THAT(problems[2], HasSubstr("planted.md:6: "));
-  EXPECT_THAT(problems[2], HasSubstr("unknown flag --also-made-up"));
-  EXPECT_THAT(problems[3], HasSubstr("planted.md:8: "));
-  EXPECT_THAT(problems[3], HasSubstr("unknown flag --bogus-server-flag (not "
-                                     "in `tunefleet-server --help`)"));
-  EXPECT_THAT(problems[4], HasSubstr("planted.md:9: "));
-  EXPECT_THAT(problems[4], HasSubstr("unknown subcommand `tunefleet "
-                                     "nosuchsub`"));
-  EXPECT_THAT(problems[5], HasSubstr("planted.md:10: "));
-  EXPECT_THAT(problems[5], HasSubstr("unknown subcommand `tunefleet token "
-                                     "frobnicate`"));
-  EXPECT_THAT(problems[6], HasSubstr("planted.md:12: "));
-  EXPECT_THAT(problems[6], HasSubstr("unknown flag --not-anywhere (not in "
-                                     "`tunefleet token --help` nor below it)"));
-  EXPECT_THAT(problems[7], HasSubstr("planted.md:13: "));
-  EXPECT_THAT(problems[7], HasSubstr("unexpected argument `13`"));
-  EXPECT_THAT(problems[8], HasSubstr("planted.md:14: "));
-  EXPECT_THAT(problems[8], HasSubstr("`tunefleet token` needs a subcommand"));
-  EXPECT_THAT(problems[9], HasSubstr("planted.md:19: "));
-  EXPECT_THAT(problems[9], HasSubstr("unknown flag --no-such-agent-flag"));
+  // problems[1] on: where each was planted, and what it says.
+  const std::pair<const char*, const char*> later[] = {
+      {"planted.md:5: ",
+       "unknown flag --made-up-flag (not in `tunefleet tune --help`)"},
+      {"planted.md:6: ", "unknown flag --also-made-up"},
+      {"planted.md:8: ",
+       "unknown flag --bogus-server-flag (not in `tunefleet-server --help`)"},
+      {"planted.md:9: ", "unknown subcommand `tunefleet nosuchsub`"},
+      {"planted.md:10: ", "unknown subcommand `tunefleet token frobnicate`"},
+      {"planted.md:12: ",
+       "unknown flag --not-anywhere (not in `tunefleet token --help` nor "
+       "below it)"},
+      {"planted.md:13: ", "unexpected argument `13`"},
+      {"planted.md:14: ", "`tunefleet token` needs a subcommand"},
+      {"planted.md:19: ", "unknown flag --no-such-agent-flag"},
+  };
+  for (size_t i = 0; i < std::size(later); ++i) {
+    EXPECT_THAT(problems[i + 1], HasSubstr(later[i].first)) << i + 1;
+    EXPECT_THAT(problems[i + 1], HasSubstr(later[i].second)) << i + 1;
+  }
   // Each --help ran once however often the text used it.
   const int runs = help.runs();
   for (const DocCommand& c : ExtractDocCommands(text, "planted.md"))

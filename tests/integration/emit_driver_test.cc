@@ -73,10 +73,7 @@ absl::Status Measure(store::Store& store, const std::string& key,
 
 TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work =
-      ::testing::TempDir() + "/emit_driver_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  const std::string work = testing::FreshTempDir("emit_driver_test");
   const std::string db = work + "/t.db";
 
   // Revision 1: a tuned softmax on the real driver.

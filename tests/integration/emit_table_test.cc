@@ -125,10 +125,7 @@ class EmitTable : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
     bin_ = BinaryDir() + "/cli/tunefleet";
-    work_ =
-        ::testing::TempDir() + "/emit_table_test_" + std::to_string(getpid());
-    std::filesystem::remove_all(work_);
-    std::filesystem::create_directories(work_);
+    work_ = testing::FreshTempDir("emit_table_test");
     db_ = work_ + "/t.db";
     model_ = work_ + "/small.onnx";
     Write(model_, testing::SmallNet());

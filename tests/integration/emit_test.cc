@@ -82,9 +82,7 @@ class EmittedLibrary : public ::testing::Test {
  protected:
   void SetUp() override {
     bin_ = BinaryDir() + "/cli/tunefleet";
-    work_ = ::testing::TempDir() + "/emit_test_" + std::to_string(getpid());
-    std::filesystem::remove_all(work_);
-    std::filesystem::create_directories(work_);
+    work_ = testing::FreshTempDir("emit_test");
   }
   void TearDown() override { std::filesystem::remove_all(work_); }
 

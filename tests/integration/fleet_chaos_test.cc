@@ -110,12 +110,7 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(FleetHarness::WaitFor(
-        [&] {
-          auto p = fleet.Job(job);
-          return p && p->trials_done() >= kill_after;
-        },
-        kJobLimit));
+    ASSERT_TRUE(fleet.AwaitTrialsDone(job, kill_after, kJobLimit));
     fleet.server().Kill(SIGKILL);
     kept.Keep(StoredTrials(fleet.db_path(), job));
     ASSERT_TRUE(fleet.StartServer());

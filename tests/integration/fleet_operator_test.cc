@@ -270,19 +270,8 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
                             std::chrono::seconds(60)));
   const int64_t job = fleet.Submit(testing::SmallGemmJob("cancel", 20, 400, 5));
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(FleetHarness::WaitFor(
-      [&] {
-        auto p = fleet.Job(job);
-        return p && p->trials_done() >= 2;
-      },
-      kJobLimit));
-  {
-    grpc::ClientContext context;
-    tunefleet::v1::CancelJobRequest cancel;
-    cancel.set_job_id(job);
-    JobProgress cancelled;
-    ASSERT_TRUE(fleet.Stub()->CancelJob(&context, cancel, &cancelled).ok());
-  }
+  ASSERT_TRUE(fleet.AwaitTrialsDone(job, 2, kJobLimit));
+  ASSERT_TRUE(fleet.Cancel(job).ok());
   auto ended = fleet.AwaitEnd(job, kJobLimit);
   ASSERT_TRUE(ended.has_value());
   ASSERT_EQ(ended->state(), tunefleet::v1::JOB_STATE_CANCELLED);

@@ -95,6 +95,15 @@ class LibraryTemplates : public testing::MeasurerSuite {
     EXPECT_EQ(library.Flops(w), generated.Flops(w));
     EXPECT_EQ(library.Bytes(w), generated.Bytes(w));
   }
+
+  // `library` on `w`: comparable with the built-in template `generated`
+  // (ExpectComparable), and every valid config measured.
+  static void ExpectLikeGeneratedAndMeasured(const KernelTemplate& library,
+                                             const std::string& generated,
+                                             const Workload& w) {
+    ExpectComparable(library, testing::BuiltinTemplate(generated), w);
+    ExpectAllConfigsMeasure(library, w);
+  }
 };
 
 TEST_F(LibraryTemplates, GemmOddShapes) {
@@ -103,9 +112,8 @@ TEST_F(LibraryTemplates, GemmOddShapes) {
   EXPECT_EQ(tmpl->op(), "gemm");
   for (const char* shape :
        {"M=33,N=17,K=9", "M=1,N=64,K=100", "M=128,N=96,K=64"}) {
-    const Workload w = testing::MustParse("gemm", shape);
-    ExpectComparable(*tmpl, testing::BuiltinTemplate("gemm_tiled"), w);
-    ExpectAllConfigsMeasure(*tmpl, w);
+    ExpectLikeGeneratedAndMeasured(*tmpl, "gemm_tiled",
+                                   testing::MustParse("gemm", shape));
   }
 }
 
@@ -116,8 +124,7 @@ TEST_F(LibraryTemplates, DenseWithAndWithoutEpilogue) {
        {"M=19,N=23,K=31", "M=19,N=23,K=31,act=relu,affine=scale_shift",
         "M=8,N=40,K=16,act=hardswish,affine=shift", "M=4,N=10,K=8,act=clip"}) {
     const Workload w = testing::MustParse("dense", shape);
-    ExpectComparable(*tmpl, testing::BuiltinTemplate("dense_gemm"), w);
-    ExpectAllConfigsMeasure(*tmpl, w);
+    ExpectLikeGeneratedAndMeasured(*tmpl, "dense_gemm", w);
     // The epilogue kernel runs only where the attrs ask for one.
     const LaunchDesc launch = tmpl->Launch({0}, w);
     ASSERT_TRUE(launch.library.has_value());
@@ -136,9 +143,8 @@ TEST_F(LibraryTemplates, Conv2dPaddingStrideDilationBatches) {
         "act=hardswish",
         "N=3,C=5,H=12,W=12,K=7,R=3,S=3,DH=2,DW=2,PH=2,PW=2,act=relu",
         "N=2,C=16,H=7,W=7,K=8,R=1,S=1"}) {
-    const Workload w = testing::Conv(shape);
-    ExpectComparable(*tmpl, testing::BuiltinTemplate("conv2d_direct"), w);
-    ExpectAllConfigsMeasure(*tmpl, w);
+    ExpectLikeGeneratedAndMeasured(*tmpl, "conv2d_direct",
+                                   testing::Conv(shape));
   }
   // Groups other than 1 are not CLBlast's.
   EXPECT_FALSE(tmpl->Accepts(
@@ -157,9 +163,8 @@ TEST_F(LibraryTemplates, Conv2d1x1AsBatchedGemm) {
        {"N=1,C=32,H=2,W=96,K=20,R=1,S=1,affine=scale_shift,act=hardswish",
         "N=3,C=5,H=7,W=9,K=6,R=1,S=1",
         "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"}) {
-    const Workload w = testing::Conv(shape);
-    ExpectComparable(*tmpl, testing::BuiltinTemplate("conv2d_direct"), w);
-    ExpectAllConfigsMeasure(*tmpl, w);
+    ExpectLikeGeneratedAndMeasured(*tmpl, "conv2d_direct",
+                                   testing::Conv(shape));
   }
   // Only what a GEMM computes: 1x1, stride 1, no padding, one group.
   for (const char* shape : {"N=1,C=4,H=8,W=8,K=4,R=3,S=3,PH=1,PW=1",
@@ -201,8 +206,7 @@ TEST_F(LibraryTemplates, ExtendedEpilogueAfterTheCall) {
     const auto tmpl = LoadLibrarySpec(c.spec);
     ASSERT_NE(tmpl, nullptr);
     const Workload w = testing::MustParse(c.op, c.shape);
-    ExpectComparable(*tmpl, testing::BuiltinTemplate(c.generated), w);
-    ExpectAllConfigsMeasure(*tmpl, w);
+    ExpectLikeGeneratedAndMeasured(*tmpl, c.generated, w);
     const LaunchDesc launch = tmpl->Launch({0}, w);
     ASSERT_TRUE(launch.library.has_value());
     EXPECT_FALSE(launch.source.empty()) << c.shape;

@@ -197,12 +197,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(FleetHarness::WaitFor(
-        [&] {
-          auto p = fleet.GetJob(id);
-          return p && p->trials_done() >= kill_after;
-        },
-        kJobLimit));
+    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kJobLimit));
     fleet.server().Kill(SIGKILL);
     const StoredModel before = ReadModel(fleet.db_path(), id);
     EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
@@ -282,18 +277,9 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
   ASSERT_GT(id, 0);
-  ASSERT_TRUE(FleetHarness::WaitFor(
-      [&] {
-        auto p = fleet.GetJob(id);
-        return p && p->trials_done() >= 5;
-      },
-      kJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kJobLimit));
   {
-    grpc::ClientContext context;
-    tunefleet::v1::CancelJobRequest cancel;
-    cancel.set_job_id(id);
-    JobProgress answer;
-    const grpc::Status s = fleet.Stub()->CancelJob(&context, cancel, &answer);
+    const grpc::Status s = fleet.Cancel(id);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   const std::optional<JobProgress> last = AwaitEnd(fleet, id);
@@ -308,14 +294,8 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
         << contract::JobStateName(task.job().state());
   }
   // A second cancel finds it ended.
-  {
-    grpc::ClientContext context;
-    tunefleet::v1::CancelJobRequest cancel;
-    cancel.set_job_id(id);
-    JobProgress answer;
-    EXPECT_EQ(fleet.Stub()->CancelJob(&context, cancel, &answer).error_code(),
-              grpc::StatusCode::FAILED_PRECONDITION);
-  }
+  EXPECT_EQ(fleet.Cancel(id).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
   // Trials in flight at the cancel may still land.
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   const uint32_t reported = fleet.GetJob(id)->trials_done();

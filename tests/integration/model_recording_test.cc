@@ -144,13 +144,11 @@ cl_int CL_API_CALL FakeUpdate(void*, cl_uint num_configs, const cl_uint* types,
   return CL_SUCCESS;
 }
 
-class ModelRecordingTest : public ::testing::Test {
+class ModelRecordingTest : public testing_support::ModelDeviceTest {
  protected:
   void SetUp() override {
-    auto device = opencl::OpenDevice(0, 0);
-    ASSERT_TRUE(device.ok()) << device.status();
-    device_ = std::make_unique<opencl::ClDevice>(*std::move(device));
-    info_ = opencl::QueryDeviceInfo(device_->platform, device_->device);
+    ModelDeviceTest::SetUp();
+    if (HasFatalFailure()) return;
     cl_int err = CL_SUCCESS;
     plain_queue_ =
         clCreateCommandQueue(device_->context.get(), device_->device, 0, &err);
@@ -163,29 +161,11 @@ class ModelRecordingTest : public ::testing::Test {
     g_log = nullptr;
   }
 
-  plan_builder::PlanOptions Options(int w) const {
-    plan_builder::PlanOptions o;
-    o.model_name = "tiny.onnx";
-    o.model_sha256 = plan_builder::Sha256Hex("tiny model bytes");
-    o.device_key = "test-key";
-    o.device_name = info_.device_name();
-    o.device_vendor = info_.vendor();
-    o.input_shapes = {{"x", {1, 3, 8, w}}};
-    return o;
-  }
-
   // The plan of TinyModel(8, w); with `image`, its conv reads x through an
   // image (a tuned config with IMI=1).
   tunefleet_tuned::Plan PlanOf(const TinyModel& m, int w, bool image) {
     FakeRecords records("test-key", info_);
-    if (image) {
-      auto tmpl = templates::FindTemplate("conv2d", "conv2d_direct");
-      EXPECT_TRUE(tmpl.ok());
-      records.Add(**tmpl, m.graph.steps[0].workload,
-                  "KWI=1,KWG=4,PWI=1,QWI=2,WGP=2,WGQ=2,VW=1,CB=1,LI=0,LW=0,"
-                  "UNROLL=1,HALF=0,IMI=1",
-                  2500);
-    }
+    if (image) testing_support::AddTunedConvRecord(m, /*image=*/true, records);
     auto plan = plan_builder::BuildPlan(m.graph, records, Options(w));
     EXPECT_TRUE(plan.ok()) << plan.status();
     return *std::move(plan);
@@ -217,6 +197,43 @@ class ModelRecordingTest : public ::testing::Test {
     return out;
   }
 
+  // TinyModel `m`'s plan (width 8) loaded with recording on through `api`,
+  // which records it as `kind`; `input_arg` is set to the argument of the
+  // conv's launch that reads x. Null when the load failed.
+  std::unique_ptr<Model> LoadRecorded(const TinyModel& m,
+                                      const RecordingApi& api, RecordKind kind,
+                                      cl_uint* input_arg) {
+    const tunefleet_tuned::Plan plan = PlanOf(m, 8, false);
+    *input_arg = InputArgOf(plan);
+    std::unique_ptr<Model> model = Load(plan, RecordMode::kOn, &api);
+    EXPECT_NE(model, nullptr);
+    if (model != nullptr) EXPECT_EQ(model->recording(), kind);
+    return model;
+  }
+
+  // Device buffers of `x_elements` and `out_elements` floats for RunBuffers
+  // in *xb and *ob; the test releases them.
+  void CallerBuffers(size_t x_elements, size_t out_elements, cl_mem* xb,
+                     cl_mem* ob) {
+    cl_int err = CL_SUCCESS;
+    *xb = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
+                         x_elements * 4, nullptr, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+    *ob = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
+                         out_elements * 4, nullptr, &err);
+    EXPECT_EQ(err, CL_SUCCESS);
+  }
+
+  // `model` run through RunBuffers on plain_queue_ from `xb` into `ob`,
+  // which must succeed; waits for the queue.
+  void RunBuffersOn(Model& model, cl_mem xb, cl_mem ob) {
+    std::string error;
+    ASSERT_EQ(model.RunBuffers(plain_queue_, &xb, 1, &ob, 1, &error),
+              CL_SUCCESS)
+        << error;
+    clFinish(plain_queue_);
+  }
+
   // The argument index of the conv's launch (step 0's kernel) that reads x.
   static cl_uint InputArgOf(const tunefleet_tuned::Plan& plan) {
     const tunefleet_tuned::PlanCommand& c = plan.steps[0].commands.back();
@@ -230,8 +247,6 @@ class ModelRecordingTest : public ::testing::Test {
     return 0;
   }
 
-  std::unique_ptr<opencl::ClDevice> device_;
-  tunefleet::v1::DeviceInfo info_;
   cl_command_queue plain_queue_ = nullptr;
   CallLog log_;
   std::string error_;
@@ -350,11 +365,10 @@ TEST_F(ModelRecordingTest, QcomRecordingThroughFakeEntryPoints) {
   qcom.release_recording = &FakeReleaseRecording;
   qcom.enqueue_recording = &FakeEnqueueRecording;
   qcom.create_recordable_queue = &FakeRecordableQueue;
-  const tunefleet_tuned::Plan plan = PlanOf(m, 8, false);
-  const cl_uint input_arg = InputArgOf(plan);
-  std::unique_ptr<Model> model = Load(plan, RecordMode::kOn, &qcom);
+  cl_uint input_arg = 0;
+  std::unique_ptr<Model> model =
+      LoadRecorded(m, qcom, RecordKind::kQcomRecording, &input_arg);
   ASSERT_NE(model, nullptr);
-  EXPECT_EQ(model->recording(), RecordKind::kQcomRecording);
   EXPECT_THAT(model->recording_note(),
               HasSubstr("cl_qcom_recordable_queues: 3 launches in 1 list"));
   EXPECT_THAT(model->recording_note(), HasSubstr("rebound by RunBuffers"));
@@ -371,15 +385,9 @@ TEST_F(ModelRecordingTest, QcomRecordingThroughFakeEntryPoints) {
   EXPECT_TRUE(log_.args.back().empty());
   // RunBuffers: the input rebound to the caller's buffer in the conv's
   // launch (launch 0), not copied.
-  cl_int err = CL_SUCCESS;
-  cl_mem xb = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
-                             x.size() * 4, nullptr, &err);
-  cl_mem ob = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE, m.K * 4,
-                             nullptr, &err);
-  std::string error;
-  ASSERT_EQ(model->RunBuffers(plain_queue_, &xb, 1, &ob, 1, &error), CL_SUCCESS)
-      << error;
-  clFinish(plain_queue_);
+  cl_mem xb = nullptr, ob = nullptr;
+  CallerBuffers(x.size(), m.K, &xb, &ob);
+  ASSERT_NO_FATAL_FAILURE(RunBuffersOn(*model, xb, ob));
   ASSERT_EQ(log_.args.size(), 2u);
   ASSERT_EQ(log_.args.back().size(), 1u);
   EXPECT_EQ(log_.args.back()[0].launch, 0u);
@@ -410,11 +418,10 @@ TEST_F(ModelRecordingTest, KhrMutableDispatchRebindsThroughFakeEntryPoints) {
   khr.enqueue_command_buffer = &FakeEnqueueBuffer;
   khr.command_ndrange_kernel = &FakeNdRange;
   khr.update_mutable_commands = &FakeUpdate;
-  const tunefleet_tuned::Plan plan = PlanOf(m, 8, false);
-  const cl_uint input_arg = InputArgOf(plan);
-  std::unique_ptr<Model> model = Load(plan, RecordMode::kOn, &khr);
+  cl_uint input_arg = 0;
+  std::unique_ptr<Model> model =
+      LoadRecorded(m, khr, RecordKind::kKhrCommandBuffer, &input_arg);
   ASSERT_NE(model, nullptr);
-  EXPECT_EQ(model->recording(), RecordKind::kKhrCommandBuffer);
   EXPECT_THAT(model->recording_note(), HasSubstr("0.9.5: 3 launches"));
   EXPECT_EQ(log_.calls,
             (std::vector<std::string>{"create mutable", "finalize"}));
@@ -422,16 +429,10 @@ TEST_F(ModelRecordingTest, KhrMutableDispatchRebindsThroughFakeEntryPoints) {
   EXPECT_EQ(log_.mutable_launches, 1);  // the conv reads x
   // RunBuffers: one update, the conv's input to the caller's buffer, then
   // the command buffer on the run's queue (substituted).
-  cl_int err = CL_SUCCESS;
   const std::vector<float> x = Random(m.C * m.H * m.W, 4);
-  cl_mem xb = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE,
-                             x.size() * 4, nullptr, &err);
-  cl_mem ob = clCreateBuffer(device_->context.get(), CL_MEM_READ_WRITE, m.K * 4,
-                             nullptr, &err);
-  std::string error;
-  ASSERT_EQ(model->RunBuffers(plain_queue_, &xb, 1, &ob, 1, &error), CL_SUCCESS)
-      << error;
-  clFinish(plain_queue_);
+  cl_mem xb = nullptr, ob = nullptr;
+  CallerBuffers(x.size(), m.K, &xb, &ob);
+  ASSERT_NO_FATAL_FAILURE(RunBuffersOn(*model, xb, ob));
   ASSERT_EQ(log_.calls.size(), 4u);
   EXPECT_EQ(log_.calls[2], "update");
   EXPECT_EQ(log_.calls[3], "enqueue");
@@ -441,9 +442,7 @@ TEST_F(ModelRecordingTest, KhrMutableDispatchRebindsThroughFakeEntryPoints) {
   EXPECT_EQ(log_.args.back()[0].arg, input_arg);
   EXPECT_EQ(log_.args.back()[0].buffer, xb);
   // The same buffer again: no update.
-  ASSERT_EQ(model->RunBuffers(plain_queue_, &xb, 1, &ob, 1, &error), CL_SUCCESS)
-      << error;
-  clFinish(plain_queue_);
+  ASSERT_NO_FATAL_FAILURE(RunBuffersOn(*model, xb, ob));
   ASSERT_EQ(log_.calls.size(), 5u);
   EXPECT_EQ(log_.calls[4], "enqueue");
   // A Run: the Model's own buffer back (one update), then the replay.

@@ -45,9 +45,7 @@ const std::vector<int64_t> kDims = {1, 3, 17, 23};
 class ModelRunCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/model_run_cli_" + std::to_string(getpid());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = testing::FreshTempDir("model_run_cli");
     model_ = dir_ + "/small.onnx";
     std::ofstream(model_, std::ios::binary) << testing::SmallNet();
     input_ = dir_ + "/image.npy";

@@ -40,26 +40,8 @@ using testing_support::FakeRecords;
 using testing_support::Random;
 using testing_support::TinyModel;
 
-class ModelRuntimeTest : public ::testing::Test {
+class ModelRuntimeTest : public testing_support::ModelDeviceTest {
  protected:
-  void SetUp() override {
-    auto device = opencl::OpenDevice(0, 0);
-    ASSERT_TRUE(device.ok()) << device.status();
-    device_ = std::make_unique<opencl::ClDevice>(*std::move(device));
-    info_ = opencl::QueryDeviceInfo(device_->platform, device_->device);
-  }
-
-  plan_builder::PlanOptions Options() const {
-    plan_builder::PlanOptions o;
-    o.model_name = "tiny.onnx";
-    o.model_sha256 = plan_builder::Sha256Hex("tiny model bytes");
-    o.device_key = "test-key";
-    o.device_name = info_.device_name();
-    o.device_vendor = info_.vendor();
-    o.input_shapes = {{"x", {1, 3, 8, 8}}};
-    return o;
-  }
-
   // Runs `plan` on the device and checks the output against the model's.
   void RunAndCheck(const TinyModel& m, tunefleet_tuned::Plan plan) {
     std::unique_ptr<tunefleet_tuned::Model> model;
@@ -98,9 +80,6 @@ class ModelRuntimeTest : public ::testing::Test {
         << error;
     EXPECT_EQ(again, out);
   }
-
-  std::unique_ptr<opencl::ClDevice> device_;
-  tunefleet::v1::DeviceInfo info_;
 };
 
 TEST_F(ModelRuntimeTest, NaivePlanWithoutRecordsMatchesTheModel) {
@@ -124,16 +103,10 @@ TEST_F(ModelRuntimeTest, TunedConfigReadingAnImageMatches) {
     SCOPED_TRACE(absl::StrCat("W=", w));
     TinyModel m(8, w);
     FakeRecords records("test-key", info_);
-    auto tmpl = templates::FindTemplate("conv2d", "conv2d_direct");
-    ASSERT_TRUE(tmpl.ok());
-    records.Add(**tmpl, m.graph.steps[0].workload,
-                "KWI=1,KWG=4,PWI=1,QWI=2,WGP=2,WGQ=2,VW=1,CB=1,LI=0,LW=0,"
-                "UNROLL=1,HALF=0,IMI=1",
-                2500);
+    ASSERT_NO_FATAL_FAILURE(
+        testing_support::AddTunedConvRecord(m, /*image=*/true, records));
     plan_builder::PlanReport report;
-    plan_builder::PlanOptions o = Options();
-    o.input_shapes = {{"x", {1, 3, 8, w}}};
-    auto plan = plan_builder::BuildPlan(m.graph, records, o, &report);
+    auto plan = plan_builder::BuildPlan(m.graph, records, Options(w), &report);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(report.tuned, 1);
     EXPECT_EQ(report.reference, 2);
@@ -167,19 +140,12 @@ TEST_F(ModelRuntimeTest, ATensorReadThroughAnImageTwiceIsPackedOnce) {
   m.graph.tensors["y2"] = {"y2", {1, m.K, m.H, m.W}, ""};
   m.graph.tensors["p2"] = {"p2", {1, m.K, 1, 1}, ""};
   m.graph.outputs.push_back("p2");
-  plan_builder::PlanOptions o = Options();
-  o.input_shapes = {{"x", {1, 3, 8, 6}}};
+  const plan_builder::PlanOptions o = Options(6);
   const std::vector<float> x = Random(m.C * m.H * m.W, 4);
   auto run = [&](bool image, std::vector<std::vector<float>>* outs)
       -> std::unique_ptr<tunefleet_tuned::Model> {
     FakeRecords records("test-key", info_);
-    auto tmpl = templates::FindTemplate("conv2d", "conv2d_direct");
-    EXPECT_TRUE(tmpl.ok());
-    records.Add(**tmpl, m.graph.steps[0].workload,
-                absl::StrCat("KWI=1,KWG=4,PWI=1,QWI=2,WGP=2,WGQ=2,VW=1,CB=1,"
-                             "LI=0,LW=0,UNROLL=1,HALF=0,IMI=",
-                             image ? 1 : 0),
-                2500);
+    testing_support::AddTunedConvRecord(m, image, records);
     auto plan = plan_builder::BuildPlan(m.graph, records, o);
     EXPECT_TRUE(plan.ok()) << plan.status();
     std::unique_ptr<tunefleet_tuned::Model> model;

@@ -90,10 +90,7 @@ int64_t AwaitModelProgress(const Command& tune) {
 
 TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work =
-      ::testing::TempDir() + "/model_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  const std::string work = testing::FreshTempDir("model_test");
   {
     std::ofstream model(work + "/small.onnx", std::ios::binary);
     model << testing::SmallNet();
@@ -195,10 +192,7 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
 // library is emitted, and every task runs through tunefleet_tuned::Run
 // against the host implementations of tests/data/emit_model_consumer.
 TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
-  const std::string work =
-      ::testing::TempDir() + "/model_new_ops_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  const std::string work = testing::FreshTempDir("model_new_ops_test");
   const std::string model = work + "/coverage.onnx";
   std::ofstream(model, std::ios::binary) << testing::CoverageNet();
   const std::string db = work + "/t.db";
@@ -305,10 +299,7 @@ void SlowDownReferenceKernels(const std::string& db) {
 // padding, groups and dilation, the new activations and post, layernorm
 // without affine, batches of batch_matmul.
 TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
-  const std::string work =
-      ::testing::TempDir() + "/model_variants_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  const std::string work = testing::FreshTempDir("model_variants_test");
   const std::string model = work + "/coverage.onnx";
   std::ofstream(model, std::ios::binary) << testing::CoverageNet();
   const std::string db = work + "/t.db";
@@ -421,10 +412,7 @@ void AddSlowerGeneratedRecord(const std::string& db,
 
 TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
   const std::string bin = BinaryDir() + "/cli/tunefleet";
-  const std::string work =
-      ::testing::TempDir() + "/model_library_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(work);
-  std::filesystem::create_directories(work);
+  const std::string work = testing::FreshTempDir("model_library_test");
   const std::string db = work + "/t.db";
   const std::vector<std::pair<std::string, std::string>> tasks = {
       {"--op dense --template clblast_dense",

@@ -27,9 +27,7 @@ class OpsCli : public ::testing::Test {
  protected:
   void SetUp() override {
     bin_ = BinaryDir() + "/cli/tunefleet";
-    work_ = ::testing::TempDir() + "/ops_cli_test_" + std::to_string(getpid());
-    std::filesystem::remove_all(work_);
-    std::filesystem::create_directories(work_);
+    work_ = testing::FreshTempDir("ops_cli_test");
     db_ = work_ + "/t.db";
   }
   void TearDown() override { std::filesystem::remove_all(work_); }

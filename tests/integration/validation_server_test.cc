@@ -399,39 +399,32 @@ TEST_F(ValidationServer, OtherCallsRefuseBadFieldsByName) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got 0");
   }
-  {
-    grpc::ClientContext context;
-    tunefleet::v1::CancelJobRequest c;
-    c.set_job_id(-5);
-    tunefleet::v1::JobProgress p;
-    grpc::Status s = stub_->CancelJob(&context, c, &p);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got -5");
+  // Unary calls, each on its own context.
+  grpc::ClientContext cancel_context, get_context, list_context;
+  tunefleet::v1::CancelJobRequest negative;
+  negative.set_job_id(-5);
+  tunefleet::v1::ListJobsRequest too_many;
+  too_many.set_page_size(validation::kMaxListedJobs + 1);
+  tunefleet::v1::JobProgress p;
+  tunefleet::v1::ListJobsResponse jobs;
+  const std::pair<grpc::Status, const char*> refused[] = {
+      {stub_->CancelJob(&cancel_context, negative, &p),
+       "job_id: must be >= 1, got -5"},
+      {stub_->GetJob(&get_context, tunefleet::v1::GetJobRequest(), &p),
+       "job_id: must be >= 1, got 0"},
+      {stub_->ListJobs(&list_context, too_many, &jobs),
+       "page_size: at most 10000, got 10001"},
+  };
+  for (const auto& [s, message] : refused) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << message;
+    EXPECT_EQ(s.error_message(), message);
   }
   {
     grpc::ClientContext context;
     tunefleet::v1::CancelJobRequest c;
     c.set_job_id(987654);
-    tunefleet::v1::JobProgress p;
     EXPECT_EQ(stub_->CancelJob(&context, c, &p).error_code(),
               grpc::StatusCode::NOT_FOUND);
-  }
-  {
-    grpc::ClientContext context;
-    tunefleet::v1::GetJobRequest g;
-    tunefleet::v1::JobProgress p;
-    grpc::Status s = stub_->GetJob(&context, g, &p);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_EQ(s.error_message(), "job_id: must be >= 1, got 0");
-  }
-  {
-    grpc::ClientContext context;
-    tunefleet::v1::ListJobsRequest l;
-    l.set_page_size(validation::kMaxListedJobs + 1);
-    tunefleet::v1::ListJobsResponse out;
-    grpc::Status s = stub_->ListJobs(&context, l, &out);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_EQ(s.error_message(), "page_size: at most 10000, got 10001");
   }
   const std::vector<std::pair<
       std::function<void(tunefleet::v1::QueryRecordsRequest&)>, const char*>>

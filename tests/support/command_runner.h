@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "gtest/gtest.h"
+
 namespace tunefleet::testing {
 
 struct CommandResult {
@@ -24,6 +26,16 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+
+// The folder ::testing::TempDir()/<name>_<pid>, empty: what an earlier
+// run left there is removed first. Its path.
+inline std::string FreshTempDir(const std::string& name) {
+  const std::string dir =
+      ::testing::TempDir() + "/" + name + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path);

@@ -233,6 +233,19 @@ class FleetHarness {
     return job_id;
   }
 
+  // Cancels the job with the tuner token; the call's status, and the
+  // progress it answered in *progress when given.
+  grpc::Status Cancel(int64_t job_id,
+                      tunefleet::v1::JobProgress* progress = nullptr) const {
+    grpc::ClientContext context;
+    tunefleet::v1::CancelJobRequest request;
+    request.set_job_id(job_id);
+    tunefleet::v1::JobProgress answer;
+    const grpc::Status s = Stub()->CancelJob(&context, request, &answer);
+    if (progress != nullptr) *progress = answer;
+    return s;
+  }
+
   // The server's device list; nullopt while it does not answer.
   std::optional<tunefleet::v1::ListDevicesResponse> Devices() const {
     grpc::ClientContext context;
@@ -279,6 +292,18 @@ class FleetHarness {
       return std::nullopt;
     }
     return progress;
+  }
+
+  // Waits up to `limit` until the job (a model job too: GetJob) counts at
+  // least `trials` finished trials; true once it does.
+  bool AwaitTrialsDone(int64_t job_id, uint32_t trials,
+                       std::chrono::milliseconds limit) const {
+    return WaitFor(
+        [&] {
+          auto p = GetJob(job_id);
+          return p && p->trials_done() >= trials;
+        },
+        limit);
   }
 
   // Waits up to `limit` for the job to end; its last progress, or nullopt

@@ -1,12 +1,14 @@
 // Fixtures of the model runtime's tests (model_runtime_test,
-// model_recording_test): records of one device key given by the test, and
+// model_recording_test): records of one device key given by the test,
 // TinyModel, a model made by hand as a ModelGraph (onnx_import/
-// model_graph.h) with a plain C++ computation of its output. Header-only.
+// model_graph.h) with a plain C++ computation of its output, and
+// ModelDeviceTest, the OpenCL device they run on. Header-only.
 #ifndef TUNEFLEET_TESTS_SUPPORT_MODEL_FIXTURES_H_
 #define TUNEFLEET_TESTS_SUPPORT_MODEL_FIXTURES_H_
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -20,6 +22,9 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"
 #include "onnx_import/model_graph.h"
+#include "opencl/opencl.h"
+#include "plan_builder/plan_builder.h"
+#include "tests/support/cl_device_test.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::testing_support {
@@ -170,6 +175,46 @@ struct TinyModel {
     }
     return out;
   }
+};
+
+// Adds to `records` a tuned config of conv2d_direct for TinyModel `m`'s
+// conv, at 2500 ns, that reads x through an image (IMI=1) when `image`,
+// else as a buffer (IMI=0).
+inline void AddTunedConvRecord(const TinyModel& m, bool image,
+                               FakeRecords& records) {
+  auto tmpl = templates::FindTemplate("conv2d", "conv2d_direct");
+  ASSERT_TRUE(tmpl.ok()) << tmpl.status();
+  records.Add(**tmpl, m.graph.steps[0].workload,
+              absl::StrCat("KWI=1,KWG=4,PWI=1,QWI=2,WGP=2,WGQ=2,VW=1,CB=1,"
+                           "LI=0,LW=0,UNROLL=1,HALF=0,IMI=",
+                           image ? 1 : 0),
+              2500);
+}
+
+// A test on the OpenCL device (tests/support/cl_device_test.h) with the
+// device's info.
+class ModelDeviceTest : public testing::ClDeviceTest {
+ protected:
+  void SetUp() override {
+    ClDeviceTest::SetUp();
+    if (HasFatalFailure()) return;
+    info_ = opencl::QueryDeviceInfo(device_->platform, device_->device);
+  }
+
+  // The plan options of TinyModel(8, w) ("tiny.onnx", input x 1x3x8xw) on
+  // this device under the key "test-key".
+  plan_builder::PlanOptions Options(int w = 8) const {
+    plan_builder::PlanOptions o;
+    o.model_name = "tiny.onnx";
+    o.model_sha256 = plan_builder::Sha256Hex("tiny model bytes");
+    o.device_key = "test-key";
+    o.device_name = info_.device_name();
+    o.device_vendor = info_.vendor();
+    o.input_shapes = {{"x", {1, 3, 8, w}}};
+    return o;
+  }
+
+  tunefleet::v1::DeviceInfo info_;
 };
 
 }  // namespace tunefleet::testing_support

@@ -2,7 +2,11 @@
 #ifndef TUNEFLEET_TESTS_ONNX_TEST_MODELS_H_
 #define TUNEFLEET_TESTS_ONNX_TEST_MODELS_H_
 
+#include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnx/onnx_pb.h"
@@ -119,6 +123,24 @@ class GraphBuilder {
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(v);
+  }
+  // LayerNorm of `x` over its last axis spelled out in nine nodes, as
+  // PP-OCRv4 rec's SVTR neck writes it: ReduceMean, Sub, Pow by `two`,
+  // ReduceMean, Add `eps`, Sqrt, Div, Mul by `gamma`, Add `beta` into `y`.
+  // `two`, `eps`, `gamma` and `beta` name tensors the caller made; the
+  // tensors between are named `y` + "_mean", "_centred" and so on.
+  void LayerNormSpelledOut(const std::string& x, const std::string& two,
+                           const std::string& eps, const std::string& gamma,
+                           const std::string& beta, const std::string& y) {
+    Ints(Node("ReduceMean", {x}, {y + "_mean"}), "axes", {-1});
+    Node("Sub", {x, y + "_mean"}, {y + "_centred"});
+    Node("Pow", {y + "_centred", two}, {y + "_sq"});
+    Ints(Node("ReduceMean", {y + "_sq"}, {y + "_var"}), "axes", {-1});
+    Node("Add", {y + "_var", eps}, {y + "_var_eps"});
+    Node("Sqrt", {y + "_var_eps"}, {y + "_sd"});
+    Node("Div", {y + "_centred", y + "_sd"}, {y + "_normed"});
+    Node("Mul", {y + "_normed", gamma}, {y + "_scaled"});
+    Node("Add", {y + "_scaled", beta}, {y});
   }
   std::string Bytes() const { return model_.SerializeAsString(); }
 
@@ -290,17 +312,7 @@ inline std::string CoverageNet() {
   b.Floats("eps", {}, {1e-5f});
   b.Weight("gamma", {16}, false, 1.0f);
   b.Weight("beta", {16});
-  auto* mean = b.Node("ReduceMean", {"res"}, {"mu"});
-  GraphBuilder::Ints(mean, "axes", {-1});
-  b.Node("Sub", {"res", "mu"}, {"centred"});
-  b.Node("Pow", {"centred", "two"}, {"sq"});
-  auto* var = b.Node("ReduceMean", {"sq"}, {"var"});
-  GraphBuilder::Ints(var, "axes", {-1});
-  b.Node("Add", {"var", "eps"}, {"var_eps"});
-  b.Node("Sqrt", {"var_eps"}, {"sd"});
-  b.Node("Div", {"centred", "sd"}, {"normed"});
-  b.Node("Mul", {"normed", "gamma"}, {"scaled"});
-  b.Node("Add", {"scaled", "beta"}, {"ln"});
+  b.LayerNormSpelledOut("res", "two", "eps", "gamma", "beta", "ln");
   // A batched MatMul of two computed tensors, then Softmax.
   b.Int64s("q_shape", {2, 8, 16});
   b.Int64s("k_shape", {2, 16, 8});
@@ -311,6 +323,30 @@ inline std::string CoverageNet() {
   b.Output("gate");
   b.Output("prob");
   return b.Bytes();
+}
+
+// The PP-OCR models deploy/fetch-model.sh fetches (the classifier, PP-OCRv4
+// det and rec), each with the dims of its input x, under `source_dir`:
+// calls `visit`(path, file name, dims) for each model that is there and
+// returns how many were. `dir`, when given, is set to the folder looked in.
+inline int ForEachPpOcrModel(
+    const std::string& source_dir,
+    const std::function<void(const std::string& path, const std::string& file,
+                             const std::vector<int64_t>& dims)>& visit,
+    std::string* dir = nullptr) {
+  const std::string assets = source_dir + "/.cache/models/package/assets/";
+  if (dir != nullptr) *dir = assets;
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
+      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}},
+      {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}},
+      {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}}};
+  int found = 0;
+  for (const auto& [file, dims] : models) {
+    if (!std::filesystem::exists(assets + file)) continue;
+    ++found;
+    visit(assets + file, file, dims);
+  }
+  return found;
 }
 
 }  // namespace tunefleet::testing

@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/command_runner.h"
@@ -130,6 +132,20 @@ class WebDriver {
   std::unique_ptr<Process> driver_;
   std::string session_;
 };
+
+// Starts a browser session logging to `log_path` into *browser. Skips
+// the test when chromium or chromedriver is not installed and fails it
+// when they do not start, leaving *browser null: the caller then returns.
+inline void StartWebDriver(const std::string& log_path,
+                           std::unique_ptr<WebDriver>* browser) {
+  browser->reset();
+  if (!HaveWebDriver()) {
+    GTEST_SKIP() << "chromium or chromedriver is not installed";
+  }
+  auto started = std::make_unique<WebDriver>(log_path);
+  ASSERT_TRUE(started->ok()) << ReadAll(log_path);
+  *browser = std::move(started);
+}
 
 }  // namespace tunefleet::testing
 

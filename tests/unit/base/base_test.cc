@@ -81,21 +81,27 @@ TEST(JsonLimits, JsonShapeCountsValuesAndStrings) {
 }
 
 TEST(JsonLimits, TomlShapeCountsWhatToml_ppWouldBuild) {
-  // The document's table is depth 1; a dotted key's every segment adds one.
-  EXPECT_EQ(TomlShape("").depth, 1);
-  EXPECT_EQ(TomlShape("a = 1\n").depth, 1);
-  EXPECT_EQ(TomlShape("a.b.c = 1\n").depth, 3);
-  EXPECT_EQ(TomlShape("a . \"b.c\" . 'd.e' = 1\n").depth, 3);
-  EXPECT_EQ(TomlShape("[t.u]\nx.y = 1\n").depth, 4);
-  EXPECT_EQ(TomlShape("[[t.u]]\nx = 1\n").depth, 4);
-  // A header through an earlier array of tables: a's last table holds b
-  // (document 1, a 2, its table 3, b 4, b's table 5).
-  EXPECT_EQ(TomlShape("[[a]]\n[[a.b]]\nx = 1\n").depth, 5);
-  EXPECT_EQ(TomlShape("a = [[1], [[2]]]\n").depth, 4);
-  EXPECT_EQ(TomlShape("a = { b = { c.d = 1 } }\n").depth, 4);
-  EXPECT_EQ(TomlShape("a = [ # [[[[\n 1, \"]]]\", '[[',\n]\n").depth, 2);
-  EXPECT_EQ(TomlShape("s = \"\"\"\nx.y.z = 1\n[a.b.c]\n\"\"\"\n").depth, 1);
-  EXPECT_EQ(TomlShape("# a.b.c.d = 1\n").depth, 1);
+  const std::pair<const char*, int> depths[] = {
+      // The document's table is depth 1; a dotted key's every segment adds
+      // one.
+      {"", 1},
+      {"a = 1\n", 1},
+      {"a.b.c = 1\n", 3},
+      {"a . \"b.c\" . 'd.e' = 1\n", 3},
+      {"[t.u]\nx.y = 1\n", 4},
+      {"[[t.u]]\nx = 1\n", 4},
+      // A header through an earlier array of tables: a's last table holds b
+      // (document 1, a 2, its table 3, b 4, b's table 5).
+      {"[[a]]\n[[a.b]]\nx = 1\n", 5},
+      {"a = [[1], [[2]]]\n", 4},
+      {"a = { b = { c.d = 1 } }\n", 4},
+      {"a = [ # [[[[\n 1, \"]]]\", '[[',\n]\n", 2},
+      {"s = \"\"\"\nx.y.z = 1\n[a.b.c]\n\"\"\"\n", 1},
+      {"# a.b.c.d = 1\n", 1},
+  };
+  for (const auto& [text, depth] : depths) {
+    EXPECT_EQ(TomlShape(text).depth, depth) << text;
+  }
   // 20,000 segments in 40 KB.
   std::string deep = "a";
   for (int i = 1; i < 20000; ++i) deep += ".a";

@@ -2,8 +2,6 @@
 // and hostile files refused with the reason.
 #include "base/npy.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/command_runner.h"
 
 namespace tunefleet::base {
 namespace {
@@ -163,10 +162,7 @@ TEST(Npy, RefusesHostileFilesNamingTheCause) {
 }
 
 TEST(Npy, FilesAreWrittenWholeOrNotAtAll) {
-  const std::string dir =
-      ::testing::TempDir() + "/npy_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = testing::FreshTempDir("npy_test");
   NpyArray a{{2, 2}, {1, 2, 3, 4}};
   ASSERT_TRUE(WriteNpy(dir + "/a.npy", a).ok());
   absl::StatusOr<NpyArray> b = ReadNpy(dir + "/a.npy");

@@ -119,17 +119,35 @@ const char kLongWorkload[] =
     "conv2d N=1 C=256 H=56 W=56 K=512 R=3 S=3 stride=2,2 pad=1,1,1,1 "
     "dilation=1,1 groups=1 fp32 bias=1 act=relu residual=1";
 
+// The lines of `table`, drawn for `width` columns: `rows` of them (the
+// test fails otherwise; missing ones are empty), none wider than `width`.
+std::vector<std::string> LinesWithin(const std::string& table, size_t width,
+                                     size_t rows) {
+  std::vector<std::string> lines = Lines(table);
+  EXPECT_EQ(lines.size(), rows) << table;
+  for (const std::string& line : lines) {
+    EXPECT_LE(cli::TextWidth(line), width) << line;
+  }
+  lines.resize(rows);
+  return lines;
+}
+
+// `text` holds each of `cells` in full.
+void ExpectWhole(const std::string& text,
+                 const std::vector<std::string>& cells) {
+  for (const std::string& cell : cells) {
+    EXPECT_NE(text.find(cell), std::string::npos) << cell;
+  }
+}
+
 TEST(CliJobTable, ALongWorkloadIsCutToTheWidthAndWideShowsIt) {
   JobProgress long_job = Job(7, kLongKey);
   long_job.set_workload_key(kLongWorkload);
   JobProgress short_job = Job(8, "short-key");
   short_job.set_workload_key("gemm M=8 N=8 K=8 fp32");
   const std::vector<JobProgress> jobs = {long_job, short_job};
-  const std::vector<std::string> lines = Lines(cli::JobTable(jobs, 100));
-  ASSERT_EQ(lines.size(), 3u);
-  for (const std::string& line : lines) {
-    EXPECT_LE(cli::TextWidth(line), 100u) << line;
-  }
+  const std::vector<std::string> lines =
+      LinesWithin(cli::JobTable(jobs, 100), 100, 3);
   EXPECT_NE(lines[1].find("conv2d N=1 C=256"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("…"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[1].find("residual=1"), std::string::npos) << lines[1];
@@ -145,8 +163,7 @@ TEST(CliJobTable, ALongWorkloadIsCutToTheWidthAndWideShowsIt) {
 
   // --wide (no width): every cell in full.
   const std::string wide = cli::JobTable(jobs, 0);
-  EXPECT_NE(wide.find(kLongWorkload), std::string::npos);
-  EXPECT_NE(wide.find(kLongKey), std::string::npos);
+  ExpectWhole(wide, {kLongWorkload, kLongKey});
   EXPECT_EQ(wide.find("…"), std::string::npos);
 }
 
@@ -162,20 +179,15 @@ TEST(CliRecordTable, LongCellsAreCutToTheWidthAndWideShowsThem) {
     knob->set_name(name);
     knob->set_value(64);
   }
-  const std::vector<std::string> lines = Lines(cli::RecordTable(records, 80));
-  ASSERT_EQ(lines.size(), 2u);
-  for (const std::string& line : lines) {
-    EXPECT_LE(cli::TextWidth(line), 80u) << line;
-  }
+  const std::vector<std::string> lines =
+      LinesWithin(cli::RecordTable(records, 80), 80, 2);
   EXPECT_NE(lines[1].find("…"), std::string::npos) << lines[1];
   // The numbers are never cut.
   EXPECT_NE(lines[1].find("1431.65"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("1.5000"), std::string::npos) << lines[1];
 
-  const std::string wide = cli::RecordTable(records, 0);
-  EXPECT_NE(wide.find(kLongWorkload), std::string::npos);
-  EXPECT_NE(wide.find(kLongKey), std::string::npos);
-  EXPECT_NE(wide.find("VWM=64"), std::string::npos);
+  ExpectWhole(cli::RecordTable(records, 0),
+              {kLongWorkload, kLongKey, "VWM=64"});
 }
 
 TEST(CliSummary, SaysSlowerWhenTheNaiveReferenceWon) {

@@ -76,9 +76,34 @@ class EmitChoice : public ::testing::Test {
     return choices->entries.begin()->second;
   }
 
+  // The one entry when every config of dense_gemm failed (no record) and
+  // its reference took `reference_ns`, and clblast_dense took 1500 ns.
+  std::optional<EntryChoice> EntryBesideAFailedTemplate(double reference_ns) {
+    Record("dense_gemm", kGenerated, 2000, reference_ns, "",
+           Measurement::INVALID_CONFIG);
+    Record("clblast_dense", "SWAP=0", 1500);
+    return OnlyEntry();
+  }
+
   absl::StatusOr<EmitSummary> Emit() {
     StoreRecords records(store_);
     return EmitLibrary(records, {{"dev"}, out_});
+  }
+  // Emits the library, which must succeed, skip nothing and hold one
+  // entry of the one workload: `library` of them (0 or 1) a library call,
+  // `reference` a naive reference kernel. Without a library call its
+  // CMakeLists.txt does not name clblast.
+  void ExpectOneEntryEmitted(int library, int reference) {
+    auto summary = Emit();
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
+    EXPECT_EQ(summary->entries, 1);
+    EXPECT_EQ(summary->library_entries, library);
+    EXPECT_EQ(summary->reference_entries, reference);
+    if (library == 0) {
+      const std::string cmake = File("CMakeLists.txt");
+      EXPECT_EQ(cmake.find("clblast"), std::string::npos) << cmake;
+    }
   }
   std::string File(const std::string& name) {
     auto text = base::ReadWholeFile(out_ + "/" + name);
@@ -106,12 +131,7 @@ class EmitChoice : public ::testing::Test {
 TEST_F(EmitChoice, ALibraryCallThatMeasuredFastestIsTheEntryAndIsLinked) {
   Record("dense_gemm", kGenerated, 2000, 5000);
   Record("clblast_dense", "SWAP=1", 1500);
-  auto summary = Emit();
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
-  EXPECT_EQ(summary->entries, 1);  // one workload, one entry
-  EXPECT_EQ(summary->library_entries, 1);
-  EXPECT_EQ(summary->reference_entries, 0);
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEntryEmitted(/*library=*/1, 0));
   const std::string table = File("src/tuned_table.cc");
   EXPECT_NE(table.find("{\"clblast\", \"gemm\","), std::string::npos) << table;
   const std::string cmake = File("CMakeLists.txt");
@@ -123,53 +143,34 @@ TEST_F(EmitChoice, ALibraryCallThatMeasuredFastestIsTheEntryAndIsLinked) {
 TEST_F(EmitChoice, AFasterGeneratedKernelLeavesTheLibraryOut) {
   Record("dense_gemm", kGenerated, 1000, 5000);
   Record("clblast_dense", "SWAP=0", 1500);
-  auto summary = Emit();
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
-  EXPECT_EQ(summary->entries, 1);
-  EXPECT_EQ(summary->library_entries, 0);
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEntryEmitted(0, /*reference=*/0));
   EXPECT_EQ(File("src/tuned_table.cc").find("{\"clblast\""), std::string::npos);
   const std::string cmake = File("CMakeLists.txt");
-  EXPECT_EQ(cmake.find("clblast"), std::string::npos) << cmake;
   EXPECT_EQ(cmake.find("@LIBRARY_LINKS@"), std::string::npos) << cmake;
 }
 
 TEST_F(EmitChoice, TheNaiveKernelWinsOverBothWhenItMeasuredFastest) {
   Record("dense_gemm", kGenerated, 2000, 900);
   Record("clblast_dense", "SWAP=0", 1500);
-  auto summary = Emit();
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_TRUE(summary->skipped.empty()) << summary->skipped[0];
-  EXPECT_EQ(summary->entries, 1);
-  EXPECT_EQ(summary->reference_entries, 1);
-  EXPECT_EQ(summary->library_entries, 0);
-  EXPECT_EQ(File("CMakeLists.txt").find("clblast"), std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEntryEmitted(0, /*reference=*/1));
 }
 
 // A template whose every config failed leaves no record, but its naive
 // reference kernel was measured: when that beats the other templates'
 // records, the entry runs it.
 TEST_F(EmitChoice, AReferenceOfATemplateWithoutRecordsWinsWhenFastest) {
-  Record("dense_gemm", kGenerated, 2000, 900, "", Measurement::INVALID_CONFIG);
-  Record("clblast_dense", "SWAP=0", 1500);
-  std::optional<EntryChoice> c = OnlyEntry();
+  std::optional<EntryChoice> c = EntryBesideAFailedTemplate(900);
   ASSERT_TRUE(c.has_value());
   EXPECT_TRUE(c->runs_reference());
-  EXPECT_EQ(c->tmpl->name(), "dense_gemm");
   EXPECT_EQ(c->record.template_name(), "dense_gemm");
+  EXPECT_EQ(c->tmpl->name(), "dense_gemm");
   EXPECT_DOUBLE_EQ(c->time_ns(), 900);
-  auto summary = Emit();
-  ASSERT_TRUE(summary.ok()) << summary.status();
-  EXPECT_EQ(summary->reference_entries, 1);
-  EXPECT_EQ(summary->library_entries, 0);
-  EXPECT_EQ(File("CMakeLists.txt").find("clblast"), std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(ExpectOneEntryEmitted(0, /*reference=*/1));
 }
 
 // ... and a slower reference of such a template leaves the record be.
 TEST_F(EmitChoice, ASlowerReferenceOfATemplateWithoutRecordsIsNotChosen) {
-  Record("dense_gemm", kGenerated, 2000, 3000, "", Measurement::INVALID_CONFIG);
-  Record("clblast_dense", "SWAP=0", 1500);
-  std::optional<EntryChoice> c = OnlyEntry();
+  std::optional<EntryChoice> c = EntryBesideAFailedTemplate(3000);
   ASSERT_TRUE(c.has_value());
   EXPECT_FALSE(c->runs_reference());
   EXPECT_EQ(c->tmpl->name(), "clblast_dense");

@@ -27,6 +27,19 @@ DeviceLimits SmallDevice() {
   return d;
 }
 
+// A conv2d_direct config and a depthwise_direct one, every knob fixed but
+// HALF (half arithmetic), IMI (the input read as an image) and, for the
+// depthwise one, LI.
+std::string ConvConfig(int half, int imi) {
+  return absl::StrCat(
+      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,HALF=",
+      half, ",IMI=", imi);
+}
+std::string DepthwiseConfig(int li, int half, int imi) {
+  return absl::StrCat("PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=", li,
+                      ",UNROLL=1,HALF=", half, ",IMI=", imi, ",RT=0");
+}
+
 // The output size of a square convolution along one axis, as
 // conv2d_direct computes it: its reference launch runs one work-item per
 // output column and row.
@@ -257,23 +270,19 @@ TEST(ConvChecks, HalfArithmeticNeedsFp16StorageAndTheExtension) {
   const DeviceLimits plain = SmallDevice();
   DeviceLimits with_fp16 = plain;
   with_fp16.fp16 = true;
-  const char* conv_config =
-      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
-      "HALF=1,IMI=0";
-  const char* dw_config =
-      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=0,UNROLL=1,HALF=1,IMI=0,RT=0";
   const std::string shape = "C=16,H=24,W=24,R=3,S=3,PH=1,PW=1";
   for (const auto& [tmpl, w16, w32, config] :
        {std::tuple{&testing::Conv2dDirect(),
                    testing::Conv(shape + ",K=32", "fp16"),
-                   testing::Conv(shape + ",K=32", "fp32"), conv_config},
-        std::tuple{&testing::DepthwiseDirect(),
-                   testing::Depthwise(shape, "fp16"),
-                   testing::Depthwise(shape, "fp32"), dw_config}}) {
-    EXPECT_TRUE(CheckText(*tmpl, w16, with_fp16, config).ok()) << tmpl->name();
-    EXPECT_THAT(CheckText(*tmpl, w16, plain, config).message(),
+                   testing::Conv(shape + ",K=32", "fp32"), ConvConfig(1, 0)},
+        std::tuple{
+            &testing::DepthwiseDirect(), testing::Depthwise(shape, "fp16"),
+            testing::Depthwise(shape, "fp32"), DepthwiseConfig(0, 1, 0)}}) {
+    EXPECT_TRUE(CheckText(*tmpl, w16, with_fp16, config.c_str()).ok())
+        << tmpl->name();
+    EXPECT_THAT(CheckText(*tmpl, w16, plain, config.c_str()).message(),
                 HasSubstr("cl_khr_fp16"));
-    EXPECT_THAT(CheckText(*tmpl, w32, with_fp16, config).message(),
+    EXPECT_THAT(CheckText(*tmpl, w32, with_fp16, config.c_str()).message(),
                 HasSubstr("fp16 storage"));
     EXPECT_THAT(tmpl->Launch(*tmpl->ParseConfig(config), w16).build_options,
                 HasSubstr("-DHALF=1"));
@@ -287,11 +296,6 @@ TEST(ConvChecks, ImageKnobChecksTheDeviceAndPassesTheInputAsAnImage) {
   images.image_support = true;
   images.image2d_max_width = 16384;
   images.image2d_max_height = 16384;
-  const char* conv_config =
-      "KWI=2,KWG=4,PWI=2,QWI=4,WGP=4,WGQ=4,VW=4,CB=1,LI=0,LW=0,UNROLL=1,"
-      "HALF=0,IMI=1";
-  const char* dw_config =
-      "PWI=2,QWI=4,WGP=4,WGQ=4,CWG=2,VW=4,LI=1,UNROLL=1,HALF=0,IMI=1,RT=0";
   // 2 x 16 x 23 = 736 rows of ceil(21/4) = 6 texels.
   const std::string shape = "N=2,C=16,H=23,W=21,R=3,S=3,PH=1,PW=1";
   // 2 x 16 x 513 = 16416 rows: one device row short.
@@ -299,18 +303,20 @@ TEST(ConvChecks, ImageKnobChecksTheDeviceAndPassesTheInputAsAnImage) {
   // ceil(65540 / 4) = 16385 texels per row: one texel too wide.
   const std::string wide = "N=1,C=1,H=3,W=65540,R=3,S=3";
   for (const auto& [tmpl, is_conv, config, arg] :
-       {std::tuple{&testing::Conv2dDirect(), true, conv_config, 16},
-        std::tuple{&testing::DepthwiseDirect(), false, dw_config, 14}}) {
+       {std::tuple{&testing::Conv2dDirect(), true, ConvConfig(0, 1), 16},
+        std::tuple{&testing::DepthwiseDirect(), false, DepthwiseConfig(1, 0, 1),
+                   14}}) {
     auto parse = [&](const std::string& s) {
       return is_conv ? testing::Conv(s + ",K=16") : testing::Depthwise(s);
     };
     const Workload w = parse(shape);
-    EXPECT_TRUE(CheckText(*tmpl, w, images, config).ok()) << tmpl->name();
-    EXPECT_THAT(CheckText(*tmpl, w, SmallDevice(), config).message(),
+    EXPECT_TRUE(CheckText(*tmpl, w, images, config.c_str()).ok())
+        << tmpl->name();
+    EXPECT_THAT(CheckText(*tmpl, w, SmallDevice(), config.c_str()).message(),
                 HasSubstr("image support"));
-    EXPECT_THAT(CheckText(*tmpl, parse(tall), images, config).message(),
+    EXPECT_THAT(CheckText(*tmpl, parse(tall), images, config.c_str()).message(),
                 HasSubstr("image2d maximum"));
-    EXPECT_THAT(CheckText(*tmpl, parse(wide), images, config).message(),
+    EXPECT_THAT(CheckText(*tmpl, parse(wide), images, config.c_str()).message(),
                 HasSubstr("image2d maximum"));
 
     const LaunchDesc l = tmpl->Launch(*tmpl->ParseConfig(config), w);

@@ -3,6 +3,7 @@
 // the device: parsing, refusals by table and field, launches, the launch
 // checks, the new device limits and the source hash.
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -18,6 +19,29 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kSource[] = "__kernel void k() {}\n__kernel void r() {}\n";
+
+// One edit of a spec: `from`, which the spec must hold, replaced by `to`;
+// the spec so edited is refused with `message`.
+struct SpecEdit {
+  std::string from, to;
+  const char* message;
+};
+
+// Each of `edits` alone makes `spec` refused as an invalid argument whose
+// message holds the edit's message.
+void ExpectEditsRefused(const std::string& spec,
+                        const std::vector<SpecEdit>& edits) {
+  for (const SpecEdit& c : edits) {
+    ASSERT_THAT(spec, HasSubstr(c.from));
+    std::string bad = spec;
+    bad.replace(bad.find(c.from), c.from.size(), c.to);
+    auto t = SpecTemplate::Parse(bad, "toml", kSource);
+    ASSERT_FALSE(t.ok()) << c.message;
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.message;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr(c.message));
+  }
+}
 
 // B (K x N) read as an image when IMG is 1.
 std::string ImageSpec() {
@@ -163,44 +187,34 @@ TEST(SpecImages, TheJsonFormCarriesTheTables) {
 
 TEST(SpecImages, BadImagesNameTheTableAndField) {
   const std::string spec = ImageSpec();
-  struct Case {
-    std::string from, to;
-    const char* message;
-  };
-  for (const Case& c : {
-           Case{"buffer = \"B\"\nrows", "buffer = \"D\"\nrows",
-                "images.buffer of image b_image: 'D' is not a [[buffers]] "
-                "name"},
-           Case{"name = \"b_image\"", "name = \"A\"",
-                "images.name: A is a buffer's name"},
-           Case{"name = \"b_image\"", "name = \"IMG\"",
-                "images.name: IMG is taken by a dim, knob, let or limit"},
-           Case{"name = \"b_image\"", "name = \"1x\"",
-                "images.name: '1x' is not an identifier"},
-           Case{"rows = \"K\"", "rows = \"K *\"",
-                "images.rows of image b_image: expression 'K *'"},
-           Case{"row_elements = \"N\"\n", "",
-                "images.row_elements of image b_image: missing "
-                "\"row_elements\""},
-           Case{"when = \"IMG == 1\"", "when = \"image_support\"",
-                "images.when of image b_image: reads image_support, a "
-                "device limit"},
-           Case{"args = [\"M\", \"N\", \"K\", \"A\", \"B\", \"C\"]",
-                "args = [\"M\", \"N\", \"K\", \"A\", \"b_image\", \"C\"]",
-                "reference.args: image b_image is for [kernel].args only"},
-           Case{"global = [\"N\", \"M\"]\nargs",
-                "when = \"IMG\"\nglobal = "
-                "[\"N\", \"M\"]\nargs",
-                "kernel.when: only the [kernel] of a library spec"},
-       }) {
-    ASSERT_THAT(spec, HasSubstr(c.from));
-    std::string bad = spec;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    auto t = SpecTemplate::Parse(bad, "toml", kSource);
-    ASSERT_FALSE(t.ok()) << c.message;
-    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr(c.message));
-  }
+  ExpectEditsRefused(
+      spec,
+      {
+          SpecEdit{"buffer = \"B\"\nrows", "buffer = \"D\"\nrows",
+                   "images.buffer of image b_image: 'D' is not a [[buffers]] "
+                   "name"},
+          SpecEdit{"name = \"b_image\"", "name = \"A\"",
+                   "images.name: A is a buffer's name"},
+          SpecEdit{"name = \"b_image\"", "name = \"IMG\"",
+                   "images.name: IMG is taken by a dim, knob, let or limit"},
+          SpecEdit{"name = \"b_image\"", "name = \"1x\"",
+                   "images.name: '1x' is not an identifier"},
+          SpecEdit{"rows = \"K\"", "rows = \"K *\"",
+                   "images.rows of image b_image: expression 'K *'"},
+          SpecEdit{"row_elements = \"N\"\n", "",
+                   "images.row_elements of image b_image: missing "
+                   "\"row_elements\""},
+          SpecEdit{"when = \"IMG == 1\"", "when = \"image_support\"",
+                   "images.when of image b_image: reads image_support, a "
+                   "device limit"},
+          SpecEdit{"args = [\"M\", \"N\", \"K\", \"A\", \"B\", \"C\"]",
+                   "args = [\"M\", \"N\", \"K\", \"A\", \"b_image\", \"C\"]",
+                   "reference.args: image b_image is for [kernel].args only"},
+          SpecEdit{"global = [\"N\", \"M\"]\nargs",
+                   "when = \"IMG\"\nglobal = "
+                   "[\"N\", \"M\"]\nargs",
+                   "kernel.when: only the [kernel] of a library spec"},
+      });
   // Two images of one name.
   const std::string image =
       "[[images]]\nname = \"b_image\"\nbuffer = \"A\"\nrows = \"M\"\n"
@@ -307,29 +321,20 @@ TEST(SpecLibrary, TheSourceHashFollowsTheCall) {
 }
 
 TEST(SpecLibrary, BadLibrariesNameTheField) {
-  const std::string spec = kLibrarySpec;
-  struct Case {
-    std::string from, to;
-    const char* message;
-  };
-  for (const Case& c : {
-           Case{"routine = \"gemm\"\n", "", "library.routine: missing"},
-           Case{"name = \"clblast\"", "name = \"clblast 1.5\"",
-                "library.name: 'clblast 1.5' is not an identifier"},
-           Case{"\"float:1.5\"", "\"float:1.5 *\"",
-                "library.args: expression '1.5 *'"},
-           Case{"args = [\"M\", \"N\", \"K\", \"float", "args = \"M\"\nx = [\"",
-                "library.args: \"args\" must be a list"},
-           Case{"when = \"ACT != 0\"", "when = \"library_clblast\"",
-                "kernel.when: reads library_clblast, a device limit"},
-       }) {
-    ASSERT_THAT(spec, HasSubstr(c.from));
-    std::string bad = spec;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    auto t = SpecTemplate::Parse(bad, "toml", kSource);
-    ASSERT_FALSE(t.ok()) << c.message;
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr(c.message));
-  }
+  ExpectEditsRefused(
+      kLibrarySpec,
+      {
+          SpecEdit{"routine = \"gemm\"\n", "", "library.routine: missing"},
+          SpecEdit{"name = \"clblast\"", "name = \"clblast 1.5\"",
+                   "library.name: 'clblast 1.5' is not an identifier"},
+          SpecEdit{"\"float:1.5\"", "\"float:1.5 *\"",
+                   "library.args: expression '1.5 *'"},
+          SpecEdit{"args = [\"M\", \"N\", \"K\", \"float",
+                   "args = \"M\"\nx = [\"",
+                   "library.args: \"args\" must be a list"},
+          SpecEdit{"when = \"ACT != 0\"", "when = \"library_clblast\"",
+                   "kernel.when: reads library_clblast, a device limit"},
+      });
   std::string image_arg = absl::StrReplaceAll(
       ImageSpec(), {{"[kernel]",
                      "[library]\nname = \"clblast\"\nroutine = "

@@ -8,12 +8,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "measure/measurer.h"
+#include "tests/support/cl_device_test.h"
 #include "tests/support/image_spec.h"
 #include "trial/trial_request.h"
 
@@ -302,71 +305,79 @@ TEST_F(ImageTrialTest, ImagesOverTheDeviceOrTheBufferAreInvalidConfigs) {
   EXPECT_EQ(ok.error(), Measurement::OK) << ok.error_message();
 }
 
-// Adds an fp32 output buffer `name` of `elements` to `specs` (output
+using BufferSpecs =
+    google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>;
+
+// fp32 output buffers, each of a name and a count of elements (output
 // buffers are filled with clEnqueueFillBuffer: no fill kernel needed).
-void AddOutput(
-    const std::string& name, uint64_t elements,
-    google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec>* specs) {
-  tunefleet::v1::BufferSpec* out = specs->Add();
-  out->set_name(name);
-  out->set_elements(elements);
-  out->set_dtype(tunefleet::v1::DTYPE_FP32);
-  out->set_output(true);
+BufferSpecs Outputs(
+    const std::vector<std::pair<std::string, uint64_t>>& outputs) {
+  BufferSpecs specs;
+  for (const auto& [name, elements] : outputs) {
+    tunefleet::v1::BufferSpec* out = specs.Add();
+    out->set_name(name);
+    out->set_elements(elements);
+    out->set_dtype(tunefleet::v1::DTYPE_FP32);
+    out->set_output(true);
+  }
+  return specs;
 }
 
-TEST(WorkloadImages, ImagesCountInTheWorkloadBudget) {
-  auto device = opencl::OpenDevice(0, 0);
-  ASSERT_TRUE(device.ok()) << device.status();
-  // Output buffers only: filled with clEnqueueFillBuffer, no fill kernel.
-  WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
-                          nullptr, /*byte_budget=*/1000, /*max_workloads=*/4);
-  google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> specs;
-  AddOutput("C", 100, &specs);
-  auto first = buffers.Get("first", specs);
+// Workload buffers on the device.
+class WorkloadImages : public testing::ClDeviceTest {
+ protected:
+  // Buffers of at most `byte_budget` bytes for at most 4 workloads, of
+  // outputs only.
+  std::unique_ptr<WorkloadBuffers> Buffers(uint64_t byte_budget) {
+    return std::make_unique<WorkloadBuffers>(
+        device_->context.get(), device_->queue.get(), nullptr, nullptr,
+        byte_budget, /*max_workloads=*/4);
+  }
+};
+
+TEST_F(WorkloadImages, ImagesCountInTheWorkloadBudget) {
+  std::unique_ptr<WorkloadBuffers> buffers = Buffers(1000);
+  const BufferSpecs specs = Outputs({{"C", 100}});
+  auto first = buffers->Get("first", specs);
   ASSERT_TRUE(first.ok()) << first.status();
-  auto second = buffers.Get("second", specs);
+  auto second = buffers->Get("second", specs);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ((*second)->bytes, 400u);
   // 400 + 700 bytes: over the budget whatever is evicted.
-  absl::Status over = buffers.Reserve(**second, 700);
+  absl::Status over = buffers->Reserve(**second, 700);
   EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(over.message()), HasSubstr("with its images"));
   EXPECT_EQ((*second)->bytes, 400u);
   // 400 + 400 + 300: fits once the first workload is evicted.
-  ASSERT_TRUE(buffers.Reserve(**second, 300).ok());
+  ASSERT_TRUE(buffers->Reserve(**second, 300).ok());
   EXPECT_EQ((*second)->bytes, 700u);
 }
 
 // One workload with two sets of buffers (as gemm_tiled's and gemm_gpu's
 // with its scratch): both stay, and going back to the first reuses its
 // buffers rather than allocating and filling them again.
-TEST(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
-  auto device = opencl::OpenDevice(0, 0);
-  ASSERT_TRUE(device.ok()) << device.status();
-  WorkloadBuffers buffers(device->context.get(), device->queue.get(), nullptr,
-                          nullptr, /*byte_budget=*/10000, /*max_workloads=*/4);
-  google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> plain;
-  AddOutput("C", 100, &plain);
-  google::protobuf::RepeatedPtrField<tunefleet::v1::BufferSpec> scratch = plain;
-  AddOutput("W", 50, &scratch);
-  auto first = buffers.Get("gemm M=8", plain);
+TEST_F(WorkloadImages, AWorkloadKeepsEachSetOfBuffers) {
+  std::unique_ptr<WorkloadBuffers> buffers = Buffers(10000);
+  const BufferSpecs plain = Outputs({{"C", 100}});
+  const BufferSpecs scratch = Outputs({{"C", 100}, {"W", 50}});
+  auto first = buffers->Get("gemm M=8", plain);
   ASSERT_TRUE(first.ok()) << first.status();
   // A mark in C that a rebuilt state (allocated and filled anew) would not
   // have.
   const std::vector<float> mark(100, 42.0f);
-  ASSERT_EQ(
-      clEnqueueWriteBuffer(device->queue.get(), (*first)->buffers.at("C").get(),
-                           CL_TRUE, 0, mark.size() * sizeof(float), mark.data(),
-                           0, nullptr, nullptr),
-      CL_SUCCESS);
-  auto second = buffers.Get("gemm M=8", scratch);
+  ASSERT_EQ(clEnqueueWriteBuffer(device_->queue.get(),
+                                 (*first)->buffers.at("C").get(), CL_TRUE, 0,
+                                 mark.size() * sizeof(float), mark.data(), 0,
+                                 nullptr, nullptr),
+            CL_SUCCESS);
+  auto second = buffers->Get("gemm M=8", scratch);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_NE(*second, *first);
   EXPECT_EQ((*second)->buffers.size(), 2u);
-  auto again = buffers.Get("gemm M=8", plain);
+  auto again = buffers->Get("gemm M=8", plain);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->buffers.size(), 1u);
-  absl::StatusOr<std::vector<float>> c = buffers.Read(**again, "C");
+  absl::StatusOr<std::vector<float>> c = buffers->Read(**again, "C");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(*c, mark);
 }

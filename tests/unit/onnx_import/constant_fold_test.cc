@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -149,17 +150,27 @@ std::string OnlyReason(const ModelTasks& m, const std::string& op) {
   return m.unsupported[0].reason;
 }
 
+// The reason the import gives for the single `op` on x (1x4x8x8) with an
+// all-zero weight w of `w_dims`, and its ints attribute `attr` = `values`
+// when `attr` is not empty.
+std::string ConvRefusal(const std::string& op, std::vector<int64_t> w_dims,
+                        const std::string& attr = "",
+                        std::vector<int64_t> values = {}) {
+  GraphBuilder b;
+  b.Input("x", {1, 4, 8, 8});
+  b.Weight("w", std::move(w_dims));
+  onnx::NodeProto* n = b.Node(op, {"x", "w"}, {"y"});
+  if (!attr.empty()) GraphBuilder::Ints(n, attr, std::move(values));
+  b.Output("y");
+  auto m = Import(b);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "import failed: " + m.status().ToString();
+  return OnlyReason(*m, op);
+}
+
 TEST(ConvMatch, WeightsMustFitTheInputChannels) {
-  {  // Conv: weight K x C/G x R x S with C/G * G = 4, here 3.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {8, 3, 3, 3});
-    b.Node("Conv", {"x", "w"}, {"y"});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "Conv"), HasSubstr("input channels"));
-  }
+  // Conv: weight K x C/G x R x S with C/G * G = 4, here 3.
+  EXPECT_THAT(ConvRefusal("Conv", {8, 3, 3, 3}), HasSubstr("input channels"));
   {  // Grouped: 2 x 2 = 4 fits.
     GraphBuilder b;
     b.Input("x", {1, 4, 8, 8});
@@ -172,17 +183,9 @@ TEST(ConvMatch, WeightsMustFitTheInputChannels) {
     EXPECT_THAT(m->tasks[0].workload.Canonical(),
                 ::testing::AllOf(HasSubstr("C=4"), HasSubstr("G=2")));
   }
-  {  // ConvTranspose: weight C x K/G x R x S with C = 4, here 3.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {3, 8, 2, 2});
-    GraphBuilder::Ints(b.Node("ConvTranspose", {"x", "w"}, {"y"}), "strides",
-                       {2, 2});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "ConvTranspose"), HasSubstr("input channels"));
-  }
+  // ConvTranspose: weight C x K/G x R x S with C = 4, here 3.
+  EXPECT_THAT(ConvRefusal("ConvTranspose", {3, 8, 2, 2}, "strides", {2, 2}),
+              HasSubstr("input channels"));
 }
 
 TEST(ConvMatch, UnboundedAttributesAndDimsAreRefused) {
@@ -203,49 +206,29 @@ TEST(ConvMatch, UnboundedAttributesAndDimsAreRefused) {
     ASSERT_TRUE(m.ok()) << m.status();
     EXPECT_THAT(OnlyReason(*m, "ConvTranspose"), HasSubstr("outside"));
   }
-  {  // Strides past kMaxDim.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 2, 2});
-    GraphBuilder::Ints(b.Node("ConvTranspose", {"x", "w"}, {"y"}), "strides",
-                       {kHuge, 1});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "ConvTranspose"), HasSubstr("strides"));
-  }
-  {  // Pads past kMaxDim (-2 * pads overflowed).
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 2, 2});
-    GraphBuilder::Ints(b.Node("ConvTranspose", {"x", "w"}, {"y"}), "pads",
-                       {kInt64Max, 0, kInt64Max, 0});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "ConvTranspose"), HasSubstr("pads"));
-  }
-  {  // output_padding past kMaxDim.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 2, 2});
-    GraphBuilder::Ints(b.Node("ConvTranspose", {"x", "w"}, {"y"}),
-                       "output_padding", {kInt64Max, 0});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "ConvTranspose"), HasSubstr("output_padding"));
-  }
-  {  // A Conv's dilations past kMaxDim.
-    GraphBuilder b;
-    b.Input("x", {1, 4, 8, 8});
-    b.Weight("w", {4, 4, 1, 1});
-    GraphBuilder::Ints(b.Node("Conv", {"x", "w"}, {"y"}), "dilations",
-                       {1, kHuge});
-    b.Output("y");
-    auto m = Import(b);
-    ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(OnlyReason(*m, "Conv"), HasSubstr("dilations"));
+  struct Case {
+    const char* op;
+    std::vector<int64_t> w_dims;
+    const char* attr;  // also what the reason names
+    std::vector<int64_t> values;
+  };
+  for (const Case& c : {
+           // Strides past kMaxDim.
+           Case{"ConvTranspose", {4, 4, 2, 2}, "strides", {kHuge, 1}},
+           // Pads past kMaxDim (-2 * pads overflowed).
+           Case{"ConvTranspose",
+                {4, 4, 2, 2},
+                "pads",
+                {kInt64Max, 0, kInt64Max, 0}},
+           // output_padding past kMaxDim.
+           Case{
+               "ConvTranspose", {4, 4, 2, 2}, "output_padding", {kInt64Max, 0}},
+           // A Conv's dilations past kMaxDim.
+           Case{"Conv", {4, 4, 1, 1}, "dilations", {1, kHuge}},
+       }) {
+    EXPECT_THAT(ConvRefusal(c.op, c.w_dims, c.attr, c.values),
+                HasSubstr(c.attr))
+        << c.op;
   }
 }
 

@@ -6,7 +6,6 @@
 #include "onnx_import/model_graph.h"
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <set>
 #include <string>
@@ -423,33 +422,29 @@ TEST(ModelGraph, HostileSizesAreRefused) {
 // The PP-OCR models (deploy/fetch-model.sh) lower completely: no error,
 // and every node that is not folded at import runs in some step.
 TEST(ModelGraph, RealModelsLowerCompletely) {
-  const std::string dir =
-      std::string(TUNEFLEET_SOURCE_DIR) + "/.cache/models/package/assets/";
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
-      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}},
-      {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}},
-      {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}}};
-  int found = 0;
-  for (const auto& [file, dims] : models) {
-    if (!std::filesystem::exists(dir + file)) continue;
-    ++found;
-    absl::StatusOr<std::string> bytes = base::ReadWholeFile(dir + file);
-    ASSERT_TRUE(bytes.ok()) << bytes.status();
-    auto m = ImportModelGraph(*bytes, file, {{"x", dims}});
-    ASSERT_TRUE(m.ok()) << file << ": " << m.status();
-    EXPECT_FALSE(m->steps.empty());
-    ExpectRunnable(*m);
-    EXPECT_TRUE(m->tasks.coverage.left.empty()) << file;
-    std::set<int> run;
-    for (const ModelStep& s : m->steps)
-      run.insert(s.nodes.begin(), s.nodes.end());
-    int tuned_or_fused = 0;
-    for (const auto* list :
-         {&m->tasks.coverage.tuned, &m->tasks.coverage.fused}) {
-      for (const OpShare& s : *list) tuned_or_fused += s.nodes;
-    }
-    EXPECT_EQ(static_cast<int>(run.size()), tuned_or_fused) << file;
-  }
+  std::string dir;
+  const int found = testing::ForEachPpOcrModel(
+      TUNEFLEET_SOURCE_DIR,
+      [](const std::string& path, const std::string& file,
+         const std::vector<int64_t>& dims) {
+        absl::StatusOr<std::string> bytes = base::ReadWholeFile(path);
+        ASSERT_TRUE(bytes.ok()) << bytes.status();
+        auto m = ImportModelGraph(*bytes, file, {{"x", dims}});
+        ASSERT_TRUE(m.ok()) << file << ": " << m.status();
+        EXPECT_FALSE(m->steps.empty());
+        ExpectRunnable(*m);
+        EXPECT_TRUE(m->tasks.coverage.left.empty()) << file;
+        std::set<int> run;
+        for (const ModelStep& s : m->steps)
+          run.insert(s.nodes.begin(), s.nodes.end());
+        int tuned_or_fused = 0;
+        for (const auto* list :
+             {&m->tasks.coverage.tuned, &m->tasks.coverage.fused}) {
+          for (const OpShare& s : *list) tuned_or_fused += s.nodes;
+        }
+        EXPECT_EQ(static_cast<int>(run.size()), tuned_or_fused) << file;
+      },
+      &dir);
   if (found == 0) GTEST_SKIP() << "no model in " << dir << " (fetch-model.sh)";
 }
 

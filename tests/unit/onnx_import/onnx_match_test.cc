@@ -2,7 +2,6 @@
 // layernorm, eltwise), constant folding on a fixed input shape, the
 // coverage report, hostile chains, and the real PP-OCR models when
 // present.
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -116,17 +115,7 @@ TEST(OnnxMatch, LayerNormDecomposedAndAsAnOp) {
     } else {
       b.Weight("two", {}, false, 2.0f);
       b.Weight("eps", {}, false, 1e-5f);
-      auto* mean = b.Node("ReduceMean", {"x"}, {"mean"});
-      GraphBuilder::Ints(mean, "axes", {-1});
-      b.Node("Sub", {"x", "mean"}, {"d"});
-      b.Node("Pow", {"d", "two"}, {"d2"});
-      auto* var = b.Node("ReduceMean", {"d2"}, {"var"});
-      GraphBuilder::Ints(var, "axes", {-1});
-      b.Node("Add", {"var", "eps"}, {"ve"});
-      b.Node("Sqrt", {"ve"}, {"sd"});
-      b.Node("Div", {"d", "sd"}, {"nx"});
-      b.Node("Mul", {"nx", "gamma"}, {"g"});
-      b.Node("Add", {"g", "beta"}, {"y"});
+      b.LayerNormSpelledOut("x", "two", "eps", "gamma", "beta", "y");
     }
     b.Output("y");
     auto m = Import(b);
@@ -344,28 +333,24 @@ TEST(OnnxMatch, HostileChainsEnd) {
 // PP-OCRv4 det and rec and the PP-OCR classifier (deploy/fetch-model.sh):
 // at least 99% of their FLOPs run in tuned tasks or their epilogues.
 TEST(OnnxMatch, RealModelsAreCovered) {
-  const std::string dir =
-      std::string(TUNEFLEET_SOURCE_DIR) + "/.cache/models/package/assets/";
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
-      {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}},
-      {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}},
-      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}}};
-  int found = 0;
-  for (const auto& [file, dims] : models) {
-    if (!std::filesystem::exists(dir + file)) continue;
-    ++found;
-    auto m = ImportOnnx(dir + file, {{"x", dims}});
-    ASSERT_TRUE(m.ok()) << m.status();
-    double covered = 0;
-    for (const auto* list : {&m->coverage.tuned, &m->coverage.fused}) {
-      for (const OpShare& s : *list) covered += s.flops;
-    }
-    EXPECT_GE(covered, 0.99 * m->coverage.flops) << file;
-    EXPECT_GT(m->coverage.flops, 1e7) << file;
-    for (const OpShare& s : m->coverage.left) {
-      EXPECT_EQ(s.flops, 0) << file << ": " << s.op_type << " " << s.reason;
-    }
-  }
+  std::string dir;
+  const int found = testing::ForEachPpOcrModel(
+      TUNEFLEET_SOURCE_DIR,
+      [](const std::string& path, const std::string& file,
+         const std::vector<int64_t>& dims) {
+        auto m = ImportOnnx(path, {{"x", dims}});
+        ASSERT_TRUE(m.ok()) << m.status();
+        double covered = 0;
+        for (const auto* list : {&m->coverage.tuned, &m->coverage.fused}) {
+          for (const OpShare& s : *list) covered += s.flops;
+        }
+        EXPECT_GE(covered, 0.99 * m->coverage.flops) << file;
+        EXPECT_GT(m->coverage.flops, 1e7) << file;
+        for (const OpShare& s : m->coverage.left) {
+          EXPECT_EQ(s.flops, 0) << file << ": " << s.op_type << " " << s.reason;
+        }
+      },
+      &dir);
   if (found == 0) GTEST_SKIP() << "no model in " << dir << " (fetch-model.sh)";
 }
 

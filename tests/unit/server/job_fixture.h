@@ -183,6 +183,32 @@ class JobManagerTest : public ::testing::Test {
     return *agents_.back();
   }
 
+  // A new server on the fixture's store, as after a restart: its own
+  // scheduler, job manager and ledger, and an agent "agent-2" of 2 slots
+  // answering with `answer` through them. The answerer stops first, before
+  // the manager and scheduler go.
+  struct RestartedServer {
+    RestartedServer(JobManagerTest& t, AnswerFn answer)
+        : scheduler(t.store_, t.clock_),
+          jobs(t.store_, &scheduler, t.clock_),
+          ledger(&scheduler, &jobs, t.store_),
+          agent(t.Connect("agent-2", 2, &scheduler)),
+          answerer(&agent, &ledger, std::move(answer)) {}
+
+    // Resumes the store's jobs, which must give `count`.
+    void Resume(int count) {
+      absl::StatusOr<int> resumed = jobs.ResumeJobs();
+      ASSERT_TRUE(resumed.ok()) << resumed.status();
+      EXPECT_EQ(*resumed, count);
+    }
+
+    LeaseScheduler scheduler;
+    JobManager jobs;
+    TrialLedger ledger;
+    FakeAgent& agent;
+    Answerer answerer;
+  };
+
   // Answers what `agent` receives from now on with `answer`, to the
   // fixture's ledger.
   Answerer& AnswerAll(FakeAgent& agent, AnswerFn answer) {

@@ -275,16 +275,9 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   EXPECT_EQ((*states)[tunefleet::v1::TRIAL_STATE_LEASED], 0);
 
   // A new server on the same store: scheduler, manager and agent.
-  LeaseScheduler scheduler(store_, clock_);
-  JobManager jobs(store_, &scheduler, clock_);
-  TrialLedger ledger(&scheduler, &jobs, store_);
-  FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
-  // Stops before `jobs` and `scheduler` go.
-  Answerer answerer(&second_agent, &ledger, MixedAnswer);
-  absl::StatusOr<int> resumed = jobs.ResumeJobs();
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(*resumed, 1);
-  std::shared_ptr<Job> again = jobs.Find(id);
+  RestartedServer second(*this, MixedAnswer);
+  ASSERT_NO_FATAL_FAILURE(second.Resume(1));
+  std::shared_ptr<Job> again = second.jobs.Find(id);
   ASSERT_NE(again, nullptr);
   const JobProgress done = WaitFor(*again, Ended);
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
@@ -293,7 +286,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   // The finished trials were not measured again; the leased one was, as
   // its second attempt; the rest were new.
   std::set<int64_t> remeasured;
-  for (const MeasureRequest& r : second_agent.Received()) {
+  for (const MeasureRequest& r : second.agent.Received()) {
     EXPECT_EQ(measured.count(r.trial_id()), 0u) << r.trial_id();
     EXPECT_TRUE(remeasured.insert(r.trial_id()).second) << r.trial_id();
     if (r.trial_id() == leased.trial_id()) {

@@ -152,22 +152,16 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   model.reset();
   EXPECT_EQ(store_->GetModelJob(id)->state, tunefleet::v1::JOB_STATE_RUNNING);
 
-  LeaseScheduler scheduler(store_, clock_);
-  JobManager jobs(store_, &scheduler, clock_);
-  TrialLedger ledger(&scheduler, &jobs, store_);
-  FakeAgent& second_agent = Connect("agent-2", 2, &scheduler);
-  Answerer answerer(&second_agent, &ledger, ModelAnswer);
-  absl::StatusOr<int> resumed = jobs.ResumeJobs();
-  ASSERT_TRUE(resumed.ok()) << resumed.status();
-  EXPECT_EQ(*resumed, 1);
-  std::shared_ptr<TrackedJob> again = jobs.FindTracked(id);
+  RestartedServer second(*this, ModelAnswer);
+  ASSERT_NO_FATAL_FAILURE(second.Resume(1));
+  std::shared_ptr<TrackedJob> again = second.jobs.FindTracked(id);
   ASSERT_NE(again, nullptr);
   auto* resumed_model = dynamic_cast<ModelJob*>(again.get());
   ASSERT_NE(resumed_model, nullptr);
   const JobProgress done = WaitFor(*resumed_model, Ended);
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
   EXPECT_EQ(done.trials_done(), kBudget);
-  for (const MeasureRequest& r : second_agent.Received()) {
+  for (const MeasureRequest& r : second.agent.Received()) {
     EXPECT_EQ(measured.count(r.trial_id()), 0u) << r.trial_id();
   }
   std::map<int64_t, int64_t> per_task;

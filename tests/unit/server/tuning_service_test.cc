@@ -31,6 +31,14 @@ class TuningServiceTest : public JobManagerTest {
     JobManagerTest::TearDown();
   }
 
+  // Connects "agent-1" (2 slots), answering every request with
+  // MixedAnswer; the agent.
+  FakeAgent& ConnectAnsweringAgent() {
+    FakeAgent& agent = Connect("agent-1", 2);
+    AnswerAll(agent, MixedAnswer);
+    return agent;
+  }
+
   // Runs a job of `trials` trials to its end (an agent must answer).
   int64_t RunJob(uint32_t trials) {
     std::shared_ptr<Job> job = Submit(Request(trials));
@@ -64,8 +72,7 @@ class TuningServiceTest : public JobManagerTest {
 };
 
 TEST_F(TuningServiceTest, RecordPagesCoverTheQueryOnceEach) {
-  FakeAgent& agent = Connect("agent-1", 2);
-  AnswerAll(agent, MixedAnswer);
+  FakeAgent& agent = ConnectAnsweringAgent();
   const int64_t job_id = RunJob(7);
 
   tunefleet::v1::QueryRecordsRequest all;
@@ -94,8 +101,7 @@ TEST_F(TuningServiceTest, RecordPagesCoverTheQueryOnceEach) {
 }
 
 TEST_F(TuningServiceTest, BestRecordPagesAndBadTokens) {
-  FakeAgent& agent = Connect("agent-1", 2);
-  AnswerAll(agent, MixedAnswer);
+  ConnectAnsweringAgent();
   RunJob(3);
   tunefleet::v1::SubmitJobRequest other = Request(3);
   *other.mutable_workload() = trial::WorkloadToProto(
@@ -134,8 +140,7 @@ TEST_F(TuningServiceTest, BestRecordPagesAndBadTokens) {
 }
 
 TEST_F(TuningServiceTest, JobPagesAreNewestFirstAndDisjoint) {
-  FakeAgent& agent = Connect("agent-1", 2);
-  AnswerAll(agent, MixedAnswer);
+  ConnectAnsweringAgent();
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(RunJob(1));
 
@@ -156,8 +161,7 @@ TEST_F(TuningServiceTest, JobPagesAreNewestFirstAndDisjoint) {
 }
 
 TEST_F(TuningServiceTest, GetJobIsTheJobsProgress) {
-  FakeAgent& agent = Connect("agent-1", 2);
-  AnswerAll(agent, MixedAnswer);
+  ConnectAnsweringAgent();
   const int64_t job_id = RunJob(4);
   tunefleet::v1::GetJobRequest request;
   request.set_job_id(job_id);
