@@ -202,6 +202,25 @@ class JobManagerTest : public ::testing::Test {
       EXPECT_EQ(*resumed, count);
     }
 
+    // Job `id`'s progress once it ended. The agent answers at once, so the
+    // job may end, and leave the live jobs, before the test looks it up:
+    // the ended progress serves then. Fails the test when it does not end
+    // within kPatience.
+    JobProgress AwaitEnd(int64_t id) {
+      const absl::Time give_up = absl::Now() + kPatience;
+      while (absl::Now() < give_up) {
+        if (std::shared_ptr<TrackedJob> live = jobs.FindTracked(id)) {
+          const JobProgress p = WaitFor(*live, Ended);
+          if (Ended(p)) return p;
+        } else if (std::optional<JobProgress> p = jobs.EndedProgress(id)) {
+          return *p;
+        }
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      ADD_FAILURE() << "job " << id << " did not end";
+      return JobProgress();
+    }
+
     LeaseScheduler scheduler;
     JobManager jobs;
     TrialLedger ledger;

@@ -277,9 +277,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   // A new server on the same store: scheduler, manager and agent.
   RestartedServer second(*this, MixedAnswer);
   ASSERT_NO_FATAL_FAILURE(second.Resume(1));
-  std::shared_ptr<Job> again = second.jobs.Find(id);
-  ASSERT_NE(again, nullptr);
-  const JobProgress done = WaitFor(*again, Ended);
+  const JobProgress done = second.AwaitEnd(id);
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
   EXPECT_EQ(done.trials_done(), kBudget);
 
