@@ -11,7 +11,8 @@
 # build of build-arm64/, PoCL's kernel cache), so it is opt-in like
 # packaging_debs: skipped (exit 77) unless TUNEFLEET_BOARD_TEST=1 and root.
 #   cd build && sudo TUNEFLEET_BOARD_TEST=1 ctest -L board --output-on-failure
-# CI runs board-test.sh --packages itself where the machine allows it
+# `CI_STEPS=board bash .ci/run` runs board-test.sh --packages where the
+# machine allows it; a longer check, not in CI's default steps
 # (.ci/run, deploy/arm64/ci-board-test.sh; docs/BUILDING.md).
 # The server and CLI are this build's (TUNEFLEET_HOST_BUILD); both tests use
 # build-arm64/ and .cache/arm64/, so they never run beside each other.

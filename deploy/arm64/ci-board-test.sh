@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# CI's board test (.ci/run): deploy/arm64/board-test.sh --packages where
-# this machine allows it, with the arm64 rootfs cached outside the clone,
-# keyed by its package list, so that a machine CI uses again skips
+# .ci/run's board step (CI_STEPS=board: a longer check, not in the default
+# steps): deploy/arm64/board-test.sh --packages where this machine allows
+# it, with the arm64 rootfs cached outside the clone, keyed by its package
+# list, so that a machine CI uses again skips
 # mmdebstrap; where it does not, SKIPPED with the reason (exit 77), never a
 # silent pass.
 #
