@@ -23,8 +23,18 @@ std::string ErrorsText(const JobProgress& p) {
   for (const auto& [code, count] : p.errors()) {
     if (code != "OK") parts.push_back(absl::StrCat(code, " ", count));
   }
-  return parts.empty() ? ""
-                       : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
+  std::string text =
+      parts.empty() ? ""
+                    : absl::StrCat("  errors: ", absl::StrJoin(parts, ", "));
+  if (p.work_group_limit() > 0) {
+    absl::StrAppend(&text, "  work-group limit ", p.work_group_limit(), ": ",
+                    p.configs_over_work_group_limit(),
+                    " configs above it skipped");
+  } else if (p.configs_over_work_group_limit() > 0) {  // a model job's sum
+    absl::StrAppend(&text, "  ", p.configs_over_work_group_limit(),
+                    " configs above their task's work-group limit skipped");
+  }
+  return text;
 }
 
 void WriteProgressLine(FILE* out, bool tty, const std::string& line,

@@ -12,7 +12,11 @@
 
 namespace tunefleet::cli {
 
-// "  errors: COMPILE_ERROR 2, TIMEOUT 1", or "" when every trial was OK.
+// "  errors: COMPILE_ERROR 2, TIMEOUT 1", or "" when every trial was OK;
+// then, once the job learned its kernels' work-group limit
+// (JobProgress.work_group_limit), "  work-group limit 256: 40 configs above
+// it skipped" (a model job: "  40 configs above their task's work-group
+// limit skipped").
 std::string ErrorsText(const tunefleet::v1::JobProgress& p);
 
 // Writes a progress line to `out` and flushes it: on a terminal (`tty`)

@@ -525,13 +525,23 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
                              kernel.status().message());
   }
   size_t kernel_wg = 0;
-  cl_ulong kernel_local = 0;
   clGetKernelWorkGroupInfo(kernel->get(), device_.device,
                            CL_KERNEL_WORK_GROUP_SIZE, sizeof(kernel_wg),
                            &kernel_wg, nullptr);
-  clGetKernelWorkGroupInfo(kernel->get(), device_.device,
-                           CL_KERNEL_LOCAL_MEM_SIZE, sizeof(kernel_local),
-                           &kernel_local, nullptr);
+  Measurement m =
+      MeasureBuiltKernel(kernel->get(), kernel_wg, kernel_info, state, request);
+  m.set_kernel_work_group_limit(kernel_wg);
+  return m;
+}
+
+Measurement Measurer::MeasureBuiltKernel(cl_kernel kernel, size_t kernel_wg,
+                                         const KernelInfo& kernel_info,
+                                         WorkloadState& state,
+                                         const MeasureRequest& request) {
+  const KernelLaunch& launch = request.kernel();
+  cl_ulong kernel_local = 0;
+  clGetKernelWorkGroupInfo(kernel, device_.device, CL_KERNEL_LOCAL_MEM_SIZE,
+                           sizeof(kernel_local), &kernel_local, nullptr);
   uint64_t group = 1;
   for (uint64_t l : launch.local_size()) group *= l;
   if (kernel_wg != 0 && group > kernel_wg) {
@@ -554,7 +564,7 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   if (absl::Status s = workloads_.PoisonOutputs(state); !s.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }
-  absl::StatusOr<double> first_ns = LaunchOnce(kernel->get(), launch);
+  absl::StatusOr<double> first_ns = LaunchOnce(kernel, launch);
   if (!first_ns.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR,
                              first_ns.status().message());
@@ -563,8 +573,8 @@ Measurement Measurer::MeasureInState(WorkloadState& state,
   Measurement m = VerifiedOutput(state, request, kernel_info.compile_ms,
                                  kernel_info.source, &rtol);
   if (m.error() != Measurement::ERROR_UNSPECIFIED) return m;
-  if (absl::Status s = Time(kernel->get(), launch, request.timing(), *first_ns,
-                            rtol, state, &m);
+  if (absl::Status s =
+          Time(kernel, launch, request.timing(), *first_ns, rtol, state, &m);
       !s.ok()) {
     return FailedMeasurement(Measurement::RUNTIME_ERROR, s.message());
   }

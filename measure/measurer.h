@@ -227,6 +227,13 @@ class Measurer {
                                const tunefleet::v1::MeasureRequest& request);
   tunefleet::v1::Measurement MeasureInState(
       WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
+  // MeasureInState's work once the trial's kernel is built: the launch
+  // checked against the kernel's limits (`kernel_wg`:
+  // CL_KERNEL_WORK_GROUP_SIZE) and the device's local memory
+  // (INVALID_CONFIG), then verified and timed.
+  tunefleet::v1::Measurement MeasureBuiltKernel(
+      cl_kernel kernel, size_t kernel_wg, const KernelInfo& kernel_info,
+      WorkloadState& state, const tunefleet::v1::MeasureRequest& request);
   // A trial whose kernel is a library call (KernelLaunch.library), with its
   // epilogue kernel when the launch has a source: verified and timed as
   // library/library_trial.h says. Defined in library/library_trial.cc.

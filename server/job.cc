@@ -110,13 +110,14 @@ ResultRow Job::Row(const Measurement& m) const {
   return row;
 }
 
-void Job::OnStored(int64_t trial_id, Measurement::Error error, double time_ns,
-                   bool fresh) {
-  if (!fresh) return;  // a repeated result counts once
+void Job::OnStored(const StoredResult& result) {
+  if (!result.fresh) return;  // a repeated result counts once
   {
     absl::MutexLock lock(&mu_);
-    inbox_.push_back(
-        Result{trial_id, error, error == Measurement::OK ? time_ns : 0.0});
+    inbox_.push_back(Result{
+        result.trial_id, result.error,
+        result.error == Measurement::OK ? result.time_ns : 0.0,
+        result.kernel_work_group_limit});
   }
   Wake();
 }
@@ -323,7 +324,43 @@ absl::Status Job::Advance(bool* ended) {
     Wake();             // which may end it now
     return absl::OkStatus();
   }
+  if (spec_.configs.empty()) {
+    indices = WithinWorkGroupLimit(std::move(indices));
+    // All skipped: the next step proposes others.
+    if (indices.empty()) Wake();
+  }
   return Dispatch(indices);
+}
+
+uint64_t Job::GroupSize(uint64_t index) const {
+  uint64_t group = 1;
+  for (uint64_t l :
+       spec_.tmpl->Launch(space_->Config(index), spec_.workload).local) {
+    group *= l;
+  }
+  return group;
+}
+
+std::vector<uint64_t> Job::WithinWorkGroupLimit(std::vector<uint64_t> indices) {
+  if (work_group_limit_.limit() == 0) return indices;
+  std::vector<uint64_t> kept;
+  std::vector<search::Observation> skipped;
+  for (uint64_t index : indices) {
+    if (work_group_limit_.Over(GroupSize(index))) {
+      skipped.push_back({index, /*ok=*/false, 0.0});
+    } else {
+      kept.push_back(index);
+    }
+  }
+  if (!skipped.empty()) {
+    strategy_->Observe(skipped);
+    absl::MutexLock lock(&mu_);
+    progress_.set_configs_over_work_group_limit(
+        progress_.configs_over_work_group_limit() +
+        static_cast<uint32_t>(skipped.size()));
+    Changed();
+  }
+  return kept;
 }
 
 std::vector<uint64_t> Job::ProposeListed(size_t n) {
@@ -402,7 +439,14 @@ bool Job::Collect(std::vector<search::Observation>* measurements,
     auto it = outstanding_.find(r.trial_id);
     if (it == outstanding_.end()) continue;
     measurements->push_back(Count(r.trial_id, it->second, r.error, r.time_ns));
+    const bool refused = r.error == Measurement::INVALID_CONFIG &&
+                         r.kernel_work_group_limit > 0;
+    work_group_limit_.Observe(r.kernel_work_group_limit,
+                              refused ? GroupSize(it->second) : 0);
     outstanding_.erase(it);
+  }
+  if (work_group_limit_.limit() != progress_.work_group_limit()) {
+    progress_.set_work_group_limit(work_group_limit_.limit());
   }
   if (!results.empty()) Changed();
   *outstanding = outstanding_.size();

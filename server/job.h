@@ -21,6 +21,7 @@
 #include "server/lease_scheduler.h"
 #include "server/tracked_job.h"
 #include "server/trial_ledger.h"
+#include "server/work_group_limit.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.pb.h"
@@ -108,9 +109,8 @@ class Job : public TrackedJob {
   // hands the job what was stored (OnStored).
   ResultRow Row(const tunefleet::v1::Measurement& m) const;
   // A result the store took (TrialLedger): queues it for the job's next
-  // step when `fresh` (a repeated result counts once), and wakes it.
-  void OnStored(int64_t trial_id, tunefleet::v1::Measurement::Error error,
-                double time_ns, bool fresh);
+  // step when `result.fresh` (a repeated result counts once), and wakes it.
+  void OnStored(const StoredResult& result);
   // The job's reference run's result (reference_trial_id()): its time
   // stored as the job's reference (best effort) when OK, else logged.
   void OnReference(const tunefleet::v1::Measurement& m);
@@ -121,6 +121,7 @@ class Job : public TrackedJob {
     int64_t trial_id;
     tunefleet::v1::Measurement::Error error;
     double time_ns;  // median per-round time when OK, else 0
+    uint64_t kernel_work_group_limit;  // reported by the agent; 0: none
   };
   bool Step() override;
   // The first step's work: the job running in the store, its strategy
@@ -161,6 +162,14 @@ class Job : public TrackedJob {
   // Writes trial rows for these configs and queues them, kDispatchChunk at
   // a time: agents start on the first chunk while the next is written.
   absl::Status Dispatch(const std::vector<uint64_t>& indices);
+  // Work-items in one work-group of the config at `index` (the product of
+  // its launch's local sizes; 1 where it leaves them to the driver).
+  uint64_t GroupSize(uint64_t index) const;
+  // The proposals whose work-group is within the limit learned from the
+  // task's results (work_group_limit_); the others are skipped without a
+  // trial, counted in the progress and observed by the strategy as
+  // failures.
+  std::vector<uint64_t> WithinWorkGroupLimit(std::vector<uint64_t> indices);
   static constexpr size_t kDispatchChunk = 1024;
   // Replays the resumed trials: finished ones into `strategy` and the
   // progress, unfinished ones into the queue again.
@@ -192,6 +201,8 @@ class Job : public TrackedJob {
   // proposed yet (a resumed job's stored trials count as proposed).
   std::vector<uint64_t> ProposeListed(size_t n);
   std::unique_ptr<search::GuidedStrategy> strategy_;
+  // The task's kernels' work-group limit, learned from its results.
+  WorkGroupLimit work_group_limit_;
   // Suggest()'s configs for the next step's strategy.
   std::vector<tunefleet::v1::Config> suggested_ ABSL_GUARDED_BY(mu_);
   // The valid config of the space `config` names; nullopt when it names

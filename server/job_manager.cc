@@ -436,7 +436,7 @@ void JobManager::OnReference(int64_t job_id, int64_t trial_id,
 
 void JobManager::OnStored(const StoredResult& result) {
   if (std::shared_ptr<Job> job = Find(result.job_id)) {
-    job->OnStored(result.trial_id, result.error, result.time_ns, result.fresh);
+    job->OnStored(result);
   }
 }
 

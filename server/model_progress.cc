@@ -76,11 +76,12 @@ tunefleet::v1::JobProgress ModelJobProgress(
   m->set_latency_complete(complete);
   m->set_naive_latency_ns(scheduler.NaiveLatencyNs());
   m->set_tasks(static_cast<uint32_t>(tasks.size()));
-  uint32_t done = 0, requeued = 0, stopped = 0;
+  uint32_t done = 0, requeued = 0, stopped = 0, over_work_group_limit = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const tunefleet::v1::JobProgress& job = *tasks[i].job;
     done += job.trials_done();
     requeued += job.trials_requeued();
+    over_work_group_limit += job.configs_over_work_group_limit();
     for (const auto& [code, count] : job.errors()) {
       (*p.mutable_errors())[code] += count;
     }
@@ -96,6 +97,7 @@ tunefleet::v1::JobProgress ModelJobProgress(
   }
   p.set_trials_done(done);
   p.set_trials_requeued(requeued);
+  p.set_configs_over_work_group_limit(over_work_group_limit);
   m->set_tasks_stopped(stopped);
   for (const auto& s : skipped) *m->add_skipped() = s;
   if (with_tasks) {

@@ -81,7 +81,8 @@ void TrialLedger::Commit(int64_t job_id, int64_t trial_id, const Measurement& m,
   }
   const Measurement::Error error = row->measurement.error();
   const double time_ns = row->time_ns;
-  auto committed = [this, job_id, trial_id, error, time_ns,
+  const uint64_t kernel_limit = row->measurement.kernel_work_group_limit();
+  auto committed = [this, job_id, trial_id, error, time_ns, kernel_limit,
                     done =
                         std::move(done)](absl::StatusOr<bool> fresh) mutable {
     // The acknowledgement (the lease ended) comes before the job counts
@@ -94,7 +95,7 @@ void TrialLedger::Commit(int64_t job_id, int64_t trial_id, const Measurement& m,
     }
     jobs_->OnStored(StoredResult{job_id, trial_id, error,
                                  error == Measurement::OK ? time_ns : 0.0,
-                                 *fresh});
+                                 *fresh, kernel_limit});
   };
   if (writer_ != nullptr) {
     writer_->Complete(trial_id, std::move(row->measurement), row->time_ns,

@@ -101,6 +101,10 @@ struct StoredResult {
   double time_ns = 0;  // as stored: the median per-round time when OK, ns
   // False when the row was done already (a repeat, kept as it was).
   bool fresh = false;
+  // The result's Measurement.kernel_work_group_limit (work-items; 0: not
+  // reported): what the job learns its kernels' limit from
+  // (server/work_group_limit.h).
+  uint64_t kernel_work_group_limit = 0;
 };
 
 // What the ledger needs of the jobs (JobManager implements it). Called
