@@ -139,6 +139,31 @@ TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
   EXPECT_EQ(m.error(), Measurement::INVALID_CONFIG) << m.error_message();
 }
 
+// Every measurement of a built kernel reports its CL_KERNEL_WORK_GROUP_SIZE
+// (what a job learns its limit from: server/work_group_limit.h), at least
+// the work-group it ran. A launch refused before its kernel is built (above
+// the device's own limit) reports none. (On PoCL a kernel's limit is the
+// device's, so the refusal for the kernel's limit alone is driven by the
+// job test with a fake agent, tests/unit/server/work_group_limit_test.cc.)
+TEST_F(GemmOnDevice, MeasurementsReportTheKernelsWorkGroupLimit) {
+  const Workload w = Gemm(8, 8, 8);
+  const v1::MeasureRequest ok_request = Request(w, kSmallConfig);
+  Measurement ok = measurer_->Measure(ok_request);
+  ASSERT_EQ(ok.error(), Measurement::OK) << ok.error_message();
+  uint64_t group = 1;
+  for (uint64_t l : ok_request.kernel().local_size()) group *= l;
+  const uint64_t limit = ok.kernel_work_group_limit();
+  EXPECT_GE(limit, group);
+
+  v1::MeasureRequest over = ok_request;
+  over.mutable_kernel()->set_local_size(0, 2 * limit);
+  over.mutable_kernel()->set_global_size(0, 2 * limit);
+  Measurement refused = measurer_->Measure(over);
+  EXPECT_EQ(refused.error(), Measurement::INVALID_CONFIG)
+      << refused.error_message();
+  EXPECT_EQ(refused.kernel_work_group_limit(), 0u) << refused.error_message();
+}
+
 TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   const Workload w = Gemm(64, 64, 64);
   auto config = gemm_.ParseConfig(
