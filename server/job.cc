@@ -290,7 +290,7 @@ absl::Status Job::Advance(bool* ended) {
   }
   if (StoppedEarly(done) || PastDeadline()) return absl::OkStatus();
   if (exhausted_ && outstanding == 0) {
-    if (spec_.granted_budget) {
+    if (spec_.granted_budget && skipped_in_a_row_ < kMaxSkippedInARow) {
       SetMessage("every config of its space measured");
     }
     return absl::OkStatus();
@@ -325,8 +325,19 @@ absl::Status Job::Advance(bool* ended) {
     return absl::OkStatus();
   }
   if (spec_.configs.empty()) {
+    const size_t proposed = indices.size();
     indices = WithinWorkGroupLimit(std::move(indices));
-    // All skipped: the next step proposes others.
+    skipped_in_a_row_ = indices.empty() ? skipped_in_a_row_ + proposed : 0;
+    if (skipped_in_a_row_ >= kMaxSkippedInARow) {
+      // A space (too large to run out) whose proposals all stay above the
+      // limit: end it as if its space were measured.
+      exhausted_ = true;
+      SetMessage(absl::StrCat("the last ", skipped_in_a_row_,
+                              " configs proposed were all above the "
+                              "kernels' work-group limit of ",
+                              work_group_limit_.limit()));
+    }
+    // All skipped: the next step proposes others (or ends it).
     if (indices.empty()) Wake();
   }
   return Dispatch(indices);

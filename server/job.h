@@ -203,6 +203,10 @@ class Job : public TrackedJob {
   std::unique_ptr<search::GuidedStrategy> strategy_;
   // The task's kernels' work-group limit, learned from its results.
   WorkGroupLimit work_group_limit_;
+  // Proposals skipped for it since the last one dispatched; at
+  // kMaxSkippedInARow the job ends as if its space ran out.
+  size_t skipped_in_a_row_ = 0;
+  static constexpr size_t kMaxSkippedInARow = 4096;
   // Suggest()'s configs for the next step's strategy.
   std::vector<tunefleet::v1::Config> suggested_ ABSL_GUARDED_BY(mu_);
   // The valid config of the space `config` names; nullopt when it names

@@ -126,5 +126,23 @@ TEST_F(JobWorkGroupLimitTest, WithoutAReportedLimitEveryProposalIsTried) {
   EXPECT_EQ(Errors(last, "INVALID_CONFIG"), above);
 }
 
+// A limit below every config's work-group: after the first refusal every
+// proposal is skipped without a trial, and after 4096 of them in a row
+// (Job::kMaxSkippedInARow; the GEMM space has 20736 configs) the job ends
+// as if its space ran out, saying why.
+TEST_F(JobWorkGroupLimitTest, ProposalsAllAboveTheLimitEndTheJob) {
+  std::vector<MeasureRequest> received;
+  const JobProgress last = RunJob(KernelsLimitedTo(1, true), &received);
+  ASSERT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
+  EXPECT_EQ(last.work_group_limit(), 1u);
+  EXPECT_EQ(last.trials_done(), 1u);
+  EXPECT_EQ(Errors(last, "INVALID_CONFIG"), 1u);
+  EXPECT_GE(last.configs_over_work_group_limit(), 4096u);
+  EXPECT_LT(last.configs_over_work_group_limit(), last.space_size());
+  EXPECT_NE(last.message().find("above the kernels' work-group limit of 1"),
+            std::string::npos)
+      << last.message();
+}
+
 }  // namespace
 }  // namespace tunefleet::server
