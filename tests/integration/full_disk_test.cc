@@ -34,7 +34,10 @@ using testing::FleetHarness;
 using testing::Process;
 using tunefleet::v1::JobProgress;
 
-constexpr auto kJobLimit = std::chrono::seconds(90);
+// How long the jobs may take to end once space returns: a bound on a
+// failure, not a timing (alone they take about 10 s; one run beside the
+// quickstart on 2 cores passed 90 s).
+constexpr auto kJobLimit = std::chrono::seconds(240);
 
 // The command prefix that runs a program in a mount namespace of its own
 // where it may mount a tmpfs; empty when there is none here. Probed by
@@ -131,7 +134,7 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
                "mount -t tmpfs -o size=16m tmpfs " + mount_dir + " && exec " +
                    testing::BinaryDir() + "/server/tunefleet-server --listen " +
                    fleet.address() + " --db " + db +
-                   " --heartbeat-ms 300 --tokens " + fleet.tokens_file()});
+                   " --heartbeat-ms 600 --tokens " + fleet.tokens_file()});
   Process server(argv, fleet.dir() + "/server.log");
   ASSERT_TRUE(FleetHarness::WaitFor([&] { return fleet.Devices().has_value(); },
                                     std::chrono::seconds(30)))
