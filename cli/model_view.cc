@@ -80,6 +80,14 @@ std::string MeasuredLatencyText(const ModelProgress& m) {
         &text, "; estimated %s ms (measured %.2fx the estimate)",
         MsText(r.estimate_ns()), r.median_ns() / r.estimate_ns());
   }
+  if (r.device_buffers_median_ns() > 0) {
+    absl::StrAppendFormat(
+        &text,
+        "; on the device (inputs and outputs in device buffers, %u runs): "
+        "median %s ms, p10 %s ms, p90 %s ms",
+        r.device_buffers_runs(), MsText(r.device_buffers_median_ns()),
+        MsText(r.device_buffers_p10_ns()), MsText(r.device_buffers_p90_ns()));
+  }
   return text;
 }
 
@@ -162,8 +170,13 @@ std::string JobBestCell(const JobProgress& p) {
   if (p.has_model()) {
     const tunefleet::v1::MeasuredLatency& r = p.model().measured();
     if (r.median_ns() > 0 && r.missing_reason().empty()) {
-      return absl::StrCat(MsText(r.median_ns()), " ms (est ",
-                          MsText(r.estimate_ns()), ")");
+      return absl::StrCat(
+          MsText(r.median_ns()), " ms (est ", MsText(r.estimate_ns()),
+          r.device_buffers_median_ns() > 0
+              ? absl::StrCat(", on device ",
+                             MsText(r.device_buffers_median_ns()))
+              : "",
+          ")");
     }
     return p.model().latency_ns() > 0
                ? absl::StrCat("est ", MsText(p.model().latency_ns()), " ms")

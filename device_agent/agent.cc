@@ -208,7 +208,10 @@ Agent::Session Agent::Serve(tunefleet::v1::AgentService::Stub& stub) {
         Log(absl::StrCat(
             "model run ", msg.run_model().run_id(), ": ",
             msg.run_model().plan().size() + msg.run_model().weights().size(),
-            " bytes of plan and weights, ", msg.run_model().runs(), " runs"));
+            " bytes of plan and weights, ", msg.run_model().runs(), " runs",
+            msg.run_model().device_buffer_runs()
+                ? " (and as many with device buffers)"
+                : ""));
         model_threads.emplace_back(
             [this, &stream, request = std::move(*msg.mutable_run_model())] {
               AgentMessage out;

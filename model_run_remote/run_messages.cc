@@ -28,6 +28,7 @@ tunefleet::v1::RunModelRequest ToProto(
       static_cast<uint32_t>(std::max(0, request.profiled_runs)));
   m.set_timeout_ms(timeout_ms);
   m.set_record(request.record);
+  m.set_device_buffer_runs(request.device_buffer_runs);
   return m;
 }
 
@@ -57,8 +58,7 @@ absl::StatusOr<model_run::RunRequest> FromProto(
   r.runs = static_cast<int>(m.runs());
   r.profiled_runs = static_cast<int>(m.profiled_runs());
   if (!m.record().empty()) r.record = m.record();
-  // The result message has no field for the runs on device buffers.
-  r.device_buffer_runs = false;
+  r.device_buffer_runs = m.device_buffer_runs();
   return r;
 }
 
@@ -87,6 +87,11 @@ tunefleet::v1::RunModelResult ToProto(
   }
   m.mutable_latency_ns()->Assign(r.latency_ns.begin(), r.latency_ns.end());
   m.mutable_host_cpu_ns()->Assign(r.host_cpu_ns.begin(), r.host_cpu_ns.end());
+  m.mutable_device_buffers_latency_ns()->Assign(
+      r.device_buffers_latency_ns.begin(), r.device_buffers_latency_ns.end());
+  m.mutable_device_buffers_submit_cpu_ns()->Assign(
+      r.device_buffers_submit_cpu_ns.begin(),
+      r.device_buffers_submit_cpu_ns.end());
   for (const model_run::LayerTime& l : r.layers) {
     tunefleet::v1::RunModelLayer& out = *m.add_layers();
     out.set_label(l.label);
@@ -139,6 +144,11 @@ absl::StatusOr<model_run::RunResult> FromProto(
   }
   r.latency_ns.assign(m.latency_ns().begin(), m.latency_ns().end());
   r.host_cpu_ns.assign(m.host_cpu_ns().begin(), m.host_cpu_ns().end());
+  r.device_buffers_latency_ns.assign(m.device_buffers_latency_ns().begin(),
+                                     m.device_buffers_latency_ns().end());
+  r.device_buffers_submit_cpu_ns.assign(
+      m.device_buffers_submit_cpu_ns().begin(),
+      m.device_buffers_submit_cpu_ns().end());
   for (const tunefleet::v1::RunModelLayer& l : m.layers()) {
     model_run::LayerTime t;
     t.label = l.label();

@@ -19,14 +19,15 @@ namespace tunefleet::model_run_remote {
 tunefleet::v1::RunModelRequest ToProto(
     const model_run::RunRequest& request,
     const std::vector<std::string>& input_names, uint32_t timeout_ms);
-// The wire message as a RunRequest (without the runs on device buffers,
-// which the result message cannot carry). Errors: INVALID_ARGUMENT naming
-// the field (no plan, runs of 0).
+// The wire message as a RunRequest (device_buffer_runs as the message
+// says: false from a client before that field). Errors: INVALID_ARGUMENT
+// naming the field (no plan, runs of 0).
 absl::StatusOr<model_run::RunRequest> FromProto(
     const tunefleet::v1::RunModelRequest& request);
 
 // A runner's outcome as the wire message (run_id and agent_name left for
-// the caller): the result's fields, or error and error_code.
+// the caller): the result's fields (the runs on device buffers included),
+// or error and error_code.
 tunefleet::v1::RunModelResult ToProto(
     const absl::StatusOr<model_run::RunResult>& result);
 // The wire message as the runner's outcome: its error as a status of its

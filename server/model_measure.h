@@ -3,8 +3,10 @@
 // tuned plan of its ONNX model (plan_builder/, from this server's records
 // of its device key, as `tunefleet run` builds it) runs on a connected
 // agent of the key through the RunModel path (server/model_run_service.h),
-// and its measured latency (median, p10, p90 of Run()'s wall time) and
-// per-layer device times come back as a MeasuredLatency.
+// and its measured latency (median, p10, p90 of Run()'s wall time), the
+// same figures of as many runs with the inputs and outputs in device
+// buffers (no host copies) and per-layer device times come back as a
+// MeasuredLatency.
 #ifndef TUNEFLEET_SERVER_MODEL_MEASURE_H_
 #define TUNEFLEET_SERVER_MODEL_MEASURE_H_
 
@@ -25,8 +27,9 @@ using ModelRunFn = std::function<absl::StatusOr<tunefleet::v1::RunModelResult>(
     const tunefleet::v1::RunModelRequest&, const std::function<bool()>&)>;
 
 struct ModelMeasureOptions {
-  uint32_t warmup = 3;         // runs before the measured ones
-  uint32_t runs = 20;          // measured runs (median, p10, p90)
+  uint32_t warmup = 3;  // runs before the measured ones
+  // Measured runs (median, p10, p90), then as many with device buffers.
+  uint32_t runs = 20;
   uint32_t profiled_runs = 3;  // runs with per-layer profiling
   uint32_t timeout_ms = 300000;
 };

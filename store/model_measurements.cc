@@ -1,6 +1,6 @@
 // A model job's end-to-end measurement in the store: the ONNX model its
 // request carried, its latency history, its measured latency and per-layer
-// times (store.h; schema v8).
+// times (store.h; schema v8, the device-buffer figures v10).
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
@@ -68,13 +68,18 @@ absl::Status Store::SetModelMeasurement(
       db_.Prepare("INSERT OR REPLACE INTO model_job_measurements "
                   "(model_job_id, missing_reason, median_ns, p10_ns, p90_ns, "
                   "runs, estimate_ns, agent_name, device_name, record, "
-                  "commands_per_run, measured_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-                  "?6, ?7, ?8, ?9, ?10, ?11, ?12)"));
+                  "commands_per_run, measured_ms, device_buffers_median_ns, "
+                  "device_buffers_p10_ns, device_buffers_p90_ns, "
+                  "device_buffers_runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                  "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"));
   s.Bind(1, model_job_id).Bind(2, m.missing_reason());
   s.Bind(3, m.median_ns()).Bind(4, m.p10_ns()).Bind(5, m.p90_ns());
   s.Bind(6, int64_t{m.runs()}).Bind(7, m.estimate_ns());
   s.Bind(8, m.agent_name()).Bind(9, m.device_name()).Bind(10, m.record());
   s.Bind(11, int64_t{m.commands_per_run()}).Bind(12, m.measured_ms());
+  s.Bind(13, m.device_buffers_median_ns());
+  s.Bind(14, m.device_buffers_p10_ns()).Bind(15, m.device_buffers_p90_ns());
+  s.Bind(16, int64_t{m.device_buffers_runs()});
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
   for (int i = 0; i < m.layers_size(); ++i) {
     const tunefleet::v1::MeasuredLayer& l = m.layers(i);
@@ -95,8 +100,10 @@ Store::GetModelMeasurement(int64_t model_job_id) {
       Statement q,
       db_.Prepare("SELECT missing_reason, median_ns, p10_ns, p90_ns, runs, "
                   "estimate_ns, agent_name, device_name, record, "
-                  "commands_per_run, measured_ms FROM model_job_measurements "
-                  "WHERE model_job_id = ?1"));
+                  "commands_per_run, measured_ms, device_buffers_median_ns, "
+                  "device_buffers_p10_ns, device_buffers_p90_ns, "
+                  "device_buffers_runs FROM model_job_measurements WHERE "
+                  "model_job_id = ?1"));
   q.Bind(1, model_job_id);
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return std::nullopt;
@@ -112,6 +119,10 @@ Store::GetModelMeasurement(int64_t model_job_id) {
   m.set_record(q.Text(8));
   m.set_commands_per_run(static_cast<uint32_t>(q.Int(9)));
   m.set_measured_ms(q.Int(10));
+  m.set_device_buffers_median_ns(q.Double(11));
+  m.set_device_buffers_p10_ns(q.Double(12));
+  m.set_device_buffers_p90_ns(q.Double(13));
+  m.set_device_buffers_runs(static_cast<uint32_t>(q.Int(14)));
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement layers,
       db_.Prepare("SELECT label, workload, entry, measured_ns, estimate_ns "

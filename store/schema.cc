@@ -1,5 +1,6 @@
 #include "store/schema.h"
 
+#include <cstddef>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -14,7 +15,7 @@ namespace {
 // Migration i takes the schema from version i to i + 1 (v4's is
 // V4Migration(), v5's MigrateToV5(), v6's MigrateToV6(), v7's
 // MigrateToV7(), v8's MigrateModelMeasurements(), v9's
-// kDriverRevisionsMigration).
+// kDriverRevisionsMigration, v10's kDeviceBuffersColumns).
 constexpr const char* kMigrations[] = {
     R"sql(
 CREATE TABLE devices (
@@ -330,8 +331,12 @@ constexpr const char* kV7Columns[][2] = {
     {"jobs", "origin_id TEXT"},
 };
 
-absl::Status MigrateToV7(Database& db) {
-  for (const auto& [table, column] : kV7Columns) {
+// Adds each {table, "name TYPE ..."} column its table lacks; a column
+// already there (a file whose version was set back) is kept as it is.
+template <size_t N>
+absl::Status AddMissingColumns(Database& db,
+                               const char* const (&columns)[N][2]) {
+  for (const auto& [table, column] : columns) {
     const std::string name(column, std::string_view(column).find(' '));
     bool has_column = false;
     {
@@ -346,6 +351,11 @@ absl::Status MigrateToV7(Database& db) {
     TUNEFLEET_RETURN_IF_ERROR(
         db.Exec(absl::StrCat("ALTER TABLE ", table, " ADD COLUMN ", column)));
   }
+  return absl::OkStatus();
+}
+
+absl::Status MigrateToV7(Database& db) {
+  TUNEFLEET_RETURN_IF_ERROR(AddMissingColumns(db, kV7Columns));
   return db.Exec(
       "CREATE UNIQUE INDEX IF NOT EXISTS trials_by_measurement_id ON trials "
       "(measurement_id) WHERE measurement_id IS NOT NULL;\n"
@@ -448,7 +458,21 @@ CREATE VIEW IF NOT EXISTS revalidation_outcomes AS
                     AND t.config_index = r.config_index;
 )sql";
 
-static_assert(std::size(kMigrations) + 6 == kSchemaVersion);
+// v10 (issue 36): a model job's measured latency with the inputs and
+// outputs in device buffers (MeasuredLatency.device_buffers_*: median,
+// p10, p90 in ns, and the runs), beside the host-array figures. Rows
+// measured before v10 read 0 (not measured). Self-contained: it adds
+// columns only, and a file that has them already keeps them.
+constexpr const char* kDeviceBuffersColumns[][2] = {
+    {"model_job_measurements",
+     "device_buffers_median_ns REAL NOT NULL DEFAULT 0"},
+    {"model_job_measurements", "device_buffers_p10_ns REAL NOT NULL DEFAULT 0"},
+    {"model_job_measurements", "device_buffers_p90_ns REAL NOT NULL DEFAULT 0"},
+    {"model_job_measurements",
+     "device_buffers_runs INTEGER NOT NULL DEFAULT 0"},
+};
+
+static_assert(std::size(kMigrations) + 7 == kSchemaVersion);
 
 // Runs migration `v` (from version v to v + 1) inside the caller's
 // transaction.
@@ -471,7 +495,10 @@ absl::Status Migrate(Database& db, int v) {
   if (v == static_cast<int>(std::size(kMigrations)) + 4) {
     return MigrateModelMeasurements(db);
   }
-  return db.Exec(kDriverRevisionsMigration);
+  if (v == static_cast<int>(std::size(kMigrations)) + 5) {
+    return db.Exec(kDriverRevisionsMigration);
+  }
+  return AddMissingColumns(db, kDeviceBuffersColumns);
 }
 
 }  // namespace

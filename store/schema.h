@@ -13,7 +13,7 @@
 namespace tunefleet::store {
 
 // The schema version this build writes.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // Brings `db` to kSchemaVersion (a new file gets every table). Errors:
 // FAILED_PRECONDITION when the file's schema is newer than this build's;

@@ -313,7 +313,9 @@
       const measured = j.model && j.model.measured && num(j.model.measured.median_ns) > 0
           ? j.model.measured : null;
       const best = measured
-          ? fmtTime(measured.median_ns) + ' (est ' + fmtTime(measured.estimate_ns) + ')'
+          ? fmtTime(measured.median_ns) + ' (est ' + fmtTime(measured.estimate_ns) +
+            (num(measured.device_buffers_median_ns) > 0
+                ? ', on device ' + fmtTime(measured.device_buffers_median_ns) : '') + ')'
           : j.model && num(j.model.latency_ns) > 0
           ? 'est ' + fmtTime(j.model.latency_ns)
           : (j.best && num(j.best.gflops) > 0 ? fmtGflops(j.best.gflops) : '-');
@@ -514,7 +516,10 @@
         type: 'line', data: {datasets: [
           {label: 'estimated latency (ms)', data: [], borderColor: '#2563eb', stepped: true},
           {label: 'measured median (ms), p10-p90', data: [], borderColor: '#dc2626',
-           backgroundColor: '#dc2626', showLine: false, pointRadius: 5}]},
+           backgroundColor: '#dc2626', showLine: false, pointRadius: 5},
+          {label: 'on the device, median (ms)', data: [], borderColor: '#16a34a',
+           backgroundColor: '#16a34a', showLine: false, pointRadius: 5,
+           pointStyle: 'triangle'}]},
         plugins: [renderedMark],
         options: {animation: false, maintainAspectRatio: false, parsing: false,
                   scales: {x: {type: 'linear', title: {display: true, text: 'trials done'}},
@@ -559,6 +564,8 @@
       const model = job.model || null;
       const measured = model && model.measured ? model.measured : null;
       const measuredOk = measured && !measured.missing_reason && num(measured.median_ns) > 0;
+      // The runs with inputs and outputs in device buffers (0: not measured).
+      const onDevice = measuredOk && num(measured.device_buffers_median_ns) > 0;
       cards.replaceChildren(
           card('trials', el('span', {class: 'trial-count', 'data-count': num(job.trials_done)},
                             num(job.trials_done) + ' / ' + num(job.trials_total))),
@@ -567,6 +574,11 @@
                 measuredOk ? fmtTime(measured.median_ns) + ' (p10 ' + fmtTime(measured.p10_ns) +
                              ', p90 ' + fmtTime(measured.p90_ns) + ')'
                            : measured ? 'missing' : '-')),
+            ...(onDevice ? [card('on the device (device buffers)',
+                el('span', {class: 'device-buffers-latency'},
+                   fmtTime(measured.device_buffers_median_ns) + ' (p10 ' +
+                   fmtTime(measured.device_buffers_p10_ns) + ', p90 ' +
+                   fmtTime(measured.device_buffers_p90_ns) + ')'))] : []),
             card('estimated latency', el('span', {class: 'estimated-latency'},
                 fmtTime(model.latency_ns))),
             card('naive latency', el('span', {class: 'naive-latency'},
@@ -608,6 +620,10 @@
         latencyChart.data.datasets[1].data = m && num(m.median_ns) > 0
             ? [{x: atX, y: num(m.p10_ns) / 1e6}, {x: atX, y: num(m.median_ns) / 1e6},
                {x: atX, y: num(m.p90_ns) / 1e6}] : [];
+        // The median of the runs with inputs and outputs in device buffers.
+        latencyChart.data.datasets[2].data = m && num(m.median_ns) > 0 &&
+            num(m.device_buffers_median_ns) > 0
+            ? [{x: atX, y: num(m.device_buffers_median_ns) / 1e6}] : [];
         latencyChart.update('none');
         const table = el('table', {},
             el('tr', {}, el('th', {}, 'task'), el('th', {}, 'job'),
@@ -676,6 +692,8 @@
     });
     return [el('h3', {}, 'Layers (measured end to end: median ' + fmtTime(m.median_ns) +
                          ', p10 ' + fmtTime(m.p10_ns) + ', p90 ' + fmtTime(m.p90_ns) +
+                         (num(m.device_buffers_median_ns) > 0
+                             ? '; on the device ' + fmtTime(m.device_buffers_median_ns) : '') +
                          '; estimated ' + fmtTime(m.estimate_ns) + ', ' + num(m.runs) +
                          ' runs on ' + (m.agent_name || 'an agent') + ')'), table];
   }

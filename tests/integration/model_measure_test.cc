@@ -1,7 +1,8 @@
 // A model job's end-to-end measurement (issue 36, "tuned against what users
 // see"; docs/TUNING.md, "Measured latency"): `tunefleet tune --onnx` sends
 // the model, and once the budget is spent an agent of the key runs the
-// tuned plan; the job stores the measured latency (median, p10, p90) and
+// tuned plan; the job stores the measured latency (median, p10, p90), the
+// same figures of the runs with inputs and outputs in device buffers, and
 // per-layer times beside the estimate, and its latency history. A
 // SIGKILLed and restarted server keeps both; `watch`, `jobs`, the
 // dashboard's JSON view and `report` (drawn by a real Chromium where one is
@@ -86,6 +87,16 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   EXPECT_LE(measured["p10_ns"].get<double>(), median);
   EXPECT_GE(measured["p90_ns"].get<double>(), median);
   EXPECT_GT(measured["estimate_ns"].get<double>(), 0);
+  // The same plan with its inputs and outputs in device buffers, as many
+  // runs.
+  const double on_device = measured["device_buffers_median_ns"].get<double>();
+  EXPECT_GT(on_device, 0) << measured.dump(2);
+  EXPECT_GT(measured["device_buffers_p10_ns"].get<double>(), 0);
+  EXPECT_LE(measured["device_buffers_p10_ns"].get<double>(), on_device);
+  EXPECT_GE(measured["device_buffers_p90_ns"].get<double>(), on_device);
+  const uint32_t runs = measured["runs"].get<uint32_t>();
+  EXPECT_GT(runs, 0u);
+  EXPECT_EQ(measured["device_buffers_runs"].get<uint32_t>(), runs);
   // Per layer: as many as the plan has steps (`tunefleet run` of the same
   // model and records on the same agent).
   auto run = RunCommand("cd " + dir + " && " + Cli() + " run --onnx " + model +
@@ -106,10 +117,15 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
       RunCommand(Cli() + " watch " + std::to_string(id) + server + " --quiet");
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_THAT(watch.out, HasSubstr("measured latency (end to end on"));
+  EXPECT_THAT(watch.out,
+              HasSubstr("; on the device (inputs and outputs in device "
+                        "buffers, " +
+                        std::to_string(runs) + " runs): median "));
   EXPECT_THAT(watch.out, HasSubstr("SHARE"));
   EXPECT_THAT(watch.out, HasSubstr("SPEEDUP"));
   auto jobs = RunCommand(Cli() + " jobs" + server + " --wide");
   EXPECT_THAT(jobs.out, HasSubstr("(est ")) << jobs.out;
+  EXPECT_THAT(jobs.out, HasSubstr(", on device ")) << jobs.out;
 
   // The dashboard's JSON view of the model job.
   std::optional<nlohmann::json> view = GetJson(
@@ -117,6 +133,8 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   ASSERT_TRUE(view.has_value());
   const nlohmann::json& vm = (*view)["job"]["model"];
   EXPECT_DOUBLE_EQ(vm["measured"]["median_ns"].get<double>(), median);
+  EXPECT_DOUBLE_EQ(vm["measured"]["device_buffers_median_ns"].get<double>(),
+                   on_device);
   EXPECT_EQ(vm["measured"]["layers"].size(), static_cast<size_t>(plan_layers));
   const size_t history = vm["latency_history"].size();
   EXPECT_GT(history, 0u);
@@ -134,16 +152,26 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   EXPECT_THAT(b["model"]["measured"]["missing_reason"].get<std::string>(),
               HasSubstr("carried no ONNX model"));
   EXPECT_EQ(b["model"]["measured"]["median_ns"].get<double>(), 0);
+  EXPECT_EQ(b["model"]["measured"]["device_buffers_median_ns"].get<double>(),
+            0);
 
   // SIGKILL, then a new server on the same database keeps both.
   fleet.server().Kill(SIGKILL);
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}))
       << ReadFile(dir + "/server.log");
-  std::optional<tunefleet::v1::JobProgress> after = fleet.GetJob(id, std::chrono::seconds(5));
+  std::optional<tunefleet::v1::JobProgress> after =
+      fleet.GetJob(id, std::chrono::seconds(5));
   ASSERT_TRUE(after.has_value());
   EXPECT_EQ(after->state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ(after->model().measured().median_ns(), median);
+  EXPECT_DOUBLE_EQ(after->model().measured().device_buffers_median_ns(),
+                   on_device);
+  EXPECT_DOUBLE_EQ(after->model().measured().device_buffers_p10_ns(),
+                   measured["device_buffers_p10_ns"].get<double>());
+  EXPECT_DOUBLE_EQ(after->model().measured().device_buffers_p90_ns(),
+                   measured["device_buffers_p90_ns"].get<double>());
+  EXPECT_EQ(after->model().measured().device_buffers_runs(), runs);
   EXPECT_EQ(after->model().measured().layers_size(), plan_layers);
   EXPECT_EQ(static_cast<size_t>(after->model().latency_history_size()),
             history);
@@ -158,6 +186,8 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
     auto stored = (*db)->GetModelMeasurement(id);
     ASSERT_TRUE(stored.ok() && stored->has_value());
     EXPECT_EQ((**stored).layers_size(), plan_layers);
+    EXPECT_DOUBLE_EQ((**stored).device_buffers_median_ns(), on_device);
+    EXPECT_EQ((**stored).device_buffers_runs(), runs);
     auto points = (*db)->ModelLatencyHistory(id);
     ASSERT_TRUE(points.ok());
     EXPECT_EQ(points->size(), history);
@@ -171,6 +201,7 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   const std::string page = ReadFile(html);
   EXPECT_THAT(page, HasSubstr("\"latency_history\""));
   EXPECT_THAT(page, HasSubstr("\"median_ns\""));
+  EXPECT_THAT(page, HasSubstr("\"device_buffers_median_ns\""));
   if (RunCommand("command -v chromium").exit_code != 0) {
     GTEST_SKIP() << "chromium is not installed";
   }
@@ -187,10 +218,12 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
       std::regex("<canvas[^>]*class=\"latency-chart\"[^>]*data-rendered="
                  "\"true\"[^>]*data-points=\"(\\d+)\"")))
       << dom.substr(0, 4000);
-  // The history and the measured median, p10 and p90.
-  EXPECT_EQ(std::stoul(m[1]), history + 3);
+  // The history, the measured median, p10 and p90, and the median with
+  // device buffers.
+  EXPECT_EQ(std::stoul(m[1]), history + 4);
   EXPECT_THAT(dom, HasSubstr("class=\"layer-table\""));
   EXPECT_THAT(dom, HasSubstr("class=\"measured-latency\""));
+  EXPECT_THAT(dom, HasSubstr("class=\"device-buffers-latency\""));
   EXPECT_THAT(dom, HasSubstr("speedup over naive"));
 }
 

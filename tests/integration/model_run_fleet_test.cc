@@ -3,7 +3,8 @@
 // or phone would run it. Real tunefleet-server and tunefleet-agent
 // processes on loopback, real SQLite, real OpenCL (PoCL in CI): the small
 // model's outputs from the agent match ONNX Runtime's (skipped, with the
-// reason, where ORT is absent) and this machine's own run; a key with no
+// reason, where ORT is absent) and this machine's own run, and its runs
+// with device buffers come back as a local run's do; a key with no
 // agent is UNAVAILABLE naming the key; a reader may not run models; a plan
 // of another model or a truncated weights file is refused with the
 // runtime's message, and the agent goes on serving.
@@ -108,6 +109,14 @@ TEST_F(ModelRunFleetTest, RunsOnTheAgentAndMatchesOnnxRuntime) {
   EXPECT_THAT(j["run_on"].get<std::string>(),
               HasSubstr("an agent of device key fleetrun"));
   EXPECT_GT(j["latency_ms"]["median"].get<double>(), 0);
+  // The runs with inputs and outputs in device buffers came back from the
+  // agent, as a local run prints them.
+  ASSERT_TRUE(j.contains("device_buffers_latency_ms")) << r.out;
+  const nlohmann::json& on_device = j["device_buffers_latency_ms"];
+  EXPECT_GT(on_device["p10"].get<double>(), 0);
+  EXPECT_LE(on_device["p10"].get<double>(), on_device["median"].get<double>());
+  EXPECT_LE(on_device["median"].get<double>(), on_device["p90"].get<double>());
+  EXPECT_GT(j["device_buffers_submit_cpu_ms"].get<double>(), 0);
   EXPECT_GT(j["peak_device_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(j["entries"]["reference"].get<int>(), j["layers"].get<int>());
   // The agent ran it, in a model-run process of its own.
@@ -196,6 +205,19 @@ TEST_F(ModelRunFleetTest, APlanOfAnotherModelIsRefusedWithTheRuntimesMessage) {
   EXPECT_GT(result.outputs(0).values_size(), 0);
   EXPECT_EQ(result.latency_ns_size(), 1);
   EXPECT_FALSE(result.agent_name().empty());
+  // Runs with device buffers only when asked for, as many as the runs.
+  EXPECT_EQ(result.device_buffers_latency_ns_size(), 0);
+  request.set_device_buffer_runs(true);
+  request.set_runs(3);
+  s = RunModel(request, &result, fleet_->tuner_token());
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(result.latency_ns_size(), 3);
+  ASSERT_EQ(result.device_buffers_latency_ns_size(), 3);
+  ASSERT_EQ(result.device_buffers_submit_cpu_ns_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_GT(result.device_buffers_latency_ns(i), 0) << i;
+    EXPECT_GT(result.device_buffers_submit_cpu_ns(i), 0) << i;
+  }
 }
 
 }  // namespace

@@ -165,6 +165,18 @@ TEST(ModelView, MeasuredLatencyAndLayersWithShareTrialsAndSpeedup) {
   EXPECT_THAT(lines[1], HasSubstr("conv_0"));
   EXPECT_THAT(lines[2], HasSubstr("reference"));
   EXPECT_EQ(JobBestCell(p), "5.00 ms (est 4.00)");
+  // With the runs in device buffers: their figures after the line's.
+  m->set_device_buffers_median_ns(4.2e6);
+  m->set_device_buffers_p10_ns(4.1e6);
+  m->set_device_buffers_p90_ns(4.4e6);
+  m->set_device_buffers_runs(20);
+  EXPECT_EQ(MeasuredLatencyText(p.model()),
+            "measured latency (end to end on agent-0, 20 runs, record on): "
+            "median 5.00 ms, p10 4.50 ms, p90 6.00 ms; estimated 4.00 ms "
+            "(measured 1.25x the estimate); on the device (inputs and outputs "
+            "in device buffers, 20 runs): median 4.20 ms, p10 4.10 ms, p90 "
+            "4.40 ms");
+  EXPECT_EQ(JobBestCell(p), "5.00 ms (est 4.00, on device 4.20)");
 
   m->Clear();
   m->set_missing_reason("run: no agent of device key 'x' is connected");

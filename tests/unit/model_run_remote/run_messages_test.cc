@@ -21,9 +21,11 @@ TEST(RunMessages, RequestRoundTrips) {
   r.warmup = 2;
   r.runs = 7;
   r.profiled_runs = 0;
-  const tunefleet::v1::RunModelRequest m = ToProto(r, {"x", "y"}, 1234);
+  r.device_buffer_runs = true;
+  tunefleet::v1::RunModelRequest m = ToProto(r, {"x", "y"}, 1234);
   EXPECT_EQ(m.timeout_ms(), 1234u);
   EXPECT_EQ(m.inputs(1).name(), "y");
+  EXPECT_TRUE(m.device_buffer_runs());
   absl::StatusOr<model_run::RunRequest> back = FromProto(m);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->plan_file, r.plan_file);
@@ -34,6 +36,14 @@ TEST(RunMessages, RequestRoundTrips) {
   EXPECT_EQ(back->warmup, 2);
   EXPECT_EQ(back->runs, 7);
   EXPECT_EQ(back->profiled_runs, 0);
+  EXPECT_TRUE(back->device_buffer_runs);
+  // Not asked for (or a client before the field): none on the agent.
+  r.device_buffer_runs = false;
+  m = ToProto(r, {}, 0);
+  EXPECT_FALSE(m.device_buffer_runs());
+  back = FromProto(m);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->device_buffer_runs);
 }
 
 TEST(RunMessages, BadRequestsAreRefusedNamingTheField) {
@@ -56,6 +66,8 @@ TEST(RunMessages, ResultRoundTrips) {
   r.outputs = {{1, 2, 3, 4, 5, 6}};
   r.latency_ns = {10, 20};
   r.host_cpu_ns = {1, 2};
+  r.device_buffers_latency_ns = {7, 8};
+  r.device_buffers_submit_cpu_ns = {3, 4};
   r.layers.push_back({"conv", "conv2d:C=1", "tuned", "{}", 55, -1});
   r.device_bytes = 100;
   r.arena_bytes = 40;
@@ -74,6 +86,8 @@ TEST(RunMessages, ResultRoundTrips) {
   EXPECT_EQ(back->outputs, r.outputs);
   EXPECT_EQ(back->latency_ns, r.latency_ns);
   EXPECT_EQ(back->host_cpu_ns, r.host_cpu_ns);
+  EXPECT_EQ(back->device_buffers_latency_ns, r.device_buffers_latency_ns);
+  EXPECT_EQ(back->device_buffers_submit_cpu_ns, r.device_buffers_submit_cpu_ns);
   ASSERT_EQ(back->layers.size(), 1u);
   EXPECT_EQ(back->layers[0].workload, "conv2d:C=1");
   EXPECT_EQ(back->layers[0].estimate_ns, -1);

@@ -4,7 +4,8 @@
 // Agents list libraries as "name version" ("clblast 1.5.3"). Records are
 // written through the store's own API with chosen times, so the plan's
 // choice is known; the run function captures the request the agent would
-// get.
+// get. The runs with device buffers are asked for and summarized by
+// nearest rank, as the host-array runs are.
 #include "server/model_measure.h"
 
 #include <string>
@@ -74,9 +75,8 @@ class ModelMeasureTest : public ::testing::Test {
             .ok());
   }
 
-  // Measures a model job of SmallNet on kKey; the plan the agent would
-  // run, decoded.
-  tunefleet_tuned::Plan MeasuredPlan() {
+  // A model job of SmallNet on kKey, as the store reads it back.
+  store::ModelJob SmallNetJob() {
     store::ModelJobParams p;
     p.model_name = "small.onnx";
     p.device_key = kKey;
@@ -87,15 +87,30 @@ class ModelMeasureTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status();
     auto row = store_->GetModelJob(*id);
     EXPECT_TRUE(row.ok()) << row.status();
-    tunefleet::v1::RunModelRequest sent;
+    return *row;
+  }
+
+  // Measures `row` (estimate 1000 ns) with an agent that answers
+  // `answer`; *sent gets the request it was sent.
+  tunefleet::v1::MeasuredLatency Measure(
+      const store::ModelJob& row,
+      absl::StatusOr<tunefleet::v1::RunModelResult> answer,
+      tunefleet::v1::RunModelRequest* sent,
+      const ModelMeasureOptions& options = {}) {
     const ModelRunFn run = [&](const tunefleet::v1::RunModelRequest& r,
-                               const std::function<bool()>&)
-        -> absl::StatusOr<tunefleet::v1::RunModelResult> {
-      sent = r;
-      return absl::UnavailableError("no agent in this test");
+                               const std::function<bool()>&) {
+      *sent = r;
+      return answer;
     };
-    tunefleet::v1::MeasuredLatency m =
-        MeasureModelJob(*store_, *row, 1000, run, {}, 0);
+    return MeasureModelJob(*store_, row, 1000, run, options, 0);
+  }
+
+  // Measures a model job of SmallNet on kKey; the plan the agent would
+  // run, decoded.
+  tunefleet_tuned::Plan MeasuredPlan() {
+    tunefleet::v1::RunModelRequest sent;
+    const tunefleet::v1::MeasuredLatency m = Measure(
+        SmallNetJob(), absl::UnavailableError("no agent in this test"), &sent);
     EXPECT_THAT(m.missing_reason(), HasSubstr("no agent in this test"));
     tunefleet_tuned::Plan plan;
     std::string error;
@@ -133,6 +148,46 @@ TEST_F(ModelMeasureTest, WithoutTheLibraryTheNaiveKernelRuns) {
   const templates::Workload dense = DenseWorkload();
   Record(dense, "clblast_dense", "SWAP=0", 100, 1000);
   EXPECT_EQ(DenseEntry(MeasuredPlan()), "reference");
+}
+
+TEST_F(ModelMeasureTest, DeviceBufferRunsAreAskedForAndSummarized) {
+  Device({});
+  const store::ModelJob row = SmallNetJob();
+  // The agent's answer: 10 runs of host arrays, 10 with device buffers
+  // (out of order: the figures are of the sorted runs).
+  tunefleet::v1::RunModelResult result;
+  result.set_agent_name("agent-0");
+  for (int i = 10; i >= 1; --i) {
+    result.add_latency_ns(1000.0 * i);
+    result.add_device_buffers_latency_ns(100.0 * ((i * 7) % 10 + 1));
+    result.add_device_buffers_submit_cpu_ns(10);
+  }
+  ModelMeasureOptions options;
+  options.runs = 10;
+  tunefleet::v1::RunModelRequest sent;
+  const tunefleet::v1::MeasuredLatency m = Measure(row, result, &sent, options);
+  ASSERT_EQ(m.missing_reason(), "");
+  EXPECT_TRUE(sent.device_buffer_runs());
+  EXPECT_EQ(sent.runs(), 10u);
+  EXPECT_EQ(m.median_ns(), 5000);
+  EXPECT_EQ(m.runs(), 10u);
+  // Nearest rank over 100, 200, ..., 1000 ns.
+  EXPECT_EQ(m.device_buffers_median_ns(), 500);
+  EXPECT_EQ(m.device_buffers_p10_ns(), 100);
+  EXPECT_EQ(m.device_buffers_p90_ns(), 900);
+  EXPECT_EQ(m.device_buffers_runs(), 10u);
+
+  // An agent before the field sends none: not measured, all 0.
+  tunefleet::v1::RunModelResult older;
+  older.add_latency_ns(1000);
+  const tunefleet::v1::MeasuredLatency old =
+      Measure(row, older, &sent, options);
+  ASSERT_EQ(old.missing_reason(), "");
+  EXPECT_EQ(old.median_ns(), 1000);
+  EXPECT_EQ(old.device_buffers_median_ns(), 0);
+  EXPECT_EQ(old.device_buffers_p10_ns(), 0);
+  EXPECT_EQ(old.device_buffers_p90_ns(), 0);
+  EXPECT_EQ(old.device_buffers_runs(), 0u);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Model jobs in the store: one id sequence with jobs, task rows kept out of
-// the jobs list, grants stored per task.
+// the jobs list, grants stored per task; a model job's measurement round
+// trips, and a v9 file (without the device-buffer figures) migrates.
 #include "absl/strings/str_cat.h"
 #include "contract/names.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
 #include "store/store.h"
 #include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
@@ -107,12 +110,41 @@ TEST_F(ModelJobsTest, GrantsAndStatesAreStored) {
   EXPECT_EQ(listed->front().model_name, "cls.onnx");
 }
 
-TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
-  testing::TempStore db("model_measurements");
+// A model job of small.onnx on pocl.
+ModelJobParams SmallModelJob() {
   ModelJobParams p;
   p.model_name = "small.onnx";
   p.device_key = "pocl";
   p.budget = 8;
+  return p;
+}
+
+// A measurement of 20 runs, without the runs with device buffers.
+tunefleet::v1::MeasuredLatency HostArrayMeasurement() {
+  tunefleet::v1::MeasuredLatency m;
+  m.set_median_ns(2.5e6);
+  m.set_p10_ns(2.4e6);
+  m.set_p90_ns(2.9e6);
+  m.set_runs(20);
+  m.set_estimate_ns(1e6);
+  m.set_agent_name("agent-0");
+  m.set_record("on");
+  m.set_commands_per_run(17);
+  m.set_measured_ms(1234);
+  return m;
+}
+
+// Adds the figures of 20 runs with device buffers to `m`.
+void AddDeviceBuffers(tunefleet::v1::MeasuredLatency& m) {
+  m.set_device_buffers_median_ns(1.5e6);
+  m.set_device_buffers_p10_ns(1.4e6);
+  m.set_device_buffers_p90_ns(1.75e6);
+  m.set_device_buffers_runs(20);
+}
+
+TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
+  testing::TempStore db("model_measurements");
+  ModelJobParams p = SmallModelJob();
   // Bytes with NULs and high bytes: stored as a BLOB, read back whole.
   p.onnx_model = std::string("\x08\x07\x00\xff onnx", 9);
   p.input_shapes = {"image=1,3,17,23", "mask=1,1"};
@@ -131,15 +163,8 @@ TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
     point.set_latency_ns(3e6 - i * 1e6);
     ASSERT_TRUE(db.store()->AddModelLatencyPoint(*id, i, point).ok());
   }
-  tunefleet::v1::MeasuredLatency m;
-  m.set_median_ns(2.5e6);
-  m.set_p10_ns(2.4e6);
-  m.set_p90_ns(2.9e6);
-  m.set_runs(20);
-  m.set_estimate_ns(1e6);
-  m.set_agent_name("agent-0");
-  m.set_record("on");
-  m.set_measured_ms(1234);
+  tunefleet::v1::MeasuredLatency m = HostArrayMeasurement();
+  AddDeviceBuffers(m);
   for (int i = 0; i < 4; ++i) {
     tunefleet::v1::MeasuredLayer* l = m.add_layers();
     l->set_label(absl::StrCat("conv_", i));
@@ -168,6 +193,75 @@ TEST(ModelMeasurements, OnnxHistoryAndMeasurementOutliveTheStore) {
   auto stored = (*reopened)->GetModelMeasurement(*id);
   ASSERT_TRUE(stored.ok() && stored->has_value());
   EXPECT_EQ((**stored).SerializeAsString(), m.SerializeAsString());
+}
+
+// The four columns v10 added to model_job_measurements.
+constexpr const char* kDeviceBuffersColumns[] = {
+    "device_buffers_median_ns", "device_buffers_p10_ns",
+    "device_buffers_p90_ns", "device_buffers_runs"};
+
+// Which of kDeviceBuffersColumns model_job_measurements has.
+int DeviceBuffersColumns(Database& db) {
+  auto q = db.Prepare(
+      "SELECT name FROM pragma_table_info('model_job_measurements')");
+  EXPECT_TRUE(q.ok()) << q.status();
+  int n = 0;
+  if (!q.ok()) return n;
+  EXPECT_TRUE(q->ForEachRow([&n](const Statement& row) {
+                 for (const char* c : kDeviceBuffersColumns) {
+                   n += row.Text(0) == c;
+                 }
+               }).ok());
+  return n;
+}
+
+TEST(ModelMeasurements, AV9FileMigratesAndKeepsItsMeasurement) {
+  testing::TempStore db("model_measurements_v9");
+  auto id = db.store()->CreateModelJob(SmallModelJob(), "{}");
+  ASSERT_TRUE(id.ok()) << id.status();
+  tunefleet::v1::MeasuredLatency m = HostArrayMeasurement();
+  ASSERT_TRUE(db.store()->SetModelMeasurement(*id, m).ok());
+  const std::string path = db.path();
+  db.Close();
+  {
+    // The file as schema v9 had it: no device-buffer columns.
+    auto raw = Database::Open(path);
+    ASSERT_TRUE(raw.ok()) << raw.status();
+    EXPECT_EQ(DeviceBuffersColumns(*raw), 4);
+    for (const char* c : kDeviceBuffersColumns) {
+      ASSERT_TRUE(
+          raw->Exec(absl::StrCat(
+                        "ALTER TABLE model_job_measurements DROP COLUMN ", c))
+              .ok())
+          << c;
+    }
+    ASSERT_TRUE(raw->Exec("PRAGMA user_version = 9").ok());
+    EXPECT_EQ(DeviceBuffersColumns(*raw), 0);
+  }
+  auto reopened = Store::Open(path);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  // The v9 row: its figures kept, the device-buffer ones 0 (not measured).
+  auto stored = (*reopened)->GetModelMeasurement(*id);
+  ASSERT_TRUE(stored.ok() && stored->has_value()) << stored.status();
+  EXPECT_EQ((**stored).SerializeAsString(), m.SerializeAsString());
+  EXPECT_EQ((**stored).device_buffers_median_ns(), 0);
+  EXPECT_EQ((**stored).device_buffers_runs(), 0u);
+  // Measured again after the migration: the new figures are kept.
+  AddDeviceBuffers(m);
+  ASSERT_TRUE((*reopened)->SetModelMeasurement(*id, m).ok());
+  stored = (*reopened)->GetModelMeasurement(*id);
+  ASSERT_TRUE(stored.ok() && stored->has_value()) << stored.status();
+  EXPECT_EQ((**stored).device_buffers_median_ns(), 1.5e6);
+  EXPECT_EQ((**stored).device_buffers_p10_ns(), 1.4e6);
+  EXPECT_EQ((**stored).device_buffers_p90_ns(), 1.75e6);
+  EXPECT_EQ((**stored).device_buffers_runs(), 20u);
+  reopened->reset();
+  auto raw = Database::Open(path);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  EXPECT_EQ(DeviceBuffersColumns(*raw), 4);
+  auto version = raw->Prepare("PRAGMA user_version");
+  ASSERT_TRUE(version.ok() && version->Step().value_or(false));
+  EXPECT_EQ(version->Int(0), kSchemaVersion);
 }
 
 TEST(TaskSchedulerNames, RoundTripAndAcceptHyphens) {
