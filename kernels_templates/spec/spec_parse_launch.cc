@@ -234,6 +234,21 @@ absl::Status ParseDefines(const json& j, SpecModel& m) {
   return absl::OkStatus();
 }
 
+// Whether buffer `buffer`'s `key` (one of `plain`, its default, and
+// `other`) is `other`. Errors: GetString's, or INVALID_ARGUMENT "buffer
+// <buffer>: <key> must be "<plain>" or "<other>"".
+absl::StatusOr<bool> GetBufferChoice(const json& b, const std::string& buffer,
+                                     const char* key, const char* plain,
+                                     const char* other) {
+  std::string value = plain;
+  if (absl::Status s = GetString(b, key, false, &value); !s.ok()) return s;
+  if (value != plain && value != other) {
+    return Invalid(absl::StrCat("buffer ", buffer, ": ", key, " must be \"",
+                                plain, "\" or \"", other, "\""));
+  }
+  return value == other;
+}
+
 absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
                                        uint32_t* next_seed) {
   SpecBuffer spec;
@@ -256,20 +271,14 @@ absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
   spec.elements = *h;
   spec.output = b.contains("output") && b["output"].is_boolean() &&
                 b["output"].get<bool>();
-  std::string dtype = "fp32";
-  if (absl::Status s = GetString(b, "dtype", false, &dtype); !s.ok()) return s;
-  if (dtype != "fp32" && dtype != "workload") {
-    return Invalid(absl::StrCat("buffer ", spec.name,
-                                ": dtype must be \"fp32\" or \"workload\""));
-  }
-  spec.workload_dtype = dtype == "workload";
-  std::string fill = "uniform";
-  if (absl::Status s = GetString(b, "fill", false, &fill); !s.ok()) return s;
-  if (fill != "uniform" && fill != "zero") {
-    return Invalid(absl::StrCat("buffer ", spec.name,
-                                ": fill must be \"uniform\" or \"zero\""));
-  }
-  spec.zero_fill = fill == "zero";
+  absl::StatusOr<bool> workload_dtype =
+      GetBufferChoice(b, spec.name, "dtype", "fp32", "workload");
+  if (!workload_dtype.ok()) return workload_dtype.status();
+  spec.workload_dtype = *workload_dtype;
+  absl::StatusOr<bool> zero_fill =
+      GetBufferChoice(b, spec.name, "fill", "uniform", "zero");
+  if (!zero_fill.ok()) return zero_fill.status();
+  spec.zero_fill = *zero_fill;
   if (spec.zero_fill && spec.output) {
     return Invalid(absl::StrCat(
         "buffer ", spec.name,
