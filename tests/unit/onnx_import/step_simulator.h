@@ -18,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "onnx_import/model_graph.h"
+#include "tests/data/consumer_support/host_conv_transpose.h"
 
 namespace tunefleet::testing {
 
@@ -377,33 +378,12 @@ class StepSimulator {
       const std::vector<float> in = In(s.buffers[0]);
       const std::vector<float>& wt = In(s.buffers[1]);
       std::vector<float>& out = Buffer(s.buffers[2].tensor);
-      const int64_t N = d("N"), C = d("C"), H = d("H"), W = d("W"), K = d("K"),
-                    R = d("R"), S = d("S"), SH = d("SH"), SW = d("SW"),
-                    PH = d("PH"), PW = d("PW"), DH = d("DH"), DW = d("DW"),
-                    G = d("G");
-      const int64_t OH = (H - 1) * SH - 2 * PH + DH * (R - 1) + d("OPH") + 1;
-      const int64_t OW = (W - 1) * SW - 2 * PW + DW * (S - 1) + d("OPW") + 1;
-      const int64_t cg = C / G, kg = K / G;
-      std::vector<double> acc(N * K * OH * OW, 0.0);
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t x = 0; x < W; ++x)
-              for (int64_t k2 = 0; k2 < kg; ++k2)
-                for (int64_t r = 0; r < R; ++r)
-                  for (int64_t t = 0; t < S; ++t) {
-                    const int64_t oh = h * SH - PH + r * DH;
-                    const int64_t ow = x * SW - PW + t * DW;
-                    if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
-                    const int64_t k = (c / cg) * kg + k2;
-                    acc[((n * K + k) * OH + oh) * OW + ow] +=
-                        in.at(((n * C + c) * H + h) * W + x) *
-                        wt.at(((c * kg + k2) * R + r) * S + t);
-                  }
-      for (size_t i = 0; i < acc.size(); ++i) {
-        const int64_t k = (i / (OH * OW)) % K;
-        out.at(i) = Epilogue(w, static_cast<float>(acc[i]), 0, k, K,
-                             In(s.buffers[3]), In(s.buffers[4]), s.floats);
+      const consumer_support::ConvTransposeSums acc =
+          consumer_support::HostConvTransposeSums(d, in, wt);
+      for (size_t i = 0; i < acc.sums.size(); ++i) {
+        out.at(i) =
+            Epilogue(w, static_cast<float>(acc.sums[i]), 0, acc.Channel(i),
+                     acc.K, In(s.buffers[3]), In(s.buffers[4]), s.floats);
       }
       return;
     }
