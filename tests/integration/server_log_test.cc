@@ -27,7 +27,6 @@ namespace {
 
 using testing::BackgroundCommand;
 using testing::BinaryDir;
-using testing::FreePort;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -97,7 +96,7 @@ bool AwaitListening(int port) {
 }
 
 TEST_F(ServerLog, AtWarnTheInfoLinesAreLeftOut) {
-  const int port = FreePort();
+  const int port = testing::FreePort();
   ASSERT_GT(port, 0);
   BackgroundCommand server(
       Server(absl::StrCat("--listen 127.0.0.1:", port, " --log-level warn")),
