@@ -24,6 +24,16 @@ absl::StatusOr<int> AddExpression(SpecModel& m, const std::string& text,
   return m.expressions->Add(text, what);
 }
 
+// The expression in `j`'s field `key`, added as `what`. Errors:
+// GetExpression's or AddExpression's, as they are.
+absl::StatusOr<int> AddExpressionField(SpecModel& m, const json& j,
+                                       const char* key,
+                                       const std::string& what) {
+  absl::StatusOr<std::string> text = GetExpression(j, key);
+  if (!text.ok()) return text.status();
+  return AddExpression(m, *text, what);
+}
+
 // A field's text as a reason quotes it ("" when absent).
 std::string QuotedText(const json& t, const char* key) {
   if (!t.contains(key)) return "";
@@ -112,9 +122,7 @@ absl::Status ParseOptions(const json& k, const char* field, SpecKernel& out,
     if (!parsed.ok()) return parsed.status();
     option.text = *std::move(parsed);
     if (piece.contains("when")) {
-      absl::StatusOr<std::string> when = GetExpression(piece, "when");
-      if (!when.ok()) return when.status();
-      absl::StatusOr<int> h = AddExpression(m, *when, what);
+      absl::StatusOr<int> h = AddExpressionField(m, piece, "when", what);
       if (!h.ok()) return h.status();
       option.when = *h;
     }
@@ -263,10 +271,8 @@ absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
                   [&](const SpecBuffer& o) { return o.name == spec.name; })) {
     return Invalid(absl::StrCat("buffer ", spec.name, " is repeated"));
   }
-  absl::StatusOr<std::string> elements = GetExpression(b, "elements");
-  if (!elements.ok()) return elements.status();
   absl::StatusOr<int> h =
-      AddExpression(m, *elements, absl::StrCat("buffer ", spec.name));
+      AddExpressionField(m, b, "elements", absl::StrCat("buffer ", spec.name));
   if (!h.ok()) return h.status();
   spec.elements = *h;
   spec.output = b.contains("output") && b["output"].is_boolean() &&
@@ -356,9 +362,7 @@ absl::Status ParseSpecBuffers(const json& j, SpecModel& m) {
 absl::Status ParseSpecValues(const json& j, SpecModel& m) {
   for (const char* field : {"flops", "bytes"}) {
     if (!j.contains(field) && field[0] == 'b') continue;
-    absl::StatusOr<std::string> e = GetExpression(j, field);
-    if (!e.ok()) return e.status();
-    absl::StatusOr<int> h = AddExpression(m, *e, field);
+    absl::StatusOr<int> h = AddExpressionField(m, j, field, field);
     if (!h.ok()) return h.status();
     (field[0] == 'f' ? m.flops : m.bytes) = *h;
   }
@@ -375,10 +379,8 @@ absl::Status ParseSpecValues(const json& j, SpecModel& m) {
         !s.ok()) {
       return s;
     }
-    absl::StatusOr<std::string> e = GetExpression(f, "value");
-    if (!e.ok()) return e.status();
-    absl::StatusOr<int> h =
-        AddExpression(m, *e, absl::StrCat("feature ", feature.name));
+    absl::StatusOr<int> h = AddExpressionField(
+        m, f, "value", absl::StrCat("feature ", feature.name));
     if (!h.ok()) return h.status();
     feature.expression = *h;
     m.features.push_back(std::move(feature));
