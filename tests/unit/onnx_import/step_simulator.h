@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "onnx_import/model_graph.h"
 #include "tests/data/consumer_support/host_conv_transpose.h"
+#include "tests/support/host_activation.h"
 
 namespace tunefleet::testing {
 
@@ -67,17 +68,6 @@ class StepSimulator {
     return b.tensor.empty() ? b.constant : Buffer(b.tensor);
   }
 
-  static float Act(const std::string& act, float y, float a, float b) {
-    if (act == "relu") return std::max(y, 0.0f);
-    if (act == "clip") return std::min(std::max(y, a), b);
-    if (act == "hardsigmoid") return std::clamp(a * y + b, 0.0f, 1.0f);
-    if (act == "hardswish") return y * std::clamp(a * y + b, 0.0f, 1.0f);
-    if (act == "leakyrelu") return y >= 0 ? y : a * y;
-    if (act == "sigmoid") return 1 / (1 + std::exp(-y));
-    if (act == "silu") return y / (1 + std::exp(-y));
-    return y;
-  }
-
   // The epilogue of y at channel c of `channels` (common/epilogue.cl).
   static float Epilogue(const templates::Workload& w, float y, float r,
                         int64_t c, int64_t channels,
@@ -87,7 +77,8 @@ class StepSimulator {
     if (w.attr("affine") == "scale_shift") y = y * scale[c] + shift[c];
     if (w.attr("affine") == "shift") y += shift[c];
     if (w.attr("residual") == "add") y += r;
-    y = Act(w.attr("act"), y, f.size() > 0 ? f[0] : 0, f.size() > 1 ? f[1] : 0);
+    y = HostActivation(w.attr("act"), y, f.size() > 0 ? f[0] : 0,
+                       f.size() > 1 ? f[1] : 0);
     if (w.attr("post") == "scale_shift") {
       y = y * scale[channels + c] + shift[channels + c];
     }
@@ -335,13 +326,14 @@ class StepSimulator {
           for (int64_t c = 0; c < C; ++c) {
             acc += w1.at(r * C + c) * sq.at(n * C + c);
           }
-          h[r] = Act(w.attr("act1"), static_cast<float>(acc), f.at(0), f.at(1));
+          h[r] = HostActivation(w.attr("act1"), static_cast<float>(acc),
+                                f.at(0), f.at(1));
         }
         for (int64_t c = 0; c < C; ++c) {
           double acc = b2.at(c);
           for (int64_t r = 0; r < R; ++r) acc += w2.at(c * R + r) * h[r];
-          const float g =
-              Act(w.attr("act2"), static_cast<float>(acc), f.at(2), f.at(3));
+          const float g = HostActivation(
+              w.attr("act2"), static_cast<float>(acc), f.at(2), f.at(3));
           for (int64_t k = 0; k < plane; ++k) {
             const int64_t i = (n * C + c) * plane + k;
             out.at(i) =
