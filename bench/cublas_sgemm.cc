@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <initializer_list>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -19,21 +20,30 @@ struct LibraryCloser {
 using Library = std::unique_ptr<void, LibraryCloser>;
 
 // The first of `env`'s path (when set) and `names` that loads; the name
-// loaded goes to `loaded`.
-Library Open(const char* env, std::initializer_list<const char*> names,
-             std::string& loaded) {
+// loaded (or, when none loads, tried: the path, else the first name) goes
+// to `loaded`. Errors: UNAVAILABLE "cannot load <loaded>: <dlerror()>".
+absl::StatusOr<Library> Open(const char* env,
+                             std::initializer_list<const char*> names,
+                             std::string& loaded) {
+  Library library;
   if (const char* path = std::getenv(env); path != nullptr && *path != 0) {
     loaded = path;
-    return Library(dlopen(path, RTLD_NOW | RTLD_GLOBAL));
-  }
-  for (const char* name : names) {
-    if (void* h = dlopen(name, RTLD_NOW | RTLD_GLOBAL); h != nullptr) {
-      loaded = name;
-      return Library(h);
+    library.reset(dlopen(path, RTLD_NOW | RTLD_GLOBAL));
+  } else {
+    loaded = *names.begin();
+    for (const char* name : names) {
+      if (void* h = dlopen(name, RTLD_NOW | RTLD_GLOBAL); h != nullptr) {
+        loaded = name;
+        library.reset(h);
+        break;
+      }
     }
   }
-  loaded = *names.begin();
-  return Library();
+  if (library == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot load ", loaded, ": ", dlerror()));
+  }
+  return library;
 }
 
 // cudaMemcpyKind values and cuBLAS's CUBLAS_OP_N (cuda_runtime_api.h,
@@ -79,20 +89,16 @@ absl::StatusOr<std::unique_ptr<CublasSgemm>> CublasSgemm::Create(int m, int n,
   s->api_ = std::make_unique<Api>();
   Api& api = *s->api_;
   std::string cudart_name, cublas_name;
-  api.cudart =
+  absl::StatusOr<Library> cudart =
       Open("TUNEFLEET_CUDART",
            {"libcudart.so.13", "libcudart.so.12", "libcudart.so"}, cudart_name);
-  if (api.cudart == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot load ", cudart_name, ": ", dlerror()));
-  }
-  api.cublas =
+  if (!cudart.ok()) return cudart.status();
+  api.cudart = *std::move(cudart);
+  absl::StatusOr<Library> cublas =
       Open("TUNEFLEET_CUBLAS",
            {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, cublas_name);
-  if (api.cublas == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot load ", cublas_name, ": ", dlerror()));
-  }
+  if (!cublas.ok()) return cublas.status();
+  api.cublas = *std::move(cublas);
   void* rt = api.cudart.get();
   void* bl = api.cublas.get();
   if (!Bind(rt, "cudaMalloc", api.cudaMalloc) ||

@@ -25,9 +25,7 @@
 //                     [--platform 0 --device 0] [--fake-delay-ms 20]
 //                     [--only all|real|fake] [--json]
 // Prints figures; it never passes or fails on a time.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -53,6 +51,7 @@
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "onnx_import/onnx_import.h"
+#include "tests/support/free_port.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -87,20 +86,6 @@ struct Flags {
 // Progress lines go to stderr, so that --json leaves stdout to the object.
 void Note(const std::string& line) {
   std::fprintf(stderr, "model_tuning: %s\n", line.c_str());
-}
-
-// A TCP port free right now on loopback.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // The binary `name` beside this executable (a packed copy, as
@@ -151,7 +136,7 @@ absl::StatusOr<std::unique_ptr<LocalServer>> StartServer(
   std::filesystem::create_directories(dir);
   auto server = std::make_unique<LocalServer>();
   server->dir = dir;
-  server->address = absl::StrCat("127.0.0.1:", FreePort());
+  server->address = absl::StrCat("127.0.0.1:", testing::FreePort());
   base::Subprocess::Options spawn;
   spawn.output_path = (dir / "server.log").string();
   absl::StatusOr<base::Subprocess> process = base::Subprocess::Spawn(

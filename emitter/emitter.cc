@@ -18,6 +18,7 @@
 #include "emitter/shape_code.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "kernels_templates/workload.h"
 #include "store/store.h"
 #include "trial/trial_request.h"
 
@@ -70,19 +71,10 @@ std::string CxxLiteral(absl::string_view text) {
 // written before it existed keep passing the buffers they did.
 int RequiredBuffers(const templates::Workload& w,
                     const std::vector<std::string>& order) {
-  const templates::OpSpec* op = templates::FindOp(w.op());
-  auto unread = [&](const std::string& buffer) {
-    for (size_t a = 0; op != nullptr && a < op->attrs.size(); ++a) {
-      const templates::AttrSpec& attr = op->attrs[a];
-      if (attr.name == buffer && !attr.values.empty() &&
-          attr.values[0] == "none") {
-        return w.attr(attr.name) == "none";
-      }
-    }
-    return false;
-  };
   int required = static_cast<int>(order.size());
-  while (required > 0 && unread(order[required - 1])) --required;
+  while (required > 0 && templates::BufferUnread(w, order[required - 1])) {
+    --required;
+  }
   return required;
 }
 

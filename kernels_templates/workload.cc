@@ -217,6 +217,18 @@ const OpSpec* FindOp(absl::string_view op) {
   return nullptr;
 }
 
+bool BufferUnread(const Workload& w, absl::string_view buffer) {
+  const OpSpec* op = FindOp(w.op());
+  for (size_t a = 0; op != nullptr && a < op->attrs.size(); ++a) {
+    const AttrSpec& attr = op->attrs[a];
+    if (attr.name == buffer && !attr.values.empty() &&
+        attr.values[0] == "none") {
+      return w.attr(attr.name) == "none";
+    }
+  }
+  return false;
+}
+
 std::vector<absl::string_view> KnownOps() {
   OpTable& t = Ops();
   absl::MutexLock lock(&t.mu);

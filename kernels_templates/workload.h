@@ -156,6 +156,12 @@ class Workload {
   Dtype dtype_ = Dtype::kFp32;
 };
 
+// Whether `w` leaves a template buffer named `buffer` unread: its op has an
+// attribute of that name whose default value is "none" (the "residual" of
+// conv2d, depthwise_conv2d, dense and eltwise) and `w` has it at "none".
+// False for any other buffer, and for an op that is not registered.
+bool BufferUnread(const Workload& w, absl::string_view buffer);
+
 }  // namespace tunefleet::templates
 
 #endif  // TUNEFLEET_KERNELS_TEMPLATES_WORKLOAD_H_

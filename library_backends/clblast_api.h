@@ -23,32 +23,27 @@ using ClblastStatus = int;
 
 // The entry points, each with the signature of its CLBlast namesake.
 struct ClblastApi {
-  using Sgemm = ClblastStatus (*)(ClblastLayout, ClblastTranspose,
-                                  ClblastTranspose, size_t m, size_t n,
-                                  size_t k, float alpha, cl_mem a,
-                                  size_t a_offset, size_t a_ld, cl_mem b,
-                                  size_t b_offset, size_t b_ld, float beta,
-                                  cl_mem c, size_t c_offset, size_t c_ld,
-                                  cl_command_queue* queue, cl_event* event);
-  using Hgemm = ClblastStatus (*)(ClblastLayout, ClblastTranspose,
-                                  ClblastTranspose, size_t m, size_t n,
-                                  size_t k, cl_half alpha, cl_mem a,
-                                  size_t a_offset, size_t a_ld, cl_mem b,
-                                  size_t b_offset, size_t b_ld, cl_half beta,
-                                  cl_mem c, size_t c_offset, size_t c_ld,
-                                  cl_command_queue* queue, cl_event* event);
-  using SgemmStridedBatched = ClblastStatus (*)(
+  // xGEMM and xGemmStridedBatched, of float (S) or cl_half (H) alpha and
+  // beta.
+  template <typename Scalar>
+  using Gemm = ClblastStatus (*)(ClblastLayout, ClblastTranspose,
+                                 ClblastTranspose, size_t m, size_t n, size_t k,
+                                 Scalar alpha, cl_mem a, size_t a_offset,
+                                 size_t a_ld, cl_mem b, size_t b_offset,
+                                 size_t b_ld, Scalar beta, cl_mem c,
+                                 size_t c_offset, size_t c_ld,
+                                 cl_command_queue* queue, cl_event* event);
+  template <typename Scalar>
+  using GemmStridedBatched = ClblastStatus (*)(
       ClblastLayout, ClblastTranspose, ClblastTranspose, size_t m, size_t n,
-      size_t k, float alpha, cl_mem a, size_t a_offset, size_t a_ld,
+      size_t k, Scalar alpha, cl_mem a, size_t a_offset, size_t a_ld,
       size_t a_stride, cl_mem b, size_t b_offset, size_t b_ld, size_t b_stride,
-      float beta, cl_mem c, size_t c_offset, size_t c_ld, size_t c_stride,
+      Scalar beta, cl_mem c, size_t c_offset, size_t c_ld, size_t c_stride,
       size_t batch_count, cl_command_queue* queue, cl_event* event);
-  using HgemmStridedBatched = ClblastStatus (*)(
-      ClblastLayout, ClblastTranspose, ClblastTranspose, size_t m, size_t n,
-      size_t k, cl_half alpha, cl_mem a, size_t a_offset, size_t a_ld,
-      size_t a_stride, cl_mem b, size_t b_offset, size_t b_ld, size_t b_stride,
-      cl_half beta, cl_mem c, size_t c_offset, size_t c_ld, size_t c_stride,
-      size_t batch_count, cl_command_queue* queue, cl_event* event);
+  using Sgemm = Gemm<float>;
+  using Hgemm = Gemm<cl_half>;
+  using SgemmStridedBatched = GemmStridedBatched<float>;
+  using HgemmStridedBatched = GemmStridedBatched<cl_half>;
   // Sconvgemm and Hconvgemm share this signature (buffers are cl_mem).
   using Convgemm = ClblastStatus (*)(
       ClblastKernelMode, size_t channels, size_t height, size_t width,

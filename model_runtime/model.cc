@@ -1122,31 +1122,28 @@ cl_int Model::RunBuffers(cl_command_queue queue, const cl_mem* inputs,
   }
   cl_int err = CheckQueue(queue, m.context, m.device, error);
   if (err != CL_SUCCESS) return err;
-  auto size_ok = [](cl_mem mem, uint64_t elements) {
-    size_t size = 0;
-    return mem != nullptr &&
-           clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof(size), &size, nullptr) ==
-               CL_SUCCESS &&
-           size >= elements * 4;
+  // CL_SUCCESS when each of `mems` holds its tensor of `infos` (the model's
+  // `role`s), else kModelBadArguments naming the first that does not.
+  auto check_sizes = [error](const char* role, const cl_mem* mems,
+                             const std::vector<ModelTensorInfo>& infos) {
+    for (size_t i = 0; i < infos.size(); ++i) {
+      size_t size = 0;
+      if (mems[i] == nullptr ||
+          clGetMemObjectInfo(mems[i], CL_MEM_SIZE, sizeof(size), &size,
+                             nullptr) != CL_SUCCESS ||
+          size < infos[i].elements * 4) {
+        return Fail(kModelBadArguments,
+                    std::string("RunBuffers: ") + role + " '" + infos[i].name +
+                        "' is null or smaller than " +
+                        std::to_string(infos[i].elements * 4) + " bytes",
+                    error);
+      }
+    }
+    return static_cast<cl_int>(CL_SUCCESS);
   };
-  for (size_t i = 0; i < num_inputs; ++i) {
-    if (!size_ok(inputs[i], inputs_[i].elements)) {
-      return Fail(kModelBadArguments,
-                  "RunBuffers: input '" + inputs_[i].name +
-                      "' is null or smaller than " +
-                      std::to_string(inputs_[i].elements * 4) + " bytes",
-                  error);
-    }
-  }
-  for (size_t o = 0; o < num_outputs; ++o) {
-    if (!size_ok(outputs[o], outputs_[o].elements)) {
-      return Fail(kModelBadArguments,
-                  "RunBuffers: output '" + outputs_[o].name +
-                      "' is null or smaller than " +
-                      std::to_string(outputs_[o].elements * 4) + " bytes",
-                  error);
-    }
-  }
+  err = check_sizes("input", inputs, inputs_);
+  if (err == CL_SUCCESS) err = check_sizes("output", outputs, outputs_);
+  if (err != CL_SUCCESS) return err;
   const bool rebind = m.replay && m.recording->can_rebind();
   for (size_t i = 0; i < num_inputs && err == CL_SUCCESS; ++i) {
     if (rebind && m.input_rebindable[i]) continue;  // rebound, not copied

@@ -117,6 +117,11 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
     return *entry != nullptr;
   };
   std::string unusable;
+  // Notes that the platform lacks entry points of `extension`.
+  auto not_exported = [&unusable](const char* extension_s) {
+    unusable += std::string("the platform does not export ") + extension_s +
+                " entry points; ";
+  };
   if (Listed(api.extensions, "cl_khr_command_buffer")) {
     cl_uint version = 0;
     api.khr_version = VersionOf(device, "cl_khr_command_buffer", &version);
@@ -126,11 +131,7 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
               load(&api.release_command_buffer, "clReleaseCommandBufferKHR") &
               load(&api.enqueue_command_buffer, "clEnqueueCommandBufferKHR") &
               load(&api.command_ndrange_kernel, "clCommandNDRangeKernelKHR");
-    if (!api.khr) {
-      unusable +=
-          "the platform does not export cl_khr_command_buffer's "
-          "entry points; ";
-    }
+    if (!api.khr) not_exported("cl_khr_command_buffer's");
     cl_command_queue_properties required = 0;
     if (clGetDeviceInfo(device, kDeviceCommandBufferRequiredQueueProperties,
                         sizeof(required), &required, nullptr) == CL_SUCCESS) {
@@ -170,11 +171,7 @@ RecordingApi LoadRecordingApi(cl_device_id device) {
                load(&api.end_recording, "clEndRecordingQCOM") &
                load(&api.release_recording, "clReleaseRecordingQCOM") &
                load(&api.enqueue_recording, "clEnqueueRecordingQCOM");
-    if (!api.qcom) {
-      unusable +=
-          "the platform does not export cl_qcom_recordable_queues' "
-          "entry points; ";
-    }
+    if (!api.qcom) not_exported("cl_qcom_recordable_queues'");
   }
   if (unusable.size() >= 2) unusable.resize(unusable.size() - 2);
   api.unusable = unusable;

@@ -64,6 +64,21 @@ bool HasAttr(const onnx::NodeProto& n, absl::string_view name) {
                      [&](const auto& a) { return a.name() == name; });
 }
 
+std::optional<Dims> TransposePerm(const onnx::NodeProto& n, int64_t rank) {
+  Dims perm = IntsAttr(n, "perm", {});
+  if (perm.empty()) {
+    for (int64_t k = rank; k-- > 0;) perm.push_back(k);
+  }
+  Dims sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t k = 0; k < rank; ++k) {
+    if (static_cast<int64_t>(sorted.size()) != rank || sorted[k] != k) {
+      return std::nullopt;
+    }
+  }
+  return perm;
+}
+
 namespace {
 
 // Sets `data` (a field of `t`) to a Constant's number attribute: the

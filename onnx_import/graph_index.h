@@ -41,6 +41,10 @@ float FloatAttr(const onnx::NodeProto& n, absl::string_view name,
 std::string StringAttr(const onnx::NodeProto& n, absl::string_view name);
 Dims IntsAttr(const onnx::NodeProto& n, absl::string_view name, Dims fallback);
 bool HasAttr(const onnx::NodeProto& n, absl::string_view name);
+// A Transpose node's permutation of `rank` axes: its "perm" attribute, or
+// the axes reversed when it has none; nullopt when that is not a
+// permutation of 0..rank-1.
+std::optional<Dims> TransposePerm(const onnx::NodeProto& n, int64_t rank);
 
 // A Constant node's value as a tensor (attribute value, value_float(s),
 // value_int(s)), or nullopt (sparse or string values).

@@ -82,18 +82,9 @@ absl::Status LowerTranspose(LowerContext& c, const onnx::NodeProto& n) {
   absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
   if (!x.ok()) return x.status();
   const int64_t rank = static_cast<int64_t>(x->size());
-  Dims perm = IntsAttr(n, "perm", {});
-  if (perm.empty()) {
-    for (int64_t k = rank; k-- > 0;) perm.push_back(k);
-  }
-  Dims seen = perm;
-  std::sort(seen.begin(), seen.end());
-  for (int64_t k = 0; k < rank; ++k) {
-    if (static_cast<int64_t>(seen.size()) != rank || seen[k] != k) {
-      return Refuse("perm is not a permutation of the input's axes");
-    }
-  }
-  return WriteTranspose(c.w, Input(n, 0), *x, perm, Output(n, 0));
+  const std::optional<Dims> perm = TransposePerm(n, rank);
+  if (!perm) return Refuse("perm is not a permutation of the input's axes");
+  return WriteTranspose(c.w, Input(n, 0), *x, *perm, Output(n, 0));
 }
 
 // Slice with positive steps as one strided copy; a negative step copies

@@ -111,17 +111,9 @@ std::optional<std::vector<float>> ImportTimeValue(const GraphIndex& g,
   std::optional<Dims> d = g.ConstantDims(n.input(0));
   if (!d) return std::nullopt;
   const int64_t rank = static_cast<int64_t>(d->size());
-  Dims perm = IntsAttr(n, "perm", {});
-  if (perm.empty()) {
-    for (int64_t k = rank; k-- > 0;) perm.push_back(k);
-  }
-  Dims sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (int64_t k = 0; k < rank; ++k) {
-    if (static_cast<int64_t>(sorted.size()) != rank || sorted[k] != k) {
-      return std::nullopt;
-    }
-  }
+  const std::optional<Dims> found = TransposePerm(n, rank);
+  if (!found) return std::nullopt;
+  const Dims& perm = *found;
   Dims od;
   for (int64_t p : perm) od.push_back((*d)[p]);
   const Dims is = RowMajorStrides(*d), os = RowMajorStrides(od);

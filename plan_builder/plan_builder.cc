@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "emitter/choice.h"
 #include "kernels_templates/registry.h"
+#include "kernels_templates/workload.h"
 #include "model_runtime/memory_plan.h"
 
 namespace tunefleet::plan_builder {
@@ -118,21 +119,6 @@ struct Bound {
   int32_t tensor = -1;
   int32_t constant = -1;
 };
-
-// Whether a template buffer named `buffer` is not read by `w`: an attribute
-// of the op of that name whose default value is "none" (conv2d's
-// residual) is "none" (as emitter.cc's RequiredBuffers).
-bool Unread(const templates::Workload& w, const std::string& buffer) {
-  const templates::OpSpec* op = templates::FindOp(w.op());
-  for (size_t a = 0; op != nullptr && a < op->attrs.size(); ++a) {
-    const templates::AttrSpec& attr = op->attrs[a];
-    if (attr.name == buffer && !attr.values.empty() &&
-        attr.values[0] == "none") {
-      return w.attr(attr.name) == "none";
-    }
-  }
-  return false;
-}
 
 std::string StepName(size_t index, const onnx_import::ModelStep& step) {
   return absl::StrCat("step ", index, " ('", step.label, "', ",
@@ -373,7 +359,7 @@ absl::StatusOr<Plan> BuildPlan(const onnx_import::ModelGraph& graph,
       }
       Bound x;
       if (i >= step.buffers.size()) {
-        if (!Unread(step.workload, d.name)) {
+        if (!templates::BufferUnread(step.workload, d.name)) {
           return absl::FailedPreconditionError(
               absl::StrCat(name, ": buffer '", d.name, "' of ", tmpl.name(),
                            " is not bound"));

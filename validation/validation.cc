@@ -54,6 +54,27 @@ absl::Status CheckText(absl::string_view field, absl::string_view value,
                                      "device strings must be printable"));
 }
 
+// OK when `list` (the repeated field `field`, whose entries are called
+// `what`) has at most `max_size` entries, each printable text of at most
+// `max_length` bytes (CheckText).
+absl::Status CheckTextList(
+    absl::string_view field, absl::string_view what,
+    const google::protobuf::RepeatedPtrField<std::string>& list, int max_size,
+    size_t max_length) {
+  if (list.size() > max_size) {
+    return Invalid(
+        field, absl::StrCat(list.size(), " ", what, "; at most ", max_size));
+  }
+  for (int i = 0; i < list.size(); ++i) {
+    if (absl::Status s = CheckText(absl::StrCat(field, "[", i, "]"),
+                                   list.Get(i), max_length);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckName(absl::string_view field, absl::string_view value,
@@ -439,33 +460,14 @@ absl::Status ValidateHello(const tunefleet::v1::Hello& hello) {
                    absl::StrCat(d.max_work_item_sizes_size(),
                                 " sizes; at most ", kMaxWorkItemDims));
   }
-  if (d.extensions_size() > kMaxExtensions) {
-    return Invalid("hello.device.extensions",
-                   absl::StrCat(d.extensions_size(), " extensions; at most ",
-                                kMaxExtensions));
+  if (absl::Status s =
+          CheckTextList("hello.device.extensions", "extensions", d.extensions(),
+                        kMaxExtensions, kMaxNameLength);
+      !s.ok()) {
+    return s;
   }
-  for (int i = 0; i < d.extensions_size(); ++i) {
-    if (absl::Status s =
-            CheckText(absl::StrCat("hello.device.extensions[", i, "]"),
-                      d.extensions(i), kMaxNameLength);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (d.libraries_size() > kMaxExtensions) {
-    return Invalid("hello.device.libraries",
-                   absl::StrCat(d.libraries_size(), " libraries; at most ",
-                                kMaxExtensions));
-  }
-  for (int i = 0; i < d.libraries_size(); ++i) {
-    if (absl::Status s =
-            CheckText(absl::StrCat("hello.device.libraries[", i, "]"),
-                      d.libraries(i), kMaxNameLength);
-        !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  return CheckTextList("hello.device.libraries", "libraries", d.libraries(),
+                       kMaxExtensions, kMaxNameLength);
 }
 
 absl::Status ValidateMeasurement(const tunefleet::v1::Measurement& m,

@@ -24,6 +24,16 @@ absl::StatusOr<int> AddExpression(SpecModel& m, const std::string& text,
   return m.expressions->Add(text, what);
 }
 
+// The expression in `j`'s field `key`, added as `what`. Errors:
+// GetExpression's or AddExpression's, as they are.
+absl::StatusOr<int> AddExpressionField(SpecModel& m, const json& j,
+                                       const char* key,
+                                       const std::string& what) {
+  absl::StatusOr<std::string> text = GetExpression(j, key);
+  if (!text.ok()) return text.status();
+  return AddExpression(m, *text, what);
+}
+
 // A field's text as a reason quotes it ("" when absent).
 std::string QuotedText(const json& t, const char* key) {
   if (!t.contains(key)) return "";
@@ -112,9 +122,7 @@ absl::Status ParseOptions(const json& k, const char* field, SpecKernel& out,
     if (!parsed.ok()) return parsed.status();
     option.text = *std::move(parsed);
     if (piece.contains("when")) {
-      absl::StatusOr<std::string> when = GetExpression(piece, "when");
-      if (!when.ok()) return when.status();
-      absl::StatusOr<int> h = AddExpression(m, *when, what);
+      absl::StatusOr<int> h = AddExpressionField(m, piece, "when", what);
       if (!h.ok()) return h.status();
       option.when = *h;
     }
@@ -234,6 +242,21 @@ absl::Status ParseDefines(const json& j, SpecModel& m) {
   return absl::OkStatus();
 }
 
+// Whether buffer `buffer`'s `key` (one of `plain`, its default, and
+// `other`) is `other`. Errors: GetString's, or INVALID_ARGUMENT "buffer
+// <buffer>: <key> must be "<plain>" or "<other>"".
+absl::StatusOr<bool> GetBufferChoice(const json& b, const std::string& buffer,
+                                     const char* key, const char* plain,
+                                     const char* other) {
+  std::string value = plain;
+  if (absl::Status s = GetString(b, key, false, &value); !s.ok()) return s;
+  if (value != plain && value != other) {
+    return Invalid(absl::StrCat("buffer ", buffer, ": ", key, " must be \"",
+                                plain, "\" or \"", other, "\""));
+  }
+  return value == other;
+}
+
 absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
                                        uint32_t* next_seed) {
   SpecBuffer spec;
@@ -248,28 +271,20 @@ absl::StatusOr<SpecBuffer> ParseBuffer(const json& b, SpecModel& m,
                   [&](const SpecBuffer& o) { return o.name == spec.name; })) {
     return Invalid(absl::StrCat("buffer ", spec.name, " is repeated"));
   }
-  absl::StatusOr<std::string> elements = GetExpression(b, "elements");
-  if (!elements.ok()) return elements.status();
   absl::StatusOr<int> h =
-      AddExpression(m, *elements, absl::StrCat("buffer ", spec.name));
+      AddExpressionField(m, b, "elements", absl::StrCat("buffer ", spec.name));
   if (!h.ok()) return h.status();
   spec.elements = *h;
   spec.output = b.contains("output") && b["output"].is_boolean() &&
                 b["output"].get<bool>();
-  std::string dtype = "fp32";
-  if (absl::Status s = GetString(b, "dtype", false, &dtype); !s.ok()) return s;
-  if (dtype != "fp32" && dtype != "workload") {
-    return Invalid(absl::StrCat("buffer ", spec.name,
-                                ": dtype must be \"fp32\" or \"workload\""));
-  }
-  spec.workload_dtype = dtype == "workload";
-  std::string fill = "uniform";
-  if (absl::Status s = GetString(b, "fill", false, &fill); !s.ok()) return s;
-  if (fill != "uniform" && fill != "zero") {
-    return Invalid(absl::StrCat("buffer ", spec.name,
-                                ": fill must be \"uniform\" or \"zero\""));
-  }
-  spec.zero_fill = fill == "zero";
+  absl::StatusOr<bool> workload_dtype =
+      GetBufferChoice(b, spec.name, "dtype", "fp32", "workload");
+  if (!workload_dtype.ok()) return workload_dtype.status();
+  spec.workload_dtype = *workload_dtype;
+  absl::StatusOr<bool> zero_fill =
+      GetBufferChoice(b, spec.name, "fill", "uniform", "zero");
+  if (!zero_fill.ok()) return zero_fill.status();
+  spec.zero_fill = *zero_fill;
   if (spec.zero_fill && spec.output) {
     return Invalid(absl::StrCat(
         "buffer ", spec.name,
@@ -347,9 +362,7 @@ absl::Status ParseSpecBuffers(const json& j, SpecModel& m) {
 absl::Status ParseSpecValues(const json& j, SpecModel& m) {
   for (const char* field : {"flops", "bytes"}) {
     if (!j.contains(field) && field[0] == 'b') continue;
-    absl::StatusOr<std::string> e = GetExpression(j, field);
-    if (!e.ok()) return e.status();
-    absl::StatusOr<int> h = AddExpression(m, *e, field);
+    absl::StatusOr<int> h = AddExpressionField(m, j, field, field);
     if (!h.ok()) return h.status();
     (field[0] == 'f' ? m.flops : m.bytes) = *h;
   }
@@ -366,10 +379,8 @@ absl::Status ParseSpecValues(const json& j, SpecModel& m) {
         !s.ok()) {
       return s;
     }
-    absl::StatusOr<std::string> e = GetExpression(f, "value");
-    if (!e.ok()) return e.status();
-    absl::StatusOr<int> h =
-        AddExpression(m, *e, absl::StrCat("feature ", feature.name));
+    absl::StatusOr<int> h = AddExpressionField(
+        m, f, "value", absl::StrCat("feature ", feature.name));
     if (!h.ok()) return h.status();
     feature.expression = *h;
     m.features.push_back(std::move(feature));

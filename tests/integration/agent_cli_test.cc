@@ -202,12 +202,7 @@ TEST(AgentCliLog, ReferenceRunIsLoggedAsTheJobsReference) {
   ASSERT_TRUE(
       FleetHarness::WaitFor([&] { return fleet.Connected("reference") == 1; },
                             std::chrono::seconds(60)));
-  grpc::ClientContext context;
-  tunefleet::v1::SubmitJobResponse submitted;
-  const grpc::Status s = fleet.Stub()->SubmitJob(
-      &context, JobWithReference("reference"), &submitted);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  const int64_t job = submitted.job_id();
+  const int64_t job = fleet.Submit(JobWithReference("reference"));
   ASSERT_GT(job, 0);
 
   // The reference run is measured first; wait for its log line.
@@ -362,12 +357,8 @@ TEST(AgentCliOpenCl, ServedTrialsRunThroughTheExplicitLibrary) {
       FleetHarness::WaitFor([&] { return fleet.Connected("explicit") == 1; },
                             std::chrono::seconds(60)))
       << ReadAll(log_path);
-  grpc::ClientContext context;
-  tunefleet::v1::SubmitJobResponse submitted;
-  const grpc::Status s = fleet.Stub()->SubmitJob(
-      &context, JobWithReference("explicit"), &submitted);
-  ASSERT_TRUE(s.ok()) << s.error_message();
-  const int64_t job = submitted.job_id();
+  const int64_t job = fleet.Submit(JobWithReference("explicit"));
+  ASSERT_GT(job, 0);
   EXPECT_TRUE(FleetHarness::WaitFor(
       [&] {
         auto progress = fleet.Job(job);

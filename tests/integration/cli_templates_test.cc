@@ -53,6 +53,16 @@ class CliTemplates : public ::testing::Test {
     return trial::LimitsFromDeviceInfo(info);
   }
 
+  // Runs tunefleet with `args` (after a space), expecting the exit code of
+  // a usage error (2) and `error` in stderr. Returns what it printed.
+  testing::CommandResult RunRefused(const std::string& args,
+                                    const std::string& error) {
+    testing::CommandResult r = RunCommand(bin_ + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find(error), std::string::npos) << r.err;
+    return r;
+  }
+
   std::string bin_, work_;
 };
 
@@ -153,9 +163,7 @@ TEST_F(CliTemplates, FiltersByOpAndListsAUsersSpec) {
   ASSERT_TRUE(saxpy.ok()) << saxpy.status();
   ExpectListsTemplates(nlohmann::json::parse(r.out)["templates"], {*saxpy});
 
-  r = RunCommand(bin_ + " templates --op conv9d");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown op 'conv9d'"), std::string::npos) << r.err;
+  RunRefused(" templates --op conv9d", "unknown op 'conv9d'");
 }
 
 TEST_F(CliTemplates, SpaceSamplesValidConfigsOfTheLocalDevice) {
@@ -236,40 +244,29 @@ TEST_F(CliTemplates, SpaceReadsADeviceInfoFile) {
   }
 
   std::ofstream(work_ + "/bad.json") << "{\"device_name\": 7";
-  r = RunCommand(bin_ + " space --shape " + shape + " --device-info " + work_ +
-                 "/bad.json");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("is not a device info in JSON"), std::string::npos)
-      << r.err;
+  RunRefused(
+      " space --shape " + shape + " --device-info " + work_ + "/bad.json",
+      "is not a device info in JSON");
 }
 
 TEST_F(CliTemplates, SpaceErrorsNameWhatIsWrong) {
   // An unknown template: every known one is listed.
-  auto r = RunCommand(bin_ + " space --template nope --shape M=64,N=64,K=64");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("tunefleet space: no template named 'nope'"),
-            std::string::npos)
-      << r.err;
+  auto r = RunRefused(" space --template nope --shape M=64,N=64,K=64",
+                      "tunefleet space: no template named 'nope'");
   for (const KernelTemplate* t : templates::AllTemplates()) {
     EXPECT_NE(r.err.find(std::string(t->name())), std::string::npos)
         << t->name() << " not in: " << r.err;
   }
   // A template of another op.
-  r = RunCommand(bin_ +
-                 " space --template gemm_tiled --op conv2d --shape "
-                 "N=1,C=8,H=8,W=8,K=8,R=3,S=3");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("template gemm_tiled runs op gemm, not conv2d"),
-            std::string::npos)
-      << r.err;
+  RunRefused(
+      " space --template gemm_tiled --op conv2d --shape "
+      "N=1,C=8,H=8,W=8,K=8,R=3,S=3",
+      "template gemm_tiled runs op gemm, not conv2d");
   // A template of the op that does not run the shape.
-  r = RunCommand(bin_ +
-                 " space --template conv2d_1x1_gemm --shape "
-                 "N=1,C=8,H=8,W=8,K=8,R=3,S=3");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("template conv2d_1x1_gemm does not run conv2d"),
-            std::string::npos)
-      << r.err;
+  r = RunRefused(
+      " space --template conv2d_1x1_gemm --shape "
+      "N=1,C=8,H=8,W=8,K=8,R=3,S=3",
+      "template conv2d_1x1_gemm does not run conv2d");
   EXPECT_NE(r.err.find("conv2d_direct"), std::string::npos) << r.err;
   // Bad shapes, as `tune` reports them.
   for (const char* shape : {"M=0,N=4,K=4", "M=4,N=4", "M=4,N=x,K=4"}) {

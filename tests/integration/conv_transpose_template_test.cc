@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/data/consumer_support/host_conv_transpose.h"
 #include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 #include "trial/trial_request.h"
@@ -49,43 +50,22 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   return worst / scale;
 }
 
-// ONNX ConvTranspose written as the scatter it is defined by (every input
-// pixel adds its taps into the output), with affine = scale_shift,
+// ONNX ConvTranspose written as the scatter it is defined by
+// (consumer_support::HostConvTransposeSums), with affine = scale_shift,
 // act = leakyrelu (alpha 0.01) and post = scale_shift.
 std::vector<float> HostConvTranspose(
     const Workload& w, const std::map<std::string, std::vector<float>>& d) {
-  const int N = w.dim("N"), C = w.dim("C"), H = w.dim("H"), W = w.dim("W");
-  const int K = w.dim("K"), R = w.dim("R"), S = w.dim("S");
-  const int SH = w.dim("SH"), SW = w.dim("SW"), PH = w.dim("PH");
-  const int PW = w.dim("PW"), DH = w.dim("DH"), DW = w.dim("DW");
-  const int G = w.dim("G");
-  const int OH = (H - 1) * SH - 2 * PH + DH * (R - 1) + w.dim("OPH") + 1;
-  const int OW = (W - 1) * SW - 2 * PW + DW * (S - 1) + w.dim("OPW") + 1;
-  const int Cg = C / G, Kg = K / G;
-  const std::vector<float>& in = d.at("input");
-  const std::vector<float>& wt = d.at("weight");
+  const consumer_support::ConvTransposeSums acc =
+      consumer_support::HostConvTransposeSums(
+          [&](const char* name) { return w.dim(name); }, d.at("input"),
+          d.at("weight"));
   const std::vector<float>& scale = d.at("scale");
   const std::vector<float>& shift = d.at("shift");
-  std::vector<double> acc(static_cast<size_t>(N) * K * OH * OW, 0.0);
-  for (int n = 0; n < N; ++n)
-    for (int c = 0; c < C; ++c)
-      for (int ih = 0; ih < H; ++ih)
-        for (int iw = 0; iw < W; ++iw)
-          for (int kk = 0; kk < Kg; ++kk)
-            for (int r = 0; r < R; ++r)
-              for (int s = 0; s < S; ++s) {
-                const int oh = ih * SH - PH + r * DH;
-                const int ow = iw * SW - PW + s * DW;
-                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
-                const int k = (c / Cg) * Kg + kk;
-                acc[((n * K + k) * OH + oh) * OW + ow] +=
-                    double{in[((n * C + c) * H + ih) * W + iw]} *
-                    wt[((c * Kg + kk) * R + r) * S + s];
-              }
-  std::vector<float> out(acc.size());
-  for (size_t i = 0; i < acc.size(); ++i) {
-    const int k = static_cast<int>(i / (OH * OW)) % K;
-    double y = acc[i] * scale[k] + shift[k];
+  const int K = static_cast<int>(acc.K);
+  std::vector<float> out(acc.sums.size());
+  for (size_t i = 0; i < acc.sums.size(); ++i) {
+    const int k = static_cast<int>(acc.Channel(i));
+    double y = acc.sums[i] * scale[k] + shift[k];
     y = y >= 0 ? y : 0.01 * y;
     out[i] = static_cast<float>(y * scale[K + k] + shift[K + k]);
   }

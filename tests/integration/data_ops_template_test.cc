@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "tests/data/consumer_support/host_reduce.h"
 #include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 
@@ -390,23 +391,7 @@ double HostReduce(const std::string& fn, const std::vector<float>& x, int o,
   for (int r = 0; r < r_count; ++r) {
     v.push_back(x[(static_cast<size_t>(o) * r_count + r) * i_count + i]);
   }
-  double sum = 0, sq = 0, l1 = 0, prod = 1, mx = -INFINITY, mn = INFINITY;
-  for (double e : v) {
-    sum += e, sq += e * e, l1 += std::fabs(e), prod *= e;
-    mx = std::max(mx, e), mn = std::min(mn, e);
-  }
-  if (fn == "sum") return sum;
-  if (fn == "mean") return sum / r_count;
-  if (fn == "max") return mx;
-  if (fn == "min") return mn;
-  if (fn == "prod") return prod;
-  if (fn == "sumsquare") return sq;
-  if (fn == "l1") return l1;
-  if (fn == "l2") return std::sqrt(sq);
-  if (fn == "logsum") return std::log(sum);
-  double e = 0;
-  for (double x_r : v) e += std::exp(x_r - mx);
-  return mx + std::log(e);
+  return consumer_support::HostReduce(fn, v);
 }
 
 TEST(ReduceReference, EveryFnMatchesHost) {

@@ -146,28 +146,27 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline() {
   return c;
 }
 
-// The status of one unary call `call(context, response)`.
-template <typename Response, typename Call>
-grpc::Status UnaryStatus(Call call) {
+// The status of the unary call `method` of `stub` with `request`.
+template <typename Stub, typename Request, typename Response>
+grpc::Status UnaryStatus(Stub& stub,
+                         grpc::Status (Stub::*method)(grpc::ClientContext*,
+                                                      const Request&,
+                                                      Response*),
+                         const Request& request) {
   Response response;
-  return call(ContextWithDeadline().get(), &response);
+  return (stub.*method)(ContextWithDeadline().get(), request, &response);
 }
 
 // Every TuningService method once with `channel`; the status of each.
 std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
     const std::string& address, const client::ChannelOptions& channel) {
+  using Stub = tunefleet::v1::TuningService::Stub;
   auto stub = TuningStub(address, channel);
   std::vector<std::pair<std::string, grpc::Status>> out;
-  out.emplace_back("SubmitJob", UnaryStatus<tunefleet::v1::SubmitJobResponse>(
-                                    [&](grpc::ClientContext* c, auto* r) {
-                                      return stub->SubmitJob(c, {}, r);
-                                    }));
+  out.emplace_back("SubmitJob", UnaryStatus(*stub, &Stub::SubmitJob, {}));
   tunefleet::v1::CancelJobRequest cancel;
   cancel.set_job_id(1);
-  out.emplace_back("CancelJob", UnaryStatus<tunefleet::v1::JobProgress>(
-                                    [&](grpc::ClientContext* c, auto* r) {
-                                      return stub->CancelJob(c, cancel, r);
-                                    }));
+  out.emplace_back("CancelJob", UnaryStatus(*stub, &Stub::CancelJob, cancel));
   {
     auto c = ContextWithDeadline();
     tunefleet::v1::WatchJobRequest q;
@@ -179,21 +178,11 @@ std::vector<std::pair<std::string, grpc::Status>> CallEveryTuningMethod(
     out.emplace_back("WatchJob", reader->Finish());
   }
   out.emplace_back("ListDevices", ListDevices(*stub));
-  out.emplace_back("QueryRecords",
-                   UnaryStatus<tunefleet::v1::QueryRecordsResponse>(
-                       [&](grpc::ClientContext* c, auto* r) {
-                         return stub->QueryRecords(c, {}, r);
-                       }));
-  out.emplace_back("ListJobs", UnaryStatus<tunefleet::v1::ListJobsResponse>(
-                                   [&](grpc::ClientContext* c, auto* r) {
-                                     return stub->ListJobs(c, {}, r);
-                                   }));
+  out.emplace_back("QueryRecords", UnaryStatus(*stub, &Stub::QueryRecords, {}));
+  out.emplace_back("ListJobs", UnaryStatus(*stub, &Stub::ListJobs, {}));
   tunefleet::v1::GetJobRequest get;
   get.set_job_id(1);
-  out.emplace_back("GetJob", UnaryStatus<tunefleet::v1::JobProgress>(
-                                 [&](grpc::ClientContext* c, auto* r) {
-                                   return stub->GetJob(c, get, r);
-                                 }));
+  out.emplace_back("GetJob", UnaryStatus(*stub, &Stub::GetJob, get));
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/host_activation.h"
 #include "tests/support/template_fixtures.h"
 #include "tests/support/template_harness.h"
 
@@ -41,17 +42,6 @@ std::vector<float> Ramp(size_t n, int offset = 0) {
     v[i] = 0.125f * static_cast<float>((i * 7 + offset) % 23) - 1.375f;
   }
   return v;
-}
-
-double Act(const std::string& act, double y, double a, double b) {
-  if (act == "relu") return std::max(y, 0.0);
-  if (act == "clip") return std::min(std::max(y, a), b);
-  if (act == "hardsigmoid") return std::clamp(a * y + b, 0.0, 1.0);
-  if (act == "hardswish") return y * std::clamp(a * y + b, 0.0, 1.0);
-  if (act == "leakyrelu") return y >= 0 ? y : a * y;
-  if (act == "sigmoid") return 1.0 / (1.0 + std::exp(-y));
-  if (act == "silu") return y / (1.0 + std::exp(-y));
-  return y;
 }
 
 // The inputs of `w` and the output the host computes from them.
@@ -90,12 +80,13 @@ Case MakeCase(const Workload& w, float a1, float b1, float a2, float b2) {
     for (int64_t u = 0; u < r; ++u) {
       double acc = bias1[u];
       for (int64_t q = 0; q < c; ++q) acc += w1[u * c + q] * s[i * c + q];
-      h[u] = Act(w.attr("act1"), acc, a1, b1);
+      h[u] = testing::HostActivation<double>(w.attr("act1"), acc, a1, b1);
     }
     for (int64_t q = 0; q < c; ++q) {
       double acc = bias2[q];
       for (int64_t u = 0; u < r; ++u) acc += w2[q * r + u] * h[u];
-      const double g = Act(w.attr("act2"), acc, a2, b2);
+      const double g =
+          testing::HostActivation<double>(w.attr("act2"), acc, a2, b2);
       for (int64_t e = 0; e < hw; ++e) {
         const int64_t at = (i * c + q) * hw + e;
         k.expected[at] =

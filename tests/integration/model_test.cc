@@ -73,6 +73,19 @@ class ModelDir {
 
 using Command = ::tunefleet::testing::CliCommand;
 
+// Runs tests/data/emit_model_consumer, built against the library emitted
+// into `work`/lib, on `workloads` (quoted canonical workload strings, each
+// after a space): every workload runs through the library and is checked
+// against the consumer's host implementation, a line each. Expects no
+// MISMATCH and `lines` lines.
+void ExpectConsumerMatches(const std::string& work,
+                           const std::string& workloads, int lines) {
+  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), lines) << run.out;
+}
+
 // The first number `pattern`'s group 1 matches in `text`, or 0.
 int64_t Find(const std::string& text, const std::string& pattern) {
   std::smatch m;
@@ -179,10 +192,7 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 8);
   auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 8) << run.out;
+  ExpectConsumerMatches(work, workloads, 8);
   std::filesystem::remove_all(work);
 }
 
@@ -264,10 +274,7 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
   EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 11);
   auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 11) << run.out;
+  ExpectConsumerMatches(work, workloads, 11);
   std::filesystem::remove_all(work);
 }
 
@@ -362,11 +369,7 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
   EXPECT_EQ(emitted["library_entries"], 0);
   auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
   ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), entries)
-      << run.out;
+  ExpectConsumerMatches(work, workloads, entries);
   std::filesystem::remove_all(work);
 }
 
@@ -445,10 +448,7 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
   EXPECT_NE(testing::ReadAll(work + "/lib/CMakeLists.txt")
                 .find("TUNEFLEET_TUNED_CLBLAST=1"),
             std::string::npos);
-  auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
-  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 4) << run.out;
+  ExpectConsumerMatches(work, workloads, 4);
   std::filesystem::remove_all(work);
 }
 

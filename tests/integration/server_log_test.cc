@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/free_port.h"
 
 namespace tunefleet {
 namespace {
@@ -76,22 +77,6 @@ class ServerLog : public ::testing::Test {
   std::string dir_;
 };
 
-// A TCP port on 127.0.0.1 free a moment ago.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
 // Polls until something accepts connections on 127.0.0.1:`port`.
 bool AwaitListening(int port) {
   const auto end = std::chrono::steady_clock::now() + kLimit;
@@ -111,7 +96,7 @@ bool AwaitListening(int port) {
 }
 
 TEST_F(ServerLog, AtWarnTheInfoLinesAreLeftOut) {
-  const int port = FreePort();
+  const int port = testing::FreePort();
   ASSERT_GT(port, 0);
   BackgroundCommand server(
       Server(absl::StrCat("--listen 127.0.0.1:", port, " --log-level warn")),

@@ -155,6 +155,14 @@ inline CommandResult BuildEmittedLibrary(const std::string& work,
                     "/prefix && cmake --build " + work + "/consumer -j2");
 }
 
+// Whether `table` (an emitted library's table.tftable) has a line of
+// device driver `driver` as its driver revision `revision`.
+inline bool HasDriverRevision(const std::string& table,
+                              const std::string& driver, int revision) {
+  return table.find("\t" + driver + "\t" + std::to_string(revision) + "\n") !=
+         std::string::npos;
+}
+
 // The lines of a program's `output` that start with `prefix` + " ", that
 // prefix cut, in order (the consumers of tests/data/ print "entry ...",
 // "run ...", "load ..." lines).

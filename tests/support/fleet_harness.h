@@ -7,9 +7,6 @@
 #ifndef TUNEFLEET_TESTS_FLEET_HARNESS_H_
 #define TUNEFLEET_TESTS_FLEET_HARNESS_H_
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -30,25 +27,12 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/workload.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/free_port.h"
 #include "tests/support/process.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::testing {
-
-// A TCP port free right now on loopback.
-inline int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // True once `progress` is there and its job has ended (done, failed or
 // cancelled).

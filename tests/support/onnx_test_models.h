@@ -66,10 +66,7 @@ class GraphBuilder {
       return;
     }
     onnx::NodeProto* c = Node("Constant", {}, {name});
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    *a->mutable_t() = t;
+    *Attribute(c, "value", onnx::AttributeProto::TENSOR)->mutable_t() = t;
   }
   // A constant int64 tensor (dims {values.size()}, or a scalar).
   void Int64s(const std::string& name, std::vector<int64_t> values,
@@ -89,18 +86,22 @@ class GraphBuilder {
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
   }
-  static void Float(onnx::NodeProto* n, const std::string& name, float v) {
-    auto* a = n->add_attribute();
+  // A new attribute `name` of `type` on `n`, its value for the caller to
+  // set.
+  static onnx::AttributeProto* Attribute(
+      onnx::NodeProto* n, const std::string& name,
+      onnx::AttributeProto::AttributeType type) {
+    onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
+    a->set_type(type);
+    return a;
+  }
+  static void Float(onnx::NodeProto* n, const std::string& name, float v) {
+    Attribute(n, name, onnx::AttributeProto::FLOAT)->set_f(v);
   }
   static void String(onnx::NodeProto* n, const std::string& name,
                      const std::string& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(v);
+    Attribute(n, name, onnx::AttributeProto::STRING)->set_s(v);
   }
   onnx::NodeProto* Node(const std::string& op, std::vector<std::string> in,
                         std::vector<std::string> out) {
@@ -113,16 +114,11 @@ class GraphBuilder {
   }
   static void Ints(onnx::NodeProto* n, const std::string& name,
                    std::vector<int64_t> v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
+    onnx::AttributeProto* a = Attribute(n, name, onnx::AttributeProto::INTS);
     for (int64_t x : v) a->add_ints(x);
   }
   static void Int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
+    Attribute(n, name, onnx::AttributeProto::INT)->set_i(v);
   }
   // LayerNorm of `x` over its last axis spelled out in nine nodes, as
   // PP-OCRv4 rec's SVTR neck writes it: ReduceMean, Sub, Pow by `two`,

@@ -150,17 +150,13 @@ onnx::GraphProto Branch(const std::string& name, const std::string& op,
 
 void GraphAttribute(onnx::NodeProto* n, const std::string& name,
                     const onnx::GraphProto& g) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  *a->mutable_g() = g;
+  *B::Attribute(n, name, onnx::AttributeProto::GRAPH)->mutable_g() = g;
 }
 
 // ConstantOfShape's `value`: a one-element float tensor.
 void FillValue(onnx::NodeProto* n, float v) {
-  auto* a = n->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::AttributeProto* a =
+      B::Attribute(n, "value", onnx::AttributeProto::TENSOR);
   a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
   a->mutable_t()->add_dims(1);
   a->mutable_t()->add_float_data(v);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "first_queue.h"
+#include "host_conv_transpose.h"
 #include "task_parse.h"
 #include "tunefleet_tuned.h"
 
@@ -29,6 +30,8 @@ namespace {
 // layernorm's eps as the application passes it.
 constexpr float kEps = 1e-5f;
 
+using consumer_support::ConvTransposeSums;
+using consumer_support::HostConvTransposeSums;
 using consumer_support::ParseTask;
 using consumer_support::Task;
 
@@ -304,51 +307,18 @@ std::vector<double> Resize(const Task& t, const std::vector<float>& in) {
   return out;
 }
 
-// Output rows (or columns) of a transposed convolution (ONNX
-// ConvTranspose with explicit pads and output_padding).
-long long TransposedExtent(long long in, long long stride, long long pad,
-                           long long dilation, long long kernel,
-                           long long output_pad) {
-  return (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_pad + 1;
-}
-
-// Transposed convolution as a scatter: input pixel (h, w) of channel c
-// adds weight[c][k % (K/G)][r][s] times itself to output (h*SH - PH +
-// r*DH, w*SW - PW + s*DW) of each output channel k of c's group; then the
-// epilogue per output channel.
+// Transposed convolution (HostConvTransposeSums), then the epilogue per
+// output channel.
 std::vector<double> ConvTranspose(const Task& t, const std::vector<float>& in,
                                   const std::vector<float>& w,
                                   const std::vector<float>& scale,
                                   const std::vector<float>& shift) {
-  const long long N = t.d.at("N"), C = t.d.at("C"), H = t.d.at("H"),
-                  W = t.d.at("W"), K = t.d.at("K"), R = t.d.at("R"),
-                  S = t.d.at("S"), SH = t.d.at("SH"), SW = t.d.at("SW"),
-                  PH = t.d.at("PH"), PW = t.d.at("PW"), DH = t.d.at("DH"),
-                  DW = t.d.at("DW"), G = t.d.at("G");
-  const long long OH = TransposedExtent(H, SH, PH, DH, R, t.d.at("OPH"));
-  const long long OW = TransposedExtent(W, SW, PW, DW, S, t.d.at("OPW"));
-  const long long cg = C / G, kg = K / G;
-  std::vector<double> out(N * K * OH * OW, 0.0);
-  for (long long n = 0; n < N; ++n)
-    for (long long c = 0; c < C; ++c)
-      for (long long h = 0; h < H; ++h)
-        for (long long x = 0; x < W; ++x) {
-          const double v = in[((n * C + c) * H + h) * W + x];
-          const long long g = c / cg;
-          for (long long j = 0; j < kg; ++j)
-            for (long long r = 0; r < R; ++r)
-              for (long long s = 0; s < S; ++s) {
-                const long long oh = h * SH - PH + r * DH,
-                                ow = x * SW - PW + s * DW;
-                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
-                const long long k = g * kg + j;
-                out[((n * K + k) * OH + oh) * OW + ow] +=
-                    v * w[((c * kg + j) * R + r) * S + s];
-              }
-        }
+  const ConvTransposeSums sums = HostConvTransposeSums(
+      [&](const char* name) { return t.d.at(name); }, in, w);
+  std::vector<double> out = sums.sums;
   for (size_t i = 0; i < out.size(); ++i) {
-    const int k = int((i / (OH * OW)) % K);
-    out[i] = Epilogue(out[i], k, t, scale, shift, {}, i, K);
+    out[i] = Epilogue(out[i], static_cast<int>(sums.Channel(i)), t, scale,
+                      shift, {}, i, sums.K);
   }
   return out;
 }

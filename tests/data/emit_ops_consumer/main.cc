@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "first_queue.h"
+#include "host_reduce.h"
 #include "task_parse.h"
 #include "tunefleet_tuned.h"
 
 namespace {
 
+using consumer_support::HostReduce;
 using consumer_support::ParseTask;
 using consumer_support::Task;
 
@@ -33,28 +35,6 @@ std::vector<float> Values(size_t n, float offset) {
     v[i] = 0.125f * static_cast<float>((i * 7) % 29) - 1.75f + offset;
   }
   return v;
-}
-
-double Reduce(const std::string& fn, const std::vector<double>& v) {
-  double sum = 0, sq = 0, l1 = 0, prod = 1, mx = -INFINITY, mn = INFINITY;
-  for (double e : v) {
-    sum += e, sq += e * e, l1 += std::fabs(e), prod *= e;
-    mx = std::max(mx, e), mn = std::min(mn, e);
-  }
-  if (fn == "mean") return sum / v.size();
-  if (fn == "max") return mx;
-  if (fn == "min") return mn;
-  if (fn == "prod") return prod;
-  if (fn == "sumsquare") return sq;
-  if (fn == "l1") return l1;
-  if (fn == "l2") return std::sqrt(sq);
-  if (fn == "logsum") return std::log(sum);
-  if (fn == "logsumexp") {
-    double e = 0;
-    for (double x : v) e += std::exp(x - mx);
-    return mx + std::log(e);
-  }
-  return sum;
 }
 
 }  // namespace
@@ -110,7 +90,7 @@ int main(int argc, char** argv) {
           for (long long r = 0; r < r_n; ++r) {
             v.push_back(host[0][(o * r_n + r) * i_n + i]);
           }
-          expect.push_back(Reduce(fn, v));
+          expect.push_back(HostReduce(fn, v));
         }
       }
     } else if (t.op == "eltwise") {

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -291,32 +292,31 @@ TEST_F(BadBundleTest, RefusesMalformedContent) {
                 absl::StatusCode::kInvalidArgument, "format is not");
   ExpectRefused(Rewrap(std::string(100, '[') + std::string(100, ']')),
                 absl::StatusCode::kInvalidArgument, "nested deeper");
-  std::string content = Content();
-  // A field removed.
-  std::string missing = content;
-  const size_t at = missing.find("\"config\":");
-  ASSERT_NE(at, std::string::npos);
-  missing.replace(at, 9, "\"konfig\":");
-  ExpectRefused(Rewrap(missing), absl::StatusCode::kInvalidArgument,
-                "trials[0].config is missing");
-  // A field of the wrong type.
-  std::string typed = content;
-  typed.replace(typed.find("\"format_version\":1"), 18,
-                "\"format_version\":\"1\"");
-  ExpectRefused(Rewrap(typed), absl::StatusCode::kInvalidArgument,
-                "format_version is not an integer");
-  // A newer content version.
-  std::string newer = content;
-  newer.replace(newer.find("\"format_version\":1"), 18, "\"format_version\":9");
-  ExpectRefused(Rewrap(newer), absl::StatusCode::kInvalidArgument,
-                "format_version 9");
-  // A measurement whose content no longer matches its identity.
-  std::string relabelled = content;
-  const size_t agent = relabelled.find("\"agent_name\":\"agent-1\"");
-  ASSERT_NE(agent, std::string::npos);
-  relabelled.replace(agent, 22, "\"agent_name\":\"agent-2\"");
-  ExpectRefused(Rewrap(relabelled), absl::StatusCode::kInvalidArgument,
-                "does not match its content");
+  // The content with one edit each: a field removed, a field of the wrong
+  // type, a newer content version, a measurement whose content no longer
+  // matches its identity.
+  const std::string content = Content();
+  const struct {
+    const char* from;
+    const char* to;
+    const char* cause;
+  } kEdits[] = {
+      {"\"config\":", "\"konfig\":", "trials[0].config is missing"},
+      {"\"format_version\":1", "\"format_version\":\"1\"",
+       "format_version is not an integer"},
+      {"\"format_version\":1", "\"format_version\":9", "format_version 9"},
+      {"\"agent_name\":\"agent-1\"", "\"agent_name\":\"agent-2\"",
+       "does not match its content"},
+  };
+  for (const auto& edit : kEdits) {
+    SCOPED_TRACE(edit.to);
+    std::string edited = content;
+    const size_t at = edited.find(edit.from);
+    ASSERT_NE(at, std::string::npos);
+    edited.replace(at, std::strlen(edit.from), edit.to);
+    ExpectRefused(Rewrap(edited), absl::StatusCode::kInvalidArgument,
+                  edit.cause);
+  }
 }
 
 TEST_F(BadBundleTest, KeysOfTheWrongKindAreRefused) {

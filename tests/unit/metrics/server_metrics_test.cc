@@ -53,39 +53,39 @@ TEST(ServerMetrics, RendersWhatTheReferenceParserReads) {
     EXPECT_EQ(FamilyType(samples, gauge), "gauge") << gauge;
   }
 
-  EXPECT_EQ(
-      SampleValue(samples, "tunefleet_trials_done_total", {{"error", "OK"}}),
-      40);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_trials_done_total",
-                        {{"error", "COMPILE_ERROR"}}),
-            2);
-  // Every error code of the contract is there from the start.
-  EXPECT_EQ(SampleValue(samples, "tunefleet_trials_done_total",
-                        {{"error", "TIMEOUT"}}),
-            0);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_trials_done_total",
-                        {{"error", "ERROR_UNSPECIFIED"}}),
-            -1);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_requeues_total", {}), 3);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_trials_abandoned_total", {}), 1);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_queue_depth", {}), 7);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_leases_in_flight", {}), 3);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_sqlite_bytes", {}), 123456);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_agents_connected",
-                        {{"device_key", "pocl-cpu"}}),
-            2);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_agents_connected",
-                        {{"device_key", "mali-g78"}}),
-            1);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_jobs", {{"state", "done"}}), 4);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_jobs", {{"state", "running"}}), 1);
-  // States the snapshot leaves out read 0.
-  EXPECT_EQ(SampleValue(samples, "tunefleet_jobs", {{"state", "failed"}}), 0);
-  EXPECT_EQ(
-      SampleValue(samples, "tunefleet_model_jobs", {{"state", "cancelled"}}),
-      1);
-  EXPECT_EQ(SampleValue(samples, "tunefleet_model_jobs", {{"state", "queued"}}),
-            0);
+  // Each sample by name and labels, and its value (-1: no such sample).
+  const struct {
+    const char* name;
+    std::map<std::string, std::string> labels;
+    double value;
+  } kSamples[] = {
+      {"tunefleet_trials_done_total", {{"error", "OK"}}, 40},
+      {"tunefleet_trials_done_total", {{"error", "COMPILE_ERROR"}}, 2},
+      // Every error code of the contract is there from the start.
+      {"tunefleet_trials_done_total", {{"error", "TIMEOUT"}}, 0},
+      {"tunefleet_trials_done_total", {{"error", "ERROR_UNSPECIFIED"}}, -1},
+      {"tunefleet_requeues_total", {}, 3},
+      {"tunefleet_trials_abandoned_total", {}, 1},
+      {"tunefleet_queue_depth", {}, 7},
+      {"tunefleet_leases_in_flight", {}, 3},
+      {"tunefleet_sqlite_bytes", {}, 123456},
+      {"tunefleet_agents_connected", {{"device_key", "pocl-cpu"}}, 2},
+      {"tunefleet_agents_connected", {{"device_key", "mali-g78"}}, 1},
+      {"tunefleet_jobs", {{"state", "done"}}, 4},
+      {"tunefleet_jobs", {{"state", "running"}}, 1},
+      // States the snapshot leaves out read 0.
+      {"tunefleet_jobs", {{"state", "failed"}}, 0},
+      {"tunefleet_model_jobs", {{"state", "cancelled"}}, 1},
+      {"tunefleet_model_jobs", {{"state", "queued"}}, 0},
+  };
+  for (const auto& sample : kSamples) {
+    std::string labels;
+    for (const auto& [key, value] : sample.labels) {
+      labels += key + "=" + value;
+    }
+    EXPECT_EQ(SampleValue(samples, sample.name, sample.labels), sample.value)
+        << sample.name << "{" << labels << "}";
+  }
 
   // The histogram: buckets are cumulative, +Inf holds every call.
   const std::map<std::string, std::string> ok = {{"method", kSubmit},

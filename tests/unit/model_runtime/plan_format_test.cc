@@ -60,38 +60,48 @@ Plan SmallPlan() {
   return p;
 }
 
-TEST(PlanFormatTest, RoundTrips) {
-  std::string plan_file, weights_file;
-  EncodePlan(SmallPlan(), &plan_file, &weights_file);
-  Plan back;
-  std::string error;
-  ASSERT_EQ(
-      DecodePlan(plan_file, weights_file, {kSha, "pocl-cpu"}, &back, &error), 0)
-      << error;
-  EXPECT_EQ(back.header.model_name, "tiny.onnx");
-  EXPECT_EQ(back.header.device_name, "pthread-cpu");
-  ASSERT_EQ(back.header.input_shapes.size(), 1u);
-  EXPECT_EQ(back.header.input_shapes[0].second, (std::vector<int64_t>{1, 4}));
-  ASSERT_EQ(back.steps.size(), 1u);
-  EXPECT_EQ(back.steps[0].floats, (std::vector<float>{0.5f, -1e30f}));
-  EXPECT_EQ(back.steps[0].estimate_ns, 1234.5);
-  ASSERT_EQ(back.steps[0].commands.size(), 1u);
-  const PlanCommand& c = back.steps[0].commands[0];
+// SmallPlan() encoded (or a test's own plan: Encode()), and what
+// DecodePlan makes of it.
+class PlanFormatTest : public ::testing::Test {
+ protected:
+  PlanFormatTest() { Encode(SmallPlan()); }
+
+  void Encode(const Plan& p) { EncodePlan(p, &plan_file_, &weights_file_); }
+
+  std::string plan_file_, weights_file_;
+  Plan back_;
+  std::string error_;
+};
+
+TEST_F(PlanFormatTest, RoundTrips) {
+  ASSERT_EQ(DecodePlan(plan_file_, weights_file_, {kSha, "pocl-cpu"}, &back_,
+                       &error_),
+            0)
+      << error_;
+  EXPECT_EQ(back_.header.model_name, "tiny.onnx");
+  EXPECT_EQ(back_.header.device_name, "pthread-cpu");
+  ASSERT_EQ(back_.header.input_shapes.size(), 1u);
+  EXPECT_EQ(back_.header.input_shapes[0].second, (std::vector<int64_t>{1, 4}));
+  ASSERT_EQ(back_.steps.size(), 1u);
+  EXPECT_EQ(back_.steps[0].floats, (std::vector<float>{0.5f, -1e30f}));
+  EXPECT_EQ(back_.steps[0].estimate_ns, 1234.5);
+  ASSERT_EQ(back_.steps[0].commands.size(), 1u);
+  const PlanCommand& c = back_.steps[0].commands[0];
   EXPECT_EQ(c.build_options, "-DX=1");
   EXPECT_EQ(c.global[0], 4u);
   ASSERT_EQ(c.args.size(), 5u);
   EXPECT_EQ(c.args[3].value, 7);
   EXPECT_EQ(c.args[4].real, 0.25f);
-  EXPECT_EQ(back.tensors[1].offset, 1024u);
-  EXPECT_EQ(back.weights, std::string(16, '\x01'));
+  EXPECT_EQ(back_.tensors[1].offset, 1024u);
+  EXPECT_EQ(back_.weights, std::string(16, '\x01'));
   // Encoding is deterministic.
   std::string again, again_weights;
-  EncodePlan(back, &again, &again_weights);
-  EXPECT_EQ(again, plan_file);
-  EXPECT_EQ(again_weights, weights_file);
+  EncodePlan(back_, &again, &again_weights);
+  EXPECT_EQ(again, plan_file_);
+  EXPECT_EQ(again_weights, weights_file_);
 }
 
-TEST(PlanFormatTest, RoundTripsLongArgumentListsAtTheEnd) {
+TEST_F(PlanFormatTest, RoundTripsLongArgumentListsAtTheEnd) {
   // Counts near the end of the file are checked against the bytes left
   // with the smallest encoding of their items, never a larger one.
   Plan p = SmallPlan();
@@ -100,97 +110,76 @@ TEST(PlanFormatTest, RoundTripsLongArgumentListsAtTheEnd) {
   for (PlanCommand& k : p.steps.back().commands) k.source = 0;
   PlanCommand& c = p.steps.back().commands.back();
   for (int i = 0; i < 40; ++i) c.args.push_back(PlanArg{PlanArg::kInt, i});
-  std::string plan_file, weights_file;
-  EncodePlan(p, &plan_file, &weights_file);
-  Plan back;
-  std::string error;
-  ASSERT_EQ(DecodePlan(plan_file, weights_file, {}, &back, &error), 0)
-      << error;
-  ASSERT_EQ(back.steps[1].commands.size(), 3u);
-  EXPECT_EQ(back.steps[1].commands[2].args.size(), 40u);
+  Encode(p);
+  ASSERT_EQ(DecodePlan(plan_file_, weights_file_, {}, &back_, &error_), 0)
+      << error_;
+  ASSERT_EQ(back_.steps[1].commands.size(), 3u);
+  EXPECT_EQ(back_.steps[1].commands[2].args.size(), 40u);
 }
 
-TEST(PlanFormatTest, RefusesAnotherModelOrKeyNamingIt) {
-  std::string plan_file, weights_file;
-  EncodePlan(SmallPlan(), &plan_file, &weights_file);
-  Plan back;
-  std::string error;
+TEST_F(PlanFormatTest, RefusesAnotherModelOrKeyNamingIt) {
   const std::string other(64, 'f');
-  EXPECT_EQ(DecodePlan(plan_file, weights_file, {other, ""}, &back, &error),
+  EXPECT_EQ(DecodePlan(plan_file_, weights_file_, {other, ""}, &back_, &error_),
             kPlanOtherModel);
-  EXPECT_THAT(error, HasSubstr("another model"));
-  EXPECT_THAT(error, HasSubstr("tiny.onnx"));
+  EXPECT_THAT(error_, HasSubstr("another model"));
+  EXPECT_THAT(error_, HasSubstr("tiny.onnx"));
   EXPECT_EQ(
-      DecodePlan(plan_file, weights_file, {"", "mali-g610"}, &back, &error),
+      DecodePlan(plan_file_, weights_file_, {"", "mali-g610"}, &back_, &error_),
       kPlanOtherDevice);
-  EXPECT_THAT(error, HasSubstr("'pocl-cpu', not 'mali-g610'"));
+  EXPECT_THAT(error_, HasSubstr("'pocl-cpu', not 'mali-g610'"));
 }
 
-TEST(PlanFormatTest, RefusesAnotherVersion) {
-  std::string plan_file, weights_file;
-  EncodePlan(SmallPlan(), &plan_file, &weights_file);
-  plan_file[8] = 9;  // the version's low byte
-  Plan back;
-  std::string error;
-  EXPECT_EQ(DecodePlan(plan_file, weights_file, {}, &back, &error),
+TEST_F(PlanFormatTest, RefusesAnotherVersion) {
+  plan_file_[8] = 9;  // the version's low byte
+  EXPECT_EQ(DecodePlan(plan_file_, weights_file_, {}, &back_, &error_),
             kPlanVersion);
-  EXPECT_THAT(error, HasSubstr("format version 9"));
-  EXPECT_THAT(error, HasSubstr("reads version 1"));
+  EXPECT_THAT(error_, HasSubstr("format version 9"));
+  EXPECT_THAT(error_, HasSubstr("reads version 1"));
 }
 
-TEST(PlanFormatTest, RefusesTruncatedFiles) {
-  std::string plan_file, weights_file;
-  EncodePlan(SmallPlan(), &plan_file, &weights_file);
-  Plan back;
-  std::string error;
-  for (size_t keep : {size_t{10}, size_t{30}, plan_file.size() - 1}) {
-    EXPECT_EQ(
-        DecodePlan(plan_file.substr(0, keep), weights_file, {}, &back, &error),
-        kPlanTruncated)
+TEST_F(PlanFormatTest, RefusesTruncatedFiles) {
+  for (size_t keep : {size_t{10}, size_t{30}, plan_file_.size() - 1}) {
+    EXPECT_EQ(DecodePlan(plan_file_.substr(0, keep), weights_file_, {}, &back_,
+                         &error_),
+              kPlanTruncated)
         << keep;
-    EXPECT_THAT(error, HasSubstr("plan file: truncated"));
+    EXPECT_THAT(error_, HasSubstr("plan file: truncated"));
   }
   EXPECT_EQ(
-      DecodePlan(plan_file, weights_file.substr(0, weights_file.size() - 5), {},
-                 &back, &error),
+      DecodePlan(plan_file_, weights_file_.substr(0, weights_file_.size() - 5),
+                 {}, &back_, &error_),
       kPlanTruncated);
-  EXPECT_THAT(error, HasSubstr("weights file: truncated"));
-  EXPECT_EQ(DecodePlan(plan_file, "", {}, &back, &error), kPlanNotAPlan);
-  EXPECT_THAT(error, HasSubstr("weights file: not a tunefleet model weights"));
+  EXPECT_THAT(error_, HasSubstr("weights file: truncated"));
+  EXPECT_EQ(DecodePlan(plan_file_, "", {}, &back_, &error_), kPlanNotAPlan);
+  EXPECT_THAT(error_, HasSubstr("weights file: not a tunefleet model weights"));
 }
 
-TEST(PlanFormatTest, RefusesCorruptBytesAndOtherWeights) {
-  std::string plan_file, weights_file;
-  EncodePlan(SmallPlan(), &plan_file, &weights_file);
-  Plan back;
-  std::string error;
-  std::string flipped = plan_file;
-  flipped[plan_file.size() / 2] ^= 0x40;
-  EXPECT_EQ(DecodePlan(flipped, weights_file, {}, &back, &error), kPlanCorrupt);
-  EXPECT_THAT(error, HasSubstr("checksum mismatch"));
+TEST_F(PlanFormatTest, RefusesCorruptBytesAndOtherWeights) {
+  std::string flipped = plan_file_;
+  flipped[plan_file_.size() / 2] ^= 0x40;
+  EXPECT_EQ(DecodePlan(flipped, weights_file_, {}, &back_, &error_),
+            kPlanCorrupt);
+  EXPECT_THAT(error_, HasSubstr("checksum mismatch"));
   // Weights of another emit of the same model and key.
   Plan other = SmallPlan();
   other.weights = std::string(16, '\x02');
   std::string other_plan, other_weights;
   EncodePlan(other, &other_plan, &other_weights);
-  EXPECT_EQ(DecodePlan(plan_file, other_weights, {}, &back, &error),
+  EXPECT_EQ(DecodePlan(plan_file_, other_weights, {}, &back_, &error_),
             kPlanWeightsMismatch);
-  EXPECT_THAT(error, HasSubstr("not the weights of this plan"));
+  EXPECT_THAT(error_, HasSubstr("not the weights of this plan"));
   // A plan file given as weights, and the reverse.
-  EXPECT_EQ(DecodePlan(weights_file, plan_file, {}, &back, &error),
+  EXPECT_EQ(DecodePlan(weights_file_, plan_file_, {}, &back_, &error_),
             kPlanNotAPlan);
 }
 
-TEST(PlanFormatTest, RefusesIndicesOutOfRange) {
+TEST_F(PlanFormatTest, RefusesIndicesOutOfRange) {
   Plan p = SmallPlan();
   p.steps[0].commands[0].args[0].value = 5;  // no tensor 5
-  std::string plan_file, weights_file;
-  EncodePlan(p, &plan_file, &weights_file);
-  Plan back;
-  std::string error;
-  EXPECT_EQ(DecodePlan(plan_file, weights_file, {}, &back, &error),
+  Encode(p);
+  EXPECT_EQ(DecodePlan(plan_file_, weights_file_, {}, &back_, &error_),
             kPlanCorrupt);
-  EXPECT_THAT(error, HasSubstr("names no tensor"));
+  EXPECT_THAT(error_, HasSubstr("names no tensor"));
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 
 #include "gtest/gtest.h"
 #include "onnx_import/model_graph.h"
+#include "tests/data/consumer_support/host_conv_transpose.h"
+#include "tests/support/host_activation.h"
 
 namespace tunefleet::testing {
 
@@ -66,17 +68,6 @@ class StepSimulator {
     return b.tensor.empty() ? b.constant : Buffer(b.tensor);
   }
 
-  static float Act(const std::string& act, float y, float a, float b) {
-    if (act == "relu") return std::max(y, 0.0f);
-    if (act == "clip") return std::min(std::max(y, a), b);
-    if (act == "hardsigmoid") return std::clamp(a * y + b, 0.0f, 1.0f);
-    if (act == "hardswish") return y * std::clamp(a * y + b, 0.0f, 1.0f);
-    if (act == "leakyrelu") return y >= 0 ? y : a * y;
-    if (act == "sigmoid") return 1 / (1 + std::exp(-y));
-    if (act == "silu") return y / (1 + std::exp(-y));
-    return y;
-  }
-
   // The epilogue of y at channel c of `channels` (common/epilogue.cl).
   static float Epilogue(const templates::Workload& w, float y, float r,
                         int64_t c, int64_t channels,
@@ -86,7 +77,8 @@ class StepSimulator {
     if (w.attr("affine") == "scale_shift") y = y * scale[c] + shift[c];
     if (w.attr("affine") == "shift") y += shift[c];
     if (w.attr("residual") == "add") y += r;
-    y = Act(w.attr("act"), y, f.size() > 0 ? f[0] : 0, f.size() > 1 ? f[1] : 0);
+    y = HostActivation(w.attr("act"), y, f.size() > 0 ? f[0] : 0,
+                       f.size() > 1 ? f[1] : 0);
     if (w.attr("post") == "scale_shift") {
       y = y * scale[channels + c] + shift[channels + c];
     }
@@ -334,13 +326,14 @@ class StepSimulator {
           for (int64_t c = 0; c < C; ++c) {
             acc += w1.at(r * C + c) * sq.at(n * C + c);
           }
-          h[r] = Act(w.attr("act1"), static_cast<float>(acc), f.at(0), f.at(1));
+          h[r] = HostActivation(w.attr("act1"), static_cast<float>(acc),
+                                f.at(0), f.at(1));
         }
         for (int64_t c = 0; c < C; ++c) {
           double acc = b2.at(c);
           for (int64_t r = 0; r < R; ++r) acc += w2.at(c * R + r) * h[r];
-          const float g =
-              Act(w.attr("act2"), static_cast<float>(acc), f.at(2), f.at(3));
+          const float g = HostActivation(
+              w.attr("act2"), static_cast<float>(acc), f.at(2), f.at(3));
           for (int64_t k = 0; k < plane; ++k) {
             const int64_t i = (n * C + c) * plane + k;
             out.at(i) =
@@ -377,33 +370,12 @@ class StepSimulator {
       const std::vector<float> in = In(s.buffers[0]);
       const std::vector<float>& wt = In(s.buffers[1]);
       std::vector<float>& out = Buffer(s.buffers[2].tensor);
-      const int64_t N = d("N"), C = d("C"), H = d("H"), W = d("W"), K = d("K"),
-                    R = d("R"), S = d("S"), SH = d("SH"), SW = d("SW"),
-                    PH = d("PH"), PW = d("PW"), DH = d("DH"), DW = d("DW"),
-                    G = d("G");
-      const int64_t OH = (H - 1) * SH - 2 * PH + DH * (R - 1) + d("OPH") + 1;
-      const int64_t OW = (W - 1) * SW - 2 * PW + DW * (S - 1) + d("OPW") + 1;
-      const int64_t cg = C / G, kg = K / G;
-      std::vector<double> acc(N * K * OH * OW, 0.0);
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t c = 0; c < C; ++c)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t x = 0; x < W; ++x)
-              for (int64_t k2 = 0; k2 < kg; ++k2)
-                for (int64_t r = 0; r < R; ++r)
-                  for (int64_t t = 0; t < S; ++t) {
-                    const int64_t oh = h * SH - PH + r * DH;
-                    const int64_t ow = x * SW - PW + t * DW;
-                    if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
-                    const int64_t k = (c / cg) * kg + k2;
-                    acc[((n * K + k) * OH + oh) * OW + ow] +=
-                        in.at(((n * C + c) * H + h) * W + x) *
-                        wt.at(((c * kg + k2) * R + r) * S + t);
-                  }
-      for (size_t i = 0; i < acc.size(); ++i) {
-        const int64_t k = (i / (OH * OW)) % K;
-        out.at(i) = Epilogue(w, static_cast<float>(acc[i]), 0, k, K,
-                             In(s.buffers[3]), In(s.buffers[4]), s.floats);
+      const consumer_support::ConvTransposeSums acc =
+          consumer_support::HostConvTransposeSums(d, in, wt);
+      for (size_t i = 0; i < acc.sums.size(); ++i) {
+        out.at(i) =
+            Epilogue(w, static_cast<float>(acc.sums[i]), 0, acc.Channel(i),
+                     acc.K, In(s.buffers[3]), In(s.buffers[4]), s.floats);
       }
       return;
     }
