@@ -44,13 +44,31 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
       *error = "library " + library + " is not loaded";
       return tunefleet_tuned::kModelLibraryMissing;
     }
-    // The converted arguments, kept per call site (the Model's argument
-    // lists do not move), so that a run converts nothing. A site's address
-    // can be another model's after the first was unloaded (one runner runs
-    // many plans), so a kept conversion serves only while it still matches
-    // the site's arguments, buffers included.
+    // The converted arguments, kept per call site (the loaded Model's
+    // argument lists do not move), so that a run converts nothing. Kept
+    // for one loaded model only (ForgetCallSites): the next model's lists
+    // may sit at the same addresses.
     std::vector<library_backends::LibraryArg>& converted = converted_[&args];
-    if (!Matches(args, converted)) converted = Converted(args);
+    if (converted.size() != args.size()) {
+      converted.clear();
+      for (size_t i = 0; i < args.size(); ++i) {
+        const tunefleet_tuned::LibraryArgument& a = args[i];
+        switch (a.kind) {
+          case tunefleet_tuned::LibraryArgument::kInteger:
+            converted.push_back(
+                library_backends::LibraryArg::Integer(a.integer));
+            break;
+          case tunefleet_tuned::LibraryArgument::kFloat:
+            converted.push_back(library_backends::LibraryArg::Float(a.real));
+            break;
+          case tunefleet_tuned::LibraryArgument::kBuffer:
+            converted.push_back(library_backends::LibraryArg::Buffer(
+                a.buffer, absl::StrCat("argument ", i),
+                tunefleet::v1::DTYPE_FP32, a.elements));
+            break;
+        }
+      }
+    }
     absl::StatusOr<std::vector<library_backends::LibraryEvent>> events =
         b->Enqueue(routine, converted, queue);
     if (!events.ok()) {
@@ -70,64 +88,13 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
     return CL_SUCCESS;
   }
 
+  // Drops the kept conversions: called before a model is loaded, so that
+  // a call site of the model unloaded before is never taken for one of its
+  // own (its freed buffers passed to the library).
+  void ForgetCallSites() { converted_.clear(); }
+
  private:
-  // The library's form of a call site's arguments.
-  static std::vector<library_backends::LibraryArg> Converted(
-      const std::vector<tunefleet_tuned::LibraryArgument>& args) {
-    std::vector<library_backends::LibraryArg> converted;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const tunefleet_tuned::LibraryArgument& a = args[i];
-      switch (a.kind) {
-        case tunefleet_tuned::LibraryArgument::kInteger:
-          converted.push_back(library_backends::LibraryArg::Integer(a.integer));
-          break;
-        case tunefleet_tuned::LibraryArgument::kFloat:
-          converted.push_back(library_backends::LibraryArg::Float(a.real));
-          break;
-        case tunefleet_tuned::LibraryArgument::kBuffer:
-          converted.push_back(library_backends::LibraryArg::Buffer(
-              a.buffer, absl::StrCat("argument ", i),
-              tunefleet::v1::DTYPE_FP32, a.elements));
-          break;
-      }
-    }
-    return converted;
-  }
-
-  // Whether `converted` is Converted(args).
-  static bool Matches(
-      const std::vector<tunefleet_tuned::LibraryArgument>& args,
-      const std::vector<library_backends::LibraryArg>& converted) {
-    if (converted.size() != args.size()) return false;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const tunefleet_tuned::LibraryArgument& a = args[i];
-      const library_backends::LibraryArg& c = converted[i];
-      switch (a.kind) {
-        case tunefleet_tuned::LibraryArgument::kInteger:
-          if (c.kind != library_backends::LibraryArg::Kind::kInteger ||
-              c.integer != a.integer) {
-            return false;
-          }
-          break;
-        case tunefleet_tuned::LibraryArgument::kFloat:
-          if (c.kind != library_backends::LibraryArg::Kind::kFloat ||
-              c.real != a.real) {
-            return false;
-          }
-          break;
-        case tunefleet_tuned::LibraryArgument::kBuffer:
-          if (c.kind != library_backends::LibraryArg::Kind::kBuffer ||
-              c.buffer != a.buffer || c.elements != a.elements) {
-            return false;
-          }
-          break;
-      }
-    }
-    return true;
-  }
-
   library_backends::LibraryRegistry registry_;
-  // Call site (a Model's argument list) -> its converted arguments.
   std::map<const void*, std::vector<library_backends::LibraryArg>> converted_;
 };
 
@@ -204,6 +171,7 @@ class LocalRunner : public ModelRunner {
       return absl::InternalError(
           absl::StrCat("clCreateCommandQueue: OpenCL error ", queue_err));
     }
+    library_.ForgetCallSites();
     std::unique_ptr<tunefleet_tuned::Model> model;
     std::string error;
     cl_int err = tunefleet_tuned::Model::LoadBytes(

@@ -456,9 +456,7 @@ bool Job::Collect(std::vector<search::Observation>* measurements,
                               refused ? GroupSize(it->second) : 0);
     outstanding_.erase(it);
   }
-  if (work_group_limit_.limit() != progress_.work_group_limit()) {
-    progress_.set_work_group_limit(work_group_limit_.limit());
-  }
+  progress_.set_work_group_limit(work_group_limit_.limit());
   if (!results.empty()) Changed();
   *outstanding = outstanding_.size();
   return true;
