@@ -85,6 +85,39 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+// What a device offers for reading a buffer's memory as an image2d_t
+// (cl_khr_image2d_from_buffer; OpenCL 3.0 spec, section 5.3.1.2).
+struct ImageViewCaps {
+  bool from_buffer = false;     // lists cl_khr_image2d_from_buffer
+  cl_uint pitch_alignment = 0;  // CL_DEVICE_IMAGE_PITCH_ALIGNMENT, texels
+};
+
+ImageViewCaps QueryImageViewCaps(cl_device_id device, bool assume_extension) {
+  ImageViewCaps caps;
+  std::istringstream extensions(DeviceText(device, CL_DEVICE_EXTENSIONS));
+  for (std::string name; extensions >> name;) {
+    caps.from_buffer = caps.from_buffer || name == "cl_khr_image2d_from_buffer";
+  }
+  caps.from_buffer = caps.from_buffer || assume_extension;
+  // CL_DEVICE_IMAGE_PITCH_ALIGNMENT(_KHR): 0x104A in cl_ext.h and cl.h.
+  constexpr cl_device_info kPitchAlignment = 0x104A;
+  if (caps.from_buffer &&
+      clGetDeviceInfo(device, kPitchAlignment, sizeof(caps.pitch_alignment),
+                      &caps.pitch_alignment, nullptr) != CL_SUCCESS) {
+    caps.pitch_alignment = 0;
+  }
+  return caps;
+}
+
+// Whether an image of rows of `row_elements` fp32 values may view its
+// buffer: the extension, whole texels per row, and a row pitch that is a
+// multiple of the device's alignment.
+bool MayViewAsImage(const ImageViewCaps& caps, uint64_t row_elements) {
+  if (!caps.from_buffer || row_elements % 4 != 0) return false;
+  return caps.pitch_alignment == 0 ||
+         (row_elements / 4) % caps.pitch_alignment == 0;
+}
+
 // The arguments of tunefleet_pack_image_float (measure/image_pack.cl):
 // `rows` rows of `row_elements` floats of `src` into `image`, `width`
 // texels wide.
@@ -466,8 +499,16 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
   // tensor's memory again (`packed`: by root tensor, row elements and rows,
   // the image and the layer that packed it; `image_reads`: each layer's
   // choice, in words, for Describe()).
-  std::map<std::tuple<int32_t, int64_t, int64_t>, std::pair<cl_mem, size_t>>
-      packed;
+  struct TensorImage {
+    cl_mem image = nullptr;
+    size_t layer = 0;
+    bool view = false;  // the tensor's own memory (ImageViewCaps)
+  };
+  std::map<std::tuple<int32_t, int64_t, int64_t>, TensorImage> packed;
+  const ImageViewCaps view_caps =
+      options.image_views
+          ? QueryImageViewCaps(device, options.assume_image_from_buffer)
+          : ImageViewCaps{};
   std::vector<std::vector<std::string>> image_reads(plan.steps.size());
   m.steps.resize(plan.steps.size());
   for (size_t s = 0; s < plan.steps.size(); ++s) {
@@ -567,12 +608,15 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
             const std::string& name = plan.tensors[a.value].name;
             auto earlier = packed.find(key);
             if (earlier != packed.end()) {
-              cl_mem mem = earlier->second.first;
+              cl_mem mem = earlier->second.image;
               err =
                   clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem), &mem);
-              image_reads[s].push_back(name +
-                                       " through the image packed by layer " +
-                                       std::to_string(earlier->second.second));
+              image_reads[s].push_back(
+                  name +
+                  (earlier->second.view
+                       ? " through the image view of layer "
+                       : " through the image packed by layer ") +
+                  std::to_string(earlier->second.layer));
               break;
             }
             const size_t width = (a.row_elements + 3) / 4;
@@ -581,6 +625,26 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
             desc.image_type = CL_MEM_OBJECT_IMAGE2D;
             desc.image_width = width;
             desc.image_height = a.rows;
+            std::string view_refused;  // the driver's code, where it refused
+            if (MayViewAsImage(view_caps, a.row_elements)) {
+              desc.image_row_pitch = width * 16;
+              desc.buffer = buffer_of_tensor(a.value);
+              MemPtr view(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
+                                        &desc, nullptr, &err));
+              desc.image_row_pitch = 0;
+              desc.buffer = nullptr;
+              if (err == CL_SUCCESS) {
+                cl_mem mem = view.get();
+                err = clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem),
+                                     &mem);
+                packed[key] = {view.get(), s, true};
+                ++model->image_views_;
+                image_reads[s].push_back(name + " viewed as an image");
+                m.images.push_back(std::move(view));
+                break;
+              }
+              view_refused = ClCode(err);
+            }
             MemPtr image(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
                                        &desc, nullptr, &err));
             if (err != CL_SUCCESS) break;
@@ -629,8 +693,13 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
               err =
                   clSetKernelArg(cmd.kernel.get(), index, sizeof(cl_mem), &mem);
             }
-            packed[key] = {image.get(), s};
-            image_reads[s].push_back(name + " packed into an image");
+            packed[key] = {image.get(), s, false};
+            ++model->image_fills_;
+            image_reads[s].push_back(
+                name + " packed into an image" +
+                (view_refused.empty()
+                     ? ""
+                     : " (the driver refused a view: " + view_refused + ")"));
             m.images.push_back(std::move(image));
             fills.push_back(std::move(fill));
             break;

@@ -123,6 +123,19 @@ struct ModelLoadOptions {
   // Tests: the extensions' entry points and what the device lists, in
   // place of the device's (LoadRecordingApi). Not owned; copied at Load.
   const RecordingApi* recording_api = nullptr;
+  // Tensors read through an image2d_t (issue 36, "plans that move less"):
+  // true views the tensor's own memory as the image where the device lists
+  // cl_khr_image2d_from_buffer (OpenCL 3.0 spec, 5.3.1.2: cl_image_desc's
+  // buffer), its rows fill whole texels (row elements % 4 == 0) and the row
+  // pitch is a multiple of CL_DEVICE_IMAGE_PITCH_ALIGNMENT: the producer's
+  // output is read as an image with no copy or packing kernel between them,
+  // as the agent's trials read it (measure/image_args.h). Where the device
+  // lacks the extension, the driver refuses the view, or false: a separate
+  // image filled by a copy or a packing kernel before the layer.
+  bool image_views = true;
+  // Tests: try views as if the device listed cl_khr_image2d_from_buffer
+  // (a device without it refuses them, and the copy takes over).
+  bool assume_image_from_buffer = false;
 };
 
 // A graph input or output.
@@ -143,10 +156,12 @@ struct ModelLayer {
   int commands = 0;                     // launches and library calls
   std::vector<ModelTensorInfo> reads;   // tensors it reads
   std::vector<ModelTensorInfo> writes;  // tensors it writes
-  // Tensors it reads through an image, each in words: "x packed into an
-  // image" (a copy or packing kernel before it), or "x through the image
-  // packed by layer 3" (an earlier layer's image of the same shape, the
-  // tensor unwritten since: no packing again).
+  // Tensors it reads through an image, each in words: "x viewed as an
+  // image" (its buffer's memory, no copy: ModelLoadOptions::image_views),
+  // "x packed into an image" (a copy or packing kernel before it; where a
+  // view was refused, the driver's code follows), "x through the image
+  // packed by layer 3" or "x through the image view of layer 3" (an earlier
+  // layer's image of the same shape, the tensor unwritten since).
   std::vector<std::string> image_reads;
 };
 
@@ -239,6 +254,11 @@ class Model {
   int layers_without_estimate() const;
   // Kernel launches (image fills included) and library calls per run.
   int commands_per_run() const { return commands_per_run_; }
+  // Tensors read through an image: views of their own memory (no command
+  // per run), and images filled by a copy or packing kernel (one command
+  // each per run); a later layer reading the same image counts neither.
+  int image_views() const { return image_views_; }
+  int image_fills() const { return image_fills_; }
 
   // Recording: the mechanism Load recorded the plan with (kNone: not
   // recorded), in words ("cl_khr_command_buffer 0.9.0: 75 launches in 1
@@ -275,6 +295,7 @@ class Model {
            scratch_bytes_ = 0, tensor_bytes_ = 0;
   bool replanned_ = false;
   int commands_per_run_ = 0;
+  int image_views_ = 0, image_fills_ = 0;
   RecordKind record_kind_ = RecordKind::kNone;
   std::string recording_note_;
   int recorded_lists_ = 0;

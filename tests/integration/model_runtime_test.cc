@@ -43,12 +43,16 @@ using testing_support::TinyModel;
 class ModelRuntimeTest : public testing_support::ModelDeviceTest {
  protected:
   // Runs `plan` on the device and checks the output against the model's.
-  void RunAndCheck(const TinyModel& m, tunefleet_tuned::Plan plan) {
+  // Loads `plan` with `options`, runs it (profiled, then plain) and checks
+  // its output against the model's; the loaded model in *kept when asked.
+  void RunAndCheck(const TinyModel& m, tunefleet_tuned::Plan plan,
+                   const tunefleet_tuned::ModelLoadOptions& options = {},
+                   std::unique_ptr<tunefleet_tuned::Model>* kept = nullptr) {
     std::unique_ptr<tunefleet_tuned::Model> model;
     std::string error;
     ASSERT_EQ(tunefleet_tuned::Model::LoadPlan(device_->context.get(),
                                                device_->device, std::move(plan),
-                                               {}, &model, &error),
+                                               options, &model, &error),
               CL_SUCCESS)
         << error;
     ASSERT_EQ(model->inputs().size(), 1u);
@@ -79,6 +83,7 @@ class ModelRuntimeTest : public testing_support::ModelDeviceTest {
               CL_SUCCESS)
         << error;
     EXPECT_EQ(again, out);
+    if (kept != nullptr) *kept = std::move(model);
   }
 };
 
@@ -115,6 +120,45 @@ TEST_F(ModelRuntimeTest, TunedConfigReadingAnImageMatches) {
     EXPECT_THAT(plan->steps[0].config, HasSubstr("IMI=1"));
     EXPECT_GE(plan->image_pack_source, 0);  // also records image copies
     RunAndCheck(m, *std::move(plan));
+  }
+}
+
+// A tensor read through an image in whole texels is viewed in its own
+// memory where the device takes cl_khr_image2d_from_buffer: no copy before
+// the layer. PoCL does not list the extension: claimed for it, the view is
+// refused and the copy takes over, saying so, with the same outputs; with
+// views off, the copy is made without asking.
+TEST_F(ModelRuntimeTest, AnImageViewOfATensorOrTheCopyWhereRefused) {
+  TinyModel m(8, 8);  // rows of 8 floats: whole texels
+  struct Case {
+    bool views, assume;
+  };
+  for (const Case c : {Case{false, false}, Case{true, true}}) {
+    SCOPED_TRACE(absl::StrCat("views=", c.views, " assume=", c.assume));
+    FakeRecords records("test-key", info_);
+    ASSERT_NO_FATAL_FAILURE(
+        testing_support::AddTunedConvRecord(m, /*image=*/true, records));
+    auto plan = plan_builder::BuildPlan(m.graph, records, Options(8));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    tunefleet_tuned::ModelLoadOptions options;
+    options.image_views = c.views;
+    options.assume_image_from_buffer = c.assume;
+    std::unique_ptr<tunefleet_tuned::Model> model;
+    ASSERT_NO_FATAL_FAILURE(RunAndCheck(m, *std::move(plan), options, &model));
+    ASSERT_NE(model, nullptr);
+    ASSERT_EQ(model->layers()[0].image_reads.size(), 1u);
+    const std::string& read = model->layers()[0].image_reads[0];
+    if (!c.views) {
+      EXPECT_EQ(read, "x packed into an image");
+      EXPECT_EQ(model->commands_per_run(), 4);  // the copy, then 3 layers
+      EXPECT_GT(model->image_bytes(), 0u);
+    } else if (read == "x viewed as an image") {  // a device that takes it
+      EXPECT_EQ(model->commands_per_run(), 3);
+    } else {
+      EXPECT_THAT(read, HasSubstr("x packed into an image (the driver refused "
+                                  "a view: OpenCL error "));
+      EXPECT_EQ(model->commands_per_run(), 4);
+    }
   }
 }
 
