@@ -265,10 +265,15 @@ void PrintText(const RunOptions& o, const LoadedModel& m, const PlanToRun& p,
   }
   std::cout << absl::StrFormat(
       "%s on %s (device key %s), %s\n  %zu layers: %d tuned, %d naive, %d "
-      "library calls; %d commands per run\n  recording %s\n",
+      "library calls; %d commands per run%s\n  recording %s\n",
       m.name, r.device.device_name, p.plan.header.device_key,
       absl::StrCat(p.source, "; run on ", p.runner), r.layers.size(), tuned,
       reference, library, r.commands_per_run,
+      r.image_views + r.image_fills == 0
+          ? ""
+          : absl::StrFormat("; tensors read through images: %d viewed in "
+                            "their own memory, %d copied in per run",
+                            r.image_views, r.image_fills),
       // The runtime's note on "off" starts with the mode itself.
       absl::StartsWith(r.record_note, r.record)
           ? r.record_note
@@ -427,6 +432,8 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
       {"entries",
        {{"tuned", tuned}, {"reference", reference}, {"library", library}}},
       {"commands_per_run", r.commands_per_run},
+      {"image_views", r.image_views},
+      {"image_fills", r.image_fills},
       {"slowest_layers", layers},
       {"output_shapes", shapes},
       {"outputs", outputs}};
@@ -525,6 +532,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
          "every command), both (plain and recorded runs side by side)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off", "both"}));
+  cmd->add_option(
+         "--image-views", o.image_views,
+         "a tensor that a layer reads through an image: on (view its own "
+         "memory as the image where the device lists "
+         "cl_khr_image2d_from_buffer, no copy per run), off (copy it into an "
+         "image before the layer)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--platform", o.platform, "OpenCL platform index")
       ->capture_default_str();
   cmd->add_option("--device", o.device, "OpenCL device index")
@@ -625,6 +640,7 @@ int RunRun(const RunOptions& o) {
   request.warmup = o.warmup;
   request.profiled_runs = o.profiled_runs;
   request.record = o.record;
+  request.image_views = o.image_views == "on";
   if (!o.device_key.empty() && o.device_key != device.device_key) {
     // Another key's plan on this device: its kernels may still run.
     std::cerr << "tunefleet run: note: running device key '" << o.device_key

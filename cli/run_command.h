@@ -42,6 +42,9 @@ struct RunOptions {
   // Recording (issue 36): auto, on, off or both (plain and recorded runs
   // side by side).
   std::string record = "auto";
+  // Tensors read through an image: "on" views them in their own memory
+  // where the device can (cl_khr_image2d_from_buffer), "off" copies them.
+  std::string image_views = "on";
   int platform = 0;
   int device = 0;
   bool json = false;

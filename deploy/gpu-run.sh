@@ -206,9 +206,9 @@ def load(name):
     except (OSError, ValueError):
         return {}
 f = lambda v: "-" if v is None else "%.4g" % v
-print("%-5s %9s %9s %9s %9s %9s %10s %11s %11s %10s" % (
+print("%-5s %9s %9s %9s %9s %9s %10s %11s %11s %10s %9s %13s" % (
     "model", "off ms", "auto ms", "on-dev ms", "est ms", "auto/est", "ours rel",
-    "torch eager", "torch graph", "torch rel"))
+    "torch eager", "torch graph", "torch rel", "views v/c", "views off dev"))
 for m in models:
     off, auto = load("run-%s-record-off.json" % m), load("run-%s-record-auto.json" % m)
     e2e = (load("e2e-%s.json" % m).get("models") or [{}])[0]
@@ -224,10 +224,15 @@ for m in models:
             for j in (load("run-%s.json" % m), off, auto)]
     runs = sorted(v for v in runs if v is not None)
     on_dev = runs[len(runs) // 2] if runs else None
-    print("%-5s %9s %9s %9s %9s %9s %10s %11s %11s %10s" % (
+    # Tensors read through images: viewed in place / copied in per run,
+    # and the on-device median with views off (every one copied).
+    nv = load("run-%s-views-off.json" % m)
+    views = "%s/%s" % (auto.get("image_views", "-"), auto.get("image_fills", "-"))
+    print("%-5s %9s %9s %9s %9s %9s %10s %11s %11s %10s %9s %13s" % (
         m, f(med(off)), f(med(auto)), f(on_dev), f(est), f(ratio),
         f(e2e.get("max_relative_deviation")), f(med(pe)), f(med(pg)),
-        f(max(rels) if rels else None)))
+        f(max(rels) if rels else None), views,
+        f((nv.get("device_buffers_latency_ms") or {}).get("median"))))
 PY
 }
 if [ "$what" = model-e2e ]; then
@@ -262,6 +267,11 @@ if [ "$what" = model-e2e ]; then
         --db "$db" --runs "${E2E_RUNS:-20}" --record "$mode" --json \
         > "$RESULTS/run-$model-record-$mode.json" 2>> "$RESULTS/e2e-$model.log"
     done
+    # The same plan with every tensor read through an image copied in
+    # before its layer, against views of the tensors' own memory.
+    "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
+      --db "$db" --runs "${E2E_RUNS:-20}" --image-views off --json \
+      > "$RESULTS/run-$model-views-off.json" 2>> "$RESULTS/e2e-$model.log"
     if [ -f "$PACK/peer.py" ] && [ -n "$PEER_PYTHON" ]; then
       "$PEER_PYTHON" "$PACK/peer.py" "$PACK/models/$file" --shape "$shape" \
         --iters "${E2E_RUNS:-50}" --check-ort --json \

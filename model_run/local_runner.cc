@@ -150,6 +150,7 @@ class LocalRunner : public ModelRunner {
     options.model_sha256 = request.model_sha256;
     options.device_key = request.device_key;
     options.library = &library_;
+    options.image_views = request.image_views;
     if (request.record == "off") {
       options.record = tunefleet_tuned::RecordMode::kOff;
     } else if (request.record == "on") {
@@ -317,6 +318,8 @@ class LocalRunner : public ModelRunner {
     result.estimate_ns = model->estimate_ns();
     result.layers_without_estimate = model->layers_without_estimate();
     result.commands_per_run = model->commands_per_run();
+    result.image_views = model->image_views();
+    result.image_fills = model->image_fills();
     result.replanned = model->replanned();
     result.describe = model->Describe();
     return result;

@@ -47,6 +47,9 @@ struct RunRequest {
   // of one loaded plan, interleaved (latency_ns: the replayed ones, or the
   // plain ones where the device cannot record).
   std::string record = "auto";
+  // Tensors read through an image: viewed in their own memory where the
+  // device can (ModelLoadOptions::image_views); false: always a copy.
+  bool image_views = true;
   // Also time the plan with its inputs and outputs in device buffers
   // (RunResult::device_buffers_latency_ns): as many runs again.
   bool device_buffer_runs = true;
@@ -90,6 +93,11 @@ struct RunResult {
   double estimate_ns = 0;  // sum of the layers' estimates
   int layers_without_estimate = 0;
   int commands_per_run = 0;
+  // Tensors read through an image: views of their own memory, and images
+  // filled by a command per run (Model::image_views/image_fills; 0 from an
+  // agent, whose reply does not carry them).
+  int image_views = 0;
+  int image_fills = 0;
   bool replanned = false;  // the arena was planned again at load
   // The mode of latency_ns and host_cpu_ns: "on" (replays of the recorded
   // plan) or "off" (every command enqueued).

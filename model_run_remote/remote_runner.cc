@@ -33,6 +33,12 @@ class RemoteRunner : public model_run::ModelRunner {
 
   absl::StatusOr<model_run::RunResult> Run(
       const model_run::RunRequest& request) override {
+    if (!request.image_views) {
+      return absl::InvalidArgumentError(
+          "image views off: an agent's run has no such choice (it views "
+          "tensors as images where its device can); run on this machine "
+          "with --local to compare");
+    }
     model_run::RunRequest keyed = request;
     if (keyed.device_key.empty()) keyed.device_key = device_.device_key;
     tunefleet::v1::RunModelRequest message = ToProto(keyed, {}, timeout_ms_);
