@@ -19,6 +19,7 @@
 #include "contract/device_info_revision.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "tests/support/agent_hello.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
 namespace tunefleet {
@@ -57,14 +58,9 @@ class Agent {
         const tunefleet::v1::DeviceInfo& device, uint32_t revision)
       : stub_(tunefleet::v1::AgentService::NewStub(client::Dial({address}))),
         stream_(stub_->Connect(&context_)) {
-    tunefleet::v1::AgentMessage hello;
-    hello.mutable_hello()->set_device_key(key);
-    *hello.mutable_hello()->mutable_device() = device;
-    hello.mutable_hello()->set_agent_name(
-        absl::StrCat("admission-", device.compute_units()));
-    hello.mutable_hello()->set_max_in_flight(1);
-    hello.mutable_hello()->set_device_info_revision(revision);
-    stream_->Write(hello);
+    stream_->Write(testing::AgentHello(
+        key, device, absl::StrCat("admission-", device.compute_units()),
+        revision));
     tunefleet::v1::ServerMessage reply;
     welcomed_ = stream_->Read(&reply) && reply.has_welcome();
     if (!welcomed_) status_ = stream_->Finish();

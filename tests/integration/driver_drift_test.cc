@@ -17,10 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "client/channel.h"
 #include "contract/device_info_revision.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/agent_hello.h"
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
@@ -48,22 +48,13 @@ std::optional<tunefleet::v1::DeviceStatus> Key(const FleetHarness& fleet) {
 // status once the server answered (OK: welcomed).
 grpc::Status HelloWith(const FleetHarness& fleet,
                        const tunefleet::v1::DeviceInfo& device) {
-  client::ChannelOptions channel;
-  channel.token = fleet.agent_token();
-  auto stub = tunefleet::v1::AgentService::NewStub(
-      client::CreateServerChannel(fleet.address(), channel));
+  auto stub = fleet.StubAs<tunefleet::v1::AgentService>(fleet.agent_token());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(20));
   auto stream = stub->Connect(&context);
-  tunefleet::v1::AgentMessage hello;
-  hello.mutable_hello()->set_device_key(kKey);
-  *hello.mutable_hello()->mutable_device() = device;
-  hello.mutable_hello()->set_agent_name("unlike-agent");
-  hello.mutable_hello()->set_max_in_flight(1);
-  hello.mutable_hello()->set_device_info_revision(
-      contract::kDeviceInfoRevision);
-  stream->Write(hello);
+  stream->Write(testing::AgentHello(kKey, device, "unlike-agent",
+                                    contract::kDeviceInfoRevision));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply) && reply.has_welcome()) {
     context.TryCancel();

@@ -11,6 +11,7 @@
 #include "search_space/task_features.h"
 #include "store/store.h"
 #include "store/table_export.h"
+#include "tests/support/agent_hello.h"
 #include "tests/support/in_process_fleet.h"
 #include "trial/trial_request.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
@@ -359,15 +360,9 @@ grpc::Status HelloAs(const std::string& address, const std::string& key,
   auto stub = tunefleet::v1::AgentService::NewStub(client::Dial({address}));
   grpc::ClientContext context;
   auto stream = stub->Connect(&context);
-  tunefleet::v1::AgentMessage hello;
-  hello.mutable_hello()->set_device_key(key);
-  *hello.mutable_hello()->mutable_device() = device;
-  hello.mutable_hello()->set_agent_name("hello-test");
-  hello.mutable_hello()->set_max_in_flight(1);
   // As this build's agents: the whole report is compared.
-  hello.mutable_hello()->set_device_info_revision(
-      contract::kDeviceInfoRevision);
-  EXPECT_TRUE(stream->Write(hello));
+  EXPECT_TRUE(stream->Write(testing::AgentHello(
+      key, device, "hello-test", contract::kDeviceInfoRevision)));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply)) {
     EXPECT_TRUE(reply.has_welcome());

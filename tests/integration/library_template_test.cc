@@ -5,6 +5,7 @@
 // generated template, their configs run on the OpenCL device (PoCL here)
 // through the real libclblast and verify, and without CLBlast they have no
 // valid config.
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,17 +105,24 @@ class LibraryTemplates : public testing::MeasurerSuite {
     ExpectComparable(library, testing::BuiltinTemplate(generated), w);
     ExpectAllConfigsMeasure(library, w);
   }
+  // ExpectLikeGeneratedAndMeasured on the workload of `op` of each shape.
+  static void ExpectEachLikeGeneratedAndMeasured(
+      const KernelTemplate& library, const std::string& generated,
+      const std::string& op, std::initializer_list<const char*> shapes) {
+    for (const char* shape : shapes) {
+      ExpectLikeGeneratedAndMeasured(library, generated,
+                                     testing::MustParse(op, shape));
+    }
+  }
 };
 
 TEST_F(LibraryTemplates, GemmOddShapes) {
   const auto tmpl = LoadLibrarySpec("clblast_gemm");
   ASSERT_NE(tmpl, nullptr);
   EXPECT_EQ(tmpl->op(), "gemm");
-  for (const char* shape :
-       {"M=33,N=17,K=9", "M=1,N=64,K=100", "M=128,N=96,K=64"}) {
-    ExpectLikeGeneratedAndMeasured(*tmpl, "gemm_tiled",
-                                   testing::MustParse("gemm", shape));
-  }
+  ExpectEachLikeGeneratedAndMeasured(
+      *tmpl, "gemm_tiled", "gemm",
+      {"M=33,N=17,K=9", "M=1,N=64,K=100", "M=128,N=96,K=64"});
 }
 
 TEST_F(LibraryTemplates, DenseWithAndWithoutEpilogue) {
@@ -136,16 +144,14 @@ TEST_F(LibraryTemplates, DenseWithAndWithoutEpilogue) {
 TEST_F(LibraryTemplates, Conv2dPaddingStrideDilationBatches) {
   const auto tmpl = LoadLibrarySpec("clblast_conv2d");
   ASSERT_NE(tmpl, nullptr);
-  for (const char* shape :
-       {"N=1,C=3,H=16,W=16,K=8,R=3,S=3,PH=1,PW=1",
-        "N=2,C=3,H=9,W=7,K=5,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
-        "N=2,C=4,H=10,W=10,K=8,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
-        "act=hardswish",
-        "N=3,C=5,H=12,W=12,K=7,R=3,S=3,DH=2,DW=2,PH=2,PW=2,act=relu",
-        "N=2,C=16,H=7,W=7,K=8,R=1,S=1"}) {
-    ExpectLikeGeneratedAndMeasured(*tmpl, "conv2d_direct",
-                                   testing::Conv(shape));
-  }
+  ExpectEachLikeGeneratedAndMeasured(
+      *tmpl, "conv2d_direct", "conv2d",
+      {"N=1,C=3,H=16,W=16,K=8,R=3,S=3,PH=1,PW=1",
+       "N=2,C=3,H=9,W=7,K=5,R=3,S=3,SH=2,SW=2,PH=1,PW=1",
+       "N=2,C=4,H=10,W=10,K=8,R=3,S=3,PH=1,PW=1,affine=scale_shift,"
+       "act=hardswish",
+       "N=3,C=5,H=12,W=12,K=7,R=3,S=3,DH=2,DW=2,PH=2,PW=2,act=relu",
+       "N=2,C=16,H=7,W=7,K=8,R=1,S=1"});
   // Groups other than 1 are not CLBlast's.
   EXPECT_FALSE(tmpl->Accepts(
       testing::Conv("N=1,C=4,H=8,W=8,K=4,R=3,S=3,G=2,PH=1,PW=1")));
@@ -159,13 +165,10 @@ TEST_F(LibraryTemplates, Conv2dPaddingStrideDilationBatches) {
 TEST_F(LibraryTemplates, Conv2d1x1AsBatchedGemm) {
   const auto tmpl = LoadLibrarySpec("clblast_conv2d_1x1");
   ASSERT_NE(tmpl, nullptr);
-  for (const char* shape :
-       {"N=1,C=32,H=2,W=96,K=20,R=1,S=1,affine=scale_shift,act=hardswish",
-        "N=3,C=5,H=7,W=9,K=6,R=1,S=1",
-        "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"}) {
-    ExpectLikeGeneratedAndMeasured(*tmpl, "conv2d_direct",
-                                   testing::Conv(shape));
-  }
+  ExpectEachLikeGeneratedAndMeasured(
+      *tmpl, "conv2d_direct", "conv2d",
+      {"N=1,C=32,H=2,W=96,K=20,R=1,S=1,affine=scale_shift,act=hardswish",
+       "N=3,C=5,H=7,W=9,K=6,R=1,S=1", "N=2,C=16,H=3,W=5,K=8,R=1,S=1,act=relu"});
   // Only what a GEMM computes: 1x1, stride 1, no padding, one group.
   for (const char* shape : {"N=1,C=4,H=8,W=8,K=4,R=3,S=3,PH=1,PW=1",
                             "N=1,C=4,H=8,W=8,K=4,R=1,S=1,SH=2,SW=2",

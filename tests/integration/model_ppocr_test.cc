@@ -21,6 +21,7 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
+#include "tests/support/run_outputs.h"
 
 namespace tunefleet {
 namespace {
@@ -60,15 +61,11 @@ TEST_P(PpOcrEndToEnd, RunMatchesOnnxRuntime) {
       "--profiled-runs 0 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
-  std::map<std::string, base::NpyArray> ours;
-  for (const auto& [name, file] : j["outputs"].items()) {
-    auto a = base::ReadNpy(file.get<std::string>());
-    ASSERT_TRUE(a.ok()) << a.status();
-    ours[name] = *std::move(a);
-  }
+  const auto ours = testing::ReadSavedOutputs(j);
+  ASSERT_TRUE(ours.ok()) << ours.status();
   auto ref = oracle.Run(model, {{"x", image}});
   ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_TRUE(testing::OutputsMatch(ours, ref->outputs));
+  EXPECT_TRUE(testing::OutputsMatch(*ours, ref->outputs));
   // det's peak arena is at most half of all its tensors (issue 35).
   if (p.name == "det") {
     EXPECT_LE(2 * j["arena_bytes"].get<int64_t>(),

@@ -25,6 +25,7 @@
 #include "tests/support/onnx_test_models.h"
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
+#include "tests/support/run_outputs.h"
 #include "tests/support/synthetic_models.h"
 
 namespace tunefleet {
@@ -105,12 +106,8 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   EXPECT_LE(j["arena_bytes"].get<int64_t>(), j["tensor_bytes"].get<int64_t>());
   EXPECT_EQ(j["entries"]["reference"].get<int>(), j["layers"].get<int>());
   ASSERT_FALSE(j["outputs"].empty());
-  std::map<std::string, base::NpyArray> ours;
-  for (const auto& [name, file] : j["outputs"].items()) {
-    auto a = base::ReadNpy(file.get<std::string>());
-    ASSERT_TRUE(a.ok()) << a.status();
-    ours[name] = *a;
-  }
+  const auto ours = testing::ReadSavedOutputs(j);
+  ASSERT_TRUE(ours.ok()) << ours.status();
   // The text form prints the measured latency beside the estimate.
   auto text = Run("--input image=" + input_ + " --runs 2 --warmup 0");
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -124,11 +121,7 @@ TEST_F(ModelRunCliTest, RunsWithoutRecordsAndMatchesOnnxRuntime) {
   EXPECT_THAT(text.out, HasSubstr("slowest layers"));
 
   TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
-  auto input = base::ReadNpy(input_);
-  ASSERT_TRUE(input.ok());
-  auto ref = oracle.Run(model_, {{"image", *input}});
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_TRUE(testing::OutputsMatch(ours, ref->outputs));
+  EXPECT_TRUE(testing::MatchesOrt(oracle, model_, {{"image", input_}}, *ours));
 }
 
 // --record off, on and both (issue 36): each mode reported, the same
@@ -173,14 +166,14 @@ TEST_F(ModelRunCliTest, RecordModesAreReportedAndGiveTheSameOutputs) {
       EXPECT_THAT(text.out, HasSubstr("plain and recorded runs"));
       EXPECT_THAT(text.out, HasSubstr("submit CPU per command us"));
     }
-    for (const auto& [name, file] : j["outputs"].items()) {
-      auto a = base::ReadNpy(file.get<std::string>());
-      ASSERT_TRUE(a.ok()) << a.status();
+    const auto saved = testing::ReadSavedOutputs(j);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    for (const auto& [name, a] : *saved) {
       if (outputs.count(name) == 0) {
-        outputs[name] = a->data;
+        outputs[name] = a.data;
       } else {
         // The same kernels on the same data: the same bits.
-        EXPECT_EQ(a->data, outputs[name]) << name << " with --record " << mode;
+        EXPECT_EQ(a.data, outputs[name]) << name << " with --record " << mode;
       }
     }
   }
@@ -221,11 +214,8 @@ TEST_F(ModelRunCliTest, SkipAddFusedIntoTheEltwiseBeforeItMatchesOnnxRuntime) {
   auto ours = base::ReadNpy(j["outputs"]["y"].get<std::string>());
   ASSERT_TRUE(ours.ok()) << ours.status();
   TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
-  auto x = base::ReadNpy(input);
-  ASSERT_TRUE(x.ok());
-  auto ref = oracle.Run(model, {{"x", *x}});
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_TRUE(testing::OutputsMatch({{"y", *ours}}, ref->outputs));
+  EXPECT_TRUE(
+      testing::MatchesOrt(oracle, model, {{"x", input}}, {{"y", *ours}}));
 }
 
 TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
@@ -347,17 +337,12 @@ TEST_F(ModelRunCliTest, AllFormsModelMatchesOnnxRuntime) {
                       args + " --save-outputs " + dir_ +
                       "/out --runs 1 --warmup 0 --profiled-runs 0 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  std::map<std::string, base::NpyArray> ours;
-  for (const auto& [name, file] : j["outputs"].items()) {
-    auto a = base::ReadNpy(file.get<std::string>());
-    ASSERT_TRUE(a.ok()) << a.status();
-    ours[name] = *std::move(a);
-  }
-  EXPECT_EQ(ours.size(), m.outputs.size());
+  const auto ours = testing::ReadSavedOutputs(nlohmann::json::parse(r.out));
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  EXPECT_EQ(ours->size(), m.outputs.size());
   auto ref = oracle.Run(path, inputs);
   ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_TRUE(testing::OutputsMatch(ours, ref->outputs));
+  EXPECT_TRUE(testing::OutputsMatch(*ours, ref->outputs));
 }
 
 // Tuned records (one trial per task), the plan emitted beside the kernel
@@ -410,14 +395,14 @@ TEST_F(ModelRunCliTest, EmittedPlanRunsInTheEmittedLibraryAsRunRunsIt) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out);
   ASSERT_EQ(j["outputs"].size(), 1u);
-  for (const auto& [name, file] : j["outputs"].items()) {
-    auto ours = base::ReadNpy(file.get<std::string>());
-    ASSERT_TRUE(ours.ok());
+  const auto saved = testing::ReadSavedOutputs(j);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  for (const auto& [name, ours] : *saved) {
     const std::string bytes = ReadAll(dir_ + "/consumer_out0.f32");
-    ASSERT_EQ(bytes.size(), ours->data.size() * sizeof(float));
-    std::vector<float> theirs(ours->data.size());
+    ASSERT_EQ(bytes.size(), ours.data.size() * sizeof(float));
+    std::vector<float> theirs(ours.data.size());
     std::memcpy(theirs.data(), bytes.data(), bytes.size());
-    EXPECT_EQ(theirs, ours->data) << name;
+    EXPECT_EQ(theirs, ours.data) << name;
   }
 }
 

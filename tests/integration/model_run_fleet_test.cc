@@ -14,10 +14,10 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/npy.h"
-#include "client/channel.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -26,6 +26,7 @@
 #include "tests/support/onnx_test_models.h"
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
+#include "tests/support/run_outputs.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet {
@@ -72,23 +73,19 @@ class ModelRunFleetTest : public ::testing::Test {
                       " " + args);
   }
 
+  // The run's saved outputs; one that cannot be read fails the test and
+  // leaves the map empty.
   std::map<std::string, base::NpyArray> Outputs(const nlohmann::json& j) {
-    std::map<std::string, base::NpyArray> out;
-    for (const auto& [name, file] : j["outputs"].items()) {
-      absl::StatusOr<base::NpyArray> a = base::ReadNpy(file.get<std::string>());
-      EXPECT_TRUE(a.ok()) << a.status();
-      if (a.ok()) out[name] = *a;
-    }
-    return out;
+    auto out = testing::ReadSavedOutputs(j);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return {};
+    return *std::move(out);
   }
 
   grpc::Status RunModel(const tunefleet::v1::RunModelRequest& request,
                         tunefleet::v1::RunModelResult* result,
                         const std::string& token) {
-    client::ChannelOptions channel;
-    channel.token = token;
-    auto stub = tunefleet::v1::TuningService::NewStub(
-        client::CreateServerChannel(fleet_->address(), channel));
+    auto stub = fleet_->StubAs<tunefleet::v1::TuningService>(token);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
                          std::chrono::seconds(120));
@@ -135,11 +132,7 @@ TEST_F(ModelRunFleetTest, RunsOnTheAgentAndMatchesOnnxRuntime) {
   EXPECT_TRUE(testing::OutputsMatch(agent, Outputs(lj), 1e-6));
 
   TUNEFLEET_ORT_ORACLE_OR_SKIP(oracle);
-  auto input = base::ReadNpy(input_);
-  ASSERT_TRUE(input.ok());
-  auto ref = oracle.Run(model_, {{"image", *input}});
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_TRUE(testing::OutputsMatch(agent, ref->outputs));
+  EXPECT_TRUE(testing::MatchesOrt(oracle, model_, {{"image", input_}}, agent));
 }
 
 TEST_F(ModelRunFleetTest, AKeyWithoutAgentsIsUnavailable) {

@@ -120,10 +120,7 @@ tunefleet::v1::SubmitJobRequest SaxpyJob(const std::string& key,
 
 // Every record the server holds, as text, read with the reader token.
 std::string AllRecordsText(const FleetHarness& fleet) {
-  client::ChannelOptions channel;
-  channel.token = fleet.reader_token();
-  auto stub = tunefleet::v1::TuningService::NewStub(
-      client::CreateServerChannel(fleet.address(), channel));
+  auto stub = fleet.StubAs<tunefleet::v1::TuningService>(fleet.reader_token());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(10));

@@ -190,11 +190,18 @@ class FleetHarness {
     return StartServer() && StartAgents(agents, key, max_in_flight);
   }
 
-  std::unique_ptr<tunefleet::v1::TuningService::Stub> Stub() const {
+  // A stub of `Service` (tunefleet::v1::TuningService, AgentService) on
+  // the server that calls with `token`.
+  template <typename Service>
+  std::unique_ptr<typename Service::Stub> StubAs(
+      const std::string& token) const {
     client::ChannelOptions channel;
-    channel.token = tuner_token_;
-    return tunefleet::v1::TuningService::NewStub(
-        client::CreateServerChannel(address(), channel));
+    channel.token = token;
+    return Service::NewStub(client::CreateServerChannel(address(), channel));
+  }
+  // A TuningService stub with the tuner token.
+  std::unique_ptr<tunefleet::v1::TuningService::Stub> Stub() const {
+    return StubAs<tunefleet::v1::TuningService>(tuner_token_);
   }
 
   // Submits `request` with the tuner token (deadline 20 s); the job id goes

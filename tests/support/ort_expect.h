@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "tests/support/ort_oracle.h"
@@ -30,6 +31,32 @@ inline ::testing::AssertionResult OutputsMatch(
   const absl::Status s = CompareOutputs(ours, reference, tolerance);
   if (s.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << s.message();
+}
+
+// EXPECT_TRUE(MatchesOrt(oracle, model, {{"image", npy_path}}, ours)):
+// ONNX Runtime's outputs of the .onnx file `model` on the inputs read from
+// the .npy files `input_files` (input name -> path), compared with `ours`
+// as OutputsMatch does. Fails, saying why, when an input cannot be read or
+// ONNX Runtime cannot run the model.
+inline ::testing::AssertionResult MatchesOrt(
+    const OrtOracle& oracle, const std::string& model,
+    const std::map<std::string, std::string>& input_files,
+    const std::map<std::string, base::NpyArray>& ours,
+    double tolerance = 1e-4) {
+  std::map<std::string, base::NpyArray> inputs;
+  for (const auto& [name, path] : input_files) {
+    absl::StatusOr<base::NpyArray> a = base::ReadNpy(path);
+    if (!a.ok()) {
+      return ::testing::AssertionFailure()
+             << "input " << name << ": " << a.status();
+    }
+    inputs[name] = *std::move(a);
+  }
+  absl::StatusOr<OrtResult> ref = oracle.Run(model, inputs);
+  if (!ref.ok()) {
+    return ::testing::AssertionFailure() << "ONNX Runtime: " << ref.status();
+  }
+  return OutputsMatch(ours, ref->outputs, tolerance);
 }
 
 }  // namespace tunefleet::testing

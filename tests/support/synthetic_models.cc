@@ -3,6 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "tests/support/onnx_test_models.h"
@@ -10,32 +14,31 @@
 namespace tunefleet::testing {
 namespace {
 
+// An int64 list attribute's value.
+using Ints = std::vector<int64_t>;
+// A node attribute's value; its type (INT, FLOAT, STRING or INTS) follows
+// the alternative held.
+using AttrValue = std::variant<int64_t, float, std::string, Ints>;
+// A node's attributes, in the order they are written.
+using Attrs = std::vector<std::pair<std::string, AttrValue>>;
+
 // A model under construction: GraphBuilder plus the inputs and outputs
 // with their shapes, and seeded weights.
 class Net {
  public:
-  Net(std::string name, std::string forms) {
+  // A model `name` holding `forms`, with float32 `inputs` and `outputs`
+  // of the shapes given, in order.
+  Net(std::string name, std::string forms, std::vector<NamedShape> inputs,
+      std::vector<NamedShape> outputs) {
     b_.graph()->set_name(name);
     model_.name = std::move(name);
     model_.forms = std::move(forms);
+    for (auto& [in, dims] : inputs) In(in, std::move(dims));
+    for (auto& [out, dims] : outputs) Out(out, std::move(dims));
   }
 
   GraphBuilder& b() { return b_; }
 
-  void In(const std::string& name, std::vector<int64_t> dims) {
-    b_.Input(name, dims);
-    model_.inputs.emplace_back(name, std::move(dims));
-  }
-  void Out(const std::string& name, std::vector<int64_t> dims) {
-    b_.Output(name);
-    auto* shape = b_.graph()
-                      ->mutable_output(b_.graph()->output_size() - 1)
-                      ->mutable_type()
-                      ->mutable_tensor_type()
-                      ->mutable_shape();
-    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-    model_.outputs.emplace_back(name, std::move(dims));
-  }
   // A weight of `dims` with values uniform in [-s, s), s = 1/sqrt(fan_in)
   // (fan_in: the product of dims after the first), from a seed made of the
   // model's and the weight's names.
@@ -67,26 +70,39 @@ class Net {
     b_.Int64s(name, {v}, /*scalar=*/true);
     return name;
   }
+  // A node with `attrs` written in order.
   onnx::NodeProto* Node(const std::string& op, std::vector<std::string> in,
-                        std::vector<std::string> out) {
-    return b_.Node(op, std::move(in), std::move(out));
+                        std::vector<std::string> out, const Attrs& attrs = {}) {
+    onnx::NodeProto* node = b_.Node(op, std::move(in), std::move(out));
+    for (const auto& [key, value] : attrs) {
+      if (const auto* i = std::get_if<int64_t>(&value)) {
+        GraphBuilder::Int(node, key, *i);
+      } else if (const auto* f = std::get_if<float>(&value)) {
+        GraphBuilder::Float(node, key, *f);
+      } else if (const auto* s = std::get_if<std::string>(&value)) {
+        GraphBuilder::String(node, key, *s);
+      } else {
+        GraphBuilder::Ints(node, key, std::get<Ints>(value));
+      }
+    }
+    return node;
   }
   // One node with one output named `out`; returns `out`.
   std::string Op(const std::string& op, std::vector<std::string> in,
-                 const std::string& out) {
-    Node(op, std::move(in), {out});
+                 const std::string& out, const Attrs& attrs = {}) {
+    Node(op, std::move(in), {out}, attrs);
     return out;
   }
   // Conv of `x` with a seeded weight `w` of `dims` (and a bias of dims[0]
-  // when `bias`), attributes set by the caller.
+  // when `bias`), with `attrs`.
   onnx::NodeProto* Conv(const std::string& x, const std::string& w,
                         std::vector<int64_t> dims, bool bias,
-                        const std::string& out) {
+                        const std::string& out, const Attrs& attrs = {}) {
     const int64_t k = dims[0];
     Weight(w, std::move(dims));
     std::vector<std::string> in = {x, w};
     if (bias) in.push_back(Weight(w + "_bias", {k}));
-    return Node("Conv", in, {out});
+    return Node("Conv", in, {out}, attrs);
   }
   // Abs(x) + c: the guard that keeps Sqrt, Log, Reciprocal and fractional
   // Pow in their domain.
@@ -108,6 +124,20 @@ class Net {
   }
 
  private:
+  void In(const std::string& name, std::vector<int64_t> dims) {
+    b_.Input(name, dims);
+    model_.inputs.emplace_back(name, std::move(dims));
+  }
+  void Out(const std::string& name, std::vector<int64_t> dims) {
+    b_.Output(name);
+    auto* shape = b_.graph()
+                      ->mutable_output(b_.graph()->output_size() - 1)
+                      ->mutable_type()
+                      ->mutable_tensor_type()
+                      ->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    model_.outputs.emplace_back(name, std::move(dims));
+  }
   static uint64_t Fnv1a(const std::string& s) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
@@ -127,6 +157,9 @@ class Net {
 };
 
 using B = GraphBuilder;
+
+// Cast's "to" for float32.
+constexpr int64_t kToFloat = onnx::TensorProto::FLOAT;
 
 // A branch of an If: a graph computing `out` = op(`in`) from the outer
 // scope's tensor `in` of shape `dims`.
@@ -183,8 +216,7 @@ std::pair<std::string, std::string> FoldedClipBounds(Net& n,
                                                      const std::string& x) {
   const std::string lo = n.Op("Neg", {n.Scalar("clip_half", 0.5f)}, "clip_lo");
   n.ShapeDim(x, 1, "clip_dim");
-  B::Int(n.Node("Cast", {"clip_dim"}, {"clip_dim_f"}), "to",
-         onnx::TensorProto::FLOAT);
+  n.Op("Cast", {"clip_dim"}, "clip_dim_f", {{"to", kToFloat}});
   const std::string hi =
       n.Op("Mul", {"clip_dim_f", n.Scalar("clip_eighth", 0.125f)}, "clip_hi");
   return {lo, hi};
@@ -198,31 +230,28 @@ std::string ChannelPadding(Net& n, const std::string& x, int64_t extra,
   n.Op("Shape", {x}, out + "_shape");
   n.Op("Gather", {out + "_shape", n.Int64s(out + "_i0", {0})}, out + "_n");
   n.Op("Gather", {out + "_shape", n.Int64s(out + "_i23", {2, 3})}, out + "_hw");
-  B::Int(n.Node("Concat",
-                {out + "_n", n.Int64s(out + "_extra", {extra}), out + "_hw"},
-                {out + "_zshape"}),
-         "axis", 0);
+  n.Op("Concat", {out + "_n", n.Int64s(out + "_extra", {extra}), out + "_hw"},
+       out + "_zshape", {{"axis", 0}});
   FillValue(n.Node("ConstantOfShape", {out + "_zshape"}, {out + "_zeros"}),
             0.0f);
-  B::Int(n.Node("Concat", {x, out + "_zeros"}, {out}), "axis", 1);
-  return out;
+  return n.Op("Concat", {x, out + "_zeros"}, out, {{"axis", 1}});
 }
 
 SyntheticModel Transpose() {
-  Net n("transpose", "Transpose: NCHW to NHWC, and a 4-D permutation");
-  n.In("x", {1, 3, 4, 5});
-  B::Ints(n.Node("Transpose", {"x"}, {"nhwc"}), "perm", {0, 2, 3, 1});
-  B::Ints(n.Node("Transpose", {"x"}, {"mixed"}), "perm", {3, 1, 0, 2});
-  n.Out("nhwc", {1, 4, 5, 3});
-  n.Out("mixed", {5, 3, 1, 4});
+  Net n("transpose", "Transpose: NCHW to NHWC, and a 4-D permutation",
+        {{"x", {1, 3, 4, 5}}},
+        {{"nhwc", {1, 4, 5, 3}}, {"mixed", {5, 3, 1, 4}}});
+  n.Op("Transpose", {"x"}, "nhwc", {{"perm", Ints{0, 2, 3, 1}}});
+  n.Op("Transpose", {"x"}, "mixed", {{"perm", Ints{3, 1, 0, 2}}});
   return n.Done();
 }
 
 SyntheticModel Slice() {
   Net n("slice",
         "Slice: steps 2 and 3 on two axes, a negative end; a negative axis "
-        "with end INT64_MAX");
-  n.In("x", {1, 8, 10, 12});
+        "with end INT64_MAX",
+        {{"x", {1, 8, 10, 12}}},
+        {{"strided", {1, 3, 10, 3}}, {"tail", {1, 8, 4, 12}}});
   n.Op("Slice",
        {"x", n.Int64s("starts", {1, 2}), n.Int64s("ends", {7, -1}),
         n.Int64s("axes", {1, 3}), n.Int64s("steps", {2, 3})},
@@ -231,109 +260,94 @@ SyntheticModel Slice() {
        {"x", n.Int64s("starts2", {-4}), n.Int64s("ends2", {INT64_MAX}),
         n.Int64s("axes2", {-2})},
        "tail");
-  n.Out("strided", {1, 3, 10, 3});
-  n.Out("tail", {1, 8, 4, 12});
   return n.Done();
 }
 
 SyntheticModel Concat() {
   Net n("concat",
         "Concat: the input, a computed tensor and a constant on axis 1; two "
-        "tensors on axis -1");
-  n.In("x", {1, 3, 4, 4});
+        "tensors on axis -1",
+        {{"x", {1, 3, 4, 4}}},
+        {{"channels", {1, 8, 4, 4}}, {"last", {1, 3, 4, 8}}});
   n.Op("Relu", {"x"}, "r");
   n.Weight("c", {1, 2, 4, 4});
-  B::Int(n.Node("Concat", {"x", "r", "c"}, {"channels"}), "axis", 1);
-  B::Int(n.Node("Concat", {"x", "r"}, {"last"}), "axis", -1);
-  n.Out("channels", {1, 8, 4, 4});
-  n.Out("last", {1, 3, 4, 8});
+  n.Op("Concat", {"x", "r", "c"}, "channels", {{"axis", 1}});
+  n.Op("Concat", {"x", "r"}, "last", {{"axis", -1}});
   return n.Done();
 }
 
 SyntheticModel Split() {
-  Net n("split", "Split: sizes 1, 2, 3 on axis 1; two equal halves on axis 3");
-  n.In("x", {1, 6, 4, 4});
-  B::Int(
-      n.Node("Split", {"x", n.Int64s("sizes", {1, 2, 3})}, {"s0", "s1", "s2"}),
-      "axis", 1);
-  B::Int(n.Node("Split", {"x"}, {"h0", "h1"}), "axis", 3);
-  n.Out("s0", {1, 1, 4, 4});
-  n.Out("s1", {1, 2, 4, 4});
-  n.Out("s2", {1, 3, 4, 4});
-  n.Out("h0", {1, 6, 4, 2});
-  n.Out("h1", {1, 6, 4, 2});
+  Net n("split", "Split: sizes 1, 2, 3 on axis 1; two equal halves on axis 3",
+        {{"x", {1, 6, 4, 4}}},
+        {{"s0", {1, 1, 4, 4}},
+         {"s1", {1, 2, 4, 4}},
+         {"s2", {1, 3, 4, 4}},
+         {"h0", {1, 6, 4, 2}},
+         {"h1", {1, 6, 4, 2}}});
+  n.Node("Split", {"x", n.Int64s("sizes", {1, 2, 3})}, {"s0", "s1", "s2"},
+         {{"axis", 1}});
+  n.Node("Split", {"x"}, {"h0", "h1"}, {{"axis", 3}});
   return n.Done();
 }
 
 SyntheticModel Pad() {
   Net n("pad",
         "Pad (constant mode): begin != end with value 0.5; a channel pad "
-        "with the default 0");
-  n.In("x", {1, 2, 5, 5});
+        "with the default 0",
+        {{"x", {1, 2, 5, 5}}},
+        {{"padded", {1, 2, 9, 7}}, {"channel_padded", {1, 3, 5, 6}}});
   n.Op("Pad",
        {"x", n.Int64s("pads", {0, 0, 1, 2, 0, 0, 3, 0}),
         n.Scalar("value", 0.5f)},
        "padded");
   n.Op("Pad", {"x", n.Int64s("pads2", {0, 1, 0, 0, 0, 0, 0, 1})},
        "channel_padded");
-  n.Out("padded", {1, 2, 9, 7});
-  n.Out("channel_padded", {1, 3, 5, 6});
   return n.Done();
 }
 
 SyntheticModel Gather() {
   Net n("gather",
         "Gather with constant indices: a list on axis 1, a scalar on axis 2 "
-        "(drops the axis), a negative index");
-  n.In("x", {1, 5, 6});
-  B::Int(n.Node("Gather", {"x", n.Int64s("list", {4, 0, 2})}, {"picked"}),
-         "axis", 1);
-  B::Int(n.Node("Gather", {"x", n.Int64Scalar("one", 5)}, {"column"}), "axis",
-         2);
-  B::Int(n.Node("Gather", {"x", n.Int64s("last", {-1})}, {"last_row"}), "axis",
-         1);
-  n.Out("picked", {1, 3, 6});
-  n.Out("column", {1, 5});
-  n.Out("last_row", {1, 1, 6});
+        "(drops the axis), a negative index",
+        {{"x", {1, 5, 6}}},
+        {{"picked", {1, 3, 6}}, {"column", {1, 5}}, {"last_row", {1, 1, 6}}});
+  n.Op("Gather", {"x", n.Int64s("list", {4, 0, 2})}, "picked", {{"axis", 1}});
+  n.Op("Gather", {"x", n.Int64Scalar("one", 5)}, "column", {{"axis", 2}});
+  n.Op("Gather", {"x", n.Int64s("last", {-1})}, "last_row", {{"axis", 1}});
   return n.Done();
 }
 
 SyntheticModel Cast() {
   Net n("cast",
         "Cast: float to float on data; int64 to float on a folded shape "
-        "value that scales the data");
-  n.In("x", {1, 3, 4, 4});
-  B::Int(n.Node("Cast", {"x"}, {"same"}), "to", onnx::TensorProto::FLOAT);
+        "value that scales the data",
+        {{"x", {1, 3, 4, 4}}},
+        {{"same", {1, 3, 4, 4}}, {"scaled", {1, 3, 4, 4}}});
+  n.Op("Cast", {"x"}, "same", {{"to", kToFloat}});
   n.ShapeDim("x", 1, "channels");
-  B::Int(n.Node("Cast", {"channels"}, {"channels_f"}), "to",
-         onnx::TensorProto::FLOAT);
+  n.Op("Cast", {"channels"}, "channels_f", {{"to", kToFloat}});
   n.Op("Mul", {"x", "channels_f"}, "scaled");
-  n.Out("same", {1, 3, 4, 4});
-  n.Out("scaled", {1, 3, 4, 4});
   return n.Done();
 }
 
 SyntheticModel ConstantOfShape() {
   Net n("constant_of_shape",
         "ConstantOfShape: zeros of a computed shape concatenated as channel "
-        "padding; 0.25 of Shape(x) added to x");
-  n.In("x", {1, 3, 4, 4});
+        "padding; 0.25 of Shape(x) added to x",
+        {{"x", {1, 3, 4, 4}}},
+        {{"padded", {1, 5, 4, 4}}, {"shifted", {1, 3, 4, 4}}});
   ChannelPadding(n, "x", 2, "padded");
   n.Op("Shape", {"x"}, "x_shape");
   FillValue(n.Node("ConstantOfShape", {"x_shape"}, {"quarters"}), 0.25f);
   n.Op("Add", {"x", "quarters"}, "shifted");
-  n.Out("padded", {1, 5, 4, 4});
-  n.Out("shifted", {1, 3, 4, 4});
   return n.Done();
 }
 
 SyntheticModel Expand() {
-  Net n("expand", "Expand: to a larger batch and H; to a shape of lower rank");
-  n.In("x", {1, 3, 1, 5});
+  Net n("expand", "Expand: to a larger batch and H; to a shape of lower rank",
+        {{"x", {1, 3, 1, 5}}}, {{"big", {2, 3, 4, 5}}, {"rows", {1, 3, 4, 5}}});
   n.Op("Expand", {"x", n.Int64s("to", {2, 3, 4, 5})}, "big");
   n.Op("Expand", {"x", n.Int64s("to2", {4, 1})}, "rows");
-  n.Out("big", {2, 3, 4, 5});
-  n.Out("rows", {1, 3, 4, 5});
   return n.Done();
 }
 
@@ -341,52 +355,44 @@ SyntheticModel ConvSame(bool upper) {
   const std::string pad = upper ? "SAME_UPPER" : "SAME_LOWER";
   Net n(upper ? "conv_same_upper" : "conv_same_lower",
         "Conv with auto_pad " + pad +
-            ": 3x3/s2 on 8x8 (pads 0+1 or 1+0), 2x2/s1, a depthwise 3x3/s2");
-  n.In("x", {1, 3, 8, 8});
-  auto* c = n.Conv("x", "w", {4, 3, 3, 3}, true, "strided");
-  B::String(c, "auto_pad", pad);
-  B::Ints(c, "strides", {2, 2});
-  c = n.Conv("x", "w2", {4, 3, 2, 2}, false, "even");
-  B::String(c, "auto_pad", pad);
-  c = n.Conv("x", "wd", {3, 1, 3, 3}, true, "depthwise");
-  B::String(c, "auto_pad", pad);
-  B::Ints(c, "strides", {2, 2});
-  B::Int(c, "group", 3);
-  n.Out("strided", {1, 4, 4, 4});
-  n.Out("even", {1, 4, 8, 8});
-  n.Out("depthwise", {1, 3, 4, 4});
+            ": 3x3/s2 on 8x8 (pads 0+1 or 1+0), 2x2/s1, a depthwise 3x3/s2",
+        {{"x", {1, 3, 8, 8}}},
+        {{"strided", {1, 4, 4, 4}},
+         {"even", {1, 4, 8, 8}},
+         {"depthwise", {1, 3, 4, 4}}});
+  n.Conv("x", "w", {4, 3, 3, 3}, true, "strided",
+         {{"auto_pad", pad}, {"strides", Ints{2, 2}}});
+  n.Conv("x", "w2", {4, 3, 2, 2}, false, "even", {{"auto_pad", pad}});
+  n.Conv("x", "wd", {3, 1, 3, 3}, true, "depthwise",
+         {{"auto_pad", pad}, {"strides", Ints{2, 2}}, {"group", 3}});
   return n.Done();
 }
 
 SyntheticModel ConvAsymmetricPads() {
   Net n("conv_asymmetric_pads",
         "Conv with explicit pads whose begin and end differ: 3x3/s1 pads "
-        "(0,1,2,1), 3x3/s2 pads (1,0,0,1)");
-  n.In("x", {1, 3, 8, 8});
-  B::Ints(n.Conv("x", "w", {4, 3, 3, 3}, true, "s1"), "pads", {0, 1, 2, 1});
-  auto* c = n.Conv("x", "w2", {4, 3, 3, 3}, false, "s2");
-  B::Ints(c, "pads", {1, 0, 0, 1});
-  B::Ints(c, "strides", {2, 2});
-  n.Out("s1", {1, 4, 8, 8});
-  n.Out("s2", {1, 4, 4, 4});
+        "(0,1,2,1), 3x3/s2 pads (1,0,0,1)",
+        {{"x", {1, 3, 8, 8}}}, {{"s1", {1, 4, 8, 8}}, {"s2", {1, 4, 4, 4}}});
+  n.Conv("x", "w", {4, 3, 3, 3}, true, "s1", {{"pads", Ints{0, 1, 2, 1}}});
+  n.Conv("x", "w2", {4, 3, 3, 3}, false, "s2",
+         {{"pads", Ints{1, 0, 0, 1}}, {"strides", Ints{2, 2}}});
   return n.Done();
 }
 
 SyntheticModel MaxPoolSameUpper() {
   Net n("maxpool_same_upper",
         "MaxPool 3x3/s2 on 8x8 with auto_pad SAME_UPPER and with pads "
-        "(0,0,1,1)");
-  n.In("x", {1, 3, 8, 8});
-  auto* p = n.Node("MaxPool", {"x"}, {"same"});
-  B::String(p, "auto_pad", "SAME_UPPER");
-  B::Ints(p, "kernel_shape", {3, 3});
-  B::Ints(p, "strides", {2, 2});
-  p = n.Node("MaxPool", {"x"}, {"explicit"});
-  B::Ints(p, "kernel_shape", {3, 3});
-  B::Ints(p, "strides", {2, 2});
-  B::Ints(p, "pads", {0, 0, 1, 1});
-  n.Out("same", {1, 3, 4, 4});
-  n.Out("explicit", {1, 3, 4, 4});
+        "(0,0,1,1)",
+        {{"x", {1, 3, 8, 8}}},
+        {{"same", {1, 3, 4, 4}}, {"explicit", {1, 3, 4, 4}}});
+  n.Op("MaxPool", {"x"}, "same",
+       {{"auto_pad", "SAME_UPPER"},
+        {"kernel_shape", Ints{3, 3}},
+        {"strides", Ints{2, 2}}});
+  n.Op("MaxPool", {"x"}, "explicit",
+       {{"kernel_shape", Ints{3, 3}},
+        {"strides", Ints{2, 2}},
+        {"pads", Ints{0, 0, 1, 1}}});
   return n.Done();
 }
 
@@ -395,61 +401,52 @@ SyntheticModel AvgPool(bool same_lower) {
         same_lower ? "AveragePool with auto_pad SAME_LOWER, 3x3/s2, "
                      "count_include_pad=1"
                    : "AveragePool with pads (1,0,0,1), 3x3/s1, "
-                     "count_include_pad=1");
-  n.In("x", {1, 3, 8, 8});
-  auto* p = n.Node("AveragePool", {"x"}, {"y"});
-  B::Ints(p, "kernel_shape", {3, 3});
-  B::Int(p, "count_include_pad", 1);
+                     "count_include_pad=1",
+        {{"x", {1, 3, 8, 8}}},
+        {{"y", same_lower ? Ints{1, 3, 4, 4} : Ints{1, 3, 7, 7}}});
+  Attrs attrs = {{"kernel_shape", Ints{3, 3}}, {"count_include_pad", 1}};
   if (same_lower) {
-    B::String(p, "auto_pad", "SAME_LOWER");
-    B::Ints(p, "strides", {2, 2});
-    n.Out("y", {1, 3, 4, 4});
+    attrs.push_back({"auto_pad", "SAME_LOWER"});
+    attrs.push_back({"strides", Ints{2, 2}});
   } else {
-    B::Ints(p, "pads", {1, 0, 0, 1});
-    n.Out("y", {1, 3, 7, 7});
+    attrs.push_back({"pads", Ints{1, 0, 0, 1}});
   }
+  n.Op("AveragePool", {"x"}, "y", attrs);
   return n.Done();
 }
 
 SyntheticModel Conv1d() {
-  Net n("conv1d", "1-D Conv: k3 pads (1,1); k5/s2 pads (2,1), begin != end");
-  n.In("x", {1, 4, 16});
-  B::Ints(n.Conv("x", "w", {6, 4, 3}, true, "same"), "pads", {1, 1});
-  auto* c = n.Conv("x", "w2", {6, 4, 5}, false, "strided");
-  B::Ints(c, "pads", {2, 1});
-  B::Ints(c, "strides", {2});
-  n.Out("same", {1, 6, 16});
-  n.Out("strided", {1, 6, 8});
+  Net n("conv1d", "1-D Conv: k3 pads (1,1); k5/s2 pads (2,1), begin != end",
+        {{"x", {1, 4, 16}}}, {{"same", {1, 6, 16}}, {"strided", {1, 6, 8}}});
+  n.Conv("x", "w", {6, 4, 3}, true, "same", {{"pads", Ints{1, 1}}});
+  n.Conv("x", "w2", {6, 4, 5}, false, "strided",
+         {{"pads", Ints{2, 1}}, {"strides", Ints{2}}});
   return n.Done();
 }
 
 SyntheticModel Pool1d() {
   Net n("pool1d",
         "1-D pools: MaxPool k2/s2; AveragePool k3 pads (1,1), "
-        "count_include_pad=1");
-  n.In("x", {1, 4, 16});
-  auto* p = n.Node("MaxPool", {"x"}, {"max"});
-  B::Ints(p, "kernel_shape", {2});
-  B::Ints(p, "strides", {2});
-  p = n.Node("AveragePool", {"x"}, {"avg"});
-  B::Ints(p, "kernel_shape", {3});
-  B::Ints(p, "pads", {1, 1});
-  B::Int(p, "count_include_pad", 1);
-  n.Out("max", {1, 4, 8});
-  n.Out("avg", {1, 4, 16});
+        "count_include_pad=1",
+        {{"x", {1, 4, 16}}}, {{"max", {1, 4, 8}}, {"avg", {1, 4, 16}}});
+  n.Op("MaxPool", {"x"}, "max",
+       {{"kernel_shape", Ints{2}}, {"strides", Ints{2}}});
+  n.Op("AveragePool", {"x"}, "avg",
+       {{"kernel_shape", Ints{3}},
+        {"pads", Ints{1, 1}},
+        {"count_include_pad", 1}});
   return n.Done();
 }
 
 SyntheticModel NhwcInput() {
   Net n("nhwc_input",
         "an NHWC graph input: Transpose to NCHW first, Conv + Relu, "
-        "Transpose back");
-  n.In("x", {1, 8, 8, 3});
-  B::Ints(n.Node("Transpose", {"x"}, {"nchw"}), "perm", {0, 3, 1, 2});
-  B::Ints(n.Conv("nchw", "w", {4, 3, 3, 3}, true, "c"), "pads", {1, 1, 1, 1});
+        "Transpose back",
+        {{"x", {1, 8, 8, 3}}}, {{"y", {1, 8, 8, 4}}});
+  n.Op("Transpose", {"x"}, "nchw", {{"perm", Ints{0, 3, 1, 2}}});
+  n.Conv("nchw", "w", {4, 3, 3, 3}, true, "c", {{"pads", Ints{1, 1, 1, 1}}});
   n.Op("Relu", {"c"}, "r");
-  B::Ints(n.Node("Transpose", {"r"}, {"y"}), "perm", {0, 2, 3, 1});
-  n.Out("y", {1, 8, 8, 4});
+  n.Op("Transpose", {"r"}, "y", {{"perm", Ints{0, 2, 3, 1}}});
   return n.Done();
 }
 
@@ -457,16 +454,16 @@ SyntheticModel NhwcInput() {
 SyntheticModel Pow() {
   Net n("pow",
         "Pow: (|x|+0.5)^1.5 (scalar exponent), x^2, (|x|+0.5)^[0.5,2,3] "
-        "(one exponent per channel)");
-  n.In("x", {1, 3, 4, 5});
+        "(one exponent per channel)",
+        {{"x", {1, 3, 4, 5}}},
+        {{"fractional", {1, 3, 4, 5}},
+         {"square", {1, 3, 4, 5}},
+         {"channel", {1, 3, 4, 5}}});
   n.AbsPlus("x", 0.5f, "base");
   n.Op("Pow", {"base", n.Scalar("e", 1.5f)}, "fractional");
   n.Op("Pow", {"x", n.Scalar("two", 2.0f)}, "square");
   n.b().Floats("per_channel", {3, 1, 1}, {0.5f, 2.0f, 3.0f});
   n.Op("Pow", {"base", "per_channel"}, "channel");
-  n.Out("fractional", {1, 3, 4, 5});
-  n.Out("square", {1, 3, 4, 5});
-  n.Out("channel", {1, 3, 4, 5});
   return n.Done();
 }
 
@@ -474,10 +471,11 @@ SyntheticModel Pow() {
 // |x| (Sqrt).
 SyntheticModel Unary(const std::string& op, const std::string& name,
                      bool guarded) {
-  Net n(name, guarded        ? op + " of |x| + 0.5"
-              : op == "Sqrt" ? op + " of |x|"
-                             : op + " of x");
-  n.In("x", {1, 3, 4, 5});
+  Net n(name,
+        guarded        ? op + " of |x| + 0.5"
+        : op == "Sqrt" ? op + " of |x|"
+                       : op + " of x",
+        {{"x", {1, 3, 4, 5}}}, {{"y", {1, 3, 4, 5}}});
   std::string in = "x";
   if (guarded) {
     in = n.AbsPlus("x", 0.5f, "guarded");
@@ -485,7 +483,6 @@ SyntheticModel Unary(const std::string& op, const std::string& name,
     in = n.Op("Abs", {"x"}, "absolute");
   }
   n.Op(op, {in}, "y");
-  n.Out("y", {1, 3, 4, 5});
   return n.Done();
 }
 
@@ -495,29 +492,26 @@ SyntheticModel Reduce(const std::string& op) {
                      : op == "ReduceMax" ? "reduce_max"
                      : op == "ReduceMin" ? "reduce_min"
                                          : "reduce_sum";
-  Net n(name, op +
-                  " over non-contiguous axes (1,3) and (0,2), keepdims 1 "
-                  "and 0" +
-                  (sum ? "; axes as an input (opset 13); all axes" : ""));
-  n.In("x", {2, 4, 5, 6});
-  auto reduce = [&](std::vector<int64_t> axes, bool keep,
-                    const std::string& out) {
-    onnx::NodeProto* r;
+  std::vector<NamedShape> outputs = {{"y13", {2, 1, 5, 1}}, {"y02", {4, 6}}};
+  if (sum) outputs.push_back({"all", {1, 1, 1, 1}});
+  Net n(name,
+        op +
+            " over non-contiguous axes (1,3) and (0,2), keepdims 1 "
+            "and 0" +
+            (sum ? "; axes as an input (opset 13); all axes" : ""),
+        {{"x", {2, 4, 5, 6}}}, std::move(outputs));
+  auto reduce = [&](Ints axes, bool keep, const std::string& out) {
     if (sum) {
-      r = n.Node(op, {"x", n.Int64s(out + "_axes", axes)}, {out});
+      n.Op(op, {"x", n.Int64s(out + "_axes", axes)}, out,
+           {{"keepdims", keep ? 1 : 0}});
     } else {
-      r = n.Node(op, {"x"}, {out});
-      B::Ints(r, "axes", axes);
+      n.Op(op, {"x"}, out, {{"axes", axes}, {"keepdims", keep ? 1 : 0}});
     }
-    B::Int(r, "keepdims", keep ? 1 : 0);
   };
   reduce({1, 3}, true, "y13");
   reduce({0, 2}, false, "y02");
-  n.Out("y13", {2, 1, 5, 1});
-  n.Out("y02", {4, 6});
   if (sum) {
     n.Op("ReduceSum", {"x"}, "all");  // no axes: every axis, keepdims 1
-    n.Out("all", {1, 1, 1, 1});
   }
   return n.Done();
 }
@@ -528,42 +522,35 @@ SyntheticModel MaxMinAfterConv(bool max) {
         op +
             " of a conv's output and a constant (x first, then the "
             "constant first)" +
-            (max ? ", after LeakyRelu" : ""));
-  n.In("x", {1, 3, 8, 8});
-  B::Ints(n.Conv("x", "w", {4, 3, 3, 3}, true, "c"), "pads", {1, 1, 1, 1});
+            (max ? ", after LeakyRelu" : ""),
+        {{"x", {1, 3, 8, 8}}}, {{"y", {1, 4, 8, 8}}, {"y2", {1, 4, 8, 8}}});
+  n.Conv("x", "w", {4, 3, 3, 3}, true, "c", {{"pads", Ints{1, 1, 1, 1}}});
   std::string act = "c";
-  if (max) {
-    B::Float(n.Node("LeakyRelu", {"c"}, {"lrelu"}), "alpha", 0.1f);
-    act = "lrelu";
-  }
+  if (max) act = n.Op("LeakyRelu", {act}, "lrelu", {{"alpha", 0.1f}});
   n.Op(op, {act, n.Scalar("k", max ? 0.05f : 0.25f)}, "y");
-  B::Ints(n.Conv("x", "w2", {4, 3, 1, 1}, false, "c2"), "strides", {1, 1});
+  n.Conv("x", "w2", {4, 3, 1, 1}, false, "c2", {{"strides", Ints{1, 1}}});
   n.Op(op, {n.Scalar("k2", max ? -0.1f : 0.1f), "c2"}, "y2");
-  n.Out("y", {1, 4, 8, 8});
-  n.Out("y2", {1, 4, 8, 8});
   return n.Done();
 }
 
 SyntheticModel ClipFoldedBounds() {
   Net n("clip_folded_bounds",
         "Clip of a conv with bounds computed by Neg(0.5) and Cast(dim 1 of "
-        "x) * 0.125, folding to -0.5 and 0.375");
-  n.In("x", {1, 3, 8, 8});
-  B::Ints(n.Conv("x", "w", {4, 3, 3, 3}, true, "c"), "pads", {1, 1, 1, 1});
+        "x) * 0.125, folding to -0.5 and 0.375",
+        {{"x", {1, 3, 8, 8}}}, {{"y", {1, 4, 8, 8}}});
+  n.Conv("x", "w", {4, 3, 3, 3}, true, "c", {{"pads", Ints{1, 1, 1, 1}}});
   const auto [lo, hi] = FoldedClipBounds(n, "x");
   n.Op("Clip", {"c", lo, hi}, "y");
-  n.Out("y", {1, 4, 8, 8});
   return n.Done();
 }
 
 SyntheticModel IfFolded() {
   Net n("if_folded",
         "If whose condition (batch == 1) folds to true: Relu, else Neg; "
-        "the result used by an Add");
-  n.In("x", {1, 3, 4, 4});
+        "the result used by an Add",
+        {{"x", {1, 3, 4, 4}}}, {{"y", {1, 3, 4, 4}}});
   FoldedIf(n, "x", "x", {1, 3, 4, 4}, "branch");
   n.Op("Add", {"branch", "x"}, "y");
-  n.Out("y", {1, 3, 4, 4});
   return n.Done();
 }
 
@@ -577,29 +564,32 @@ SyntheticModel AllFormsModel() {
         "SAME_LOWER, Pad, Slice, Split, Concat, ConstantOfShape channel "
         "padding, Gather, ReduceMean, Expand, Cast, Abs, Sqrt, Log, "
         "Reciprocal, Neg, Exp, Pow, If, Transpose back, ReduceMax/Min/Sum "
-        "over non-contiguous axes, 1-D Conv and MaxPool");
-  n.In("x", {1, 16, 16, 3});
-  B::Ints(n.Node("Transpose", {"x"}, {"t0"}), "perm", {0, 3, 1, 2});
-  auto* c = n.Conv("t0", "w1", {8, 3, 3, 3}, true, "c1");  // 1x8x8x8
-  B::String(c, "auto_pad", "SAME_UPPER");
-  B::Ints(c, "strides", {2, 2});
-  B::Float(n.Node("LeakyRelu", {"c1"}, {"l1"}), "alpha", 0.1f);
+        "over non-contiguous axes, 1-D Conv and MaxPool",
+        {{"x", {1, 16, 16, 3}}},
+        {{"out_if", {1, 4, 6, 4}},
+         {"r_max", {1, 4}},
+         {"r_min", {1, 4, 1, 6}},
+         {"r_sum", {1, 1, 4, 1}},
+         {"mp", {1, 4, 64}}});
+  n.Op("Transpose", {"x"}, "t0", {{"perm", Ints{0, 3, 1, 2}}});
+  n.Conv("t0", "w1", {8, 3, 3, 3}, true, "c1",  // 1x8x8x8
+         {{"auto_pad", "SAME_UPPER"}, {"strides", Ints{2, 2}}});
+  n.Op("LeakyRelu", {"c1"}, "l1", {{"alpha", 0.1f}});
   n.Op("Max", {"l1", n.Scalar("floor", 0.05f)}, "m1");
-  B::String(n.Conv("m1", "w2", {8, 8, 2, 2}, false, "c2"), "auto_pad",
-            "SAME_LOWER");
+  n.Conv("m1", "w2", {8, 8, 2, 2}, false, "c2", {{"auto_pad", "SAME_LOWER"}});
   n.Op("Min", {"c2", n.Scalar("ceiling", 0.75f)}, "n2");
-  B::Ints(n.Conv("n2", "w3", {8, 8, 3, 3}, true, "c3"), "pads", {0, 1, 2, 1});
+  n.Conv("n2", "w3", {8, 8, 3, 3}, true, "c3", {{"pads", Ints{0, 1, 2, 1}}});
   const auto [lo, hi] = FoldedClipBounds(n, "x");  // -0.5, 2
   n.Op("Clip", {"c3", lo, hi}, "cl");
-  auto* p = n.Node("MaxPool", {"cl"}, {"p1"});  // 1x8x4x4
-  B::String(p, "auto_pad", "SAME_UPPER");
-  B::Ints(p, "kernel_shape", {3, 3});
-  B::Ints(p, "strides", {2, 2});
-  p = n.Node("AveragePool", {"cl"}, {"p2"});
-  B::String(p, "auto_pad", "SAME_LOWER");
-  B::Ints(p, "kernel_shape", {3, 3});
-  B::Ints(p, "strides", {2, 2});
-  B::Int(p, "count_include_pad", 1);
+  n.Op("MaxPool", {"cl"}, "p1",  // 1x8x4x4
+       {{"auto_pad", "SAME_UPPER"},
+        {"kernel_shape", Ints{3, 3}},
+        {"strides", Ints{2, 2}}});
+  n.Op("AveragePool", {"cl"}, "p2",
+       {{"auto_pad", "SAME_LOWER"},
+        {"kernel_shape", Ints{3, 3}},
+        {"strides", Ints{2, 2}},
+        {"count_include_pad", 1}});
   n.Op("Add", {"p1", "p2"}, "a");
   n.Op("Pad", {"a", n.Int64s("pads", {0, 0, 1, 0, 0, 0, 0, 2})},
        "pd");  // 1x8x5x6
@@ -607,16 +597,15 @@ SyntheticModel AllFormsModel() {
        {"pd", n.Int64s("starts", {0, 1}), n.Int64s("ends", {8, 5}),
         n.Int64s("axes", {1, 2}), n.Int64s("steps", {2, 1})},
        "sl");  // 1x4x4x6
-  B::Int(n.Node("Split", {"sl", n.Int64s("sizes", {2, 4})}, {"sa", "sb"}),
-         "axis", 3);
-  B::Int(n.Node("Concat", {"sb", "sa"}, {"cat"}), "axis", 3);
+  n.Node("Split", {"sl", n.Int64s("sizes", {2, 4})}, {"sa", "sb"},
+         {{"axis", 3}});
+  n.Op("Concat", {"sb", "sa"}, "cat", {{"axis", 3}});
   ChannelPadding(n, "cat", 2, "cat2");  // 1x6x4x6
-  B::Int(n.Node("Gather", {"cat2", n.Int64s("pick", {5, 0, 3, 1})}, {"g"}),
-         "axis", 1);                               // 1x4x4x6
-  auto* rm = n.Node("ReduceMean", {"g"}, {"rm"});  // 1x1x4x1
-  B::Ints(rm, "axes", {1, 3});
+  n.Op("Gather", {"cat2", n.Int64s("pick", {5, 0, 3, 1})}, "g",
+       {{"axis", 1}});                                      // 1x4x4x6
+  n.Op("ReduceMean", {"g"}, "rm", {{"axes", Ints{1, 3}}});  // 1x1x4x1
   n.Op("Expand", {"rm", n.Int64s("full", {1, 4, 4, 6})}, "e");
-  B::Int(n.Node("Cast", {"e"}, {"ce"}), "to", onnx::TensorProto::FLOAT);
+  n.Op("Cast", {"e"}, "ce", {{"to", kToFloat}});
   n.Op("Add", {"g", "ce"}, "u");
   n.Op("Abs", {"u"}, "ab");
   n.Op("Sqrt", {"ab"}, "sq");
@@ -632,26 +621,16 @@ SyntheticModel AllFormsModel() {
   n.Op("Add", {"v2", "ex"}, "v3");
   n.Op("Add", {"v3", "pw"}, "v");  // 1x4x4x6
   FoldedIf(n, "x", "v", {1, 4, 4, 6}, "iff");
-  B::Ints(n.Node("Transpose", {"iff"}, {"out_if"}), "perm", {0, 2, 3, 1});
-  auto* r = n.Node("ReduceMax", {"v"}, {"r_max"});
-  B::Ints(r, "axes", {1, 3});
-  B::Int(r, "keepdims", 0);
-  r = n.Node("ReduceMin", {"v"}, {"r_min"});
-  B::Ints(r, "axes", {0, 2});
+  n.Op("Transpose", {"iff"}, "out_if", {{"perm", Ints{0, 2, 3, 1}}});
+  n.Op("ReduceMax", {"v"}, "r_max", {{"axes", Ints{1, 3}}, {"keepdims", 0}});
+  n.Op("ReduceMin", {"v"}, "r_min", {{"axes", Ints{0, 2}}});
   n.Op("ReduceSum", {"v", n.Int64s("sum_axes", {1, 3})}, "r_sum");
   // 1-D: the transposed input as 3 channels of 256 samples.
   n.Op("Reshape", {"t0", n.Int64s("as_1d", {1, 3, 256})}, "s1d");
-  c = n.Conv("s1d", "w4", {4, 3, 5}, false, "k1");  // 1x4x128
-  B::Ints(c, "strides", {2});
-  B::Ints(c, "pads", {2, 1});
-  p = n.Node("MaxPool", {"k1"}, {"mp"});
-  B::Ints(p, "kernel_shape", {2});
-  B::Ints(p, "strides", {2});
-  n.Out("out_if", {1, 4, 6, 4});
-  n.Out("r_max", {1, 4});
-  n.Out("r_min", {1, 4, 1, 6});
-  n.Out("r_sum", {1, 1, 4, 1});
-  n.Out("mp", {1, 4, 64});
+  n.Conv("s1d", "w4", {4, 3, 5}, false, "k1",  // 1x4x128
+         {{"strides", Ints{2}}, {"pads", Ints{2, 1}}});
+  n.Op("MaxPool", {"k1"}, "mp",
+       {{"kernel_shape", Ints{2}}, {"strides", Ints{2}}});
   return n.Done();
 }
 

@@ -1,7 +1,9 @@
 // Epilogue fusions of the ONNX import, each spelling on a small graph:
 // affine steps, activations (ops and their spelled-out forms), residual
 // adds and post-activation affine steps.
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -25,6 +27,12 @@ std::vector<std::string> Workloads(GraphBuilder& b,
   return out;
 }
 
+// Float scalar initializers of `b`, named and valued, in order.
+void Scalars(GraphBuilder& b,
+             std::initializer_list<std::pair<const char*, float>> values) {
+  for (const auto& [name, v] : values) b.Weight(name, {}, false, v);
+}
+
 // x (1x4x8x8) -> Conv 1x1 with bias to 8 channels -> "c".
 GraphBuilder ConvBlock() {
   GraphBuilder b;
@@ -39,15 +47,25 @@ const char kConv[] =
     "conv2d N=1 C=4 H=8 W=8 K=8 R=1 S=1 SH=1 SW=1 PH=0 PW=0 DH=1 DW=1 G=1 "
     "fp32";
 
+// The workloads of `b` (ConvBlock and more) with "y" as its output.
+std::vector<std::string> WorkloadsOfY(GraphBuilder& b) {
+  b.Output("y");
+  return Workloads(b);
+}
+
+// Matches the workloads of one task: ConvBlock's conv with `epilogue`
+// (" affine=shift act=relu") fused.
+auto IsConvWith(const std::string& epilogue) {
+  return ::testing::ElementsAre(std::string(kConv) + epilogue);
+}
+
 TEST(OnnxFusion, PpLcNetBlockFoldsAffineHardSwishAndPost) {
   // As PP-OCRv4 det writes it: Mul(C, x) + C, then HardSwish as
   // Add(x, 3) -> Clip -> Mul(x, clip) -> Div 6, then Mul(C, x) + C.
   GraphBuilder b = ConvBlock();
   b.Weight("s", {1}, false, 2.0f);
   b.Weight("t", {1}, false, 1.0f);
-  b.Weight("three", {}, false, 3.0f);
-  b.Weight("zero", {}, false, 0.0f);
-  b.Weight("six", {}, false, 6.0f);
+  Scalars(b, {{"three", 3.0f}, {"zero", 0.0f}, {"six", 6.0f}});
   b.Node("Mul", {"s", "c"}, {"m1"});
   b.Node("Add", {"m1", "t"}, {"a1"});
   b.Node("Add", {"a1", "three"}, {"a3"});
@@ -75,10 +93,9 @@ TEST(OnnxFusion, PpLcNetBlockFoldsAffineHardSwishAndPost) {
 TEST(OnnxFusion, HardSwishSpellings) {
   for (int spelling = 0; spelling < 4; ++spelling) {
     GraphBuilder b = ConvBlock();
-    b.Weight("three", {}, false, 3.0f);
-    b.Weight("zero", {}, false, 0.0f);
-    b.Weight("six", {}, false, 6.0f);
-    b.Weight("sixth", {}, false, 1.0f / 6);
+    Scalars(
+        b,
+        {{"three", 3.0f}, {"zero", 0.0f}, {"six", 6.0f}, {"sixth", 1.0f / 6}});
     if (spelling == 3) {
       b.Node("HardSwish", {"c"}, {"y"});
     } else {
@@ -95,10 +112,7 @@ TEST(OnnxFusion, HardSwishSpellings) {
         b.Node("Mul", {"sixth", "m"}, {"y"});
       }
     }
-    b.Output("y");
-    EXPECT_THAT(Workloads(b),
-                ::testing::ElementsAre(std::string(kConv) + " affine=shift "
-                                                            "act=hardswish"))
+    EXPECT_THAT(WorkloadsOfY(b), IsConvWith(" affine=shift act=hardswish"))
         << "spelling " << spelling;
   }
 }
@@ -106,12 +120,12 @@ TEST(OnnxFusion, HardSwishSpellings) {
 TEST(OnnxFusion, HardSigmoidSpellings) {
   for (int spelling = 0; spelling < 3; ++spelling) {
     GraphBuilder b = ConvBlock();
-    b.Weight("alpha", {}, false, 0.2f);
-    b.Weight("beta", {}, false, 0.5f);
-    b.Weight("three", {}, false, 3.0f);
-    b.Weight("zero", {}, false, 0.0f);
-    b.Weight("one", {}, false, 1.0f);
-    b.Weight("six", {}, false, 6.0f);
+    Scalars(b, {{"alpha", 0.2f},
+                {"beta", 0.5f},
+                {"three", 3.0f},
+                {"zero", 0.0f},
+                {"one", 1.0f},
+                {"six", 6.0f}});
     if (spelling == 0) {
       b.Node("HardSigmoid", {"c"}, {"y"});
     } else if (spelling == 1) {  // Clip(x * a + b, 0, 1)
@@ -123,10 +137,7 @@ TEST(OnnxFusion, HardSigmoidSpellings) {
       b.Node("Clip", {"a", "zero", "six"}, {"cl"});
       b.Node("Div", {"cl", "six"}, {"y"});
     }
-    b.Output("y");
-    EXPECT_THAT(Workloads(b),
-                ::testing::ElementsAre(std::string(kConv) + " affine=shift "
-                                                            "act=hardsigmoid"))
+    EXPECT_THAT(WorkloadsOfY(b), IsConvWith(" affine=shift act=hardsigmoid"))
         << "spelling " << spelling;
   }
 }
@@ -145,10 +156,8 @@ TEST(OnnxFusion, SiluSpellingsAfterBatchNorm) {
     }
     b.Node("Sigmoid", {in}, {"sg"});
     b.Node("Mul", {"n", "sg"}, {"y"});
-    b.Output("y");
-    EXPECT_THAT(Workloads(b), ::testing::ElementsAre(std::string(kConv) +
-                                                     " affine=scale_shift "
-                                                     "act=silu"));
+    EXPECT_THAT(WorkloadsOfY(b), IsConvWith(" affine=scale_shift act=silu"))
+        << "times one " << times_one;
   }
 }
 
@@ -172,8 +181,7 @@ TEST(OnnxFusion, SingleOpActivations) {
       {"Clip", "clip"}, {"MaxMin", "clip"},         {"Max", "relu"}};
   for (const auto& [op, act] : cases) {
     GraphBuilder b = ConvBlock();
-    b.Weight("zero", {}, false, 0.0f);
-    b.Weight("six", {}, false, 6.0f);
+    Scalars(b, {{"zero", 0.0f}, {"six", 6.0f}});
     if (op == "Clip") {
       b.Node("Clip", {"c", "zero", "six"}, {"y"});
     } else if (op == "Max") {
@@ -184,11 +192,7 @@ TEST(OnnxFusion, SingleOpActivations) {
     } else {
       b.Node(op, {"c"}, {"y"});
     }
-    b.Output("y");
-    EXPECT_THAT(
-        Workloads(b),
-        ::testing::ElementsAre(std::string(kConv) + " affine=shift act=" + act))
-        << op;
+    EXPECT_THAT(WorkloadsOfY(b), IsConvWith(" affine=shift act=" + act)) << op;
   }
 }
 

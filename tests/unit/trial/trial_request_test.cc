@@ -3,8 +3,11 @@
 // LimitsFromDeviceInfo reads (libraries, image2d_from_buffer).
 #include "trial/trial_request.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "tests/support/image_spec.h"
@@ -34,18 +37,29 @@ args = ["B", "C"]
 )spec";
 }
 
-TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
+// Spec()'s template and the fp16 gemm M=3,N=10,K=7 it is measured on.
+struct ParsedGemm {
+  std::unique_ptr<templates::SpecTemplate> tmpl;
+  templates::Workload workload;
+};
+absl::StatusOr<ParsedGemm> ParseGemm() {
   auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
-  ASSERT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return t.status();
   auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
-  ASSERT_TRUE(w.ok()) << w.status();
+  if (!w.ok()) return w.status();
+  return ParsedGemm{*std::move(t), *std::move(w)};
+}
+
+TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
+  auto g = ParseGemm();
+  ASSERT_TRUE(g.ok()) << g.status();
   tunefleet::v1::TimingPolicy timing;
   timing.set_repeat(3);
   timing.set_timeout_ms(500);
-  const MeasureRequestBuilder builder(**t, *w, timing);
+  const MeasureRequestBuilder builder(*g->tmpl, g->workload, timing);
   for (int64_t img : {0, 1}) {
     const tunefleet::v1::MeasureRequest expected =
-        BuildMeasureRequest(**t, *w, {img}, 7 + img, timing);
+        BuildMeasureRequest(*g->tmpl, g->workload, {img}, 7 + img, timing);
     const tunefleet::v1::MeasureRequest built = builder.Build({img}, 7 + img);
     EXPECT_EQ(built.trial_id(), 7 + img);
     EXPECT_EQ(built.kernel().args(0).has_image(), img == 1);
@@ -57,11 +71,9 @@ TEST(TrialRequest, BuilderMakesWhatBuildMeasureRequestMakes) {
 }
 
 TEST(TrialRequest, LeanRequestsNameSourcesByHashAndFillBackWhole) {
-  auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
-  ASSERT_TRUE(t.ok()) << t.status();
-  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
-  ASSERT_TRUE(w.ok()) << w.status();
-  const MeasureRequestBuilder builder(**t, *w, {});
+  auto g = ParseGemm();
+  ASSERT_TRUE(g.ok()) << g.status();
+  const MeasureRequestBuilder builder(*g->tmpl, g->workload, {});
   for (int64_t img : {0, 1}) {
     const tunefleet::v1::MeasureRequest whole = builder.Build({img}, 5);
     LeanRequest lean = builder.BuildLean({img}, 5);
@@ -83,12 +95,10 @@ TEST(TrialRequest, LeanRequestsNameSourcesByHashAndFillBackWhole) {
 }
 
 TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
-  auto t = templates::SpecTemplate::Parse(Spec(), "toml", kSource);
-  ASSERT_TRUE(t.ok()) << t.status();
-  auto w = templates::Workload::Parse("gemm", "M=3,N=10,K=7", "fp16");
-  ASSERT_TRUE(w.ok()) << w.status();
+  auto g = ParseGemm();
+  ASSERT_TRUE(g.ok()) << g.status();
   const tunefleet::v1::MeasureRequest r =
-      BuildMeasureRequest(**t, *w, {1}, 42, {});
+      BuildMeasureRequest(*g->tmpl, g->workload, {1}, 42, {});
   const tunefleet::v1::KernelLaunch& k = r.kernel();
   ASSERT_TRUE(k.has_library());
   EXPECT_EQ(k.library().library(), "clblast");
@@ -108,7 +118,7 @@ TEST(TrialRequest, CarriesImagesAndTheLibraryCall) {
   EXPECT_EQ(r.verification().reference().args(0).buffer(), "B");
   // IMG=0: the buffer itself.
   const tunefleet::v1::MeasureRequest plain =
-      BuildMeasureRequest(**t, *w, {0}, 43, {});
+      BuildMeasureRequest(*g->tmpl, g->workload, {0}, 43, {});
   EXPECT_EQ(plain.kernel().args(0).buffer(), "B");
   EXPECT_TRUE(plain.kernel().has_library());
 }
