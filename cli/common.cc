@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
@@ -128,6 +129,14 @@ std::string ConfigText(const tunefleet::v1::Config& config) {
     absl::StrAppend(&s, s.empty() ? "" : ",", k.name(), "=", k.value());
   }
   return s;
+}
+
+absl::StatusOr<TuningClient> DialServer(const std::string& address,
+                                        const client::ChannelFiles& files) {
+  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
+                             client::ConnectionTo(address, files));
+  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  return TuningClient{std::move(server), std::move(stub)};
 }
 
 absl::StatusOr<JobOutcome> RunJob(

@@ -45,6 +45,18 @@ void SetJsonErrors(bool on);
 absl::Status FromGrpc(const grpc::Status& status,
                       const client::ServerConnection& server);
 
+// A TuningService stub on a channel to `server`, the connection FromGrpc
+// names in its errors.
+struct TuningClient {
+  client::ServerConnection server;
+  std::unique_ptr<tunefleet::v1::TuningService::Stub> stub;
+};
+
+// Dials the tunefleet-server at `address` (HOST:PORT) with the connection
+// flags' `files` (AddConnectionFlags). Errors: client::ConnectionTo's.
+absl::StatusOr<TuningClient> DialServer(const std::string& address,
+                                        const client::ChannelFiles& files);
+
 // The pages of a list call (QueryRecords, ListJobs) to `server`: calls
 // `rpc` on `stub` with `request`, hands each response to `on_page`, and
 // calls again with the response's next_page_token until a response has

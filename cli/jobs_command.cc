@@ -27,9 +27,8 @@ constexpr uint32_t kMaxPageSize = 10000;
 // The newest o.limit jobs, following the server's pages (of --page-size
 // jobs, else as many as are still wanted).
 absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
-  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
-                             client::ConnectionTo(o.server, o.connection));
-  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
+                             DialServer(o.server, o.connection));
   std::vector<JobProgress> jobs;
   tunefleet::v1::ListJobsRequest request;
   while (jobs.size() < o.limit) {
@@ -38,8 +37,8 @@ absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
         std::min(o.page_size == 0 ? kMaxPageSize : o.page_size, left));
     grpc::ClientContext context;
     tunefleet::v1::ListJobsResponse response;
-    TUNEFLEET_RETURN_IF_ERROR(
-        FromGrpc(stub->ListJobs(&context, request, &response), server));
+    TUNEFLEET_RETURN_IF_ERROR(FromGrpc(
+        tuning.stub->ListJobs(&context, request, &response), tuning.server));
     for (const JobProgress& p : response.jobs()) {
       if (jobs.size() < o.limit) jobs.push_back(p);
     }
@@ -182,16 +181,14 @@ CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunCancel(const JobsOptions& o) {
-  absl::StatusOr<client::ServerConnection> server =
-      client::ConnectionTo(o.server, o.connection);
-  if (!server.ok()) return ReportError("cancel", server.status());
-  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
+  absl::StatusOr<TuningClient> tuning = DialServer(o.server, o.connection);
+  if (!tuning.ok()) return ReportError("cancel", tuning.status());
   grpc::ClientContext context;
   tunefleet::v1::CancelJobRequest request;
   request.set_job_id(o.job_id);
   JobProgress progress;
-  absl::Status s =
-      FromGrpc(stub->CancelJob(&context, request, &progress), *server);
+  absl::Status s = FromGrpc(
+      tuning->stub->CancelJob(&context, request, &progress), tuning->server);
   if (!s.ok()) return ReportError("cancel", s);
   if (o.json) {
     std::cout << contract::ContractJson(progress).dump(

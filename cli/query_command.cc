@@ -32,9 +32,8 @@ using RecordPage = std::function<void(
 // into the best-record table). Never holds more than one page.
 absl::Status ForEachRecordPage(const QueryOptions& o, const RecordPage& page) {
   if (!o.server.empty()) {
-    TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
-                               client::ConnectionTo(o.server, o.connection));
-    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+    TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
+                               DialServer(o.server, o.connection));
     tunefleet::v1::QueryRecordsRequest request;
     request.set_op(o.op);
     request.set_device_key(o.device_key);
@@ -44,8 +43,8 @@ absl::Status ForEachRecordPage(const QueryOptions& o, const RecordPage& page) {
     // Every page: the server sends 1,000 records at a time by default.
     std::vector<tunefleet::v1::TuningRecord> records;
     return ForEachPage(
-        *stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
-        "QueryRecords", server, request, absl::InfiniteDuration(),
+        *tuning.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
+        "QueryRecords", tuning.server, request, absl::InfiniteDuration(),
         [&](const tunefleet::v1::QueryRecordsResponse& response) {
           records.assign(response.records().begin(), response.records().end());
           if (!records.empty()) page(records);
@@ -210,15 +209,13 @@ CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
 int RunDevices(const DevicesOptions& o) {
   tunefleet::v1::ListDevicesResponse response;
   if (!o.server.empty()) {
-    absl::StatusOr<client::ServerConnection> server =
-        client::ConnectionTo(o.server, o.connection);
-    if (!server.ok()) return ReportError("devices", server.status());
-    auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(*server));
+    absl::StatusOr<TuningClient> tuning = DialServer(o.server, o.connection);
+    if (!tuning.ok()) return ReportError("devices", tuning.status());
     grpc::ClientContext context;
     absl::Status s =
-        FromGrpc(stub->ListDevices(
+        FromGrpc(tuning->stub->ListDevices(
                      &context, tunefleet::v1::ListDevicesRequest(), &response),
-                 *server);
+                 tuning->server);
     if (!s.ok()) return ReportError("devices", s);
   } else {
     auto store = OpenDatabase(o.db);

@@ -21,36 +21,34 @@ constexpr size_t kChunkBytes = size_t{1} << 20;  // BundleChunk.data, at most
 
 // The bundle file of the server's records, as ExportRecords streams it.
 absl::StatusOr<std::string> ExportFromServer(const RecordsOptions& o) {
-  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
-                             client::ConnectionTo(o.server, o.connection));
-  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
+                             DialServer(o.server, o.connection));
   tunefleet::v1::ExportRecordsRequest request;
   request.set_device_key(o.device_key);
   request.set_op(o.op);
   grpc::ClientContext context;
-  auto reader = stub->ExportRecords(&context, request);
+  auto reader = tuning.stub->ExportRecords(&context, request);
   std::string file;
   tunefleet::v1::BundleChunk chunk;
   while (reader->Read(&chunk)) file += chunk.data();
-  TUNEFLEET_RETURN_IF_ERROR(FromGrpc(reader->Finish(), server));
+  TUNEFLEET_RETURN_IF_ERROR(FromGrpc(reader->Finish(), tuning.server));
   return file;
 }
 
 absl::StatusOr<tunefleet::v1::ImportRecordsResponse> ImportToServer(
     const RecordsOptions& o, const std::string& file) {
-  TUNEFLEET_ASSIGN_OR_RETURN(client::ServerConnection server,
-                             client::ConnectionTo(o.server, o.connection));
-  auto stub = tunefleet::v1::TuningService::NewStub(client::Dial(server));
+  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
+                             DialServer(o.server, o.connection));
   grpc::ClientContext context;
   tunefleet::v1::ImportRecordsResponse response;
-  auto writer = stub->ImportRecords(&context, &response);
+  auto writer = tuning.stub->ImportRecords(&context, &response);
   tunefleet::v1::BundleChunk chunk;
   for (size_t at = 0; at < file.size(); at += kChunkBytes) {
     chunk.set_data(file.substr(at, kChunkBytes));
     if (!writer->Write(chunk)) break;  // Finish() says why
   }
   writer->WritesDone();
-  TUNEFLEET_RETURN_IF_ERROR(FromGrpc(writer->Finish(), server));
+  TUNEFLEET_RETURN_IF_ERROR(FromGrpc(writer->Finish(), tuning.server));
   return response;
 }
 

@@ -228,6 +228,12 @@ Figures Summarize(const model_run::RunResult& r) {
   return Summarize(r.latency_ns, r.host_cpu_ns, r.submit_cpu_ns);
 }
 
+// The latency figures in ms, as --json writes them: {median, p10, p90}.
+nlohmann::json LatencyMsJson(const Figures& f) {
+  return {
+      {"median", f.median / 1e6}, {"p10", f.p10 / 1e6}, {"p90", f.p90 / 1e6}};
+}
+
 // --record both on a device that recorded: plain figures beside the
 // replayed ones.
 bool HasBoth(const model_run::RunResult& r) {
@@ -413,10 +419,7 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
       {"run_on", p.runner},
       {"runs", o.runs},
       {"warmup", o.warmup},
-      {"latency_ms",
-       {{"median", f.median / 1e6},
-        {"p10", f.p10 / 1e6},
-        {"p90", f.p90 / 1e6}}},
+      {"latency_ms", LatencyMsJson(f)},
       {"estimated_ms", r.estimate_ns / 1e6},
       {"layers_without_estimate", r.layers_without_estimate},
       {"host_cpu_ms", f.cpu / 1e6},
@@ -440,16 +443,12 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
   if (!r.device_buffers_latency_ns.empty()) {
     const Figures d = Summarize(r.device_buffers_latency_ns,
                                 r.device_buffers_submit_cpu_ns, {});
-    out["device_buffers_latency_ms"] = {
-        {"median", d.median / 1e6}, {"p10", d.p10 / 1e6}, {"p90", d.p90 / 1e6}};
+    out["device_buffers_latency_ms"] = LatencyMsJson(d);
     out["device_buffers_submit_cpu_ms"] = d.cpu / 1e6;
   }
   if (HasBoth(r)) {
     auto figures = [&](const Figures& x) {
-      return nlohmann::json{{"latency_ms",
-                             {{"median", x.median / 1e6},
-                              {"p10", x.p10 / 1e6},
-                              {"p90", x.p90 / 1e6}}},
+      return nlohmann::json{{"latency_ms", LatencyMsJson(x)},
                             {"host_cpu_ms", x.cpu / 1e6},
                             {"submit_cpu_ms", x.submit / 1e6}};
     };

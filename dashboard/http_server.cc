@@ -235,79 +235,84 @@ void HttpServer::AddRoutes() {
     };
   };
 
+  // `handler`'s answer as the JSON body, behind the token check for
+  // `needed`; an error as SetError's.
+  using JsonOr = absl::StatusOr<nlohmann::json>;
+  using JsonHandler =
+      std::function<JsonOr(const httplib::Request&, auth::Role role)>;
+  auto json_api = [guarded](auth::Role needed, JsonHandler handler) {
+    return guarded(
+        needed,
+        [handler](const httplib::Request& req, httplib::Response& res,
+                  auth::Role role) -> absl::Status {
+          TUNEFLEET_ASSIGN_OR_RETURN(nlohmann::json body, handler(req, role));
+          SetJson(body, res);
+          return absl::OkStatus();
+        });
+  };
+
   srv.Get("/api/whoami",
-          guarded(auth::Role::kReader, [this](const httplib::Request&,
-                                              httplib::Response& res,
-                                              auth::Role role) {
-            const bool cancel =
-                source_->CanCancel() && role == auth::Role::kTuner;
-            SetJson({{"role", std::string(auth::RoleName(role))},
-                     {"can_cancel", cancel},
-                     {"title", options_.title},
-                     {"metrics", static_cast<bool>(options_.metrics_text)}},
-                    res);
-            return absl::OkStatus();
-          }));
-  srv.Get("/api/fleet",
-          guarded(auth::Role::kReader,
-                  [this](const httplib::Request&, httplib::Response& res,
-                         auth::Role) -> absl::Status {
-                    TUNEFLEET_ASSIGN_OR_RETURN(FleetView fleet,
-                                               source_->Fleet());
-                    SetJson(FleetJson(fleet), res);
-                    return absl::OkStatus();
-                  }));
-  srv.Get("/api/jobs",
-          guarded(auth::Role::kReader,
-                  [this](const httplib::Request& req, httplib::Response& res,
-                         auth::Role) -> absl::Status {
-                    TUNEFLEET_ASSIGN_OR_RETURN(
-                        int64_t limit,
-                        IntParam(req, "limit", kDefaultJobs, kMaxJobs));
-                    TUNEFLEET_ASSIGN_OR_RETURN(auto jobs, source_->Jobs(limit));
-                    SetJson(JobsJson(jobs), res);
-                    return absl::OkStatus();
-                  }));
-  srv.Get(R"(/api/jobs/(\d+))",
-          guarded(auth::Role::kReader,
-                  [this](const httplib::Request& req, httplib::Response& res,
-                         auth::Role) -> absl::Status {
-                    TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
-                    TUNEFLEET_ASSIGN_OR_RETURN(auto job, source_->Job(id));
-                    SetJson({{"job", ProgressJson(job)}}, res);
-                    return absl::OkStatus();
-                  }));
-  srv.Get(R"(/api/jobs/(\d+)/trials)",
-          guarded(auth::Role::kReader,
-                  [this](const httplib::Request& req, httplib::Response& res,
-                         auth::Role) -> absl::Status {
-                    TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
-                    TUNEFLEET_ASSIGN_OR_RETURN(
-                        int64_t after,
-                        IntParam(req, "after", 0,
-                                 std::numeric_limits<int64_t>::max()));
-                    TUNEFLEET_ASSIGN_OR_RETURN(
-                        int64_t limit,
-                        IntParam(req, "limit", kDefaultTrials, kMaxTrials));
-                    TUNEFLEET_ASSIGN_OR_RETURN(
-                        auto trials, source_->Trials(id, after, limit));
-                    SetJson(TrialsJson(trials), res);
-                    return absl::OkStatus();
-                  }));
-  srv.Post(R"(/api/jobs/(\d+)/cancel)",
-           guarded(auth::Role::kTuner,
-                   [this](const httplib::Request& req, httplib::Response& res,
-                          auth::Role) -> absl::Status {
-                     TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
-                     if (!source_->CanCancel()) {
-                       return absl::FailedPreconditionError(
-                           "this dashboard reads a database file: jobs "
-                           "cannot be cancelled here");
-                     }
-                     TUNEFLEET_ASSIGN_OR_RETURN(auto job, source_->Cancel(id));
-                     SetJson({{"job", ProgressJson(job)}}, res);
-                     return absl::OkStatus();
+          json_api(auth::Role::kReader,
+                   [this](const httplib::Request&, auth::Role role) -> JsonOr {
+                     const bool cancel =
+                         source_->CanCancel() && role == auth::Role::kTuner;
+                     return nlohmann::json{
+                         {"role", std::string(auth::RoleName(role))},
+                         {"can_cancel", cancel},
+                         {"title", options_.title},
+                         {"metrics", static_cast<bool>(options_.metrics_text)}};
                    }));
+  srv.Get("/api/fleet",
+          json_api(auth::Role::kReader,
+                   [this](const httplib::Request&, auth::Role) -> JsonOr {
+                     TUNEFLEET_ASSIGN_OR_RETURN(FleetView fleet,
+                                                source_->Fleet());
+                     return FleetJson(fleet);
+                   }));
+  srv.Get("/api/jobs",
+          json_api(auth::Role::kReader,
+                   [this](const httplib::Request& req, auth::Role) -> JsonOr {
+                     TUNEFLEET_ASSIGN_OR_RETURN(
+                         int64_t limit,
+                         IntParam(req, "limit", kDefaultJobs, kMaxJobs));
+                     TUNEFLEET_ASSIGN_OR_RETURN(auto jobs,
+                                                source_->Jobs(limit));
+                     return JobsJson(jobs);
+                   }));
+  srv.Get(R"(/api/jobs/(\d+))",
+          json_api(auth::Role::kReader,
+                   [this](const httplib::Request& req, auth::Role) -> JsonOr {
+                     TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
+                     TUNEFLEET_ASSIGN_OR_RETURN(auto job, source_->Job(id));
+                     return nlohmann::json{{"job", ProgressJson(job)}};
+                   }));
+  srv.Get(R"(/api/jobs/(\d+)/trials)",
+          json_api(auth::Role::kReader,
+                   [this](const httplib::Request& req, auth::Role) -> JsonOr {
+                     TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
+                     TUNEFLEET_ASSIGN_OR_RETURN(
+                         int64_t after,
+                         IntParam(req, "after", 0,
+                                  std::numeric_limits<int64_t>::max()));
+                     TUNEFLEET_ASSIGN_OR_RETURN(
+                         int64_t limit,
+                         IntParam(req, "limit", kDefaultTrials, kMaxTrials));
+                     TUNEFLEET_ASSIGN_OR_RETURN(
+                         auto trials, source_->Trials(id, after, limit));
+                     return TrialsJson(trials);
+                   }));
+  srv.Post(R"(/api/jobs/(\d+)/cancel)",
+           json_api(auth::Role::kTuner,
+                    [this](const httplib::Request& req, auth::Role) -> JsonOr {
+                      TUNEFLEET_ASSIGN_OR_RETURN(int64_t id, JobIdOf(req));
+                      if (!source_->CanCancel()) {
+                        return absl::FailedPreconditionError(
+                            "this dashboard reads a database file: jobs "
+                            "cannot be cancelled here");
+                      }
+                      TUNEFLEET_ASSIGN_OR_RETURN(auto job, source_->Cancel(id));
+                      return nlohmann::json{{"job", ProgressJson(job)}};
+                    }));
   if (options_.metrics_text) {
     srv.Get("/metrics", guarded(auth::Role::kReader,
                                 [this](const httplib::Request&,

@@ -208,14 +208,20 @@
 
   // ---- fleet page ----
 
-  function fleetPage() {
-    const main = frame('fleet');
-    const body = el('div', {id: 'fleet'});
-    main.append(el('h2', {}, 'Fleet'), body);
+  // The page of route #/`name`: a heading `title` over a <div id=`name`>
+  // that `render(div, answer)` fills with the answer of GET `path`, again
+  // every POLL_MS while the route is shown.
+  function polledPage(name, title, path, render) {
+    const main = frame(name);
+    const body = el('div', {id: name});
+    main.append(el('h2', {}, title), body);
     poll(async () => {
-      const fleet = await api('api/fleet');
-      renderFleet(body, fleet);
-    }, () => location.hash.startsWith('#/fleet'));
+      render(body, await api(path));
+    }, () => location.hash.startsWith('#/' + name));
+  }
+
+  function fleetPage() {
+    polledPage('fleet', 'Fleet', 'api/fleet', renderFleet);
   }
   function renderFleet(body, fleet) {
     const devices = el('table', {id: 'devices'},
@@ -290,13 +296,9 @@
   // ---- jobs page ----
 
   function jobsPage() {
-    const main = frame('jobs');
-    const body = el('div', {id: 'jobs'});
-    main.append(el('h2', {}, 'Jobs'), body);
-    poll(async () => {
-      const jobs = await api('api/jobs');
+    polledPage('jobs', 'Jobs', 'api/jobs', (body, jobs) => {
       body.replaceChildren(jobsTable(jobs.jobs, (id) => '#/job/' + id));
-    }, () => location.hash.startsWith('#/jobs'));
+    });
   }
   function jobsTable(jobs, link) {
     const table = el('table', {class: 'jobs'},
