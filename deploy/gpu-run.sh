@@ -272,6 +272,9 @@ if [ "$what" = model-e2e ]; then
     "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
       --db "$db" --runs "${E2E_RUNS:-20}" --image-views off --json \
       > "$RESULTS/run-$model-views-off.json" 2>> "$RESULTS/e2e-$model.log"
+    "$BIN/tunefleet" run --onnx "$PACK/models/$file" --input-shape "$shape" \
+      --db "$db" --runs 1 --describe > "$RESULTS/describe-$model.txt" \
+      2>> "$RESULTS/e2e-$model.log"
     if [ -f "$PACK/peer.py" ] && [ -n "$PEER_PYTHON" ]; then
       "$PEER_PYTHON" "$PACK/peer.py" "$PACK/models/$file" --shape "$shape" \
         --iters "${E2E_RUNS:-50}" --check-ort --json \
