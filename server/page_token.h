@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -23,6 +24,22 @@ std::string MakePageToken(absl::string_view list, int64_t position);
 // issue for `list`.
 absl::StatusOr<int64_t> ParsePageToken(absl::string_view token,
                                        absl::string_view list);
+
+// The page size a request asks for: `requested`, or `fallback` for 0
+// (unset).
+inline int64_t PageSize(int64_t requested, int64_t fallback) {
+  return requested == 0 ? fallback : requested;
+}
+
+// For a page read with one row more than `page_size` (that row tells
+// whether a page follows): trims `rows` to the page and returns its last
+// row, or returns nullptr (and leaves `rows`) when no page follows.
+template <typename Row>
+const Row* TrimToPage(std::vector<Row>& rows, int64_t page_size) {
+  if (rows.size() <= static_cast<size_t>(page_size)) return nullptr;
+  rows.resize(static_cast<size_t>(page_size));
+  return &rows.back();
+}
 
 }  // namespace tunefleet::server
 

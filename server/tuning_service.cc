@@ -157,9 +157,8 @@ grpc::Status TuningServiceImpl::QueryRecords(
     const absl::string_view list = request->best_only() ? "best" : "records";
     TUNEFLEET_ASSIGN_OR_RETURN(const int64_t start,
                                ParsePageToken(request->page_token(), list));
-    const int64_t page_size = request->page_size() == 0
-                                  ? validation::kDefaultRecordsPage
-                                  : request->page_size();
+    const int64_t page_size =
+        PageSize(request->page_size(), validation::kDefaultRecordsPage);
     store::RecordFilter filter;
     filter.op = request->op();
     filter.device_key = request->device_key();
@@ -169,11 +168,9 @@ grpc::Status TuningServiceImpl::QueryRecords(
     (request->best_only() ? filter.offset : filter.after_trial_id) = start;
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
                                store_->QueryRecords(filter));
-    if (records.size() > static_cast<size_t>(page_size)) {
-      records.resize(static_cast<size_t>(page_size));
+    if (const auto* last = TrimToPage(records, page_size)) {
       response->set_next_page_token(MakePageToken(
-          list, request->best_only() ? start + page_size
-                                     : records.back().trial_id()));
+          list, request->best_only() ? start + page_size : last->trial_id()));
     }
     for (auto& r : records) *response->add_records() = std::move(r);
     return absl::OkStatus();
@@ -188,15 +185,12 @@ grpc::Status TuningServiceImpl::ListJobs(
     // Newest first: the next page holds the jobs below the last id sent.
     TUNEFLEET_ASSIGN_OR_RETURN(const int64_t before_id,
                                ParsePageToken(request->page_token(), "jobs"));
-    const int64_t page_size = request->page_size() == 0
-                                  ? validation::kDefaultJobsPage
-                                  : request->page_size();
+    const int64_t page_size =
+        PageSize(request->page_size(), validation::kDefaultJobsPage);
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::JobProgress> jobs,
                                jobs_->List(page_size + 1, before_id));
-    if (jobs.size() > static_cast<size_t>(page_size)) {
-      jobs.resize(static_cast<size_t>(page_size));
-      response->set_next_page_token(
-          MakePageToken("jobs", jobs.back().job_id()));
+    if (const auto* last = TrimToPage(jobs, page_size)) {
+      response->set_next_page_token(MakePageToken("jobs", last->job_id()));
     }
     for (auto& j : jobs) {
       AddFleetState(&j);

@@ -52,12 +52,9 @@ absl::StatusOr<BackupStats> BackupDatabase(const std::string& source,
   // nor show in it.
   TUNEFLEET_RETURN_IF_ERROR(
       src.Exec("BEGIN; SELECT count(*) FROM sqlite_schema;"));
-  int64_t page_size = 0;
-  {
-    TUNEFLEET_ASSIGN_OR_RETURN(Statement s, src.Prepare("PRAGMA page_size"));
-    TUNEFLEET_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (row) page_size = s.Int(0);
-  }
+  TUNEFLEET_ASSIGN_OR_RETURN(std::optional<int64_t> page_size_row,
+                             src.FirstInt("PRAGMA page_size"));
+  const int64_t page_size = page_size_row.value_or(0);
   BackupHandle backup(
       sqlite3_backup_init(dst->get(), "main", src.get(), "main"));
   if (backup == nullptr) {

@@ -18,23 +18,18 @@ absl::StatusOr<int> Store::NoteDriver(const std::string& key,
   absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   TUNEFLEET_RETURN_IF_ERROR(txn.status());
-  {
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        Statement q, db_.Prepare("SELECT revision FROM device_drivers WHERE "
-                                 "device_key = ?1 AND driver_version = ?2",
-                                 key, driver));
-    TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (row) return static_cast<int>(q.Int(0));
-  }
-  int revision = 1;
-  {
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        Statement q, db_.Prepare("SELECT COALESCE(MAX(revision), 0) + 1 FROM "
-                                 "device_drivers WHERE device_key = ?1",
-                                 key));
-    TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (row) revision = static_cast<int>(q.Int(0));
-  }
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<int64_t> known,
+      db_.FirstInt("SELECT revision FROM device_drivers WHERE "
+                   "device_key = ?1 AND driver_version = ?2",
+                   key, driver));
+  if (known) return static_cast<int>(*known);
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      std::optional<int64_t> next,
+      db_.FirstInt("SELECT COALESCE(MAX(revision), 0) + 1 FROM "
+                   "device_drivers WHERE device_key = ?1",
+                   key));
+  const int revision = static_cast<int>(next.value_or(1));
   TUNEFLEET_RETURN_IF_ERROR(
       db_.Run("INSERT INTO device_drivers (device_key, driver_version, "
               "revision, first_seen_ms) VALUES (?1, ?2, ?3, ?4)",

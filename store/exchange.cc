@@ -90,9 +90,9 @@ absl::StatusOr<ExchangeRows> Store::ExportRows(const ExchangeFilter& filter) {
       j.budget = r.Int(10);
       j.seed = static_cast<uint64_t>(r.Int(11));
       j.state = r.Text(12);
-      j.reference_ns = r.IsNull(13) ? 0 : r.Double(13);
+      j.reference_ns = r.DoubleOr(13, 0);
       j.created_ms = r.Int(14);
-      j.finished_ms = r.IsNull(15) ? 0 : r.Int(15);
+      j.finished_ms = r.IntOr(15, 0);
       j.space_size = static_cast<uint64_t>(r.Int(16));
       j.origin_id = r.IsNull(17)
                         ? JobOriginId(JobIdentity{
@@ -132,13 +132,13 @@ absl::StatusOr<ExchangeRows> Store::ExportRows(const ExchangeFilter& filter) {
       t.error = r.Text(2);
       t.error_message = r.Text(3);
       t.times_ns = r.Text(4);
-      t.time_ns = r.IsNull(5) ? 0 : r.Double(5);
-      t.gflops = r.IsNull(6) ? 0 : r.Double(6);
+      t.time_ns = r.DoubleOr(5, 0);
+      t.gflops = r.DoubleOr(6, 0);
       t.number = r.Int(7);
-      t.compile_ms = r.IsNull(8) ? 0 : r.Double(8);
-      t.max_rel_error = r.IsNull(9) ? 0 : r.Double(9);
+      t.compile_ms = r.DoubleOr(8, 0);
+      t.max_rel_error = r.DoubleOr(9, 0);
       t.created_ms = r.Int(10);
-      t.leased_ms = r.IsNull(11) ? 0 : r.Int(11);
+      t.leased_ms = r.IntOr(11, 0);
       t.done_ms = r.Int(12);
       t.agent = r.Text(13);
       t.attempt = r.Int(14);
@@ -146,13 +146,12 @@ absl::StatusOr<ExchangeRows> Store::ExportRows(const ExchangeFilter& filter) {
       t.kernel_sha256 = r.Text(16);
       t.tunefleet_version = r.Text(17);
       t.measurement_id =
-          r.IsNull(18)
-              ? MeasurementId(MeasurementIdentity{
-                    job.device_key, workload, job.template_name,
-                    job.template_version, job.template_source_hash, t.config,
-                    t.error, t.times_ns, t.done_ms, t.agent, t.driver_version,
-                    t.kernel_sha256})
-              : r.Text(18);
+          r.IsNull(18) ? MeasurementId(MeasurementIdentity{
+                             job.device_key, workload, job.template_name,
+                             job.template_version, job.template_source_hash,
+                             t.config, t.error, t.times_ns, t.done_ms, t.agent,
+                             t.driver_version, t.kernel_sha256})
+                       : r.Text(18);
       rows.trials.push_back(std::move(t));
     }));
   }
@@ -342,17 +341,9 @@ absl::StatusOr<MergeSummary> Store::MergeRows(const ExchangeRows& rows) {
     s.Bind(7, static_cast<int64_t>(j.seed));
     s.Bind(8, absl::StrCat("imported from a record bundle (origin state: ",
                            j.state, ")"));
-    if (j.reference_ns > 0) {
-      s.Bind(9, j.reference_ns);
-    } else {
-      s.BindNull(9);
-    }
+    s.BindPositiveOrNull(9, j.reference_ns);
     s.Bind(10, j.created_ms);
-    if (j.finished_ms > 0) {
-      s.Bind(11, j.finished_ms);
-    } else {
-      s.BindNull(11);
-    }
+    s.BindPositiveOrNull(11, j.finished_ms);
     s.Bind(12, static_cast<int64_t>(j.space_size)).Bind(13, j.origin_id);
     TUNEFLEET_RETURN_IF_ERROR(s.Run());
     job_ids[j.origin_id] = id;
@@ -373,13 +364,12 @@ absl::StatusOr<MergeSummary> Store::MergeRows(const ExchangeRows& rows) {
                     "trials WHERE job_id = ?1 AND state = 'done'",
                     job_id));
     TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&](const Statement& r) {
-      ids.insert(r.IsNull(7)
-                     ? MeasurementId(MeasurementIdentity{
-                           j.device_key, workload, j.template_name,
-                           j.template_version, j.template_source_hash,
-                           r.Text(0), r.Text(1), r.Text(2), r.Int(3), r.Text(4),
-                           r.Text(5), r.Text(6)})
-                     : r.Text(7));
+      ids.insert(r.IsNull(7) ? MeasurementId(MeasurementIdentity{
+                                   j.device_key, workload, j.template_name,
+                                   j.template_version, j.template_source_hash,
+                                   r.Text(0), r.Text(1), r.Text(2), r.Int(3),
+                                   r.Text(4), r.Text(5), r.Text(6)})
+                             : r.Text(7));
     }));
   }
   for (const ExchangeTrial& t : rows.trials) {
@@ -407,22 +397,11 @@ absl::StatusOr<MergeSummary> Store::MergeRows(const ExchangeRows& rows) {
     }
     s.Bind(11, t.number).Bind(12, t.compile_ms).Bind(13, t.max_rel_error);
     s.Bind(14, t.created_ms);
-    if (t.leased_ms > 0) {
-      s.Bind(15, t.leased_ms);
-    } else {
-      s.BindNull(15);
-    }
+    s.BindPositiveOrNull(15, t.leased_ms);
     s.Bind(16, t.done_ms);
-    auto text_or_null = [&s](int i, const std::string& v) {
-      if (v.empty()) {
-        s.BindNull(i);
-      } else {
-        s.Bind(i, v);
-      }
-    };
-    text_or_null(17, t.driver_version);
-    text_or_null(18, t.kernel_sha256);
-    text_or_null(19, t.tunefleet_version);
+    s.BindTextOrNull(17, t.driver_version);
+    s.BindTextOrNull(18, t.kernel_sha256);
+    s.BindTextOrNull(19, t.tunefleet_version);
     s.Bind(20, t.measurement_id);
     absl::Status run = s.Run();
     if (!run.ok()) {

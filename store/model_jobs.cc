@@ -7,18 +7,18 @@
 #include "base/status_macros.h"
 #include "base/time.h"
 #include "contract/names.h"
+#include "store/job_rows.h"
 #include "store/store.h"
 
 namespace tunefleet::store {
 
 absl::StatusOr<int64_t> Store::NextJobId() {
   TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement q, db_.Prepare("SELECT max(coalesce((SELECT max(id) FROM "
-                               "jobs), 0), coalesce((SELECT max(id) FROM "
-                               "model_jobs), 0)) + 1"));
-  TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return absl::InternalError("no next job id");
-  return q.Int(0);
+      std::optional<int64_t> id,
+      db_.FirstInt("SELECT max(coalesce((SELECT max(id) FROM jobs), 0), "
+                   "coalesce((SELECT max(id) FROM model_jobs), 0)) + 1"));
+  if (!id) return absl::InternalError("no next job id");
+  return *id;
 }
 
 absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
@@ -29,21 +29,13 @@ absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
   TUNEFLEET_ASSIGN_OR_RETURN(const int64_t id, NextJobId());
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare("INSERT INTO model_jobs (id, model_name, device_key, "
-                  "strategy, task_scheduler, budget, seed, priority, state, "
-                  "request_json, created_ms, deadline_ms) VALUES (?1, ?2, ?3, "
+      db_.Prepare("INSERT INTO model_jobs (device_key, strategy, budget, "
+                  "seed, priority, created_ms, deadline_ms, request_json, "
+                  "state, id, model_name, task_scheduler) VALUES (?1, ?2, ?3, "
                   "?4, ?5, ?6, ?7, ?8, 'queued', ?9, ?10, ?11)"));
-  s.Bind(1, id).Bind(2, p.model_name).Bind(3, p.device_key);
-  s.Bind(4, contract::StrategyName(p.strategy));
-  s.Bind(5, contract::TaskSchedulerName(p.task_scheduler));
-  s.Bind(6, p.budget).Bind(7, static_cast<int64_t>(p.seed));
-  s.Bind(8, int64_t{p.priority}).Bind(9, request_json);
-  s.Bind(10, p.created_ms > 0 ? p.created_ms : base::NowMs());
-  if (p.deadline_ms > 0) {
-    s.Bind(11, p.deadline_ms);
-  } else {
-    s.BindNull(11);
-  }
+  BindSharedJobColumns(s, 1, p, request_json);  // ?1 to ?8
+  s.Bind(9, id).Bind(10, p.model_name);
+  s.Bind(11, contract::TaskSchedulerName(p.task_scheduler));
   TUNEFLEET_RETURN_IF_ERROR(s.Run());
   if (!p.onnx_model.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(
@@ -59,37 +51,22 @@ absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,
 
 absl::StatusOr<std::vector<ModelJob>> Store::SelectModelJobs(
     absl::string_view where, int64_t arg, int64_t limit) {
+  constexpr absl::string_view kSelect =
+      "SELECT id, model_name, task_scheduler, device_key, strategy, budget, "
+      "seed, priority, state, message, request_json, created_ms, deadline_ms "
+      "FROM model_jobs";
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare(absl::StrCat(
-          "SELECT id, model_name, device_key, strategy, task_scheduler, "
-          "budget, seed, priority, state, message, request_json, created_ms, "
-          "deadline_ms FROM model_jobs WHERE ",
-          where, " ORDER BY id DESC",
-          limit > 0 ? absl::StrCat(" LIMIT ", limit) : "")));
-  s.Bind(1, arg);
-  std::vector<ModelJob> out;
-  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+      db_.Prepare(NewestFirstSql(kSelect, where, "id", limit), arg));
+  return s.CollectRows([](const Statement& row) {
     ModelJob m;
     m.id = row.Int(0);
     m.model_name = row.Text(1);
-    m.device_key = row.Text(2);
-    m.strategy = contract::ParseStrategy(row.Text(3))
-                     .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
-    m.task_scheduler = contract::ParseTaskScheduler(row.Text(4))
+    m.task_scheduler = contract::ParseTaskScheduler(row.Text(2))
                            .value_or(tunefleet::v1::TASK_SCHEDULER_UNSPECIFIED);
-    m.budget = row.Int(5);
-    m.seed = static_cast<uint64_t>(row.Int(6));
-    m.priority = static_cast<int>(row.Int(7));
-    m.state = contract::ParseJobState(row.Text(8))
-                  .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
-    m.message = row.Text(9);
-    m.request_json = row.Text(10);
-    m.created_ms = row.Int(11);
-    m.deadline_ms = row.IsNull(12) ? 0 : row.Int(12);
-    out.push_back(std::move(m));
-  }));
-  return out;
+    ReadSharedJobColumns(row, 3, m);  // columns 3 to 12
+    return m;
+  });
 }
 
 absl::StatusOr<ModelJob> Store::GetModelJob(int64_t model_job_id) {

@@ -44,16 +44,14 @@ Store::ModelLatencyHistory(int64_t model_job_id) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement q,
       db_.Prepare("SELECT trials_done, latency_ns FROM model_job_latency "
-                  "WHERE model_job_id = ?1 ORDER BY seq"));
-  q.Bind(1, model_job_id);
-  std::vector<tunefleet::v1::LatencyPoint> out;
-  TUNEFLEET_RETURN_IF_ERROR(q.ForEachRow([&out](const Statement& row) {
+                  "WHERE model_job_id = ?1 ORDER BY seq",
+                  model_job_id));
+  return q.CollectRows([](const Statement& row) {
     tunefleet::v1::LatencyPoint p;
     p.set_trials_done(static_cast<uint32_t>(row.Int(0)));
     p.set_latency_ns(row.Double(1));
-    out.push_back(p);
-  }));
-  return out;
+    return p;
+  });
 }
 
 absl::Status Store::SetModelMeasurement(
@@ -103,8 +101,8 @@ Store::GetModelMeasurement(int64_t model_job_id) {
                   "commands_per_run, measured_ms, device_buffers_median_ns, "
                   "device_buffers_p10_ns, device_buffers_p90_ns, "
                   "device_buffers_runs FROM model_job_measurements WHERE "
-                  "model_job_id = ?1"));
-  q.Bind(1, model_job_id);
+                  "model_job_id = ?1",
+                  model_job_id));
   TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
   if (!row) return std::nullopt;
   tunefleet::v1::MeasuredLatency m;

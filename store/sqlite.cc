@@ -118,6 +118,12 @@ bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
 }
 
+std::string NewestFirstSql(absl::string_view select, absl::string_view where,
+                           absl::string_view id_column, int64_t limit) {
+  return absl::StrCat(select, " WHERE ", where, " ORDER BY ", id_column,
+                      " DESC", limit > 0 ? absl::StrCat(" LIMIT ", limit) : "");
+}
+
 absl::StatusOr<Database> Database::Open(const std::string& path) {
   // Create the file with mode 0600 first, so records are never readable
   // by other users, not even for an instant.

@@ -10,7 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +41,18 @@ class Statement {
   // Binary bytes as a BLOB (read back with Text()).
   Statement& BindBlob(int index, absl::string_view value);
   Statement& BindNull(int index);
+  // `value`, or NULL where it is not positive (0 stands for "unset" in
+  // the store's structs: an unknown time, no deadline).
+  Statement& BindPositiveOrNull(int index, int64_t value) {
+    return value > 0 ? Bind(index, value) : BindNull(index);
+  }
+  Statement& BindPositiveOrNull(int index, double value) {
+    return value > 0 ? Bind(index, value) : BindNull(index);
+  }
+  // `value` as text, or NULL where it is empty.
+  Statement& BindTextOrNull(int index, absl::string_view value) {
+    return value.empty() ? BindNull(index) : Bind(index, value);
+  }
   // Makes the statement ready to run again: rewinds it, clears its
   // bindings and any bind error (Database::Cached() calls it).
   void Reset();
@@ -50,11 +66,31 @@ class Statement {
   absl::Status Run();
   // Steps through every row, calling `row` on each.
   absl::Status ForEachRow(const std::function<void(const Statement&)>& row);
+  // Steps through every row, collecting `read(row)` of each, in order.
+  // Errors as Step's.
+  template <typename Read>
+  absl::StatusOr<
+      std::vector<std::decay_t<std::invoke_result_t<Read&, const Statement&>>>>
+  CollectRows(Read read) {
+    std::vector<std::decay_t<std::invoke_result_t<Read&, const Statement&>>>
+        out;
+    absl::Status status =
+        ForEachRow([&](const Statement& row) { out.push_back(read(row)); });
+    if (!status.ok()) return status;
+    return out;
+  }
 
   int64_t Int(int column) const;
   double Double(int column) const;
   std::string Text(int column) const;
   bool IsNull(int column) const;
+  // Int(column) / Double(column), or `if_null` where the column is NULL.
+  int64_t IntOr(int column, int64_t if_null) const {
+    return IsNull(column) ? if_null : Int(column);
+  }
+  double DoubleOr(int column, double if_null) const {
+    return IsNull(column) ? if_null : Double(column);
+  }
 
  private:
   struct Finalizer {
@@ -64,6 +100,11 @@ class Statement {
   std::unique_ptr<sqlite3_stmt, Finalizer> stmt_;
   int bind_error_ = SQLITE_OK;
 };
+
+// `select` (SELECT .. FROM ..) WHERE `where`, newest first (ORDER BY
+// `id_column` DESC), with at most `limit` rows (0: all).
+std::string NewestFirstSql(absl::string_view select, absl::string_view where,
+                           absl::string_view id_column, int64_t limit);
 
 // One SQLite connection. Not thread-safe: callers serialise use.
 class Database {
@@ -95,6 +136,19 @@ class Database {
     absl::StatusOr<Statement> s = Prepare(sql, args...);
     if (!s.ok()) return s.status();
     return s->Run();
+  }
+  // The first column of the first row of Prepare(sql, args...) as an
+  // integer; nullopt when there is no row. Errors: Prepare's and
+  // Statement::Step's.
+  template <typename... Args>
+  absl::StatusOr<std::optional<int64_t>> FirstInt(absl::string_view sql,
+                                                  const Args&... args) {
+    absl::StatusOr<Statement> s = Prepare(sql, args...);
+    if (!s.ok()) return s.status();
+    absl::StatusOr<bool> row = s->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return std::nullopt;
+    return s->Int(0);
   }
   // A statement prepared once per connection and kept (keyed by its SQL
   // text) for the connection's life, reset and with its bindings cleared

@@ -8,6 +8,7 @@
 #include "base/time.h"
 #include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
+#include "store/job_rows.h"
 #include "store/schema.h"
 
 namespace tunefleet::store {
@@ -79,11 +80,11 @@ absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
               w.op(), w.ShapeString(), templates::DtypeName(w.dtype()),
               w.Canonical(), w.Hash()));
   TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement q, db_.Prepare("SELECT id FROM workloads WHERE canonical = ?1",
-                               w.Canonical()));
-  TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return absl::InternalError("workload row vanished");
-  return q.Int(0);
+      std::optional<int64_t> id,
+      db_.FirstInt("SELECT id FROM workloads WHERE canonical = ?1",
+                   w.Canonical()));
+  if (!id) return absl::InternalError("workload row vanished");
+  return *id;
 }
 
 absl::StatusOr<int64_t> Store::UpsertTemplate(
@@ -94,13 +95,12 @@ absl::StatusOr<int64_t> Store::UpsertTemplate(
               "source_hash, source) VALUES (?1, ?2, ?3, ?4, ?5)",
               t.name(), int64_t{t.version()}, t.op(), hash, t.source()));
   TUNEFLEET_ASSIGN_OR_RETURN(
-      Statement q,
-      db_.Prepare("SELECT id FROM templates WHERE name = ?1 AND version = ?2 "
-                  "AND source_hash = ?3",
-                  t.name(), int64_t{t.version()}, hash));
-  TUNEFLEET_ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return absl::InternalError("template row vanished");
-  return q.Int(0);
+      std::optional<int64_t> id,
+      db_.FirstInt("SELECT id FROM templates WHERE name = ?1 AND version = ?2 "
+                   "AND source_hash = ?3",
+                   t.name(), int64_t{t.version()}, hash));
+  if (!id) return absl::InternalError("template row vanished");
+  return *id;
 }
 
 absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
@@ -113,22 +113,13 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   TUNEFLEET_ASSIGN_OR_RETURN(int64_t template_id, UpsertTemplate(*spec.tmpl));
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare("INSERT INTO jobs (workload_id, template_id, device_key, "
-                  "strategy, budget, seed, priority, state, created_ms, "
-                  "request_json, deadline_ms, id, model_job_id, task_index, "
-                  "space_size) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10, "
-                  "?11, ?12, ?13, ?14)"));
-  s.Bind(1, workload_id).Bind(2, template_id).Bind(3, spec.device_key);
-  s.Bind(4, contract::StrategyName(spec.strategy)).Bind(5, spec.budget);
-  s.Bind(6, static_cast<int64_t>(spec.seed)).Bind(7, int64_t{spec.priority});
-  s.Bind(8, spec.created_ms > 0 ? spec.created_ms : base::NowMs());
-  s.Bind(9, request_json);
-  if (spec.deadline_ms > 0) {
-    s.Bind(10, spec.deadline_ms);
-  } else {
-    s.BindNull(10);
-  }
+      db_.Prepare("INSERT INTO jobs (device_key, strategy, budget, seed, "
+                  "priority, created_ms, deadline_ms, request_json, state, "
+                  "workload_id, template_id, id, model_job_id, task_index, "
+                  "space_size) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                  "'queued', ?9, ?10, ?11, ?12, ?13, ?14)"));
+  BindSharedJobColumns(s, 1, spec, request_json);  // ?1 to ?8
+  s.Bind(9, workload_id).Bind(10, template_id);
   TUNEFLEET_ASSIGN_OR_RETURN(const int64_t id, NextJobId());
   s.Bind(11, id);
   if (spec.model_job_id > 0) {
@@ -144,46 +135,31 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
 
 absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
                                                    int64_t arg, int64_t limit) {
+  constexpr absl::string_view kSelect =
+      "SELECT j.id, w.canonical, tp.name, tp.version, "
+      "j.device_key, j.strategy, j.budget, j.seed, j.priority, j.state, "
+      "j.message, j.request_json, j.created_ms, j.deadline_ms, "
+      "j.reference_ns, j.model_job_id, j.task_index, j.granted, "
+      "j.space_size FROM jobs j "
+      "JOIN workloads w ON j.workload_id = w.id "
+      "JOIN templates tp ON j.template_id = tp.id";
   TUNEFLEET_ASSIGN_OR_RETURN(
       Statement s,
-      db_.Prepare(absl::StrCat(
-          "SELECT j.id, w.canonical, tp.name, tp.version, "
-          "j.device_key, j.strategy, j.budget, j.seed, j.priority, "
-          "j.state, j.message, j.reference_ns, j.request_json, "
-          "j.created_ms, j.deadline_ms, j.model_job_id, j.task_index, "
-          "j.granted, j.space_size FROM jobs j "
-          "JOIN workloads w ON j.workload_id = w.id "
-          "JOIN templates tp ON j.template_id = tp.id WHERE ",
-          where, " ORDER BY j.id DESC",
-          limit > 0 ? absl::StrCat(" LIMIT ", limit) : "")));
-  s.Bind(1, arg);
-  std::vector<Job> out;
-  TUNEFLEET_RETURN_IF_ERROR(s.ForEachRow([&out](const Statement& row) {
+      db_.Prepare(NewestFirstSql(kSelect, where, "j.id", limit), arg));
+  return s.CollectRows([](const Statement& row) {
     Job j;
     j.id = row.Int(0);
     j.workload = row.Text(1);
     j.template_name = row.Text(2);
     j.template_version = static_cast<int>(row.Int(3));
-    j.device_key = row.Text(4);
-    j.strategy = contract::ParseStrategy(row.Text(5))
-                     .value_or(tunefleet::v1::STRATEGY_UNSPECIFIED);
-    j.budget = row.Int(6);
-    j.seed = static_cast<uint64_t>(row.Int(7));
-    j.priority = static_cast<int>(row.Int(8));
-    j.state = contract::ParseJobState(row.Text(9))
-                  .value_or(tunefleet::v1::JOB_STATE_UNSPECIFIED);
-    j.message = row.Text(10);
-    j.reference_ns = row.Double(11);
-    j.request_json = row.Text(12);
-    j.created_ms = row.Int(13);
-    j.deadline_ms = row.IsNull(14) ? 0 : row.Int(14);
-    j.model_job_id = row.IsNull(15) ? 0 : row.Int(15);
-    j.task_index = row.IsNull(16) ? -1 : static_cast<int>(row.Int(16));
+    ReadSharedJobColumns(row, 4, j);  // columns 4 to 13
+    j.reference_ns = row.Double(14);
+    j.model_job_id = row.IntOr(15, 0);
+    j.task_index = static_cast<int>(row.IntOr(16, -1));
     j.granted = row.Int(17);
     j.space_size = static_cast<uint64_t>(row.Int(18));
-    out.push_back(std::move(j));
-  }));
-  return out;
+    return j;
+  });
 }
 
 absl::StatusOr<Job> Store::GetJob(int64_t job_id) {

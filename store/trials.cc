@@ -28,7 +28,7 @@ absl::StatusOr<std::vector<Trial>> Store::JobTrials(int64_t job_id) {
     if (!row.IsNull(3)) {
       tunefleet::v1::Measurement::Error_Parse(row.Text(3), &t.error);
     }
-    t.time_ns = row.IsNull(4) ? 0 : row.Double(4);
+    t.time_ns = row.DoubleOr(4, 0);
     t.attempt = static_cast<int>(row.Int(5));
     out.push_back(t);
   }));
@@ -93,27 +93,11 @@ absl::StatusOr<bool> ApplyWrite(Database& db, const TrialWrite& w) {
   s->Bind(7, int64_t{m.number()}).Bind(8, m.compile_ms());
   s->Bind(9, m.max_rel_error()).Bind(10, base::NowMs());
   const TrialLease& lease = w.lease;
-  if (lease.agent.empty()) {
-    s->BindNull(11);
-  } else {
-    s->Bind(11, lease.agent);
-  }
+  s->BindTextOrNull(11, lease.agent);
   s->Bind(12, int64_t{lease.attempt});
-  if (lease.leased_ms > 0) {
-    s->Bind(13, lease.leased_ms);
-  } else {
-    s->BindNull(13);
-  }
-  if (lease.driver_version.empty()) {
-    s->BindNull(14);
-  } else {
-    s->Bind(14, lease.driver_version);
-  }
-  if (lease.kernel_sha256.empty()) {
-    s->BindNull(15);
-  } else {
-    s->Bind(15, lease.kernel_sha256);
-  }
+  s->BindPositiveOrNull(13, lease.leased_ms);
+  s->BindTextOrNull(14, lease.driver_version);
+  s->BindTextOrNull(15, lease.kernel_sha256);
   s->Bind(16, base::kVersion);
   absl::Status run = s->Run();
   s->Reset();

@@ -261,6 +261,16 @@ Launch LaunchOf(const KernelEntry& e, const std::string& options) {
                 IsFp16(e.workload)};
 }
 
+bool ParseInteger(const std::string& text, long long* out) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return false;
+  *out = value;
+  return true;
+}
+
 namespace {
 
 const ShapeTemplate& TemplateOf(const Shape& s) {
@@ -394,17 +404,6 @@ const Op* FindOp(const std::string& name) {
     if (name == kOps[i].name) return &kOps[i];
   }
   return nullptr;
-}
-
-// `text` as an integer (an optional sign, then decimal digits only).
-bool ParseInteger(const std::string& text, long long* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size()) return false;
-  *out = value;
-  return true;
 }
 
 // The tokens of a workload string: split at spaces, tabs, commas and

@@ -71,6 +71,11 @@ struct DeviceFeatures {
 };
 DeviceFeatures FeaturesOf(cl_device_id device);
 
+// `text` as an integer (an optional sign, then decimal digits, up to the
+// string's end or a NUL byte in it); false, `out` unchanged, for anything
+// else or a value out of range. For workload strings and table files.
+bool ParseInteger(const std::string& text, long long* out);
+
 // Whether a canonical workload string's dtype is fp16.
 bool IsFp16(const char* workload);
 

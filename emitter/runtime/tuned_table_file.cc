@@ -89,16 +89,6 @@ std::vector<std::string> SplitFields(const std::string& line) {
   return fields;
 }
 
-bool ParseLong(const std::string& text, long long* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
 bool ParseDouble(const std::string& text, double* out) {
   if (text.empty()) return false;
   char* end = nullptr;
@@ -121,7 +111,7 @@ bool ParseSizes(const std::string& text, size_t* out, int count) {
   for (int i = 0; i < count; ++i) {
     std::string word;
     long long v = 0;
-    if (!(in >> word) || !ParseLong(word, &v) || v < 0) return false;
+    if (!(in >> word) || !ParseInteger(word, &v) || v < 0) return false;
     out[i] = static_cast<size_t>(v);
   }
   std::string rest;
@@ -140,14 +130,14 @@ bool ParseArgs(std::istringstream& in, int num_buffers, int num_floats,
       const size_t c1 = rest.find(':');
       const size_t c2 = c1 == std::string::npos ? c1 : rest.find(':', c1 + 1);
       if (c2 == std::string::npos ||
-          !ParseLong(rest.substr(c1 + 1, c2 - c1 - 1), &a.rows) ||
-          !ParseLong(rest.substr(c2 + 1), &a.row_elements) || a.rows < 1 ||
+          !ParseInteger(rest.substr(c1 + 1, c2 - c1 - 1), &a.rows) ||
+          !ParseInteger(rest.substr(c2 + 1), &a.row_elements) || a.rows < 1 ||
           a.row_elements < 1) {
         return false;
       }
       rest = rest.substr(0, c1);
     }
-    if (!ParseLong(rest, &a.value)) return false;
+    if (!ParseInteger(rest, &a.value)) return false;
     switch (a.kind) {
       case 'i':
         break;
@@ -210,7 +200,7 @@ Reading Read(const std::string& path, const std::string& text,
                     "header line)");
   }
   long long version = 0;
-  if (!ParseLong(f[1], &version) || version < 1 ||
+  if (!ParseInteger(f[1], &version) || version < 1 ||
       version > kTableFormatVersion) {
     return Fail(kTableVersion, path + ": table format " + f[1] +
                                    ", this library reads format " +
@@ -244,9 +234,9 @@ Reading Read(const std::string& path, const std::string& text,
     } else if (kind == "device") {
       const size_t fields = version == 1 ? 6 : 7;
       long long revision = 1;
-      if (f.size() != fields || !ParseLong(f[1], &index) ||
+      if (f.size() != fields || !ParseInteger(f[1], &index) ||
           index != static_cast<long long>(devices.size()) ||
-          (version > 1 && (!ParseLong(f[6], &revision) || revision < 1))) {
+          (version > 1 && (!ParseInteger(f[6], &revision) || revision < 1))) {
         return Fail(kTableMalformed,
                     at(std::string("device: <index> <key> <vendor> <name> "
                                    "<driver>") +
@@ -255,7 +245,7 @@ Reading Read(const std::string& path, const std::string& text,
       }
       devices.push_back({f[2], f[3], f[4], f[5], revision});
     } else if (kind == "source") {
-      if (f.size() != 3 || !ParseLong(f[1], &index) ||
+      if (f.size() != 3 || !ParseInteger(f[1], &index) ||
           index != static_cast<long long>(sources.size()) || !IsHash(f[2])) {
         return Fail(kTableMalformed,
                     at("source: <index> <sha256> expected, numbered from 0"));
@@ -269,7 +259,7 @@ Reading Read(const std::string& path, const std::string& text,
       }
       pending.push_back({number, f});
     } else if (kind == "end") {
-      if (f.size() != 2 || !ParseLong(f[1], &end_count)) {
+      if (f.size() != 2 || !ParseInteger(f[1], &end_count)) {
         return Fail(kTableMalformed, at("end: <number of entries> expected"));
       }
       ended = true;
@@ -326,15 +316,15 @@ Reading Read(const std::string& path, const std::string& text,
               floats = 0;
     double time_ns = 0, gflops = 0;
     size_t global[3], local[3];
-    if (!ParseLong(e[1], &dev) || dev < 0 ||
+    if (!ParseInteger(e[1], &dev) || dev < 0 ||
         dev >= static_cast<long long>(devices.size()) ||
-        !ParseLong(e[3], &source) || source < -1 ||
+        !ParseInteger(e[3], &source) || source < -1 ||
         source >= static_cast<long long>(sources.size()) ||
-        !ParseLong(e[6], &dims) || dims < 1 || dims > 3 ||
+        !ParseInteger(e[6], &dims) || dims < 1 || dims > 3 ||
         !ParseSizes(e[7], global, 3) || !ParseSizes(e[8], local, 3) ||
-        !ParseLong(e[9], &buffers) || buffers < 0 || buffers > 64 ||
-        !ParseLong(e[10], &min_buffers) || min_buffers < 0 ||
-        min_buffers > buffers || !ParseLong(e[11], &floats) || floats < 0 ||
+        !ParseInteger(e[9], &buffers) || buffers < 0 || buffers > 64 ||
+        !ParseInteger(e[10], &min_buffers) || min_buffers < 0 ||
+        min_buffers > buffers || !ParseInteger(e[11], &floats) || floats < 0 ||
         floats > 64 || !ParseDouble(e[12], &time_ns) ||
         !ParseDouble(e[13], &gflops)) {
       return Fail(kTableMalformed, at("entry: a field out of range"));
