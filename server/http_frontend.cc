@@ -16,10 +16,10 @@ namespace {
 absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
                                                  int64_t job_id) {
   if (store.GetModelJob(job_id).ok()) {
-    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> tasks,
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> tasks,
                                store.ModelTaskJobs(job_id));
     std::vector<int64_t> ids;
-    for (const store::Job& task : tasks) ids.push_back(task.id);
+    for (const store::StoredJob& task : tasks) ids.push_back(task.id);
     return ids;
   }
   TUNEFLEET_RETURN_IF_ERROR(store.GetJob(job_id).status());
@@ -62,7 +62,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Job(
       model.ok()) {
     return StoredModelProgress(*store_, *model, /*with_tasks=*/true);
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
+  TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
   return StoredProgress(*store_, row);
 }
 

@@ -337,7 +337,7 @@ std::optional<tunefleet::v1::JobProgress> JobManager::LiveOrEndedProgress(
 }
 
 absl::StatusOr<int> JobManager::ResumeJobs() {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> rows,
                              store_->UnfinishedJobs());
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
                              store_->UnfinishedModelJobs());
@@ -351,7 +351,7 @@ absl::StatusOr<int> JobManager::ResumeJobs() {
     }
     ++resumed;
   }
-  for (const store::Job& row : rows) {
+  for (const store::StoredJob& row : rows) {
     if (absl::Status s = Resume(row); !s.ok()) {
       TUNEFLEET_RETURN_IF_ERROR(
           store_->SetJobState(row.id, tunefleet::v1::JOB_STATE_FAILED,
@@ -363,14 +363,14 @@ absl::StatusOr<int> JobManager::ResumeJobs() {
   return resumed;
 }
 
-absl::Status JobManager::Resume(const store::Job& row) {
+absl::Status JobManager::Resume(const store::StoredJob& row) {
   TUNEFLEET_ASSIGN_OR_RETURN(auto rebuilt, Rebuild(row));
   Launch(row.id, std::move(rebuilt.first), std::move(rebuilt.second));
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::pair<JobManager::Prepared, JobResume>> JobManager::Rebuild(
-    const store::Job& row) {
+    const store::StoredJob& row) {
   if (row.request_json.empty()) {
     return absl::FailedPreconditionError(
         "the job was stored without its request (an older tunefleet)");
@@ -464,7 +464,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
     TUNEFLEET_ASSIGN_OR_RETURN(*model, store_->GetModelJob(job_id));
     return StoredModelProgress(*store_, *model, true);
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
+  TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
   if (contract::IsFinalJobState(row.state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " already ended (",
@@ -506,7 +506,7 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
     store::Store& store, int64_t limit, int64_t before_id,
     const KnownProgress& known) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> jobs,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> jobs,
                              store.ListJobs(limit, before_id));
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
                              store.ListModelJobs(limit, before_id));
@@ -575,7 +575,7 @@ void JobManager::Shutdown() {
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::Job& row) {
+    store::Store& store, const store::StoredJob& row) {
   TUNEFLEET_ASSIGN_OR_RETURN(store::JobTally tally, store.TallyJob(row.id));
   tunefleet::v1::JobProgress progress;
   progress.set_job_id(row.id);

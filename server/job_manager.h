@@ -53,7 +53,7 @@ struct JobLimits {
 // A stored job's progress from its row and trial tally (a job not running
 // in this server).
 absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::Job& row);
+    store::Store& store, const store::StoredJob& row);
 
 // The progress of job (or model job, `model`) `id` where the caller knows
 // it without the store (a live job's); nullopt: read it from the store.
@@ -189,7 +189,8 @@ class JobManager : public TrialJobs {
       HistoryCache* history_cache = nullptr);
   // A stored unfinished job rebuilt: its request prepared again with the
   // stored run's seed, budget and times, its trials to resume.
-  absl::StatusOr<std::pair<Prepared, JobResume>> Rebuild(const store::Job& row);
+  absl::StatusOr<std::pair<Prepared, JobResume>> Rebuild(
+      const store::StoredJob& row);
   // A task of a model job, checked and ready to store.
   struct PreparedTask {
     int task_index = 0;
@@ -210,7 +211,7 @@ class JobManager : public TrialJobs {
   // A resumed model job's stored task: a slot with its job rebuilt, or with
   // its stored progress where it ended (or cannot be rebuilt).
   absl::StatusOr<ModelTaskSlot> ResumeModelTask(const store::ModelJob& row,
-                                                const store::Job& task,
+                                                const store::StoredJob& task,
                                                 uint32_t weight);
   // Builds the model job's task scheduler from its slots and starts it.
   absl::StatusOr<std::shared_ptr<ModelJob>> LaunchModel(
@@ -220,7 +221,7 @@ class JobManager : public TrialJobs {
   absl::Status ResumeModel(const store::ModelJob& row);
   absl::StatusOr<std::string> ChooseDeviceKey(const std::string& requested);
   // Rebuilds one stored job and starts it.
-  absl::Status Resume(const store::Job& row);
+  absl::Status Resume(const store::StoredJob& row);
   // Stores a new job of `prepared` with `request` (as its row keeps it, to
   // rebuild the job) and launches it. Errors: INTERNAL when the request
   // cannot be encoded; Store::CreateJob's.

@@ -171,7 +171,7 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::SubmitModel(
 }
 
 absl::StatusOr<ModelTaskSlot> JobManager::ResumeModelTask(
-    const store::ModelJob& row, const store::Job& task, uint32_t weight) {
+    const store::ModelJob& row, const store::StoredJob& task, uint32_t weight) {
   ModelTaskSlot slot;
   slot.task_index = task.task_index;
   slot.weight = weight;
@@ -192,7 +192,7 @@ absl::StatusOr<ModelTaskSlot> JobManager::ResumeModelTask(
         task.id, tunefleet::v1::JOB_STATE_FAILED,
         absl::StrCat("cannot resume: ", rebuilt.status().message())));
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(store::Job ended, store_->GetJob(task.id));
+  TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob ended, store_->GetJob(task.id));
   TUNEFLEET_ASSIGN_OR_RETURN(slot.stored, StoredProgress(*store_, ended));
   return slot;
 }
@@ -203,11 +203,11 @@ absl::Status JobManager::ResumeModel(const store::ModelJob& row) {
            .ok()) {
     return absl::DataLossError("the stored model job request does not parse");
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> rows,
                              store_->ModelTaskJobs(row.id));
   std::vector<ModelTaskSlot> slots;
   std::set<int> stored;
-  for (const store::Job& task : rows) {
+  for (const store::StoredJob& task : rows) {
     if (task.task_index < 0 || task.task_index >= request.tasks_size()) {
       continue;
     }

@@ -115,10 +115,10 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
                                             ": its stored request does not "
                                             "parse"));
   }
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::Job> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> rows,
                              store.ModelTaskJobs(row.id));
-  std::map<int, const store::Job*> by_index;
-  for (const store::Job& r : rows) by_index[r.task_index] = &r;
+  std::map<int, const store::StoredJob*> by_index;
+  for (const store::StoredJob& r : rows) by_index[r.task_index] = &r;
   std::vector<search::SchedulerTask> tasks;
   std::vector<tunefleet::v1::JobProgress> progress;
   std::vector<tunefleet::v1::SkippedTask> skipped;

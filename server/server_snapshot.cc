@@ -8,7 +8,7 @@ namespace tunefleet::server {
 namespace {
 
 // Adds the job's done trials by error code to `out`.
-void CountTrials(store::Store& store, const store::Job& job,
+void CountTrials(store::Store& store, const store::StoredJob& job,
                  metrics::Snapshot* out) {
   if (auto tally = store.TallyJob(job.id); tally.ok()) {
     for (const auto& [error, n] : tally->errors) {
@@ -28,7 +28,7 @@ metrics::Snapshot CollectSnapshot(store::Store& store,
   out.queued_trials = static_cast<int64_t>(scheduler.QueuedCount());
   out.leases_in_flight = static_cast<int64_t>(scheduler.LeaseCount());
   if (auto jobs = store.ListJobs(0); jobs.ok()) {
-    for (const store::Job& job : *jobs) {
+    for (const store::StoredJob& job : *jobs) {
       ++out.jobs_by_state[contract::JobStateName(job.state)];
       CountTrials(store, job, &out);
     }
@@ -38,7 +38,8 @@ metrics::Snapshot CollectSnapshot(store::Store& store,
       ++out.model_jobs_by_state[contract::JobStateName(model.state)];
       auto tasks = store.ModelTaskJobs(model.id);
       if (!tasks.ok()) continue;
-      for (const store::Job& task : *tasks) CountTrials(store, task, &out);
+      for (const store::StoredJob& task : *tasks)
+        CountTrials(store, task, &out);
     }
   }
   out.sqlite_bytes = metrics::SqliteBytes(db_path);

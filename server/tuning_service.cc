@@ -75,7 +75,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
         progress, StoredModelProgress(*store_, *model, /*with_tasks=*/true));
   } else {
     // A job of an earlier server run: its stored state.
-    TUNEFLEET_ASSIGN_OR_RETURN(store::Job row, store_->GetJob(job_id));
+    TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
     TUNEFLEET_ASSIGN_OR_RETURN(progress, StoredProgress(*store_, row));
   }
   AddFleetState(&progress);

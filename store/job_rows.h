@@ -29,8 +29,8 @@ void BindSharedJobColumns(Statement& s, int at, const Params& params,
   s.Bind(at + 7, request_json);
 }
 
-// Reads the columns jobs and model_jobs share from `row` into `job` (a Job
-// or a ModelJob), from column `at` on, in this order: device_key,
+// Reads the columns jobs and model_jobs share from `row` into `job` (a
+// StoredJob or a ModelJob), from column `at` on, in this order: device_key,
 // strategy, budget, seed, priority, state, message, request_json,
 // created_ms, deadline_ms. A name the contract does not know reads as
 // UNSPECIFIED; a NULL deadline as 0 (none).

@@ -94,13 +94,15 @@ absl::StatusOr<std::vector<ModelJob>> Store::UnfinishedModelJobs() {
   return rows;
 }
 
-absl::StatusOr<std::vector<Job>> Store::ModelTaskJobs(int64_t model_job_id) {
+absl::StatusOr<std::vector<StoredJob>> Store::ModelTaskJobs(
+    int64_t model_job_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<StoredJob> rows,
                              SelectJobs("j.model_job_id = ?1", model_job_id));
-  std::sort(rows.begin(), rows.end(), [](const Job& a, const Job& b) {
-    return a.task_index < b.task_index;
-  });
+  std::sort(rows.begin(), rows.end(),
+            [](const StoredJob& a, const StoredJob& b) {
+              return a.task_index < b.task_index;
+            });
   return rows;
 }
 

@@ -133,8 +133,8 @@ absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
   return id;
 }
 
-absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
-                                                   int64_t arg, int64_t limit) {
+absl::StatusOr<std::vector<StoredJob>> Store::SelectJobs(
+    absl::string_view where, int64_t arg, int64_t limit) {
   constexpr absl::string_view kSelect =
       "SELECT j.id, w.canonical, tp.name, tp.version, "
       "j.device_key, j.strategy, j.budget, j.seed, j.priority, j.state, "
@@ -147,7 +147,7 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
       Statement s,
       db_.Prepare(NewestFirstSql(kSelect, where, "j.id", limit), arg));
   return s.CollectRows([](const Statement& row) {
-    Job j;
+    StoredJob j;
     j.id = row.Int(0);
     j.workload = row.Text(1);
     j.template_name = row.Text(2);
@@ -162,16 +162,16 @@ absl::StatusOr<std::vector<Job>> Store::SelectJobs(absl::string_view where,
   });
 }
 
-absl::StatusOr<Job> Store::GetJob(int64_t job_id) {
+absl::StatusOr<StoredJob> Store::GetJob(int64_t job_id) {
   absl::MutexLock lock(&mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<Job> rows,
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<StoredJob> rows,
                              SelectJobs("j.id = ?1", job_id));
   if (rows.empty()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   return std::move(rows.front());
 }
 
-absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit,
-                                                 int64_t before_id) {
+absl::StatusOr<std::vector<StoredJob>> Store::ListJobs(int64_t limit,
+                                                       int64_t before_id) {
   absl::MutexLock lock(&mu_);
   // A seek on the primary key, newest first, stopping at `limit`: "+" keeps
   // SQLite from choosing jobs_by_model_job (and sorting every job) for the
@@ -181,10 +181,10 @@ absl::StatusOr<std::vector<Job>> Store::ListJobs(int64_t limit,
       before_id > 0 ? before_id : std::numeric_limits<int64_t>::max(), limit);
 }
 
-absl::StatusOr<std::vector<Job>> Store::UnfinishedJobs() {
+absl::StatusOr<std::vector<StoredJob>> Store::UnfinishedJobs() {
   absl::MutexLock lock(&mu_);
   TUNEFLEET_ASSIGN_OR_RETURN(
-      std::vector<Job> rows,
+      std::vector<StoredJob> rows,
       SelectJobs("j.state IN ('queued', 'running') AND ?1 = ?1 AND "
                  "j.model_job_id IS NULL",
                  0));

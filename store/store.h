@@ -90,7 +90,8 @@ struct ModelJob {
 };
 
 // A job as stored.
-struct Job {
+// The stored row of a job, as opposed to server::Job, the live one.
+struct StoredJob {
   int64_t id = 0;
   std::string workload;  // canonical string
   std::string template_name;
@@ -231,14 +232,14 @@ class Store {
   absl::StatusOr<int64_t> CreateJob(const JobParams& job,
                                     const std::string& request_json = "");
   // NOT_FOUND for an unknown id.
-  absl::StatusOr<Job> GetJob(int64_t job_id);
+  absl::StatusOr<StoredJob> GetJob(int64_t job_id);
   // The newest `limit` jobs (0: all) with an id below `before_id` (0: any),
   // newest first; not the tasks of model jobs.
-  absl::StatusOr<std::vector<Job>> ListJobs(int64_t limit,
-                                            int64_t before_id = 0);
+  absl::StatusOr<std::vector<StoredJob>> ListJobs(int64_t limit,
+                                                  int64_t before_id = 0);
   // Jobs queued or running (a server stopped before they ended), oldest
   // first; not the tasks of model jobs.
-  absl::StatusOr<std::vector<Job>> UnfinishedJobs();
+  absl::StatusOr<std::vector<StoredJob>> UnfinishedJobs();
 
   // Model jobs (store/model_jobs.cc). Writes the model job row; returns its
   // id (never one a job has). Its tasks' jobs are then CreateJob()s with
@@ -253,7 +254,7 @@ class Store {
   // Model jobs queued or running, oldest first.
   absl::StatusOr<std::vector<ModelJob>> UnfinishedModelJobs();
   // A model job's task jobs, by task index.
-  absl::StatusOr<std::vector<Job>> ModelTaskJobs(int64_t model_job_id);
+  absl::StatusOr<std::vector<StoredJob>> ModelTaskJobs(int64_t model_job_id);
   absl::Status SetModelJobState(int64_t model_job_id,
                                 tunefleet::v1::JobState state,
                                 const std::string& message);
@@ -414,8 +415,9 @@ class Store {
  private:
   // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg),
   // newest first, at most `limit` (0: all).
-  absl::StatusOr<std::vector<Job>> SelectJobs(absl::string_view where,
-                                              int64_t arg, int64_t limit = 0)
+  absl::StatusOr<std::vector<StoredJob>> SelectJobs(absl::string_view where,
+                                                    int64_t arg,
+                                                    int64_t limit = 0)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The id for a new job or model job: above every id of both tables.
   absl::StatusOr<int64_t> NextJobId() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -8,7 +8,7 @@
 namespace tunefleet::store {
 
 absl::StatusOr<std::string> ExportJobTable(Store& store, int64_t job_id) {
-  TUNEFLEET_ASSIGN_OR_RETURN(Job job, store.GetJob(job_id));
+  TUNEFLEET_ASSIGN_OR_RETURN(StoredJob job, store.GetJob(job_id));
   TUNEFLEET_ASSIGN_OR_RETURN(const templates::KernelTemplate* tmpl,
                              templates::FindTemplate("", job.template_name));
   std::string device_json;

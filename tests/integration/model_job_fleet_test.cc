@@ -97,7 +97,7 @@ std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
 // and trial rows.
 struct StoredModel {
   store::ModelJob row;
-  std::vector<store::Job> tasks;
+  std::vector<store::StoredJob> tasks;
   std::map<int64_t, std::vector<store::Trial>> trials;  // by task job id
   size_t TrialRows() const {
     size_t n = 0;
@@ -119,7 +119,7 @@ StoredModel ReadModel(const std::string& db, int64_t model_job_id) {
   EXPECT_TRUE(tasks.ok()) << tasks.status();
   if (!tasks.ok()) return m;
   m.tasks = *tasks;
-  for (const store::Job& task : m.tasks) {
+  for (const store::StoredJob& task : m.tasks) {
     EXPECT_EQ(task.model_job_id, model_job_id);
     auto rows = (*store)->JobTrials(task.id);
     EXPECT_TRUE(rows.ok()) << rows.status();
@@ -133,7 +133,7 @@ StoredModel ReadModel(const std::string& db, int64_t model_job_id) {
 // CANCELLED).
 size_t ExpectTasksWithinGrants(const StoredModel& m) {
   size_t measured = 0;
-  for (const store::Job& task : m.tasks) {
+  for (const store::StoredJob& task : m.tasks) {
     const std::vector<store::Trial>& rows = m.trials.at(task.id);
     std::set<uint64_t> configs;
     for (const store::Trial& t : rows) {
@@ -160,7 +160,7 @@ void ExpectDoneExactlyOnce(const StoredModel& m, uint32_t budget) {
   EXPECT_EQ(m.tasks.size(), 4u);
   const size_t measured = ExpectTasksWithinGrants(m);
   int64_t granted = 0;
-  for (const store::Job& task : m.tasks) {
+  for (const store::StoredJob& task : m.tasks) {
     EXPECT_EQ(task.state, tunefleet::v1::JOB_STATE_DONE)
         << "task job " << task.id << ": " << task.message;
     granted += task.granted;
@@ -264,7 +264,7 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
     EXPECT_EQ(m.TrialRows(), done[i]);
     EXPECT_EQ(measured, done[i]);
     int64_t granted = 0;
-    for (const store::Job& task : m.tasks) granted += task.granted;
+    for (const store::StoredJob& task : m.tasks) granted += task.granted;
     EXPECT_LE(granted, kBudget);
   }
 }
@@ -304,7 +304,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   const StoredModel m = ReadModel(fleet.db_path(), id);
   EXPECT_EQ(m.row.state, tunefleet::v1::JOB_STATE_CANCELLED);
   const size_t measured = ExpectTasksWithinGrants(m);
-  for (const store::Job& task : m.tasks) {
+  for (const store::StoredJob& task : m.tasks) {
     EXPECT_NE(task.state, tunefleet::v1::JOB_STATE_FAILED) << task.message;
   }
   EXPECT_GT(measured, 0u);

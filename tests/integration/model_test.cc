@@ -293,7 +293,7 @@ void SlowDownReferenceKernels(const std::string& db) {
     ASSERT_TRUE(tasks.ok()) << tasks.status();
     jobs->insert(jobs->end(), tasks->begin(), tasks->end());
   }
-  for (const store::Job& j : *jobs) {
+  for (const store::StoredJob& j : *jobs) {
     ASSERT_TRUE((*store)->SetJobReference(j.id, 1e15).ok());
   }
 }

@@ -70,7 +70,7 @@ TEST(EmbeddedInterrupt, KilledCommandsJobIsMarkedInterrupted) {
 
   std::unique_ptr<store::Store> store = Reopen(db.path());
   ASSERT_NE(store, nullptr);
-  absl::StatusOr<store::Job> row = store->GetJob(job);
+  absl::StatusOr<store::StoredJob> row = store->GetJob(job);
   ASSERT_TRUE(row.ok()) << row.status();
   EXPECT_EQ(row->state, JOB_STATE_FAILED);
   EXPECT_THAT(row->message, HasSubstr("interrupted"));

@@ -249,10 +249,10 @@ class JobManagerTest : public ::testing::Test {
     return rows.value_or(std::vector<store::Trial>());
   }
 
-  store::Job StoredJob(int64_t job_id) {
-    absl::StatusOr<store::Job> row = store_->GetJob(job_id);
+  store::StoredJob StoredJob(int64_t job_id) {
+    absl::StatusOr<store::StoredJob> row = store_->GetJob(job_id);
     EXPECT_TRUE(row.ok()) << row.status();
-    return row.value_or(store::Job());
+    return row.value_or(store::StoredJob());
   }
 
   FakeClock clock_;

@@ -80,7 +80,7 @@ TEST_F(JobManagerTest, JobRunsToItsBudgetAndItsTalliesAgree) {
       trial::MedianNs(answered.at(job->reference_trial_id()).times_ns()));
 
   // The store: the job, its tally and best record, one done row a trial.
-  const store::Job row = StoredJob(job->id());
+  const store::StoredJob row = StoredJob(job->id());
   EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ(row.reference_ns, done.reference_time_ns());
   absl::StatusOr<store::JobTally> tally = store_->TallyJob(job->id());
@@ -147,7 +147,7 @@ TEST_F(JobManagerTest, JobEndsWhenTheClockPassesItsDeadline) {
   EXPECT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_THAT(done.message(), HasSubstr("deadline reached"));
   EXPECT_EQ(done.trials_done(), 1u);
-  const store::Job row = StoredJob(job->id());
+  const store::StoredJob row = StoredJob(job->id());
   EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_THAT(row.message, HasSubstr("deadline reached"));
   EXPECT_EQ(agent.pending(), 0u);  // nothing more was sent
@@ -343,7 +343,7 @@ TEST_F(JobManagerTest, ActiveJobsBeyondTheLimitAreRefused) {
   EXPECT_THAT(std::string(second.status().message()),
               ::testing::HasSubstr("--max-active-jobs 1"));
   // A refused submission stores nothing.
-  absl::StatusOr<std::vector<store::Job>> rows = store_->ListJobs(10);
+  absl::StatusOr<std::vector<store::StoredJob>> rows = store_->ListJobs(10);
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(rows->size(), 1u);
   ASSERT_TRUE(jobs.Cancel((*first)->id()).ok());

@@ -58,11 +58,12 @@ class ModelJobTest : public JobManagerTest {
 
   // Trial rows per task job of a model job, and their sum.
   int64_t TrialRows(int64_t model_id, std::map<int64_t, int64_t>* per_task) {
-    absl::StatusOr<std::vector<store::Job>> tasks =
+    absl::StatusOr<std::vector<store::StoredJob>> tasks =
         store_->ModelTaskJobs(model_id);
     EXPECT_TRUE(tasks.ok()) << tasks.status();
     int64_t sum = 0;
-    for (const store::Job& t : tasks.value_or(std::vector<store::Job>())) {
+    for (const store::StoredJob& t :
+         tasks.value_or(std::vector<store::StoredJob>())) {
       const std::vector<store::Trial> rows = Rows(t.id);
       std::set<uint64_t> configs;
       for (const store::Trial& row : rows) {
@@ -191,7 +192,7 @@ TEST_F(ModelJobTest, SiblingTasksMeasureEachOthersBestConfig) {
   ASSERT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE) << done.message();
   std::map<int64_t, int64_t> per_task;
   EXPECT_EQ(TrialRows(model->id(), &per_task), 16);
-  absl::StatusOr<std::vector<store::Job>> tasks =
+  absl::StatusOr<std::vector<store::StoredJob>> tasks =
       store_->ModelTaskJobs(model->id());
   ASSERT_TRUE(tasks.ok()) << tasks.status();
   ASSERT_EQ(tasks->size(), 2u);
@@ -236,7 +237,7 @@ TEST_F(ModelJobTest, CancelKeepsTheFinishedTrials) {
   auto tasks = store_->ModelTaskJobs(model->id());
   ASSERT_TRUE(tasks.ok());
   int64_t ok_rows = 0;
-  for (const store::Job& t : *tasks) {
+  for (const store::StoredJob& t : *tasks) {
     EXPECT_TRUE(contract::IsFinalJobState(t.state)) << t.id;
     for (const store::Trial& row : Rows(t.id)) {
       if (row.error == Measurement::OK) ++ok_rows;
