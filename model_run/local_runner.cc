@@ -49,26 +49,7 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
     // for one loaded model only (ForgetCallSites): the next model's lists
     // may sit at the same addresses.
     std::vector<library_backends::LibraryArg>& converted = converted_[&args];
-    if (converted.size() != args.size()) {
-      converted.clear();
-      for (size_t i = 0; i < args.size(); ++i) {
-        const tunefleet_tuned::LibraryArgument& a = args[i];
-        switch (a.kind) {
-          case tunefleet_tuned::LibraryArgument::kInteger:
-            converted.push_back(
-                library_backends::LibraryArg::Integer(a.integer));
-            break;
-          case tunefleet_tuned::LibraryArgument::kFloat:
-            converted.push_back(library_backends::LibraryArg::Float(a.real));
-            break;
-          case tunefleet_tuned::LibraryArgument::kBuffer:
-            converted.push_back(library_backends::LibraryArg::Buffer(
-                a.buffer, absl::StrCat("argument ", i),
-                tunefleet::v1::DTYPE_FP32, a.elements));
-            break;
-        }
-      }
-    }
+    if (converted.size() != args.size()) converted = Converted(args);
     absl::StatusOr<std::vector<library_backends::LibraryEvent>> events =
         b->Enqueue(routine, converted, queue);
     if (!events.ok()) {
@@ -94,6 +75,29 @@ class AgentLibraryCalls : public tunefleet_tuned::LibraryCalls {
   void ForgetCallSites() { converted_.clear(); }
 
  private:
+  // The library's form of a call site's arguments.
+  static std::vector<library_backends::LibraryArg> Converted(
+      const std::vector<tunefleet_tuned::LibraryArgument>& args) {
+    std::vector<library_backends::LibraryArg> converted;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const tunefleet_tuned::LibraryArgument& a = args[i];
+      switch (a.kind) {
+        case tunefleet_tuned::LibraryArgument::kInteger:
+          converted.push_back(library_backends::LibraryArg::Integer(a.integer));
+          break;
+        case tunefleet_tuned::LibraryArgument::kFloat:
+          converted.push_back(library_backends::LibraryArg::Float(a.real));
+          break;
+        case tunefleet_tuned::LibraryArgument::kBuffer:
+          converted.push_back(library_backends::LibraryArg::Buffer(
+              a.buffer, absl::StrCat("argument ", i), tunefleet::v1::DTYPE_FP32,
+              a.elements));
+          break;
+      }
+    }
+    return converted;
+  }
+
   library_backends::LibraryRegistry registry_;
   std::map<const void*, std::vector<library_backends::LibraryArg>> converted_;
 };
