@@ -13,19 +13,19 @@
 #include "emitter/emitter.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/device_store_test.h"
 #include "tests/support/small_job.h"
-#include "tests/support/temp_store.h"
 
 namespace tunefleet::emitter {
 namespace {
 
 using tunefleet::v1::Measurement;
 
-class EmitChoice : public ::testing::Test {
+class EmitChoice : public testing::DeviceStoreTest {
  protected:
+  EmitChoice() : DeviceStoreTest("emit_choice_test", "dev", "Acme") {}
   void SetUp() override {
-    ASSERT_NE(store_, nullptr);
-    ASSERT_TRUE(testing::AddTestGpu(store_, "dev", "Acme").ok());
+    ASSERT_NO_FATAL_FAILURE(DeviceStoreTest::SetUp());
     out_ = ::testing::TempDir() + "/emit_choice_" + std::to_string(getpid());
     std::filesystem::remove_all(out_);
   }
@@ -123,8 +123,6 @@ class EmitChoice : public ::testing::Test {
 
   static constexpr const char* kShape = "N=64,K=32,affine=shift,act=relu";
   const std::string kGenerated = Generated();
-  testing::TempStore db_{"emit_choice_test"};
-  store::Store* store_ = db_.store();
   std::string out_;
 };
 

@@ -8,18 +8,16 @@
 #include "store/schema.h"
 #include "store/sqlite.h"
 #include "store/store.h"
+#include "tests/support/device_store_test.h"
 #include "tests/support/small_job.h"
 #include "tests/support/temp_store.h"
 
 namespace tunefleet::store {
 namespace {
 
-class ModelJobsTest : public ::testing::Test {
+class ModelJobsTest : public testing::DeviceStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_NE(store_, nullptr);
-    ASSERT_TRUE(testing::AddTestGpu(store_).ok());
-  }
+  ModelJobsTest() : DeviceStoreTest("model_jobs_test") {}
 
   JobParams Task(int64_t model_job_id, int task_index) {
     JobParams p = testing::SmallGemmJob(100);
@@ -39,9 +37,6 @@ class ModelJobsTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status();
     return *id;
   }
-
-  testing::TempStore db_{"model_jobs_test"};
-  Store* store_ = db_.store();
 };
 
 TEST_F(ModelJobsTest, JobsAndModelJobsNeverShareAnId) {

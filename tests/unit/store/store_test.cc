@@ -9,8 +9,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
+#include "tests/support/device_store_test.h"
 #include "tests/support/small_job.h"
-#include "tests/support/temp_store.h"
 #include "tests/support/test_device.h"
 
 namespace tunefleet::store {
@@ -19,12 +19,9 @@ namespace {
 using testing::OneTimeOk;
 using tunefleet::v1::Measurement;
 
-class StoreTest : public ::testing::Test {
+class StoreTest : public testing::DeviceStoreTest {
  protected:
-  void SetUp() override {
-    ASSERT_NE(store_, nullptr);
-    ASSERT_TRUE(testing::AddTestGpu(store_, "test-gpu", "Acme").ok());
-  }
+  StoreTest() : DeviceStoreTest("store_test", "test-gpu", "Acme") {}
 
   int64_t MakeJob(int64_t budget = 10) {
     auto id = store_->CreateJob(testing::SmallGemmJob(budget));
@@ -32,8 +29,6 @@ class StoreTest : public ::testing::Test {
     return *id;
   }
 
-  testing::TempStore db_{"store_test"};
-  store::Store* store_ = db_.store();
   const std::string& path_ = db_.path();
 };
 

@@ -11,8 +11,8 @@
 #include "kernels_templates/registry.h"
 #include "store/sqlite.h"
 #include "store/store.h"
+#include "tests/support/device_store_test.h"
 #include "tests/support/small_job.h"
-#include "tests/support/temp_store.h"
 
 namespace tunefleet::store {
 namespace {
@@ -26,11 +26,11 @@ Measurement Result(Measurement::Error error, double ns) {
   return m;
 }
 
-class TrialWriterTest : public ::testing::Test {
+class TrialWriterTest : public testing::DeviceStoreTest {
  protected:
+  TrialWriterTest() : DeviceStoreTest("trial_writer_test") {}
   void SetUp() override {
-    ASSERT_NE(store_, nullptr);
-    ASSERT_TRUE(testing::AddTestGpu(store_).ok());
+    ASSERT_NO_FATAL_FAILURE(DeviceStoreTest::SetUp());
     absl::StatusOr<int64_t> job = store_->CreateJob(testing::SmallGemmJob());
     ASSERT_TRUE(job.ok()) << job.status();
     std::vector<NewTrial> rows;
@@ -54,8 +54,6 @@ class TrialWriterTest : public ::testing::Test {
     return s->Text(0);
   }
 
-  testing::TempStore db_{"trial_writer_test"};
-  Store* store_ = db_.store();
   std::vector<int64_t> ids_;
   Database other_;
 };
