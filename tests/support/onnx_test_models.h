@@ -3,8 +3,6 @@
 #define TUNEFLEET_TESTS_ONNX_TEST_MODELS_H_
 
 #include <cstdint>
-#include <filesystem>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,6 +141,19 @@ class GraphBuilder {
  private:
   onnx::ModelProto model_;
 };
+
+// A graph begun with the input x {1, `channels`, `side`, `side`} and a 3x3
+// Conv (weights w, `filters` x `channels` x 3 x 3) padded by 1 on every
+// side, so that its output "c" keeps the input's height and width.
+inline GraphBuilder PaddedConv3x3(int64_t channels, int64_t side,
+                                  int64_t filters) {
+  GraphBuilder b;
+  b.Input("x", {1, channels, side, side});
+  b.Weight("w", {filters, channels, 3, 3});
+  auto* conv = b.Node("Conv", {"x", "w"}, {"c"});
+  GraphBuilder::Ints(conv, "pads", {1, 1, 1, 1});
+  return b;
+}
 
 // A conv whose epilogue loops: conv -> Add -> Add -> back into the conv's
 // output name (a cycle that made epilogue folding loop forever once).
@@ -319,30 +330,6 @@ inline std::string CoverageNet() {
   b.Output("gate");
   b.Output("prob");
   return b.Bytes();
-}
-
-// The PP-OCR models deploy/fetch-model.sh fetches (the classifier, PP-OCRv4
-// det and rec), each with the dims of its input x, under `source_dir`:
-// calls `visit`(path, file name, dims) for each model that is there and
-// returns how many were. `dir`, when given, is set to the folder looked in.
-inline int ForEachPpOcrModel(
-    const std::string& source_dir,
-    const std::function<void(const std::string& path, const std::string& file,
-                             const std::vector<int64_t>& dims)>& visit,
-    std::string* dir = nullptr) {
-  const std::string assets = source_dir + "/.cache/models/package/assets/";
-  if (dir != nullptr) *dir = assets;
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> models = {
-      {"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}},
-      {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 640, 640}},
-      {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}}};
-  int found = 0;
-  for (const auto& [file, dims] : models) {
-    if (!std::filesystem::exists(assets + file)) continue;
-    ++found;
-    visit(assets + file, file, dims);
-  }
-  return found;
 }
 
 }  // namespace tunefleet::testing

@@ -1116,35 +1116,61 @@ std::vector<float> SeExpected(const std::vector<float>& x, bool skip) {
   return out;
 }
 
-TEST(Lowering, SqueezeExcitationIsOneSeBlock) {
+// SeBlock(b, skip) lowered and run for both `skip` values: one se_block
+// step or, when the pooled map is also a graph output (`pooled_output`),
+// the pool as a step of its own and the chain after it as one
+// channel_gate step that reads it. Either computes SeExpected, and the
+// import for tuning has a task for each step.
+void ExpectSeBlockLowering(bool pooled_output) {
+  const std::string op = pooled_output ? "channel_gate" : "se_block";
   for (const bool skip : {false, true}) {
     GraphBuilder b;
     const std::string y = SeBlock(b, skip);
     b.Output(y);
+    if (pooled_output) b.Output("pooled");
     const std::vector<float> x = Small(120, 3);
     ModelGraph m;
     auto out = LowerAndRun(b, {{"x", x}}, &m);
-    EXPECT_THAT(Ops(m), ElementsAre("se_block"));
-    ASSERT_EQ(m.steps.size(), 1u);
-    const ModelStep& block = m.steps[0];
-    EXPECT_EQ(block.workload.Canonical(),
-              std::string("se_block N=2 C=5 H=3 W=4 R=3 fp32 act1=relu "
-                          "act2=hardsigmoid") +
+    if (pooled_output) {
+      EXPECT_THAT(Ops(m), ElementsAre("global_pool", "channel_gate"));
+    } else {
+      EXPECT_THAT(Ops(m), ElementsAre("se_block"));
+    }
+    ASSERT_EQ(m.steps.size(), pooled_output ? 2u : 1u);
+    const ModelStep& chain = m.steps.back();
+    EXPECT_EQ(chain.workload.Canonical(),
+              op + " N=2 C=5 H=3 W=4 R=3 fp32 act1=relu act2=hardsigmoid" +
                   (skip ? " residual=add" : ""));
-    // The pool, Conv, BatchNormalization, Relu, Conv, HardSigmoid, Mul
+    // (The pool,) Conv, BatchNormalization, Relu, Conv, HardSigmoid, Mul
     // (, Add).
-    EXPECT_EQ(block.nodes.size(), skip ? 8u : 7u);
-    ASSERT_EQ(block.buffers.size(), 7u);
-    EXPECT_EQ(block.buffers[0].tensor, "x");
-    EXPECT_EQ(block.buffers[1].tensor, y);
-    EXPECT_EQ(block.buffers[6].tensor, skip ? "x" : "");
-    EXPECT_THAT(block.floats, ElementsAre(0.0f, 0.0f, 0.1666667f, 0.5f));
-    ExpectNear(out[y], SeExpected(x, skip), skip ? "skip" : "block");
+    EXPECT_EQ(chain.nodes.size(), (pooled_output ? 6u : 7u) + (skip ? 1 : 0));
+    // x, the pooled map when it is an input of the step, y, ..., the skip.
+    std::vector<std::string> inputs = {"x", y};
+    if (pooled_output) inputs.insert(inputs.begin() + 1, "pooled");
+    ASSERT_EQ(chain.buffers.size(), inputs.size() + 5);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      EXPECT_EQ(chain.buffers[i].tensor, inputs[i]) << i;
+    }
+    EXPECT_EQ(chain.buffers.back().tensor, skip ? "x" : "");
+    EXPECT_THAT(chain.floats, ElementsAre(0.0f, 0.0f, 0.1666667f, 0.5f));
+    ExpectNear(out[y], SeExpected(x, skip),
+               skip ? "skip" : (pooled_output ? "gate" : "block"));
+    // The tasks to tune: the se_block, or the pool and the gate.
     auto tasks = ImportOnnxBytes(b.Bytes(), "se.onnx", {});
     ASSERT_TRUE(tasks.ok()) << tasks.status();
-    ASSERT_EQ(tasks->tasks.size(), 1u);
-    EXPECT_EQ(tasks->tasks[0].workload.op(), "se_block");
+    ASSERT_EQ(tasks->tasks.size(), pooled_output ? 2u : 1u);
+    if (pooled_output) {
+      EXPECT_EQ(tasks->tasks[0].workload.op() == "channel_gate" ||
+                    tasks->tasks[1].workload.op() == "channel_gate",
+                true);
+    } else {
+      EXPECT_EQ(tasks->tasks[0].workload.op(), "se_block");
+    }
   }
+}
+
+TEST(Lowering, SqueezeExcitationIsOneSeBlock) {
+  ExpectSeBlockLowering(/*pooled_output=*/false);
 }
 
 TEST(Lowering, SqueezeExcitationOverALargeImageKeepsItsPool) {
@@ -1175,38 +1201,7 @@ TEST(Lowering, SqueezeExcitationOverALargeImageKeepsItsPool) {
 TEST(Lowering, SqueezeExcitationIsAPoolAndOneChannelGate) {
   // The pooled map is also a graph output, so the pool stays a step of
   // its own and the chain after it is one channel_gate.
-  for (const bool skip : {false, true}) {
-    GraphBuilder b;
-    const std::string y = SeBlock(b, skip);
-    b.Output(y);
-    b.Output("pooled");
-    const std::vector<float> x = Small(120, 3);
-    ModelGraph m;
-    auto out = LowerAndRun(b, {{"x", x}}, &m);
-    EXPECT_THAT(Ops(m), ElementsAre("global_pool", "channel_gate"));
-    ASSERT_EQ(m.steps.size(), 2u);
-    const ModelStep& gate = m.steps[1];
-    EXPECT_EQ(gate.workload.Canonical(),
-              std::string("channel_gate N=2 C=5 H=3 W=4 R=3 fp32 act1=relu "
-                          "act2=hardsigmoid") +
-                  (skip ? " residual=add" : ""));
-    // The Conv, BatchNormalization, Relu, Conv, HardSigmoid, Mul (, Add).
-    EXPECT_EQ(gate.nodes.size(), skip ? 7u : 6u);
-    ASSERT_EQ(gate.buffers.size(), 8u);
-    EXPECT_EQ(gate.buffers[0].tensor, "x");
-    EXPECT_EQ(gate.buffers[1].tensor, "pooled");
-    EXPECT_EQ(gate.buffers[2].tensor, y);
-    EXPECT_EQ(gate.buffers[7].tensor, skip ? "x" : "");
-    EXPECT_THAT(gate.floats, ElementsAre(0.0f, 0.0f, 0.1666667f, 0.5f));
-    ExpectNear(out[y], SeExpected(x, skip), skip ? "skip" : "gate");
-    // The tasks to tune: the pool and the gate.
-    auto tasks = ImportOnnxBytes(b.Bytes(), "se.onnx", {});
-    ASSERT_TRUE(tasks.ok()) << tasks.status();
-    ASSERT_EQ(tasks->tasks.size(), 2u);
-    EXPECT_EQ(tasks->tasks[0].workload.op() == "channel_gate" ||
-                  tasks->tasks[1].workload.op() == "channel_gate",
-              true);
-  }
+  ExpectSeBlockLowering(/*pooled_output=*/true);
 }
 
 TEST(Lowering, SqueezeExcitationChainsThatDifferStayFourSteps) {

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "tests/support/onnx_test_models.h"
+#include "tests/support/pp_ocr_models.h"
 
 namespace tunefleet::onnx_import {
 namespace {
@@ -422,18 +423,15 @@ TEST(ModelGraph, HostileSizesAreRefused) {
 // The PP-OCR models (deploy/fetch-model.sh) lower completely: no error,
 // and every node that is not folded at import runs in some step.
 TEST(ModelGraph, RealModelsLowerCompletely) {
-  std::string dir;
-  const int found = testing::ForEachPpOcrModel(
-      TUNEFLEET_SOURCE_DIR,
-      [](const std::string& path, const std::string& file,
-         const std::vector<int64_t>& dims) {
-        absl::StatusOr<std::string> bytes = base::ReadWholeFile(path);
+  testing::ForEachPpOcrModelOrSkip(
+      TUNEFLEET_SOURCE_DIR, [](const testing::PpOcrModel& model) {
+        absl::StatusOr<std::string> bytes = base::ReadWholeFile(model.path);
         ASSERT_TRUE(bytes.ok()) << bytes.status();
-        auto m = ImportModelGraph(*bytes, file, {{"x", dims}});
-        ASSERT_TRUE(m.ok()) << file << ": " << m.status();
+        auto m = ImportModelGraph(*bytes, model.file, {{"x", model.dims}});
+        ASSERT_TRUE(m.ok()) << model.file << ": " << m.status();
         EXPECT_FALSE(m->steps.empty());
         ExpectRunnable(*m);
-        EXPECT_TRUE(m->tasks.coverage.left.empty()) << file;
+        EXPECT_TRUE(m->tasks.coverage.left.empty()) << model.file;
         std::set<int> run;
         for (const ModelStep& s : m->steps)
           run.insert(s.nodes.begin(), s.nodes.end());
@@ -442,10 +440,8 @@ TEST(ModelGraph, RealModelsLowerCompletely) {
              {&m->tasks.coverage.tuned, &m->tasks.coverage.fused}) {
           for (const OpShare& s : *list) tuned_or_fused += s.nodes;
         }
-        EXPECT_EQ(static_cast<int>(run.size()), tuned_or_fused) << file;
-      },
-      &dir);
-  if (found == 0) GTEST_SKIP() << "no model in " << dir << " (fetch-model.sh)";
+        EXPECT_EQ(static_cast<int>(run.size()), tuned_or_fused) << model.file;
+      });
 }
 
 }  // namespace

@@ -197,11 +197,7 @@ TEST(OnnxFusion, SingleOpActivations) {
 }
 
 TEST(OnnxFusion, ResidualAddBeforeTheActivation) {
-  GraphBuilder b;
-  b.Input("x", {1, 8, 8, 8});
-  b.Weight("w", {8, 8, 3, 3});
-  auto* conv = b.Node("Conv", {"x", "w"}, {"c"});
-  GraphBuilder::Ints(conv, "pads", {1, 1, 1, 1});
+  GraphBuilder b = testing::PaddedConv3x3(8, 8, 8);
   b.Weight("bn_s", {8}), b.Weight("bn_b", {8}), b.Weight("bn_m", {8});
   b.Weight("bn_v", {8}, false, 1.0f);
   b.Node("BatchNormalization", {"c", "bn_s", "bn_b", "bn_m", "bn_v"}, {"n"});

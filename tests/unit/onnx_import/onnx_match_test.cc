@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "onnx_import/onnx_import.h"
 #include "tests/support/onnx_test_models.h"
+#include "tests/support/pp_ocr_models.h"
 
 namespace tunefleet::onnx_import {
 namespace {
@@ -221,11 +222,7 @@ TEST(OnnxMatch, ConstantFoldingMakesShapesKnown) {
 }
 
 TEST(OnnxMatch, CoverageOfAKnownGraph) {
-  GraphBuilder b;
-  b.Input("x", {1, 3, 8, 8});
-  b.Weight("w", {4, 3, 3, 3});
-  auto* conv = b.Node("Conv", {"x", "w"}, {"c"});
-  GraphBuilder::Ints(conv, "pads", {1, 1, 1, 1});
+  GraphBuilder b = testing::PaddedConv3x3(3, 8, 4);
   b.Node("Relu", {"c"}, {"y"});
   b.Output("y");
   auto m = Import(b);
@@ -335,25 +332,21 @@ TEST(OnnxMatch, HostileChainsEnd) {
 // PP-OCRv4 det and rec and the PP-OCR classifier (deploy/fetch-model.sh):
 // at least 99% of their FLOPs run in tuned tasks or their epilogues.
 TEST(OnnxMatch, RealModelsAreCovered) {
-  std::string dir;
-  const int found = testing::ForEachPpOcrModel(
-      TUNEFLEET_SOURCE_DIR,
-      [](const std::string& path, const std::string& file,
-         const std::vector<int64_t>& dims) {
-        auto m = ImportOnnx(path, {{"x", dims}});
+  testing::ForEachPpOcrModelOrSkip(
+      TUNEFLEET_SOURCE_DIR, [](const testing::PpOcrModel& model) {
+        auto m = ImportOnnx(model.path, {{"x", model.dims}});
         ASSERT_TRUE(m.ok()) << m.status();
         double covered = 0;
         for (const auto* list : {&m->coverage.tuned, &m->coverage.fused}) {
           for (const OpShare& s : *list) covered += s.flops;
         }
-        EXPECT_GE(covered, 0.99 * m->coverage.flops) << file;
-        EXPECT_GT(m->coverage.flops, 1e7) << file;
+        EXPECT_GE(covered, 0.99 * m->coverage.flops) << model.file;
+        EXPECT_GT(m->coverage.flops, 1e7) << model.file;
         for (const OpShare& s : m->coverage.left) {
-          EXPECT_EQ(s.flops, 0) << file << ": " << s.op_type << " " << s.reason;
+          EXPECT_EQ(s.flops, 0)
+              << model.file << ": " << s.op_type << " " << s.reason;
         }
-      },
-      &dir);
-  if (found == 0) GTEST_SKIP() << "no model in " << dir << " (fetch-model.sh)";
+      });
 }
 
 }  // namespace
