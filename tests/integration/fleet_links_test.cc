@@ -88,6 +88,24 @@ class LinkedFleet {
     return last;
   }
 
+  // A job run to its end: its id and its last progress.
+  struct JobRun {
+    int64_t job = 0;
+    JobProgress last;
+  };
+
+  // Starts everything (Start) and runs GemmJob(trials, cooldown_ms, kSeed)
+  // to its end, into `run`. Fails the test when the fleet did not come up,
+  // the job was refused or it did not end within kJobLimit.
+  void StartAndRun(uint32_t trials, double cooldown_ms, JobRun* run) {
+    ASSERT_TRUE(Start());
+    run->job = Submit(GemmJob(trials, cooldown_ms, kSeed));
+    ASSERT_GT(run->job, 0);
+    const std::optional<JobProgress> last = AwaitEnd(run->job);
+    ASSERT_TRUE(last.has_value()) << "the job did not end";
+    run->last = *last;
+  }
+
   // Times agent `i` was welcomed by the server, from its log.
   int Connects(size_t i) const {
     std::ifstream log(fleet_.agent_log(i));
@@ -155,12 +173,9 @@ TEST(FleetLinks, SlowThrottledLinksCompleteAJob) {
   // Heartbeats cross the same slow link: 3 beats of 1 s leave room for
   // 400 ms of latency.
   LinkedFleet fleet("links_slow", 1000, slow);
-  ASSERT_TRUE(fleet.Start());
   constexpr uint32_t kTrials = 6;
-  const int64_t job = fleet.Submit(GemmJob(kTrials, 0, kSeed));
-  ASSERT_GT(job, 0);
-  const std::optional<JobProgress> last = fleet.AwaitEnd(job);
-  ASSERT_TRUE(last.has_value()) << "the job did not end";
+  LinkedFleet::JobRun run;
+  ASSERT_NO_FATAL_FAILURE(fleet.StartAndRun(kTrials, 0, &run));
   for (size_t i = 0; i < kAgents; ++i) {
     const testing::LinkStats s = fleet.proxy(i).stats();
     std::printf(
@@ -170,11 +185,11 @@ TEST(FleetLinks, SlowThrottledLinksCompleteAJob) {
     EXPECT_GT(s.bytes_to_upstream, 0) << "agent " << i << " bypassed its proxy";
     EXPECT_EQ(fleet.Connects(i), 1) << "agent " << i << " was dropped";
   }
-  std::printf("[links] slow: %u trials requeued\n", last->trials_requeued());
-  EXPECT_EQ(last->trials_requeued(), 0u);
+  std::printf("[links] slow: %u trials requeued\n", run.last.trials_requeued());
+  EXPECT_EQ(run.last.trials_requeued(), 0u);
   fleet.fleet().server().Kill(SIGTERM);
-  const StoredJob stored = ReadJob(fleet.fleet().db_path(), job);
-  ExpectExactlyOnce(*last, stored, kTrials);
+  const StoredJob stored = ReadJob(fleet.fleet().db_path(), run.job);
+  ExpectExactlyOnce(run.last, stored, kTrials);
   EXPECT_EQ(stored.device_lost, 0u);
 }
 
@@ -246,14 +261,11 @@ TEST(FleetLinks, RandomResetsLoseAndDuplicateNothing) {
   resets.reset_after_max = absl::Milliseconds(2000);
   resets.reset_probability = 0.01;  // and now and then on any chunk
   LinkedFleet fleet("links_reset", 300, resets);
-  ASSERT_TRUE(fleet.Start());
   // 600 ms a trial, 2 at a time per agent: the job outlives the first
   // resets, which take leases with them.
   constexpr uint32_t kTrials = 12;
-  const int64_t job = fleet.Submit(GemmJob(kTrials, 600, kSeed));
-  ASSERT_GT(job, 0);
-  const std::optional<JobProgress> last = fleet.AwaitEnd(job);
-  ASSERT_TRUE(last.has_value()) << "the job did not end";
+  LinkedFleet::JobRun run;
+  ASSERT_NO_FATAL_FAILURE(fleet.StartAndRun(kTrials, 600, &run));
   // The links keep breaking; every agent comes back each time.
   for (size_t i = 0; i < kAgents; ++i) {
     EXPECT_TRUE(FleetHarness::WaitFor([&] { return fleet.Connects(i) >= 3; },
@@ -272,13 +284,13 @@ TEST(FleetLinks, RandomResetsLoseAndDuplicateNothing) {
   }
   EXPECT_GE(reset_count, static_cast<int64_t>(kAgents));
   fleet.fleet().server().Kill(SIGTERM);
-  const StoredJob stored = ReadJob(fleet.fleet().db_path(), job);
+  const StoredJob stored = ReadJob(fleet.fleet().db_path(), run.job);
   std::printf(
       "[links] resets: %u trials requeued, %zu leased again, %zu "
       "DEVICE_LOST\n",
-      last->trials_requeued(), stored.leased_again, stored.device_lost);
-  ExpectExactlyOnce(*last, stored, kTrials);
-  EXPECT_GE(last->trials_requeued(), 1u);
+      run.last.trials_requeued(), stored.leased_again, stored.device_lost);
+  ExpectExactlyOnce(run.last, stored, kTrials);
+  EXPECT_GE(run.last.trials_requeued(), 1u);
   EXPECT_GE(stored.leased_again, 1u);
 }
 

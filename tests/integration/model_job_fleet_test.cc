@@ -58,13 +58,8 @@ SubmitModelJobRequest TinyModel(uint32_t trials,
         trial::WorkloadToProto(*templates::Workload::Parse(t.op, t.shape));
     task->set_weight(t.weight);
   }
-  r.set_trials(trials);
-  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+  testing::SetQuickRandomSearch(kKey, trials, seed, cooldown_ms, &r);
   r.set_task_scheduler(scheduler);
-  r.set_device_key(kKey);
-  r.set_seed(seed);
-  r.set_no_transfer(true);
-  *r.mutable_timing() = testing::QuickTiming(cooldown_ms);
   return r;
 }
 

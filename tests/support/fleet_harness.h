@@ -53,6 +53,20 @@ inline tunefleet::v1::TimingPolicy QuickTiming(double cooldown_ms = 0) {
   return timing;
 }
 
+// Sets in `r` (a SubmitJobRequest or a SubmitModelJobRequest) the search
+// of a quick test job for device key `key`: random search of `trials`
+// trials seeded with `seed`, no transfer, QuickTiming(cooldown_ms).
+template <typename Request>
+void SetQuickRandomSearch(const std::string& key, uint32_t trials,
+                          uint64_t seed, double cooldown_ms, Request* r) {
+  r->set_device_key(key);
+  r->set_strategy(tunefleet::v1::STRATEGY_RANDOM);
+  r->set_trials(trials);
+  r->set_seed(seed);
+  r->set_no_transfer(true);
+  *r->mutable_timing() = QuickTiming(cooldown_ms);
+}
+
 // A small random-search GEMM job (M=40,N=24,K=32, no reference, no
 // transfer, QuickTiming(cooldown_ms)) for device key `key`; a cooldown
 // makes the job last long enough to be disturbed.
@@ -63,13 +77,8 @@ inline tunefleet::v1::SubmitJobRequest SmallGemmJob(const std::string& key,
   tunefleet::v1::SubmitJobRequest r;
   *r.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=40,N=24,K=32"));
-  r.set_device_key(key);
-  r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
-  r.set_trials(trials);
-  r.set_seed(seed);
+  SetQuickRandomSearch(key, trials, seed, cooldown_ms, &r);
   r.set_skip_reference(true);
-  r.set_no_transfer(true);
-  *r.mutable_timing() = QuickTiming(cooldown_ms);
   return r;
 }
 
