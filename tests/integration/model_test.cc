@@ -66,6 +66,13 @@ class ModelDir {
   std::string Tune() const {
     return " tune --onnx " + model() + " --input-shape image=1,3,17,23";
   }
+  // Tune() with `flags`, random search without library calls or transfer,
+  // into the database `db`.
+  std::string RandomTune(const std::string& flags,
+                         const std::string& db) const {
+    return Tune() + " " + flags +
+           " --no-library --strategy random --no-transfer --db " + db;
+  }
 
  private:
   std::string path_;
@@ -78,8 +85,23 @@ using Command = ::tunefleet::testing::CliCommand;
 // after a space): every workload runs through the library and is checked
 // against the consumer's host implementation, a line each. Expects no
 // MISMATCH and `lines` lines.
+// `tunefleet emit --json` of the records in `db` into `work`/lib; its
+// JSON summary in `emitted`. Fails the test when emit fails.
+void Emit(const std::string& db, const std::string& work,
+          nlohmann::json* emitted) {
+  auto emit =
+      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  *emitted = nlohmann::json::parse(emit.out);
+}
+
+// Builds emit_model_consumer against the library emitted into `work`/lib
+// and runs it on `workloads`: no mismatch, `lines` lines. Fails the test
+// when the consumer does not build.
 void ExpectConsumerMatches(const std::string& work,
                            const std::string& workloads, int lines) {
+  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   auto run = RunCommand(work + "/consumer/emit_model_consumer" + workloads);
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, ::testing::Not(::testing::HasSubstr("MISMATCH")));
@@ -186,13 +208,10 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   EXPECT_NEAR(listed_jobs[0]["model"]["latency_ns"].get<double>(), tuned_ns,
               1e-9 + 1e-6 * tuned_ns);
 
-  auto emit =
-      RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 8);
-  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
-  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  ExpectConsumerMatches(work, workloads, 8);
+  nlohmann::json emitted;
+  ASSERT_NO_FATAL_FAILURE(Emit(db, work, &emitted));
+  EXPECT_EQ(emitted["entries"], 8);
+  ASSERT_NO_FATAL_FAILURE(ExpectConsumerMatches(work, workloads, 8));
   std::filesystem::remove_all(work);
 }
 
@@ -268,13 +287,10 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
   }
   EXPECT_TRUE(tuned["model"]["latency_complete"].get<bool>()) << tuned.dump();
 
-  auto emit =
-      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_EQ(nlohmann::json::parse(emit.out)["entries"], 11);
-  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
-  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  ExpectConsumerMatches(work, workloads, 11);
+  nlohmann::json emitted;
+  ASSERT_NO_FATAL_FAILURE(Emit(db, work, &emitted));
+  EXPECT_EQ(emitted["entries"], 11);
+  ASSERT_NO_FATAL_FAILURE(ExpectConsumerMatches(work, workloads, 11));
   std::filesystem::remove_all(work);
 }
 
@@ -359,17 +375,13 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
   }
   SlowDownReferenceKernels(db);
 
-  auto emit =
-      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  const auto emitted = nlohmann::json::parse(emit.out);
+  nlohmann::json emitted;
+  ASSERT_NO_FATAL_FAILURE(Emit(db, work, &emitted));
   const int entries = 11 + static_cast<int>(variants.size());
   EXPECT_EQ(emitted["entries"], entries);
   EXPECT_EQ(emitted["reference_entries"], 0);
   EXPECT_EQ(emitted["library_entries"], 0);
-  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
-  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
-  ExpectConsumerMatches(work, workloads, entries);
+  ASSERT_NO_FATAL_FAILURE(ExpectConsumerMatches(work, workloads, entries));
   std::filesystem::remove_all(work);
 }
 
@@ -437,18 +449,14 @@ TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
     workloads += " '" + tuned["workload_key"].get<std::string>() + "'";
     AddSlowerGeneratedRecord(db, tuned);
   }
-  auto emit =
-      RunCommand(bin + " emit --json --db " + db + " --out " + work + "/lib");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  const auto emitted = nlohmann::json::parse(emit.out);
+  nlohmann::json emitted;
+  ASSERT_NO_FATAL_FAILURE(Emit(db, work, &emitted));
   EXPECT_EQ(emitted["entries"], 4);
   EXPECT_EQ(emitted["library_entries"], 4);
-  auto build = testing::BuildEmittedLibrary(work, "emit_model_consumer");
-  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   EXPECT_NE(testing::ReadAll(work + "/lib/CMakeLists.txt")
                 .find("TUNEFLEET_TUNED_CLBLAST=1"),
             std::string::npos);
-  ExpectConsumerMatches(work, workloads, 4);
+  ASSERT_NO_FATAL_FAILURE(ExpectConsumerMatches(work, workloads, 4));
   std::filesystem::remove_all(work);
 }
 
@@ -463,10 +471,9 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_THAT(both.err, HasSubstr("--trials-per-task"));
   EXPECT_FALSE(std::filesystem::exists(db));  // refused before starting
 
-  auto tune = RunCommand(Cli() + dir.Tune() +
-                         " --json --trials 9 --task-scheduler round-robin "
-                         "--no-library --strategy random --no-transfer --db " +
-                         db);
+  auto tune = RunCommand(
+      Cli() +
+      dir.RandomTune("--json --trials 9 --task-scheduler round-robin", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   // The progress line with the estimated latency, and the task lines.
   EXPECT_THAT(tune.err, HasSubstr("est. latency "));
@@ -489,10 +496,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_EQ(trials, tuned["trials_done"].get<uint32_t>());
 
   // The same as text: the task lines, the model job and its latency.
-  tune = RunCommand(Cli() + dir.Tune() +
-                    " --quiet --trials 8 --no-library --strategy random "
-                    "--no-transfer --db " +
-                    db);
+  tune = RunCommand(Cli() + dir.RandomTune("--quiet --trials 8", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   EXPECT_THAT(tune.out, HasSubstr("[ 1/8] "));
   EXPECT_THAT(tune.out, HasSubstr(": model job "));
@@ -503,10 +507,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
 
   // A budget of 3 trials for 8 tasks: said before the run, and the summary
   // lists the 5 tasks it left without a trial.
-  tune = RunCommand(Cli() + dir.Tune() +
-                    " --quiet --trials 3 --no-library --strategy random "
-                    "--no-transfer --db " +
-                    db);
+  tune = RunCommand(Cli() + dir.RandomTune("--quiet --trials 3", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   EXPECT_THAT(tune.err, HasSubstr("warning: a budget of 3 trials for 8 tasks "
                                   "leaves at least 5 tasks without a trial"));
