@@ -8,6 +8,7 @@
 // nearest rank, as the host-array runs are.
 #include "server/model_measure.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
