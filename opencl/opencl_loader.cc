@@ -3,6 +3,7 @@
 #include <CL/cl.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -339,6 +340,7 @@ std::vector<std::string> MissingOpenClFunctions() {
   for (int i = 0; i < kClFnCount; ++i) {
     if (library->functions[i] == nullptr) missing.push_back(kClFnNames[i]);
   }
+  std::sort(missing.begin(), missing.end());  // in name order
   return missing;
 }
 
