@@ -29,16 +29,10 @@ bool RoleAllows(Role held, Role needed) {
 
 std::optional<Role> RequiredRole(absl::string_view full_method) {
   if (full_method == kConnectMethod) return Role::kAgent;
-  if (full_method == kSubmitJobMethod || full_method == kCancelJobMethod ||
-      full_method == kSubmitModelJobMethod || full_method == kRunModelMethod ||
-      full_method == kImportRecordsMethod) {
-    return Role::kTuner;
-  }
-  if (full_method == kWatchJobMethod || full_method == kListDevicesMethod ||
-      full_method == kQueryRecordsMethod || full_method == kListJobsMethod ||
-      full_method == kGetJobMethod || full_method == kExportRecordsMethod) {
-    return Role::kReader;
-  }
+#define TUNEFLEET_ROLE_OF(rpc, role) \
+  if (full_method == k##rpc##Method) return Role::role;
+  TUNEFLEET_TUNING_METHOD_ROLES(TUNEFLEET_ROLE_OF)
+#undef TUNEFLEET_ROLE_OF
   return std::nullopt;
 }
 

@@ -23,29 +23,31 @@ absl::StatusOr<Role> ParseRole(absl::string_view name);
 // (tuner includes reader; agent is only agent).
 bool RoleAllows(Role held, Role needed);
 
-// Full gRPC method names ("/package.Service/Method") the server serves.
+// The TuningService methods and the role each needs: X(Method, Role
+// enumerator).
+#define TUNEFLEET_TUNING_METHOD_ROLES(X) \
+  X(SubmitJob, kTuner)                   \
+  X(CancelJob, kTuner)                   \
+  X(SubmitModelJob, kTuner)              \
+  X(RunModel, kTuner)                    \
+  X(ImportRecords, kTuner)               \
+  X(WatchJob, kReader)                   \
+  X(ListDevices, kReader)                \
+  X(QueryRecords, kReader)               \
+  X(ListJobs, kReader)                   \
+  X(GetJob, kReader)                     \
+  X(ExportRecords, kReader)
+
+// Full gRPC method names ("/package.Service/Method") the server serves:
+// kConnectMethod (AgentService) and, for each TuningService method above,
+// k<Method>Method = "/tunefleet.v1.TuningService/<Method>" (kSubmitJobMethod
+// and so on).
 inline constexpr char kConnectMethod[] = "/tunefleet.v1.AgentService/Connect";
-inline constexpr char kSubmitJobMethod[] =
-    "/tunefleet.v1.TuningService/SubmitJob";
-inline constexpr char kCancelJobMethod[] =
-    "/tunefleet.v1.TuningService/CancelJob";
-inline constexpr char kSubmitModelJobMethod[] =
-    "/tunefleet.v1.TuningService/SubmitModelJob";
-inline constexpr char kWatchJobMethod[] =
-    "/tunefleet.v1.TuningService/WatchJob";
-inline constexpr char kListDevicesMethod[] =
-    "/tunefleet.v1.TuningService/ListDevices";
-inline constexpr char kQueryRecordsMethod[] =
-    "/tunefleet.v1.TuningService/QueryRecords";
-inline constexpr char kListJobsMethod[] =
-    "/tunefleet.v1.TuningService/ListJobs";
-inline constexpr char kGetJobMethod[] = "/tunefleet.v1.TuningService/GetJob";
-inline constexpr char kRunModelMethod[] =
-    "/tunefleet.v1.TuningService/RunModel";
-inline constexpr char kExportRecordsMethod[] =
-    "/tunefleet.v1.TuningService/ExportRecords";
-inline constexpr char kImportRecordsMethod[] =
-    "/tunefleet.v1.TuningService/ImportRecords";
+#define TUNEFLEET_TUNING_METHOD_NAME(rpc, role)             \
+  inline constexpr char k##rpc##Method[] = "/tunefleet.v1." \
+                                           "TuningService/" #rpc;
+TUNEFLEET_TUNING_METHOD_ROLES(TUNEFLEET_TUNING_METHOD_NAME)
+#undef TUNEFLEET_TUNING_METHOD_NAME
 
 // The role a method needs; nullopt for a method no token may call.
 std::optional<Role> RequiredRole(absl::string_view full_method);

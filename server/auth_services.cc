@@ -1,5 +1,7 @@
 #include "server/auth_services.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace tunefleet::server {
 
 namespace {
@@ -15,6 +17,12 @@ grpc::Status Authorized(const auth::Authorizer& auth,
   return call();
 }
 
+// The status of a method whose service this server was not given.
+grpc::Status NotServed(absl::string_view what) {
+  return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                      absl::StrCat("this server does not ", what));
+}
+
 }  // namespace
 
 AgentReactor* AuthorizedAgentService::Connect(
@@ -26,14 +34,17 @@ AgentReactor* AuthorizedAgentService::Connect(
   return inner_->Connect(context);
 }
 
-grpc::Status AuthorizedTuningService::SubmitJob(
-    grpc::ServerContext* context,
-    const tunefleet::v1::SubmitJobRequest* request,
-    tunefleet::v1::SubmitJobResponse* response) {
-  return Authorized(*auth_, *context, auth::kSubmitJobMethod, [&] {
-    return inner_->SubmitJob(context, request, response);
-  });
-}
+// The unary methods: the authorizer's check, then TuningServiceImpl's.
+#define TUNEFLEET_AUTHORIZED_FORWARD(rpc, Request, Response)               \
+  grpc::Status AuthorizedTuningService::rpc(                               \
+      grpc::ServerContext* context, const tunefleet::v1::Request* request, \
+      tunefleet::v1::Response* response) {                                 \
+    return Authorized(*auth_, *context, auth::k##rpc##Method, [&] {        \
+      return inner_->rpc(context, request, response);                      \
+    });                                                                    \
+  }
+TUNEFLEET_TUNING_UNARY_METHODS(TUNEFLEET_AUTHORIZED_FORWARD)
+#undef TUNEFLEET_AUTHORIZED_FORWARD
 
 WatchReactor* AuthorizedTuningService::WatchJob(
     grpc::CallbackServerContext* context,
@@ -47,65 +58,11 @@ WatchReactor* AuthorizedTuningService::WatchJob(
   return inner_->Watch(request, caller);
 }
 
-grpc::Status AuthorizedTuningService::ListDevices(
-    grpc::ServerContext* context,
-    const tunefleet::v1::ListDevicesRequest* request,
-    tunefleet::v1::ListDevicesResponse* response) {
-  return Authorized(*auth_, *context, auth::kListDevicesMethod, [&] {
-    return inner_->ListDevices(context, request, response);
-  });
-}
-
-grpc::Status AuthorizedTuningService::QueryRecords(
-    grpc::ServerContext* context,
-    const tunefleet::v1::QueryRecordsRequest* request,
-    tunefleet::v1::QueryRecordsResponse* response) {
-  return Authorized(*auth_, *context, auth::kQueryRecordsMethod, [&] {
-    return inner_->QueryRecords(context, request, response);
-  });
-}
-
-grpc::Status AuthorizedTuningService::GetJob(
-    grpc::ServerContext* context, const tunefleet::v1::GetJobRequest* request,
-    tunefleet::v1::JobProgress* response) {
-  return Authorized(*auth_, *context, auth::kGetJobMethod,
-                    [&] { return inner_->GetJob(context, request, response); });
-}
-
-grpc::Status AuthorizedTuningService::ListJobs(
-    grpc::ServerContext* context, const tunefleet::v1::ListJobsRequest* request,
-    tunefleet::v1::ListJobsResponse* response) {
-  return Authorized(*auth_, *context, auth::kListJobsMethod, [&] {
-    return inner_->ListJobs(context, request, response);
-  });
-}
-
-grpc::Status AuthorizedTuningService::CancelJob(
-    grpc::ServerContext* context,
-    const tunefleet::v1::CancelJobRequest* request,
-    tunefleet::v1::JobProgress* response) {
-  return Authorized(*auth_, *context, auth::kCancelJobMethod, [&] {
-    return inner_->CancelJob(context, request, response);
-  });
-}
-
-grpc::Status AuthorizedTuningService::SubmitModelJob(
-    grpc::ServerContext* context,
-    const tunefleet::v1::SubmitModelJobRequest* request,
-    tunefleet::v1::SubmitModelJobResponse* response) {
-  return Authorized(*auth_, *context, auth::kSubmitModelJobMethod, [&] {
-    return inner_->SubmitModelJob(context, request, response);
-  });
-}
-
 grpc::Status AuthorizedTuningService::RunModel(
     grpc::ServerContext* context, const tunefleet::v1::RunModelRequest* request,
     tunefleet::v1::RunModelResult* response) {
   return Authorized(*auth_, *context, auth::kRunModelMethod, [&] {
-    if (model_runs_ == nullptr) {
-      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                          "this server does not run models");
-    }
+    if (model_runs_ == nullptr) return NotServed("run models");
     return model_runs_->Run(context, *request, response);
   });
 }
@@ -115,10 +72,7 @@ grpc::Status AuthorizedTuningService::ExportRecords(
     const tunefleet::v1::ExportRecordsRequest* request,
     grpc::ServerWriter<tunefleet::v1::BundleChunk>* writer) {
   return Authorized(*auth_, *context, auth::kExportRecordsMethod, [&] {
-    if (bundles_ == nullptr) {
-      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                          "this server does not export record bundles");
-    }
+    if (bundles_ == nullptr) return NotServed("export record bundles");
     return bundles_->Export(*request, writer);
   });
 }
@@ -128,10 +82,7 @@ grpc::Status AuthorizedTuningService::ImportRecords(
     grpc::ServerReader<tunefleet::v1::BundleChunk>* reader,
     tunefleet::v1::ImportRecordsResponse* response) {
   return Authorized(*auth_, *context, auth::kImportRecordsMethod, [&] {
-    if (bundles_ == nullptr) {
-      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                          "this server does not import record bundles");
-    }
+    if (bundles_ == nullptr) return NotServed("import record bundles");
     return bundles_->Import(reader, response);
   });
 }

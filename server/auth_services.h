@@ -48,33 +48,11 @@ class AuthorizedTuningService final
                           const auth::Authorizer* auth)
       : inner_(inner), auth_(auth) {}
 
-  grpc::Status SubmitJob(grpc::ServerContext* context,
-                         const tunefleet::v1::SubmitJobRequest* request,
-                         tunefleet::v1::SubmitJobResponse* response) override;
+  // Forwarded to TuningServiceImpl.
+  TUNEFLEET_TUNING_UNARY_METHODS(TUNEFLEET_TUNING_UNARY_OVERRIDE)
   WatchReactor* WatchJob(
       grpc::CallbackServerContext* context,
       const tunefleet::v1::WatchJobRequest* request) override;
-  grpc::Status ListDevices(
-      grpc::ServerContext* context,
-      const tunefleet::v1::ListDevicesRequest* request,
-      tunefleet::v1::ListDevicesResponse* response) override;
-  grpc::Status QueryRecords(
-      grpc::ServerContext* context,
-      const tunefleet::v1::QueryRecordsRequest* request,
-      tunefleet::v1::QueryRecordsResponse* response) override;
-  grpc::Status GetJob(grpc::ServerContext* context,
-                      const tunefleet::v1::GetJobRequest* request,
-                      tunefleet::v1::JobProgress* response) override;
-  grpc::Status ListJobs(grpc::ServerContext* context,
-                        const tunefleet::v1::ListJobsRequest* request,
-                        tunefleet::v1::ListJobsResponse* response) override;
-  grpc::Status CancelJob(grpc::ServerContext* context,
-                         const tunefleet::v1::CancelJobRequest* request,
-                         tunefleet::v1::JobProgress* response) override;
-  grpc::Status SubmitModelJob(
-      grpc::ServerContext* context,
-      const tunefleet::v1::SubmitModelJobRequest* request,
-      tunefleet::v1::SubmitModelJobResponse* response) override;
   // For tuners: ModelRunRouter::Run (UNIMPLEMENTED while no router is set).
   grpc::Status RunModel(grpc::ServerContext* context,
                         const tunefleet::v1::RunModelRequest* request,

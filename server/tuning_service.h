@@ -20,6 +20,25 @@ namespace tunefleet::server {
 
 using auth::ToGrpc;
 
+// The unary methods of TuningService that TuningServiceImpl serves and
+// AuthorizedTuningService (auth_services.h) forwards to it once the caller
+// is authorized: X(Method, Request, Response), the message types of
+// tunefleet::v1.
+#define TUNEFLEET_TUNING_UNARY_METHODS(X)                    \
+  X(SubmitJob, SubmitJobRequest, SubmitJobResponse)          \
+  X(GetJob, GetJobRequest, JobProgress)                      \
+  X(ListDevices, ListDevicesRequest, ListDevicesResponse)    \
+  X(QueryRecords, QueryRecordsRequest, QueryRecordsResponse) \
+  X(ListJobs, ListJobsRequest, ListJobsResponse)             \
+  X(CancelJob, CancelJobRequest, JobProgress)                \
+  X(SubmitModelJob, SubmitModelJobRequest, SubmitModelJobResponse)
+
+// The override of one of TUNEFLEET_TUNING_UNARY_METHODS, in a class body.
+#define TUNEFLEET_TUNING_UNARY_OVERRIDE(Method, Request, Response) \
+  grpc::Status Method(grpc::ServerContext* context,                \
+                      const tunefleet::v1::Request* request,       \
+                      tunefleet::v1::Response* response) override;
+
 // Every call checks its request first (validation/validation.h)
 // and refuses a bad one with INVALID_ARGUMENT naming the field.
 // Thread-safe. gRPC reaches it through AuthorizedTuningService
@@ -33,9 +52,17 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
                     int max_watch_streams = kDefaultMaxWatchStreams);
   static constexpr int kDefaultMaxWatchStreams = 64;
 
-  grpc::Status SubmitJob(grpc::ServerContext* context,
-                         const tunefleet::v1::SubmitJobRequest* request,
-                         tunefleet::v1::SubmitJobResponse* response) override;
+  // The unary methods (TUNEFLEET_TUNING_UNARY_METHODS):
+  //   GetJob: the job's progress now. NOT_FOUND if unknown;
+  //     INVALID_ARGUMENT for a job_id < 1.
+  //   ListJobs: INVALID_ARGUMENT for a page_size over kMaxListedJobs or a
+  //     page_token not issued for this list.
+  //   QueryRecords: INVALID_ARGUMENT for a bad op, device_key, job_id,
+  //     page_size (over kMaxRecordsPage) or page_token.
+  //   CancelJob: NOT_FOUND, FAILED_PRECONDITION (already ended) as
+  //     JobManager::Cancel; INVALID_ARGUMENT for a job_id < 1.
+  //   SubmitModelJob: JobManager::SubmitModel's errors.
+  TUNEFLEET_TUNING_UNARY_METHODS(TUNEFLEET_TUNING_UNARY_OVERRIDE)
   // WatchJob of `caller` (its token's name; "" without authentication):
   // streams progress on every change until the job ends; for a job not
   // live (ended, or of an earlier server run), sends its state once.
@@ -43,36 +70,6 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   // RESOURCE_EXHAUSTED for a caller holding its limit of streams.
   WatchReactor* Watch(const tunefleet::v1::WatchJobRequest* request,
                       const std::string& caller);
-  // The job's progress now. NOT_FOUND if unknown; INVALID_ARGUMENT for a
-  // job_id < 1.
-  grpc::Status GetJob(grpc::ServerContext* context,
-                      const tunefleet::v1::GetJobRequest* request,
-                      tunefleet::v1::JobProgress* response) override;
-  grpc::Status ListDevices(
-      grpc::ServerContext* context,
-      const tunefleet::v1::ListDevicesRequest* request,
-      tunefleet::v1::ListDevicesResponse* response) override;
-  grpc::Status QueryRecords(
-      grpc::ServerContext* context,
-      const tunefleet::v1::QueryRecordsRequest* request,
-      tunefleet::v1::QueryRecordsResponse* response) override;
-  // INVALID_ARGUMENT for a page_size over kMaxListedJobs or a page_token
-  // not issued for this list. QueryRecords: INVALID_ARGUMENT for a bad op,
-  // device_key, job_id, page_size (over kMaxRecordsPage) or page_token.
-  grpc::Status ListJobs(grpc::ServerContext* context,
-                        const tunefleet::v1::ListJobsRequest* request,
-                        tunefleet::v1::ListJobsResponse* response) override;
-  // NOT_FOUND, FAILED_PRECONDITION (already ended) as JobManager::Cancel;
-  // INVALID_ARGUMENT for a job_id < 1.
-  grpc::Status CancelJob(grpc::ServerContext* context,
-                         const tunefleet::v1::CancelJobRequest* request,
-                         tunefleet::v1::JobProgress* response) override;
-
-  // JobManager::SubmitModel's errors.
-  grpc::Status SubmitModelJob(
-      grpc::ServerContext* context,
-      const tunefleet::v1::SubmitModelJobRequest* request,
-      tunefleet::v1::SubmitModelJobResponse* response) override;
 
   // Ends every WatchJob stream and refuses new ones (server shutdown).
   void Stop() { watchers_.Stop(); }

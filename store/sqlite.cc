@@ -30,6 +30,15 @@ void KeepBindError(int rc, int* bind_error) {
   if (rc != SQLITE_OK) *bind_error = rc;
 }
 
+// Binds a copy of `value`'s bytes with `bind` (sqlite3_bind_text or
+// sqlite3_bind_blob); SQLite's result code.
+template <typename BindBytes>
+int BindCopy(BindBytes bind, sqlite3_stmt* stmt, int index,
+             absl::string_view value) {
+  return bind(stmt, index, value.data(), static_cast<int>(value.size()),
+              SQLITE_TRANSIENT);
+}
+
 }  // namespace
 
 Statement& Statement::Bind(int index, int64_t value) {
@@ -43,18 +52,14 @@ Statement& Statement::Bind(int index, double value) {
 }
 
 Statement& Statement::Bind(int index, absl::string_view value) {
-  KeepBindError(
-      sqlite3_bind_text(stmt_.get(), index, value.data(),
-                        static_cast<int>(value.size()), SQLITE_TRANSIENT),
-      &bind_error_);
+  KeepBindError(BindCopy(sqlite3_bind_text, stmt_.get(), index, value),
+                &bind_error_);
   return *this;
 }
 
 Statement& Statement::BindBlob(int index, absl::string_view value) {
-  KeepBindError(
-      sqlite3_bind_blob(stmt_.get(), index, value.data(),
-                        static_cast<int>(value.size()), SQLITE_TRANSIENT),
-      &bind_error_);
+  KeepBindError(BindCopy(sqlite3_bind_blob, stmt_.get(), index, value),
+                &bind_error_);
   return *this;
 }
 
