@@ -649,40 +649,38 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
                                        &desc, nullptr, &err));
             if (err != CL_SUCCESS) break;
             model->image_bytes_ += width * a.rows * 16;
+            // Whole texels are copied from the tensor; a partial last
+            // texel needs the packing kernel, which a recording (kernels
+            // only) also runs in place of the copy.
+            const bool copies = a.row_elements % 4 == 0;
+            KernelPtr pack_kernel;
+            if (!copies || (plan.image_pack_source >= 0 &&
+                            options.record != RecordMode::kOff)) {
+              cl_program pack = nullptr;
+              err = program_of(plan.image_pack_source, "", where, &pack);
+              if (err != CL_SUCCESS) return err;
+              pack_kernel.reset(
+                  clCreateKernel(pack, "tunefleet_pack_image_float", &err));
+              if (err != CL_SUCCESS) break;
+              err = SetPackArgs(pack_kernel.get(), buffer_of_tensor(a.value),
+                                a.row_elements, width, a.rows, image.get());
+              if (err != CL_SUCCESS) break;
+            }
             Impl::Command fill;
-            if (a.row_elements % 4 == 0) {
+            if (copies) {
               fill.kind = Impl::Command::kCopyToImage;
               fill.image = image.get();
               fill.src_offset = plan.tensors[root].offset;
               fill.region[0] = width;
               fill.region[1] = a.rows;
               fill.src_tensor = root;
-              if (plan.image_pack_source >= 0 &&
-                  options.record != RecordMode::kOff) {
-                // A recording holds kernels only: the copy becomes the
-                // packing kernel there.
-                cl_program pack = nullptr;
-                err = program_of(plan.image_pack_source, "", where, &pack);
-                if (err != CL_SUCCESS) return err;
-                fill.record_kernel.reset(
-                    clCreateKernel(pack, "tunefleet_pack_image_float", &err));
-                if (err != CL_SUCCESS) break;
-                err = SetPackArgs(fill.record_kernel.get(),
-                                  buffer_of_tensor(a.value), a.row_elements,
-                                  width, a.rows, image.get());
-                if (err != CL_SUCCESS) break;
+              if (pack_kernel != nullptr) {
+                fill.record_kernel = std::move(pack_kernel);
                 fill.record_global[0] = width;
                 fill.record_global[1] = a.rows;
               }
             } else {
-              cl_program pack = nullptr;
-              err = program_of(plan.image_pack_source, "", where, &pack);
-              if (err != CL_SUCCESS) return err;
-              fill.kernel.reset(
-                  clCreateKernel(pack, "tunefleet_pack_image_float", &err));
-              if (err != CL_SUCCESS) break;
-              err = SetPackArgs(fill.kernel.get(), buffer_of_tensor(a.value),
-                                a.row_elements, width, a.rows, image.get());
+              fill.kernel = std::move(pack_kernel);
               fill.tensor_args.emplace_back(root, 0);
               fill.work_dims = 2;
               fill.global[0] = width;

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace tunefleet_tuned {
 namespace {
@@ -19,99 +22,121 @@ constexpr size_t kChecksumBytes = 8;
 // length asks for (a count is also checked against the bytes left).
 constexpr uint64_t kMaxRank = 16;
 
+// The plan file's fields are described once, in file order, by the
+// *Fields functions below; Writer and Reader both walk them, so adding a
+// field is one edit there. A field is io.Fields(kind, members...): the
+// writer appends the members in that encoding, the reader parses into them
+// (and checks that each member's type is the kind's).
+
+// A field's encoding: fixed-width integers and floats little-endian (floats
+// as their IEEE bits), a string as its u32 length and its bytes.
+template <class T>
+struct Kind {};
+inline constexpr Kind<uint32_t> kU32{};
+inline constexpr Kind<uint64_t> kU64{};
+inline constexpr Kind<int32_t> kI32{};
+inline constexpr Kind<int64_t> kI64{};
+inline constexpr Kind<float> kF32{};
+inline constexpr Kind<double> kF64{};
+inline constexpr Kind<std::string> kStr{};
+
+// The unsigned integer of a number's bytes.
+template <class T>
+using BitsOf = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+// Appends the fields it is shown.
 class Writer {
  public:
-  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
+  template <class T, class... V>
+  void Fields(Kind<T>, const V&... v) {
+    (Put<T>(v), ...);
   }
-  void U64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) U8(static_cast<uint8_t>(v >> (8 * i)));
+  // An enum in one byte (the reader keeps the bits of `mask`).
+  template <class E>
+  void Enum8(E v, uint8_t /*mask*/) {
+    out_.push_back(static_cast<char>(static_cast<uint8_t>(v)));
   }
-  void I32(int32_t v) { U32(static_cast<uint32_t>(v)); }
-  void I64(int64_t v) { U64(static_cast<uint64_t>(v)); }
-  void F32(float v) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(bits));
-    U32(bits);
+  // A list: its u32 count, then each item as `item` writes it (the limits
+  // are the reader's).
+  template <class T, class Item>
+  void List(const std::vector<T>& items, size_t /*min_item_bytes*/, Item item,
+            uint32_t /*max_items*/ = UINT32_MAX) {
+    Put<uint32_t>(items.size());
+    for (const T& x : items) item(x);
   }
-  void F64(double v) {
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(bits));
-    U64(bits);
-  }
-  void Str(const std::string& s) {
-    U32(static_cast<uint32_t>(s.size()));
-    out_ += s;
-  }
+  // A condition the reader checks on what it read.
+  void Check(bool /*ok*/, const char* /*refusal*/) {}
   void Raw(const char* data, size_t size) { out_.append(data, size); }
   std::string& out() { return out_; }
 
  private:
+  template <class T, class V>
+  void Put(const V& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      Put<uint32_t>(v.size());
+      out_ += v;
+    } else {
+      BitsOf<T> bits = 0;
+      if constexpr (std::is_floating_point_v<T>) {
+        const T value = v;
+        std::memcpy(&bits, &value, sizeof(bits));
+      } else {
+        bits = static_cast<BitsOf<T>>(v);
+      }
+      for (size_t i = 0; i < sizeof(bits); ++i) {
+        out_.push_back(
+            static_cast<char>(static_cast<uint8_t>(bits >> (8 * i))));
+      }
+    }
+  }
+
   std::string out_;
 };
 
-// Reads what Writer wrote; a read past the end sets failed() and returns
-// zeros.
+// Reads what Writer wrote into the members it is given; a read past the
+// end sets failed() and reads zeros.
 class Reader {
  public:
   Reader(const std::string& data, size_t begin, size_t end)
       : data_(data), pos_(begin), end_(end) {}
 
   bool failed() const { return failed_; }
-  void Fail() { failed_ = true; }
   size_t left() const { return failed_ ? 0 : end_ - pos_; }
+  // What a Check() refused ("" if none); reading stopped there.
+  const std::string& refused() const { return refused_; }
 
-  uint8_t U8() {
-    if (!Need(1)) return 0;
-    return static_cast<uint8_t>(data_[pos_++]);
+  template <class T, class... V>
+  void Fields(Kind<T>, V&... v) {
+    static_assert((std::is_same_v<V, T> && ...), "a member of another type");
+    ((v = Get<T>()), ...);
   }
-  uint32_t U32() {
-    if (!Need(4)) return 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      v |= uint32_t{static_cast<uint8_t>(data_[pos_++])} << (8 * i);
-    }
-    return v;
+  template <class E>
+  void Enum8(E& v, uint8_t mask) {
+    v = static_cast<E>(Bytes(1) & mask);
   }
-  uint64_t U64() {
-    if (!Need(8)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) {
-      v |= uint64_t{static_cast<uint8_t>(data_[pos_++])} << (8 * i);
-    }
-    return v;
-  }
-  int32_t I32() { return static_cast<int32_t>(U32()); }
-  int64_t I64() { return static_cast<int64_t>(U64()); }
-  float F32() {
-    const uint32_t bits = U32();
-    float v = 0;
-    std::memcpy(&v, &bits, sizeof(v));
-    return v;
-  }
-  double F64() {
-    const uint64_t bits = U64();
-    double v = 0;
-    std::memcpy(&v, &bits, sizeof(v));
-    return v;
-  }
-  std::string Str() {
-    const uint32_t size = U32();
-    if (!Need(size)) return std::string();
-    std::string s = data_.substr(pos_, size);
-    pos_ += size;
-    return s;
-  }
-  // A count of items of at least `item_bytes` bytes each: refused (failed)
-  // when the bytes left cannot hold them.
-  uint32_t Count(size_t item_bytes) {
-    const uint32_t n = U32();
-    if (item_bytes > 0 && n > left() / item_bytes) {
+  // A list of at most `max_items` items of at least `min_item_bytes` bytes
+  // each: refused (failed) when the bytes left cannot hold its count. Items
+  // are read while nothing has failed.
+  template <class T, class Item>
+  void List(std::vector<T>& items, size_t min_item_bytes, Item item,
+            uint32_t max_items = UINT32_MAX) {
+    items.clear();
+    uint32_t n = Get<uint32_t>();
+    if ((min_item_bytes > 0 && n > left() / min_item_bytes) || n > max_items) {
       failed_ = true;
-      return 0;
+      n = 0;
     }
-    return n;
+    for (uint32_t i = 0; i < n && !failed_; ++i) {
+      T x{};
+      item(x);
+      items.push_back(std::move(x));
+    }
+  }
+  void Check(bool ok, const char* refusal) {
+    if (!ok && refused_.empty()) {
+      refused_ = refusal;
+      failed_ = true;
+    }
   }
 
  private:
@@ -122,27 +147,122 @@ class Reader {
     }
     return true;
   }
+  // The next `n` bytes as a little-endian number (0 past the end).
+  uint64_t Bytes(size_t n) {
+    if (!Need(n)) return 0;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+      v |= uint64_t{static_cast<uint8_t>(data_[pos_++])} << (8 * i);
+    }
+    return v;
+  }
+  template <class T>
+  T Get() {
+    if constexpr (std::is_same_v<T, std::string>) {
+      const uint32_t size = Get<uint32_t>();
+      if (!Need(size)) return std::string();
+      std::string s = data_.substr(pos_, size);
+      pos_ += size;
+      return s;
+    } else {
+      const auto bits = static_cast<BitsOf<T>>(Bytes(sizeof(T)));
+      T v = 0;
+      if constexpr (std::is_floating_point_v<T>) {
+        std::memcpy(&v, &bits, sizeof(v));
+      } else {
+        v = static_cast<T>(bits);
+      }
+      return v;
+    }
+  }
 
   const std::string& data_;
   size_t pos_;
   size_t end_;
   bool failed_ = false;
+  std::string refused_;
 };
 
-void WriteDims(Writer& w, const std::vector<int64_t>& dims) {
-  w.U32(static_cast<uint32_t>(dims.size()));
-  for (int64_t d : dims) w.I64(d);
+// The plan file's fields. `IO` is Writer or Reader; `T` is the struct, const
+// for the writer. The number in each List() is a lower bound on an item's
+// bytes (an added field keeps it one): the reader refuses a count that the
+// bytes left cannot hold, before allocating.
+
+template <class IO, class T>
+void DimsField(IO& io, T& dims) {
+  auto dim = [&](auto& d) { io.Fields(kI64, d); };
+  io.List(dims, 8, dim, kMaxRank);
 }
 
-std::vector<int64_t> ReadDims(Reader& r) {
-  const uint32_t rank = r.Count(8);
-  std::vector<int64_t> dims;
-  if (rank > kMaxRank) {
-    r.Fail();
-    return dims;
-  }
-  for (uint32_t i = 0; i < rank; ++i) dims.push_back(r.I64());
-  return dims;
+template <class IO, class T>
+void HeaderFields(IO& io, T& h) {
+  io.Fields(kStr, h.model_name, h.model_sha256, h.device_key, h.device_name,
+            h.device_vendor);
+  io.List(h.input_shapes, 8, [&](auto& input) {
+    io.Fields(kStr, input.first);
+    DimsField(io, input.second);
+  });
+}
+
+template <class IO, class T>
+void TensorFields(IO& io, T& t) {
+  io.Fields(kStr, t.name);
+  DimsField(io, t.dims);
+  io.Fields(kU64, t.elements);
+  io.Enum8(t.role, 3);
+  io.Fields(kI32, t.alias_of, t.constant, t.first_step, t.last_step);
+  io.Fields(kU64, t.offset);
+}
+
+template <class IO, class T>
+void ArgFields(IO& io, T& a) {
+  io.Enum8(a.kind, 0xff);
+  io.Fields(kI64, a.value);
+  io.Fields(kF32, a.real);
+  io.Fields(kU64, a.rows, a.row_elements, a.bytes);
+}
+
+template <class IO, class T>
+void CommandFields(IO& io, T& c) {
+  io.Enum8(c.kind, 0xff);
+  io.Fields(kI32, c.source);
+  io.Fields(kStr, c.kernel_name, c.build_options);
+  io.Fields(kU32, c.work_dims);
+  for (auto& g : c.global) io.Fields(kU64, g);
+  for (auto& l : c.local) io.Fields(kU64, l);
+  io.Fields(kStr, c.library, c.routine);
+  // 37: the bytes of an argument.
+  io.List(c.args, 37, [&](auto& a) { ArgFields(io, a); });
+  io.Check(c.kind == PlanCommand::kKernel || c.kind == PlanCommand::kLibrary,
+           "a command of unknown kind");
+}
+
+template <class IO, class T>
+void StepFields(IO& io, T& s) {
+  io.Fields(kStr, s.label, s.workload, s.entry, s.template_name, s.config);
+  io.Fields(kF64, s.estimate_ns);
+  io.List(s.floats, 4, [&](auto& f) { io.Fields(kF32, f); });
+  io.List(s.reads, 4, [&](auto& t) { io.Fields(kI32, t); });
+  io.List(s.writes, 4, [&](auto& t) { io.Fields(kI32, t); });
+  // 77: the bytes of a command without arguments.
+  io.List(s.commands, 77, [&](auto& c) { CommandFields(io, c); });
+}
+
+// The plan after its header and the weights' size and checksum.
+template <class IO, class T>
+void BodyFields(IO& io, T& p) {
+  io.List(p.sources, 4, [&](auto& s) { io.Fields(kStr, s); });
+  io.Fields(kI32, p.image_pack_source);
+  io.List(p.tensors, 40, [&](auto& t) { TensorFields(io, t); });
+  io.List(p.constants, 32, [&](auto& c) {
+    io.Fields(kU64, c.elements, c.weights_offset, c.image_rows, c.image_width);
+  });
+  io.List(p.steps, 40, [&](auto& s) { StepFields(io, s); });
+  io.List(p.inputs, 4, [&](auto& t) { io.Fields(kI32, t); });
+  io.List(p.outputs, 4, [&](auto& t) { io.Fields(kI32, t); });
+  io.Fields(kU64, p.memory.alignment, p.memory.arena_bytes,
+            p.memory.tensor_bytes);
+  io.List(p.memory.scratch_bytes, 8, [&](auto& b) { io.Fields(kU64, b); });
 }
 
 // The file's prefix and checksum, then the payload's range. `what`: "plan
@@ -161,9 +281,10 @@ int32_t CheckFile(const std::string& file, const char* magic, const char* what,
     return kPlanTruncated;
   }
   Reader prefix(file, 8, kPrefixBytes);
-  const uint32_t version = prefix.U32();
-  prefix.U32();  // reserved
-  const uint64_t length = prefix.U64();
+  uint32_t version = 0, reserved = 0;
+  uint64_t length = 0;
+  prefix.Fields(kU32, version, reserved);
+  prefix.Fields(kU64, length);
   if (version != kPlanFormatVersion) {
     *error = std::string(what) + ": format version " + std::to_string(version) +
              "; this runtime reads version " +
@@ -189,8 +310,10 @@ int32_t CheckFile(const std::string& file, const char* magic, const char* what,
              " bytes after its end: not one file of the format";
     return kPlanCorrupt;
   }
-  Reader sum(file, kPrefixBytes + length, whole);
-  if (sum.U64() != Fnv1a64(file.data(), kPrefixBytes + length)) {
+  Reader sum_reader(file, kPrefixBytes + length, whole);
+  uint64_t sum = 0;
+  sum_reader.Fields(kU64, sum);
+  if (sum != Fnv1a64(file.data(), kPrefixBytes + length)) {
     *error = std::string(what) + ": checksum mismatch: the file is corrupt";
     return kPlanCorrupt;
   }
@@ -202,42 +325,17 @@ int32_t CheckFile(const std::string& file, const char* magic, const char* what,
 std::string Finish(const char* magic, std::string payload) {
   Writer w;
   w.Raw(magic, 8);
-  w.U32(kPlanFormatVersion);
-  w.U32(0);
-  w.U64(payload.size());
+  w.Fields(kU32, kPlanFormatVersion, 0);  // the version, reserved
+  w.Fields(kU64, payload.size());
   w.Raw(payload.data(), payload.size());
   const uint64_t sum = Fnv1a64(w.out().data(), w.out().size());
-  w.U64(sum);
+  w.Fields(kU64, sum);
   return std::move(w.out());
-}
-
-void WriteHeader(Writer& w, const PlanHeader& h) {
-  w.Str(h.model_name);
-  w.Str(h.model_sha256);
-  w.Str(h.device_key);
-  w.Str(h.device_name);
-  w.Str(h.device_vendor);
-  w.U32(static_cast<uint32_t>(h.input_shapes.size()));
-  for (const auto& [name, dims] : h.input_shapes) {
-    w.Str(name);
-    WriteDims(w, dims);
-  }
 }
 
 void ReadHeader(Reader& r, PlanHeader* h) {
   h->format_version = kPlanFormatVersion;
-  h->model_name = r.Str();
-  h->model_sha256 = r.Str();
-  h->device_key = r.Str();
-  h->device_name = r.Str();
-  h->device_vendor = r.Str();
-  const uint32_t inputs = r.Count(8);
-  h->input_shapes.clear();
-  for (uint32_t i = 0; i < inputs && !r.failed(); ++i) {
-    std::string name = r.Str();
-    std::vector<int64_t> dims = ReadDims(r);
-    h->input_shapes.emplace_back(std::move(name), std::move(dims));
-  }
+  HeaderFields(r, *h);
 }
 
 std::string Lower(std::string s) {
@@ -371,82 +469,14 @@ void EncodePlan(const Plan& plan, std::string* plan_file,
   const uint64_t weights_sum =
       Fnv1a64(plan.weights.data(), plan.weights.size());
   Writer w;
-  WriteHeader(w, plan.header);
-  w.U64(plan.weights.size());
-  w.U64(weights_sum);
-  w.U32(static_cast<uint32_t>(plan.sources.size()));
-  for (const std::string& s : plan.sources) w.Str(s);
-  w.I32(plan.image_pack_source);
-  w.U32(static_cast<uint32_t>(plan.tensors.size()));
-  for (const PlanTensor& t : plan.tensors) {
-    w.Str(t.name);
-    WriteDims(w, t.dims);
-    w.U64(t.elements);
-    w.U8(t.role);
-    w.I32(t.alias_of);
-    w.I32(t.constant);
-    w.I32(t.first_step);
-    w.I32(t.last_step);
-    w.U64(t.offset);
-  }
-  w.U32(static_cast<uint32_t>(plan.constants.size()));
-  for (const PlanConstant& c : plan.constants) {
-    w.U64(c.elements);
-    w.U64(c.weights_offset);
-    w.U64(c.image_rows);
-    w.U64(c.image_width);
-  }
-  w.U32(static_cast<uint32_t>(plan.steps.size()));
-  for (const PlanStep& s : plan.steps) {
-    w.Str(s.label);
-    w.Str(s.workload);
-    w.Str(s.entry);
-    w.Str(s.template_name);
-    w.Str(s.config);
-    w.F64(s.estimate_ns);
-    w.U32(static_cast<uint32_t>(s.floats.size()));
-    for (float f : s.floats) w.F32(f);
-    w.U32(static_cast<uint32_t>(s.reads.size()));
-    for (int32_t t : s.reads) w.I32(t);
-    w.U32(static_cast<uint32_t>(s.writes.size()));
-    for (int32_t t : s.writes) w.I32(t);
-    w.U32(static_cast<uint32_t>(s.commands.size()));
-    for (const PlanCommand& c : s.commands) {
-      w.U8(c.kind);
-      w.I32(c.source);
-      w.Str(c.kernel_name);
-      w.Str(c.build_options);
-      w.U32(c.work_dims);
-      for (uint64_t g : c.global) w.U64(g);
-      for (uint64_t l : c.local) w.U64(l);
-      w.Str(c.library);
-      w.Str(c.routine);
-      w.U32(static_cast<uint32_t>(c.args.size()));
-      for (const PlanArg& a : c.args) {
-        w.U8(a.kind);
-        w.I64(a.value);
-        w.F32(a.real);
-        w.U64(a.rows);
-        w.U64(a.row_elements);
-        w.U64(a.bytes);
-      }
-    }
-  }
-  w.U32(static_cast<uint32_t>(plan.inputs.size()));
-  for (int32_t t : plan.inputs) w.I32(t);
-  w.U32(static_cast<uint32_t>(plan.outputs.size()));
-  for (int32_t t : plan.outputs) w.I32(t);
-  w.U64(plan.memory.alignment);
-  w.U64(plan.memory.arena_bytes);
-  w.U64(plan.memory.tensor_bytes);
-  w.U32(static_cast<uint32_t>(plan.memory.scratch_bytes.size()));
-  for (uint64_t b : plan.memory.scratch_bytes) w.U64(b);
+  HeaderFields(w, plan.header);
+  w.Fields(kU64, plan.weights.size(), weights_sum);
+  BodyFields(w, plan);
   *plan_file = Finish(kPlanMagic, std::move(w.out()));
 
   Writer weights;
-  weights.Str(plan.header.model_sha256);
-  weights.Str(plan.header.device_key);
-  weights.U64(plan.weights.size());
+  weights.Fields(kStr, plan.header.model_sha256, plan.header.device_key);
+  weights.Fields(kU64, plan.weights.size());
   weights.Raw(plan.weights.data(), plan.weights.size());
   *weights_file = Finish(kWeightsMagic, std::move(weights.out()));
 }
@@ -477,8 +507,8 @@ int32_t DecodePlan(const std::string& plan_file,
   Plan p;
   Reader r(plan_file, begin, end);
   ReadHeader(r, &p.header);
-  const uint64_t weights_bytes = r.U64();
-  const uint64_t weights_sum = r.U64();
+  uint64_t weights_bytes = 0, weights_sum = 0;
+  r.Fields(kU64, weights_bytes, weights_sum);
   if (r.failed()) {
     *error = "plan file: its header is corrupt";
     return kPlanCorrupt;
@@ -505,9 +535,10 @@ int32_t DecodePlan(const std::string& plan_file,
                    error);
   if (code != 0) return code;
   Reader wr(weights_file, wbegin, wend);
-  const std::string w_sha = wr.Str();
-  const std::string w_key = wr.Str();
-  const uint64_t w_size = wr.U64();
+  std::string w_sha, w_key;
+  uint64_t w_size = 0;
+  wr.Fields(kStr, w_sha, w_key);
+  wr.Fields(kU64, w_size);
   if (wr.failed() || w_size != wr.left()) {
     *error = "weights file: its header is corrupt";
     return kPlanCorrupt;
@@ -528,92 +559,11 @@ int32_t DecodePlan(const std::string& plan_file,
   }
   p.weights = weights_file.substr(wend - w_size, w_size);
 
-  const uint32_t sources = r.Count(4);
-  for (uint32_t i = 0; i < sources && !r.failed(); ++i) {
-    p.sources.push_back(r.Str());
+  BodyFields(r, p);
+  if (!r.refused().empty()) {
+    *error = "plan file: " + r.refused();
+    return kPlanCorrupt;
   }
-  p.image_pack_source = r.I32();
-  const uint32_t tensors = r.Count(40);
-  for (uint32_t i = 0; i < tensors && !r.failed(); ++i) {
-    PlanTensor t;
-    t.name = r.Str();
-    t.dims = ReadDims(r);
-    t.elements = r.U64();
-    const uint8_t role = r.U8();
-    t.role = static_cast<PlanTensor::Role>(role & 3);
-    t.alias_of = r.I32();
-    t.constant = r.I32();
-    t.first_step = r.I32();
-    t.last_step = r.I32();
-    t.offset = r.U64();
-    p.tensors.push_back(std::move(t));
-  }
-  const uint32_t constants = r.Count(32);
-  for (uint32_t i = 0; i < constants && !r.failed(); ++i) {
-    PlanConstant c;
-    c.elements = r.U64();
-    c.weights_offset = r.U64();
-    c.image_rows = r.U64();
-    c.image_width = r.U64();
-    p.constants.push_back(c);
-  }
-  const uint32_t steps = r.Count(40);
-  for (uint32_t i = 0; i < steps && !r.failed(); ++i) {
-    PlanStep s;
-    s.label = r.Str();
-    s.workload = r.Str();
-    s.entry = r.Str();
-    s.template_name = r.Str();
-    s.config = r.Str();
-    s.estimate_ns = r.F64();
-    const uint32_t floats = r.Count(4);
-    for (uint32_t f = 0; f < floats; ++f) s.floats.push_back(r.F32());
-    const uint32_t reads = r.Count(4);
-    for (uint32_t t = 0; t < reads; ++t) s.reads.push_back(r.I32());
-    const uint32_t writes = r.Count(4);
-    for (uint32_t t = 0; t < writes; ++t) s.writes.push_back(r.I32());
-    const uint32_t commands = r.Count(77);  // bytes of an empty command
-    for (uint32_t c = 0; c < commands && !r.failed(); ++c) {
-      PlanCommand cmd;
-      cmd.kind = static_cast<PlanCommand::Kind>(r.U8());
-      cmd.source = r.I32();
-      cmd.kernel_name = r.Str();
-      cmd.build_options = r.Str();
-      cmd.work_dims = r.U32();
-      for (uint64_t& g : cmd.global) g = r.U64();
-      for (uint64_t& l : cmd.local) l = r.U64();
-      cmd.library = r.Str();
-      cmd.routine = r.Str();
-      const uint32_t args = r.Count(37);  // bytes of one argument
-      for (uint32_t a = 0; a < args; ++a) {
-        PlanArg arg;
-        arg.kind = static_cast<PlanArg::Kind>(r.U8());
-        arg.value = r.I64();
-        arg.real = r.F32();
-        arg.rows = r.U64();
-        arg.row_elements = r.U64();
-        arg.bytes = r.U64();
-        cmd.args.push_back(arg);
-      }
-      if (cmd.kind != PlanCommand::kKernel &&
-          cmd.kind != PlanCommand::kLibrary) {
-        *error = "plan file: a command of unknown kind";
-        return kPlanCorrupt;
-      }
-      s.commands.push_back(std::move(cmd));
-    }
-    p.steps.push_back(std::move(s));
-  }
-  const uint32_t inputs = r.Count(4);
-  for (uint32_t i = 0; i < inputs; ++i) p.inputs.push_back(r.I32());
-  const uint32_t outputs = r.Count(4);
-  for (uint32_t i = 0; i < outputs; ++i) p.outputs.push_back(r.I32());
-  p.memory.alignment = r.U64();
-  p.memory.arena_bytes = r.U64();
-  p.memory.tensor_bytes = r.U64();
-  const uint32_t scratch = r.Count(8);
-  for (uint32_t i = 0; i < scratch; ++i)
-    p.memory.scratch_bytes.push_back(r.U64());
   if (r.failed() || r.left() != 0) {
     *error =
         "plan file: its contents do not parse (corrupt, or written by "

@@ -101,6 +101,27 @@ TEST_F(PlanFormatTest, RoundTrips) {
   EXPECT_EQ(again_weights, weights_file_);
 }
 
+// The bytes of format version 1: SmallPlan()'s files as the format's
+// first writer wrote them (their size and FNV-1a). A change to the files'
+// layout fails here; it needs kPlanFormatVersion raised.
+TEST_F(PlanFormatTest, WritesTheBytesOfFormatVersion1) {
+  EXPECT_EQ(plan_file_.size(), 827u);
+  EXPECT_EQ(Fnv1a64(plan_file_.data(), plan_file_.size()),
+            0xd3f6af0123b5f027ULL);
+  EXPECT_EQ(weights_file_.size(), 136u);
+  EXPECT_EQ(Fnv1a64(weights_file_.data(), weights_file_.size()),
+            0xbb3ecb376da3de1cULL);
+}
+
+TEST_F(PlanFormatTest, RefusesACommandOfUnknownKind) {
+  Plan p = SmallPlan();
+  p.steps[0].commands[0].kind = static_cast<PlanCommand::Kind>(2);
+  Encode(p);
+  EXPECT_EQ(DecodePlan(plan_file_, weights_file_, {}, &back_, &error_),
+            kPlanCorrupt);
+  EXPECT_EQ(error_, "plan file: a command of unknown kind");
+}
+
 TEST_F(PlanFormatTest, RoundTripsLongArgumentListsAtTheEnd) {
   // Counts near the end of the file are checked against the bytes left
   // with the smallest encoding of their items, never a larger one.
