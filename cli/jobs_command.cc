@@ -9,55 +9,16 @@
 #include "cli/common.h"
 #include "cli/model_view.h"
 #include "cli/progress.h"
+#include "cli/server_source.h"
 #include "cli/table_text.h"
 #include "contract/json.h"
 #include "contract/names.h"
-#include "server/job_manager.h"
-#include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
 
 using tunefleet::v1::JobProgress;
-
-// The most a server sends in one page (tuning.proto).
-constexpr uint32_t kMaxPageSize = 10000;
-
-// The newest o.limit jobs, following the server's pages (of --page-size
-// jobs, else as many as are still wanted).
-absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
-  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
-                             DialServer(o.server, o.connection));
-  std::vector<JobProgress> jobs;
-  tunefleet::v1::ListJobsRequest request;
-  while (jobs.size() < o.limit) {
-    const uint32_t left = o.limit - static_cast<uint32_t>(jobs.size());
-    request.set_page_size(
-        std::min(o.page_size == 0 ? kMaxPageSize : o.page_size, left));
-    grpc::ClientContext context;
-    tunefleet::v1::ListJobsResponse response;
-    TUNEFLEET_RETURN_IF_ERROR(FromGrpc(
-        tuning.stub->ListJobs(&context, request, &response), tuning.server));
-    for (const JobProgress& p : response.jobs()) {
-      if (jobs.size() < o.limit) jobs.push_back(p);
-    }
-    if (response.next_page_token().empty() || response.jobs().empty()) break;
-    if (response.next_page_token() == request.page_token()) {
-      return absl::InternalError(
-          "ListJobs: the server sent the same page token again");
-    }
-    request.set_page_token(response.next_page_token());
-  }
-  return jobs;
-}
-
-absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
-    const std::string& path, uint32_t limit) {
-  auto store = OpenDatabase(path);
-  if (!store.ok()) return store.status();
-  return server::StoredJobList(**store, limit);
-}
 
 void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
   cmd->add_option("--server", o.server, "tunefleet-server address HOST:PORT")
@@ -104,8 +65,10 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunJobs(const JobsOptions& o) {
-  absl::StatusOr<std::vector<JobProgress>> jobs =
-      o.server.empty() ? ListFromDatabase(o.db, o.limit) : ListFromServer(o);
+  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+      OpenDataSource({o.server, o.connection, o.db, o.page_size});
+  if (!source.ok()) return ReportError("jobs", source.status());
+  absl::StatusOr<std::vector<JobProgress>> jobs = (*source)->Jobs(o.limit);
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
@@ -181,15 +144,12 @@ CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunCancel(const JobsOptions& o) {
-  absl::StatusOr<TuningClient> tuning = DialServer(o.server, o.connection);
-  if (!tuning.ok()) return ReportError("cancel", tuning.status());
-  grpc::ClientContext context;
-  tunefleet::v1::CancelJobRequest request;
-  request.set_job_id(o.job_id);
-  JobProgress progress;
-  absl::Status s = FromGrpc(
-      tuning->stub->CancelJob(&context, request, &progress), tuning->server);
-  if (!s.ok()) return ReportError("cancel", s);
+  absl::StatusOr<std::unique_ptr<ServerDataSource>> source =
+      ServerDataSource::Dial(o.server, o.connection);
+  if (!source.ok()) return ReportError("cancel", source.status());
+  absl::StatusOr<JobProgress> cancelled = (*source)->Cancel(o.job_id);
+  if (!cancelled.ok()) return ReportError("cancel", cancelled.status());
+  const JobProgress& progress = *cancelled;
   if (o.json) {
     std::cout << contract::ContractJson(progress).dump(
                      2, ' ', false, nlohmann::json::error_handler_t::replace)
