@@ -51,8 +51,7 @@ CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options) {
       "dashboard",
       "serve the web dashboard (fleet, jobs, every job's trials) on a "
       "database file, read-only, until Ctrl-C");
-  cmd->add_option("--db", options.db, "SQLite database file")
-      ->capture_default_str();
+  AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--http", options.http,
                   "HOST:PORT to serve on (port 0: any free port); the "
                   "default is loopback only, this machine's browsers")

@@ -20,10 +20,12 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
-  cmd->add_option("--server", o.server, "tunefleet-server address HOST:PORT")
+// What `watch` and `cancel` take: the job, its server and --json.
+void AddJobServerAndJson(CLI::App* cmd, JobsOptions& o) {
+  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
+  AddServerFlags(cmd, o.server, o.connection,
+                 "tunefleet-server address HOST:PORT")
       ->required();
-  AddConnectionFlags(cmd, o.connection);
   cmd->add_flag("--json", o.json, "print the job as one JSON object");
 }
 
@@ -45,11 +47,9 @@ std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
 CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "jobs", "list jobs, newest first, from a server or a database file");
-  cmd->add_option("--server", o.server,
-                  "tunefleet-server address HOST:PORT (live progress)");
-  AddConnectionFlags(cmd, o.connection);
-  cmd->add_option("--db", o.db, "database file, when no --server")
-      ->capture_default_str();
+  AddServerFlags(cmd, o.server, o.connection,
+                 "tunefleet-server address HOST:PORT (live progress)");
+  AddDbOption(cmd, o.db, "database file, when no --server");
   cmd->add_option("--limit", o.limit, "newest jobs to list")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
@@ -88,8 +88,7 @@ CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
       "watch",
       "follow a job's progress until it ends (Ctrl-C stops watching, "
       "not the job)");
-  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
-  AddServerAndJson(cmd, o);
+  AddJobServerAndJson(cmd, o);
   cmd->add_flag("--quiet", o.quiet, "no progress lines");
   return cmd;
 }
@@ -138,8 +137,7 @@ int RunWatch(const JobsOptions& o) {
 CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "cancel", "cancel a queued or running job; its finished trials stay");
-  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
-  AddServerAndJson(cmd, o);
+  AddJobServerAndJson(cmd, o);
   return cmd;
 }
 

@@ -16,8 +16,7 @@ CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
       "report",
       "write one self-contained HTML file of a database's jobs (charts and "
       "data inline) to attach to a ticket or a paper");
-  cmd->add_option("--db", options.db, "SQLite database file")
-      ->capture_default_str();
+  AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--job", options.job_id,
                   "only this job or model job (default: the jobs table and "
                   "the newest jobs in full)")
