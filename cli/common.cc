@@ -117,6 +117,27 @@ void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files) {
                 "refused there)");
 }
 
+CLI::Option* AddServerFlags(CLI::App* cmd, std::string& server,
+                            client::ChannelFiles& connection,
+                            const std::string& help) {
+  CLI::Option* option = cmd->add_option("--server", server, help);
+  AddConnectionFlags(cmd, connection);
+  return option;
+}
+
+CLI::Option* AddDbOption(CLI::App* cmd, std::string& db,
+                         const std::string& help) {
+  return cmd->add_option("--db", db, help)->capture_default_str();
+}
+
+void AddOnnxInputOptions(CLI::App* cmd, std::string& onnx,
+                         std::vector<std::string>& input_shapes) {
+  cmd->add_option("--onnx", onnx, "ONNX model file")->required();
+  cmd->add_option("--input-shape", input_shapes,
+                  "dims of an input, NAME=D1,D2,... (repeat for several; "
+                  "needed for inputs with dynamic dims)");
+}
+
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& k : config.knobs()) j[k.name()] = k.value();

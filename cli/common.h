@@ -107,6 +107,24 @@ std::string FormatTable(const std::vector<std::string>& header,
 // outlive parsing.
 void AddConnectionFlags(CLI::App* cmd, client::ChannelFiles& files);
 
+// Adds --server HOST:PORT (`help` says what it is for) and, after it, the
+// connection flags (AddConnectionFlags). Returns the --server option (to
+// mark it required, or excluding another). Both must outlive parsing.
+CLI::Option* AddServerFlags(CLI::App* cmd, std::string& server,
+                            client::ChannelFiles& connection,
+                            const std::string& help);
+
+// Adds --db FILE (`help`), its default shown in --help. `db` must outlive
+// parsing.
+CLI::Option* AddDbOption(CLI::App* cmd, std::string& db,
+                         const std::string& help);
+
+// Adds what a command that imports an ONNX model takes: --onnx FILE
+// (required) and --input-shape NAME=D1,D2,... (repeatable). Both must
+// outlive parsing.
+void AddOnnxInputOptions(CLI::App* cmd, std::string& onnx,
+                         std::vector<std::string>& input_shapes);
+
 // Knob values as {"MWG": 64, ...}.
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
 // "MWG=64,NWG=64,..."

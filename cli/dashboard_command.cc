@@ -12,8 +12,8 @@
 #include "base/host_port.h"
 #include "base/listen_check.h"
 #include "cli/common.h"
+#include "cli/server_source.h"
 #include "dashboard/http_server.h"
-#include "server/http_frontend.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -51,8 +51,7 @@ CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options) {
       "dashboard",
       "serve the web dashboard (fleet, jobs, every job's trials) on a "
       "database file, read-only, until Ctrl-C");
-  cmd->add_option("--db", options.db, "SQLite database file")
-      ->capture_default_str();
+  AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--http", options.http,
                   "HOST:PORT to serve on (port 0: any free port); the "
                   "default is loopback only, this machine's browsers")
@@ -87,10 +86,9 @@ int RunDashboard(const DashboardOptions& options) {
   absl::Status free =
       listen.ok() ? base::CheckCanListen(*listen, "--http") : listen.status();
   if (!free.ok()) return ReportError("dashboard", free);
-  absl::StatusOr<std::unique_ptr<store::Store>> store =
-      OpenDatabase(options.db);
-  if (!store.ok()) return ReportError("dashboard", store.status());
-  server::StoreDataSource source(store->get());
+  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+      OpenDatabaseSource(options.db);
+  if (!source.ok()) return ReportError("dashboard", source.status());
   // SIGINT and SIGTERM are waited for below; blocked before the server's
   // thread starts, so that it inherits the mask.
   sigset_t signals;
@@ -99,7 +97,7 @@ int RunDashboard(const DashboardOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   absl::StatusOr<std::unique_ptr<dashboard::HttpServer>> server =
-      dashboard::HttpServer::Start(*http, &source);
+      dashboard::HttpServer::Start(*http, source->get());
   if (!server.ok()) return ReportError("dashboard", server.status());
   std::fprintf(stderr,
                "tunefleet dashboard: %s://%s/ (database %s, read-only; "

@@ -84,16 +84,16 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
   }
   std::cout << "wrote " << o.out << ": " << summary.entries
             << (summary.entries == 1 ? " tuned entry" : " tuned entries");
-  if (summary.reference_entries > summary.unmeasured_entries) {
-    std::cout << " (" << summary.reference_entries - summary.unmeasured_entries
-              << " use the naive reference kernel, faster than every tuned "
-                 "config measured)";
-  }
-  if (summary.library_entries > 0) {
-    std::cout << " (" << summary.library_entries
-              << " call a vendor library, measured fastest for their "
-                 "workload; the package links it)";
-  }
+  // " (N entries that ...)" for each kind of entry the library has.
+  const auto entries_note = [](int64_t n, const char* what) {
+    if (n > 0) std::cout << " (" << n << " " << what << ")";
+  };
+  entries_note(summary.reference_entries - summary.unmeasured_entries,
+               "use the naive reference kernel, faster than every tuned "
+               "config measured");
+  entries_note(summary.library_entries,
+               "call a vendor library, measured fastest for their workload; "
+               "the package links it");
   std::cout << "\n";
   if (summary.driver_revisions > static_cast<int>(keys.size())) {
     std::cout << "  " << summary.driver_revisions
@@ -134,13 +134,11 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
       "emit",
       "write a C++ library of the best kernels for device keys: sources, "
       "lookup by device and shape, a header, and a CMake package");
-  CLI::Option* db =
-      cmd->add_option("--db", o.db, "database file")->capture_default_str();
-  cmd->add_option("--server", o.server,
-                  "read the records from a tunefleet-server (HOST:PORT) "
-                  "instead of --db")
+  CLI::Option* db = AddDbOption(cmd, o.db, "database file");
+  AddServerFlags(cmd, o.server, o.connection,
+                 "read the records from a tunefleet-server (HOST:PORT) "
+                 "instead of --db")
       ->excludes(db);
-  AddConnectionFlags(cmd, o.connection);
   cmd->add_option("--page-size", o.page_size,
                   "with --server: records (and jobs) per page asked of the "
                   "server (default: the server's)")

@@ -9,11 +9,10 @@
 #include "cli/common.h"
 #include "cli/model_view.h"
 #include "cli/progress.h"
+#include "cli/server_source.h"
 #include "cli/table_text.h"
 #include "contract/json.h"
 #include "contract/names.h"
-#include "server/job_manager.h"
-#include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
@@ -21,48 +20,12 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-// The most a server sends in one page (tuning.proto).
-constexpr uint32_t kMaxPageSize = 10000;
-
-// The newest o.limit jobs, following the server's pages (of --page-size
-// jobs, else as many as are still wanted).
-absl::StatusOr<std::vector<JobProgress>> ListFromServer(const JobsOptions& o) {
-  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
-                             DialServer(o.server, o.connection));
-  std::vector<JobProgress> jobs;
-  tunefleet::v1::ListJobsRequest request;
-  while (jobs.size() < o.limit) {
-    const uint32_t left = o.limit - static_cast<uint32_t>(jobs.size());
-    request.set_page_size(
-        std::min(o.page_size == 0 ? kMaxPageSize : o.page_size, left));
-    grpc::ClientContext context;
-    tunefleet::v1::ListJobsResponse response;
-    TUNEFLEET_RETURN_IF_ERROR(FromGrpc(
-        tuning.stub->ListJobs(&context, request, &response), tuning.server));
-    for (const JobProgress& p : response.jobs()) {
-      if (jobs.size() < o.limit) jobs.push_back(p);
-    }
-    if (response.next_page_token().empty() || response.jobs().empty()) break;
-    if (response.next_page_token() == request.page_token()) {
-      return absl::InternalError(
-          "ListJobs: the server sent the same page token again");
-    }
-    request.set_page_token(response.next_page_token());
-  }
-  return jobs;
-}
-
-absl::StatusOr<std::vector<JobProgress>> ListFromDatabase(
-    const std::string& path, uint32_t limit) {
-  auto store = OpenDatabase(path);
-  if (!store.ok()) return store.status();
-  return server::StoredJobList(**store, limit);
-}
-
-void AddServerAndJson(CLI::App* cmd, JobsOptions& o) {
-  cmd->add_option("--server", o.server, "tunefleet-server address HOST:PORT")
+// What `watch` and `cancel` take: the job, its server and --json.
+void AddJobServerAndJson(CLI::App* cmd, JobsOptions& o) {
+  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
+  AddServerFlags(cmd, o.server, o.connection,
+                 "tunefleet-server address HOST:PORT")
       ->required();
-  AddConnectionFlags(cmd, o.connection);
   cmd->add_flag("--json", o.json, "print the job as one JSON object");
 }
 
@@ -84,11 +47,9 @@ std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
 CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "jobs", "list jobs, newest first, from a server or a database file");
-  cmd->add_option("--server", o.server,
-                  "tunefleet-server address HOST:PORT (live progress)");
-  AddConnectionFlags(cmd, o.connection);
-  cmd->add_option("--db", o.db, "database file, when no --server")
-      ->capture_default_str();
+  AddServerFlags(cmd, o.server, o.connection,
+                 "tunefleet-server address HOST:PORT (live progress)");
+  AddDbOption(cmd, o.db, "database file, when no --server");
   cmd->add_option("--limit", o.limit, "newest jobs to list")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
@@ -104,8 +65,10 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
 }
 
 int RunJobs(const JobsOptions& o) {
-  absl::StatusOr<std::vector<JobProgress>> jobs =
-      o.server.empty() ? ListFromDatabase(o.db, o.limit) : ListFromServer(o);
+  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+      OpenDataSource({o.server, o.connection, o.db, o.page_size});
+  if (!source.ok()) return ReportError("jobs", source.status());
+  absl::StatusOr<std::vector<JobProgress>> jobs = (*source)->Jobs(o.limit);
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
@@ -125,8 +88,7 @@ CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
       "watch",
       "follow a job's progress until it ends (Ctrl-C stops watching, "
       "not the job)");
-  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
-  AddServerAndJson(cmd, o);
+  AddJobServerAndJson(cmd, o);
   cmd->add_flag("--quiet", o.quiet, "no progress lines");
   return cmd;
 }
@@ -175,21 +137,17 @@ int RunWatch(const JobsOptions& o) {
 CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "cancel", "cancel a queued or running job; its finished trials stay");
-  cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
-  AddServerAndJson(cmd, o);
+  AddJobServerAndJson(cmd, o);
   return cmd;
 }
 
 int RunCancel(const JobsOptions& o) {
-  absl::StatusOr<TuningClient> tuning = DialServer(o.server, o.connection);
-  if (!tuning.ok()) return ReportError("cancel", tuning.status());
-  grpc::ClientContext context;
-  tunefleet::v1::CancelJobRequest request;
-  request.set_job_id(o.job_id);
-  JobProgress progress;
-  absl::Status s = FromGrpc(
-      tuning->stub->CancelJob(&context, request, &progress), tuning->server);
-  if (!s.ok()) return ReportError("cancel", s);
+  absl::StatusOr<std::unique_ptr<ServerDataSource>> source =
+      ServerDataSource::Dial(o.server, o.connection);
+  if (!source.ok()) return ReportError("cancel", source.status());
+  absl::StatusOr<JobProgress> cancelled = (*source)->Cancel(o.job_id);
+  if (!cancelled.ok()) return ReportError("cancel", cancelled.status());
+  const JobProgress& progress = *cancelled;
   if (o.json) {
     std::cout << contract::ContractJson(progress).dump(
                      2, ' ', false, nlohmann::json::error_handler_t::replace)

@@ -180,10 +180,7 @@ absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
 CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "tasks", "list the distinct tuning tasks of an ONNX model");
-  cmd->add_option("--onnx", o.onnx, "ONNX model file")->required();
-  cmd->add_option("--input-shape", o.input_shapes,
-                  "dims of an input, NAME=D1,D2,... (repeat for several; "
-                  "needed for inputs with dynamic dims)");
+  AddOnnxInputOptions(cmd, o.onnx, o.input_shapes);
   cmd->add_flag("--json", o.json, "print a JSON object on stdout");
   return cmd;
 }

@@ -124,9 +124,8 @@ std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
 CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "query", "best tuning records per device key and workload");
-  cmd->add_option("--db", o.db, "database file")->capture_default_str();
-  cmd->add_option("--server", o.server, "ask a tunefleet-server instead");
-  AddConnectionFlags(cmd, o.connection);
+  AddDbOption(cmd, o.db, "database file");
+  AddServerFlags(cmd, o.server, o.connection, "ask a tunefleet-server instead");
   cmd->add_option("--op", o.op, "only this op");
   cmd->add_option("--device-key", o.device_key, "only this device key");
   cmd->add_option("--job", o.job_id, "only this job's records");
@@ -198,10 +197,8 @@ CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
       "devices",
       "device keys known to a server (or a database) and the "
       "agents connected now");
-  cmd->add_option("--server", o.server, "tunefleet-server HOST:PORT");
-  AddConnectionFlags(cmd, o.connection);
-  cmd->add_option("--db", o.db, "database file, when no --server")
-      ->capture_default_str();
+  AddServerFlags(cmd, o.server, o.connection, "tunefleet-server HOST:PORT");
+  AddDbOption(cmd, o.db, "database file, when no --server");
   cmd->add_flag("--json", o.json, "print a JSON list on stdout");
   return cmd;
 }

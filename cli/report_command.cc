@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
 #include "cli/common.h"
+#include "cli/server_source.h"
 #include "dashboard/report.h"
-#include "server/http_frontend.h"
 
 namespace tunefleet::cli {
 
@@ -16,8 +16,7 @@ CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
       "report",
       "write one self-contained HTML file of a database's jobs (charts and "
       "data inline) to attach to a ticket or a paper");
-  cmd->add_option("--db", options.db, "SQLite database file")
-      ->capture_default_str();
+  AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--job", options.job_id,
                   "only this job or model job (default: the jobs table and "
                   "the newest jobs in full)")
@@ -28,10 +27,9 @@ CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
 }
 
 int RunReport(const ReportOptions& options) {
-  absl::StatusOr<std::unique_ptr<store::Store>> store =
-      OpenDatabase(options.db);
-  if (!store.ok()) return ReportError("report", store.status());
-  server::StoreDataSource source(store->get());
+  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+      OpenDatabaseSource(options.db);
+  if (!source.ok()) return ReportError("report", source.status());
   dashboard::ReportOptions report;
   report.job_id = options.job_id;
   report.title = !options.title.empty()
@@ -40,7 +38,7 @@ int RunReport(const ReportOptions& options) {
                                     options.job_id != 0
                                         ? absl::StrCat(", job ", options.job_id)
                                         : "");
-  absl::StatusOr<std::string> html = dashboard::RenderReport(source, report);
+  absl::StatusOr<std::string> html = dashboard::RenderReport(**source, report);
   if (!html.ok()) return ReportError("report", html.status());
   // Fleet data (device names, records): readable by its owner only, as
   // the database is.

@@ -467,10 +467,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
       "run a whole ONNX model on this machine's OpenCL device with its tuned "
       "kernels and measure it (latency beside the estimate, host CPU, "
       "device memory, slowest layers); outputs as .npy");
-  cmd->add_option("--onnx", o.onnx, "ONNX model file")->required();
-  cmd->add_option("--input-shape", o.input_shapes,
-                  "dims of an input, NAME=D1,D2,... (repeat for several; "
-                  "needed for inputs with dynamic dims)");
+  AddOnnxInputOptions(cmd, o.onnx, o.input_shapes);
   CLI::Option* db = cmd->add_option(
       "--db", o.db,
       "database of tuning records (default: ./tunefleet.db when it exists, "

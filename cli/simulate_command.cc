@@ -196,7 +196,7 @@ int RunSimulate(const SimulateOptions& o) {
 CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "export", "write a job's trials as a table for `tunefleet simulate`");
-  cmd->add_option("--db", o.db, "database file")->capture_default_str();
+  AddDbOption(cmd, o.db, "database file");
   cmd->add_option("--job", o.job, "job id")->required();
   cmd->add_option("--out", o.out, "output file (default: stdout)");
   return cmd;

@@ -169,13 +169,11 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
                   absl::StrCat("search strategy: ",
                                absl::StrJoin(contract::StrategyNames(), ", ")))
       ->capture_default_str();
-  cmd->add_option("--server", o.server,
-                  "tunefleet-server HOST:PORT (default: embedded server)");
-  AddConnectionFlags(cmd, o.connection);
+  AddServerFlags(cmd, o.server, o.connection,
+                 "tunefleet-server HOST:PORT (default: embedded server)");
   cmd->add_option("--device-key", o.device_key,
                   "device key to tune for (default: the only connected one)");
-  cmd->add_option("--db", o.db, "database of the embedded server")
-      ->capture_default_str();
+  AddDbOption(cmd, o.db, "database of the embedded server");
   cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
   cmd->add_option("--priority", o.priority, "job priority (higher first)");
   cmd->add_option("--deadline-s", o.deadline_s,

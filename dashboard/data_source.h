@@ -1,8 +1,10 @@
 // What the web dashboard shows, behind one interface: the daemon answers
 // from its store and its live agents and jobs (server/http_frontend.h),
-// `tunefleet dashboard --db FILE` and `tunefleet report` from a database
-// file alone. The pages and the JSON API (dashboard/http_server.h) only
-// call this.
+// `tunefleet dashboard --db FILE`, `tunefleet report` and `tunefleet jobs
+// --db` from a database file alone (dashboard/store_source.h), `tunefleet
+// jobs --server` and `tunefleet cancel` from a server's TuningService
+// (cli/server_source.h). The pages and the JSON API
+// (dashboard/http_server.h) only call this.
 #ifndef TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
 #define TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
 

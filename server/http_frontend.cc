@@ -5,97 +5,12 @@
 #include <utility>
 
 #include "base/status_macros.h"
-#include "server/model_progress.h"
 #include "server/tracked_job.h"
 
 namespace tunefleet::server {
-namespace {
-
-// The job ids whose trials make up `job_id`: a model job's tasks, else
-// the job itself.
-absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
-                                                 int64_t job_id) {
-  if (store.GetModelJob(job_id).ok()) {
-    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> tasks,
-                               store.ModelTaskJobs(job_id));
-    std::vector<int64_t> ids;
-    for (const store::StoredJob& task : tasks) ids.push_back(task.id);
-    return ids;
-  }
-  TUNEFLEET_RETURN_IF_ERROR(store.GetJob(job_id).status());
-  return std::vector<int64_t>{job_id};
-}
-
-}  // namespace
-
-absl::StatusOr<dashboard::FleetView> StoreDataSource::Fleet() {
-  dashboard::FleetView fleet;
-  TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
-  for (auto& [key, info] : devices) {
-    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::DriverRevision> revs,
-                               store_->DriverRevisions(key));
-    fleet.devices.push_back({key, std::move(info), 0, std::move(revs)});
-  }
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::AgentTrialCounts> agents,
-                             store_->AgentTrials());
-  for (store::AgentTrialCounts& a : agents) {
-    dashboard::AgentView view;
-    view.name = std::move(a.agent);
-    view.device_key = std::move(a.device_key);
-    view.last_seen_ms = a.last_trial_ms;
-    view.in_flight = a.leased;
-    view.measured = a.measured;
-    view.errors = std::move(a.errors);
-    fleet.agents.push_back(std::move(view));
-  }
-  return fleet;
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoreDataSource::Jobs(
-    int64_t limit) {
-  return StoredJobList(*store_, limit);
-}
-
-absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Job(
-    int64_t job_id) {
-  if (absl::StatusOr<store::ModelJob> model = store_->GetModelJob(job_id);
-      model.ok()) {
-    return StoredModelProgress(*store_, *model, /*with_tasks=*/true);
-  }
-  TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
-  return StoredProgress(*store_, row);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
-StoreDataSource::Trials(int64_t job_id, int64_t after_trial_id, int64_t limit) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                             TrialJobIds(*store_, job_id));
-  std::vector<tunefleet::v1::TuningRecord> out;
-  for (int64_t id : ids) {
-    store::RecordFilter filter;
-    filter.job_id = id;
-    filter.after_trial_id = after_trial_id;
-    filter.limit = limit;
-    filter.measured_only = true;  // a cancelled trial is no measurement
-    TUNEFLEET_ASSIGN_OR_RETURN(auto records, store_->QueryRecords(filter));
-    out.insert(out.end(), std::make_move_iterator(records.begin()),
-               std::make_move_iterator(records.end()));
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.trial_id() < b.trial_id();
-  });
-  if (static_cast<int64_t>(out.size()) > limit) out.resize(limit);
-  return out;
-}
-
-absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Cancel(int64_t) {
-  return absl::FailedPreconditionError(
-      "a database file's jobs cannot be cancelled");
-}
-
 absl::StatusOr<dashboard::FleetView> LiveDataSource::Fleet() {
   TUNEFLEET_ASSIGN_OR_RETURN(dashboard::FleetView fleet,
-                             StoreDataSource::Fleet());
+                             dashboard::StoreDataSource::Fleet());
   fleet.live = true;
   // In flight: the scheduler's leases (the rows stay pending while leased).
   for (dashboard::AgentView& view : fleet.agents) view.in_flight = 0;
@@ -143,7 +58,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> LiveDataSource::Job(int64_t job_id) {
           jobs_->LiveOrEndedProgress(job_id)) {
     progress = *std::move(known);
   } else {
-    TUNEFLEET_ASSIGN_OR_RETURN(progress, StoreDataSource::Job(job_id));
+    TUNEFLEET_ASSIGN_OR_RETURN(progress,
+                               dashboard::StoreDataSource::Job(job_id));
   }
   scheduler_->SetInFlightTrials(&progress);
   return progress;

@@ -1,8 +1,7 @@
 // The daemon's web dashboard (tunefleet-server --http ADDR): the pages and
 // JSON API of dashboard/http_server.h over the server's store, its
-// connected agents (LeaseScheduler) and its running jobs (JobManager). Also the
-// same data from a database file alone, for `tunefleet dashboard --db` and
-// `tunefleet report`.
+// connected agents (LeaseScheduler) and its running jobs (JobManager). The
+// same data from a database file alone is dashboard/store_source.h's.
 #ifndef TUNEFLEET_SERVER_HTTP_FRONTEND_H_
 #define TUNEFLEET_SERVER_HTTP_FRONTEND_H_
 
@@ -10,39 +9,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "dashboard/data_source.h"
 #include "dashboard/http_server.h"
+#include "dashboard/store_source.h"
 #include "server/job_manager.h"
 #include "server/lease_scheduler.h"
 #include "store/store.h"
 
 namespace tunefleet::server {
 
-// A dashboard::DataSource over a store alone: jobs and trials as stored,
-// agents as their measured trials name them, nobody connected, nothing in
-// flight (a server keeps its leases in memory), no cancel. Only reads. `store`
-// must outlive it. Thread-safe.
-class StoreDataSource : public dashboard::DataSource {
- public:
-  explicit StoreDataSource(store::Store* store) : store_(store) {}
-
-  absl::StatusOr<dashboard::FleetView> Fleet() override;
-  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
-      int64_t limit) override;
-  absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;
-  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
-      int64_t job_id, int64_t after_trial_id, int64_t limit) override;
-  bool CanCancel() const override { return false; }
-  absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
-
- protected:
-  store::Store* store_;
-};
-
-// The running daemon's: a StoreDataSource with live progress of running
-// jobs, connected agents with their last heartbeat, in-flight trials, and
-// cancel. All must outlive it. Thread-safe.
-class LiveDataSource : public StoreDataSource {
+// The running daemon's: a dashboard::StoreDataSource with live progress of
+// running jobs, connected agents with their last heartbeat, in-flight trials,
+// and cancel. All must outlive it. Thread-safe.
+class LiveDataSource : public dashboard::StoreDataSource {
  public:
   LiveDataSource(store::Store* store, LeaseScheduler* scheduler,
                  JobManager* jobs)

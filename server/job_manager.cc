@@ -503,39 +503,6 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
       });
 }
 
-absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
-    store::Store& store, int64_t limit, int64_t before_id,
-    const KnownProgress& known) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> jobs,
-                             store.ListJobs(limit, before_id));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::ModelJob> models,
-                             store.ListModelJobs(limit, before_id));
-  // Both newest first; merged by id, the newest `limit`.
-  std::vector<tunefleet::v1::JobProgress> out;
-  size_t j = 0, m = 0;
-  while ((limit <= 0 || static_cast<int64_t>(out.size()) < limit) &&
-         (j < jobs.size() || m < models.size())) {
-    const bool model =
-        m < models.size() && (j == jobs.size() || models[m].id > jobs[j].id);
-    const int64_t id = model ? models[m].id : jobs[j].id;
-    const int64_t created_ms =
-        model ? models[m].created_ms : jobs[j].created_ms;
-    std::optional<tunefleet::v1::JobProgress> p;
-    if (known) p = known(id, model);
-    if (p) {
-      p->set_created_unix_ms(created_ms);
-    } else if (model) {
-      TUNEFLEET_ASSIGN_OR_RETURN(
-          p, StoredModelProgress(store, models[m], /*with_tasks=*/false));
-    } else {
-      TUNEFLEET_ASSIGN_OR_RETURN(p, StoredProgress(store, jobs[j]));
-    }
-    (model ? m : j)++;
-    out.push_back(*std::move(p));
-  }
-  return out;
-}
-
 std::vector<std::shared_ptr<Job>> JobManager::TakeAll(
     std::vector<std::shared_ptr<ModelJob>>* models) {
   std::map<int64_t, std::shared_ptr<Job>> jobs;
@@ -572,33 +539,6 @@ void JobManager::Shutdown() {
   // The rows of leased trials are pending (leases live in the scheduler):
   // their attempts so far go to the store for the next server.
   scheduler_->StoreLeaseAttempts();
-}
-
-absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::StoredJob& row) {
-  TUNEFLEET_ASSIGN_OR_RETURN(store::JobTally tally, store.TallyJob(row.id));
-  tunefleet::v1::JobProgress progress;
-  progress.set_job_id(row.id);
-  progress.set_state(row.state);
-  progress.set_message(row.message);
-  // A model job's task has the trials granted to it so far, as its live
-  // job counts them; its row's budget is only the model's cap.
-  progress.set_trials_total(
-      static_cast<uint32_t>(row.model_job_id > 0 ? row.granted : row.budget));
-  progress.set_space_size(row.space_size);
-  progress.set_reference_time_ns(row.reference_ns);
-  progress.set_trials_done(static_cast<uint32_t>(tally.done));
-  for (const auto& [code, count] : tally.errors) {
-    (*progress.mutable_errors())[code] = count;
-  }
-  if (tally.best) *progress.mutable_best() = *tally.best;
-  progress.set_workload_key(row.workload);
-  progress.set_device_key(row.device_key);
-  progress.set_strategy(row.strategy);
-  progress.set_priority(row.priority);
-  progress.set_template_name(row.template_name);
-  progress.set_created_unix_ms(row.created_ms);
-  return progress;
 }
 
 }  // namespace tunefleet::server

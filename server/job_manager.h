@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
+#include "dashboard/stored_progress.h"
 #include "server/job.h"
 #include "server/job_executor.h"
 #include "server/lease_scheduler.h"
@@ -50,24 +51,10 @@ struct JobLimits {
   int64_t kept_ended_bytes = int64_t{64} << 20;
 };
 
-// A stored job's progress from its row and trial tally (a job not running
-// in this server).
-absl::StatusOr<tunefleet::v1::JobProgress> StoredProgress(
-    store::Store& store, const store::StoredJob& row);
-
-// The progress of job (or model job, `model`) `id` where the caller knows
-// it without the store (a live job's); nullopt: read it from the store.
-using KnownProgress = std::function<std::optional<tunefleet::v1::JobProgress>(
-    int64_t id, bool model)>;
-
-// Jobs and model jobs newest first, as stored (for `tunefleet jobs --db`):
-// at most `limit` (0: all) with ids below `before_id` (0: any); model jobs
-// with `model` set but without per-task progress. Where `known` (may be
-// null) has a job's progress, that is listed instead (and the store's
-// tally of its trials not read).
-absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
-    store::Store& store, int64_t limit, int64_t before_id = 0,
-    const KnownProgress& known = nullptr);
+// The stored progress of jobs not running here (dashboard/stored_progress.h).
+using dashboard::KnownProgress;
+using dashboard::StoredJobList;
+using dashboard::StoredProgress;
 
 // Thread-safe. Job deadlines (SubmitJobRequest.deadline_s) are measured
 // against `clock`; `store`, `scheduler` and `clock` must outlive the

@@ -1,55 +1,20 @@
-// A model job's progress (JobProgress with `model` set) from its stored row,
-// its tasks' progress and a task scheduler that has seen them: one builder
-// for a running model job (ModelJob) and a stored one (StoredModelProgress).
+// A model job's progress from its row, its tasks' progress and its task
+// scheduler: the builder lives in dashboard/stored_progress.h (the stored
+// form is read by the dashboard over a database file too); the server's
+// running model jobs use it under these names.
 #ifndef TUNEFLEET_SERVER_MODEL_PROGRESS_H_
 #define TUNEFLEET_SERVER_MODEL_PROGRESS_H_
 
-#include <vector>
-
-#include "absl/status/statusor.h"
-#include "search/task_scheduler.h"
-#include "store/store.h"
-#include "tunefleet/v1/tuning.pb.h"
+#include "dashboard/stored_progress.h"
 
 namespace tunefleet::server {
 
-// A tuned task of a model job: where it is in the request, and its job's
-// progress.
-struct ModelTaskView {
-  int task_index = 0;
-  uint32_t weight = 1;
-  const tunefleet::v1::JobProgress* job = nullptr;
-};
-
-// What the task scheduler reads from a task's job progress. A task's job
-// that ended says why in `ended_reason`.
-search::TaskResults ResultsOf(const tunefleet::v1::JobProgress& job);
-
-// The scheduler's view of a request's task: its canonical workload, op (the
-// similarity tag), weight and FLOPs per run from its template. Errors:
-// INVALID_ARGUMENT for a workload or template unknown here.
-absl::StatusOr<search::SchedulerTask> SchedulerTaskOf(
-    const tunefleet::v1::ModelTask& task);
-
-// The scheduler's options for a stored model job and its request.
-search::TaskSchedulerOptions SchedulerOptionsOf(
-    const store::ModelJob& row,
-    const tunefleet::v1::SubmitModelJobRequest& request);
-
-// The model job's progress; `scheduler` has been Update()d with every
-// task's results, in `tasks` order. `with_tasks`: also every task's
-// progress (task_progress); `history` goes to latency_history.
-tunefleet::v1::JobProgress ModelJobProgress(
-    const store::ModelJob& row, const std::vector<ModelTaskView>& tasks,
-    const search::TaskScheduler& scheduler,
-    const std::vector<tunefleet::v1::SkippedTask>& skipped,
-    const std::vector<tunefleet::v1::LatencyPoint>& history, bool with_tasks);
-
-// A stored model job's progress (not running in this server), from its
-// task jobs' rows and trial tallies. Errors: the store's; DATA_LOSS when
-// its stored request does not parse.
-absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
-    store::Store& store, const store::ModelJob& row, bool with_tasks);
+using dashboard::ModelJobProgress;
+using dashboard::ModelTaskView;
+using dashboard::ResultsOf;
+using dashboard::SchedulerOptionsOf;
+using dashboard::SchedulerTaskOf;
+using dashboard::StoredModelProgress;
 
 }  // namespace tunefleet::server
 

@@ -28,6 +28,7 @@
 #include "nlohmann/json.hpp"
 #include "store/store.h"
 #include "tests/support/command_runner.h"
+#include "tests/support/drifted_device.h"
 #include "tests/support/fleet_harness.h"
 #include "tests/support/http_get.h"
 #include "tests/support/process.h"
@@ -503,13 +504,9 @@ TEST(DashboardFleet, ChromiumListsADriftedKeysDriverRevisions) {
   {
     auto store = store::Store::Open(db);
     ASSERT_TRUE(store.ok()) << store.status();
-    tunefleet::v1::DeviceInfo info;
-    info.set_device_name("Mali-G610");
-    info.set_driver_version("r1p0");
-    ASSERT_TRUE((*store)->UpsertDevice("mali-g610", info).ok());
-    bool added = false;
-    ASSERT_TRUE((*store)->NoteDriver("mali-g610", "r1p0", &added).ok());
-    ASSERT_TRUE((*store)->NoteDriver("mali-g610", "r2p0-ota", &added).ok());
+    auto noted =
+        testing::StoreDriftedDevice(**store, "mali-g610", {"r1p0", "r2p0-ota"});
+    ASSERT_TRUE(noted.ok()) << noted.status();
   }
   const int port = FreePort();
   Process dashboard({BinaryDir() + "/cli/tunefleet", "dashboard", "--db", db,

@@ -1,7 +1,7 @@
-// The dashboard's fleet view over a store (server/http_frontend.h): a
+// The dashboard's fleet view over a store (dashboard/store_source.h): a
 // device key's driver revisions reach /api/fleet's JSON (dashboard/
 // json_views.h) with their re-validation counts, oldest first.
-#include "server/http_frontend.h"
+#include "dashboard/store_source.h"
 
 #include <unistd.h>
 
@@ -11,31 +11,31 @@
 #include "dashboard/json_views.h"
 #include "gtest/gtest.h"
 #include "store/store.h"
+#include "tests/support/drifted_device.h"
 
-namespace tunefleet::server {
+namespace tunefleet::dashboard {
 namespace {
 
 TEST(StoreDataSource, FleetCarriesEachKeysDriverRevisions) {
-  const std::string path = ::testing::TempDir() + "/http_frontend_test_" +
+  const std::string path = ::testing::TempDir() + "/store_source_test_" +
                            std::to_string(getpid()) + ".db";
   std::filesystem::remove(path);
   auto store = store::Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
-  tunefleet::v1::DeviceInfo info;
-  info.set_device_name("Mali-G610");
-  info.set_driver_version("r1p0");
-  ASSERT_TRUE((*store)->UpsertDevice("mali", info).ok());
-  ASSERT_TRUE((*store)->UpsertDevice("other", info).ok());
-  bool added = false;
-  ASSERT_EQ(*(*store)->NoteDriver("mali", "r1p0", &added), 1);
-  ASSERT_EQ(*(*store)->NoteDriver("mali", "r2p0 ota", &added), 2);
-  EXPECT_TRUE(added);
+  auto noted =
+      testing::StoreDriftedDevice(**store, "mali", {"r1p0", "r2p0 ota"});
+  ASSERT_TRUE(noted.ok()) << noted.status();
+  ASSERT_EQ(noted->size(), 2u);
+  EXPECT_EQ((*noted)[0].revision, 1);
+  EXPECT_EQ((*noted)[1].revision, 2);
+  EXPECT_TRUE((*noted)[1].added);
+  ASSERT_TRUE((*store)->UpsertDevice("other", testing::MaliG610()).ok());
 
   StoreDataSource source(store->get());
   auto fleet = source.Fleet();
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   ASSERT_EQ(fleet->devices.size(), 2u);
-  const nlohmann::json j = dashboard::FleetJson(*fleet);
+  const nlohmann::json j = FleetJson(*fleet);
   for (const auto& d : j["devices"]) {
     if (d["device_key"] == "other") {
       EXPECT_TRUE(d["driver_revisions"].empty()) << d.dump();
@@ -51,4 +51,4 @@ TEST(StoreDataSource, FleetCarriesEachKeysDriverRevisions) {
 }
 
 }  // namespace
-}  // namespace tunefleet::server
+}  // namespace tunefleet::dashboard

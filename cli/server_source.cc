@@ -1,0 +1,148 @@
+#include "cli/server_source.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/status_macros.h"
+#include "dashboard/store_source.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
+
+namespace tunefleet::cli {
+namespace {
+
+using tunefleet::v1::JobProgress;
+using tunefleet::v1::TuningRecord;
+
+// The most a server sends in one page (tuning.proto).
+constexpr uint32_t kMaxPageSize = 10000;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ServerDataSource>> ServerDataSource::Dial(
+    const std::string& address, const client::ChannelFiles& files,
+    uint32_t page_size) {
+  TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning, DialServer(address, files));
+  return std::make_unique<ServerDataSource>(std::move(tuning), page_size);
+}
+
+absl::StatusOr<dashboard::FleetView> ServerDataSource::Fleet() {
+  TUNEFLEET_ASSIGN_OR_RETURN(
+      tunefleet::v1::ListDevicesResponse response,
+      Call(&tunefleet::v1::TuningService::Stub::ListDevices,
+           tunefleet::v1::ListDevicesRequest()));
+  dashboard::FleetView fleet;
+  fleet.live = true;
+  for (const tunefleet::v1::DeviceStatus& d : response.devices()) {
+    fleet.devices.push_back(
+        {d.device_key(),
+         d.device(),
+         static_cast<int>(d.connected_agents()),
+         {d.driver_revisions().begin(), d.driver_revisions().end()}});
+    for (const std::string& name : d.agent_names()) {
+      dashboard::AgentView agent;
+      agent.name = name;
+      agent.device_key = d.device_key();
+      agent.connected = true;
+      fleet.agents.push_back(std::move(agent));
+    }
+  }
+  return fleet;
+}
+
+absl::StatusOr<std::vector<JobProgress>> ServerDataSource::Jobs(int64_t limit) {
+  const size_t wanted = static_cast<size_t>(std::max<int64_t>(limit, 0));
+  std::vector<JobProgress> jobs;
+  tunefleet::v1::ListJobsRequest request;
+  while (jobs.size() < wanted) {
+    const size_t left = wanted - jobs.size();
+    request.set_page_size(static_cast<uint32_t>(
+        std::min<size_t>(page_size_ == 0 ? kMaxPageSize : page_size_, left)));
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        tunefleet::v1::ListJobsResponse response,
+        Call(&tunefleet::v1::TuningService::Stub::ListJobs, request));
+    for (const JobProgress& p : response.jobs()) {
+      if (jobs.size() < wanted) jobs.push_back(p);
+    }
+    if (response.next_page_token().empty() || response.jobs().empty()) break;
+    if (response.next_page_token() == request.page_token()) {
+      return absl::InternalError(
+          "ListJobs: the server sent the same page token again");
+    }
+    request.set_page_token(response.next_page_token());
+  }
+  return jobs;
+}
+
+absl::StatusOr<JobProgress> ServerDataSource::Job(int64_t job_id) {
+  tunefleet::v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  return Call(&tunefleet::v1::TuningService::Stub::GetJob, request);
+}
+
+absl::StatusOr<std::vector<TuningRecord>> ServerDataSource::Trials(
+    int64_t job_id, int64_t after_trial_id, int64_t limit) {
+  TUNEFLEET_ASSIGN_OR_RETURN(JobProgress job, Job(job_id));
+  std::vector<int64_t> ids;
+  if (job.has_model()) {
+    for (const auto& task : job.model().task_progress()) {
+      ids.push_back(task.job().job_id());
+    }
+  } else {
+    ids.push_back(job_id);
+  }
+  std::vector<TuningRecord> out;
+  for (int64_t id : ids) {
+    tunefleet::v1::QueryRecordsRequest request;
+    request.set_job_id(id);
+    request.set_page_size(kMaxPageSize);
+    int64_t taken = 0;  // of this job: its first `limit` are enough
+    TUNEFLEET_RETURN_IF_ERROR(ForEachPage(
+        *tuning_.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
+        "QueryRecords", tuning_.server, request, absl::InfiniteDuration(),
+        [&](const tunefleet::v1::QueryRecordsResponse& page) {
+          for (const TuningRecord& r : page.records()) {
+            // A cancelled trial is no measurement (as the store's reader).
+            if (r.trial_id() <= after_trial_id ||
+                r.error() == tunefleet::v1::Measurement::CANCELLED ||
+                taken >= limit) {
+              continue;
+            }
+            out.push_back(r);
+            ++taken;
+          }
+          return taken < limit;
+        }));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.trial_id() < b.trial_id();
+  });
+  if (static_cast<int64_t>(out.size()) > limit) out.resize(limit);
+  return out;
+}
+
+absl::StatusOr<JobProgress> ServerDataSource::Cancel(int64_t job_id) {
+  tunefleet::v1::CancelJobRequest request;
+  request.set_job_id(job_id);
+  return Call(&tunefleet::v1::TuningService::Stub::CancelJob, request);
+}
+
+absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDatabaseSource(
+    const std::string& db) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
+                             OpenDatabase(db));
+  return std::make_unique<dashboard::StoreDataSource>(std::move(store));
+}
+
+absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDataSource(
+    const SourceFlags& flags) {
+  if (!flags.server.empty()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        std::unique_ptr<ServerDataSource> source,
+        ServerDataSource::Dial(flags.server, flags.connection,
+                               flags.page_size));
+    return source;
+  }
+  return OpenDatabaseSource(flags.db);
+}
+
+}  // namespace tunefleet::cli

@@ -1,0 +1,103 @@
+// The dashboard's DataSource over a tunefleet-server's TuningService
+// (gRPC): what `tunefleet jobs --server` and `tunefleet cancel` read and do
+// through, as the commands that read a database file go through
+// dashboard::StoreDataSource (dashboard/store_source.h). OpenDataSource
+// picks one of the two from the flags.
+#ifndef TUNEFLEET_CLI_SERVER_SOURCE_H_
+#define TUNEFLEET_CLI_SERVER_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/common.h"
+#include "client/channel.h"
+#include "dashboard/data_source.h"
+#include "grpcpp/grpcpp.h"
+#include "tunefleet/v1/tuning.grpc.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
+
+namespace tunefleet::cli {
+
+// Every call is one RPC or a few (pages), each failure as FromGrpc words
+// it (naming the server). Thread-safe (gRPC stubs are).
+class ServerDataSource : public dashboard::DataSource {
+ public:
+  // Dials the server at `address` (HOST:PORT) with the connection flags'
+  // `files`. `page_size`: jobs per ListJobs request in Jobs() (1 ..
+  // 10,000; 0: as many as are still wanted, at most the server's page).
+  // Errors: client::ConnectionTo's.
+  static absl::StatusOr<std::unique_ptr<ServerDataSource>> Dial(
+      const std::string& address, const client::ChannelFiles& files,
+      uint32_t page_size = 0);
+
+  ServerDataSource(TuningClient tuning, uint32_t page_size)
+      : tuning_(std::move(tuning)), page_size_(page_size) {}
+
+  // What the commands use (`jobs --server`, `cancel`):
+  // ListJobs, page after page, until `limit` jobs (newest first) or the
+  // last page. Errors: INTERNAL when the server sends the same page token
+  // again.
+  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
+      int64_t limit) override;
+  // CancelJob.
+  absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
+  bool CanCancel() const override { return true; }
+  // GetJob.
+  absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;
+
+  // The rest of the dashboard's reads:
+  // ListDevices: the device keys with their connected agents, by name
+  // (live). The contract carries no per-agent counts, capacity or last
+  // heartbeat: those stay 0.
+  absl::StatusOr<dashboard::FleetView> Fleet() override;
+  // QueryRecords of the job (of each task's job for a model job, as GetJob
+  // lists them), cancelled trials left out. QueryRecords cannot start
+  // after a trial id, so every call reads the job's records from its
+  // first.
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
+      int64_t job_id, int64_t after_trial_id, int64_t limit) override;
+
+ private:
+  // One call of `rpc` with `request`; its error as FromGrpc words it.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (tunefleet::v1::TuningService::Stub::*rpc)(
+          grpc::ClientContext*, const Request&, Response*),
+      const Request& request) {
+    grpc::ClientContext context;
+    Response response;
+    absl::Status status = FromGrpc(
+        ((*tuning_.stub).*rpc)(&context, request, &response), tuning_.server);
+    if (!status.ok()) return status;
+    return response;
+  }
+
+  TuningClient tuning_;
+  uint32_t page_size_;
+};
+
+// Where a command reads jobs from: a server (`server` non-empty, with the
+// connection flags `connection`) or else the database file `db`.
+struct SourceFlags {
+  std::string server;
+  client::ChannelFiles connection;  // token and TLS for `server`
+  std::string db;
+  uint32_t page_size = 0;  // ServerDataSource's
+};
+
+// A dashboard::StoreDataSource owning the database file `db`, opened with
+// OpenDatabase (which refuses to create it). Errors: OpenDatabase's.
+absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDatabaseSource(
+    const std::string& db);
+
+// The DataSource of `flags`: ServerDataSource::Dial(server) when a server
+// is named, else OpenDatabaseSource(db). Errors: theirs.
+absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDataSource(
+    const SourceFlags& flags);
+
+}  // namespace tunefleet::cli
+
+#endif  // TUNEFLEET_CLI_SERVER_SOURCE_H_

@@ -1,0 +1,49 @@
+// The dashboard's data from a database file alone: `tunefleet dashboard
+// --db`, `tunefleet report` and `tunefleet jobs --db` read through it, and
+// the daemon's live source (server/http_frontend.h) extends it.
+#ifndef TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
+#define TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dashboard/data_source.h"
+#include "store/store.h"
+#include "tunefleet/v1/tuning.pb.h"
+
+namespace tunefleet::dashboard {
+
+// A DataSource over a store alone: jobs and trials as stored
+// (dashboard/stored_progress.h), agents as their measured trials name them,
+// nobody connected, nothing in flight (a server keeps its leases in
+// memory), no cancel. Only reads. Thread-safe.
+class StoreDataSource : public DataSource {
+ public:
+  // Reads `store`, which must outlive it.
+  explicit StoreDataSource(store::Store* store) : store_(store) {}
+  // Reads `store`, which it owns.
+  explicit StoreDataSource(std::unique_ptr<store::Store> store)
+      : store_(store.get()), owned_(std::move(store)) {}
+
+  absl::StatusOr<FleetView> Fleet() override;
+  absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
+      int64_t limit) override;
+  absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
+      int64_t job_id, int64_t after_trial_id, int64_t limit) override;
+  bool CanCancel() const override { return false; }
+  // Always FAILED_PRECONDITION: a database file's jobs cannot be cancelled.
+  absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
+
+ protected:
+  store::Store* store_;
+
+ private:
+  std::unique_ptr<store::Store> owned_;  // null when the caller owns store_
+};
+
+}  // namespace tunefleet::dashboard
+
+#endif  // TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
