@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "base/status_macros.h"
-#include "dashboard/stored_progress.h"
+#include "progress/stored_progress.h"
 
 namespace tunefleet::dashboard {
 namespace {
@@ -52,17 +52,17 @@ absl::StatusOr<FleetView> StoreDataSource::Fleet() {
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoreDataSource::Jobs(
     int64_t limit) {
-  return StoredJobList(*store_, limit);
+  return progress::StoredJobList(*store_, limit);
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Job(
     int64_t job_id) {
   if (absl::StatusOr<store::ModelJob> model = store_->GetModelJob(job_id);
       model.ok()) {
-    return StoredModelProgress(*store_, *model, /*with_tasks=*/true);
+    return progress::StoredModelProgress(*store_, *model, /*with_tasks=*/true);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
-  return StoredProgress(*store_, row);
+  return progress::StoredProgress(*store_, row);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>

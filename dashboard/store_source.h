@@ -16,7 +16,7 @@
 namespace tunefleet::dashboard {
 
 // A DataSource over a store alone: jobs and trials as stored
-// (dashboard/stored_progress.h), agents as their measured trials name them,
+// (progress/stored_progress.h), agents as their measured trials name them,
 // nobody connected, nothing in flight (a server keeps its leases in
 // memory), no cancel. Only reads. Thread-safe.
 class StoreDataSource : public DataSource {

@@ -13,10 +13,10 @@
 #include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/registry.h"
+#include "progress/stored_progress.h"
 #include "search/strategy.h"
 #include "search_space/build_space.h"
 #include "server/memory_release.h"
-#include "server/model_progress.h"
 #include "store/store.h"
 #include "transfer/transfer.h"
 #include "trial/trial_request.h"
@@ -462,7 +462,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
     TUNEFLEET_RETURN_IF_ERROR(store_->SetModelJobState(
         job_id, tunefleet::v1::JOB_STATE_CANCELLED, ""));
     TUNEFLEET_ASSIGN_OR_RETURN(*model, store_->GetModelJob(job_id));
-    return StoredModelProgress(*store_, *model, true);
+    return progress::StoredModelProgress(*store_, *model, true);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
   if (contract::IsFinalJobState(row.state)) {
@@ -474,14 +474,14 @@ absl::StatusOr<tunefleet::v1::JobProgress> JobManager::Cancel(int64_t job_id) {
   TUNEFLEET_RETURN_IF_ERROR(
       store_->SetJobState(job_id, tunefleet::v1::JOB_STATE_CANCELLED, ""));
   TUNEFLEET_ASSIGN_OR_RETURN(row, store_->GetJob(job_id));
-  return StoredProgress(*store_, row);
+  return progress::StoredProgress(*store_, row);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
     int64_t limit, int64_t before_id) {
   // Live and recently ended jobs as this server has them; the rest (and
   // every created time) from the store.
-  return StoredJobList(
+  return progress::StoredJobList(
       *store_, limit, before_id,
       [this](int64_t id,
              bool model) -> std::optional<tunefleet::v1::JobProgress> {

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "base/time.h"
-#include "dashboard/stored_progress.h"
+#include "progress/stored_progress.h"
 #include "server/job.h"
 #include "server/job_executor.h"
 #include "server/lease_scheduler.h"
@@ -50,11 +50,6 @@ struct JobLimits {
   int kept_ended_jobs = 1024;
   int64_t kept_ended_bytes = int64_t{64} << 20;
 };
-
-// The stored progress of jobs not running here (dashboard/stored_progress.h).
-using dashboard::KnownProgress;
-using dashboard::StoredJobList;
-using dashboard::StoredProgress;
 
 // Thread-safe. Job deadlines (SubmitJobRequest.deadline_s) are measured
 // against `clock`; `store`, `scheduler` and `clock` must outlive the

@@ -9,8 +9,8 @@
 #include "base/status_macros.h"
 #include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
+#include "progress/stored_progress.h"
 #include "server/job_manager.h"
-#include "server/model_progress.h"
 
 namespace tunefleet::server {
 namespace {
@@ -193,7 +193,8 @@ absl::StatusOr<ModelTaskSlot> JobManager::ResumeModelTask(
         absl::StrCat("cannot resume: ", rebuilt.status().message())));
   }
   TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob ended, store_->GetJob(task.id));
-  TUNEFLEET_ASSIGN_OR_RETURN(slot.stored, StoredProgress(*store_, ended));
+  TUNEFLEET_ASSIGN_OR_RETURN(slot.stored,
+                             progress::StoredProgress(*store_, ended));
   return slot;
 }
 
@@ -247,12 +248,13 @@ absl::StatusOr<std::shared_ptr<ModelJob>> JobManager::LaunchModel(
   std::vector<search::SchedulerTask> tasks;
   for (ModelTaskSlot& slot : slots) {
     slot.weight = request.tasks(slot.task_index).weight();
-    TUNEFLEET_ASSIGN_OR_RETURN(search::SchedulerTask task,
-                               SchedulerTaskOf(request.tasks(slot.task_index)));
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        search::SchedulerTask task,
+        progress::SchedulerTaskOf(request.tasks(slot.task_index)));
     tasks.push_back(std::move(task));
   }
   search::TaskScheduler scheduler(std::move(tasks),
-                                  SchedulerOptionsOf(row, request));
+                                  progress::SchedulerOptionsOf(row, request));
   for (size_t k = 0; k < slots.size(); ++k) {
     scheduler.RestoreGranted(k, slots[k].granted);
   }

@@ -11,7 +11,7 @@
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
 #include "logging/log.h"
-#include "server/model_progress.h"
+#include "progress/stored_progress.h"
 
 namespace tunefleet::server {
 namespace {
@@ -135,13 +135,13 @@ std::vector<tunefleet::v1::JobProgress> ModelJob::Observe() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const ModelTaskSlot& slot = tasks_[i];
     out.push_back(slot.job ? slot.job->Progress() : slot.stored);
-    scheduler_.Update(i, ResultsOf(out.back()));
+    scheduler_.Update(i, progress::ResultsOf(out.back()));
   }
   return out;
 }
 
 void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
-  std::vector<ModelTaskView> views;
+  std::vector<progress::ModelTaskView> views;
   views.reserve(tasks_.size());
   for (size_t i = 0; i < tasks_.size(); ++i) {
     views.push_back({tasks_[i].task_index, tasks_[i].weight, &tasks[i]});
@@ -171,7 +171,7 @@ void ModelJob::Publish(const std::vector<tunefleet::v1::JobProgress>& tasks) {
   row.state = progress_.state();
   row.message = progress_.message();
   tunefleet::v1::JobProgress next =
-      ModelJobProgress(row, views, scheduler_, skipped_, {}, true);
+      progress::ModelJobProgress(row, views, scheduler_, skipped_, {}, true);
   next.mutable_model()->mutable_latency_history()->Swap(&history);
   if (measured_) *next.mutable_model()->mutable_measured() = *measured_;
   if (measuring_ && !measured_) next.set_waiting_reason(MeasuringText());

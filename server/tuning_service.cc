@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "contract/names.h"
-#include "server/model_progress.h"
+#include "progress/stored_progress.h"
 #include "server/page_token.h"
 #include "store/store.h"
 #include "validation/validation.h"
@@ -72,11 +72,13 @@ absl::StatusOr<tunefleet::v1::JobProgress> TuningServiceImpl::CurrentProgress(
                  store_->GetModelJob(job_id);
              model.ok()) {
     TUNEFLEET_ASSIGN_OR_RETURN(
-        progress, StoredModelProgress(*store_, *model, /*with_tasks=*/true));
+        progress,
+        progress::StoredModelProgress(*store_, *model, /*with_tasks=*/true));
   } else {
     // A job of an earlier server run: its stored state.
     TUNEFLEET_ASSIGN_OR_RETURN(store::StoredJob row, store_->GetJob(job_id));
-    TUNEFLEET_ASSIGN_OR_RETURN(progress, StoredProgress(*store_, row));
+    TUNEFLEET_ASSIGN_OR_RETURN(progress,
+                               progress::StoredProgress(*store_, row));
   }
   AddFleetState(&progress);
   return progress;

@@ -98,7 +98,7 @@ TEST_F(JobManagerTest, JobRunsToItsBudgetAndItsTalliesAgree) {
     EXPECT_EQ(t.error, answered.at(t.id).error()) << t.id;
   }
   // What a later server would report from the store agrees too.
-  absl::StatusOr<JobProgress> stored = StoredProgress(*store_, row);
+  absl::StatusOr<JobProgress> stored = progress::StoredProgress(*store_, row);
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(stored->trials_done(), done.trials_done());
   EXPECT_EQ(stored->best().trial_id(), best_id);

@@ -8,7 +8,7 @@
 
 #include "contract/names.h"
 #include "gtest/gtest.h"
-#include "server/model_progress.h"
+#include "progress/stored_progress.h"
 #include "tests/unit/server/job_fixture.h"
 
 namespace tunefleet::server {
@@ -110,10 +110,10 @@ TEST_F(ModelJobTest, SpendsItsBudgetExactlyAcrossItsTasks) {
     EXPECT_DOUBLE_EQ(done.model().naive_latency_ns(), (4 + 1 + 1) * 50000.0);
     EXPECT_LT(done.model().latency_ns(), done.model().naive_latency_ns());
     EXPECT_GE(done.model().latency_history_size(), 2);
-    EXPECT_EQ(
-        StoredModelProgress(*store_, *store_->GetModelJob(model->id()), false)
-            ->trials_done(),
-        17u);
+    EXPECT_EQ(progress::StoredModelProgress(
+                  *store_, *store_->GetModelJob(model->id()), false)
+                  ->trials_done(),
+              17u);
   }
 }
 
@@ -265,7 +265,8 @@ TEST_F(ModelJobTest, ListsModelJobsBesideJobsWithoutTheirTasks) {
   EXPECT_EQ((*listed)[0].model().task_progress_size(), 0);
   EXPECT_EQ((*listed)[0].model().tasks(), 3u);
   EXPECT_EQ((*listed)[1].job_id(), single->id());
-  absl::StatusOr<std::vector<JobProgress>> stored = StoredJobList(*store_, 10);
+  absl::StatusOr<std::vector<JobProgress>> stored =
+      progress::StoredJobList(*store_, 10);
   ASSERT_TRUE(stored.ok());
   ASSERT_EQ(stored->size(), 2u);
   EXPECT_EQ((*stored)[0].model().model_name(), "tiny");

@@ -5,8 +5,8 @@
 // stored row, its tasks' progress and a task scheduler that has seen them:
 // one builder for a running model job (server::ModelJob) and a stored one
 // (StoredModelProgress).
-#ifndef TUNEFLEET_DASHBOARD_STORED_PROGRESS_H_
-#define TUNEFLEET_DASHBOARD_STORED_PROGRESS_H_
+#ifndef TUNEFLEET_PROGRESS_STORED_PROGRESS_H_
+#define TUNEFLEET_PROGRESS_STORED_PROGRESS_H_
 
 #include <cstdint>
 #include <functional>
@@ -18,7 +18,7 @@
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
 
-namespace tunefleet::dashboard {
+namespace tunefleet::progress {
 
 // A stored job's progress from its row and trial tally (a job not running
 // in a server here). Errors: the store's.
@@ -77,6 +77,6 @@ tunefleet::v1::JobProgress ModelJobProgress(
 absl::StatusOr<tunefleet::v1::JobProgress> StoredModelProgress(
     store::Store& store, const store::ModelJob& row, bool with_tasks);
 
-}  // namespace tunefleet::dashboard
+}  // namespace tunefleet::progress
 
-#endif  // TUNEFLEET_DASHBOARD_STORED_PROGRESS_H_
+#endif  // TUNEFLEET_PROGRESS_STORED_PROGRESS_H_

@@ -1,4 +1,4 @@
-#include "dashboard/stored_progress.h"
+#include "progress/stored_progress.h"
 
 #include <map>
 
@@ -9,7 +9,7 @@
 #include "kernels_templates/registry.h"
 #include "trial/trial_request.h"
 
-namespace tunefleet::dashboard {
+namespace tunefleet::progress {
 
 search::TaskResults ResultsOf(const tunefleet::v1::JobProgress& job) {
   search::TaskResults r;
@@ -226,4 +226,4 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> StoredJobList(
   return out;
 }
 
-}  // namespace tunefleet::dashboard
+}  // namespace tunefleet::progress
