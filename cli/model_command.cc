@@ -126,7 +126,7 @@ nlohmann::json TasksJson(const std::string& onnx,
                      {"shape", t.workload.ShapeString()},
                      {"count", t.count},
                      {"flops", t.flops},
-                     {"template_name", t.template_name},
+                     {"template_name", t.TemplateName()},
                      {"nodes", t.nodes}});
     total += t.flops * t.count;
   }

@@ -377,10 +377,9 @@ class Lowerer {
       if (fresh) {
         absl::StatusOr<const templates::KernelTemplate*> t =
             templates::FindTemplateFor(step.workload, "");
-        tasks.tasks.push_back({step.workload,
+        tasks.tasks.push_back({{step.workload, t.ok() ? *t : nullptr},
                                0,
                                t.ok() ? (*t)->Flops(step.workload) : 0,
-                               t.ok() ? std::string((*t)->name()) : "",
                                {}});
       }
       ModelTask& task = tasks.tasks[it->second];

@@ -26,8 +26,7 @@ void AddToTask(const Match& m, const templates::KernelTemplate& tmpl,
                std::map<std::string, size_t>& task_of, ModelTasks& out) {
   auto [it, fresh] = task_of.emplace(m.workload.Canonical(), out.tasks.size());
   if (fresh) {
-    out.tasks.push_back(
-        {m.workload, 0, tmpl.Flops(m.workload), std::string(tmpl.name()), {}});
+    out.tasks.push_back({{m.workload, &tmpl}, 0, tmpl.Flops(m.workload), {}});
   }
   ModelTask& t = out.tasks[it->second];
   ++t.count;

@@ -38,16 +38,16 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels_templates/workload.h"
+#include "kernels_templates/task.h"
 
 namespace tunefleet::onnx_import {
 
-// One distinct task of a model.
-struct ModelTask {
-  templates::Workload workload;
+// One distinct task of a model: its workload, the template that runs it
+// (the first that accepts it; null when none does) and where the model
+// uses it.
+struct ModelTask : templates::Task {
   int count = 0;                   // nodes of the model that run this workload
   double flops = 0;                // of one run (template FLOP count)
-  std::string template_name;       // the template that runs it
   std::vector<std::string> nodes;  // ONNX node names (or op@index)
 };
 

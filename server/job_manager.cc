@@ -178,8 +178,13 @@ absl::StatusOr<JobManager::Prepared> JobManager::Prepare(
   // Created now by the manager's clock, which also times the deadline.
   const int64_t now = clock_.NowMs();
   JobSpec spec{
-      {*workload, *tmpl, key, strategy, static_cast<int64_t>(request.trials()),
-       request.seed(), request.priority(), now,
+      {{*workload, *tmpl},
+       key,
+       strategy,
+       static_cast<int64_t>(request.trials()),
+       request.seed(),
+       request.priority(),
+       now,
        request.deadline_s() > 0 ? now + request.deadline_s() * 1000LL : 0},
       !request.skip_reference(),
       timing,

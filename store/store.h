@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels_templates/kernel_template.h"
+#include "kernels_templates/task.h"
 #include "kernels_templates/workload.h"
 #include "store/exchange.h"
 #include "store/openers_lock.h"
@@ -25,12 +26,10 @@
 
 namespace tunefleet::store {
 
-// What a new job row holds: its task (workload and template), where it
-// runs and how it searches. The server's JobSpec adds what only the running
-// job needs.
-struct JobParams {
-  templates::Workload workload;
-  const templates::KernelTemplate* tmpl = nullptr;
+// What a new job row holds: its task (the workload and its template, never
+// null here), where it runs and how it searches. The server's JobSpec adds
+// what only the running job needs.
+struct JobParams : templates::Task {
   std::string device_key;
   tunefleet::v1::Strategy strategy = tunefleet::v1::STRATEGY_XGB;
   int64_t budget = 0;  // trials

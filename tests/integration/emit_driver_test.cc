@@ -52,7 +52,7 @@ absl::Status Measure(store::Store& store, const std::string& key,
   if (!workload.ok()) return workload.status();
   auto tmpl = templates::FindTemplate("softmax", tmpl_name);
   if (!tmpl.ok()) return tmpl.status();
-  store::JobParams job{*workload};
+  store::JobParams job{{*workload}};
   job.tmpl = *tmpl;
   job.device_key = key;
   job.budget = 1;

@@ -78,7 +78,7 @@ void MeasureLater(const std::string& db, const std::string& key,
   ASSERT_TRUE(store.ok()) << store.status();
   auto workload = templates::Workload::Create("softmax", {{"D", 100}});
   ASSERT_TRUE(workload.ok()) << workload.status();
-  store::JobParams job{*workload};
+  store::JobParams job{{*workload}};
   auto tmpl = templates::FindTemplate("softmax", tmpl_name);
   ASSERT_TRUE(tmpl.ok()) << tmpl.status();
   job.tmpl = *tmpl;

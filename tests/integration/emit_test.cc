@@ -259,8 +259,8 @@ TEST_F(EmittedLibrary, ImageConfigsReadTheirImagesAsTheAgentDid) {
       const auto configs =
           testing::RandomConfigsWith(tmpl, *w, t.knob, 1, 1, seed++);
       ASSERT_EQ(configs.size(), 1u) << t.tmpl << " " << t.shape;
-      store::JobParams job{*w, &tmpl, "dev", tunefleet::v1::STRATEGY_RANDOM,
-                           1,  1,     0};
+      store::JobParams job{{*w, &tmpl}, "dev", tunefleet::v1::STRATEGY_RANDOM,
+                           1,           1,     0};
       auto id = (*store)->CreateJob(job);
       ASSERT_TRUE(id.ok()) << id.status();
       auto trials =
@@ -310,8 +310,8 @@ TEST_F(EmittedLibrary, SplitKScratchBuffersAreTheLibrarys) {
     ASSERT_TRUE(store.ok()) << store.status();
     ASSERT_TRUE(
         (*store)->UpsertDevice("dev", testing::Device().device_info()).ok());
-    store::JobParams job{*w, &tmpl, "dev", tunefleet::v1::STRATEGY_RANDOM,
-                         1,  1,     0};
+    store::JobParams job{{*w, &tmpl}, "dev", tunefleet::v1::STRATEGY_RANDOM,
+                         1,           1,     0};
     auto id = (*store)->CreateJob(job);
     ASSERT_TRUE(id.ok()) << id.status();
     auto trials =

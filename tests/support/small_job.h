@@ -22,8 +22,8 @@ namespace tunefleet::testing {
 inline store::JobParams SmallGemmJob(
     int64_t budget = 10, uint64_t seed = 1,
     const std::string& device_key = "test-gpu") {
-  return store::JobParams{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
-                          *templates::FindTemplate("gemm", ""),
+  return store::JobParams{{*templates::Workload::Parse("gemm", "M=8,N=8,K=8"),
+                           *templates::FindTemplate("gemm", "")},
                           device_key,
                           tunefleet::v1::STRATEGY_RANDOM,
                           budget,

@@ -362,10 +362,10 @@ TEST(CliModelBudget, TasksWithoutATrialAreWarnedOfAndListed) {
 }
 
 TEST(CliTaskLine, ShowsTheOpAndTheWholeWorkload) {
-  onnx_import::ModelTask a{*templates::Workload::Parse(
-      "conv2d", "N=1,C=16,H=48,W=192,K=32,R=3,S=3,PH=1,PW=1,act=relu")};
-  onnx_import::ModelTask b{*templates::Workload::Parse(
-      "conv2d", "N=1,C=16,H=48,W=192,K=32,R=3,S=3,PH=1,PW=1")};
+  onnx_import::ModelTask a{{*templates::Workload::Parse(
+      "conv2d", "N=1,C=16,H=48,W=192,K=32,R=3,S=3,PH=1,PW=1,act=relu")}};
+  onnx_import::ModelTask b{{*templates::Workload::Parse(
+      "conv2d", "N=1,C=16,H=48,W=192,K=32,R=3,S=3,PH=1,PW=1")}};
   a.count = b.count = 1;
   tunefleet::v1::ModelTaskProgress p;
   p.mutable_job()->set_state(tunefleet::v1::JOB_STATE_DONE);

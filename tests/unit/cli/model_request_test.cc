@@ -20,11 +20,11 @@ using ::testing::HasSubstr;
 
 onnx_import::ModelTasks TwoWorkloads() {
   onnx_import::ModelTasks m;
-  onnx_import::ModelTask conv{*templates::Workload::Parse(
-      "conv2d", "N=1,C=16,H=24,W=48,K=32,R=3,S=3,PH=1,PW=1,act=relu")};
+  onnx_import::ModelTask conv{{*templates::Workload::Parse(
+      "conv2d", "N=1,C=16,H=24,W=48,K=32,R=3,S=3,PH=1,PW=1,act=relu")}};
   conv.count = 3;
   onnx_import::ModelTask pool{
-      *templates::Workload::Parse("global_pool", "N=1,C=32,H=24,W=48")};
+      {*templates::Workload::Parse("global_pool", "N=1,C=32,H=24,W=48")}};
   pool.count = 1;
   m.tasks = {conv, pool};
   return m;

@@ -304,11 +304,11 @@ struct Submitted {
 Submitted TwoWorkloads() {
   Submitted s;
   onnx_import::ModelTask conv{
-      *templates::Workload::Parse("conv2d", "N=1,C=3,H=8,W=8,K=4,R=3,S=3")};
+      {*templates::Workload::Parse("conv2d", "N=1,C=3,H=8,W=8,K=4,R=3,S=3")}};
   conv.count = 2;
   conv.flops = 1e6;
   onnx_import::ModelTask pool{
-      *templates::Workload::Parse("global_pool", "N=1,C=4,H=8,W=8")};
+      {*templates::Workload::Parse("global_pool", "N=1,C=4,H=8,W=8")}};
   pool.count = 1;
   pool.flops = 256;
   s.model.tasks = {conv, pool};

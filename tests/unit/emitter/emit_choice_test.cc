@@ -42,8 +42,7 @@ class EmitChoice : public testing::DeviceStoreTest {
               Measurement::Error error = Measurement::OK) {
     auto tmpl = templates::FindTemplate("dense", template_name);
     ASSERT_TRUE(tmpl.ok()) << tmpl.status();
-    store::JobParams job{*templates::Workload::Parse("dense", kShape),
-                         *tmpl,
+    store::JobParams job{{*templates::Workload::Parse("dense", kShape), *tmpl},
                          "dev",
                          tunefleet::v1::STRATEGY_RANDOM,
                          1,

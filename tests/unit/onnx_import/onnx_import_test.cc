@@ -48,7 +48,7 @@ TEST(OnnxImport, FindsTasksAndFoldsEpilogues) {
                  "eltwise N=1 C=16 H=9 W=12 fp32 fn=add"));
   ASSERT_NE(Find(*m, pointwise), nullptr);
   EXPECT_EQ(Find(*m, pointwise)->count, 2);
-  EXPECT_EQ(Find(*m, pointwise)->template_name, "conv2d_1x1_gemm");
+  EXPECT_EQ(Find(*m, pointwise)->TemplateName(), "conv2d_1x1_gemm");
   EXPECT_DOUBLE_EQ(Find(*m, pointwise)->flops, 2.0 * 16 * 9 * 12 * 8);
   // Heaviest first (FLOPs x count).
   for (size_t i = 1; i < m->tasks.size(); ++i) {

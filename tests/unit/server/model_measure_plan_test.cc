@@ -61,8 +61,8 @@ class ModelMeasureTest : public ::testing::Test {
               const std::string& config, double ns, double reference_ns) {
     auto tmpl = templates::FindTemplate(w.op(), template_name);
     ASSERT_TRUE(tmpl.ok()) << tmpl.status();
-    store::JobParams job{w, *tmpl, kKey, tunefleet::v1::STRATEGY_RANDOM,
-                         1, 1,     0};
+    store::JobParams job{{w, *tmpl}, kKey, tunefleet::v1::STRATEGY_RANDOM,
+                         1,          1,    0};
     auto id = store_->CreateJob(job);
     ASSERT_TRUE(id.ok()) << id.status();
     ASSERT_TRUE(store_->SetJobReference(*id, reference_ns).ok());

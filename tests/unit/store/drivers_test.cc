@@ -26,13 +26,13 @@ class DriversTest : public ::testing::Test {
       const std::string& request_json = "{\"trials\":8}") {
     const templates::KernelTemplate* gemm =
         *templates::FindTemplate("gemm", "gemm_tiled");
-    JobParams params{*templates::Workload::Parse("gemm", "M=64,N=64,K=64"),
-                     gemm,
-                     "k",
-                     tunefleet::v1::STRATEGY_RANDOM,
-                     8,
-                     1,
-                     0};
+    JobParams params{
+        {*templates::Workload::Parse("gemm", "M=64,N=64,K=64"), gemm},
+        "k",
+        tunefleet::v1::STRATEGY_RANDOM,
+        8,
+        1,
+        0};
     absl::StatusOr<int64_t> job = store()->CreateJob(params, request_json);
     EXPECT_TRUE(job.ok()) << job.status();
     std::vector<NewTrial> rows;

@@ -57,8 +57,7 @@ class StoreReadsTest : public ::testing::Test {
       const templates::Workload workload =
           *templates::Workload::Parse("gemm", shapes[rng() % shapes.size()]);
       const templates::KernelTemplate* tmpl = gemm_templates_[rng() % 2];
-      JobParams params{workload,
-                       tmpl,
+      JobParams params{{workload, tmpl},
                        keys[rng() % keys.size()],
                        tunefleet::v1::STRATEGY_RANDOM,
                        trials_per_job,
