@@ -98,13 +98,13 @@ absl::Status Build(store::Store& store, int64_t rows, int trials_per_job) {
     TUNEFLEET_ASSIGN_OR_RETURN(
         templates::Workload workload,
         templates::Workload::Parse("gemm", shapes[job_index % shapes.size()]));
-    store::JobParams params{workload,
-                            gemm[(job_index / shapes.size()) % gemm.size()],
-                            keys[job_index % keys.size()],
-                            tunefleet::v1::STRATEGY_RANDOM,
-                            n,
-                            static_cast<uint64_t>(job_index),
-                            0};
+    store::JobParams params{
+        {workload, gemm[(job_index / shapes.size()) % gemm.size()]},
+        keys[job_index % keys.size()],
+        tunefleet::v1::STRATEGY_RANDOM,
+        n,
+        static_cast<uint64_t>(job_index),
+        0};
     TUNEFLEET_ASSIGN_OR_RETURN(int64_t job, store.CreateJob(params));
     // Configs over the template's own knobs (values drawn from each knob's
     // list), so that the transfer history keeps them.

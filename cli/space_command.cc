@@ -25,6 +25,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/registry.h"
+#include "kernels_templates/task.h"
 #include "kernels_templates/workload.h"
 #include "nlohmann/json.hpp"
 #include "search_space/build_space.h"
@@ -35,11 +36,6 @@ namespace tunefleet::cli {
 namespace {
 
 // The workload and the template whose space is built.
-struct Task {
-  templates::Workload workload;
-  const templates::KernelTemplate* tmpl = nullptr;
-};
-
 // "a, b": the names of the templates of `op` for which `keep` holds.
 template <typename Keep>
 std::string TemplatesOf(absl::string_view op, Keep keep) {
@@ -55,7 +51,7 @@ std::string TemplatesOf(absl::string_view op, Keep keep) {
 // NOT_FOUND for an unknown template (listing the known ones);
 // INVALID_ARGUMENT for a template of another op or one that does not run
 // the workload, and Workload::Parse's for a bad shape or dtype.
-absl::StatusOr<Task> ResolveTask(const SpaceOptions& o) {
+absl::StatusOr<templates::Task> ResolveTask(const SpaceOptions& o) {
   const templates::KernelTemplate* named = nullptr;
   if (!o.template_name.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(named, TemplateFromArg(o.template_name));
@@ -81,7 +77,7 @@ absl::StatusOr<Task> ResolveTask(const SpaceOptions& o) {
                        return t.Accepts(workload);
                      })));
   }
-  return Task{std::move(workload), named};
+  return templates::Task{std::move(workload), named};
 }
 
 // A DeviceInfo from its JSON (proto3 JSON, as `tunefleet-agent --info`
@@ -264,7 +260,7 @@ CLI::App* AddSpaceCommand(CLI::App& app, SpaceOptions& o) {
 }
 
 int RunSpace(const SpaceOptions& o) {
-  absl::StatusOr<Task> task = ResolveTask(o);
+  absl::StatusOr<templates::Task> task = ResolveTask(o);
   if (!task.ok()) return ReportError("space", task.status());
   absl::StatusOr<Device> device = DeviceFor(o);
   if (!device.ok()) return ReportError("space", device.status());

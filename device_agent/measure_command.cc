@@ -12,6 +12,7 @@
 #include "contract/timing_policy.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
+#include "kernels_templates/task.h"
 #include "measure/measurer.h"
 #include "nlohmann/json.hpp"
 #include "opencl/build_inspect.h"
@@ -116,12 +117,7 @@ absl::StatusOr<nlohmann::json> InspectKernel(
 // template name (empty: the first that runs the workload) or a spec file
 // (.toml, .json), registered in this process. --op defaults to the spec's
 // op, else gemm.
-struct Task {
-  templates::Workload workload;
-  const templates::KernelTemplate* tmpl = nullptr;
-};
-
-absl::StatusOr<Task> ResolveTask(const MeasureOptions& o) {
+absl::StatusOr<templates::Task> ResolveTask(const MeasureOptions& o) {
   const templates::KernelTemplate* spec_template = nullptr;
   if (absl::EndsWith(o.template_name, ".toml") ||
       absl::EndsWith(o.template_name, ".json")) {
@@ -138,7 +134,7 @@ absl::StatusOr<Task> ResolveTask(const MeasureOptions& o) {
       spec_template ? std::string(spec_template->name()) : o.template_name;
   TUNEFLEET_ASSIGN_OR_RETURN(const templates::KernelTemplate* tmpl,
                              templates::FindTemplateFor(workload, name));
-  return Task{std::move(workload), tmpl};
+  return templates::Task{std::move(workload), tmpl};
 }
 
 // The trial's request: the config (or the naive reference kernel) under the
@@ -214,7 +210,7 @@ int ReportError(const absl::Status& status) {
 }  // namespace
 
 int RunMeasure(const MeasureOptions& o) {
-  absl::StatusOr<Task> task = ResolveTask(o);
+  absl::StatusOr<templates::Task> task = ResolveTask(o);
   if (!task.ok()) return ReportError(task.status());
   absl::StatusOr<opencl::ClDevice> device =
       opencl::OpenDevice(o.platform, o.device);

@@ -249,7 +249,7 @@ class JobManagerTest : public ::testing::Test {
     return rows.value_or(std::vector<store::Trial>());
   }
 
-  store::StoredJob StoredJob(int64_t job_id) {
+  store::StoredJob StoredRow(int64_t job_id) {
     absl::StatusOr<store::StoredJob> row = store_->GetJob(job_id);
     EXPECT_TRUE(row.ok()) << row.status();
     return row.value_or(store::StoredJob());

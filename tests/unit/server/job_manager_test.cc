@@ -80,7 +80,7 @@ TEST_F(JobManagerTest, JobRunsToItsBudgetAndItsTalliesAgree) {
       trial::MedianNs(answered.at(job->reference_trial_id()).times_ns()));
 
   // The store: the job, its tally and best record, one done row a trial.
-  const store::StoredJob row = StoredJob(job->id());
+  const store::StoredJob row = StoredRow(job->id());
   EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_DOUBLE_EQ(row.reference_ns, done.reference_time_ns());
   absl::StatusOr<store::JobTally> tally = store_->TallyJob(job->id());
@@ -116,7 +116,7 @@ TEST_F(JobManagerTest, CancelEndsTheJobCancelled) {
   EXPECT_EQ(cancelled->state(), tunefleet::v1::JOB_STATE_CANCELLED);
   EXPECT_EQ(cancelled->trials_done(), 0u);
   EXPECT_EQ(job->Progress().state(), tunefleet::v1::JOB_STATE_CANCELLED);
-  EXPECT_EQ(StoredJob(job->id()).state, tunefleet::v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(StoredRow(job->id()).state, tunefleet::v1::JOB_STATE_CANCELLED);
 
   absl::StatusOr<JobProgress> again = jobs_->Cancel(job->id());
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -147,7 +147,7 @@ TEST_F(JobManagerTest, JobEndsWhenTheClockPassesItsDeadline) {
   EXPECT_EQ(done.state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_THAT(done.message(), HasSubstr("deadline reached"));
   EXPECT_EQ(done.trials_done(), 1u);
-  const store::StoredJob row = StoredJob(job->id());
+  const store::StoredJob row = StoredRow(job->id());
   EXPECT_EQ(row.state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_THAT(row.message, HasSubstr("deadline reached"));
   EXPECT_EQ(agent.pending(), 0u);  // nothing more was sent
@@ -172,7 +172,7 @@ TEST_F(JobManagerTest, JobStopsEarlyWithoutImprovement) {
   EXPECT_EQ(done.trials_done(), 4u);
   EXPECT_THAT(done.message(), HasSubstr("stopped early"));
   EXPECT_DOUBLE_EQ(done.best().time_ns(), 100.0);
-  EXPECT_EQ(StoredJob(job->id()).state, tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_EQ(StoredRow(job->id()).state, tunefleet::v1::JOB_STATE_DONE);
   EXPECT_EQ(Rows(job->id()).size(), 4u);
 }
 
@@ -265,7 +265,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   jobs_->Shutdown();
   job.reset();
   EXPECT_EQ(jobs_->Find(id), nullptr);
-  EXPECT_EQ(StoredJob(id).state, tunefleet::v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(StoredRow(id).state, tunefleet::v1::JOB_STATE_RUNNING);
   absl::StatusOr<std::map<tunefleet::v1::TrialState, int64_t>> states =
       store_->TrialStates(id);
   ASSERT_TRUE(states.ok()) << states.status();
@@ -293,7 +293,7 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   }
   EXPECT_EQ(remeasured.count(leased.trial_id()), 1u);
   EXPECT_EQ(remeasured.size(), kBudget - measured.size());
-  EXPECT_EQ(StoredJob(id).state, tunefleet::v1::JOB_STATE_DONE);
+  EXPECT_EQ(StoredRow(id).state, tunefleet::v1::JOB_STATE_DONE);
   const std::vector<store::Trial> rows = Rows(id);
   ASSERT_EQ(rows.size(), kBudget);
   for (const store::Trial& t : rows) {
