@@ -105,14 +105,8 @@ arm64_log "timing: build tunefleet-agent $(arm64_elapsed "$t0") s (-j$jobs)"
 
 # Every library it needs is of an agent's package (or what those depend on).
 agent=$ARM64_BUILD_DIR/device_agent/tunefleet-agent
-for lib in $(readelf -d -W "$agent" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-  pkg=""
-  for path in {/usr,}/lib/aarch64-linux-gnu/"$lib"; do
-    [ -e "$ARM64_ROOTFS$path" ] || continue
-    pkg=$(dpkg-query --admindir="$ARM64_ROOTFS/var/lib/dpkg" -S "$path" 2>/dev/null |
-            head -n1 | cut -d: -f1) || true
-    [ -z "$pkg" ] || break
-  done
+for lib in $(arm64_needed_libs "$agent"); do
+  pkg=$(arm64_package_of "$lib")
   [ -n "$pkg" ] || arm64_die "tunefleet-agent needs $lib, which no package of the rootfs ships"
   grep -qx "$pkg" "$closure" ||
     arm64_die "tunefleet-agent needs $lib (package $pkg), which is none of the" \

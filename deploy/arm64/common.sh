@@ -127,6 +127,25 @@ arm64_without_others() {
 }
 
 # Seconds since the epoch, with milliseconds.
+# The shared libraries an ELF file needs (its NEEDED entries), a line each.
+arm64_needed_libs() {  # arm64_needed_libs FILE
+  readelf -d -W "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+}
+# The package of the rootfs (its own dpkg database) that ships the library
+# LIB in /usr/lib or /lib; prints nothing when none does.
+arm64_package_of() {  # arm64_package_of LIB
+  local path pkg
+  for path in {/usr,}/lib/aarch64-linux-gnu/"$1"; do
+    [ -e "$ARM64_ROOTFS$path" ] || continue
+    pkg=$(dpkg-query --admindir="$ARM64_ROOTFS/var/lib/dpkg" -S "$path" 2>/dev/null |
+            head -n1 | cut -d: -f1) || true
+    if [ -n "$pkg" ]; then
+      echo "$pkg"
+      return 0
+    fi
+  done
+}
+
 arm64_now() { date +%s.%N | cut -c1-14; }
 arm64_elapsed() { awk -v a="$1" -v b="$(arm64_now)" 'BEGIN { printf "%.1f", b - a }'; }
 

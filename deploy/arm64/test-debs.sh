@@ -191,15 +191,9 @@ if [ "$phase" = all ]; then
       bash -c '[[ $1 == *"libc6 (>="* && $1 == *"libstdc++6"* && $1 == *"libgrpc++1.51"* && $1 == *"libprotobuf32"* ]]' _ "$depends"
     # Every library the binary needs is covered: its package in the
     # sysroot's database is among the Depends.
-    local lib path pkg
-    for lib in $(readelf -d -W "$tmp/binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-      pkg=""
-      for path in {/usr,}/lib/aarch64-linux-gnu/"$lib"; do
-        [ -e "$ARM64_ROOTFS$path" ] || continue
-        pkg=$(dpkg-query --admindir="$ARM64_ROOTFS/var/lib/dpkg" -S "$path" 2>/dev/null |
-                head -n1 | cut -d: -f1) || true
-        [ -z "$pkg" ] || break
-      done
+    local lib pkg
+    for lib in $(arm64_needed_libs "$tmp/binary"); do
+      pkg=$(arm64_package_of "$lib")
       [ -n "$pkg" ] || fail "$name: no package of the rootfs ships $lib (NEEDED)"
       [[ ", $depends," == *", $pkg "* || ", $depends," == *", $pkg,"* ]] ||
         fail "$name: NEEDED $lib (package $pkg) is not in Depends: $depends"
