@@ -36,7 +36,7 @@
 #include "base/subprocess.h"
 #include "kernels_templates/registry.h"
 #include "nlohmann/json.hpp"
-#include "server/job_manager.h"
+#include "progress/stored_progress.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 #include "transfer/transfer.h"
@@ -253,7 +253,7 @@ int Main(int argc, char** argv) {
     auto jobs = [&store, &n](int64_t limit) {
       return [&store, &n, limit]() -> absl::Status {
         absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> j =
-            server::StoredJobList(store, limit);
+            progress::StoredJobList(store, limit);
         if (j.ok()) n = j->size();
         return j.status();
       };

@@ -1,6 +1,7 @@
 #include "cli/server_source.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "base/status_macros.h"
@@ -50,7 +51,9 @@ absl::StatusOr<dashboard::FleetView> ServerDataSource::Fleet() {
 }
 
 absl::StatusOr<std::vector<JobProgress>> ServerDataSource::Jobs(int64_t limit) {
-  const size_t wanted = static_cast<size_t>(std::max<int64_t>(limit, 0));
+  // 0 (or less): every job, as the store's list.
+  const size_t wanted = limit > 0 ? static_cast<size_t>(limit)
+                                  : std::numeric_limits<size_t>::max();
   std::vector<JobProgress> jobs;
   tunefleet::v1::ListJobsRequest request;
   while (jobs.size() < wanted) {
@@ -92,6 +95,7 @@ absl::StatusOr<std::vector<TuningRecord>> ServerDataSource::Trials(
   }
   std::vector<TuningRecord> out;
   for (int64_t id : ids) {
+    if (id <= 0) continue;  // no job row (QueryRecords' 0 means every job)
     tunefleet::v1::QueryRecordsRequest request;
     request.set_job_id(id);
     request.set_page_size(kMaxPageSize);

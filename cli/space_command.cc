@@ -35,7 +35,6 @@
 namespace tunefleet::cli {
 namespace {
 
-// The workload and the template whose space is built.
 // "a, b": the names of the templates of `op` for which `keep` holds.
 template <typename Keep>
 std::string TemplatesOf(absl::string_view op, Keep keep) {

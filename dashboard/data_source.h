@@ -55,8 +55,8 @@ class DataSource {
   virtual ~DataSource() = default;
 
   virtual absl::StatusOr<FleetView> Fleet() = 0;
-  // The newest `limit` jobs and model jobs, newest first, without model
-  // jobs' per-task progress.
+  // The newest `limit` jobs and model jobs (0: all), newest first, without
+  // model jobs' per-task progress.
   virtual absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t limit) = 0;
   // One job or model job, a model job with its tasks and latency history.

@@ -140,7 +140,7 @@ absl::StatusOr<templates::Task> ResolveTask(const MeasureOptions& o) {
 // The trial's request: the config (or the naive reference kernel) under the
 // default timing policy, --extra-options appended to its build options.
 absl::StatusOr<tunefleet::v1::MeasureRequest> MeasureRequestFor(
-    const MeasureOptions& o, const Task& task,
+    const MeasureOptions& o, const templates::Task& task,
     const templates::DeviceLimits& limits) {
   tunefleet::v1::MeasureRequest request;
   if (o.config == "reference") {
@@ -161,7 +161,7 @@ absl::StatusOr<tunefleet::v1::MeasureRequest> MeasureRequestFor(
   return request;
 }
 
-void PrintMeasurement(const MeasureOptions& o, const Task& task,
+void PrintMeasurement(const MeasureOptions& o, const templates::Task& task,
                       const tunefleet::v1::Measurement& m,
                       const nlohmann::json& build) {
   const double ns = trial::MedianNs(m.times_ns());

@@ -39,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels_templates/task.h"
+#include "kernels_templates/workload.h"
 
 namespace tunefleet::onnx_import {
 

@@ -126,7 +126,6 @@ arm64_without_others() {
     "${ARM64_HIDE_CLOSURE:-}" "$@"
 }
 
-# Seconds since the epoch, with milliseconds.
 # The shared libraries an ELF file needs (its NEEDED entries), a line each.
 arm64_needed_libs() {  # arm64_needed_libs FILE
   readelf -d -W "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
@@ -146,6 +145,7 @@ arm64_package_of() {  # arm64_package_of LIB
   done
 }
 
+# Seconds since the epoch, with milliseconds.
 arm64_now() { date +%s.%N | cut -c1-14; }
 arm64_elapsed() { awk -v a="$1" -v b="$(arm64_now)" 'BEGIN { printf "%.1f", b - a }'; }
 

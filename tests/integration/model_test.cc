@@ -80,11 +80,6 @@ class ModelDir {
 
 using Command = ::tunefleet::testing::CliCommand;
 
-// Runs tests/data/emit_model_consumer, built against the library emitted
-// into `work`/lib, on `workloads` (quoted canonical workload strings, each
-// after a space): every workload runs through the library and is checked
-// against the consumer's host implementation, a line each. Expects no
-// MISMATCH and `lines` lines.
 // `tunefleet emit --json` of the records in `db` into `work`/lib; its
 // JSON summary in `emitted`. Fails the test when emit fails.
 void Emit(const std::string& db, const std::string& work,

@@ -112,6 +112,12 @@ TEST(Roles, EveryRpcOfBothServicesHasARole) {
   EXPECT_EQ(RequiredRole(kRunModelMethod), Role::kTuner);
   EXPECT_EQ(RequiredRole(kListJobsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kGetJobMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kWatchJobMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kListDevicesMethod), Role::kReader);
+  EXPECT_EQ(RequiredRole(kQueryRecordsMethod), Role::kReader);
+  // The names as the wire spells them (the table builds them).
+  EXPECT_STREQ(kSubmitJobMethod, "/tunefleet.v1.TuningService/SubmitJob");
+  EXPECT_STREQ(kConnectMethod, "/tunefleet.v1.AgentService/Connect");
   EXPECT_EQ(RequiredRole(kExportRecordsMethod), Role::kReader);
   EXPECT_EQ(RequiredRole(kImportRecordsMethod), Role::kTuner);
   EXPECT_FALSE(RequiredRole("/tunefleet.v1.TuningService/Nope"));
