@@ -11,64 +11,29 @@
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
+#include "cli/server_source.h"
 #include "cli/table_text.h"
 #include "contract/json.h"
 #include "kernels_templates/workload.h"
-#include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
 namespace {
 
-// Records per page of the database file (--db), as the server's default.
-constexpr uint32_t kDatabasePage = 1000;
-
-using RecordPage = std::function<void(
-    const std::vector<tunefleet::v1::TuningRecord>& records)>;
-
 // Calls `page` on each page of the records `o` asks for, in order, as it
-// arrives: from the server (following next_page_token) or from the
-// database file (keyset pages of trial ids; with best records, offsets
-// into the best-record table). Never holds more than one page.
-absl::Status ForEachRecordPage(const QueryOptions& o, const RecordPage& page) {
-  if (!o.server.empty()) {
-    TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning,
-                               DialServer(o.server, o.connection));
-    tunefleet::v1::QueryRecordsRequest request;
-    request.set_op(o.op);
-    request.set_device_key(o.device_key);
-    request.set_job_id(o.job_id);
-    request.set_best_only(!o.all);
-    request.set_page_size(o.page_size);
-    // Every page: the server sends 1,000 records at a time by default.
-    std::vector<tunefleet::v1::TuningRecord> records;
-    return ForEachPage(
-        *tuning.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
-        "QueryRecords", tuning.server, request, absl::InfiniteDuration(),
-        [&](const tunefleet::v1::QueryRecordsResponse& response) {
-          records.assign(response.records().begin(), response.records().end());
-          if (!records.empty()) page(records);
-          return !response.records().empty();
-        });
-  }
-  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
-                             OpenDatabase(o.db));
-  store::RecordFilter filter;
-  filter.op = o.op;
-  filter.device_key = o.device_key;
-  filter.job_id = o.job_id;
-  filter.best_only = !o.all;
-  filter.limit = o.page_size > 0 ? o.page_size : kDatabasePage;
-  while (true) {
-    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
-                               store->QueryRecords(filter));
-    if (!records.empty()) page(records);
-    if (static_cast<int64_t>(records.size()) < filter.limit) {
-      return absl::OkStatus();
-    }
-    filter.after_trial_id = records.back().trial_id();
-    filter.offset += filter.limit;
-  }
+// arrives, from the server or the database file (DataSource::Records):
+// never holds more than one page.
+absl::Status ReadRecords(const QueryOptions& o,
+                         const dashboard::RecordPage& page) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<dashboard::DataSource> source,
+                             OpenDataSource({o.server, o.connection, o.db, 0}));
+  dashboard::RecordQuery query;
+  query.op = o.op;
+  query.device_key = o.device_key;
+  query.job_id = o.job_id;
+  query.best_only = !o.all;
+  query.page_size = o.page_size;
+  return source->Records(query, page);
 }
 
 // `text` with `indent` before each of its lines.
@@ -152,7 +117,7 @@ int RunQuery(const QueryOptions& o) {
   // page's columns as wide as its own cells).
   const size_t width = o.wide ? 0 : TableWidth();
   bool any = false;
-  absl::Status status = ForEachRecordPage(
+  absl::Status status = ReadRecords(
       o, [&](const std::vector<tunefleet::v1::TuningRecord>& records) {
         if (o.json) {
           for (const auto& r : records) {

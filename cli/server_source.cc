@@ -130,6 +130,25 @@ absl::StatusOr<JobProgress> ServerDataSource::Cancel(int64_t job_id) {
   return Call(&tunefleet::v1::TuningService::Stub::CancelJob, request);
 }
 
+absl::Status ServerDataSource::Records(const dashboard::RecordQuery& query,
+                                       const dashboard::RecordPage& page) {
+  tunefleet::v1::QueryRecordsRequest request;
+  request.set_op(query.op);
+  request.set_device_key(query.device_key);
+  request.set_job_id(query.job_id);
+  request.set_best_only(query.best_only);
+  request.set_page_size(query.page_size);
+  std::vector<TuningRecord> records;
+  return ForEachPage(
+      *tuning_.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
+      "QueryRecords", tuning_.server, request, absl::InfiniteDuration(),
+      [&](const tunefleet::v1::QueryRecordsResponse& response) {
+        records.assign(response.records().begin(), response.records().end());
+        if (!records.empty()) page(records);
+        return !response.records().empty();
+      });
+}
+
 absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDatabaseSource(
     const std::string& db) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,

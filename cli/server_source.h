@@ -60,6 +60,9 @@ class ServerDataSource : public dashboard::DataSource {
   // first.
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
       int64_t job_id, int64_t after_trial_id, int64_t limit) override;
+  // QueryRecords, following next_page_token (`tunefleet query --server`).
+  absl::Status Records(const dashboard::RecordQuery& query,
+                       const dashboard::RecordPage& page) override;
 
  private:
   // One call of `rpc` with `request`; its error as FromGrpc words it.

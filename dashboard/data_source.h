@@ -9,10 +9,12 @@
 #define TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -48,6 +50,21 @@ struct FleetView {
   std::vector<AgentView> agents;
 };
 
+// Which tuning records DataSource::Records reads: TuningService.
+// QueryRecords' filter (tuning.proto), the same over a database file.
+struct RecordQuery {
+  std::string op;          // e.g. "gemm"; "": every op
+  std::string device_key;  // "": every device key
+  int64_t job_id = 0;      // 0: every job
+  bool best_only = true;   // the best record of each (device key, workload)
+  // Records per page, 1 .. 10,000; 0: the source's default (1,000).
+  uint32_t page_size = 0;
+};
+
+// One page of tuning records, in the order the source reads them.
+using RecordPage =
+    std::function<void(const std::vector<tunefleet::v1::TuningRecord>&)>;
+
 // Implementations are thread-safe: the HTTP server calls them from its
 // worker threads.
 class DataSource {
@@ -71,6 +88,16 @@ class DataSource {
   // Cancels a job or model job; returns its progress after. Errors:
   // NOT_FOUND, FAILED_PRECONDITION (ended already, or !CanCancel()).
   virtual absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) = 0;
+  // Calls `page` on each non-empty page of the records `query` asks for,
+  // in order, as each arrives: no more than one page is held (`tunefleet
+  // query`). Errors: the source's (INVALID_ARGUMENT for a bad filter);
+  // UNIMPLEMENTED where the source serves no records (the default).
+  virtual absl::Status Records(const RecordQuery& query,
+                               const RecordPage& page) {
+    (void)query;
+    (void)page;
+    return absl::UnimplementedError("this data source serves no records");
+  }
 };
 
 }  // namespace tunefleet::dashboard

@@ -10,6 +10,10 @@
 namespace tunefleet::dashboard {
 namespace {
 
+// Records per page of Records() when the query names none, as a server's
+// default page (TuningService.QueryRecords).
+constexpr int64_t kRecordPage = 1000;
+
 // The job ids whose trials make up `job_id`: a model job's tasks, else
 // the job itself.
 absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
@@ -90,6 +94,26 @@ StoreDataSource::Trials(int64_t job_id, int64_t after_trial_id, int64_t limit) {
 absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Cancel(int64_t) {
   return absl::FailedPreconditionError(
       "a database file's jobs cannot be cancelled");
+}
+
+absl::Status StoreDataSource::Records(const RecordQuery& query,
+                                      const RecordPage& page) {
+  store::RecordFilter filter;
+  filter.op = query.op;
+  filter.device_key = query.device_key;
+  filter.job_id = query.job_id;
+  filter.best_only = query.best_only;
+  filter.limit = query.page_size > 0 ? query.page_size : kRecordPage;
+  while (true) {
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::TuningRecord> records,
+                               store_->QueryRecords(filter));
+    if (!records.empty()) page(records);
+    if (static_cast<int64_t>(records.size()) < filter.limit) {
+      return absl::OkStatus();
+    }
+    filter.after_trial_id = records.back().trial_id();
+    filter.offset += filter.limit;
+  }
 }
 
 }  // namespace tunefleet::dashboard

@@ -36,6 +36,10 @@ class StoreDataSource : public DataSource {
   bool CanCancel() const override { return false; }
   // Always FAILED_PRECONDITION: a database file's jobs cannot be cancelled.
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
+  // Store::QueryRecords page after page (keyset pages of trial ids; with
+  // best_only, offsets into the best records).
+  absl::Status Records(const RecordQuery& query,
+                       const RecordPage& page) override;
 
  protected:
   store::Store* store_;

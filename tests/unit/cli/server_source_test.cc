@@ -1,7 +1,8 @@
 // ServerDataSource (cli/server_source.h) against a real tunefleet server on
 // loopback over a database file: the jobs it lists (over several ListJobs
-// pages), a job, its trials and the fleet are what dashboard::
-// StoreDataSource reads from the same database; Cancel cancels through
+// pages), a job, its trials, the fleet and the tuning records (page by
+// page) are what dashboard::StoreDataSource reads from the same database;
+// Cancel cancels through
 // CancelJob and answers the server's refusals.
 #include "cli/server_source.h"
 
@@ -189,6 +190,53 @@ TEST_F(ServerSourceTest, ReadsAJobItsTrialsAndTheFleetAsStored) {
     EXPECT_EQ(fleet->devices[i].connected_agents, 0);
   }
   EXPECT_TRUE(fleet->agents.empty());  // none connected
+}
+
+// Every page of Records() in order, and how many pages came.
+std::vector<TuningRecord> AllRecords(dashboard::DataSource& source,
+                                     const dashboard::RecordQuery& query,
+                                     int* pages) {
+  std::vector<TuningRecord> all;
+  *pages = 0;
+  absl::Status status =
+      source.Records(query, [&](const std::vector<TuningRecord>& page) {
+        EXPECT_FALSE(page.empty());
+        if (query.page_size > 0) EXPECT_LE(page.size(), query.page_size);
+        all.insert(all.end(), page.begin(), page.end());
+        ++*pages;
+      });
+  EXPECT_TRUE(status.ok()) << status;
+  return all;
+}
+
+TEST_F(ServerSourceTest, ReadsTheStoresRecordsPageByPage) {
+  for (bool best_only : {false, true}) {
+    for (uint32_t page_size : {0u, 1u}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "best_only " << best_only << ", page_size " << page_size);
+      dashboard::RecordQuery query;
+      query.device_key = kKey;
+      query.best_only = best_only;
+      query.page_size = page_size;
+      int pages = 0, stored_pages = 0;
+      std::vector<TuningRecord> got = AllRecords(*source_, query, &pages);
+      std::vector<TuningRecord> want =
+          AllRecords(*stored_, query, &stored_pages);
+      ASSERT_FALSE(want.empty());
+      ExpectSameMessages(got, want);
+      // One record a page when asked, else all in one.
+      EXPECT_EQ(pages, page_size == 1 ? static_cast<int>(want.size()) : 1);
+      EXPECT_EQ(stored_pages, pages);
+    }
+  }
+  // Every record is of job 1, the one with finished trials: at least its
+  // two OK and its COMPILE_ERROR.
+  dashboard::RecordQuery all;
+  all.best_only = false;
+  int pages = 0;
+  const std::vector<TuningRecord> records = AllRecords(*source_, all, &pages);
+  EXPECT_GE(records.size(), 3u);
+  for (const TuningRecord& r : records) EXPECT_EQ(r.job_id(), job_ids_[1]);
 }
 
 TEST_F(ServerSourceTest, CancelsThroughTheServer) {
