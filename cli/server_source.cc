@@ -54,25 +54,19 @@ absl::StatusOr<std::vector<JobProgress>> ServerDataSource::Jobs(int64_t limit) {
   // 0 (or less): every job, as the store's list.
   const size_t wanted = limit > 0 ? static_cast<size_t>(limit)
                                   : std::numeric_limits<size_t>::max();
-  std::vector<JobProgress> jobs;
   tunefleet::v1::ListJobsRequest request;
-  while (jobs.size() < wanted) {
-    const size_t left = wanted - jobs.size();
-    request.set_page_size(static_cast<uint32_t>(
-        std::min<size_t>(page_size_ == 0 ? kMaxPageSize : page_size_, left)));
-    TUNEFLEET_ASSIGN_OR_RETURN(
-        tunefleet::v1::ListJobsResponse response,
-        Call(&tunefleet::v1::TuningService::Stub::ListJobs, request));
-    for (const JobProgress& p : response.jobs()) {
-      if (jobs.size() < wanted) jobs.push_back(p);
-    }
-    if (response.next_page_token().empty() || response.jobs().empty()) break;
-    if (response.next_page_token() == request.page_token()) {
-      return absl::InternalError(
-          "ListJobs: the server sent the same page token again");
-    }
-    request.set_page_token(response.next_page_token());
-  }
+  request.set_page_size(static_cast<uint32_t>(
+      std::min<size_t>(page_size_ == 0 ? kMaxPageSize : page_size_, wanted)));
+  std::vector<JobProgress> jobs;
+  TUNEFLEET_RETURN_IF_ERROR(
+      ForEachPage(*tuning_.stub, &tunefleet::v1::TuningService::Stub::ListJobs,
+                  "ListJobs", tuning_.server, request, absl::InfiniteDuration(),
+                  [&](const tunefleet::v1::ListJobsResponse& page) {
+                    for (const JobProgress& p : page.jobs()) {
+                      if (jobs.size() < wanted) jobs.push_back(p);
+                    }
+                    return !page.jobs().empty() && jobs.size() < wanted;
+                  }));
   return jobs;
 }
 
