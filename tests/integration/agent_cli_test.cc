@@ -28,14 +28,8 @@
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
-
-using ::tunefleet::testing::BinaryDir;
-using ::tunefleet::testing::FleetHarness;
-using ::tunefleet::testing::Process;
-using ::tunefleet::testing::ReadAll;
-using ::tunefleet::testing::RunCommand;
 
 // The agent binary; under `timeout`, so that an agent that wrongly keeps
 // running ends (exit 124) and fails the test instead of hanging it.
@@ -385,4 +379,4 @@ TEST(AgentCliOpenCl, ServedTrialsRunThroughTheExplicitLibrary) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -23,13 +23,10 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
 using ::testing::HasSubstr;
-using testing::ReadAll;
-using testing::RunCommand;
 
 // Writes a fresh Ed25519 key pair to `dir`/`name`.pem (private) and
 // `name`.pub (public), as `openssl genpkey -algorithm ed25519` and `openssl
@@ -206,4 +203,4 @@ TEST_F(Bundles, ImportIntoADatabaseFileVerifiesBeforeCreatingIt) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

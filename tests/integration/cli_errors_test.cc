@@ -32,15 +32,8 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/fleet_harness.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
-
-using ::tunefleet::testing::BinaryDir;
-using ::tunefleet::testing::FleetHarness;
-using ::tunefleet::testing::FreePort;
-using ::tunefleet::testing::ReadAll;
-using ::tunefleet::testing::RunCommand;
-using ::tunefleet::testing::SourceDir;
 
 constexpr auto kLimit = std::chrono::seconds(180);
 
@@ -495,4 +488,4 @@ TEST(CliHelp, VersionAndEveryStrategyAndTheDefaultTrialDeadline) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -28,11 +28,9 @@
 #include "tests/support/process.h"
 #include "tests/support/webdriver.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::FleetHarness;
-using testing::FreePort;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -314,4 +312,4 @@ TEST_F(DashboardGuard, DashboardCommandListensOnLoopbackAndChecksTheSame) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -36,17 +36,11 @@
 #include "trial/trial_request.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::FleetHarness;
-using testing::FreePort;
 using ::testing::HasSubstr;
-using testing::HttpGet;
 using ::testing::Not;
-using testing::Process;
-using testing::RunCommand;
 
 constexpr int kTrials = 6;
 
@@ -567,4 +561,4 @@ TEST(DashboardReport, DrawsAModelJobsLatencyTasksAndErrors) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -21,14 +21,9 @@
 #include "store/store.h"
 #include "tests/support/command_runner.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::BuildEmittedLibrary;
-using testing::PrefixedLines;
-using testing::ReadAll;
-using testing::RunCommand;
 using tunefleet::v1::Measurement;
 
 constexpr char kNothingMeasured[] = "pocl-nothing-measured 1.0";  // rev 2
@@ -168,4 +163,4 @@ TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

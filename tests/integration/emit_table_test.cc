@@ -26,14 +26,8 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/onnx_test_models.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
-
-using testing::BinaryDir;
-using testing::BuildEmittedLibrary;
-using testing::PrefixedLines;
-using testing::ReadAll;
-using testing::RunCommand;
 
 constexpr char kWorkload[] = "softmax N=1 D=100 fp32";
 
@@ -327,4 +321,4 @@ TEST_F(EmitTable, AppLoadsNewerTablesAndPlansAndRefusesMismatchedOnes) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

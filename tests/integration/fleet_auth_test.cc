@@ -32,13 +32,8 @@
 #include "tunefleet/v1/agent.grpc.pb.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
-
-using ::tunefleet::testing::BinaryDir;
-using ::tunefleet::testing::ReadAll;
-using ::tunefleet::testing::RunCommand;
-using ::tunefleet::testing::SourceDir;
 
 // This process's directory under the test temp dir, removed at exit.
 const std::string& RootDir() {
@@ -696,4 +691,4 @@ TEST(Tls, MismatchedKeyIsRefusedBeforeListening) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -36,16 +36,11 @@
 #include "tests/support/process.h"
 #include "tests/support/stored_trials.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::FleetHarness;
-using testing::FreePort;
 using ::testing::HasSubstr;
-using testing::HttpGet;
 using ::testing::Not;
-using testing::RunCommand;
 using tunefleet::v1::JobProgress;
 
 constexpr auto kJobLimit = std::chrono::seconds(240);
@@ -404,4 +399,4 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -29,13 +29,10 @@
 #include "tests/support/http_get.h"
 #include "tests/support/onnx_test_models.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::FleetHarness;
 using ::testing::HasSubstr;
-using testing::RunCommand;
 
 constexpr char kKey[] = "measured";
 constexpr char kShape[] = "image=1,3,17,23";  // SmallNet's input
@@ -228,4 +225,4 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -28,14 +28,10 @@
 #include "tests/support/run_outputs.h"
 #include "tests/support/synthetic_models.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
 using ::testing::HasSubstr;
-using testing::ReadAll;
-using testing::RunCommand;
-using testing::SourceDir;
 
 std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
 
@@ -407,4 +403,4 @@ TEST_F(ModelRunCliTest, EmittedPlanRunsInTheEmittedLibraryAsRunRunsIt) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -29,13 +29,10 @@
 #include "tests/support/run_outputs.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::FleetHarness;
 using ::testing::HasSubstr;
-using testing::RunCommand;
 
 constexpr char kKey[] = "fleetrun";
 // The small model's input (tests/support/onnx_test_models.h: SmallNet).
@@ -214,4 +211,4 @@ TEST_F(ModelRunFleetTest, APlanOfAnotherModelIsRefusedWithTheRuntimesMessage) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -27,17 +27,11 @@
 #include "tests/support/onnx_test_models.h"
 #include "tests/support/text_output.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::Count;
-using testing::FleetHarness;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::ReadAll;
-using testing::RunCommand;
-using testing::SourceDir;
 
 constexpr auto kLimit = std::chrono::seconds(180);
 
@@ -606,4 +600,4 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -35,18 +35,11 @@
 #include "trial/trial_request.h"
 #include "tunefleet/v1/agent.grpc.pb.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BinaryDir;
-using testing::FleetHarness;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::Process;
-using testing::QuickTiming;
-using testing::ReadAll;
-using testing::RunCommand;
-using testing::SourceDir;
 
 // A token no file of the test holds by chance.
 std::string RandomToken() {
@@ -469,4 +462,4 @@ TEST(Security, ReportExportAndBackupFilesAreOwnerOnly) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

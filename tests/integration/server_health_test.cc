@@ -22,19 +22,10 @@
 #include "server/server.h"
 #include "tests/support/standard_services.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using tunefleet::testing::Buffer;
-using tunefleet::testing::Bytes;
-using tunefleet::testing::GenericUnary;
-using tunefleet::testing::HealthCheck;
-using tunefleet::testing::HealthRequest;
-using tunefleet::testing::kHealthNotServing;
-using tunefleet::testing::kHealthServing;
-using tunefleet::testing::ListServicesRequest;
-using tunefleet::testing::Reflect;
 
 class ServerHealth : public ::testing::Test {
  protected:
@@ -148,4 +139,4 @@ TEST_F(ServerHealth, AWatcherSeesNotServingAtShutdown) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing

@@ -22,11 +22,9 @@
 #include "tests/support/command_runner.h"
 #include "tests/support/free_port.h"
 
-namespace tunefleet {
+namespace tunefleet::testing {
 namespace {
 
-using testing::BackgroundCommand;
-using testing::BinaryDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -226,4 +224,4 @@ TEST_F(ServerLog, TheAgentLogsTheSameWay) {
 }
 
 }  // namespace
-}  // namespace tunefleet
+}  // namespace tunefleet::testing
