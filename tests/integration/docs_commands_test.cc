@@ -24,7 +24,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
 std::map<std::string, std::string> Binaries() {
@@ -87,7 +86,7 @@ TEST(DocsCommands, EveryCommandIsKnownToItsBinary) {
   EXPECT_GE(files.size(), 25u);
   std::string report;
   for (const std::string& p : problems) report += "\n  " + p;
-  EXPECT_THAT(problems, IsEmpty())
+  EXPECT_THAT(problems, ::testing::IsEmpty())
       << problems.size() << " stale command line(s) in the docs:" << report;
 }
 

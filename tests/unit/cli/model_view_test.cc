@@ -25,9 +25,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using tunefleet::testing::Drain;
 using tunefleet::v1::JobProgress;
-using tunefleet::v1::ModelTaskProgress;
 
 std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
@@ -54,11 +52,13 @@ JobProgress ModelJob(uint32_t done, double naive_ns, double tuned_ns,
 }
 
 // A task of a model job: job `job_id` of `template_name` on `workload`.
-ModelTaskProgress Task(uint32_t index, const std::string& workload,
-                       const std::string& template_name, int64_t job_id,
-                       double best_ns, double reference_ns, uint32_t done,
-                       uint32_t granted) {
-  ModelTaskProgress t;
+tunefleet::v1::ModelTaskProgress Task(uint32_t index,
+                                      const std::string& workload,
+                                      const std::string& template_name,
+                                      int64_t job_id, double best_ns,
+                                      double reference_ns, uint32_t done,
+                                      uint32_t granted) {
+  tunefleet::v1::ModelTaskProgress t;
   t.set_task_index(index);
   t.set_weight(2);
   t.set_trials_granted(granted);
@@ -212,7 +212,7 @@ TEST(ModelView, PrinterWritesALineWhenTheLatencyMovesOrTasksStop) {
     printer.Update(waiting, later(22));
     printer.End();
   }
-  const std::vector<std::string> lines = Lines(Drain(out));
+  const std::vector<std::string> lines = Lines(testing::Drain(out));
   ASSERT_EQ(lines.size(), 5u) << ::testing::PrintToString(lines);
   EXPECT_THAT(lines[0], HasSubstr("trials 0/424"));
   EXPECT_THAT(lines[1], HasSubstr("trials 10/424  est. latency 8.00 -> 6.00"));

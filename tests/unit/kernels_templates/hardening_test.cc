@@ -18,7 +18,6 @@ namespace tunefleet::templates {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using ::tunefleet::testing::SaxpySpecText;
 
 TEST(Validation, WorkloadShapesRefuseZeroNegativeAndOverflow) {

@@ -21,7 +21,6 @@
 namespace tunefleet::onnx_import {
 namespace {
 
-using ::testing::AllOf;
 using ::testing::ElementsAre;
 using testing::GraphBuilder;
 using ::testing::HasSubstr;
@@ -667,7 +666,7 @@ TEST(Lowering, ConvWithAutomaticAndAsymmetricPadding) {
   EXPECT_THAT(Ops(m),
               ElementsAre("conv2d", "conv2d", "fill", "copy", "conv2d"));
   EXPECT_THAT(m.steps[4].workload.Canonical(),
-              AllOf(HasSubstr("H=7 W=7"), HasSubstr("PH=0 PW=0")));
+              ::testing::AllOf(HasSubstr("H=7 W=7"), HasSubstr("PH=0 PW=0")));
 }
 
 TEST(Lowering, ConvSameUpperWithAnEvenKernelPadsTheEnd) {

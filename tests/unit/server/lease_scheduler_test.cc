@@ -27,8 +27,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using tunefleet::testing::FakeAgent;
-using tunefleet::testing::FakeClock;
-using tunefleet::testing::TempStore;
 
 // A trial's timeout in its request; its lease lasts this plus
 // kLeaseSlackMs per lease its agent holds.
@@ -102,9 +100,9 @@ class SchedulerTest : public ::testing::Test {
     return {};
   }
 
-  TempStore db_{"lease_scheduler_test"};
+  testing::TempStore db_{"lease_scheduler_test"};
   store::Store* const store_ = db_.store();
-  FakeClock clock_;
+  testing::FakeClock clock_;
   std::vector<std::unique_ptr<FakeAgent>> agents_;
   std::unique_ptr<LeaseScheduler> scheduler_;
   std::map<int64_t, int64_t> job_of_;  // trial id -> job id

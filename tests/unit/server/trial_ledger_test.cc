@@ -35,8 +35,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using tunefleet::testing::FakeAgent;
-using tunefleet::testing::FakeClock;
-using tunefleet::testing::TempStore;
 using tunefleet::v1::Measurement;
 using State = TrialLedger::State;
 
@@ -201,9 +199,9 @@ class LedgerTest : public ::testing::Test {
     return ids;
   }
 
-  TempStore db_{"trial_ledger_test"};
+  testing::TempStore db_{"trial_ledger_test"};
   store::Store* const store_ = db_.store();
-  FakeClock clock_;
+  testing::FakeClock clock_;
   RecordingJobs jobs_;
   metrics::ServerMetrics metrics_;
   std::vector<std::unique_ptr<FakeAgent>> agents_;
