@@ -12,29 +12,21 @@
 #include "absl/strings/strip.h"
 #include "base/files.h"
 #include "base/host_port.h"
+#include "base/openssl.h"
 #include "base/status_macros.h"
 
 namespace tunefleet::auth {
 namespace {
 
-// Deleters for OpenSSL handles.
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct X509Free {
-  void operator()(X509* x509) const { X509_free(x509); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
+using base::BioPtr;
+using base::MemoryBio;
+using base::PkeyPtr;
+using base::X509Ptr;
 
 // Loads one PEM certificate (the first of the file).
 absl::StatusOr<X509Ptr> ParseCertificate(const std::string& pem,
                                          const std::string& path) {
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  BioPtr bio = MemoryBio(pem);
   if (bio == nullptr) return absl::InternalError("BIO_new_mem_buf failed");
   X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   if (cert == nullptr) {
@@ -52,7 +44,7 @@ absl::Status CheckKeyMatchesCertificate(const TlsServerFiles& tls,
                                         const std::string& key_pem) {
   TUNEFLEET_ASSIGN_OR_RETURN(X509Ptr cert,
                              ParseCertificate(cert_pem, tls.cert_file));
-  BioPtr bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+  BioPtr bio = MemoryBio(key_pem);
   if (bio == nullptr) return absl::InternalError("BIO_new_mem_buf failed");
   PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   if (key == nullptr) {

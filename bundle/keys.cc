@@ -10,23 +10,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "base/openssl.h"
 #include "base/status_macros.h"
 
 namespace tunefleet::bundle {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
-};
-using Bio = std::unique_ptr<BIO, BioFree>;
-using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
-
-Bio MemoryBio(absl::string_view text) {
-  return Bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
+using base::MemoryBio;
+using Bio = base::BioPtr;
+using MdCtx = base::MdCtxPtr;
 
 // The raw public key of an Ed25519 key; empty if it is not one.
 std::string RawPublicKey(EVP_PKEY* key) {
@@ -46,8 +38,6 @@ absl::StatusOr<std::string> ReadKeyFile(const std::string& path) {
 }
 
 }  // namespace
-
-void PkeyFree::operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
 
 absl::StatusOr<SigningKey> SigningKey::FromPemFile(const std::string& path) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::string text, ReadKeyFile(path));

@@ -11,8 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-
-typedef struct evp_pkey_st EVP_PKEY;
+#include "base/openssl.h"
 
 namespace tunefleet::bundle {
 
@@ -20,10 +19,8 @@ namespace tunefleet::bundle {
 inline constexpr size_t kPublicKeyBytes = 32;
 inline constexpr size_t kSignatureBytes = 64;
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* key) const;
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+// An owned EVP_PKEY (base/openssl.h).
+using Pkey = base::PkeyPtr;
 
 // A private Ed25519 key, as `openssl genpkey -algorithm ed25519` writes it
 // (PEM, PKCS#8, unencrypted).
