@@ -8,16 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "kernel_policy/identifier.h"
 
 namespace tunefleet::kernel_policy {
 namespace {
-
-bool IsIdentStart(char c) {
-  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool IsIdentChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
 
 // Calls `f` with every identifier of `text`.
 template <typename F>

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "kernel_policy/identifier.h"
 
 namespace tunefleet::kernel_policy {
 namespace {
@@ -16,12 +17,6 @@ absl::Status NotAllowed(int line, absl::string_view what,
       absl::StrCat("line ", line, ": ", what, " is not allowed: ", why));
 }
 
-bool IsIdentStart(char c) {
-  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool IsIdentChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
 // Whitespace within a line, as the preprocessor skips it.
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 

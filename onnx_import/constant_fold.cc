@@ -57,13 +57,6 @@ void CopyElement(const TensorValue& src, int64_t from, TensorValue& dst,
   }
 }
 
-// Axis `a` of a rank-`rank` tensor, negative counting from the end; -1
-// when out of range.
-int64_t NormalizeAxis(int64_t a, int64_t rank) {
-  if (a < -rank || a >= rank) return -1;
-  return a < 0 ? a + rank : a;
-}
-
 std::optional<TensorValue> Broadcast(const std::string& op,
                                      const TensorValue& a,
                                      const TensorValue& b) {

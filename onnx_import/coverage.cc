@@ -8,7 +8,7 @@ namespace tunefleet::onnx_import {
 namespace {
 
 // Elements of a tensor, 0 when unknown.
-double ElementsOf(const GraphIndex& g, const std::string& name) {
+double TensorElements(const GraphIndex& g, const std::string& name) {
   if (name.empty()) return 0;
   if (std::optional<Dims> d = g.ConstantDims(name)) {
     return static_cast<double>(Product(*d, 0, d->size()).value_or(0));
@@ -38,11 +38,13 @@ NodeWork WorkOf(const GraphIndex& g, int i) {
   const std::string& op = n.op_type();
   NodeWork w;
   if (op == "Constant" || IsView(op)) return w;
-  const double out = ElementsOf(g, Output(n, 0));
-  const double in = ElementsOf(g, Input(n, 0));
+  const double out = TensorElements(g, Output(n, 0));
+  const double in = TensorElements(g, Input(n, 0));
   w.known = n.output_size() == 0 || out > 0;
-  for (const std::string& name : n.input()) w.bytes += 4 * ElementsOf(g, name);
-  for (const std::string& name : n.output()) w.bytes += 4 * ElementsOf(g, name);
+  for (const std::string& name : n.input())
+    w.bytes += 4 * TensorElements(g, name);
+  for (const std::string& name : n.output())
+    w.bytes += 4 * TensorElements(g, name);
   static const std::set<std::string> kMoves = {
       "Transpose", "Slice",        "Concat",      "Split", "Gather",
       "Pad",       "Expand",       "Tile",        "Cast",  "Shape",

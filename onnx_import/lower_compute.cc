@@ -13,18 +13,10 @@
 #include "onnx_import/epilogue_fold.h"
 #include "onnx_import/lowering.h"
 #include "onnx_import/match.h"
+#include "onnx_import/tensor_values.h"
 
 namespace tunefleet::onnx_import {
 namespace {
-
-absl::Status Refuse(absl::string_view reason) {
-  return absl::FailedPreconditionError(reason);
-}
-
-int64_t Axis(int64_t a, int64_t rank) {
-  if (a < -rank || a >= rank) return -1;
-  return a < 0 ? a + rank : a;
-}
 
 // The eltwise step out = fn(a, b) on tensors of dims `out` (a of those
 // dims, b broadcast as `kind` says along `axis`), no epilogue.
@@ -85,7 +77,7 @@ absl::Status LowerReduce(LowerContext& c, const onnx::NodeProto& n,
   }
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
-    const int64_t k = Axis(a, rank);
+    const int64_t k = NormalizeAxis(a, rank);
     if (k < 0) return Refuse("an axis out of range");
     reduced[k] = true;
   }
@@ -232,7 +224,8 @@ absl::Status LowerSoftmax(LowerContext& c, const onnx::NodeProto& n) {
   if (!x.ok()) return x.status();
   if (x->empty()) return Refuse("a scalar input");
   const int64_t rank = static_cast<int64_t>(x->size());
-  int64_t axis = Axis(IntAttr(n, "axis", c.opset >= 13 ? -1 : 1), rank);
+  int64_t axis =
+      NormalizeAxis(IntAttr(n, "axis", c.opset >= 13 ? -1 : 1), rank);
   if (axis < 0) return Refuse("axis out of range");
   Dims view = *x;
   if (c.opset < 13) {  // rows of the dims from `axis` on, flattened

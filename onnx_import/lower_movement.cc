@@ -7,25 +7,16 @@
 #include "absl/strings/str_cat.h"
 #include "onnx_import/lowering.h"
 #include "onnx_import/match.h"
+#include "onnx_import/tensor_values.h"
 
 namespace tunefleet::onnx_import {
 namespace {
-
-absl::Status Refuse(absl::string_view reason) {
-  return absl::FailedPreconditionError(reason);
-}
 
 // The integer values of constant input `name`, or nullopt.
 std::optional<Dims> ConstInts(const GraphIndex& g, const std::string& name) {
   std::optional<TensorValue> v = g.Value(name);
   if (!v || v->is_float()) return std::nullopt;
   return v->ints;
-}
-
-// Axis `a` of a rank-`rank` tensor (negative from the end), or -1.
-int64_t Axis(int64_t a, int64_t rank) {
-  if (a < -rank || a >= rank) return -1;
-  return a < 0 ? a + rank : a;
 }
 
 // The copies of `boxes` from `in` (of `in_dims`) to `out` (of `out_dims`).
@@ -119,7 +110,7 @@ absl::Status LowerSlice(LowerContext& c, const onnx::NodeProto& n) {
   }
   Dims begin(rank, 0), step(rank, 1);
   for (size_t k = 0; k < starts.size(); ++k) {
-    const int64_t a = Axis(axes[k], rank);
+    const int64_t a = NormalizeAxis(axes[k], rank);
     if (a < 0 || steps[k] == 0) return Refuse("an axis or step out of range");
     const int64_t d = (*x)[a];
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
@@ -153,7 +144,7 @@ absl::Status LowerConcat(LowerContext& c, const onnx::NodeProto& n) {
   absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
   if (!y.ok()) return y.status();
   const int64_t rank = static_cast<int64_t>(y->size());
-  const int64_t axis = Axis(IntAttr(n, "axis", 0), rank);
+  const int64_t axis = NormalizeAxis(IntAttr(n, "axis", 0), rank);
   if (axis < 0) return Refuse("axis out of range");
   const Dims os = RowMajorStrides(*y);
   int64_t at = 0;
@@ -184,7 +175,7 @@ absl::Status LowerSplit(LowerContext& c, const onnx::NodeProto& n) {
   absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
   if (!x.ok()) return x.status();
   const int64_t rank = static_cast<int64_t>(x->size());
-  const int64_t axis = Axis(IntAttr(n, "axis", 0), rank);
+  const int64_t axis = NormalizeAxis(IntAttr(n, "axis", 0), rank);
   if (axis < 0) return Refuse("axis out of range");
   const Dims is = RowMajorStrides(*x);
   int64_t at = 0;
@@ -242,7 +233,7 @@ absl::Status LowerPad(LowerContext& c, const onnx::NodeProto& n) {
       }
       Dims full(2 * rank, 0);
       for (size_t k = 0; k < axes->size(); ++k) {
-        const int64_t a = Axis((*axes)[k], rank);
+        const int64_t a = NormalizeAxis((*axes)[k], rank);
         if (a < 0) return Refuse("an axis out of range");
         full[a] = pads[k];
         full[rank + a] = pads[axes->size() + k];
@@ -304,7 +295,7 @@ absl::Status LowerGather(LowerContext& c, const onnx::NodeProto& n) {
     return Refuse("indices are not constant (computed indices do not run)");
   }
   const int64_t rank = static_cast<int64_t>(x->size());
-  const int64_t axis = Axis(IntAttr(n, "axis", 0), rank);
+  const int64_t axis = NormalizeAxis(IntAttr(n, "axis", 0), rank);
   if (axis < 0) return Refuse("axis out of range");
   const int64_t d = (*x)[axis];
   Dims ids = idx->ints;

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "kernels_templates/workload.h"
 #include "onnx_import/graph_index.h"
 #include "onnx_import/model_graph.h"
@@ -23,6 +24,12 @@ namespace tunefleet::onnx_import {
 // reflect Pad's border, of a negative-step Slice's elements): past it the
 // node is refused.
 inline constexpr int kMaxStepsPerNode = 64;
+
+// A node this lowering does not run: FAILED_PRECONDITION with `reason`,
+// which the importer reports as the node's refusal.
+inline absl::Status Refuse(absl::string_view reason) {
+  return absl::FailedPreconditionError(reason);
+}
 
 // a * b, INT64_MAX (INT64_MIN) where it overflows: hostile dims make
 // counts no workload accepts instead of undefined behaviour.

@@ -18,6 +18,13 @@ using Dims = std::vector<int64_t>;
 // and per-channel constants are far smaller; weights are never read.
 inline constexpr int64_t kMaxFoldElements = 1 << 16;
 
+// Axis `a` of a rank-`rank` tensor, negative counting from the end (ONNX's
+// axis attributes); -1 when out of range.
+inline int64_t NormalizeAxis(int64_t a, int64_t rank) {
+  if (a < -rank || a >= rank) return -1;
+  return a < 0 ? a + rank : a;
+}
+
 // A constant tensor's values: integers (INT32, INT64, BOOL) in `ints`,
 // floating point (FLOAT, DOUBLE, FLOAT16 is not read) in `floats`.
 struct TensorValue {

@@ -22,7 +22,7 @@ namespace {
 constexpr absl::Duration kPollInterval = absl::Milliseconds(25);
 // How often it looks at the fleet (agents that connected: room for more
 // grants) and its deadline while nothing else wakes it.
-constexpr absl::Duration kRecheck = absl::Milliseconds(200);
+constexpr absl::Duration kFleetRecheck = absl::Milliseconds(200);
 
 }  // namespace
 
@@ -309,7 +309,7 @@ bool ModelJob::End(tunefleet::v1::JobState state) {
 }
 
 bool ModelJob::Pass() {
-  WakeAfter(kRecheck);
+  WakeAfter(kFleetRecheck);
   // At most one pass per kPollInterval, whatever woke it.
   const absl::Time now_time = absl::Now();
   if (now_time < next_pass_) {

@@ -15,7 +15,7 @@ namespace {
 
 // How often every watched job is read even when it did not change: why
 // it waits (no agent of its key connected) depends on the fleet.
-constexpr absl::Duration kRecheck = absl::Milliseconds(500);
+constexpr absl::Duration kWatchRecheck = absl::Milliseconds(500);
 
 using ProgressPtr = std::shared_ptr<const tunefleet::v1::JobProgress>;
 
@@ -278,7 +278,7 @@ void WatchHub::Offer(
 }
 
 void WatchHub::Loop() {
-  absl::Time next_recheck = absl::Now() + kRecheck;
+  absl::Time next_recheck = absl::Now() + kWatchRecheck;
   while (true) {
     std::map<int64_t, std::shared_ptr<TrackedJob>> jobs;
     {
@@ -289,7 +289,7 @@ void WatchHub::Loop() {
       mu_.AwaitWithDeadline(absl::Condition(&wake), next_recheck);
       if (stopping_) return;
       if (absl::Now() >= next_recheck) {
-        next_recheck = absl::Now() + kRecheck;
+        next_recheck = absl::Now() + kWatchRecheck;
         for (const auto& [id, w] : watched_) jobs[id] = w.job;
       }
       for (int64_t id : changed_) {
