@@ -37,8 +37,6 @@ namespace {
 
 constexpr auto kLimit = std::chrono::seconds(180);
 
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
-
 // A fresh directory for one test, removed with the object.
 class TempDir {
  public:
@@ -91,13 +89,13 @@ TEST(CliErrors, AServerWithoutAPortIsRefusedByEveryCommand) {
        {"tune --shape M=8,N=8,K=8 --db " + db, std::string("jobs"),
         std::string("watch 1"), std::string("cancel 1"), std::string("query"),
         std::string("devices")}) {
-    auto r = RunCommand(Cli() + " " + command + " --server 127.0.0.1");
+    auto r = RunCommand(CliBinary() + " " + command + " --server 127.0.0.1");
     EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
     EXPECT_NE(r.err.find("--server '127.0.0.1'"), std::string::npos)
         << command << ": " << r.err;
     EXPECT_NE(r.err.find("HOST:PORT"), std::string::npos) << r.err;
   }
-  auto r = RunCommand(Cli() + " jobs --server http://127.0.0.1:7878");
+  auto r = RunCommand(CliBinary() + " jobs --server http://127.0.0.1:7878");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("HOST:PORT"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(db));
@@ -108,7 +106,7 @@ TEST(CliErrors, NothingListeningSaysNoServerAnswered) {
   for (const std::string& command :
        {std::string("devices"), std::string("jobs"), std::string("query"),
         std::string("watch 3"), std::string("tune --shape M=8,N=8,K=8")}) {
-    auto r = RunCommand(Cli() + " " + command + " --server " + address);
+    auto r = RunCommand(CliBinary() + " " + command + " --server " + address);
     EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
     EXPECT_NE(r.err.find("no tunefleet-server answered at " + address +
                          ": is it running?"),
@@ -142,7 +140,7 @@ class ServerProcess {
     const std::string ca = certs.empty() ? "" : " --ca " + certs + "/ca.pem";
     ready_ = FleetHarness::WaitFor(
         [&] {
-          return RunCommand(Cli() + " devices --server " + address_ + ca)
+          return RunCommand(CliBinary() + " devices --server " + address_ + ca)
                      .exit_code == 0;
         },
         std::chrono::seconds(60));
@@ -169,8 +167,8 @@ TEST(CliErrors, PlaintextClientAgainstATlsServerIsToldToPassCa) {
   ASSERT_TRUE(server.ready()) << ReadAll(dir.path() + "/server.log");
   for (const std::string& command :
        {std::string("devices"), std::string("jobs"), std::string("query")}) {
-    auto r =
-        RunCommand(Cli() + " " + command + " --server " + server.address());
+    auto r = RunCommand(CliBinary() + " " + command + " --server " +
+                        server.address());
     EXPECT_EQ(r.exit_code, 1) << command << ": " << r.err;
     EXPECT_NE(r.err.find("seems to use TLS; pass --ca"), std::string::npos)
         << command << ": " << r.err;
@@ -183,7 +181,7 @@ TEST(CliErrors, TlsClientAgainstAPlaintextServerIsToldToLeaveOutCa) {
   const std::string certs = MakeCerts(dir.path() + "/certs");
   ServerProcess server(dir.path(), "");
   ASSERT_TRUE(server.ready()) << ReadAll(dir.path() + "/server.log");
-  auto r = RunCommand(Cli() + " devices --server " + server.address() +
+  auto r = RunCommand(CliBinary() + " devices --server " + server.address() +
                       " --ca " + certs + "/ca.pem");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("does not speak TLS"), std::string::npos) << r.err;
@@ -194,11 +192,11 @@ TEST(CliErrors, MissingOrWeakTokensGetTheTokenAdvice) {
   FleetHarness fleet("cli_tokens");
   const std::string reader = fleet.AddTokenFile(auth::Role::kReader, "reader");
   ASSERT_TRUE(fleet.StartServer());
-  auto r = RunCommand(Cli() + " jobs --server " + fleet.address());
+  auto r = RunCommand(CliBinary() + " jobs --server " + fleet.address());
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("no access token"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--token-file"), std::string::npos) << r.err;
-  r = RunCommand(Cli() + " cancel 1 --server " + fleet.address() +
+  r = RunCommand(CliBinary() + " cancel 1 --server " + fleet.address() +
                  " --token-file " + reader);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("needs a token of role tuner"), std::string::npos)
@@ -295,7 +293,7 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
   LongTuneRun run("cancel");
   ASSERT_NO_FATAL_FAILURE(run.Start());
   const int64_t job = run.job;
-  auto r = RunCommand(absl::StrCat(Cli(), " cancel ", job, " --server ",
+  auto r = RunCommand(absl::StrCat(CliBinary(), " cancel ", job, " --server ",
                                    run.fleet.address(), " --token-file ",
                                    run.tuner));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -330,7 +328,7 @@ TEST(CliFleet, CancelGivesOneCountAndNamesTheTrialsInFlight) {
         return p && p->in_flight_trial_ids_size() == 0;
       },
       kLimit));
-  r = RunCommand(absl::StrCat(Cli(), " jobs --json --server ",
+  r = RunCommand(absl::StrCat(CliBinary(), " jobs --json --server ",
                               run.fleet.address(), " --token-file ",
                               run.tuner));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -351,7 +349,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
   // A space of 16 configs and a budget of 30: the summary says why it
   // ended early; a tuned kernel slower than the naive one is not "faster".
   auto r = RunCommand(absl::StrCat(
-      Cli(), " tune", server, " --device-key ", kLongKey, " --template ",
+      CliBinary(), " tune", server, " --device-key ", kLongKey, " --template ",
       SourceDir(), "/tests/data/templates/saxpy.toml --shape N=4096 ",
       "--trials 30 --strategy grid --repeat 1 --min-repeat-ms 0"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -364,7 +362,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
       r.out, std::regex("tuned kernel is ([1-9][0-9]*\\.[0-9]x (faster|slower) "
                         "than|as fast as) the naive reference")))
       << r.out;
-  r = RunCommand(absl::StrCat(Cli(), " tune", server, " --device-key ",
+  r = RunCommand(absl::StrCat(CliBinary(), " tune", server, " --device-key ",
                               kLongKey,
                               " --shape M=16,N=16,K=16 --trials 3 "
                               "--strategy random --no-transfer"));
@@ -375,7 +373,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] { return fleet.Connected(kLongKey) == 0; }, kLimit));
   r = RunCommand(
-      absl::StrCat(Cli(), " tune", server, " --device-key ", kLongKey,
+      absl::StrCat(CliBinary(), " tune", server, " --device-key ", kLongKey,
                    " --shape M=8,N=8,K=8 --trials 3 --deadline-s 3"));
   const std::string waits = absl::StrCat("waits: no agent of device key '",
                                          kLongKey, "' is connected");
@@ -386,7 +384,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
 
   // Tables: every row's columns start where the header's do (--wide: the
   // long key in full; without it the key is cut to fit, see cli_test).
-  r = RunCommand(Cli() + " jobs --wide" + server);
+  r = RunCommand(CliBinary() + " jobs --wide" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines =
       absl::StrSplit(r.out, '\n', absl::SkipEmpty());
@@ -399,7 +397,7 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
     EXPECT_EQ(lines[i][column - 1], ' ') << r.out;
     EXPECT_TRUE(std::regex_match(lines[i].substr(column), strategy)) << r.out;
   }
-  r = RunCommand(Cli() + " query --all --wide" + server);
+  r = RunCommand(CliBinary() + " query --all --wide" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   lines = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
   ASSERT_GE(lines.size(), 3u) << r.out;
@@ -411,21 +409,21 @@ TEST(CliFleet, WaitingTablesPagesAndTheSummaryOfASmallSpace) {
   }
 
   // Every page: a page of one record or job at a time lists them all.
-  r = RunCommand(Cli() + " query --all --json" + server);
+  r = RunCommand(CliBinary() + " query --all --json" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json all = nlohmann::json::parse(r.out);
   ASSERT_GE(all.size(), 19u);  // 16 + 3 trials
-  r = RunCommand(Cli() + " query --all --json --page-size 1" + server);
+  r = RunCommand(CliBinary() + " query --all --json --page-size 1" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json paged = nlohmann::json::parse(r.out);
   EXPECT_EQ(paged, all);
   // The records' new fields.
   EXPECT_FALSE(all[0]["agent_name"].get<std::string>().empty()) << all[0];
   EXPECT_GT(all[0]["measured_unix_ms"].get<int64_t>(), 0) << all[0];
-  r = RunCommand(Cli() + " jobs --json --page-size 1" + server);
+  r = RunCommand(CliBinary() + " jobs --json --page-size 1" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).size(), 3u) << r.out;
-  r = RunCommand(Cli() + " jobs --json --page-size 1 --limit 2" + server);
+  r = RunCommand(CliBinary() + " jobs --json --page-size 1 --limit 2" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).size(), 2u) << r.out;
 }
@@ -458,7 +456,7 @@ TEST(CliEmbedded, CtrlCCancelsTheJobWithOneCount) {
   ASSERT_TRUE(std::regex_search(out, m, kCancelled)) << out;
   const int done = std::stoi(m[1].str());
   const int in_flight = m[3].matched ? std::stoi(m[3].str()) : 0;
-  auto r = RunCommand(Cli() + " jobs --json --db " + db);
+  auto r = RunCommand(CliBinary() + " jobs --json --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u);
@@ -468,10 +466,10 @@ TEST(CliEmbedded, CtrlCCancelsTheJobWithOneCount) {
 }
 
 TEST(CliHelp, VersionAndEveryStrategyAndTheDefaultTrialDeadline) {
-  auto r = RunCommand(Cli() + " --version");
+  auto r = RunCommand(CliBinary() + " --version");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, absl::StrCat("tunefleet ", base::kVersion, "\n"));
-  r = RunCommand(Cli() + " tune --help");
+  r = RunCommand(CliBinary() + " tune --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::string names;
   for (const std::string& name : contract::StrategyNames()) {

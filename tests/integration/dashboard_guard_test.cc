@@ -34,7 +34,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kKey[] = "guard";
+constexpr char kGuardKey[] = "guard";
 
 // A request to 127.0.0.1:`port` with these headers (Host included, which
 // httplib then sends as given).
@@ -75,11 +75,12 @@ class DashboardGuard : public ::testing::Test {
         << testing::ReadAll(fleet_->dir() + "/server.log");
     // The device key becomes known; then the agent goes, and the job
     // waits (running) for one.
-    ASSERT_TRUE(fleet_->StartAgents(1, kKey));
+    ASSERT_TRUE(fleet_->StartAgents(1, kGuardKey));
     fleet_->agent(0).Kill(SIGTERM);
-    ASSERT_TRUE(FleetHarness::WaitFor(
-        [] { return fleet_->Connected(kKey) == 0; }, std::chrono::seconds(30)));
-    job_id_ = fleet_->Submit(testing::SmallGemmJob(kKey, 10, 0, 1));
+    ASSERT_TRUE(
+        FleetHarness::WaitFor([] { return fleet_->Connected(kGuardKey) == 0; },
+                              std::chrono::seconds(30)));
+    job_id_ = fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, 1));
     ASSERT_GT(job_id_, 0);
   }
   static void TearDownTestSuite() { fleet_.reset(); }
@@ -179,7 +180,8 @@ TEST_F(DashboardGuard, ChromiumOnAnotherSitesPageCannotCancel) {
   if (!testing::HaveWebDriver()) {
     GTEST_SKIP() << "chromium or chromedriver is not installed";
   }
-  const int64_t job = fleet_->Submit(testing::SmallGemmJob(kKey, 10, 0, 2));
+  const int64_t job =
+      fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, 2));
   ASSERT_GT(job, 0);
   ASSERT_TRUE(WaitRunning(job)) << JobState(job);
   const std::string cancel = absl::StrCat("http://127.0.0.1:", http_port_,
@@ -222,7 +224,8 @@ TEST_F(DashboardGuard, ChromiumOnTheDashboardsOwnPageCancels) {
   if (!testing::HaveWebDriver()) {
     GTEST_SKIP() << "chromium or chromedriver is not installed";
   }
-  const int64_t job = fleet_->Submit(testing::SmallGemmJob(kKey, 10, 0, 3));
+  const int64_t job =
+      fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, 3));
   ASSERT_GT(job, 0);
   const std::string button =
       absl::StrCat("tr[data-job-id=\"", job, "\"] button.cancel");

@@ -30,7 +30,7 @@ namespace {
 
 using testing::FleetHarness;
 
-constexpr char kKey[] = "drift";
+constexpr char kDriftKey[] = "drift";
 constexpr char kNewDriver[] = "pocl-drift-test 9.9";
 constexpr int kTop = 2;  // --revalidate-top
 
@@ -39,12 +39,12 @@ std::optional<tunefleet::v1::DeviceStatus> Key(const FleetHarness& fleet) {
   auto devices = fleet.Devices();
   if (!devices) return std::nullopt;
   for (const auto& d : devices->devices()) {
-    if (d.device_key() == kKey) return d;
+    if (d.device_key() == kDriftKey) return d;
   }
   return std::nullopt;
 }
 
-// Says Hello for kKey with `device` as an agent would; the stream's
+// Says Hello for kDriftKey with `device` as an agent would; the stream's
 // status once the server answered (OK: welcomed).
 grpc::Status HelloWith(const FleetHarness& fleet,
                        const tunefleet::v1::DeviceInfo& device) {
@@ -53,7 +53,7 @@ grpc::Status HelloWith(const FleetHarness& fleet,
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(20));
   auto stream = stub->Connect(&context);
-  stream->Write(testing::AgentHello(kKey, device, "unlike-agent",
+  stream->Write(testing::AgentHello(kDriftKey, device, "unlike-agent",
                                     contract::kDeviceInfoRevision));
   tunefleet::v1::ServerMessage reply;
   if (stream->Read(&reply) && reply.has_welcome()) {
@@ -67,9 +67,9 @@ grpc::Status HelloWith(const FleetHarness& fleet,
 TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
   FleetHarness fleet("driver_drift");
   ASSERT_TRUE(fleet.StartServer({"--revalidate-top", std::to_string(kTop)}));
-  ASSERT_TRUE(fleet.StartAgents(1, kKey));
+  ASSERT_TRUE(fleet.StartAgents(1, kDriftKey));
   // Records on the first driver.
-  const int64_t tuned = fleet.Submit(testing::SmallGemmJob(kKey, 8, 0, 3));
+  const int64_t tuned = fleet.Submit(testing::SmallGemmJob(kDriftKey, 8, 0, 3));
   ASSERT_GT(tuned, 0);
   auto ended = fleet.AwaitEnd(tuned, std::chrono::seconds(180));
   ASSERT_TRUE(ended.has_value());
@@ -82,10 +82,11 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
 
   // A second agent of the same device with another driver joins.
   ASSERT_EQ(setenv("TUNEFLEET_AGENT_DRIVER_VERSION", kNewDriver, 1), 0);
-  fleet.StartAgent(1, kKey);
+  fleet.StartAgent(1, kDriftKey);
   unsetenv("TUNEFLEET_AGENT_DRIVER_VERSION");
-  ASSERT_TRUE(FleetHarness::WaitFor([&] { return fleet.Connected(kKey) == 2; },
-                                    std::chrono::seconds(60)))
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return fleet.Connected(kDriftKey) == 2; },
+                            std::chrono::seconds(60)))
       << testing::ReadAll(fleet.dir() + "/server.log");
 
   // Its revision's re-validation runs to the end.
@@ -149,7 +150,7 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
     const std::string out = fleet.dir() + "/emitted";
     const testing::CommandResult emit = testing::RunCommand(absl::StrCat(
         "timeout -s KILL 60 ", testing::BinaryDir(), "/cli/tunefleet emit ",
-        "--json --device-key ", kKey, " --out ", out, " --server ",
+        "--json --device-key ", kDriftKey, " --out ", out, " --server ",
         fleet.address(), " --token ", fleet.reader_token()));
     ASSERT_EQ(emit.exit_code, 0) << emit.err;
     EXPECT_EQ(nlohmann::json::parse(emit.out).value("driver_revisions", 0), 2)
@@ -180,7 +181,7 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
   const nlohmann::json list = nlohmann::json::parse(cli.out);
   bool found = false;
   for (const nlohmann::json& d : list) {
-    if (d.at("device_key") != kKey) continue;
+    if (d.at("device_key") != kDriftKey) continue;
     found = true;
     const nlohmann::json& revisions = d.at("driver_revisions");
     ASSERT_EQ(revisions.size(), 2u) << cli.out;

@@ -32,7 +32,7 @@ namespace {
 constexpr char kWorkload[] = "softmax N=1 D=100 fp32";
 
 // The config text of a record ("WPR=1,RPG=1,...").
-std::string ConfigText(const tunefleet::v1::TuningRecord& r) {
+std::string RecordConfigText(const tunefleet::v1::TuningRecord& r) {
   std::vector<std::string> knobs;
   for (const auto& k : r.config().knobs()) {
     knobs.push_back(absl::StrCat(k.name(), "=", k.value()));
@@ -167,14 +167,14 @@ void Tables() {
   auto best = WorkloadRecords(**store, key, /*best_only=*/true);
   ASSERT_TRUE(best.ok()) << best.status();
   ASSERT_EQ(best->size(), 1u);
-  const std::string built_in = ConfigText(best->front());
+  const std::string built_in = RecordConfigText(best->front());
   auto all = WorkloadRecords(**store, key, /*best_only=*/false);
   ASSERT_TRUE(all.ok()) << all.status();
   std::string newer;
   for (const auto& r : *all) {
     if (r.error() == tunefleet::v1::Measurement::OK &&
-        ConfigText(r) != built_in) {
-      newer = ConfigText(r);
+        RecordConfigText(r) != built_in) {
+      newer = RecordConfigText(r);
     }
   }
   ASSERT_FALSE(newer.empty()) << "the tuning measured one config only";

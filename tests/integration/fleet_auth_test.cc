@@ -52,7 +52,7 @@ const std::string& RootDir() {
 }
 
 // A fresh directory for one test.
-std::string TempDir(const std::string& name) {
+std::string FreshDir(const std::string& name) {
   const std::string dir = absl::StrCat(RootDir(), "/", name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -61,8 +61,8 @@ std::string TempDir(const std::string& name) {
 
 // A CA with its server, agent and client certificates in a fresh directory,
 // made by the deploy script.
-std::string MakeCerts(const std::string& name) {
-  const std::string dir = TempDir(name);
+std::string NewCerts(const std::string& name) {
+  const std::string dir = FreshDir(name);
   auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return dir;
@@ -70,11 +70,11 @@ std::string MakeCerts(const std::string& name) {
 
 // Two independent CAs, made once per process.
 const std::string& CertsA() {
-  static const std::string dir = MakeCerts("certs_a");
+  static const std::string dir = NewCerts("certs_a");
   return dir;
 }
 const std::string& CertsB() {
-  static const std::string dir = MakeCerts("certs_b");
+  static const std::string dir = NewCerts("certs_b");
   return dir;
 }
 
@@ -107,7 +107,7 @@ Tokens MakeTokens() {
 server::ServerOptions LoopbackOptions(const std::string& name) {
   server::ServerOptions options;
   options.listen = "127.0.0.1:0";
-  options.db_path = TempDir(name) + "/t.db";
+  options.db_path = FreshDir(name) + "/t.db";
   options.verbose = false;
   options.resume_jobs = false;
   return options;
@@ -211,7 +211,7 @@ grpc::Status ConnectAsAgent(const std::string& address,
 // Tokens and the tokens file.
 
 TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
-  const std::string dir = TempDir("token_add");
+  const std::string dir = FreshDir("token_add");
   const std::string file = dir + "/tokens.txt";
   const std::string bin = BinaryDir() + "/cli/tunefleet";
   auto r =
@@ -270,7 +270,7 @@ TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
 }
 
 TEST(TokenFile, AFileOthersMayReadIsRefused) {
-  const std::string file = TempDir("token_mode") + "/tokens.txt";
+  const std::string file = FreshDir("token_mode") + "/tokens.txt";
   ASSERT_TRUE(auth::AppendTokenToFile(file, auth::TokenEntry::ForToken(
                                                 "x", auth::Role::kReader, "r"))
                   .ok());
@@ -317,7 +317,7 @@ TEST(StartRules, NonLoopbackWithoutTlsNeedsInsecure) {
     EXPECT_TRUE(started.ok()) << started.status();
   }
   options.insecure = true;
-  options.db_path = TempDir("rules_listen_insecure") + "/t.db";
+  options.db_path = FreshDir("rules_listen_insecure") + "/t.db";
   auto started = server::Server::Start(options);
   EXPECT_TRUE(started.ok()) << started.status();
 }
@@ -333,7 +333,7 @@ TEST(StartRules, NoAuthOffLoopbackNeedsInsecureEvenWithTls) {
 }
 
 TEST(StartRules, TheServerBinaryRefusesUnsafeSettings) {
-  const std::string dir = TempDir("rules_binary");
+  const std::string dir = FreshDir("rules_binary");
   // `timeout`: a server that wrongly starts fails the test, not hangs it.
   const std::string server = "timeout 60 " + BinaryDir() +
                              "/server/tunefleet-server --db " + dir + "/t.db";
@@ -640,7 +640,7 @@ TEST(Tls, TheCliTakesTokenAndCaFlags) {
   Tokens t = MakeTokens();
   auto server = StartTlsServer("tls_cli", t, false);
   ASSERT_NE(server, nullptr);
-  const std::string dir = TempDir("tls_cli_files");
+  const std::string dir = FreshDir("tls_cli_files");
   const std::string token_file = dir + "/reader.token";
   std::ofstream(token_file) << t.reader << "\n";
   const std::string devices = BinaryDir() + "/cli/tunefleet devices --server " +

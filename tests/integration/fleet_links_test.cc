@@ -30,17 +30,18 @@ using testing::FleetHarness;
 using testing::LinkFaults;
 using tunefleet::v1::JobProgress;
 
-constexpr char kKey[] = "links";
+constexpr char kLinksKey[] = "links";
 constexpr size_t kAgents = 3;
-constexpr auto kJobLimit = std::chrono::seconds(240);
+constexpr auto kLinksJobLimit = std::chrono::seconds(240);
 // One seed for every job: the same configs, so that programs built for one
 // case come from the agents' binary cache in the next.
 constexpr uint64_t kSeed = 21;
 
-// A small GEMM job for kKey (SmallGemmJob).
-tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, double cooldown_ms,
-                                        uint64_t seed) {
-  return testing::SmallGemmJob(kKey, trials, cooldown_ms, seed);
+// A small GEMM job for kLinksKey (SmallGemmJob).
+tunefleet::v1::SubmitJobRequest LinksGemmJob(uint32_t trials,
+                                             double cooldown_ms,
+                                             uint64_t seed) {
+  return testing::SmallGemmJob(kLinksKey, trials, cooldown_ms, seed);
 }
 
 // A server, and kAgents agents each behind its own proxy with `faults`.
@@ -59,10 +60,12 @@ class LinkedFleet {
       EXPECT_TRUE(proxy.ok()) << proxy.status();
       if (!proxy.ok()) return false;
       proxies_.push_back(*std::move(proxy));
-      fleet_.StartAgent(i, kKey, 2, proxies_.back()->address());
+      fleet_.StartAgent(i, kLinksKey, 2, proxies_.back()->address());
     }
     const bool up = FleetHarness::WaitFor(
-        [&] { return fleet_.Connected(kKey) == static_cast<int>(kAgents); },
+        [&] {
+          return fleet_.Connected(kLinksKey) == static_cast<int>(kAgents);
+        },
         std::chrono::seconds(90));
     Note("fleet up");
     return up;
@@ -81,9 +84,9 @@ class LinkedFleet {
   }
 
   // Waits for the job to end; its last progress, or nullopt when it did not
-  // end within kJobLimit.
+  // end within kLinksJobLimit.
   std::optional<JobProgress> AwaitEnd(int64_t job) {
-    std::optional<JobProgress> last = fleet_.AwaitEnd(job, kJobLimit);
+    std::optional<JobProgress> last = fleet_.AwaitEnd(job, kLinksJobLimit);
     Note("job ended");
     return last;
   }
@@ -94,12 +97,12 @@ class LinkedFleet {
     JobProgress last;
   };
 
-  // Starts everything (Start) and runs GemmJob(trials, cooldown_ms, kSeed)
+  // Starts everything (Start) and runs LinksGemmJob(trials, cooldown_ms, kSeed)
   // to its end, into `run`. Fails the test when the fleet did not come up,
-  // the job was refused or it did not end within kJobLimit.
+  // the job was refused or it did not end within kLinksJobLimit.
   void StartAndRun(uint32_t trials, double cooldown_ms, JobRun* run) {
     ASSERT_TRUE(Start());
-    run->job = Submit(GemmJob(trials, cooldown_ms, kSeed));
+    run->job = Submit(LinksGemmJob(trials, cooldown_ms, kSeed));
     ASSERT_GT(run->job, 0);
     const std::optional<JobProgress> last = AwaitEnd(run->job);
     ASSERT_TRUE(last.has_value()) << "the job did not end";
@@ -151,8 +154,8 @@ StoredJob ReadJob(const std::string& db, int64_t job_id) {
 
 // The job ended done with `trials` results, and the store holds exactly one
 // done row per trial, each config once.
-void ExpectExactlyOnce(const JobProgress& last, const StoredJob& stored,
-                       uint32_t trials) {
+void ExpectEveryTrialOnce(const JobProgress& last, const StoredJob& stored,
+                          uint32_t trials) {
   EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), trials);
   EXPECT_EQ(stored.rows, trials) << "trial rows beyond the budget";
@@ -189,7 +192,7 @@ TEST(FleetLinks, SlowThrottledLinksCompleteAJob) {
   EXPECT_EQ(run.last.trials_requeued(), 0u);
   fleet.fleet().server().Kill(SIGTERM);
   const StoredJob stored = ReadJob(fleet.fleet().db_path(), run.job);
-  ExpectExactlyOnce(run.last, stored, kTrials);
+  ExpectEveryTrialOnce(run.last, stored, kTrials);
   EXPECT_EQ(stored.device_lost, 0u);
 }
 
@@ -197,7 +200,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
   LinkedFleet fleet("links_stall", 300, LinkFaults{});
   ASSERT_TRUE(fleet.Start());
   constexpr uint32_t kTrials = 12;
-  const int64_t job = fleet.Submit(GemmJob(kTrials, 300, kSeed));
+  const int64_t job = fleet.Submit(LinksGemmJob(kTrials, 300, kSeed));
   ASSERT_GT(job, 0);
   // Agent 0 holds leases once the job is under way.
   ASSERT_TRUE(FleetHarness::WaitFor(
@@ -205,7 +208,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
         auto p = fleet.fleet().Job(job);
         return p && p->trials_done() >= 2;
       },
-      kJobLimit));
+      kLinksJobLimit));
   const int connects_before = fleet.Connects(0);
   fleet.proxy(0).Stall();
   const auto stalled_at = std::chrono::steady_clock::now();
@@ -217,7 +220,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
       },
       std::chrono::seconds(60));
   const bool dropped =
-      fleet.fleet().Connected(kKey) == static_cast<int>(kAgents) - 1;
+      fleet.fleet().Connected(kLinksKey) == static_cast<int>(kAgents) - 1;
   // The other agents may finish the job while the link is still cut.
   const auto restore_at = stalled_at + std::chrono::seconds(StallSeconds());
   const bool ended_while_stalled = FleetHarness::WaitFor(
@@ -239,7 +242,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
   EXPECT_TRUE(FleetHarness::WaitFor(
       [&] {
         return fleet.Connects(0) > connects_before &&
-               fleet.fleet().Connected(kKey) == static_cast<int>(kAgents);
+               fleet.fleet().Connected(kLinksKey) == static_cast<int>(kAgents);
       },
       std::chrono::seconds(60)))
       << "agent 0 did not reconnect after the stall";
@@ -250,7 +253,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
   EXPECT_GE(last->trials_requeued(), 1u);
   fleet.fleet().server().Kill(SIGTERM);
   const StoredJob stored = ReadJob(fleet.fleet().db_path(), job);
-  ExpectExactlyOnce(*last, stored, kTrials);
+  ExpectEveryTrialOnce(*last, stored, kTrials);
   EXPECT_GE(stored.leased_again, 1u) << "no trial leased a second time";
   EXPECT_EQ(stored.device_lost, 0u);
 }
@@ -289,7 +292,7 @@ TEST(FleetLinks, RandomResetsLoseAndDuplicateNothing) {
       "[links] resets: %u trials requeued, %zu leased again, %zu "
       "DEVICE_LOST\n",
       run.last.trials_requeued(), stored.leased_again, stored.device_lost);
-  ExpectExactlyOnce(run.last, stored, kTrials);
+  ExpectEveryTrialOnce(run.last, stored, kTrials);
   EXPECT_GE(run.last.trials_requeued(), 1u);
   EXPECT_GE(stored.leased_again, 1u);
 }

@@ -43,9 +43,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using tunefleet::v1::JobProgress;
 
-constexpr auto kJobLimit = std::chrono::seconds(240);
+constexpr auto kOperatorJobLimit = std::chrono::seconds(240);
 
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
 std::string ServerBinary() { return BinaryDir() + "/server/tunefleet-server"; }
 
 // A command that may wrongly keep running (a listener that should have been
@@ -65,7 +64,7 @@ std::vector<std::string> FilesStartingWith(const std::string& dir,
   return out;
 }
 
-nlohmann::json Parse(const std::string& text) {
+nlohmann::json ParseJson(const std::string& text) {
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
@@ -109,27 +108,27 @@ TEST(Operator, ASecondServerOnADatabaseInUseIsRefusedAndReadersWorkBesideIt) {
   EXPECT_THAT(second.err, Not(HasSubstr("resumed")));
   // An embedded `tune` on the same file is a writer too.
   auto embedded = RunBounded(absl::StrCat(
-      Cli(), " tune --op gemm --shape M=8,N=8,K=8 --trials 1 --db ",
+      CliBinary(), " tune --op gemm --shape M=8,N=8,K=8 --trials 1 --db ",
       fleet.db_path()));
   EXPECT_NE(embedded.exit_code, 0);
   EXPECT_THAT(embedded.err, HasSubstr(owner));
 
   // The read-only commands work beside the owner.
   const std::string db = " --db " + fleet.db_path();
-  auto jobs = RunBounded(Cli() + " jobs" + db + " --json");
+  auto jobs = RunBounded(CliBinary() + " jobs" + db + " --json");
   EXPECT_EQ(jobs.exit_code, 0) << jobs.err;
   EXPECT_THAT(jobs.out, HasSubstr(absl::StrCat("\"job_id\": ", job)));
-  auto query = RunBounded(Cli() + " query --all" + db);
+  auto query = RunBounded(CliBinary() + " query --all" + db);
   EXPECT_EQ(query.exit_code, 0) << query.err;
-  auto report = RunBounded(Cli() + " report" + db + " --out " + fleet.dir() +
-                           "/report.html");
+  auto report = RunBounded(CliBinary() + " report" + db + " --out " +
+                           fleet.dir() + "/report.html");
   EXPECT_EQ(report.exit_code, 0) << report.err;
-  auto backup = RunBounded(Cli() + " backup" + db + " --out " + fleet.dir() +
-                           "/backup.db");
+  auto backup = RunBounded(CliBinary() + " backup" + db + " --out " +
+                           fleet.dir() + "/backup.db");
   EXPECT_EQ(backup.exit_code, 0) << backup.err;
   const int dashboard_port = FreePort();
   testing::Process dashboard(
-      {Cli(), "dashboard", "--db", fleet.db_path(), "--http",
+      {CliBinary(), "dashboard", "--db", fleet.db_path(), "--http",
        absl::StrCat("127.0.0.1:", dashboard_port)},
       fleet.dir() + "/dashboard.log");
   EXPECT_TRUE(FleetHarness::WaitFor(
@@ -142,7 +141,7 @@ TEST(Operator, ASecondServerOnADatabaseInUseIsRefusedAndReadersWorkBesideIt) {
   dashboard.Kill(SIGTERM);
 
   // The owner's job ends with every trial measured once.
-  auto last = fleet.AwaitEnd(job, kJobLimit);
+  auto last = fleet.AwaitEnd(job, kOperatorJobLimit);
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_DONE) << last->message();
   EXPECT_EQ(last->trials_done(), kTrials);
@@ -187,7 +186,7 @@ TEST(Operator, AListenerOnAPortInUseIsRefusedAndLeavesNoFile) {
 
   // `tunefleet dashboard` on the dashboard's port.
   auto dashboard =
-      RunBounded(absl::StrCat(Cli(), " dashboard --db ", fleet.db_path(),
+      RunBounded(absl::StrCat(CliBinary(), " dashboard --db ", fleet.db_path(),
                               " --http 127.0.0.1:", http_port));
   EXPECT_NE(dashboard.exit_code, 0);
   EXPECT_NE(dashboard.exit_code, 124) << "it served beside the server";
@@ -251,7 +250,7 @@ nlohmann::json ReportData(const std::string& html) {
   const size_t at = html.find(mark);
   if (at == std::string::npos) return nullptr;
   const size_t end = html.find(";\n</script>", at);
-  return Parse(html.substr(at + mark.size(), end - at - mark.size()));
+  return ParseJson(html.substr(at + mark.size(), end - at - mark.size()));
 }
 
 TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
@@ -265,9 +264,9 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
                             std::chrono::seconds(60)));
   const int64_t job = fleet.Submit(testing::SmallGemmJob("cancel", 20, 400, 5));
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(fleet.AwaitTrialsDone(job, 2, kJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(job, 2, kOperatorJobLimit));
   ASSERT_TRUE(fleet.Cancel(job).ok());
-  auto ended = fleet.AwaitEnd(job, kJobLimit);
+  auto ended = fleet.AwaitEnd(job, kOperatorJobLimit);
   ASSERT_TRUE(ended.has_value());
   ASSERT_EQ(ended->state(), tunefleet::v1::JOB_STATE_CANCELLED);
   // Give trials still in flight at the cancel their chance to land.
@@ -279,7 +278,7 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
   auto api =
       HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
-  EXPECT_EQ(CountsOf(Parse(api->body)["job"]), live);
+  EXPECT_EQ(CountsOf(ParseJson(api->body)["job"]), live);
 
   // The database holds trials the cancel left unmeasured.
   size_t cancelled_rows = 0;
@@ -296,12 +295,13 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
   api =
       HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
-  EXPECT_EQ(CountsOf(Parse(api->body)["job"]), live) << "the API, restarted";
+  EXPECT_EQ(CountsOf(ParseJson(api->body)["job"]), live)
+      << "the API, restarted";
   fleet.server().Kill(SIGTERM);
 
-  auto jobs = RunCommand(Cli() + " jobs --json --db " + fleet.db_path());
+  auto jobs = RunCommand(CliBinary() + " jobs --json --db " + fleet.db_path());
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
-  const nlohmann::json list = Parse(jobs.out);
+  const nlohmann::json list = ParseJson(jobs.out);
   ASSERT_TRUE(list.is_array()) << jobs.out;
   bool found = false;
   for (const nlohmann::json& j : list) {
@@ -312,8 +312,9 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
   EXPECT_TRUE(found) << jobs.out;
 
   const std::string html = fleet.dir() + "/report.html";
-  auto report = RunCommand(absl::StrCat(Cli(), " report --db ", fleet.db_path(),
-                                        " --job ", job, " --out ", html));
+  auto report =
+      RunCommand(absl::StrCat(CliBinary(), " report --db ", fleet.db_path(),
+                              " --job ", job, " --out ", html));
   ASSERT_EQ(report.exit_code, 0) << report.err;
   const nlohmann::json data = ReportData(testing::ReadAll(html));
   ASSERT_TRUE(data.is_object()) << "no data in the report";
@@ -337,26 +338,26 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
       [&] { return fleet.Connected("json") == 1; }, std::chrono::seconds(60)));
   const int64_t job = fleet.Submit(testing::SmallGemmJob("json", 4, 0, 9));
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(fleet.AwaitEnd(job, kJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(job, kOperatorJobLimit).has_value());
 
   const std::string server = absl::StrCat(" --server ", fleet.address(),
                                           " --token ", fleet.reader_token());
-  auto jobs = RunCommand(Cli() + " jobs --json" + server);
+  auto jobs = RunCommand(CliBinary() + " jobs --json" + server);
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   nlohmann::json from_list;
-  for (const nlohmann::json& j : Parse(jobs.out)) {
+  for (const nlohmann::json& j : ParseJson(jobs.out)) {
     if (j.value("job_id", int64_t{0}) == job) from_list = j;
   }
   ASSERT_TRUE(from_list.is_object()) << jobs.out;
   auto watch =
-      RunCommand(absl::StrCat(Cli(), " watch ", job, " --json", server));
+      RunCommand(absl::StrCat(CliBinary(), " watch ", job, " --json", server));
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
-  const nlohmann::json from_watch = Parse(watch.out);
+  const nlohmann::json from_watch = ParseJson(watch.out);
   auto api =
       HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
   ASSERT_EQ(api->status, 200);
-  const nlohmann::json from_api = Parse(api->body)["job"];
+  const nlohmann::json from_api = ParseJson(api->body)["job"];
 
   // The same names, the same values: ids and counts as numbers, enums as
   // the contract spells them.
@@ -372,9 +373,9 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
   EXPECT_TRUE(from_api["created_unix_ms"].is_number_integer());
 
   // `devices --json`: numbers as numbers, the contract's names.
-  auto devices = RunCommand(Cli() + " devices --json" + server);
+  auto devices = RunCommand(CliBinary() + " devices --json" + server);
   ASSERT_EQ(devices.exit_code, 0) << devices.err;
-  const nlohmann::json list = Parse(devices.out);
+  const nlohmann::json list = ParseJson(devices.out);
   ASSERT_EQ(list.size(), 1u) << devices.out;
   EXPECT_EQ(list[0]["device_key"], "json");
   EXPECT_EQ(list[0]["connected_agents"], 1);
@@ -383,19 +384,20 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
 
   // With --json an error is a JSON object on stderr, with a non-zero exit.
   auto missing =
-      RunCommand(absl::StrCat(Cli(), " watch 999999 --json", server));
+      RunCommand(absl::StrCat(CliBinary(), " watch 999999 --json", server));
   EXPECT_NE(missing.exit_code, 0);
-  const nlohmann::json error = Parse(missing.err);
+  const nlohmann::json error = ParseJson(missing.err);
   ASSERT_TRUE(error.is_object()) << missing.err;
   EXPECT_EQ(error["code"], "NOT_FOUND");
   EXPECT_THAT(error.value("error", ""), HasSubstr("999999"));
-  auto refused =
-      RunCommand(Cli() + " jobs --json --db " + fleet.dir() + "/missing.db");
+  auto refused = RunCommand(CliBinary() + " jobs --json --db " + fleet.dir() +
+                            "/missing.db");
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_EQ(Parse(refused.err)["code"], "NOT_FOUND") << refused.err;
-  auto bad_flag = RunCommand(Cli() + " jobs --json --limit 0 --db x.db");
+  EXPECT_EQ(ParseJson(refused.err)["code"], "NOT_FOUND") << refused.err;
+  auto bad_flag = RunCommand(CliBinary() + " jobs --json --limit 0 --db x.db");
   EXPECT_EQ(bad_flag.exit_code, 2);
-  EXPECT_EQ(Parse(bad_flag.err)["code"], "INVALID_ARGUMENT") << bad_flag.err;
+  EXPECT_EQ(ParseJson(bad_flag.err)["code"], "INVALID_ARGUMENT")
+      << bad_flag.err;
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ using tunefleet::v1::JobProgress;
 // How long the jobs may take to end once space returns: a bound on a
 // failure, not a timing (alone they take about 10 s; one run beside the
 // quickstart on 2 cores passed 90 s).
-constexpr auto kJobLimit = std::chrono::seconds(240);
+constexpr auto kDiskJobLimit = std::chrono::seconds(240);
 
 // The command prefix that runs a program in a mount namespace of its own
 // where it may mount a tmpfs; empty when there is none here. Probed by
@@ -83,14 +83,15 @@ int64_t FillDisk(const std::string& path) {
 }
 
 // A small GEMM job for key "chaos" (SmallGemmJob), 150 ms a trial.
-tunefleet::v1::SubmitJobRequest GemmJob(uint32_t trials, uint64_t seed) {
+tunefleet::v1::SubmitJobRequest DiskGemmJob(uint32_t trials, uint64_t seed) {
   return testing::SmallGemmJob("chaos", trials, 150, seed);
 }
 
 bool Alive(pid_t pid) { return waitpid(pid, nullptr, WNOHANG) == 0; }
 
 // Each config once, every trial done (none cancelled), exactly `budget`.
-void ExpectExactlyOnce(const std::string& db, int64_t job_id, size_t budget) {
+void ExpectStoredExactlyOnce(const std::string& db, int64_t job_id,
+                             size_t budget) {
   const std::vector<store::Trial> rows = testing::StoredTrials(db, job_id);
   std::set<uint64_t> configs;
   size_t finished = 0;
@@ -148,7 +149,7 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
 
   constexpr uint32_t kTrials = 30;
   int64_t job_a = 0;
-  ASSERT_TRUE(fleet.SubmitJob(GemmJob(kTrials, 5), &job_a).ok());
+  ASSERT_TRUE(fleet.SubmitJob(DiskGemmJob(kTrials, 5), &job_a).ok());
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
         auto p = fleet.Job(job_a);
@@ -166,7 +167,7 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
   ASSERT_TRUE(fleet.Devices().has_value()) << "the server stopped answering";
 
   int64_t job_b = 0;
-  const grpc::Status refused = fleet.SubmitJob(GemmJob(8, 6), &job_b);
+  const grpc::Status refused = fleet.SubmitJob(DiskGemmJob(8, 6), &job_b);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << refused.error_message();
   EXPECT_NE(refused.error_message().find("database disk full: " + db),
@@ -183,14 +184,14 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
 
   // Space returns: new work is taken again and job A finishes.
   ASSERT_TRUE(std::filesystem::remove(ballast));
-  const grpc::Status accepted = fleet.SubmitJob(GemmJob(8, 6), &job_b);
+  const grpc::Status accepted = fleet.SubmitJob(DiskGemmJob(8, 6), &job_b);
   ASSERT_TRUE(accepted.ok()) << accepted.error_message();
   EXPECT_TRUE(FleetHarness::WaitFor(
       [&] {
         return testing::JobEnded(fleet.Job(job_a)) &&
                testing::JobEnded(fleet.Job(job_b));
       },
-      kJobLimit))
+      kDiskJobLimit))
       << "jobs did not end after space returned";
   const JobProgress a = *fleet.Job(job_a);
   const JobProgress b = *fleet.Job(job_b);
@@ -213,8 +214,8 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
         std::filesystem::copy_options::overwrite_existing, ec);
     ASSERT_TRUE(!ec || std::string(suffix) == "-wal") << ec.message();
   }
-  ExpectExactlyOnce(copy, job_a, kTrials);
-  ExpectExactlyOnce(copy, job_b, 8);
+  ExpectStoredExactlyOnce(copy, job_a, kTrials);
+  ExpectStoredExactlyOnce(copy, job_b, 8);
   EXPECT_EQ(testing::IntegrityCheck(copy), "ok");
   // Show what the server said while the disk was full.
   std::ifstream log(fleet.dir() + "/server.log");

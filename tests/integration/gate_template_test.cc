@@ -36,7 +36,7 @@ class GateOnDevice : public ::testing::TestWithParam<const char*> {
 };
 
 // Values 0.125 * ((i * 7 + offset) % 23) - 1.375: distinct small values.
-std::vector<float> Ramp(size_t n, int offset = 0) {
+std::vector<float> GateRamp(size_t n, int offset = 0) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) {
     v[i] = 0.125f * static_cast<float>((i * 7 + offset) % 23) - 1.375f;
@@ -58,11 +58,11 @@ Case MakeCase(const Workload& w, float a1, float b1, float a2, float b2) {
   const bool residual = w.attr("residual") == "add";
   const bool pooled = w.op() == "se_block";
   Case k;
-  const std::vector<float> x = Ramp(n * c * hw), w1 = Ramp(r * c, 5),
-                           bias1 = Ramp(r, 11), w2 = Ramp(c * r, 13),
-                           bias2 = Ramp(c, 17),
-                           res = Ramp(residual ? n * c * hw : 1, 19);
-  std::vector<float> s = Ramp(n * c, 3);
+  const std::vector<float> x = GateRamp(n * c * hw), w1 = GateRamp(r * c, 5),
+                           bias1 = GateRamp(r, 11), w2 = GateRamp(c * r, 13),
+                           bias2 = GateRamp(c, 17),
+                           res = GateRamp(residual ? n * c * hw : 1, 19);
+  std::vector<float> s = GateRamp(n * c, 3);
   if (pooled) {
     for (int64_t p = 0; p < n * c; ++p) {
       double sum = 0;

@@ -48,7 +48,7 @@ class GemmOnDevice : public testing::MeasurerSuite {
 constexpr char kSmallConfig[] =
     "MWG=16,NWG=16,KWG=8,MWI=2,NWI=2,VW=1,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0";
 
-Workload Gemm(int64_t m, int64_t n, int64_t k) {
+Workload GemmWorkload(int64_t m, int64_t n, int64_t k) {
   return *Workload::Create("gemm", {{"M", m}, {"N", n}, {"K", k}});
 }
 
@@ -64,9 +64,10 @@ TEST_F(GemmOnDevice, OddShapesMatchReference) {
       "MWG=128,NWG=16,KWG=16,MWI=8,NWI=2,VW=2,SA=0,SB=0,KUNROLL=16,HALF=0,IMB="
       "0",
   };
-  const std::vector<Workload> shapes = {Gemm(1, 1, 1),    Gemm(3, 7, 13),
-                                        Gemm(13, 1, 7),   Gemm(33, 65, 17),
-                                        Gemm(64, 64, 64), Gemm(100, 37, 129)};
+  const std::vector<Workload> shapes = {
+      GemmWorkload(1, 1, 1),    GemmWorkload(3, 7, 13),
+      GemmWorkload(13, 1, 7),   GemmWorkload(33, 65, 17),
+      GemmWorkload(64, 64, 64), GemmWorkload(100, 37, 129)};
   for (const std::string& text : configs) {
     auto config = gemm_.ParseConfig(text);
     if (!config.ok()) continue;  // KUNROLL=16 is outside the knob's values
@@ -84,7 +85,7 @@ TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
   const DeviceLimits limits =
       trial::LimitsFromDeviceInfo(measurer_->device_info());
   std::mt19937 rng(7);
-  const Workload w = Gemm(45, 71, 39);
+  const Workload w = GemmWorkload(45, 71, 39);
   int tried = 0;
   while (tried < 12) {
     KnobValues config;
@@ -100,7 +101,7 @@ TEST_F(GemmOnDevice, RandomValidConfigsMatchReference) {
 }
 
 TEST_F(GemmOnDevice, BrokenSourceIsACompileError) {
-  const Workload w = Gemm(8, 8, 8);
+  const Workload w = GemmWorkload(8, 8, 8);
   v1::MeasureRequest r = Request(w, kSmallConfig);
   r.mutable_kernel()->set_source("__kernel void gemm( { this is not C }");
   Measurement m = measurer_->Measure(r);
@@ -110,7 +111,7 @@ TEST_F(GemmOnDevice, BrokenSourceIsACompileError) {
 }
 
 TEST_F(GemmOnDevice, WrongResultIsAWrongAnswerAndDoesNotPoisonLaterTrials) {
-  const Workload w = Gemm(17, 9, 5);
+  const Workload w = GemmWorkload(17, 9, 5);
   v1::MeasureRequest r = Request(w, kSmallConfig);
   // Skips the last column and scribbles on input A.
   r.mutable_kernel()->set_source(R"(
@@ -131,7 +132,7 @@ TEST_F(GemmOnDevice, WrongResultIsAWrongAnswerAndDoesNotPoisonLaterTrials) {
 }
 
 TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
-  const Workload w = Gemm(8, 8, 8);
+  const Workload w = GemmWorkload(8, 8, 8);
   v1::MeasureRequest r = Request(w, kSmallConfig);
   r.mutable_kernel()->set_local_size(0, 1 << 20);
   r.mutable_kernel()->set_global_size(0, 1 << 20);
@@ -146,7 +147,7 @@ TEST_F(GemmOnDevice, OversizedWorkGroupIsAnInvalidConfig) {
 // device's, so the refusal for the kernel's limit alone is driven by the
 // job test with a fake agent, tests/unit/server/work_group_limit_test.cc.)
 TEST_F(GemmOnDevice, MeasurementsReportTheKernelsWorkGroupLimit) {
-  const Workload w = Gemm(8, 8, 8);
+  const Workload w = GemmWorkload(8, 8, 8);
   const v1::MeasureRequest ok_request = Request(w, kSmallConfig);
   Measurement ok = measurer_->Measure(ok_request);
   ASSERT_EQ(ok.error(), Measurement::OK) << ok.error_message();
@@ -165,7 +166,7 @@ TEST_F(GemmOnDevice, MeasurementsReportTheKernelsWorkGroupLimit) {
 }
 
 TEST_F(GemmOnDevice, TimingHonoursPolicy) {
-  const Workload w = Gemm(64, 64, 64);
+  const Workload w = GemmWorkload(64, 64, 64);
   auto config = gemm_.ParseConfig(
       "MWG=32,NWG=32,KWG=16,MWI=2,NWI=4,VW=4,SA=1,SB=1,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_TRUE(config.ok());
@@ -187,7 +188,8 @@ TEST_F(GemmOnDevice, TimingHonoursPolicy) {
   EXPECT_EQ(m.number(), 2u);
 }
 
-Workload Parse(const char* op, const char* shape, const char* dtype = "fp32") {
+Workload ParseWorkload(const char* op, const char* shape,
+                       const char* dtype = "fp32") {
   auto w = Workload::Parse(op, shape, dtype);
   EXPECT_TRUE(w.ok()) << w.status();
   return *w;
@@ -199,28 +201,32 @@ TEST(GemmVariants, DenseWithEveryEpilogueMatchesReference) {
   for (const char* epilogue :
        {"", ",affine=shift,act=relu", ",affine=scale_shift,act=clip",
         ",affine=scale_shift,act=hardsigmoid", ",affine=shift,act=hardswish"}) {
-    shapes.push_back(
-        Parse("dense", absl::StrCat("M=3,N=37,K=29", epilogue).c_str()));
+    shapes.push_back(ParseWorkload(
+        "dense", absl::StrCat("M=3,N=37,K=29", epilogue).c_str()));
   }
-  shapes.push_back(Parse("dense", "M=1,N=2,K=200,affine=shift"));
+  shapes.push_back(ParseWorkload("dense", "M=1,N=2,K=200,affine=shift"));
   EXPECT_THAT(testing::CheckRandomConfigs(dense, shapes, 3, 11),
               ::testing::IsEmpty());
 }
 
 TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
   const KernelTemplate& conv = testing::BuiltinTemplate("conv2d_1x1_gemm");
-  const Workload ok = Parse(
+  const Workload ok = ParseWorkload(
       "conv2d", "N=2,C=13,H=7,W=5,K=19,R=1,S=1,affine=scale_shift,act=relu");
   EXPECT_TRUE(conv.Accepts(ok));
-  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=3,S=3")));
-  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,SH=2")));
-  EXPECT_FALSE(conv.Accepts(Parse("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,G=2")));
+  EXPECT_FALSE(
+      conv.Accepts(ParseWorkload("conv2d", "C=4,H=8,W=8,K=4,R=3,S=3")));
+  EXPECT_FALSE(
+      conv.Accepts(ParseWorkload("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,SH=2")));
+  EXPECT_FALSE(
+      conv.Accepts(ParseWorkload("conv2d", "C=4,H=8,W=8,K=4,R=1,S=1,G=2")));
   EXPECT_EQ(conv.Flops(ok), 2.0 * 19 * 35 * 13 * 2);
-  EXPECT_THAT(
-      testing::CheckRandomConfigs(
-          conv, {ok, Parse("conv2d", "C=3,H=1,W=1,K=1,R=1,S=1,act=hardswish")},
-          4, 21),
-      ::testing::IsEmpty());
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  conv,
+                  {ok, ParseWorkload("conv2d",
+                                     "C=3,H=1,W=1,K=1,R=1,S=1,act=hardswish")},
+                  4, 21),
+              ::testing::IsEmpty());
   auto chosen = FindTemplateFor(ok, "");
   ASSERT_TRUE(chosen.ok());
   EXPECT_EQ((*chosen)->name(), "conv2d_1x1_gemm");
@@ -229,23 +235,24 @@ TEST(GemmVariants, OneByOneConvolutionsRunAsBatchedGemm) {
 TEST(GemmVariants, HalfStorageMatchesReference) {
   const KernelTemplate& gemm = testing::BuiltinTemplate("gemm_tiled");
   const KernelTemplate& dense = testing::BuiltinTemplate("dense_gemm");
-  EXPECT_THAT(testing::CheckRandomConfigs(
-                  gemm, {Parse("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
-              ::testing::IsEmpty());
+  EXPECT_THAT(
+      testing::CheckRandomConfigs(
+          gemm, {ParseWorkload("gemm", "M=33,N=17,K=45", "fp16")}, 4, 31),
+      ::testing::IsEmpty());
   // Eight halves at 2-byte aligned addresses (N % 8 != 0), which PoCL's
   // vload_half8 faults on.
   auto wide = gemm.ParseConfig(
       "MWG=16,NWG=32,KWG=8,MWI=2,NWI=8,VW=8,SA=0,SB=0,KUNROLL=1,HALF=0,IMB=0");
   ASSERT_TRUE(wide.ok());
-  const auto m =
-      testing::RunConfig(gemm, Parse("gemm", "M=9,N=21,K=11", "fp16"), *wide);
+  const auto m = testing::RunConfig(
+      gemm, ParseWorkload("gemm", "M=9,N=21,K=11", "fp16"), *wide);
   EXPECT_EQ(m.error(), tunefleet::v1::Measurement::OK) << m.error_message();
-  EXPECT_THAT(
-      testing::CheckRandomConfigs(
-          dense,
-          {Parse("dense", "M=5,N=24,K=40,affine=shift,act=relu", "fp16")}, 3,
-          41),
-      ::testing::IsEmpty());
+  EXPECT_THAT(testing::CheckRandomConfigs(
+                  dense,
+                  {ParseWorkload("dense", "M=5,N=24,K=40,affine=shift,act=relu",
+                                 "fp16")},
+                  3, 41),
+              ::testing::IsEmpty());
 }
 
 // The extended epilogue (common/epilogue.cl) through gemm.cl's two axes:
@@ -265,7 +272,7 @@ TEST(GemmVariants, ExtendedEpilogueMatchesReference) {
           "M=1,N=50,K=17,residual=add,act=sigmoid",
           "M=7,N=19,K=33,affine=scale_shift,residual=add,act=silu,"
           "post=scale_shift"}) {
-      dense_shapes.push_back(Parse("dense", shape, dtype));
+      dense_shapes.push_back(ParseWorkload("dense", shape, dtype));
     }
     EXPECT_THAT(testing::CheckRandomConfigs(dense, dense_shapes, 3, seed),
                 ::testing::IsEmpty())
@@ -278,7 +285,7 @@ TEST(GemmVariants, ExtendedEpilogueMatchesReference) {
           "N=3,C=9,H=4,W=4,K=11,R=1,S=1,residual=add,act=leakyrelu",
           "C=6,H=3,W=7,K=10,R=1,S=1,affine=shift,act=sigmoid,"
           "post=scale_shift"}) {
-      const Workload w = Parse("conv2d", shape, dtype);
+      const Workload w = ParseWorkload("conv2d", shape, dtype);
       ASSERT_TRUE(conv.Accepts(w)) << shape;
       conv_shapes.push_back(w);
     }
@@ -349,7 +356,7 @@ TEST(GemmVariants, ImageBMatchesReferenceOnCopyAndPackPaths) {
   for (const Case& c : cases) {
     const KernelTemplate& t = testing::BuiltinTemplate(c.tmpl);
     for (const char* dtype : {"fp32", "fp16"}) {
-      const Workload w = Parse(c.op, c.shape, dtype);
+      const Workload w = ParseWorkload(c.op, c.shape, dtype);
       // fp16: a texel vector and the local tile (halves read as floats),
       // to keep the test short; fp32: every chosen config.
       const bool half = std::string(dtype) == "fp16";

@@ -29,8 +29,8 @@ using testing::JobEnded;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::SubmitModelJobRequest;
 
-constexpr auto kJobLimit = std::chrono::seconds(240);
-constexpr char kKey[] = "model";
+constexpr auto kModelJobLimit = std::chrono::seconds(240);
+constexpr char kModelKey[] = "model";
 
 // A tiny model: a GEMM, a 3x3 convolution (twice in the model), a max pool
 // and a depthwise convolution. Random search; each trial sleeps
@@ -58,7 +58,7 @@ SubmitModelJobRequest TinyModel(uint32_t trials,
         trial::WorkloadToProto(*templates::Workload::Parse(t.op, t.shape));
     task->set_weight(t.weight);
   }
-  testing::SetQuickRandomSearch(kKey, trials, seed, cooldown_ms, &r);
+  testing::SetQuickRandomSearch(kModelKey, trials, seed, cooldown_ms, &r);
   r.set_task_scheduler(scheduler);
   return r;
 }
@@ -82,7 +82,7 @@ int64_t Submit(const FleetHarness& fleet,
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
   if (!FleetHarness::WaitFor([&] { return JobEnded(fleet.GetJob(id)); },
-                             kJobLimit)) {
+                             kModelJobLimit)) {
     return std::nullopt;
   }
   return fleet.GetJob(id);
@@ -183,7 +183,7 @@ void ExpectProgressWithinGrants(const JobProgress& p, uint32_t budget) {
 TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   FleetHarness fleet("model_kill");
   constexpr uint32_t kBudget = 30;
-  ASSERT_TRUE(fleet.StartFleet(2, kKey));
+  ASSERT_TRUE(fleet.StartFleet(2, kModelKey));
   const int64_t id = Submit(
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN, 200, 21));
@@ -192,7 +192,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kJobLimit));
+    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kModelJobLimit));
     fleet.server().Kill(SIGKILL);
     const StoredModel before = ReadModel(fleet.db_path(), id);
     EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
@@ -225,7 +225,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
 TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
   FleetHarness fleet("model_budget");
   constexpr uint32_t kBudget = 24;
-  ASSERT_TRUE(fleet.StartFleet(2, kKey));
+  ASSERT_TRUE(fleet.StartFleet(2, kModelKey));
   std::vector<int64_t> ids;
   for (auto scheduler : {tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN,
                          tunefleet::v1::TASK_SCHEDULER_GRADIENT}) {
@@ -267,12 +267,12 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
 TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   FleetHarness fleet("model_cancel");
   constexpr uint32_t kBudget = 40;
-  ASSERT_TRUE(fleet.StartFleet(2, kKey));
+  ASSERT_TRUE(fleet.StartFleet(2, kModelKey));
   const int64_t id = Submit(
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
   ASSERT_GT(id, 0);
-  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kModelJobLimit));
   {
     const grpc::Status s = fleet.Cancel(id);
     ASSERT_TRUE(s.ok()) << s.error_message();
@@ -314,7 +314,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
 
 TEST(ModelJobFleet, BadRequestsAreRefusedNamingTheField) {
   FleetHarness fleet("model_refuse");
-  ASSERT_TRUE(fleet.StartFleet(1, kKey));
+  ASSERT_TRUE(fleet.StartFleet(1, kModelKey));
   const SubmitModelJobRequest good =
       TinyModel(8, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 0, 1);
   struct Case {
@@ -354,7 +354,7 @@ TEST(ModelJobFleet, BadRequestsAreRefusedNamingTheField) {
   const grpc::Status s = SubmitModel(fleet, good, &response);
   EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_GT(response.job_id(), 0);
-  EXPECT_EQ(response.device_key(), kKey);
+  EXPECT_EQ(response.device_key(), kModelKey);
 }
 
 }  // namespace

@@ -34,15 +34,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kKey[] = "measured";
-constexpr char kShape[] = "image=1,3,17,23";  // SmallNet's input
-
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+constexpr char kMeasuredKey[] = "measured";
 
 std::optional<nlohmann::json> GetJson(int port, const std::string& path,
                                       const std::string& token) {
@@ -56,8 +48,9 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   const int http_port = testing::FreePort();
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}))
-      << ReadFile(fleet.dir() + "/server.log");
-  ASSERT_TRUE(fleet.StartAgents(1, kKey)) << ReadFile(fleet.agent_log(0));
+      << ReadAll(fleet.dir() + "/server.log");
+  ASSERT_TRUE(fleet.StartAgents(1, kMeasuredKey))
+      << ReadAll(fleet.agent_log(0));
   const std::string dir = fleet.dir();
   const std::string model = dir + "/small.onnx";
   std::ofstream(model, std::ios::binary) << testing::SmallNet();
@@ -68,12 +61,12 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
 
   // One trial per task; the naive reference kernels timed once each.
   auto tuned = RunCommand(
-      "cd " + dir + " && " + Cli() + " tune --onnx " + model +
-      " --input-shape " + kShape + server +
+      "cd " + dir + " && " + CliBinary() + " tune --onnx " + model +
+      " --input-shape " + kSmallNetShape + server +
       " --trials 8 --strategy random --no-library --no-transfer --repeat 1 "
       "--number 1 --min-repeat-ms 0 --quiet --json");
-  ASSERT_EQ(tuned.exit_code, 0) << tuned.err << ReadFile(dir + "/server.log")
-                                << ReadFile(fleet.agent_log(0));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err << ReadAll(dir + "/server.log")
+                                << ReadAll(fleet.agent_log(0));
   const nlohmann::json j = nlohmann::json::parse(tuned.out);
   const int64_t id = j["job_id"].get<int64_t>();
   ASSERT_TRUE(j["model"]["measured"].is_object()) << tuned.out;
@@ -96,8 +89,8 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   EXPECT_EQ(measured["device_buffers_runs"].get<uint32_t>(), runs);
   // Per layer: as many as the plan has steps (`tunefleet run` of the same
   // model and records on the same agent).
-  auto run = RunCommand("cd " + dir + " && " + Cli() + " run --onnx " + model +
-                        " --input-shape " + kShape + server +
+  auto run = RunCommand("cd " + dir + " && " + CliBinary() + " run --onnx " +
+                        model + " --input-shape " + kSmallNetShape + server +
                         " --runs 1 --warmup 0 --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const int plan_layers = nlohmann::json::parse(run.out)["layers"].get<int>();
@@ -110,8 +103,8 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   EXPECT_FALSE(j["model"]["latency_history"].empty());
 
   // `watch` of the finished job and `jobs` show them.
-  auto watch =
-      RunCommand(Cli() + " watch " + std::to_string(id) + server + " --quiet");
+  auto watch = RunCommand(CliBinary() + " watch " + std::to_string(id) +
+                          server + " --quiet");
   EXPECT_EQ(watch.exit_code, 0) << watch.err;
   EXPECT_THAT(watch.out, HasSubstr("measured latency (end to end on"));
   EXPECT_THAT(watch.out,
@@ -120,7 +113,7 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
                         std::to_string(runs) + " runs): median "));
   EXPECT_THAT(watch.out, HasSubstr("SHARE"));
   EXPECT_THAT(watch.out, HasSubstr("SPEEDUP"));
-  auto jobs = RunCommand(Cli() + " jobs" + server + " --wide");
+  auto jobs = RunCommand(CliBinary() + " jobs" + server + " --wide");
   EXPECT_THAT(jobs.out, HasSubstr("(est ")) << jobs.out;
   EXPECT_THAT(jobs.out, HasSubstr(", on device ")) << jobs.out;
 
@@ -138,8 +131,8 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
 
   // A model job without its model (--no-measure) still ends done, and says
   // why its measurement is missing.
-  auto bare = RunCommand("cd " + dir + " && " + Cli() + " tune --onnx " +
-                         model + " --input-shape " + kShape + server +
+  auto bare = RunCommand("cd " + dir + " && " + CliBinary() + " tune --onnx " +
+                         model + " --input-shape " + kSmallNetShape + server +
                          " --trials 2 --strategy random --no-library "
                          "--no-transfer --repeat 1 --number 1 "
                          "--min-repeat-ms 0 --quiet --json --no-measure");
@@ -156,7 +149,7 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
   fleet.server().Kill(SIGKILL);
   ASSERT_TRUE(
       fleet.StartServer({"--http", absl::StrCat("127.0.0.1:", http_port)}))
-      << ReadFile(dir + "/server.log");
+      << ReadAll(dir + "/server.log");
   std::optional<tunefleet::v1::JobProgress> after =
       fleet.GetJob(id, std::chrono::seconds(5));
   ASSERT_TRUE(after.has_value());
@@ -192,10 +185,10 @@ TEST(ModelMeasure, TuneMeasuresEndToEndAndARestartedServerKeepsIt) {
 
   // `report` of the finished model job: its data, drawn.
   const std::string html = dir + "/report.html";
-  auto report = RunCommand(Cli() + " report --db " + fleet.db_path() +
+  auto report = RunCommand(CliBinary() + " report --db " + fleet.db_path() +
                            " --job " + std::to_string(id) + " --out " + html);
   ASSERT_EQ(report.exit_code, 0) << report.err;
-  const std::string page = ReadFile(html);
+  const std::string page = ReadAll(html);
   EXPECT_THAT(page, HasSubstr("\"latency_history\""));
   EXPECT_THAT(page, HasSubstr("\"median_ns\""));
   EXPECT_THAT(page, HasSubstr("\"device_buffers_median_ns\""));

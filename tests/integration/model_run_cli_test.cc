@@ -33,12 +33,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
-
-// The small model's input (tests/support/onnx_test_models.h: SmallNet).
-constexpr char kShape[] = "image=1,3,17,23";
-const std::vector<int64_t> kDims = {1, 3, 17, 23};
-
 class ModelRunCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -47,7 +41,8 @@ class ModelRunCliTest : public ::testing::Test {
     std::ofstream(model_, std::ios::binary) << testing::SmallNet();
     input_ = dir_ + "/image.npy";
     ASSERT_TRUE(
-        base::WriteNpy(input_, testing::RandomNpy(kDims, 5, -1, 1)).ok());
+        base::WriteNpy(input_, testing::RandomNpy(kSmallNetDims, 5, -1, 1))
+            .ok());
   }
   void TearDown() override {
     if (std::getenv("TUNEFLEET_KEEP_TEST_DIRS") == nullptr) {
@@ -59,8 +54,8 @@ class ModelRunCliTest : public ::testing::Test {
   // `tunefleet run` of the small model in dir_ (no ./tunefleet.db there:
   // every layer naive unless --db).
   testing::CommandResult Run(const std::string& args) {
-    return RunCommand("cd " + dir_ + " && " + Cli() + " run --onnx " + model_ +
-                      " --input-shape " + kShape + " " + args);
+    return RunCommand("cd " + dir_ + " && " + CliBinary() + " run --onnx " +
+                      model_ + " --input-shape " + kSmallNetShape + " " + args);
   }
 
   // The .npy files in `out`.
@@ -196,7 +191,7 @@ TEST_F(ModelRunCliTest, SkipAddFusedIntoTheEltwiseBeforeItMatchesOnnxRuntime) {
   ASSERT_TRUE(
       base::WriteNpy(input, testing::RandomNpy({1, 8, 5, 6}, 3, -1, 1)).ok());
   const std::string out = dir_ + "/se_out";
-  const std::string run = "cd " + dir_ + " && " + Cli() + " run --onnx " +
+  const std::string run = "cd " + dir_ + " && " + CliBinary() + " run --onnx " +
                           model + " --input x=" + input +
                           " --runs 1 --warmup 0 ";
   auto r = RunCommand(run + "--save-outputs " + out + " --json");
@@ -224,7 +219,7 @@ TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("shape (1, 3, 17, 22)"));
   EXPECT_THAT(r.err, HasSubstr("'image' is (1, 3, 17, 23)"));
-  std::string f64 = base::SerializeNpy(testing::RandomNpy(kDims, 1));
+  std::string f64 = base::SerializeNpy(testing::RandomNpy(kSmallNetDims, 1));
   f64.replace(f64.find("<f4"), 3, "<f8");
   std::ofstream(dir_ + "/f64.npy", std::ios::binary) << f64;
   r = Run("--input image=" + dir_ + "/f64.npy --save-outputs " + out);
@@ -259,8 +254,8 @@ TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
   std::filesystem::create_directories(other_dir);
   std::ofstream(other_dir + "/small.onnx", std::ios::binary)
       << testing::SmallNet() << std::string(1, '\0');
-  r = RunCommand(Cli() + " run --onnx " + other_dir + "/small.onnx " +
-                 "--input-shape " + kShape + " --plan " + lib +
+  r = RunCommand(CliBinary() + " run --onnx " + other_dir + "/small.onnx " +
+                 "--input-shape " + kSmallNetShape + " --plan " + lib +
                  " --save-outputs " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("made for another model"));
@@ -301,8 +296,8 @@ TEST_F(ModelRunCliTest, BadInputIsRefusedNamingTheCauseAndWritesNothing) {
   g.Output("y");
   g.Node("NonMaxSuppression", {"x", "x"}, {"y"});
   std::ofstream(dir_ + "/bad.onnx", std::ios::binary) << g.Bytes();
-  r = RunCommand(Cli() + " run --onnx " + dir_ + "/bad.onnx --save-outputs " +
-                 out);
+  r = RunCommand(CliBinary() + " run --onnx " + dir_ +
+                 "/bad.onnx --save-outputs " + out);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("NonMaxSuppression"));
   EXPECT_TRUE(Files(out).empty());
@@ -329,8 +324,8 @@ TEST_F(ModelRunCliTest, AllFormsModelMatchesOnnxRuntime) {
     args += " --input-shape " + name + "=" + shape + " --input " + name + "=" +
             file;
   }
-  auto r = RunCommand("cd " + dir_ + " && " + Cli() + " run --onnx " + path +
-                      args + " --save-outputs " + dir_ +
+  auto r = RunCommand("cd " + dir_ + " && " + CliBinary() + " run --onnx " +
+                      path + args + " --save-outputs " + dir_ +
                       "/out --runs 1 --warmup 0 --profiled-runs 0 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto ours = testing::ReadSavedOutputs(nlohmann::json::parse(r.out));
@@ -347,14 +342,14 @@ TEST_F(ModelRunCliTest, AllFormsModelMatchesOnnxRuntime) {
 // `tunefleet run --plan` on the same input.
 TEST_F(ModelRunCliTest, EmittedPlanRunsInTheEmittedLibraryAsRunRunsIt) {
   const std::string db = dir_ + "/tuned.db";
-  auto tune =
-      RunCommand(Cli() + " tune --onnx " + model_ + " --input-shape " + kShape +
-                 " --trials-per-task 1 --db " + db + " --json --quiet");
+  auto tune = RunCommand(CliBinary() + " tune --onnx " + model_ +
+                         " --input-shape " + kSmallNetShape +
+                         " --trials-per-task 1 --db " + db + " --json --quiet");
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const std::string work = dir_ + "/work";
-  auto emit =
-      RunCommand(Cli() + " emit --db " + db + " --onnx " + model_ +
-                 " --input-shape " + kShape + " --out " + work + "/lib --json");
+  auto emit = RunCommand(CliBinary() + " emit --db " + db + " --onnx " +
+                         model_ + " --input-shape " + kSmallNetShape +
+                         " --out " + work + "/lib --json");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   const nlohmann::json summary = nlohmann::json::parse(emit.out);
   ASSERT_EQ(summary["plans"].size(), 1u) << emit.out;

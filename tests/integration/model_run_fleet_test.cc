@@ -34,29 +34,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kKey[] = "fleetrun";
-// The small model's input (tests/support/onnx_test_models.h: SmallNet).
-constexpr char kShape[] = "image=1,3,17,23";
-const std::vector<int64_t> kDims = {1, 3, 17, 23};
-
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+constexpr char kFleetRunKey[] = "fleetrun";
 
 class ModelRunFleetTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fleet_ = std::make_unique<FleetHarness>("model_run_fleet");
-    ASSERT_TRUE(fleet_->StartFleet(1, kKey)) << ReadFile(fleet_->agent_log(0));
+    ASSERT_TRUE(fleet_->StartFleet(1, kFleetRunKey))
+        << ReadAll(fleet_->agent_log(0));
     dir_ = fleet_->dir();
     model_ = dir_ + "/small.onnx";
     std::ofstream(model_, std::ios::binary) << testing::SmallNet();
     input_ = dir_ + "/image.npy";
     ASSERT_TRUE(
-        base::WriteNpy(input_, testing::RandomNpy(kDims, 5, -1, 1)).ok());
+        base::WriteNpy(input_, testing::RandomNpy(kSmallNetDims, 5, -1, 1))
+            .ok());
     tuner_token_ = dir_ + "/tuner.token";
     std::ofstream(tuner_token_) << fleet_->tuner_token() << "\n";
   }
@@ -64,10 +56,10 @@ class ModelRunFleetTest : public ::testing::Test {
   // `tunefleet run` of the small model with the records of the fleet's
   // server (none: every layer naive).
   testing::CommandResult Run(const std::string& args) {
-    return RunCommand("cd " + dir_ + " && " + Cli() + " run --onnx " + model_ +
-                      " --input-shape " + kShape + " --server " +
-                      fleet_->address() + " --token-file " + tuner_token_ +
-                      " " + args);
+    return RunCommand("cd " + dir_ + " && " + CliBinary() + " run --onnx " +
+                      model_ + " --input-shape " + kSmallNetShape +
+                      " --server " + fleet_->address() + " --token-file " +
+                      tuner_token_ + " " + args);
   }
 
   // The run's saved outputs; one that cannot be read fails the test and
@@ -97,9 +89,9 @@ TEST_F(ModelRunFleetTest, RunsOnTheAgentAndMatchesOnnxRuntime) {
   // No --device-key: the one key with a connected agent.
   auto r = Run("--input image=" + input_ + " --save-outputs " + dir_ +
                "/agent --runs 2 --warmup 1 --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err << ReadFile(fleet_->agent_log(0));
+  ASSERT_EQ(r.exit_code, 0) << r.err << ReadAll(fleet_->agent_log(0));
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["device_key"], kKey);
+  EXPECT_EQ(j["device_key"], kFleetRunKey);
   EXPECT_THAT(j["run_on"].get<std::string>(),
               HasSubstr("an agent of device key fleetrun"));
   EXPECT_GT(j["latency_ms"]["median"].get<double>(), 0);
@@ -114,13 +106,13 @@ TEST_F(ModelRunFleetTest, RunsOnTheAgentAndMatchesOnnxRuntime) {
   EXPECT_GT(j["peak_device_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(j["entries"]["reference"].get<int>(), j["layers"].get<int>());
   // The agent ran it, in a model-run process of its own.
-  EXPECT_THAT(ReadFile(fleet_->agent_log(0)), HasSubstr("model run 1: done"));
+  EXPECT_THAT(ReadAll(fleet_->agent_log(0)), HasSubstr("model run 1: done"));
   const std::map<std::string, base::NpyArray> agent = Outputs(j);
   ASSERT_FALSE(agent.empty());
 
   // The same plan run here (--local) on the same kind of device gives the
   // same outputs.
-  auto local = Run("--device-key " + std::string(kKey) +
+  auto local = Run("--device-key " + std::string(kFleetRunKey) +
                    " --local --input image=" + input_ + " --save-outputs " +
                    dir_ + "/local --runs 1 --warmup 0 --json");
   ASSERT_EQ(local.exit_code, 0) << local.err;
@@ -149,7 +141,7 @@ TEST_F(ModelRunFleetTest, AKeyWithoutAgentsIsUnavailable) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(s.error_message(),
               HasSubstr("no agent of device key 'nobody' is connected"));
-  request.set_device_key(kKey);
+  request.set_device_key(kFleetRunKey);
   s = RunModel(request, &result, fleet_->reader_token());
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED)
       << s.error_message();
@@ -158,7 +150,7 @@ TEST_F(ModelRunFleetTest, AKeyWithoutAgentsIsUnavailable) {
 TEST_F(ModelRunFleetTest, APlanOfAnotherModelIsRefusedWithTheRuntimesMessage) {
   // A plan of the small model for the fleet's key, saved by a local run.
   const std::string lib = dir_ + "/lib";
-  auto r = Run("--device-key " + std::string(kKey) +
+  auto r = Run("--device-key " + std::string(kFleetRunKey) +
                " --local --runs 1 --warmup 0 --profiled-runs 0 --json "
                "--save-plan " +
                lib);
@@ -166,9 +158,9 @@ TEST_F(ModelRunFleetTest, APlanOfAnotherModelIsRefusedWithTheRuntimesMessage) {
   const std::string sha =
       nlohmann::json::parse(r.out)["model_sha256"].get<std::string>();
   tunefleet::v1::RunModelRequest request;
-  request.set_device_key(kKey);
-  request.set_plan(ReadFile(lib + "/plans/fleetrun/small.tfplan"));
-  request.set_weights(ReadFile(lib + "/plans/fleetrun/small.tfweights"));
+  request.set_device_key(kFleetRunKey);
+  request.set_plan(ReadAll(lib + "/plans/fleetrun/small.tfplan"));
+  request.set_weights(ReadAll(lib + "/plans/fleetrun/small.tfweights"));
   request.set_runs(1);
   tunefleet::v1::RunModelTensor* input = request.add_inputs();
   input->mutable_values()->Resize(1 * 3 * 17 * 23, 0.5f);

@@ -33,9 +33,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr auto kLimit = std::chrono::seconds(180);
-
-std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
+constexpr auto kModelLimit = std::chrono::seconds(180);
 
 // A fresh directory holding the small model (tests/support), removed with
 // the object.
@@ -78,8 +76,8 @@ using Command = ::tunefleet::testing::CliCommand;
 // JSON summary in `emitted`. Fails the test when emit fails.
 void Emit(const std::string& db, const std::string& work,
           nlohmann::json* emitted) {
-  auto emit =
-      RunCommand(Cli() + " emit --json --db " + db + " --out " + work + "/lib");
+  auto emit = RunCommand(CliBinary() + " emit --json --db " + db + " --out " +
+                         work + "/lib");
   ASSERT_EQ(emit.exit_code, 0) << emit.err;
   *emitted = nlohmann::json::parse(emit.out);
 }
@@ -108,7 +106,8 @@ int64_t Find(const std::string& text, const std::string& pattern) {
 // progress line with a finished trial; the id, or 0.
 int64_t AwaitModelProgress(const Command& tune) {
   FleetHarness::WaitFor(
-      [&] { return Find(tune.err(), "\ntrials ([1-9][0-9]*)/") > 0; }, kLimit);
+      [&] { return Find(tune.err(), "\ntrials ([1-9][0-9]*)/") > 0; },
+      kModelLimit);
   return Find(tune.err(), "tunefleet tune: model job ([0-9]+) on");
 }
 
@@ -215,7 +214,7 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
   std::ofstream(model, std::ios::binary) << testing::CoverageNet();
   const std::string db = work + "/t.db";
 
-  auto tasks = RunCommand(Cli() + " tasks --json --onnx " + model);
+  auto tasks = RunCommand(CliBinary() + " tasks --json --onnx " + model);
   ASSERT_EQ(tasks.exit_code, 0) << tasks.err;
   const auto listed = nlohmann::json::parse(tasks.out);
   std::vector<std::string> canonical;
@@ -261,7 +260,7 @@ TEST(Model, NewOpsTuneEmitAndRunThroughTheLibrary) {
       << coverage.dump();
 
   // One model job, 2 trials per task: every task gets a best config.
-  auto tune = RunCommand(Cli() + " tune --json --quiet --onnx " + model +
+  auto tune = RunCommand(CliBinary() + " tune --json --quiet --onnx " + model +
                          " --trials-per-task 2 --db " + db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto tuned = nlohmann::json::parse(tune.out);
@@ -315,7 +314,7 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
   const std::string model = work + "/coverage.onnx";
   std::ofstream(model, std::ios::binary) << testing::CoverageNet();
   const std::string db = work + "/t.db";
-  auto tune = RunCommand(Cli() + " tune --json --quiet --onnx " + model +
+  auto tune = RunCommand(CliBinary() + " tune --json --quiet --onnx " + model +
                          " --trials-per-task 1 --no-library --db " + db);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   const auto model_workloads = nlohmann::json::parse(tune.out)["workloads"];
@@ -355,8 +354,8 @@ TEST(Model, EmittedLibraryRunsEveryVariantOfTheNewTemplates) {
   };
   for (const auto& [op, shape] : variants) {
     auto one =
-        RunCommand(Cli() + " tune --json --quiet --op " + op + " --shape " +
-                   shape + " --trials 1 --no-library --db " + db);
+        RunCommand(CliBinary() + " tune --json --quiet --op " + op +
+                   " --shape " + shape + " --trials 1 --no-library --db " + db);
     ASSERT_EQ(one.exit_code, 0) << shape << ": " << one.err;
     const auto tuned = nlohmann::json::parse(one.out);
     ASSERT_FALSE(tuned["best"].is_null()) << one.out;
@@ -453,7 +452,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   ModelDir dir("round_robin");
   const std::string db = dir.path() + "/t.db";
   // A total budget and a per-workload one: which is meant is unclear.
-  auto both = RunCommand(Cli() + dir.Tune() +
+  auto both = RunCommand(CliBinary() + dir.Tune() +
                          " --trials 9 --trials-per-task 2 --db " + db);
   EXPECT_EQ(both.exit_code, 2) << both.err;
   EXPECT_THAT(both.err, HasSubstr("--trials "));
@@ -461,7 +460,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_FALSE(std::filesystem::exists(db));  // refused before starting
 
   auto tune = RunCommand(
-      Cli() +
+      CliBinary() +
       dir.RandomTune("--json --trials 9 --task-scheduler round-robin", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   // The progress line with the estimated latency, and the task lines.
@@ -485,7 +484,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
   EXPECT_EQ(trials, tuned["trials_done"].get<uint32_t>());
 
   // The same as text: the task lines, the model job and its latency.
-  tune = RunCommand(Cli() + dir.RandomTune("--quiet --trials 8", db));
+  tune = RunCommand(CliBinary() + dir.RandomTune("--quiet --trials 8", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   EXPECT_THAT(tune.out, HasSubstr("[ 1/8] "));
   EXPECT_THAT(tune.out, HasSubstr(": model job "));
@@ -496,7 +495,7 @@ TEST(Model, RoundRobinSpreadsATotalBudgetEvenly) {
 
   // A budget of 3 trials for 8 tasks: said before the run, and the summary
   // lists the 5 tasks it left without a trial.
-  tune = RunCommand(Cli() + dir.RandomTune("--quiet --trials 3", db));
+  tune = RunCommand(CliBinary() + dir.RandomTune("--quiet --trials 3", db));
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
   EXPECT_THAT(tune.err, HasSubstr("warning: a budget of 3 trials for 8 tasks "
                                   "leaves at least 5 tasks without a trial"));
@@ -526,7 +525,7 @@ TEST(Model, CtrlCCancelsTheModelJobAndKeepsItsFinishedTrials) {
   EXPECT_GT(done, 0) << out;
   EXPECT_THAT(out,
               HasSubstr("model job " + std::to_string(job) + " cancelled"));
-  auto r = RunCommand(Cli() + " jobs --json --db " + db);
+  auto r = RunCommand(CliBinary() + " jobs --json --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json jobs = nlohmann::json::parse(r.out);
   ASSERT_EQ(jobs.size(), 1u) << r.out;
@@ -548,7 +547,7 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   ModelDir dir("server");
   const std::string server =
       " --server " + fleet.address() + " --token-file " + tuner;
-  auto tune = RunCommand(Cli() + dir.Tune() + server +
+  auto tune = RunCommand(CliBinary() + dir.Tune() + server +
                          " --json --quiet --trials 8 --no-library --strategy "
                          "random --no-transfer");
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
@@ -557,7 +556,7 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   EXPECT_EQ(tuned["device_key"], "model");
   EXPECT_FALSE(tuned.contains("database"));
 
-  auto r = RunCommand(Cli() + " jobs" + server);
+  auto r = RunCommand(CliBinary() + " jobs" + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("model small.onnx (8 tasks)"));
   // BEST: the measured latency beside the estimate once an agent ran the
@@ -565,19 +564,20 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
   // estimate alone.
   EXPECT_THAT(r.out,
               ::testing::AnyOf(HasSubstr(" ms (est "), HasSubstr("  est ")));
-  r = RunCommand(Cli() + " watch " + std::to_string(job) + server + " --json");
+  r = RunCommand(CliBinary() + " watch " + std::to_string(job) + server +
+                 " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto watched = nlohmann::json::parse(r.out);
   EXPECT_EQ(watched["state"], "JOB_STATE_DONE");
   EXPECT_EQ(watched["model"]["task_progress"].size(), 8u) << r.out;
   EXPECT_NEAR(watched["model"]["latency_ns"].get<double>(),
               tuned["model"]["latency_ns"].get<double>(), 1e-3);
-  r = RunCommand(Cli() + " watch " + std::to_string(job) + server);
+  r = RunCommand(CliBinary() + " watch " + std::to_string(job) + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("TRIALS"));
   EXPECT_THAT(r.out, HasSubstr("estimated latency"));
   // Ended: nothing to cancel.
-  r = RunCommand(Cli() + " cancel " + std::to_string(job) + server);
+  r = RunCommand(CliBinary() + " cancel " + std::to_string(job) + server);
   EXPECT_NE(r.exit_code, 0) << r.out;
 
   // A long model job, cancelled from another command; the tune command
@@ -588,7 +588,7 @@ TEST(Model, OnAServerJobsWatchAndCancelShowTheModelJob) {
                   dir.path());
   const int64_t long_job = AwaitModelProgress(running);
   ASSERT_GT(long_job, job) << running.err();
-  r = RunCommand(Cli() + " cancel " + std::to_string(long_job) + server);
+  r = RunCommand(CliBinary() + " cancel " + std::to_string(long_job) + server);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out,
               HasSubstr("cancelled job " + std::to_string(long_job) + ": "));

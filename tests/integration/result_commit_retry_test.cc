@@ -28,8 +28,8 @@
 namespace tunefleet {
 namespace {
 
-constexpr char kKey[] = "commit-retry";
-constexpr uint32_t kTrials = 8;
+constexpr char kRetryKey[] = "commit-retry";
+constexpr uint32_t kRetryTrials = 8;
 
 // Answers at once (FakeBackend's times); counts the measurements per trial
 // and arms the trigger for the first trial it sees, once.
@@ -106,7 +106,7 @@ class ResultCommitRetry : public ::testing::Test {
     backend_ = backend.get();
     // One result per group commit: only the refused one is requeued.
     const absl::Status agent =
-        fleet_.StartAgent(kKey, std::move(backend), /*max_in_flight=*/1);
+        fleet_.StartAgent(kRetryKey, std::move(backend), /*max_in_flight=*/1);
     ASSERT_TRUE(agent.ok()) << agent;
   }
 
@@ -117,7 +117,7 @@ class ResultCommitRetry : public ::testing::Test {
 TEST_F(ResultCommitRetry, RefusedCommitIsMeasuredAgainExactlyOnce) {
   auto stub = fleet_.Stub();
   const tunefleet::v1::SubmitJobRequest request =
-      testing::GemmJobRequest(kKey, kTrials, 5);
+      testing::GemmJobRequest(kRetryKey, kRetryTrials, 5);
   tunefleet::v1::SubmitJobResponse submitted;
   {
     grpc::ClientContext context;
@@ -128,13 +128,13 @@ TEST_F(ResultCommitRetry, RefusedCommitIsMeasuredAgainExactlyOnce) {
                                      std::chrono::seconds(120))
                   .ok());
   ASSERT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
-  EXPECT_EQ(last.trials_done(), kTrials);
-  EXPECT_EQ(last.errors().at("OK"), kTrials);
+  EXPECT_EQ(last.trials_done(), kRetryTrials);
+  EXPECT_EQ(last.errors().at("OK"), kRetryTrials);
 
   const int64_t target = backend_->Target();
   ASSERT_GT(target, 0);
   const std::map<int64_t, int> measured = backend_->Measured();
-  EXPECT_EQ(measured.size(), kTrials);
+  EXPECT_EQ(measured.size(), kRetryTrials);
   for (const auto& [id, n] : measured) {
     EXPECT_EQ(n, id == target ? 2 : 1) << "trial " << id;
   }
@@ -150,14 +150,14 @@ TEST_F(ResultCommitRetry, RefusedCommitIsMeasuredAgainExactlyOnce) {
   };
   EXPECT_EQ(count(absl::StrCat("SELECT COUNT(*) FROM trials WHERE job_id = ",
                                submitted.job_id(), " AND state = 'done'")),
-            kTrials);
+            kRetryTrials);
   EXPECT_EQ(count(absl::StrCat("SELECT state = 'done' FROM trials WHERE id = ",
                                target)),
             1);
   EXPECT_EQ(
       count(absl::StrCat("SELECT SUM(n) FROM job_trial_counts WHERE job_id = ",
                          submitted.job_id())),
-      kTrials);
+      kRetryTrials);
 }
 
 }  // namespace

@@ -67,13 +67,6 @@ class PlantedFile {
   std::filesystem::path dir_;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The saxpy template of tests/data/templates as a job carries it, with
 // `name` as the template's name, `op` as its op and `source` (default:
 // saxpy.cl) as its OpenCL source.
@@ -81,14 +74,14 @@ tunefleet::v1::TemplateSpec SaxpySpec(const std::string& name,
                                       const std::string& op,
                                       const std::string& source = "") {
   tunefleet::v1::TemplateSpec spec;
-  std::string text = ReadFile(SourceDir() + "/tests/data/templates/saxpy.toml");
+  std::string text = ReadAll(SourceDir() + "/tests/data/templates/saxpy.toml");
   text = absl::StrReplaceAll(
       text, {{"name = \"saxpy_vec\"", absl::StrCat("name = \"", name, "\"")},
              {"op = \"saxpy\"", absl::StrCat("op = \"", op, "\"")}});
   spec.set_spec(text);
   spec.set_format("toml");
   spec.set_source(source.empty()
-                      ? ReadFile(SourceDir() + "/tests/data/templates/saxpy.cl")
+                      ? ReadAll(SourceDir() + "/tests/data/templates/saxpy.cl")
                       : source);
   return spec;
 }
@@ -145,12 +138,12 @@ TEST(Security, AUserTemplatesIncludeReadsNoFileOfTheAgentHost) {
   ASSERT_TRUE(fleet.StartFleet(1, "sec"));
   const std::string source =
       absl::StrCat("#include \"", planted.path(), "\"\n",
-                   ReadFile(SourceDir() + "/tests/data/templates/saxpy.cl"));
+                   ReadAll(SourceDir() + "/tests/data/templates/saxpy.cl"));
   // The same include, hidden from a naive look by a line splice and a
   // comment before the directive's name.
   const std::string hidden =
       absl::StrCat("#/* */ inc\\\nlude \"", planted.path(), "\"\n",
-                   ReadFile(SourceDir() + "/tests/data/templates/saxpy.cl"));
+                   ReadAll(SourceDir() + "/tests/data/templates/saxpy.cl"));
   int i = 0;
   for (const std::string& text : {source, hidden}) {
     const std::string op = absl::StrCat("sec_inc", i++);
@@ -171,7 +164,7 @@ TEST(Security, AUserTemplatesIncludeReadsNoFileOfTheAgentHost) {
   for (const std::string& file :
        {fleet.db_path(), fleet.db_path() + "-wal", fleet.dir() + "/server.log",
         fleet.agent_log(0)}) {
-    EXPECT_THAT(ReadFile(file), Not(HasSubstr(planted.token()))) << file;
+    EXPECT_THAT(ReadAll(file), Not(HasSubstr(planted.token()))) << file;
   }
 }
 
@@ -292,7 +285,7 @@ TEST(Security, TheAgentRefusesIncludesAndFileOptionsFromAnyServer) {
   // host's paths go.
   EXPECT_THAT(results[3].error_message(), HasSubstr("not_declared_here"));
   EXPECT_THAT(results[3].error_message(), Not(HasSubstr("/.cache/")));
-  EXPECT_THAT(ReadFile(log), Not(HasSubstr(planted.token())));
+  EXPECT_THAT(ReadAll(log), Not(HasSubstr(planted.token())));
 }
 
 // --- 2. A deep TOML spec ---------------------------------------------------
@@ -332,8 +325,8 @@ TEST(Security, ADeepTomlSpecIsRefusedBeforeItIsParsed) {
   // The CLI's paths read it the same way: a spec file.
   const std::string file = fleet.dir() + "/deep.toml";
   std::ofstream(file) << deep
-                      << ReadFile(SourceDir() +
-                                  "/tests/data/templates/saxpy.toml");
+                      << ReadAll(SourceDir() +
+                                 "/tests/data/templates/saxpy.toml");
   std::filesystem::copy_file(SourceDir() + "/tests/data/templates/saxpy.cl",
                              fleet.dir() + "/saxpy.cl");
   // Under AddressSanitizer no address-space cap: its shadow memory alone
@@ -365,13 +358,13 @@ TEST(Security, NamesWithControlCharactersAreRefusedAndStoredOnesEscaped) {
       [&] { return fleet.Connected("plain") == 1; }, std::chrono::seconds(60)));
   ASSERT_TRUE(FleetHarness::WaitFor(
       [&] {
-        return ReadFile(log).find("hello.agent_name") != std::string::npos;
+        return ReadAll(log).find("hello.agent_name") != std::string::npos;
       },
       std::chrono::seconds(30)))
-      << ReadFile(log);
-  EXPECT_THAT(ReadFile(log), HasSubstr("must be printable"));
+      << ReadAll(log);
+  EXPECT_THAT(ReadAll(log), HasSubstr("must be printable"));
   EXPECT_EQ(fleet.Connected("evilkey"), 0);
-  const std::string server_log = ReadFile(fleet.dir() + "/server.log");
+  const std::string server_log = ReadAll(fleet.dir() + "/server.log");
   EXPECT_THAT(server_log, Not(HasSubstr("\x1b")));
   EXPECT_THAT(server_log, Not(HasSubstr("\n[server] agent-99")));
   agent.Kill(SIGKILL);

@@ -37,7 +37,7 @@ using testing::FleetHarness;
 using ::testing::HasSubstr;
 using tunefleet::v1::JobProgress;
 
-constexpr char kKey[] = "limits";
+constexpr char kLimitsKey[] = "limits";
 // Threads the server may add to what it had before the streams and the
 // model job: gRPC's own pools and the odd call in flight. The job
 // executor's threads are there from the start.
@@ -157,12 +157,12 @@ class Watchers {
   std::vector<grpc::Status> statuses_ ABSL_GUARDED_BY(mu_);
 };
 
-// A model job of `tasks` softmax tasks (one workload each) on kKey: random
-// search, no transfer, nothing to measure until an agent comes.
+// A model job of `tasks` softmax tasks (one workload each) on kLimitsKey:
+// random search, no transfer, nothing to measure until an agent comes.
 tunefleet::v1::SubmitModelJobRequest ManyTasks(int tasks) {
   tunefleet::v1::SubmitModelJobRequest r;
   r.set_model_name("many_tasks");
-  r.set_device_key(kKey);
+  r.set_device_key(kLimitsKey);
   r.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   r.set_trials(static_cast<uint32_t>(tasks) * 2);
   r.set_no_transfer(true);
@@ -187,17 +187,18 @@ grpc::Status SubmitModel(FleetHarness& fleet,
   return s;
 }
 
-// A server whose store knows device key kKey (an agent came and went),
+// A server whose store knows device key kLimitsKey (an agent came and went),
 // started with `args`.
 void StartWithKnownKey(FleetHarness& fleet,
                        const std::vector<std::string>& args) {
   ASSERT_TRUE(fleet.StartServer(args))
       << testing::ReadAll(fleet.dir() + "/server.log");
-  ASSERT_TRUE(fleet.StartAgents(1, kKey))
+  ASSERT_TRUE(fleet.StartAgents(1, kLimitsKey))
       << testing::ReadAll(fleet.agent_log(0));
   fleet.agent(0).Kill(SIGTERM);
-  ASSERT_TRUE(FleetHarness::WaitFor([&] { return fleet.Connected(kKey) == 0; },
-                                    std::chrono::seconds(30)));
+  ASSERT_TRUE(
+      FleetHarness::WaitFor([&] { return fleet.Connected(kLimitsKey) == 0; },
+                            std::chrono::seconds(30)));
 }
 
 TEST(ServerLimits, ThreadsStayBoundedAndACancelledModelJobGivesItsMemoryBack) {
@@ -207,7 +208,7 @@ TEST(ServerLimits, ThreadsStayBoundedAndACancelledModelJobGivesItsMemoryBack) {
   const pid_t pid = fleet.server().pid();
   // A job that waits for an agent: the streams watch it.
   const int64_t job =
-      fleet.Submit(testing::SmallGemmJob(kKey, 10, /*cooldown_ms=*/0, 1));
+      fleet.Submit(testing::SmallGemmJob(kLimitsKey, 10, /*cooldown_ms=*/0, 1));
   ASSERT_GT(job, 0);
   const int64_t threads_start = Threads(pid);
   ASSERT_GT(threads_start, 0);
@@ -304,13 +305,15 @@ TEST(ServerLimits, EachLimitRefusesWithResourceExhaustedNamingItsFlag) {
   StartWithKnownKey(fleet, {"--max-active-jobs", "2", "--max-model-tasks", "3",
                             "--max-watch-streams", "4"});
   // Active jobs: two wait for an agent; a third is refused.
-  const int64_t first = fleet.Submit(testing::SmallGemmJob(kKey, 5, 0, 1));
-  const int64_t second = fleet.Submit(testing::SmallGemmJob(kKey, 5, 0, 2));
+  const int64_t first =
+      fleet.Submit(testing::SmallGemmJob(kLimitsKey, 5, 0, 1));
+  const int64_t second =
+      fleet.Submit(testing::SmallGemmJob(kLimitsKey, 5, 0, 2));
   ASSERT_GT(first, 0);
   ASSERT_GT(second, 0);
   int64_t third = 0;
   grpc::Status s =
-      fleet.SubmitJob(testing::SmallGemmJob(kKey, 5, 0, 3), &third);
+      fleet.SubmitJob(testing::SmallGemmJob(kLimitsKey, 5, 0, 3), &third);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(s.error_message(), HasSubstr("--max-active-jobs 2"));
   int64_t model = 0;

@@ -28,7 +28,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr auto kLimit = std::chrono::seconds(60);
+constexpr auto kLogLimit = std::chrono::seconds(60);
 
 // A directory of one test (the database, cmd.out, cmd.err), removed at
 // the end.
@@ -53,7 +53,7 @@ class ServerLog : public ::testing::Test {
   // Polls `command`'s stderr until it holds `text`.
   static bool AwaitErr(const BackgroundCommand& command,
                        const std::string& text) {
-    const auto end = std::chrono::steady_clock::now() + kLimit;
+    const auto end = std::chrono::steady_clock::now() + kLogLimit;
     while (std::chrono::steady_clock::now() < end) {
       if (command.err().find(text) != std::string::npos) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -77,7 +77,7 @@ class ServerLog : public ::testing::Test {
 
 // Polls until something accepts connections on 127.0.0.1:`port`.
 bool AwaitListening(int port) {
-  const auto end = std::chrono::steady_clock::now() + kLimit;
+  const auto end = std::chrono::steady_clock::now() + kLogLimit;
   while (std::chrono::steady_clock::now() < end) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
@@ -104,7 +104,7 @@ TEST_F(ServerLog, AtWarnTheInfoLinesAreLeftOut) {
   server.Signal(SIGHUP);
   ASSERT_TRUE(AwaitErr(server, "SIGHUP")) << server.err();
   server.Signal(SIGTERM);
-  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
+  EXPECT_EQ(server.Wait(kLogLimit), 0) << server.err();
   const std::string err = server.err();
   EXPECT_THAT(err,
               HasSubstr("] [warning] tunefleet-server: SIGHUP: no --tokens "
@@ -119,7 +119,7 @@ TEST_F(ServerLog, AtDebugTheSettingsAreLoggedToo) {
                            dir_);
   ASSERT_TRUE(AwaitErr(server, "listening on")) << server.err();
   server.Signal(SIGTERM);
-  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
+  EXPECT_EQ(server.Wait(kLogLimit), 0) << server.err();
   const std::string err = server.err();
   EXPECT_THAT(err, HasSubstr("] [debug] tunefleet-server: log level debug; "
                              "heartbeat 5000 ms;"));
@@ -132,7 +132,7 @@ TEST_F(ServerLog, AtDebugTheSettingsAreLoggedToo) {
   BackgroundCommand quiet(Server("--listen 127.0.0.1:0"), quiet_dir);
   ASSERT_TRUE(AwaitErr(quiet, "listening on")) << quiet.err();
   quiet.Signal(SIGTERM);
-  EXPECT_EQ(quiet.Wait(kLimit), 0) << quiet.err();
+  EXPECT_EQ(quiet.Wait(kLogLimit), 0) << quiet.err();
   EXPECT_THAT(quiet.err(), Not(HasSubstr("log level")));
 }
 
@@ -144,7 +144,7 @@ TEST_F(ServerLog, IntoTheJournalLinesCarryTheirPriorityAndNoTime) {
       dir_);
   ASSERT_TRUE(AwaitErr(server, "listening on")) << server.err();
   server.Signal(SIGTERM);
-  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
+  EXPECT_EQ(server.Wait(kLogLimit), 0) << server.err();
   const std::string err = server.err();
   EXPECT_THAT(err, HasSubstr("<7>tunefleet-server: log level debug;"));
   EXPECT_THAT(err, HasSubstr("<6>tunefleet-server: listening on 127.0.0.1:"));
@@ -158,7 +158,7 @@ TEST_F(ServerLog, IntoTheJournalLinesCarryTheirPriorityAndNoTime) {
   BackgroundCommand refused(absl::StrCat("env JOURNAL_STREAM=", stream2, " ",
                                          Server("--listen 127.0.0.1")),
                             dir_);
-  EXPECT_EQ(refused.Wait(kLimit), 2) << refused.err();
+  EXPECT_EQ(refused.Wait(kLogLimit), 2) << refused.err();
   EXPECT_THAT(refused.err(),
               ::testing::StartsWith("<3>tunefleet-server: --listen "
                                     "'127.0.0.1': no port"));
@@ -176,7 +176,7 @@ TEST_F(ServerLog, AJournalStreamThatIsNotStderrIsIgnored) {
       dir_);
   ASSERT_TRUE(AwaitErr(server, "listening on")) << server.err();
   server.Signal(SIGTERM);
-  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
+  EXPECT_EQ(server.Wait(kLogLimit), 0) << server.err();
   EXPECT_THAT(server.err(), ::testing::StartsWith("["));
   EXPECT_THAT(server.err(), Not(HasSubstr("<6>")));
   EXPECT_THAT(server.err(),
@@ -203,7 +203,7 @@ TEST_F(ServerLog, TheAgentLogsTheSameWay) {
       agent_dir("warn"));
   ASSERT_TRUE(AwaitErr(server, "connected: key log-warn")) << server.err();
   quiet.Signal(SIGTERM);
-  EXPECT_EQ(quiet.Wait(kLimit), 0) << quiet.err();
+  EXPECT_EQ(quiet.Wait(kLogLimit), 0) << quiet.err();
   EXPECT_THAT(quiet.err(), Not(HasSubstr("connected to")));
   EXPECT_THAT(quiet.err(), Not(HasSubstr("tunefleet-agent: device")));
 
@@ -214,13 +214,13 @@ TEST_F(ServerLog, TheAgentLogsTheSameWay) {
       journal_dir);
   ASSERT_TRUE(AwaitErr(journal, "connected to")) << journal.err();
   journal.Signal(SIGTERM);
-  EXPECT_EQ(journal.Wait(kLimit), 0) << journal.err();
+  EXPECT_EQ(journal.Wait(kLogLimit), 0) << journal.err();
   EXPECT_THAT(journal.err(), HasSubstr("<6>tunefleet-agent: device '"));
   EXPECT_THAT(journal.err(),
               HasSubstr(absl::StrCat("<6>[agent log-info] connected to ",
                                      address, " as agent-")));
   server.Signal(SIGTERM);
-  EXPECT_EQ(server.Wait(kLimit), 0) << server.err();
+  EXPECT_EQ(server.Wait(kLogLimit), 0) << server.err();
 }
 
 }  // namespace

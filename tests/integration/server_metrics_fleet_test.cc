@@ -26,8 +26,8 @@ using tunefleet::testing::ParsePrometheusText;
 using tunefleet::testing::PromSample;
 using tunefleet::testing::SampleValue;
 
-constexpr char kKey[] = "pocl-metrics";
-constexpr uint32_t kTrials = 6;
+constexpr char kMetricsKey[] = "pocl-metrics";
+constexpr uint32_t kMetricsTrials = 6;
 
 class ServerMetricsFleet : public ::testing::Test {
  protected:
@@ -35,7 +35,8 @@ class ServerMetricsFleet : public ::testing::Test {
     ASSERT_TRUE(fleet_.StartServer().ok());
     auto backend = testing::PoclBackend();
     ASSERT_TRUE(backend.ok()) << backend.status();
-    const absl::Status agent = fleet_.StartAgent(kKey, *std::move(backend));
+    const absl::Status agent =
+        fleet_.StartAgent(kMetricsKey, *std::move(backend));
     ASSERT_TRUE(agent.ok()) << agent;
     stub_ = fleet_.Stub();
   }
@@ -48,7 +49,7 @@ TEST_F(ServerMetricsFleet, MetricsAfterAJobParseAndAddUp) {
   tunefleet::v1::SubmitJobRequest request;
   *request.mutable_workload() = trial::WorkloadToProto(
       *templates::Workload::Parse("gemm", "M=64,N=64,K=64"));
-  request.set_trials(kTrials);
+  request.set_trials(kMetricsTrials);
   request.set_strategy(tunefleet::v1::STRATEGY_RANDOM);
   request.set_seed(3);
   tunefleet::v1::SubmitJobResponse submitted;
@@ -60,7 +61,7 @@ TEST_F(ServerMetricsFleet, MetricsAfterAJobParseAndAddUp) {
     tunefleet::v1::JobProgress last;
     ASSERT_TRUE(testing::WatchJobToEnd(*stub_, submitted.job_id(), &last).ok());
     ASSERT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
-    ASSERT_EQ(last.trials_done(), kTrials);
+    ASSERT_EQ(last.trials_done(), kMetricsTrials);
   }
   {
     // A refused call: counted under its status code.
@@ -93,11 +94,11 @@ TEST_F(ServerMetricsFleet, MetricsAfterAJobParseAndAddUp) {
   for (const PromSample& s : samples) {
     if (s.name == "tunefleet_trials_done_total") done += s.value;
   }
-  EXPECT_EQ(done, kTrials);
+  EXPECT_EQ(done, kMetricsTrials);
   EXPECT_EQ(SampleValue(samples, "tunefleet_jobs", {{"state", "done"}}), 1);
   EXPECT_EQ(SampleValue(samples, "tunefleet_jobs", {{"state", "running"}}), 0);
   EXPECT_EQ(SampleValue(samples, "tunefleet_agents_connected",
-                        {{"device_key", kKey}}),
+                        {{"device_key", kMetricsKey}}),
             1);
   EXPECT_EQ(SampleValue(samples, "tunefleet_queue_depth", {}), 0);
   EXPECT_EQ(SampleValue(samples, "tunefleet_leases_in_flight", {}), 0);

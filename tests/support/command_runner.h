@@ -132,12 +132,14 @@ inline std::string BinaryDir() {
   return other != nullptr && *other != '\0' ? other : TUNEFLEET_BINARY_DIR;
 }
 inline std::string SourceDir() { return TUNEFLEET_SOURCE_DIR; }
+// The build tree's `tunefleet` (the CLI).
+inline std::string CliBinary() { return BinaryDir() + "/cli/tunefleet"; }
 
 // The build tree's `tunefleet` with `args`, running in the background.
 class CliCommand : public BackgroundCommand {
  public:
   CliCommand(const std::string& args, const std::string& dir)
-      : BackgroundCommand(BinaryDir() + "/cli/tunefleet " + args, dir) {}
+      : BackgroundCommand(CliBinary() + " " + args, dir) {}
 };
 
 // Builds and installs the library `tunefleet emit` wrote to <work>/lib

@@ -169,6 +169,10 @@ inline std::string EpilogueCycle() {
   return b.Bytes();
 }
 
+// SmallNet's input shape, as `--shape` and as dims.
+inline constexpr char kSmallNetShape[] = "image=1,3,17,23";
+inline const std::vector<int64_t> kSmallNetDims = {1, 3, 17, 23};
+
 // A MobileNet-like block: conv 3x3/s2 + BN + ReLU, depthwise 3x3 + BN +
 // HardSwish (spelled out), a 1x1 conv with bias + HardSigmoid twice (same
 // shape) summed by an Add (an eltwise task), pools, a view, a dense layer

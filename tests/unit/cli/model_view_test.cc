@@ -27,7 +27,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using tunefleet::v1::JobProgress;
 
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> ViewLines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
 
@@ -100,7 +100,7 @@ TEST(ModelView, JobsTableShowsTheModelAndItsEstimatedLatency) {
   single.set_device_key("pocl");
   single.mutable_best()->set_gflops(12.345);
   const std::vector<std::string> lines =
-      Lines(JobTable({ModelJob(120, 8.49e6, 4.42e6, 0), single}));
+      ViewLines(JobTable({ModelJob(120, 8.49e6, 4.42e6, 0), single}));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_THAT(lines[1], HasSubstr("  model cls.onnx (53 tasks)  "));
   EXPECT_THAT(lines[1], HasSubstr("  est 4.42 ms"));
@@ -157,7 +157,7 @@ TEST(ModelView, MeasuredLatencyAndLayersWithShareTrialsAndSpeedup) {
   EXPECT_DOUBLE_EQ(rows[0].speedup, 4);  // naive 0.8 ms over best 0.2 ms
   EXPECT_EQ(rows[1].trials, 1);
   EXPECT_EQ(rows[1].speedup, 0);  // no best: unknown
-  const std::vector<std::string> lines = Lines(ModelLayerTable(p));
+  const std::vector<std::string> lines = ViewLines(ModelLayerTable(p));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_THAT(lines[0], HasSubstr("SHARE"));
   EXPECT_THAT(lines[1], HasSubstr("75.0%"));
@@ -212,7 +212,7 @@ TEST(ModelView, PrinterWritesALineWhenTheLatencyMovesOrTasksStop) {
     printer.Update(waiting, later(22));
     printer.End();
   }
-  const std::vector<std::string> lines = Lines(testing::Drain(out));
+  const std::vector<std::string> lines = ViewLines(testing::Drain(out));
   ASSERT_EQ(lines.size(), 5u) << ::testing::PrintToString(lines);
   EXPECT_THAT(lines[0], HasSubstr("trials 0/424"));
   EXPECT_THAT(lines[1], HasSubstr("trials 10/424  est. latency 8.00 -> 6.00"));
@@ -265,7 +265,7 @@ TEST(ModelView, TaskTableAndJsonHaveEveryTaskAndTheSkippedOnes) {
   point->set_trials_done(2);
   point->set_latency_ns(7e6);
 
-  const std::vector<std::string> lines = Lines(ModelTaskTable(p));
+  const std::vector<std::string> lines = ViewLines(ModelTaskTable(p));
   ASSERT_EQ(lines.size(), 4u) << ModelTaskTable(p);
   EXPECT_THAT(lines[0], HasSubstr("TRIALS"));
   EXPECT_THAT(lines[1], HasSubstr("3/4"));
@@ -301,7 +301,7 @@ struct Submitted {
   ModelJobPlan plan;
 };
 
-Submitted TwoWorkloads() {
+Submitted TwoSubmittedWorkloads() {
   Submitted s;
   onnx_import::ModelTask conv{
       {*templates::Workload::Parse("conv2d", "N=1,C=3,H=8,W=8,K=4,R=3,S=3")}};
@@ -327,7 +327,7 @@ Submitted TwoWorkloads() {
 }
 
 TEST(ModelView, SkippedTasksAreGroupedByTemplate) {
-  const Submitted s = TwoWorkloads();
+  const Submitted s = TwoSubmittedWorkloads();
   google::protobuf::RepeatedPtrField<tunefleet::v1::SkippedTask> skipped;
   EXPECT_EQ(SkippedTasksText(s.plan.request, skipped), "");
   for (uint32_t i : {2u, 1u}) {
@@ -342,7 +342,7 @@ TEST(ModelView, SkippedTasksAreGroupedByTemplate) {
 }
 
 TEST(ModelView, TuneJsonHasTheModelJobAndEveryWorkloadWithItsLibrary) {
-  const Submitted s = TwoWorkloads();
+  const Submitted s = TwoSubmittedWorkloads();
   JobProgress last = ModelJob(21, 8e6, 5e6, 1);
   last.set_state(tunefleet::v1::JOB_STATE_DONE);
   last.set_trials_total(21);
@@ -419,7 +419,7 @@ TEST(ModelView, TuneJsonHasTheModelJobAndEveryWorkloadWithItsLibrary) {
 }
 
 TEST(ModelView, TasksTheBudgetLeftWithoutATrialAreListed) {
-  const Submitted s = TwoWorkloads();
+  const Submitted s = TwoSubmittedWorkloads();
   JobProgress last = ModelJob(2, 8e6, 7e6, 0);
   const std::string conv = s.model.tasks[0].workload.Canonical();
   const std::string pool = s.model.tasks[1].workload.Canonical();

@@ -15,7 +15,7 @@
 namespace tunefleet::cli {
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> TableLines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
 
@@ -41,13 +41,13 @@ TEST(FitTable, NarrowsTheWidestCutColumnFirst) {
   const std::string table =
       FitTable({"N", "A", "B"}, {{"1", long_a, long_b}}, {true},
                /*cut_columns=*/{1, 2}, /*max_width=*/60);
-  const std::vector<std::string> lines = Lines(table);
+  const std::vector<std::string> lines = TableLines(table);
   ASSERT_EQ(lines.size(), 2u);
   for (const std::string& line : lines) EXPECT_LE(TextWidth(line), 60u);
   // The 5 characters come from A (40 -> 35); B is narrower and stays whole.
   EXPECT_EQ(lines[1], "1  " + std::string(34, 'a') + "…  " + long_b);
   // Two wide columns give in turn: 1 + 2 + 30 + 2 + 30 = 65 -> 28 and 27.
-  const std::vector<std::string> even = Lines(FitTable(
+  const std::vector<std::string> even = TableLines(FitTable(
       {"N", "A", "B"}, {{"1", std::string(30, 'a'), std::string(30, 'b')}}, {},
       {1, 2}, 60));
   ASSERT_EQ(even.size(), 2u);
@@ -60,7 +60,7 @@ TEST(FitTable, StopsAtTheFloorAndKeepsOtherColumnsWhole) {
   const std::string table =
       FitTable({"N", "A", "KEEP"}, {{"1", long_a, std::string(50, 'k')}}, {},
                /*cut_columns=*/{1}, 30);
-  const std::vector<std::string> lines = Lines(table);
+  const std::vector<std::string> lines = TableLines(table);
   ASSERT_EQ(lines.size(), 2u);
   // A stops at kMinCutWidth; KEEP is never cut, so the line stays longer.
   EXPECT_EQ(lines[1], "1  " + std::string(kMinCutWidth - 1, 'a') + "…  " +
@@ -72,7 +72,7 @@ TEST(FitTable, NoWidthOrAFittingTableCutsNothing) {
       {"1", std::string(100, 'w')}};
   for (const size_t width : {size_t{0}, size_t{200}}) {
     const std::vector<std::string> lines =
-        Lines(FitTable({"N", "W"}, rows, {}, {1}, width));
+        TableLines(FitTable({"N", "W"}, rows, {}, {1}, width));
     ASSERT_EQ(lines.size(), 2u);
     EXPECT_EQ(lines[1], "1  " + std::string(100, 'w')) << width;
   }

@@ -19,7 +19,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::tunefleet::testing::GpuLimits;
 
-std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
+std::vector<std::string> PoolFeatureNames(
+    const std::vector<Feature>& features) {
   std::vector<std::string> names;
   for (const Feature& f : features) names.push_back(f.name);
   return names;
@@ -29,7 +30,7 @@ std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
 
 // Output rows P and columns Q of a pool2d workload, as pool2d_direct
 // computes them: its reference launch runs one work-item per output.
-std::pair<uint64_t, uint64_t> OutputSize(const Workload& w) {
+std::pair<uint64_t, uint64_t> PoolOutputSize(const Workload& w) {
   const LaunchDesc l = testing::Pool2dDirect().ReferenceLaunch(w);
   return {l.global[1], l.global[0]};
 }
@@ -39,15 +40,15 @@ TEST(Pool2dTemplate, OutputSizeIsOnnxFloor) {
   // MobileNet's stem MaxPool: 3x3, stride 2, pad 1 on 112x112 -> 56x56.
   const Workload stem = testing::MustParse(
       "pool2d", "C=64,H=112,W=112,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
-  EXPECT_EQ(OutputSize(stem), Size(56, 56));
+  EXPECT_EQ(PoolOutputSize(stem), Size(56, 56));
   // 2x2 stride 2 on 13x7: floor(11/2)+1 = 6 rows, floor(5/2)+1 = 3 cols.
   const Workload odd =
       testing::MustParse("pool2d", "C=3,H=13,W=7,R=2,S=2,SH=2,SW=2");
-  EXPECT_EQ(OutputSize(odd), Size(6, 3));
+  EXPECT_EQ(PoolOutputSize(odd), Size(6, 3));
   // Stride 1, pad 1 keeps the size.
   const Workload same =
       testing::MustParse("pool2d", "C=1,H=5,W=9,R=3,S=3,PH=1,PW=1");
-  EXPECT_EQ(OutputSize(same), Size(5, 9));
+  EXPECT_EQ(PoolOutputSize(same), Size(5, 9));
   const std::vector<BufferDesc> b = testing::Pool2dDirect().Buffers(odd);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].name, "input");
@@ -134,8 +135,8 @@ TEST(Pool2dTemplate, ConfigConstraints) {
   auto b =
       pool.ParseConfig("PWI=1,QWI=1,VW=1,WGQ=1,WGP=1,WGC=1,CWG=1,LT=0,UNR=0");
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(FeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  EXPECT_EQ(PoolFeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            PoolFeatureNames(pool.DerivedFeatures(*b, w, limits)));
 }
 
 TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
@@ -166,8 +167,8 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
   auto a = pool.ParseConfig("WPC=32,CPG=4,VW=2,UNROLL=2");
   auto b = pool.ParseConfig("WPC=1,CPG=1,VW=1,UNROLL=1");
-  EXPECT_EQ(FeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  EXPECT_EQ(PoolFeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            PoolFeatureNames(pool.DerivedFeatures(*b, w, limits)));
 }
 
 TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
@@ -207,8 +208,8 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
               HasSubstr("-DSINGLE_PASS=1"));
   EXPECT_THAT(softmax.Launch(*multi, w).build_options,
               HasSubstr("-DSINGLE_PASS=0"));
-  EXPECT_EQ(FeatureNames(softmax.DerivedFeatures(*single, w, limits)),
-            FeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
+  EXPECT_EQ(PoolFeatureNames(softmax.DerivedFeatures(*single, w, limits)),
+            PoolFeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
 }
 
 TEST(PoolTemplates, RegisteredForTheirOps) {

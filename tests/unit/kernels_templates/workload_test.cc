@@ -110,12 +110,12 @@ TEST(Workload, NewOpsReadAsTheContractSays) {
 }
 
 // The built-in GEMM template.
-const KernelTemplate& Gemm() {
+const KernelTemplate& GemmTemplate() {
   return *FindTemplate("gemm", "gemm_tiled").value();
 }
 
 TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
-  const KernelTemplate& gemm = Gemm();
+  const KernelTemplate& gemm = GemmTemplate();
   auto c = gemm.ParseConfig(
       "MWG=64,NWG=32,KWG=16,MWI=4,NWI=4,VW=2,SA=1,SB=0,KUNROLL=2,HALF=0,IMB=0");
   ASSERT_TRUE(c.ok()) << c.status();
@@ -134,7 +134,7 @@ TEST(GemmTemplate, ConfigTextRoundTripsAndValidates) {
 // value outside its knob's values and each missing knob, then the
 // template's knobs.
 TEST(GemmTemplate, ConfigErrorsNameEveryBadKnobAtOnce) {
-  const KernelTemplate& gemm = Gemm();
+  const KernelTemplate& gemm = GemmTemplate();
   const std::vector<Knob>& knobs = gemm.knobs();
   ASSERT_GE(knobs.size(), 4u);
   std::string all;
@@ -171,7 +171,7 @@ TEST(GemmTemplate, ConfigErrorsNameEveryBadKnobAtOnce) {
 }
 
 TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
-  const KernelTemplate& gemm = Gemm();
+  const KernelTemplate& gemm = GemmTemplate();
   const Workload w = *Workload::Parse("gemm", "M=64,N=64,K=64");
   DeviceLimits small{64, {64, 64, 64}, 4096, 1 << 30, 1};
   // 16x16 work-items: too many for a 64-item device.
@@ -195,7 +195,7 @@ TEST(GemmTemplate, ConstraintsFollowDeviceLimits) {
 }
 
 TEST(GemmTemplate, GeometryCoversEveryElement) {
-  const KernelTemplate& gemm = Gemm();
+  const KernelTemplate& gemm = GemmTemplate();
   auto c = *gemm.ParseConfig(
       "MWG=32,NWG=64,KWG=8,MWI=4,NWI=8,VW=4,SA=1,SB=1,KUNROLL=1,HALF=0,IMB=0");
   const Workload w = *Workload::Parse("gemm", "M=33,N=65,K=9");

@@ -28,12 +28,12 @@ using ::testing::HasSubstr;
 using ::testing::Pointwise;
 using Dims = std::vector<int64_t>;
 
-absl::StatusOr<ModelGraph> Lower(GraphBuilder& b,
-                                 const InputShapes& shapes = {}) {
+absl::StatusOr<ModelGraph> LowerGraph(GraphBuilder& b,
+                                      const InputShapes& shapes = {}) {
   return ImportModelGraph(b.Bytes(), "test.onnx", shapes);
 }
 
-std::vector<std::string> Workloads(const ModelGraph& m) {
+std::vector<std::string> StepWorkloads(const ModelGraph& m) {
   std::vector<std::string> out;
   for (const ModelStep& s : m.steps) out.push_back(s.workload.Canonical());
   return out;
@@ -89,7 +89,7 @@ TEST(ModelGraph, ConvFoldsBiasAndBatchNormIntoScaleAndShift) {
   b.Floats("hi", {}, {6});
   b.Node("Clip", {"n", "lo", "hi"}, {"y"});
   b.Output("y");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 1u);
   const ModelStep& s = m->steps[0];
@@ -128,7 +128,7 @@ TEST(ModelGraph, PostAffineFillsTheSecondHalfOfScaleAndShift) {
   b.Floats("pb", {}, {-0.125});
   b.Node("Add", {"p", "pb"}, {"y"});
   b.Output("y");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 1u);
   const ModelStep& s = m->steps[0];
@@ -152,7 +152,7 @@ TEST(ModelGraph, GemmWeightIsTransposedAndItsBiasIsTheShift) {
   GraphBuilder::Int(g, "transB", 1);
   b.Node("Add", {"d", "r"}, {"y"});
   b.Output("y");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 1u);
   const ModelStep& s = m->steps[0];
@@ -189,7 +189,7 @@ TEST(ModelGraph, ActivationFloatsAreTheModels) {
   b.Node("Relu", {"c3"}, {"r3"});
   b.Node("Min", {"r3", "d"}, {"r6"});  // relu then Min: clip(0, 3)
   for (const char* o : {"l", "h", "mx", "mn", "r6"}) b.Output(o);
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 5u);
   EXPECT_THAT(m->steps[0].workload.Canonical(), HasSubstr("act=leakyrelu"));
@@ -223,7 +223,7 @@ TEST(ModelGraph, EltwiseOperandsAndLoneBatchNorm) {
   GraphBuilder::Float(bn, "epsilon", 0.0f);
   b.Output("m");
   b.Output("n");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 2u);
   const ModelStep& mul = m->steps[0];
@@ -251,7 +251,7 @@ TEST(ModelGraph, LayerNormBindsGammaBetaAndEpsilon) {
   auto* ln = b.Node("LayerNormalization", {"x", "gamma", "beta"}, {"y"});
   GraphBuilder::Float(ln, "epsilon", 1e-3f);
   b.Output("y");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 1u);
   EXPECT_EQ(m->steps[0].workload.Canonical(),
@@ -278,9 +278,9 @@ TEST(ModelGraph, ViewsAliasFoldedNodesLeaveNothingConstantsAreOutputs) {
   b.Node("Relu", {"x"}, {"dead"});  // no graph output uses it
   b.Output("y");
   b.Output("sf");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m), ElementsAre("softmax N=2 D=8 fp32"));
+  EXPECT_THAT(StepWorkloads(*m), ElementsAre("softmax N=2 D=8 fp32"));
   EXPECT_THAT(Tensors(m->steps[0]), ElementsAre("r", "y"));
   EXPECT_EQ(m->tensors.at("r").alias_of, "x");
   EXPECT_EQ(m->tensors.at("r").dims, (Dims{2, 8}));
@@ -304,7 +304,7 @@ TEST(ModelGraph, FusedStepsRunAfterEverythingTheyRead) {
   b.Node("Sigmoid", {"x"}, {"s"});    // node 1: the residual
   b.Node("Add", {"c", "s"}, {"y"});   // node 2: folded into node 0
   b.Output("y");
-  auto m = Lower(b);
+  auto m = LowerGraph(b);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->steps.size(), 2u);
   EXPECT_THAT(m->steps[0].workload.Canonical(), HasSubstr("act=sigmoid"));
@@ -327,7 +327,7 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
     GraphBuilder::Int(b.Node("Cast", {"nz"}, {"y"}), "to",
                       onnx::TensorProto::FLOAT);
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(std::string(m.status().message()),
                 HasSubstr("node 'find_them' (NonZero)"));
@@ -338,7 +338,7 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
     b.Input("w", {2, 2, 1, 1});
     b.Node("Conv", {"x", "w"}, {"y"});
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(std::string(m.status().message()),
                 HasSubstr("node 'Conv_1' (Conv): weights are not constant"));
@@ -367,7 +367,7 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
           onnx::TensorProto::FLOAT);
     }
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_FALSE(m.ok());
     EXPECT_THAT(
         std::string(m.status().message()),
@@ -386,7 +386,7 @@ TEST(ModelGraph, HostileSizesAreRefused) {
     b.Int64s("pads", {0, 0, kHuge, 0, 0, 0, kHuge, 0});
     b.Node("Pad", {"x", "pads"}, {"y"});
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_FALSE(m.ok());
     if (m.status().code() == absl::StatusCode::kFailedPrecondition) {
       EXPECT_THAT(std::string(m.status().message()),
@@ -399,7 +399,7 @@ TEST(ModelGraph, HostileSizesAreRefused) {
     b.Int64s("reps", {1 << 20, 1 << 20, 1, 1});
     b.Node("Tile", {"x", "reps"}, {"y"});
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_FALSE(m.ok());
   }
   {
@@ -412,7 +412,7 @@ TEST(ModelGraph, HostileSizesAreRefused) {
     b.Int64s("idx", scattered);
     GraphBuilder::Int(b.Node("Gather", {"x", "idx"}, {"y"}), "axis", 1);
     b.Output("y");
-    auto m = Lower(b);
+    auto m = LowerGraph(b);
     EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_THAT(std::string(m.status().message()),
                 ::testing::AllOf(HasSubstr("node 'Gather_1' (Gather)"),

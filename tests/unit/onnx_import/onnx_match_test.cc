@@ -18,20 +18,20 @@ using ::testing::ElementsAre;
 using testing::GraphBuilder;
 using ::testing::UnorderedElementsAre;
 
-absl::StatusOr<ModelTasks> Import(GraphBuilder& b,
-                                  const InputShapes& shapes = {}) {
+absl::StatusOr<ModelTasks> ImportMatched(GraphBuilder& b,
+                                         const InputShapes& shapes = {}) {
   return ImportOnnxBytes(b.Bytes(), "test.onnx", shapes);
 }
 
 // Expects the import of a hostile graph `b` to end accepted or refused as
 // INVALID_ARGUMENT, never with another error.
 void ExpectAcceptedOrRefused(GraphBuilder& b) {
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   EXPECT_TRUE(m.ok() || m.status().code() == absl::StatusCode::kInvalidArgument)
       << m.status();
 }
 
-std::vector<std::string> Workloads(const ModelTasks& m) {
+std::vector<std::string> TaskWorkloads(const ModelTasks& m) {
   std::vector<std::string> out;
   for (const ModelTask& t : m.tasks) out.push_back(t.workload.Canonical());
   return out;
@@ -57,9 +57,9 @@ TEST(OnnxMatch, ConvTransposeFoldsBiasBatchNormAndRelu) {
   b.Node("BatchNormalization", {"a", "bn_s", "bn_b", "bn_m", "bn_v"}, {"n"});
   b.Node("Relu", {"n"}, {"y"});
   b.Output("y");
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m),
+  EXPECT_THAT(TaskWorkloads(*m),
               ElementsAre("conv_transpose2d N=1 C=24 H=16 W=16 K=12 R=2 S=2 "
                           "SH=2 SW=2 PH=0 PW=0 DH=1 DW=1 OPH=0 OPW=0 G=1 fp32 "
                           "affine=scale_shift act=relu"));
@@ -75,9 +75,10 @@ TEST(OnnxMatch, MatMulOfTwoComputedTensorsIsABatchMatmul) {
   b.Node("MatMul", {"a", "c"}, {"z"});  // a broadcast batch: left
   b.Output("y");
   b.Output("z");
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m), ElementsAre("batch_matmul B=6 M=4 N=6 K=5 fp32"));
+  EXPECT_THAT(TaskWorkloads(*m),
+              ElementsAre("batch_matmul B=6 M=4 N=6 K=5 fp32"));
   ASSERT_EQ(m->unsupported.size(), 1u);
   EXPECT_EQ(m->unsupported[0].op_type, "MatMul");
   EXPECT_THAT(m->unsupported[0].reason, ::testing::HasSubstr("batch"));
@@ -99,9 +100,9 @@ TEST(OnnxMatch, ResizeTakesItsModesFromTheAttributes) {
   b.Output("y");
   b.Output("z");
   b.Output("w");
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m),
+  EXPECT_THAT(TaskWorkloads(*m),
               UnorderedElementsAre(
                   "resize N=1 C=8 H=10 W=12 OH=20 OW=24 fp32 coord=asymmetric "
                   "round=floor",
@@ -127,9 +128,9 @@ TEST(OnnxMatch, LayerNormDecomposedAndAsAnOp) {
       b.LayerNormSpelledOut("x", "two", "eps", "gamma", "beta", "y");
     }
     b.Output("y");
-    auto m = Import(b);
+    auto m = ImportMatched(b);
     ASSERT_TRUE(m.ok()) << m.status();
-    EXPECT_THAT(Workloads(*m),
+    EXPECT_THAT(TaskWorkloads(*m),
                 ElementsAre("layernorm N=40 D=120 fp32 affine=scale_shift"));
     EXPECT_TRUE(m->coverage.left.empty());
     EXPECT_EQ(Nodes(m->coverage.fused), op ? 0 : 8);
@@ -158,9 +159,9 @@ TEST(OnnxMatch, EltwiseBroadcastsAndViews) {
   for (const char* o : {"o1", "o2", "o3", "o4", "o5", "o6", "o8"}) {
     b.Output(o);
   }
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m),
+  EXPECT_THAT(TaskWorkloads(*m),
               UnorderedElementsAre(
                   "eltwise N=2 C=4 H=3 W=5 fp32 fn=add",
                   "eltwise N=2 C=4 H=3 W=5 fp32 fn=mul b=scalar",
@@ -200,9 +201,9 @@ TEST(OnnxMatch, ConstantFoldingMakesShapesKnown) {
   b.Node("MatMul", {"r", "rt"}, {"scores"});
   b.Node("Softmax", {"scores"}, {"y"});
   b.Output("y");
-  auto m = Import(b, {{"x", {1, 6, 8}}});
+  auto m = ImportMatched(b, {{"x", {1, 6, 8}}});
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_THAT(Workloads(*m),
+  EXPECT_THAT(TaskWorkloads(*m),
               UnorderedElementsAre("batch_matmul B=2 M=3 N=3 K=8 fp32",
                                    "softmax N=6 D=3 fp32"));
   std::map<std::string, int> folded;
@@ -225,7 +226,7 @@ TEST(OnnxMatch, CoverageOfAKnownGraph) {
   GraphBuilder b = testing::PaddedConv3x3(3, 8, 4);
   b.Node("Relu", {"c"}, {"y"});
   b.Output("y");
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
   const Coverage& c = m->coverage;
   // Conv: 2 * 256 outputs * 27; Relu: one per output element.
@@ -249,7 +250,7 @@ TEST(OnnxMatch, UnknownShapesAreCountedAsUnknown) {
   GraphBuilder::Int(b.Node("Cast", {"nz"}, {"y"}), "to",
                     onnx::TensorProto::FLOAT);
   b.Output("y");
-  auto m = Import(b);
+  auto m = ImportMatched(b);
   ASSERT_TRUE(m.ok()) << m.status();
   const Coverage& c = m->coverage;
   EXPECT_EQ(c.unknown_nodes, 2);
@@ -310,7 +311,7 @@ TEST(OnnxMatch, HostileChainsEnd) {
       b.Node("Relu", {"r" + std::to_string(i)}, {"r" + std::to_string(i + 1)});
     }
     b.Output("r40");
-    auto m = Import(b);
+    auto m = ImportMatched(b);
     ASSERT_TRUE(m.ok()) << m.status();
     int tasks = 0;
     for (const ModelTask& t : m->tasks) tasks += t.count;

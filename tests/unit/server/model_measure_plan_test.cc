@@ -27,7 +27,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kKey[] = "dev";
-constexpr char kShape[] = "image=1,3,17,23";
 
 class ModelMeasureTest : public ::testing::Test {
  protected:
@@ -83,7 +82,7 @@ class ModelMeasureTest : public ::testing::Test {
     p.device_key = kKey;
     p.budget = 1;
     p.onnx_model = testing::SmallNet();
-    p.input_shapes = {kShape};
+    p.input_shapes = {testing::kSmallNetShape};
     auto id = store_->CreateModelJob(p, "{}");
     EXPECT_TRUE(id.ok()) << id.status();
     auto row = store_->GetModelJob(*id);

@@ -38,11 +38,11 @@ using tunefleet::testing::FakeAgent;
 using tunefleet::v1::Measurement;
 using State = TrialLedger::State;
 
-constexpr char kKey[] = "ledger-key";
+constexpr char kLedgerKey[] = "ledger-key";
 // A trial's timeout in its request; the n-th lease an agent holds lasts
 // n times this plus kLeaseSlackMs.
-constexpr int64_t kTimeoutMs = 1000;
-constexpr int64_t kLeaseMs = kTimeoutMs + kLeaseSlackMs;
+constexpr int64_t kLedgerTimeoutMs = 1000;
+constexpr int64_t kLedgerLeaseMs = kLedgerTimeoutMs + kLeaseSlackMs;
 
 // The jobs' side: records what the ledger hands the jobs. Jobs in `live`
 // take results (their row: the measurement, its median time, 2 GFLOP/s).
@@ -98,7 +98,7 @@ class RecordingJobs final : public TrialJobs {
   std::vector<std::pair<int64_t, int64_t>> references_ ABSL_GUARDED_BY(mu_);
 };
 
-Measurement Ok(int64_t trial_id, double ns) {
+Measurement Measured(int64_t trial_id, double ns) {
   Measurement m;
   m.set_trial_id(trial_id);
   m.set_error(Measurement::OK);
@@ -134,7 +134,7 @@ class LedgerTest : public ::testing::Test {
   // `n` pending trial rows of a new live job, queued on the scheduler.
   std::vector<int64_t> Enqueue(int n) {
     absl::StatusOr<int64_t> job =
-        store_->CreateJob(tunefleet::testing::SmallGemmJob(n, 0, kKey));
+        store_->CreateJob(tunefleet::testing::SmallGemmJob(n, 0, kLedgerKey));
     EXPECT_TRUE(job.ok()) << job.status();
     job_id_ = *job;
     jobs_.SetLive(job_id_, true);
@@ -153,12 +153,12 @@ class LedgerTest : public ::testing::Test {
   QueuedTrial Queued(int64_t trial_id) {
     auto request = std::make_shared<tunefleet::v1::MeasureRequest>();
     request->set_trial_id(trial_id);
-    request->mutable_timing()->set_timeout_ms(kTimeoutMs);
-    return QueuedTrial{trial_id, job_id_, 0, kKey, std::move(request)};
+    request->mutable_timing()->set_timeout_ms(kLedgerTimeoutMs);
+    return QueuedTrial{trial_id, job_id_, 0, kLedgerKey, std::move(request)};
   }
 
   FakeAgent& Connect(const std::string& id, uint32_t capacity) {
-    agents_.push_back(std::make_unique<FakeAgent>(id, kKey, capacity,
+    agents_.push_back(std::make_unique<FakeAgent>(id, kLedgerKey, capacity,
                                                   clock_.NowMs(), "drv-1"));
     scheduler_->AddAgent(agents_.back()->session());
     return *agents_.back();
@@ -218,7 +218,7 @@ TEST_F(LedgerTest, ResultIsCommittedThenAcknowledgedThenHandedToTheJob) {
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kLeased);
   EXPECT_EQ(ledger_->StateOf(ids[2]), State::kQueued);
 
-  ASSERT_TRUE(Receive(Ok(ids[0], 1000), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 1000), agent).ok());
   // Received, not yet durable: not acknowledged (the lease holds, the agent
   // gets no more work) and the job has seen nothing.
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kCommitting);
@@ -250,7 +250,7 @@ TEST_F(LedgerTest, ResultIsCommittedThenAcknowledgedThenHandedToTheJob) {
 TEST_F(LedgerTest, ResultForAnUnknownOrGivenUpTrialIsRefused) {
   FakeAgent& agent = Connect("a", 1);
   const std::vector<int64_t> ids = Enqueue(1);
-  EXPECT_EQ(Receive(Ok(ids[0] + 1000, 1000), agent).code(),
+  EXPECT_EQ(Receive(Measured(ids[0] + 1000, 1000), agent).code(),
             absl::StatusCode::kNotFound);
   // Its lease expires kMaxAttempts times (the agent takes it again each
   // time): given up, stored as DEVICE_LOST for the job.
@@ -258,7 +258,7 @@ TEST_F(LedgerTest, ResultForAnUnknownOrGivenUpTrialIsRefused) {
     ASSERT_EQ(ledger_->StateOf(ids[0]), State::kLeased) << attempt;
     ASSERT_EQ(agent.Received().back().attempt(),
               static_cast<uint32_t>(attempt));
-    clock_.Advance(kLeaseMs + 1);
+    clock_.Advance(kLedgerLeaseMs + 1);
     const LostLeases lost = ledger_->ExpireLeases();
     EXPECT_EQ(lost.abandoned.size(), attempt == kMaxAttempts ? 1u : 0u);
   }
@@ -272,7 +272,7 @@ TEST_F(LedgerTest, ResultForAnUnknownOrGivenUpTrialIsRefused) {
   EXPECT_EQ(Row(ids[0]).attempt, kMaxAttempts);
 
   // The last agent's late result: refused, nothing written.
-  EXPECT_EQ(Receive(Ok(ids[0], 1000), agent).code(),
+  EXPECT_EQ(Receive(Measured(ids[0], 1000), agent).code(),
             absl::StatusCode::kNotFound);
   writer_->Flush();
   EXPECT_EQ(jobs_.stored().size(), 1u);
@@ -285,7 +285,7 @@ TEST_F(LedgerTest, ExpiredLeaseIsRequeuedAndALateResultStillCounts) {
   // expired, waits in the queue.
   FakeAgent& agent = Connect("a", 4);
   const std::vector<int64_t> ids = Enqueue(4);
-  clock_.Advance(kLeaseMs);
+  clock_.Advance(kLedgerLeaseMs);
   EXPECT_THAT(ledger_->ExpireLeases().requeued, IsEmpty());
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kLeased);
   clock_.Advance(1);
@@ -302,7 +302,7 @@ TEST_F(LedgerTest, ExpiredLeaseIsRequeuedAndALateResultStillCounts) {
   EXPECT_EQ(Row(ids[0]).attempt, 1);
 
   // The agent's result comes late: the queued copy takes it.
-  ASSERT_TRUE(Receive(Ok(ids[0], 800), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 800), agent).ok());
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kCommitting);
   writer_->Flush();
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kNone);
@@ -336,9 +336,9 @@ TEST_F(LedgerTest, AgentGoneRequeuesEveryLeaseCountedOnce) {
 TEST_F(LedgerTest, RepeatedResultIsAcknowledgedWithoutASecondWrite) {
   FakeAgent& agent = Connect("a", 1);
   const std::vector<int64_t> ids = Enqueue(1);
-  ASSERT_TRUE(Receive(Ok(ids[0], 1000), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 1000), agent).ok());
   // The agent sends it again (a retry) while the first is committing.
-  EXPECT_EQ(Receive(Ok(ids[0], 5000), agent).code(),
+  EXPECT_EQ(Receive(Measured(ids[0], 5000), agent).code(),
             absl::StatusCode::kAlreadyExists);
   writer_->Flush();
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kNone);
@@ -346,7 +346,7 @@ TEST_F(LedgerTest, RepeatedResultIsAcknowledgedWithoutASecondWrite) {
   EXPECT_DOUBLE_EQ(jobs_.stored()[0].time_ns, 1000);
   EXPECT_DOUBLE_EQ(Row(ids[0]).time_ns, 1000);
   // And again once acknowledged: no lease left to take it.
-  EXPECT_EQ(Receive(Ok(ids[0], 5000), agent).code(),
+  EXPECT_EQ(Receive(Measured(ids[0], 5000), agent).code(),
             absl::StatusCode::kNotFound);
   writer_->Flush();
   EXPECT_EQ(jobs_.stored().size(), 1u);
@@ -366,7 +366,7 @@ TEST_F(LedgerTest, FailedCommitIsNotAcknowledgedAndTheTrialIsLeasedAgain) {
                                     ids[0], R"sql(
         BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;)sql"))
                   .ok());
-  ASSERT_TRUE(Receive(Ok(ids[0], 1000), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 1000), agent).ok());
   writer_->Flush();
   // Not stored, not acknowledged: the job saw nothing, the lease went back
   // to the queue as a lost one and its agent took it again.
@@ -380,7 +380,7 @@ TEST_F(LedgerTest, FailedCommitIsNotAcknowledgedAndTheTrialIsLeasedAgain) {
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kLeased);
 
   ASSERT_TRUE(db->Exec("DROP TRIGGER refuse_done").ok());
-  ASSERT_TRUE(Receive(Ok(ids[0], 900), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 900), agent).ok());
   writer_->Flush();
   ASSERT_EQ(jobs_.stored().size(), 1u);
   EXPECT_EQ(Row(ids[0]).state, tunefleet::v1::TRIAL_STATE_DONE);
@@ -396,7 +396,7 @@ TEST_F(LedgerTest, AResultIsCheckedOnceWhereItEnters) {
   zero_median.set_error(Measurement::OK);
   for (double t : {0.0, 0.0, 500.0}) zero_median.add_times_ns(t);
   ASSERT_TRUE(Receive(zero_median, agent).ok());
-  Measurement unknown_error = Ok(ids[1], 1000);
+  Measurement unknown_error = Measured(ids[1], 1000);
   unknown_error.set_error(Measurement::Error(77));
   ASSERT_TRUE(Receive(unknown_error, agent).ok());
   writer_->Flush();
@@ -413,13 +413,13 @@ TEST_F(LedgerTest, ResultOfAnEndedJobOrAReferenceIsAcknowledgedUnwritten) {
   const std::vector<int64_t> ids = Enqueue(1);
   scheduler_->Enqueue({Queued(-job_id_)});  // the job's reference run
   ASSERT_EQ(ledger_->StateOf(-job_id_), State::kLeased);
-  ASSERT_TRUE(Receive(Ok(-job_id_, 3000), agent).ok());
+  ASSERT_TRUE(Receive(Measured(-job_id_, 3000), agent).ok());
   EXPECT_EQ(ledger_->StateOf(-job_id_), State::kNone);  // at once
   EXPECT_THAT(jobs_.references(),
               ElementsAre(std::make_pair(job_id_, -job_id_)));
 
   jobs_.SetLive(job_id_, false);
-  ASSERT_TRUE(Receive(Ok(ids[0], 1000), agent).ok());
+  ASSERT_TRUE(Receive(Measured(ids[0], 1000), agent).ok());
   writer_->Flush();
   EXPECT_EQ(ledger_->StateOf(ids[0]), State::kNone);
   EXPECT_EQ(scheduler_->LeaseCount(), 0u);
