@@ -45,4 +45,7 @@ function(tunefleet_proto_library target)
   endif()
   # Generated code is not ours to lint.
   target_compile_options(${target} PRIVATE -w)
+  # protoc gives every .pb.cc the same file-local tables (schemas,
+  # file_default_instances): one file a translation unit.
+  set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
 endfunction()

@@ -511,8 +511,9 @@ if [ "$mode" = host-check ]; then
   check_dir=$CACHE/host-check/agent
   t0=$(now)
   rm -rf "$check_dir"
+  # File by file: the libc++ check below reads one compile command a source.
   cmake -S "$ROOT" -B "$check_dir" "${TOOLCHAIN[@]}" "${AGENT_ARGS[@]}" \
-    >"$LOGS/host-check-agent.log" 2>&1 || {
+    -DTUNEFLEET_UNITY_BUILD=OFF >"$LOGS/host-check-agent.log" 2>&1 || {
     tail -n 30 "$LOGS/host-check-agent.log" >&2
     die "configuring the agent with agent-deps.cmake failed ($LOGS/host-check-agent.log)"
   }
