@@ -16,9 +16,10 @@
 namespace tunefleet::bundle {
 namespace {
 
+using base::BioPtr;
+using base::MdCtxPtr;
 using base::MemoryBio;
-using Bio = base::BioPtr;
-using MdCtx = base::MdCtxPtr;
+using base::PkeyPtr;
 
 // The raw public key of an Ed25519 key; empty if it is not one.
 std::string RawPublicKey(EVP_PKEY* key) {
@@ -46,9 +47,10 @@ absl::StatusOr<SigningKey> SigningKey::FromPemFile(const std::string& path) {
 
 absl::StatusOr<SigningKey> SigningKey::FromPem(absl::string_view pem,
                                                absl::string_view what) {
-  Bio bio = MemoryBio(pem);
-  Pkey key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
-               : nullptr);
+  BioPtr bio = MemoryBio(pem);
+  PkeyPtr key(
+      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
+          : nullptr);
   ERR_clear_error();
   if (key == nullptr) {
     return absl::InvalidArgumentError(
@@ -67,7 +69,7 @@ absl::StatusOr<SigningKey> SigningKey::FromPem(absl::string_view pem,
 }
 
 absl::StatusOr<std::string> SigningKey::Sign(absl::string_view message) const {
-  MdCtx ctx(EVP_MD_CTX_new());
+  MdCtxPtr ctx(EVP_MD_CTX_new());
   std::string signature(kSignatureBytes, '\0');
   size_t size = signature.size();
   if (ctx == nullptr ||
@@ -90,11 +92,11 @@ bool VerifySignature(absl::string_view public_key, absl::string_view message,
       signature.size() != kSignatureBytes) {
     return false;
   }
-  Pkey key(EVP_PKEY_new_raw_public_key(
+  PkeyPtr key(EVP_PKEY_new_raw_public_key(
       EVP_PKEY_ED25519, nullptr,
       reinterpret_cast<const unsigned char*>(public_key.data()),
       public_key.size()));
-  MdCtx ctx(EVP_MD_CTX_new());
+  MdCtxPtr ctx(EVP_MD_CTX_new());
   const bool ok =
       key != nullptr && ctx != nullptr &&
       EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) ==
@@ -116,9 +118,9 @@ absl::StatusOr<TrustedKeys> TrustedKeys::FromPemFile(const std::string& path) {
 absl::StatusOr<TrustedKeys> TrustedKeys::FromPem(absl::string_view pem,
                                                  absl::string_view what) {
   TrustedKeys trusted;
-  Bio bio = MemoryBio(pem);
+  BioPtr bio = MemoryBio(pem);
   while (bio != nullptr) {
-    Pkey key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
+    PkeyPtr key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
     if (key == nullptr) break;
     std::string raw = RawPublicKey(key.get());
     if (raw.empty()) {

@@ -19,9 +19,6 @@ namespace tunefleet::bundle {
 inline constexpr size_t kPublicKeyBytes = 32;
 inline constexpr size_t kSignatureBytes = 64;
 
-// An owned EVP_PKEY (base/openssl.h).
-using Pkey = base::PkeyPtr;
-
 // A private Ed25519 key, as `openssl genpkey -algorithm ed25519` writes it
 // (PEM, PKCS#8, unencrypted).
 class SigningKey {
@@ -39,9 +36,9 @@ class SigningKey {
   const std::string& public_key() const { return public_key_; }
 
  private:
-  SigningKey(Pkey key, std::string public_key)
+  SigningKey(base::PkeyPtr key, std::string public_key)
       : key_(std::move(key)), public_key_(std::move(public_key)) {}
-  Pkey key_;
+  base::PkeyPtr key_;
   std::string public_key_;
 };
 

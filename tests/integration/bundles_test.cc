@@ -69,7 +69,7 @@ class Bundles : public ::testing::Test {
     return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
   }
 
-  std::string bin_ = BinaryDir() + "/cli/tunefleet";
+  std::string bin_ = CliBinary();
   std::string work_;
 };
 

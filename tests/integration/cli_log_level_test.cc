@@ -13,7 +13,7 @@
 namespace tunefleet {
 namespace {
 
-using testing::BinaryDir;
+using testing::CliBinary;
 using testing::RunCommand;
 
 class CliLogLevel : public ::testing::Test {
@@ -27,8 +27,7 @@ class CliLogLevel : public ::testing::Test {
 
   // An embedded `tunefleet tune --verbose` of two trials, with `flags`.
   testing::CommandResult Tune(const std::string& flags) {
-    return RunCommand(BinaryDir() + "/cli/tunefleet tune --verbose --db " +
-                      db_ +
+    return RunCommand(CliBinary() + " tune --verbose --db " + db_ +
                       " --shape M=16,N=16,K=16 --trials 2 --strategy random "
                       "--no-transfer --skip-reference" +
                       flags);
@@ -38,7 +37,7 @@ class CliLogLevel : public ::testing::Test {
 };
 
 TEST_F(CliLogLevel, HelpNamesTheFlagAndABadLevelIsRefused) {
-  auto help = RunCommand(BinaryDir() + "/cli/tunefleet tune --help");
+  auto help = RunCommand(CliBinary() + " tune --help");
   ASSERT_EQ(help.exit_code, 0) << help.err;
   EXPECT_NE(help.out.find("--log-level"), std::string::npos) << help.out;
   auto bad = Tune(" --log-level loud");

@@ -30,13 +30,14 @@ namespace {
 using templates::KernelTemplate;
 using templates::KnobValues;
 using testing::BinaryDir;
+using testing::CliBinary;
 using testing::RunCommand;
 using testing::SourceDir;
 
 class CliTemplates : public ::testing::Test {
  protected:
   void SetUp() override {
-    bin_ = BinaryDir() + "/cli/tunefleet";
+    bin_ = CliBinary();
     work_ = ::testing::TempDir() + "/cli_templates_test_" +
             std::to_string(getpid());
     std::filesystem::create_directories(work_);

@@ -12,13 +12,13 @@
 namespace tunefleet {
 namespace {
 
-using testing::BinaryDir;
+using testing::CliBinary;
 using testing::RunCommand;
 
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    bin_ = BinaryDir() + "/cli/tunefleet";
+    bin_ = CliBinary();
     work_ = ::testing::TempDir() + "/cli_test_" + std::to_string(getpid());
     std::filesystem::create_directories(work_);
     db_ = work_ + "/t.db";
@@ -181,7 +181,7 @@ TEST_F(Cli, AMissingModelFileSaysWhy) {
 }
 
 TEST(Simulate, CommandPrintsTheIssuesJsonShape) {
-  const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
+  const std::string bin = testing::CliBinary();
   auto r = testing::RunCommand(
       bin +
       " simulate --json --strategy random --trials 50 --seeds 4 --table " +

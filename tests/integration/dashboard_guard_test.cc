@@ -290,8 +290,8 @@ TEST_F(DashboardGuard, SlowClientsWithoutATokenDoNotStallTheApi) {
 TEST_F(DashboardGuard, DashboardCommandListensOnLoopbackAndChecksTheSame) {
   const int port = FreePort();
   testing::Process dashboard(
-      {testing::BinaryDir() + "/cli/tunefleet", "dashboard", "--db",
-       fleet_->db_path(), "--http", absl::StrCat("127.0.0.1:", port)},
+      {testing::CliBinary(), "dashboard", "--db", fleet_->db_path(), "--http",
+       absl::StrCat("127.0.0.1:", port)},
       fleet_->dir() + "/dashboard.log");
   const std::string host = absl::StrCat("127.0.0.1:", port);
   ASSERT_TRUE(FleetHarness::WaitFor(

@@ -282,8 +282,8 @@ TEST_F(Dashboard, ChromiumWithAWrongTokenShowsTheLoginForm) {
 
 TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
   const int port = FreePort();
-  Process dashboard({BinaryDir() + "/cli/tunefleet", "dashboard", "--db",
-                     db_path(), "--http", absl::StrCat("127.0.0.1:", port)},
+  Process dashboard({CliBinary(), "dashboard", "--db", db_path(), "--http",
+                     absl::StrCat("127.0.0.1:", port)},
                     fleet_->dir() + "/dashboard.log");
   ASSERT_TRUE(FleetHarness::WaitFor(
       [port] {
@@ -320,14 +320,13 @@ TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
 
   // A missing file is refused, not created.
   const auto missing =
-      RunCommand(absl::StrCat(BinaryDir(), "/cli/tunefleet dashboard --db ",
-                              fleet_->dir(), "/none.db --http 127.0.0.1:0"));
+      RunCommand(absl::StrCat(CliBinary(), " dashboard --db ", fleet_->dir(),
+                              "/none.db --http 127.0.0.1:0"));
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_FALSE(std::filesystem::exists(fleet_->dir() + "/none.db"));
   // A non-loopback address needs tokens and TLS, or --insecure.
-  const auto open =
-      RunCommand(absl::StrCat(BinaryDir(), "/cli/tunefleet dashboard --db ",
-                              db_path(), " --http 0.0.0.0:0"));
+  const auto open = RunCommand(absl::StrCat(CliBinary(), " dashboard --db ",
+                                            db_path(), " --http 0.0.0.0:0"));
   EXPECT_EQ(open.exit_code, 2) << open.err;
   EXPECT_THAT(open.err, HasSubstr("--insecure"));
 }
@@ -335,8 +334,8 @@ TEST_F(Dashboard, DashboardCommandServesTheDatabaseReadOnly) {
 TEST_F(Dashboard, ReportIsOneSelfContainedFile) {
   const std::string out = fleet_->dir() + "/report.html";
   const auto written =
-      RunCommand(absl::StrCat(BinaryDir(), "/cli/tunefleet report --db ",
-                              db_path(), " --job ", job_id_, " --out ", out));
+      RunCommand(absl::StrCat(CliBinary(), " report --db ", db_path(),
+                              " --job ", job_id_, " --out ", out));
   ASSERT_EQ(written.exit_code, 0) << written.err;
   const std::string html = testing::ReadAll(out);
   // Chart.js and the data inline; nothing loaded from elsewhere.
@@ -360,9 +359,9 @@ TEST_F(Dashboard, ReportIsOneSelfContainedFile) {
   EXPECT_EQ(points, kTrials);
 
   // An unknown job: NOT_FOUND, exit 2, no file.
-  const auto unknown = RunCommand(
-      absl::StrCat(BinaryDir(), "/cli/tunefleet report --db ", db_path(),
-                   " --job 999 --out ", fleet_->dir(), "/none.html"));
+  const auto unknown = RunCommand(absl::StrCat(CliBinary(), " report --db ",
+                                               db_path(), " --job 999 --out ",
+                                               fleet_->dir(), "/none.html"));
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
   EXPECT_FALSE(std::filesystem::exists(fleet_->dir() + "/none.html"));
 }
@@ -503,8 +502,8 @@ TEST(DashboardFleet, ChromiumListsADriftedKeysDriverRevisions) {
     ASSERT_TRUE(noted.ok()) << noted.status();
   }
   const int port = FreePort();
-  Process dashboard({BinaryDir() + "/cli/tunefleet", "dashboard", "--db", db,
-                     "--http", absl::StrCat("127.0.0.1:", port)},
+  Process dashboard({CliBinary(), "dashboard", "--db", db, "--http",
+                     absl::StrCat("127.0.0.1:", port)},
                     dir + "/dashboard.log");
   ASSERT_TRUE(FleetHarness::WaitFor(
       [port] {

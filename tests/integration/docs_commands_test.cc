@@ -27,7 +27,7 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
 std::map<std::string, std::string> Binaries() {
-  return {{"tunefleet", BinaryDir() + "/cli/tunefleet"},
+  return {{"tunefleet", CliBinary()},
           {"tunefleet-server", BinaryDir() + "/server/tunefleet-server"},
           {"tunefleet-agent", BinaryDir() + "/device_agent/tunefleet-agent"}};
 }

@@ -149,7 +149,7 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
   {
     const std::string out = fleet.dir() + "/emitted";
     const testing::CommandResult emit = testing::RunCommand(absl::StrCat(
-        "timeout -s KILL 60 ", testing::BinaryDir(), "/cli/tunefleet emit ",
+        "timeout -s KILL 60 ", testing::CliBinary(), " emit ",
         "--json --device-key ", kDriftKey, " --out ", out, " --server ",
         fleet.address(), " --token ", fleet.reader_token()));
     ASSERT_EQ(emit.exit_code, 0) << emit.err;
@@ -175,7 +175,7 @@ TEST(DriverDrift, ANewDriverIsAdmittedAndItsRecordsRevalidated) {
 
   // The CLI shows the same in the contract's vocabulary.
   const testing::CommandResult cli = testing::RunCommand(absl::StrCat(
-      "timeout -s KILL 30 ", testing::BinaryDir(), "/cli/tunefleet devices ",
+      "timeout -s KILL 30 ", testing::CliBinary(), " devices ",
       "--json --server ", fleet.address(), " --token ", fleet.reader_token()));
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   const nlohmann::json list = nlohmann::json::parse(cli.out);

@@ -18,7 +18,7 @@
 namespace tunefleet {
 namespace {
 
-using testing::BinaryDir;
+using testing::CliBinary;
 using testing::RunCommand;
 
 class EmbeddedInterruptCli : public ::testing::Test {
@@ -38,7 +38,7 @@ class EmbeddedInterruptCli : public ::testing::Test {
     return r.exit_code == 0 ? nlohmann::json::parse(r.out)
                             : nlohmann::json::array();
   }
-  static std::string Cli() { return BinaryDir() + "/cli/tunefleet"; }
+  static std::string Cli() { return CliBinary(); }
 
   std::string work_, db_;
 };

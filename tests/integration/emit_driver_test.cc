@@ -67,7 +67,7 @@ absl::Status Measure(store::Store& store, const std::string& key,
 }
 
 TEST(EmitDriver, ALibraryOfThreeRevisionsRunsEachDriversOwnEntry) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  const std::string bin = CliBinary();
   const std::string work = testing::FreshTempDir("emit_driver_test");
   const std::string db = work + "/t.db";
 

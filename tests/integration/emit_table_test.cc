@@ -118,7 +118,7 @@ void Write(const std::string& path, const std::string& text) {
 class EmitTable : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
-    bin_ = BinaryDir() + "/cli/tunefleet";
+    bin_ = CliBinary();
     work_ = testing::FreshTempDir("emit_table_test");
     db_ = work_ + "/t.db";
     model_ = work_ + "/small.onnx";

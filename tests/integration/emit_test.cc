@@ -23,7 +23,7 @@
 namespace tunefleet {
 namespace {
 
-using testing::BinaryDir;
+using testing::CliBinary;
 using testing::ReadAll;
 using testing::RunCommand;
 using testing::SourceDir;
@@ -81,7 +81,7 @@ std::map<std::string, std::string> Lines(const std::string& output,
 class EmittedLibrary : public ::testing::Test {
  protected:
   void SetUp() override {
-    bin_ = BinaryDir() + "/cli/tunefleet";
+    bin_ = CliBinary();
     work_ = testing::FreshTempDir("emit_test");
   }
   void TearDown() override { std::filesystem::remove_all(work_); }

@@ -213,7 +213,7 @@ grpc::Status ConnectAsAgent(const std::string& address,
 TEST(TokenFile, TokenAddWritesAPrivateFileWithOnlyTheHash) {
   const std::string dir = FreshDir("token_add");
   const std::string file = dir + "/tokens.txt";
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  const std::string bin = CliBinary();
   auto r =
       RunCommand(bin + " token add --role tuner --name alice --tokens " + file);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -643,8 +643,8 @@ TEST(Tls, TheCliTakesTokenAndCaFlags) {
   const std::string dir = FreshDir("tls_cli_files");
   const std::string token_file = dir + "/reader.token";
   std::ofstream(token_file) << t.reader << "\n";
-  const std::string devices = BinaryDir() + "/cli/tunefleet devices --server " +
-                              server->address() + " --json";
+  const std::string devices =
+      CliBinary() + " devices --server " + server->address() + " --json";
 
   auto r = RunCommand(devices + " --ca " + CertsA() + "/ca.pem --token-file " +
                       token_file);
@@ -660,9 +660,8 @@ TEST(Tls, TheCliTakesTokenAndCaFlags) {
                  token_file);
   EXPECT_NE(r.exit_code, 0);
   // The reader may not submit.
-  r = RunCommand(BinaryDir() + "/cli/tunefleet cancel 1 --server " +
-                 server->address() + " --ca " + CertsA() +
-                 "/ca.pem --token-file " + token_file);
+  r = RunCommand(CliBinary() + " cancel 1 --server " + server->address() +
+                 " --ca " + CertsA() + "/ca.pem --token-file " + token_file);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("role tuner"), std::string::npos) << r.err;
   // Flags that do not go together.

@@ -112,7 +112,7 @@ int64_t AwaitModelProgress(const Command& tune) {
 }
 
 TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  const std::string bin = CliBinary();
   const std::string work = testing::FreshTempDir("model_test");
   {
     std::ofstream model(work + "/small.onnx", std::ios::binary);
@@ -414,7 +414,7 @@ void AddSlowerGeneratedRecord(const std::string& db,
 }
 
 TEST(Model, EmittedLibraryEntriesCallTheLibraryAndMatchTheReference) {
-  const std::string bin = BinaryDir() + "/cli/tunefleet";
+  const std::string bin = CliBinary();
   const std::string work = testing::FreshTempDir("model_library_test");
   const std::string db = work + "/t.db";
   const std::vector<std::pair<std::string, std::string>> tasks = {

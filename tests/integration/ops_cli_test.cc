@@ -19,14 +19,14 @@
 namespace tunefleet {
 namespace {
 
-using testing::BinaryDir;
+using testing::CliBinary;
 using ::testing::HasSubstr;
 using testing::RunCommand;
 
 class OpsCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    bin_ = BinaryDir() + "/cli/tunefleet";
+    bin_ = CliBinary();
     work_ = testing::FreshTempDir("ops_cli_test");
     db_ = work_ + "/t.db";
   }

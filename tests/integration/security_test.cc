@@ -331,9 +331,9 @@ TEST(Security, ADeepTomlSpecIsRefusedBeforeItIsParsed) {
                              fleet.dir() + "/saxpy.cl");
   // Under AddressSanitizer no address-space cap: its shadow memory alone
   // exceeds any (tests/support/sanitizers.h).
-  const testing::CommandResult space = RunCommand(absl::StrCat(
-      testing::kAddressSanitizer ? "" : "ulimit -v 2000000; ", BinaryDir(),
-      "/cli/tunefleet space --template ", file, " --shape N=64"));
+  const testing::CommandResult space = RunCommand(
+      absl::StrCat(testing::kAddressSanitizer ? "" : "ulimit -v 2000000; ",
+                   CliBinary(), " space --template ", file, " --shape N=64"));
   EXPECT_NE(space.exit_code, 0);
   EXPECT_THAT(space.err, HasSubstr("nested deeper than 32 levels"))
       << space.err;
@@ -380,14 +380,14 @@ TEST(Security, NamesWithControlCharactersAreRefusedAndStoredOnesEscaped) {
     info.set_max_work_group_size(64);
     ASSERT_TRUE((*store)->UpsertDevice("oldkey", info).ok());
   }
-  const testing::CommandResult devices = RunCommand(absl::StrCat(
-      BinaryDir(), "/cli/tunefleet devices --db ", fleet.db_path()));
+  const testing::CommandResult devices =
+      RunCommand(absl::StrCat(CliBinary(), " devices --db ", fleet.db_path()));
   EXPECT_EQ(devices.exit_code, 0) << devices.err;
   EXPECT_THAT(devices.out, Not(HasSubstr("\x1b")));
   EXPECT_THAT(devices.out, Not(HasSubstr("\x07")));
   EXPECT_THAT(devices.out, HasSubstr("gpu\\x1b[2J\\nforged row"));
-  const testing::CommandResult json = RunCommand(absl::StrCat(
-      BinaryDir(), "/cli/tunefleet devices --json --db ", fleet.db_path()));
+  const testing::CommandResult json = RunCommand(
+      absl::StrCat(CliBinary(), " devices --json --db ", fleet.db_path()));
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_THAT(json.out, Not(HasSubstr("\x1b")));
 }
@@ -428,7 +428,7 @@ TEST(Security, ReportExportAndBackupFilesAreOwnerOnly) {
   ASSERT_TRUE(fleet.StartFleet(1, "modes"));
   const int64_t job_id = fleet.Submit(testing::SmallGemmJob("modes", 2, 0, 1));
   ASSERT_TRUE(fleet.AwaitEnd(job_id, std::chrono::seconds(120)));
-  const std::string tf = BinaryDir() + "/cli/tunefleet";
+  const std::string tf = CliBinary();
   const std::string report = fleet.dir() + "/report.html";
   const std::string table = fleet.dir() + "/table.csv";
   const std::string backup = fleet.dir() + "/backup.db";

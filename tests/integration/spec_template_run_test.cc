@@ -55,7 +55,7 @@ TEST(SpecTemplate, LoadsAndRunsAgainstItsReference) {
 }
 
 TEST(SpecTemplate, TunesFromTheCommandLine) {
-  const std::string bin = testing::BinaryDir() + "/cli/tunefleet";
+  const std::string bin = testing::CliBinary();
   const std::string db =
       ::testing::TempDir() + "/spec_" + std::to_string(getpid()) + ".db";
   std::filesystem::remove(db);

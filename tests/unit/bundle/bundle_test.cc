@@ -26,7 +26,7 @@ using tunefleet::v1::Measurement;
 
 // A fresh Ed25519 key pair as PEM texts (private, public).
 std::pair<std::string, std::string> NewKeyPair() {
-  Pkey key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
+  base::PkeyPtr key(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
   EXPECT_NE(key, nullptr);
   auto pem = [](auto write) {
     BIO* bio = BIO_new(BIO_s_mem());
@@ -324,7 +324,7 @@ TEST_F(BadBundleTest, KeysOfTheWrongKindAreRefused) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(TrustedKeys::FromPem("").status().code(),
             absl::StatusCode::kInvalidArgument);
-  Pkey rsa(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
+  base::PkeyPtr rsa(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"));
   ASSERT_NE(rsa, nullptr);
   BIO* bio = BIO_new(BIO_s_mem());
   PEM_write_bio_PUBKEY(bio, rsa.get());

@@ -147,9 +147,9 @@ TEST(Simulate, TransferFromAnEarlierTaskNeedsFewerTrials) {
 TEST(SimulateCommand, JsonHasTheScore) {
   const std::string table =
       testing::SourceDir() + "/tests/data/tables/gemm_gpu_pocl_M64_N64_K64.csv";
-  const testing::CommandResult r = testing::RunCommand(
-      testing::BinaryDir() + "/cli/tunefleet simulate --table " + table +
-      " --strategy random --seeds 20 --trials 3000 --json");
+  const testing::CommandResult r =
+      testing::RunCommand(testing::CliBinary() + " simulate --table " + table +
+                          " --strategy random --seeds 20 --trials 3000 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("score")) << r.out;
