@@ -20,7 +20,6 @@
 #include "cli/server_records.h"
 #include "emitter/emitter.h"
 #include "kernels_templates/registry.h"
-#include "store/store.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::cli {
@@ -160,19 +159,10 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
 }
 
 int RunEmit(const EmitOptions& o) {
-  std::unique_ptr<store::Store> store;  // with --db
-  std::unique_ptr<emitter::RecordSource> records;
-  if (!o.server.empty()) {
-    absl::StatusOr<client::ServerConnection> server =
-        client::ConnectionTo(o.server, o.connection);
-    if (!server.ok()) return ReportError("emit", server.status());
-    records = MakeServerRecords(*server, o.page_size);
-  } else {
-    absl::StatusOr<std::unique_ptr<store::Store>> opened = OpenDatabase(o.db);
-    if (!opened.ok()) return ReportError("emit", opened.status());
-    store = *std::move(opened);
-    records = std::make_unique<emitter::StoreRecords>(store.get());
-  }
+  absl::StatusOr<std::unique_ptr<emitter::RecordSource>> opened =
+      OpenRecordSource({o.server, o.connection, o.db, o.page_size});
+  if (!opened.ok()) return ReportError("emit", opened.status());
+  std::unique_ptr<emitter::RecordSource> records = *std::move(opened);
   emitter::EmitOptions options{o.device_keys, o.out};
   if (options.device_keys.empty()) {
     absl::StatusOr<std::vector<std::string>> keys = records->DeviceKeys();

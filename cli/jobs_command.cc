@@ -20,13 +20,14 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-// What `watch` and `cancel` take: the job, its server and --json.
-void AddJobServerAndJson(CLI::App* cmd, JobsOptions& o) {
+// What `watch` and `cancel` take: the job, its server (required for
+// `cancel`) and --json.
+CLI::Option* AddJobServerAndJson(CLI::App* cmd, JobsOptions& o) {
   cmd->add_option("job", o.job_id, "job id (tunefleet jobs)")->required();
-  AddServerFlags(cmd, o.server, o.connection,
-                 "tunefleet-server address HOST:PORT")
-      ->required();
+  CLI::Option* server = AddServerFlags(cmd, o.server, o.connection,
+                                       "tunefleet-server address HOST:PORT");
   cmd->add_flag("--json", o.json, "print the job as one JSON object");
+  return server;
 }
 
 }  // namespace
@@ -86,22 +87,25 @@ int RunJobs(const JobsOptions& o) {
 CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "watch",
-      "follow a job's progress until it ends (Ctrl-C stops watching, "
-      "not the job)");
+      "follow a job's progress until it ends, from a server or a database "
+      "file a server writes to (Ctrl-C stops watching, not the job)");
   AddJobServerAndJson(cmd, o);
+  AddDbOption(cmd, o.db,
+              "database file, when no --server: read again every second, "
+              "for a server that writes to it");
   cmd->add_flag("--quiet", o.quiet, "no progress lines");
   return cmd;
 }
 
 int RunWatch(const JobsOptions& o) {
-  absl::StatusOr<client::ServerConnection> server =
-      client::ConnectionTo(o.server, o.connection);
-  if (!server.ok()) return ReportError("watch", server.status());
+  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+      OpenDataSource({o.server, o.connection, o.db, 0});
+  if (!source.ok()) return ReportError("watch", source.status());
   // A job's progress line, or a model job's with a line per task change.
   ProgressPrinter printer(o.quiet);
   ModelProgressPrinter model_printer(o.quiet, /*task_lines=*/true);
   absl::StatusOr<JobProgress> last =
-      WatchJob(*server, o.job_id, [&](const JobProgress& p) {
+      (*source)->Watch(o.job_id, [&](const JobProgress& p) {
         if (p.has_model()) {
           model_printer.Update(p);
         } else {
@@ -137,7 +141,7 @@ int RunWatch(const JobsOptions& o) {
 CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "cancel", "cancel a queued or running job; its finished trials stay");
-  AddJobServerAndJson(cmd, o);
+  AddJobServerAndJson(cmd, o)->required();
   return cmd;
 }
 

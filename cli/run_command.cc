@@ -24,7 +24,6 @@
 #include "model_run_remote/remote_runner.h"
 #include "model_runtime/plan_format.h"
 #include "nlohmann/json.hpp"
-#include "store/store.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -50,17 +49,9 @@ struct PlanToRun {
 // The records the plan is built from: --server, --db, or ./tunefleet.db
 // when it exists, else none (every layer naive).
 absl::StatusOr<std::unique_ptr<emitter::RecordSource>> OpenRecords(
-    const RunOptions& o, std::unique_ptr<store::Store>* store,
-    std::string* where) {
-  if (!o.server.empty()) {
-    absl::StatusOr<client::ServerConnection> server =
-        client::ConnectionTo(o.server, o.connection);
-    if (!server.ok()) return server.status();
-    *where = absl::StrCat("records of server ", o.server);
-    return MakeServerRecords(*server, 0);
-  }
+    const RunOptions& o, std::string* where) {
   std::string db = o.db;
-  if (db.empty()) {
+  if (o.server.empty() && db.empty()) {
     std::error_code ec;
     if (!std::filesystem::exists(kDefaultDatabase, ec)) {
       *where = absl::StrCat("no records (no ./", kDefaultDatabase,
@@ -69,12 +60,9 @@ absl::StatusOr<std::unique_ptr<emitter::RecordSource>> OpenRecords(
     }
     db = kDefaultDatabase;
   }
-  absl::StatusOr<std::unique_ptr<store::Store>> opened = OpenDatabase(db);
-  if (!opened.ok()) return opened.status();
-  *store = *std::move(opened);
-  *where = absl::StrCat("records of ", db);
-  return std::unique_ptr<emitter::RecordSource>(
-      std::make_unique<emitter::StoreRecords>(store->get()));
+  *where = o.server.empty() ? absl::StrCat("records of ", db)
+                            : absl::StrCat("records of server ", o.server);
+  return OpenRecordSource({o.server, o.connection, db, 0});
 }
 
 // Reads the plan of the model for `key` from an emitted library (--plan).
@@ -587,10 +575,9 @@ int RunRun(const RunOptions& o) {
   } else {
     model = LoadModel(o.onnx, o.input_shapes);
     if (!model.ok()) return ReportError("run", model.status());
-    std::unique_ptr<store::Store> store;
     std::string where;
     absl::StatusOr<std::unique_ptr<emitter::RecordSource>> records =
-        OpenRecords(o, &store, &where);
+        OpenRecords(o, &where);
     if (!records.ok()) return ReportError("run", records.status());
     plan_builder::PlanOptions options;
     options.device_key = key;

@@ -2,12 +2,15 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "kernels_templates/registry.h"
+#include "store/store.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -247,7 +250,31 @@ class EmptyRecords : public emitter::RecordSource {
   }
 };
 
+// The records of a database file the source owns: the store is a base, so
+// that it is opened before StoreRecords points at it and closed after.
+struct OwnedStore {
+  std::unique_ptr<store::Store> store;
+};
+class DatabaseRecords : private OwnedStore, public emitter::StoreRecords {
+ public:
+  explicit DatabaseRecords(std::unique_ptr<store::Store> opened)
+      : OwnedStore{std::move(opened)}, StoreRecords(store.get()) {}
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<emitter::RecordSource>> OpenRecordSource(
+    const SourceFlags& flags) {
+  if (!flags.server.empty()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(
+        client::ServerConnection server,
+        client::ConnectionTo(flags.server, flags.connection));
+    return MakeServerRecords(server, flags.page_size);
+  }
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
+                             OpenDatabase(flags.db));
+  return std::make_unique<DatabaseRecords>(std::move(store));
+}
 
 std::unique_ptr<emitter::RecordSource> MakeServerRecords(
     const client::ServerConnection& server, uint32_t page_size) {

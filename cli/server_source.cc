@@ -26,6 +26,11 @@ absl::StatusOr<std::unique_ptr<ServerDataSource>> ServerDataSource::Dial(
   return std::make_unique<ServerDataSource>(std::move(tuning), page_size);
 }
 
+absl::StatusOr<tunefleet::v1::JobProgress> ServerDataSource::Watch(
+    int64_t job_id, const dashboard::ProgressUpdate& update) {
+  return WatchJob(tuning_.server, job_id, update);
+}
+
 absl::StatusOr<dashboard::FleetView> ServerDataSource::Fleet() {
   TUNEFLEET_ASSIGN_OR_RETURN(
       tunefleet::v1::ListDevicesResponse response,

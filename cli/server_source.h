@@ -37,7 +37,7 @@ class ServerDataSource : public dashboard::DataSource {
   ServerDataSource(TuningClient tuning, uint32_t page_size)
       : tuning_(std::move(tuning)), page_size_(page_size) {}
 
-  // What the commands use (`jobs --server`, `cancel`):
+  // What the commands use (`jobs --server`, `cancel`, `watch`):
   // ListJobs, page after page, until `limit` jobs (newest first) or the
   // last page. Errors: INTERNAL when the server sends the same page token
   // again.
@@ -48,6 +48,10 @@ class ServerDataSource : public dashboard::DataSource {
   bool CanCancel() const override { return true; }
   // GetJob.
   absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;
+  // WatchJob's stream (`tunefleet watch --server`). Errors: WatchJob's
+  // (cli/common.h): UNAVAILABLE when the server goes away mid-job.
+  absl::StatusOr<tunefleet::v1::JobProgress> Watch(
+      int64_t job_id, const dashboard::ProgressUpdate& update) override;
 
   // The rest of the dashboard's reads:
   // ListDevices: the device keys with their connected agents, by name

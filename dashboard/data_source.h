@@ -1,10 +1,10 @@
 // What the web dashboard shows, behind one interface: the daemon answers
 // from its store and its live agents and jobs (server/http_frontend.h),
-// `tunefleet dashboard --db FILE`, `tunefleet report` and `tunefleet jobs
-// --db` from a database file alone (dashboard/store_source.h), `tunefleet
-// jobs --server` and `tunefleet cancel` from a server's TuningService
-// (cli/server_source.h). The pages and the JSON API
-// (dashboard/http_server.h) only call this.
+// `tunefleet dashboard --db FILE`, `tunefleet report`, `tunefleet jobs
+// --db` and `tunefleet watch --db` from a database file alone
+// (dashboard/store_source.h), `tunefleet jobs --server`, `watch` and
+// `cancel` from a server's TuningService (cli/server_source.h). The pages and
+// the JSON API (dashboard/http_server.h) only call this.
 #ifndef TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
 #define TUNEFLEET_DASHBOARD_DATA_SOURCE_H_
 
@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::dashboard {
@@ -61,9 +62,15 @@ struct RecordQuery {
   uint32_t page_size = 0;
 };
 
+// A job's progress as a watch reads it (DataSource::Watch).
+using ProgressUpdate = std::function<void(const tunefleet::v1::JobProgress&)>;
+
 // One page of tuning records, in the order the source reads them.
 using RecordPage =
     std::function<void(const std::vector<tunefleet::v1::TuningRecord>&)>;
+
+// How often DataSource::Watch's default reads a job again.
+inline constexpr absl::Duration kWatchPoll = absl::Seconds(1);
 
 // Implementations are thread-safe: the HTTP server calls them from its
 // worker threads.
@@ -88,6 +95,14 @@ class DataSource {
   // Cancels a job or model job; returns its progress after. Errors:
   // NOT_FOUND, FAILED_PRECONDITION (ended already, or !CanCancel()).
   virtual absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) = 0;
+  // Calls `update` with job `job_id`'s progress (a model job's with its
+  // tasks) each time it changes, until the job ends; returns its last
+  // progress (`tunefleet watch`). The default reads Job() every
+  // kWatchPoll and calls `update` when the progress differs from the last
+  // read: a database file that a server writes to. Errors: Job()'s
+  // (NOT_FOUND for an unknown id); the source's.
+  virtual absl::StatusOr<tunefleet::v1::JobProgress> Watch(
+      int64_t job_id, const ProgressUpdate& update);
   // Calls `page` on each non-empty page of the records `query` asks for,
   // in order, as each arrives: no more than one page is held (`tunefleet
   // query`). Errors: the source's (INVALID_ARGUMENT for a bad filter);

@@ -12,7 +12,8 @@
 //   search space read the same from the live server, after a SIGKILL and a
 //   restart, from `jobs --db` and in `report`; its cancelled trials are no
 //   errors and no points of the report.
-// - One JSON vocabulary: `jobs --json`, `watch --json` and the HTTP API's
+// - One JSON vocabulary: `jobs --json`, `watch --json` (of a server and of
+//   its database file) and the HTTP API's
 //   /api/jobs/ID print the same object for the same job; with --json an
 //   error is a JSON object on stderr.
 #include <signal.h>
@@ -353,6 +354,11 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
       RunCommand(absl::StrCat(CliBinary(), " watch ", job, " --json", server));
   ASSERT_EQ(watch.exit_code, 0) << watch.err;
   const nlohmann::json from_watch = ParseJson(watch.out);
+  // The same job watched in the database file the server writes to.
+  auto watch_db = RunCommand(absl::StrCat(CliBinary(), " watch ", job,
+                                          " --json --db ", fleet.db_path()));
+  ASSERT_EQ(watch_db.exit_code, 0) << watch_db.err;
+  const nlohmann::json from_db = ParseJson(watch_db.out);
   auto api =
       HttpGet(http_port, absl::StrCat("/api/jobs/", job), fleet.reader_token());
   ASSERT_TRUE(api);
@@ -363,6 +369,7 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
   // the contract spells them.
   EXPECT_EQ(from_list, from_api);
   EXPECT_EQ(from_watch, from_api);
+  EXPECT_EQ(from_db, from_api);
   EXPECT_TRUE(from_api["job_id"].is_number_integer()) << from_api.dump();
   EXPECT_EQ(from_api["job_id"], job);
   EXPECT_EQ(from_api["state"], "JOB_STATE_DONE");
