@@ -73,26 +73,23 @@ void Setup(Level level);
 // The process's logger (stderr). Thread-safe.
 spdlog::logger& Logger();
 
-template <typename... Args>
-void Trace(spdlog::format_string_t<Args...> format, Args&&... args) {
-  Logger().trace(format, std::forward<Args>(args)...);
-}
-template <typename... Args>
-void Debug(spdlog::format_string_t<Args...> format, Args&&... args) {
-  Logger().debug(format, std::forward<Args>(args)...);
-}
-template <typename... Args>
-void Info(spdlog::format_string_t<Args...> format, Args&&... args) {
-  Logger().info(format, std::forward<Args>(args)...);
-}
-template <typename... Args>
-void Warn(spdlog::format_string_t<Args...> format, Args&&... args) {
-  Logger().warn(format, std::forward<Args>(args)...);
-}
-template <typename... Args>
-void Error(spdlog::format_string_t<Args...> format, Args&&... args) {
-  Logger().error(format, std::forward<Args>(args)...);
-}
+// Writes a line at `kLevel` to Logger(): the function objects Trace,
+// Debug, Info, Warn and Error below, one per level, are called as
+// functions, logging::Info("...{}...", value).
+template <spdlog::level::level_enum kLevel>
+struct LevelLog {
+  template <typename... Args>
+  void operator()(spdlog::format_string_t<Args...> format,
+                  Args&&... args) const {
+    Logger().log(kLevel, format, std::forward<Args>(args)...);
+  }
+};
+
+inline constexpr LevelLog<spdlog::level::trace> Trace{};
+inline constexpr LevelLog<spdlog::level::debug> Debug{};
+inline constexpr LevelLog<spdlog::level::info> Info{};
+inline constexpr LevelLog<spdlog::level::warn> Warn{};
+inline constexpr LevelLog<spdlog::level::err> Error{};
 
 }  // namespace tunefleet::logging
 

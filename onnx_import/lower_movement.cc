@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "onnx_import/lowering.h"
 #include "onnx_import/match.h"
 #include "onnx_import/tensor_values.h"
@@ -17,6 +18,19 @@ std::optional<Dims> ConstInts(const GraphIndex& g, const std::string& name) {
   std::optional<TensorValue> v = g.Value(name);
   if (!v || v->is_float()) return std::nullopt;
   return v->ints;
+}
+
+// The shapes of `n`'s first input (x) and first output (y).
+struct InOut {
+  Dims x, y;
+};
+absl::StatusOr<InOut> InOutShapes(const LowerContext& c,
+                                  const onnx::NodeProto& n) {
+  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
+  if (!x.ok()) return x.status();
+  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
+  if (!y.ok()) return y.status();
+  return InOut{*std::move(x), *std::move(y)};
 }
 
 // The copies of `boxes` from `in` (of `in_dims`) to `out` (of `out_dims`).
@@ -81,11 +95,9 @@ absl::Status LowerTranspose(LowerContext& c, const onnx::NodeProto& n) {
 // Slice with positive steps as one strided copy; a negative step copies
 // each element of its axis on its own (at most kMaxStepsPerNode copies).
 absl::Status LowerSlice(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  const int64_t rank = static_cast<int64_t>(x->size());
+  TUNEFLEET_ASSIGN_OR_RETURN(const InOut shapes, InOutShapes(c, n));
+  const auto& [x, y] = shapes;
+  const int64_t rank = static_cast<int64_t>(x.size());
   Dims starts, ends, axes, steps;
   if (c.opset < 10) {
     starts = IntsAttr(n, "starts", {});
@@ -112,7 +124,7 @@ absl::Status LowerSlice(LowerContext& c, const onnx::NodeProto& n) {
   for (size_t k = 0; k < starts.size(); ++k) {
     const int64_t a = NormalizeAxis(axes[k], rank);
     if (a < 0 || steps[k] == 0) return Refuse("an axis or step out of range");
-    const int64_t d = (*x)[a];
+    const int64_t d = x[a];
     auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v = v < -d ? lo : v + d;
       return std::clamp(v, lo, hi);
@@ -121,82 +133,65 @@ absl::Status LowerSlice(LowerContext& c, const onnx::NodeProto& n) {
     begin[a] =
         step[a] > 0 ? clamp(starts[k], 0, d) : clamp(starts[k], 0, d - 1);
   }
-  if (static_cast<int64_t>(y->size()) != rank) {
+  if (static_cast<int64_t>(y.size()) != rank) {
     return Refuse("output rank differs from the input's");
   }
-  const Dims is = RowMajorStrides(*x), os = RowMajorStrides(*y);
+  const Dims is = RowMajorStrides(x), os = RowMajorStrides(y);
   std::vector<std::vector<Segment>> segments(rank);
   for (int64_t a = 0; a < rank; ++a) {
-    if (step[a] > 0 || (*y)[a] == 1) {
-      segments[a].push_back(
-          {0, (*y)[a], begin[a], std::max<int64_t>(step[a], 1)});
+    if (step[a] > 0 || y[a] == 1) {
+      segments[a].push_back({0, y[a], begin[a], std::max<int64_t>(step[a], 1)});
       continue;
     }
-    for (int64_t j = 0; j < (*y)[a]; ++j) {
+    for (int64_t j = 0; j < y[a]; ++j) {
       segments[a].push_back({j, 1, begin[a] + j * step[a], 1});
     }
   }
-  return WriteBoxes(c.w, Input(n, 0), *x, Output(n, 0), *y,
+  return WriteBoxes(c.w, Input(n, 0), x, Output(n, 0), y,
                     Boxes(segments, is, os));
 }
 
-absl::Status LowerConcat(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  const int64_t rank = static_cast<int64_t>(y->size());
+// Concat (the inputs into the output) and Split (the input into the
+// outputs), one copy per part: the parts (empty names skipped) lie end to
+// end along `axis` of the whole, the output of Concat or the input of Split.
+absl::Status LowerConcatSplit(LowerContext& c, const onnx::NodeProto& n,
+                              bool split) {
+  const std::string& whole = split ? Input(n, 0) : Output(n, 0);
+  absl::StatusOr<Dims> w = c.w.ShapeOf(whole);
+  if (!w.ok()) return w.status();
+  const int64_t rank = static_cast<int64_t>(w->size());
   const int64_t axis = NormalizeAxis(IntAttr(n, "axis", 0), rank);
   if (axis < 0) return Refuse("axis out of range");
-  const Dims os = RowMajorStrides(*y);
+  const Dims ws = RowMajorStrides(*w);
   int64_t at = 0;
-  for (const std::string& in : n.input()) {
-    if (in.empty()) continue;
-    absl::StatusOr<Dims> x = c.w.ShapeOf(in);
-    if (!x.ok()) return x.status();
-    if (static_cast<int64_t>(x->size()) != rank) {
-      return Refuse("inputs of different ranks");
+  for (const std::string& part : split ? n.output() : n.input()) {
+    if (part.empty()) continue;
+    absl::StatusOr<Dims> p = c.w.ShapeOf(part);
+    if (!p.ok()) return p.status();
+    if (static_cast<int64_t>(p->size()) != rank) {
+      return Refuse(split ? "outputs of another rank"
+                          : "inputs of different ranks");
     }
-    if ((*x)[axis] == 0) continue;
-    const Dims is = RowMajorStrides(*x);
+    if (!split && (*p)[axis] == 0) continue;
+    const Dims ps = RowMajorStrides(*p);
     CopyBox box;
-    for (int64_t k = 0; k < rank; ++k)
-      box.dims.push_back({(*x)[k], is[k], os[k]});
-    box.out_offset = at * os[axis];
-    at += (*x)[axis];
-    if (absl::Status s = WriteBoxes(c.w, in, *x, Output(n, 0), *y, {box});
+    for (int64_t k = 0; k < rank; ++k) {
+      box.dims.push_back(
+          {(*p)[k], split ? ws[k] : ps[k], split ? ps[k] : ws[k]});
+    }
+    (split ? box.in_offset : box.out_offset) = at * ws[axis];
+    at += (*p)[axis];
+    if (split && at > (*w)[axis]) {
+      return Refuse("outputs larger than the input");
+    }
+    if (absl::Status s = split ? WriteBoxes(c.w, whole, *w, part, *p, {box})
+                               : WriteBoxes(c.w, part, *p, whole, *w, {box});
         !s.ok()) {
       return s;
     }
   }
-  if (at != (*y)[axis]) return Refuse("inputs do not fill the output");
-  return absl::OkStatus();
-}
-
-absl::Status LowerSplit(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  const int64_t rank = static_cast<int64_t>(x->size());
-  const int64_t axis = NormalizeAxis(IntAttr(n, "axis", 0), rank);
-  if (axis < 0) return Refuse("axis out of range");
-  const Dims is = RowMajorStrides(*x);
-  int64_t at = 0;
-  for (const std::string& out : n.output()) {
-    if (out.empty()) continue;
-    absl::StatusOr<Dims> y = c.w.ShapeOf(out);
-    if (!y.ok()) return y.status();
-    if (static_cast<int64_t>(y->size()) != rank) {
-      return Refuse("outputs of another rank");
-    }
-    const Dims os = RowMajorStrides(*y);
-    CopyBox box;
-    for (int64_t k = 0; k < rank; ++k)
-      box.dims.push_back({(*y)[k], is[k], os[k]});
-    box.in_offset = at * is[axis];
-    at += (*y)[axis];
-    if (at > (*x)[axis]) return Refuse("outputs larger than the input");
-    if (absl::Status s = WriteBoxes(c.w, Input(n, 0), *x, out, *y, {box});
-        !s.ok()) {
-      return s;
-    }
+  if (!split && at != (*w)[axis]) {
+    return Refuse("inputs do not fill the output");
   }
   return absl::OkStatus();
 }
@@ -205,11 +200,9 @@ absl::Status LowerSplit(LowerContext& c, const onnx::NodeProto& n) {
 // border copied from the edge with stride 0) and reflect (the border one
 // slab at a time); negative pads crop.
 absl::Status LowerPad(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  const int64_t rank = static_cast<int64_t>(x->size());
+  TUNEFLEET_ASSIGN_OR_RETURN(const InOut shapes, InOutShapes(c, n));
+  const auto& [x, y] = shapes;
+  const int64_t rank = static_cast<int64_t>(x.size());
   std::string mode = StringAttr(n, "mode");
   if (mode.empty()) mode = "constant";
   Dims pads;
@@ -250,12 +243,12 @@ absl::Status LowerPad(LowerContext& c, const onnx::NodeProto& n) {
   std::vector<std::vector<Segment>> segments(rank);
   bool border = false;
   for (int64_t a = 0; a < rank; ++a) {
-    const int64_t d = (*x)[a], pb = pads[a], pe = pads[rank + a];
+    const int64_t d = x[a], pb = pads[a], pe = pads[rank + a];
     if (std::abs(pb) > templates::kMaxDim ||
         std::abs(pe) > templates::kMaxDim) {
       return Refuse("pads out of range");
     }
-    if (d + pb + pe != (*y)[a]) return Refuse("output dims are not the padded");
+    if (d + pb + pe != y[a]) return Refuse("output dims are not the padded");
     const int64_t skip_b = std::max<int64_t>(-pb, 0),
                   skip_e = std::max<int64_t>(-pe, 0);
     const int64_t inner = d - skip_b - skip_e;
@@ -273,7 +266,7 @@ absl::Status LowerPad(LowerContext& c, const onnx::NodeProto& n) {
       }
     }
   }
-  const int64_t total = ElementsOf(*y);
+  const int64_t total = ElementsOf(y);
   if (mode == "constant" && border) {
     if (absl::Status s =
             c.w.Fill(Output(n, 0), total, 0, total, static_cast<float>(value));
@@ -281,8 +274,8 @@ absl::Status LowerPad(LowerContext& c, const onnx::NodeProto& n) {
       return s;
     }
   }
-  return WriteBoxes(c.w, Input(n, 0), *x, Output(n, 0), *y,
-                    Boxes(segments, RowMajorStrides(*x), RowMajorStrides(*y)));
+  return WriteBoxes(c.w, Input(n, 0), x, Output(n, 0), y,
+                    Boxes(segments, RowMajorStrides(x), RowMajorStrides(y)));
 }
 
 // Gather of a computed tensor at constant indices: one copy per run of
@@ -333,55 +326,49 @@ absl::Status LowerGather(LowerContext& c, const onnx::NodeProto& n) {
 }
 
 absl::Status LowerExpand(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  if (x->size() > y->size()) return Refuse("output of a lower rank");
-  const size_t lead = y->size() - x->size();
-  const Dims is = RowMajorStrides(*x), os = RowMajorStrides(*y);
+  TUNEFLEET_ASSIGN_OR_RETURN(const InOut shapes, InOutShapes(c, n));
+  const auto& [x, y] = shapes;
+  if (x.size() > y.size()) return Refuse("output of a lower rank");
+  const size_t lead = y.size() - x.size();
+  const Dims is = RowMajorStrides(x), os = RowMajorStrides(y);
   CopyBox box;
-  for (size_t k = 0; k < y->size(); ++k) {
+  for (size_t k = 0; k < y.size(); ++k) {
     int64_t stride = 0;
-    if (k >= lead && (*x)[k - lead] != 1) {
-      if ((*x)[k - lead] != (*y)[k]) return Refuse("dims do not broadcast");
+    if (k >= lead && x[k - lead] != 1) {
+      if (x[k - lead] != y[k]) return Refuse("dims do not broadcast");
       stride = is[k - lead];
     }
-    box.dims.push_back({(*y)[k], stride, os[k]});
+    box.dims.push_back({y[k], stride, os[k]});
   }
-  return WriteBoxes(c.w, Input(n, 0), *x, Output(n, 0), *y, {box});
+  return WriteBoxes(c.w, Input(n, 0), x, Output(n, 0), y, {box});
 }
 
 // Tile: output index r * d + i along each axis: two box dims per axis.
 absl::Status LowerTile(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  if (x->size() != y->size()) return Refuse("output of another rank");
-  const Dims is = RowMajorStrides(*x), os = RowMajorStrides(*y);
+  TUNEFLEET_ASSIGN_OR_RETURN(const InOut shapes, InOutShapes(c, n));
+  const auto& [x, y] = shapes;
+  if (x.size() != y.size()) return Refuse("output of another rank");
+  const Dims is = RowMajorStrides(x), os = RowMajorStrides(y);
   CopyBox box;
-  for (size_t k = 0; k < x->size(); ++k) {
-    if ((*x)[k] == 0 || (*y)[k] % (*x)[k] != 0) {
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (x[k] == 0 || y[k] % x[k] != 0) {
       return Refuse("output dims are not multiples of the input's");
     }
-    box.dims.push_back({(*y)[k] / (*x)[k], 0, (*x)[k] * os[k]});
-    box.dims.push_back({(*x)[k], is[k], os[k]});
+    box.dims.push_back({y[k] / x[k], 0, x[k] * os[k]});
+    box.dims.push_back({x[k], is[k], os[k]});
   }
-  return WriteBoxes(c.w, Input(n, 0), *x, Output(n, 0), *y, {box});
+  return WriteBoxes(c.w, Input(n, 0), x, Output(n, 0), y, {box});
 }
 
 // DepthToSpace (DCR or CRD) and SpaceToDepth of N x C x H x W with block b:
 // one copy of six dims.
 absl::Status LowerDepthSpace(LowerContext& c, const onnx::NodeProto& n) {
-  absl::StatusOr<Dims> x = c.w.ShapeOf(Input(n, 0));
-  if (!x.ok()) return x.status();
-  absl::StatusOr<Dims> y = c.w.ShapeOf(Output(n, 0));
-  if (!y.ok()) return y.status();
-  if (x->size() != 4 || y->size() != 4) return Refuse("only 4D tensors");
+  TUNEFLEET_ASSIGN_OR_RETURN(const InOut shapes, InOutShapes(c, n));
+  const auto& [x, y] = shapes;
+  if (x.size() != 4 || y.size() != 4) return Refuse("only 4D tensors");
   const int64_t b = IntAttr(n, "blocksize", 0);
   if (b < 1 || b > templates::kMaxDim) return Refuse("blocksize out of range");
-  const int64_t N = (*x)[0], C = (*x)[1], H = (*x)[2], W = (*x)[3];
+  const int64_t N = x[0], C = x[1], H = x[2], W = x[3];
   CopyBox box;
   if (n.op_type() == "DepthToSpace") {
     if (C % (b * b) != 0) return Refuse("channels not a multiple of b * b");
@@ -409,7 +396,7 @@ absl::Status LowerDepthSpace(LowerContext& c, const onnx::NodeProto& n) {
                 {h2, b * W, w2},
                 {w2, b, 1}};
   }
-  return WriteBoxes(c.w, Input(n, 0), *x, Output(n, 0), *y, {box});
+  return WriteBoxes(c.w, Input(n, 0), x, Output(n, 0), y, {box});
 }
 
 absl::Status LowerConstantOfShape(LowerContext& c, const onnx::NodeProto& n) {
@@ -434,8 +421,8 @@ absl::Status LowerMovement(LowerContext& c, int i) {
   const std::string& op = n.op_type();
   if (op == "Transpose") return LowerTranspose(c, n);
   if (op == "Slice") return LowerSlice(c, n);
-  if (op == "Concat") return LowerConcat(c, n);
-  if (op == "Split") return LowerSplit(c, n);
+  if (op == "Concat") return LowerConcatSplit(c, n, /*split=*/false);
+  if (op == "Split") return LowerConcatSplit(c, n, /*split=*/true);
   if (op == "Pad") return LowerPad(c, n);
   if (op == "Gather") return LowerGather(c, n);
   if (op == "Expand") return LowerExpand(c, n);
