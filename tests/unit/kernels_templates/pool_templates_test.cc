@@ -15,7 +15,6 @@ namespace tunefleet::templates {
 namespace {
 
 using testing::CheckText;
-using testing::ExpectRefusals;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::tunefleet::testing::GpuLimits;
@@ -111,7 +110,7 @@ TEST(Pool2dTemplate, ConfigConstraints) {
   EXPECT_TRUE(CheckText(pool, w, limits,
                         "PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1")
                   .ok());
-  ExpectRefusals(
+  testing::ExpectRefusals(
       pool, w, limits,
       {{"PWI=2,QWI=2,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=0,UNR=0",
         "VW must divide QWI"},
@@ -149,12 +148,12 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
     return CheckText(pool, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
-  ExpectRefusals(pool, w, limits,
-                 {{"WPC=256,CPG=8,VW=1,UNROLL=1", "work-group size"},
-                  // 117 elements round up to 128: 64*4 elements a step only
-                  // idle.
-                  {"WPC=64,CPG=1,VW=4,UNROLL=1", "H*W rounded up"},
-                  {"WPC=1,CPG=16,VW=1,UNROLL=1", "N*C rounded up"}});
+  testing::ExpectRefusals(pool, w, limits,
+                          {{"WPC=256,CPG=8,VW=1,UNROLL=1", "work-group size"},
+                           // 117 elements round up to 128: 64*4 elements a step
+                           // only idle.
+                           {"WPC=64,CPG=1,VW=4,UNROLL=1", "H*W rounded up"},
+                           {"WPC=1,CPG=16,VW=1,UNROLL=1", "N*C rounded up"}});
   // 1x1 planes: only one element per work-item per step.
   const Workload one = testing::MustParse("global_pool", "C=7,H=1,W=1");
   EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
@@ -183,11 +182,11 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
     return CheckText(softmax, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPR=64,RPG=4,VW=4,EPW=4").ok());
-  ExpectRefusals(softmax, w, limits,
-                 {{"WPR=1,RPG=1,VW=8,EPW=8", "VW*EPW"},
-                  {"WPR=256,RPG=8,VW=1,EPW=1", "work-group size"},
-                  {"WPR=256,RPG=1,VW=4,EPW=2", "D rounded up"},
-                  {"WPR=1,RPG=16,VW=1,EPW=1", "N rounded up"}});
+  testing::ExpectRefusals(softmax, w, limits,
+                          {{"WPR=1,RPG=1,VW=8,EPW=8", "VW*EPW"},
+                           {"WPR=256,RPG=8,VW=1,EPW=1", "work-group size"},
+                           {"WPR=256,RPG=1,VW=4,EPW=2", "D rounded up"},
+                           {"WPR=1,RPG=16,VW=1,EPW=1", "N rounded up"}});
   // A row of one element: one work-item, one lane.
   const Workload one = testing::MustParse("softmax", "N=5,D=1");
   EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
