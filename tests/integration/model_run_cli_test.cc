@@ -26,6 +26,7 @@
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
 #include "tests/support/run_outputs.h"
+#include "tests/support/small_net_files.h"
 #include "tests/support/synthetic_models.h"
 
 namespace tunefleet::testing {
@@ -37,12 +38,11 @@ class ModelRunCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::FreshTempDir("model_run_cli");
-    model_ = dir_ + "/small.onnx";
-    std::ofstream(model_, std::ios::binary) << testing::SmallNet();
-    input_ = dir_ + "/image.npy";
-    ASSERT_TRUE(
-        base::WriteNpy(input_, testing::RandomNpy(kSmallNetDims, 5, -1, 1))
-            .ok());
+    absl::StatusOr<testing::SmallNetFiles> files =
+        testing::WriteSmallNetFiles(dir_);
+    ASSERT_TRUE(files.ok()) << files.status();
+    model_ = files->model;
+    input_ = files->input;
   }
   void TearDown() override {
     if (std::getenv("TUNEFLEET_KEEP_TEST_DIRS") == nullptr) {

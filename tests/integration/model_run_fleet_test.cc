@@ -27,6 +27,7 @@
 #include "tests/support/ort_expect.h"
 #include "tests/support/ort_oracle.h"
 #include "tests/support/run_outputs.h"
+#include "tests/support/small_net_files.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
 namespace tunefleet::testing {
@@ -43,12 +44,11 @@ class ModelRunFleetTest : public ::testing::Test {
     ASSERT_TRUE(fleet_->StartFleet(1, kFleetRunKey))
         << ReadAll(fleet_->agent_log(0));
     dir_ = fleet_->dir();
-    model_ = dir_ + "/small.onnx";
-    std::ofstream(model_, std::ios::binary) << testing::SmallNet();
-    input_ = dir_ + "/image.npy";
-    ASSERT_TRUE(
-        base::WriteNpy(input_, testing::RandomNpy(kSmallNetDims, 5, -1, 1))
-            .ok());
+    absl::StatusOr<testing::SmallNetFiles> files =
+        testing::WriteSmallNetFiles(dir_);
+    ASSERT_TRUE(files.ok()) << files.status();
+    model_ = files->model;
+    input_ = files->input;
     tuner_token_ = dir_ + "/tuner.token";
     std::ofstream(tuner_token_) << fleet_->tuner_token() << "\n";
   }

@@ -1,14 +1,17 @@
 // What template tests share off the device: workloads that must parse, the
 // registry's templates by name, the limits of a few device classes, a
-// config checked from its text, and a user's spec of a new op.
+// config checked from its text (and configs expected to be refused), and a
+// user's spec of a new op.
 #ifndef TUNEFLEET_TESTS_SUPPORT_TEMPLATE_FIXTURES_H_
 #define TUNEFLEET_TESTS_SUPPORT_TEMPLATE_FIXTURES_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/registry.h"
@@ -93,6 +96,19 @@ inline absl::Status CheckText(const templates::KernelTemplate& tmpl,
   EXPECT_TRUE(config.ok()) << config.status();
   if (!config.ok()) return config.status();
   return tmpl.CheckConfig(*config, w, limits);
+}
+
+// Expects every config of `refusals` ({config text, part of the reason})
+// to be refused for `w` with that reason.
+inline void ExpectRefusals(
+    const templates::KernelTemplate& tmpl, const templates::Workload& w,
+    const templates::DeviceLimits& limits,
+    const std::vector<std::pair<const char*, const char*>>& refusals) {
+  for (const auto& [text, reason] : refusals) {
+    EXPECT_THAT(CheckText(tmpl, w, limits, text).message(),
+                ::testing::HasSubstr(reason))
+        << text;
+  }
 }
 
 // The path of the user's spec in tests/data/templates/saxpy.toml (op

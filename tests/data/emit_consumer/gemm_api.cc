@@ -182,6 +182,34 @@ bool ExpectError(const char* name, cl_int got, cl_int expect) {
   return got == expect;
 }
 
+// The arguments of a Gemm call with alpha 1, beta 0 and B's offset 0.
+struct GemmArgs {
+  Layout layout;
+  Transpose a_transpose, b_transpose;
+  size_t m, n, k;
+  cl_mem a;
+  size_t a_offset, a_ld;
+  cl_mem b;
+  size_t b_ld;
+  cl_mem c;
+  size_t c_offset, c_ld;
+
+  cl_int Run(cl_command_queue queue) const {
+    return Gemm(queue, layout, a_transpose, b_transpose, m, n, k, 1.0f, a,
+                a_offset, a_ld, b, 0, b_ld, 0.0f, c, c_offset, c_ld);
+  }
+};
+
+// A bad row-major, untransposed GemmStridedBatched call with alpha 1, beta
+// 0 and no offsets: it must return `expect`.
+struct BadBatch {
+  const char* name;
+  size_t m, n, k;
+  cl_mem a;
+  size_t a_ld, a_stride, b_ld, b_stride, c_ld, c_stride, batch;
+  cl_int expect;
+};
+
 // Bad arguments, each on an otherwise valid row-major 8 x 6 x 4 GEMM whose
 // buffers hold 64 floats (tight A 8 x 4, B 4 x 6, C 8 x 6 need 32, 24, 48).
 int CheckErrors(cl_context context, cl_command_queue queue) {
@@ -191,79 +219,69 @@ int CheckErrors(cl_context context, cl_command_queue queue) {
   const Layout rm = Layout::kRowMajor, cm = Layout::kColMajor;
   const Transpose no = Transpose::kNo, yes = Transpose::kYes;
   int failures = 0;
-  auto gemm = [&](Layout layout, Transpose ta, Transpose tb, size_t m, size_t n,
-                  size_t k, cl_mem a, size_t a_off, size_t lda, cl_mem b,
-                  size_t ldb, cl_mem c, size_t c_off, size_t ldc) {
-    return Gemm(queue, layout, ta, tb, m, n, k, 1.0f, a, a_off, lda, b, 0, ldb,
-                0.0f, c, c_off, ldc);
+  const GemmArgs valid = {rm, no, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 6};
+  // The valid call with `change` made must return `expect`.
+  auto bad_gemm = [&](const char* name, cl_int expect, auto change) {
+    GemmArgs g = valid;
+    change(g);
+    failures += !ExpectError(name, g.Run(queue), expect);
   };
-  failures +=
-      !ExpectError("zero_m", gemm(rm, no, no, 0, 6, 4, x, 0, 4, y, 6, z, 0, 6),
-                   tunefleet_tuned::kInvalidDimension);
-  failures += !ExpectError(
-      "null_a", gemm(rm, no, no, 8, 6, 4, nullptr, 0, 4, y, 6, z, 0, 6),
-      tunefleet_tuned::kInvalidMatrixA);
-  failures += !ExpectError(
-      "null_b", gemm(rm, no, no, 8, 6, 4, x, 0, 4, nullptr, 6, z, 0, 6),
-      tunefleet_tuned::kInvalidMatrixB);
-  failures += !ExpectError(
-      "null_c", gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, nullptr, 0, 6),
-      tunefleet_tuned::kInvalidMatrixC);
-  failures += !ExpectError("small_lda",
-                           gemm(rm, no, no, 8, 6, 4, x, 0, 3, y, 6, z, 0, 6),
-                           tunefleet_tuned::kInvalidLeadDimA);
+  bad_gemm("zero_m", tunefleet_tuned::kInvalidDimension,
+           [](GemmArgs& g) { g.m = 0; });
+  bad_gemm("null_a", tunefleet_tuned::kInvalidMatrixA,
+           [](GemmArgs& g) { g.a = nullptr; });
+  bad_gemm("null_b", tunefleet_tuned::kInvalidMatrixB,
+           [](GemmArgs& g) { g.b = nullptr; });
+  bad_gemm("null_c", tunefleet_tuned::kInvalidMatrixC,
+           [](GemmArgs& g) { g.c = nullptr; });
+  bad_gemm("small_lda", tunefleet_tuned::kInvalidLeadDimA,
+           [](GemmArgs& g) { g.a_ld = 3; });
   // Transposed row-major A is stored k x m: its ld is at least m.
-  failures += !ExpectError("small_lda_transposed",
-                           gemm(rm, yes, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 6),
-                           tunefleet_tuned::kInvalidLeadDimA);
-  failures += !ExpectError("small_ldb",
-                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 5, z, 0, 6),
-                           tunefleet_tuned::kInvalidLeadDimB);
-  failures += !ExpectError("small_ldc",
-                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 5),
-                           tunefleet_tuned::kInvalidLeadDimC);
-  // Column-major C is m x n by columns: its ld is at least m.
-  failures += !ExpectError("small_ldc_col_major",
-                           gemm(cm, no, no, 8, 6, 4, x, 0, 8, y, 4, z, 0, 6),
-                           tunefleet_tuned::kInvalidLeadDimC);
-  failures += !ExpectError("short_a",
-                           gemm(rm, no, no, 8, 6, 4, tiny, 0, 4, y, 6, z, 0, 6),
-                           tunefleet_tuned::kInsufficientMemoryA);
-  failures += !ExpectError("offset_past_c",
-                           gemm(rm, no, no, 8, 6, 4, x, 0, 4, y, 6, z, 17, 6),
-                           tunefleet_tuned::kInsufficientMemoryC);
-  failures += !ExpectError(
-      "bad_layout",
-      gemm(static_cast<Layout>(7), no, no, 8, 6, 4, x, 0, 4, y, 6, z, 0, 6),
-      CL_INVALID_VALUE);
-  failures += !ExpectError(
-      "null_queue",
-      Gemm(nullptr, rm, no, no, 8, 6, 4, 1.0f, x, 0, 4, y, 0, 6, 0.0f, z, 0, 6),
-      CL_INVALID_COMMAND_QUEUE);
+  bad_gemm("small_lda_transposed", tunefleet_tuned::kInvalidLeadDimA,
+           [&](GemmArgs& g) { g.a_transpose = yes; });
+  bad_gemm("small_ldb", tunefleet_tuned::kInvalidLeadDimB,
+           [](GemmArgs& g) { g.b_ld = 5; });
+  bad_gemm("small_ldc", tunefleet_tuned::kInvalidLeadDimC,
+           [](GemmArgs& g) { g.c_ld = 5; });
+  // Column-major C is m x n by columns: its ld is at least m (A and B with
+  // their tight column-major lds).
+  bad_gemm("small_ldc_col_major", tunefleet_tuned::kInvalidLeadDimC,
+           [&](GemmArgs& g) {
+             g.layout = cm;
+             g.a_ld = 8;
+             g.b_ld = 4;
+           });
+  bad_gemm("short_a", tunefleet_tuned::kInsufficientMemoryA,
+           [&](GemmArgs& g) { g.a = tiny; });
+  bad_gemm("offset_past_c", tunefleet_tuned::kInsufficientMemoryC,
+           [](GemmArgs& g) { g.c_offset = 17; });
+  bad_gemm("bad_layout", CL_INVALID_VALUE,
+           [](GemmArgs& g) { g.layout = static_cast<Layout>(7); });
   failures +=
-      !ExpectError("zero_batch",
-                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, x, 0, 2,
-                                      4, y, 0, 2, 4, 0.0f, z, 0, 2, 4, 0),
-                   tunefleet_tuned::kInvalidBatchCount);
-  // As CLBlast: the batch count is checked before the other arguments (here
-  // a null A), and a batch writing every C to the same memory is refused.
-  failures +=
-      !ExpectError("zero_batch_first",
-                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, nullptr,
-                                      0, 2, 4, y, 0, 2, 4, 0.0f, z, 0, 2, 4, 0),
-                   tunefleet_tuned::kInvalidBatchCount);
-  failures +=
-      !ExpectError("shared_c",
-                   GemmStridedBatched(queue, rm, no, no, 2, 2, 2, 1.0f, x, 0, 2,
-                                      4, y, 0, 2, 4, 0.0f, z, 0, 2, 0, 2),
-                   tunefleet_tuned::kInvalidDimension);
-  // Three 4 x 4 B matrices 24 apart end at element 2 * 24 + 16 = 64, the
-  // buffer's end; 25 apart they do not fit.
-  failures +=
-      !ExpectError("batch_past_b",
-                   GemmStridedBatched(queue, rm, no, no, 4, 4, 4, 1.0f, x, 0, 4,
-                                      16, y, 0, 4, 25, 0.0f, z, 0, 4, 16, 3),
-                   tunefleet_tuned::kInsufficientMemoryB);
+      !ExpectError("null_queue", valid.Run(nullptr), CL_INVALID_COMMAND_QUEUE);
+  const BadBatch bad_batches[] = {
+      {"zero_batch", 2, 2, 2, x, 2, 4, 2, 4, 2, 4, 0,
+       tunefleet_tuned::kInvalidBatchCount},
+      // As CLBlast: the batch count is checked before the other arguments
+      // (here a null A), and a batch writing every C to the same memory is
+      // refused.
+      {"zero_batch_first", 2, 2, 2, nullptr, 2, 4, 2, 4, 2, 4, 0,
+       tunefleet_tuned::kInvalidBatchCount},
+      {"shared_c", 2, 2, 2, x, 2, 4, 2, 4, 2, 0, 2,
+       tunefleet_tuned::kInvalidDimension},
+      // Three 4 x 4 B matrices 24 apart end at element 2 * 24 + 16 = 64, the
+      // buffer's end; 25 apart they do not fit.
+      {"batch_past_b", 4, 4, 4, x, 4, 16, 4, 25, 4, 16, 3,
+       tunefleet_tuned::kInsufficientMemoryB},
+  };
+  for (const BadBatch& b : bad_batches) {
+    failures += !ExpectError(
+        b.name,
+        GemmStridedBatched(queue, rm, no, no, b.m, b.n, b.k, 1.0f, b.a, 0,
+                           b.a_ld, b.a_stride, y, 0, b.b_ld, b.b_stride, 0.0f,
+                           z, 0, b.c_ld, b.c_stride, b.batch),
+        b.expect);
+  }
   failures += !ExpectError("legacy_zero_m", Gemm(queue, 0, 4, 4, x, y, z),
                            CL_INVALID_VALUE);
   clReleaseMemObject(x);

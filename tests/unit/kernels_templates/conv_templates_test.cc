@@ -16,6 +16,7 @@ namespace tunefleet::templates {
 namespace {
 
 using testing::CheckText;
+using testing::ExpectRefusals;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -131,17 +132,6 @@ TEST(ConvChecks, WorkloadRefusals) {
   EXPECT_FALSE(dw.Accepts(testing::Conv("C=2,H=5,W=5,K=2,R=3,S=3")));
   EXPECT_FALSE(
       dw.CheckWorkload(testing::Conv("C=2,H=5,W=5,K=2,R=3,S=3"), limits).ok());
-}
-
-// Expects every config of `refusals` ({config text, part of the reason})
-// to be refused for `w` with that reason.
-void ExpectRefusals(
-    const KernelTemplate& tmpl, const Workload& w, const DeviceLimits& limits,
-    const std::vector<std::pair<const char*, const char*>>& refusals) {
-  for (const auto& [text, reason] : refusals) {
-    EXPECT_THAT(CheckText(tmpl, w, limits, text).message(), HasSubstr(reason))
-        << text;
-  }
 }
 
 TEST(ConvChecks, ConfigConstraints) {

@@ -107,27 +107,21 @@ TEST(Pool2dTemplate, ConfigConstraints) {
   const DeviceLimits limits = GpuLimits();
   const Workload w = testing::MustParse(
       "pool2d", "C=32,H=56,W=56,R=3,S=3,SH=2,SW=2,PH=1,PW=1");
-  auto check = [&](const char* text) {
-    return CheckText(pool, w, limits, text);
-  };
-  EXPECT_TRUE(
-      check("PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1").ok());
-  EXPECT_THAT(
-      check("PWI=2,QWI=2,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=0,UNR=0").message(),
-      HasSubstr("VW must divide QWI"));
-  EXPECT_THAT(
-      check("PWI=1,QWI=1,VW=1,WGQ=8,WGP=4,WGC=4,CWG=2,LT=0,UNR=0").message(),
-      HasSubstr("WGC must divide CWG"));
-  EXPECT_THAT(
-      check("PWI=1,QWI=1,VW=1,WGQ=32,WGP=16,WGC=8,CWG=8,LT=0,UNR=0").message(),
-      HasSubstr("work-group size"));
-  EXPECT_THAT(
-      check("PWI=4,QWI=8,VW=4,WGQ=4,WGP=4,WGC=1,CWG=16,LT=1,UNR=0").message(),
-      HasSubstr("local memory"));
-  // Q = 28 rounds up to 32: a 64-column work-group tile only idles.
-  EXPECT_THAT(
-      check("PWI=1,QWI=2,VW=2,WGQ=32,WGP=1,WGC=1,CWG=1,LT=0,UNR=0").message(),
-      HasSubstr("Q rounded up"));
+  EXPECT_TRUE(CheckText(pool, w, limits,
+                        "PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1")
+                  .ok());
+  testing::ExpectRefusals(
+      pool, w, limits,
+      {{"PWI=2,QWI=2,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=0,UNR=0",
+        "VW must divide QWI"},
+       {"PWI=1,QWI=1,VW=1,WGQ=8,WGP=4,WGC=4,CWG=2,LT=0,UNR=0",
+        "WGC must divide CWG"},
+       {"PWI=1,QWI=1,VW=1,WGQ=32,WGP=16,WGC=8,CWG=8,LT=0,UNR=0",
+        "work-group size"},
+       {"PWI=4,QWI=8,VW=4,WGQ=4,WGP=4,WGC=1,CWG=16,LT=1,UNR=0", "local memory"},
+       // Q = 28 rounds up to 32: a 64-column work-group tile only idles.
+       {"PWI=1,QWI=2,VW=2,WGQ=32,WGP=1,WGC=1,CWG=1,LT=0,UNR=0",
+        "Q rounded up"}});
   EXPECT_FALSE(pool.CheckConfig({1, 1, 1}, w, limits).ok());
   // Derived features: same names for every config.
   auto a =
@@ -154,13 +148,12 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
     return CheckText(pool, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
-  EXPECT_THAT(check(w, "WPC=256,CPG=8,VW=1,UNROLL=1").message(),
-              HasSubstr("work-group size"));
-  // 117 elements round up to 128: 64*4 elements a step only idle.
-  EXPECT_THAT(check(w, "WPC=64,CPG=1,VW=4,UNROLL=1").message(),
-              HasSubstr("H*W rounded up"));
-  EXPECT_THAT(check(w, "WPC=1,CPG=16,VW=1,UNROLL=1").message(),
-              HasSubstr("N*C rounded up"));
+  testing::ExpectRefusals(pool, w, limits,
+                          {{"WPC=256,CPG=8,VW=1,UNROLL=1", "work-group size"},
+                           // 117 elements round up to 128: 64*4 elements a step
+                           // only idle.
+                           {"WPC=64,CPG=1,VW=4,UNROLL=1", "H*W rounded up"},
+                           {"WPC=1,CPG=16,VW=1,UNROLL=1", "N*C rounded up"}});
   // 1x1 planes: only one element per work-item per step.
   const Workload one = testing::MustParse("global_pool", "C=7,H=1,W=1");
   EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
@@ -189,14 +182,11 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
     return CheckText(softmax, x, limits, text);
   };
   EXPECT_TRUE(check(w, "WPR=64,RPG=4,VW=4,EPW=4").ok());
-  EXPECT_THAT(check(w, "WPR=1,RPG=1,VW=8,EPW=8").message(),
-              HasSubstr("VW*EPW"));
-  EXPECT_THAT(check(w, "WPR=256,RPG=8,VW=1,EPW=1").message(),
-              HasSubstr("work-group size"));
-  EXPECT_THAT(check(w, "WPR=256,RPG=1,VW=4,EPW=2").message(),
-              HasSubstr("D rounded up"));
-  EXPECT_THAT(check(w, "WPR=1,RPG=16,VW=1,EPW=1").message(),
-              HasSubstr("N rounded up"));
+  testing::ExpectRefusals(softmax, w, limits,
+                          {{"WPR=1,RPG=1,VW=8,EPW=8", "VW*EPW"},
+                           {"WPR=256,RPG=8,VW=1,EPW=1", "work-group size"},
+                           {"WPR=256,RPG=1,VW=4,EPW=2", "D rounded up"},
+                           {"WPR=1,RPG=16,VW=1,EPW=1", "N rounded up"}});
   // A row of one element: one work-item, one lane.
   const Workload one = testing::MustParse("softmax", "N=5,D=1");
   EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
