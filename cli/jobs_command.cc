@@ -92,7 +92,8 @@ CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
   AddJobServerAndJson(cmd, o);
   AddDbOption(cmd, o.db,
               "database file, when no --server: read again every second, "
-              "for a server that writes to it");
+              "for a server that writes to it (a job its server left "
+              "unfinished is watched until Ctrl-C)");
   cmd->add_flag("--quiet", o.quiet, "no progress lines");
   return cmd;
 }

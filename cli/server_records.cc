@@ -250,15 +250,14 @@ class EmptyRecords : public emitter::RecordSource {
   }
 };
 
-// The records of a database file the source owns: the store is a base, so
-// that it is opened before StoreRecords points at it and closed after.
-struct OwnedStore {
-  std::unique_ptr<store::Store> store;
-};
-class DatabaseRecords : private OwnedStore, public emitter::StoreRecords {
+// The records of a database file the source owns.
+class DatabaseRecords : public emitter::StoreRecords {
  public:
   explicit DatabaseRecords(std::unique_ptr<store::Store> opened)
-      : OwnedStore{std::move(opened)}, StoreRecords(store.get()) {}
+      : StoreRecords(opened.get()), store_(std::move(opened)) {}
+
+ private:
+  std::unique_ptr<store::Store> store_;
 };
 
 }  // namespace

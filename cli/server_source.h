@@ -1,5 +1,5 @@
 // The dashboard's DataSource over a tunefleet-server's TuningService
-// (gRPC): what `tunefleet jobs --server` and `tunefleet cancel` read and do
+// (gRPC): what `tunefleet jobs --server`, `watch` and `cancel` read and do
 // through, as the commands that read a database file go through
 // dashboard::StoreDataSource (dashboard/store_source.h). OpenDataSource
 // picks one of the two from the flags.

@@ -8,6 +8,11 @@ namespace tunefleet::dashboard {
 
 absl::StatusOr<tunefleet::v1::JobProgress> DataSource::Watch(
     int64_t job_id, const ProgressUpdate& update) {
+  return PollJob(job_id, update, kWatchPoll);
+}
+
+absl::StatusOr<tunefleet::v1::JobProgress> DataSource::PollJob(
+    int64_t job_id, const ProgressUpdate& update, absl::Duration every) {
   tunefleet::v1::JobProgress last;
   for (bool first = true;; first = false) {
     absl::StatusOr<tunefleet::v1::JobProgress> now = Job(job_id);
@@ -18,7 +23,7 @@ absl::StatusOr<tunefleet::v1::JobProgress> DataSource::Watch(
       last = *std::move(now);
     }
     if (contract::IsFinalJobState(last.state())) return last;
-    absl::SleepFor(kWatchPoll);
+    absl::SleepFor(every);
   }
 }
 

@@ -97,12 +97,18 @@ class DataSource {
   virtual absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) = 0;
   // Calls `update` with job `job_id`'s progress (a model job's with its
   // tasks) each time it changes, until the job ends; returns its last
-  // progress (`tunefleet watch`). The default reads Job() every
-  // kWatchPoll and calls `update` when the progress differs from the last
-  // read: a database file that a server writes to. Errors: Job()'s
-  // (NOT_FOUND for an unknown id); the source's.
+  // progress (`tunefleet watch`). The default is PollJob() every
+  // kWatchPoll: a database file that a server writes to. A job that stays
+  // unfinished in the file (its server stopped) is read until the caller
+  // is stopped (Ctrl-C). Errors: Job()'s (NOT_FOUND for an unknown id);
+  // the source's.
   virtual absl::StatusOr<tunefleet::v1::JobProgress> Watch(
       int64_t job_id, const ProgressUpdate& update);
+  // Reads Job() every `every` until the job ends and calls `update` with
+  // the first read and each read that differs from the one before;
+  // returns the last. Errors: Job()'s.
+  absl::StatusOr<tunefleet::v1::JobProgress> PollJob(
+      int64_t job_id, const ProgressUpdate& update, absl::Duration every);
   // Calls `page` on each non-empty page of the records `query` asks for,
   // in order, as each arrives: no more than one page is held (`tunefleet
   // query`). Errors: the source's (INVALID_ARGUMENT for a bad filter);

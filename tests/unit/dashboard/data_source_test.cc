@@ -14,8 +14,8 @@ namespace {
 
 using tunefleet::v1::JobProgress;
 
-// A source whose Job() answers the queued reads in turn (the last again
-// once they run out); the other reads are not called by Watch.
+// A source whose Job() answers the queued reads in turn; a read past them
+// fails the test (a watch that did not stop). Watch calls no other read.
 class QueuedJobSource : public DataSource {
  public:
   explicit QueuedJobSource(std::deque<absl::StatusOr<JobProgress>> reads)
@@ -24,8 +24,12 @@ class QueuedJobSource : public DataSource {
   absl::StatusOr<JobProgress> Job(int64_t job_id) override {
     ++job_reads;
     last_job_id = job_id;
-    absl::StatusOr<JobProgress> next = reads_.front();
-    if (reads_.size() > 1) reads_.pop_front();
+    if (reads_.empty()) {
+      ADD_FAILURE() << "read " << job_reads << " is past the queued reads";
+      return absl::InternalError("read past the queued reads");
+    }
+    absl::StatusOr<JobProgress> next = std::move(reads_.front());
+    reads_.pop_front();
     return next;
   }
   absl::StatusOr<FleetView> Fleet() override { return FleetView(); }
@@ -63,8 +67,9 @@ TEST(DataSourceWatch, ReportsEachChangeOnceAndReturnsTheEndedJob) {
                           Progress(tunefleet::v1::JOB_STATE_RUNNING, 3),
                           Progress(tunefleet::v1::JOB_STATE_DONE, 4)});
   std::vector<uint32_t> seen;
-  absl::StatusOr<JobProgress> last = source.Watch(
-      7, [&](const JobProgress& p) { seen.push_back(p.trials_done()); });
+  absl::StatusOr<JobProgress> last = source.PollJob(
+      7, [&](const JobProgress& p) { seen.push_back(p.trials_done()); },
+      absl::ZeroDuration());
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_DONE);
   EXPECT_EQ(last->trials_done(), 4u);
@@ -74,6 +79,7 @@ TEST(DataSourceWatch, ReportsEachChangeOnceAndReturnsTheEndedJob) {
   EXPECT_EQ(source.last_job_id, 7);
 }
 
+// Watch's default is PollJob: an ended job is read once.
 TEST(DataSourceWatch, AnEndedJobIsReadOnce) {
   QueuedJobSource source({Progress(tunefleet::v1::JOB_STATE_CANCELLED, 2)});
   int updates = 0;
@@ -89,10 +95,11 @@ TEST(DataSourceWatch, AReadErrorEndsTheWatchWithIt) {
   QueuedJobSource source({Progress(tunefleet::v1::JOB_STATE_RUNNING, 1),
                           absl::NotFoundError("no job 7")});
   int updates = 0;
-  absl::StatusOr<JobProgress> last =
-      source.Watch(7, [&](const JobProgress&) { ++updates; });
+  absl::StatusOr<JobProgress> last = source.PollJob(
+      7, [&](const JobProgress&) { ++updates; }, absl::ZeroDuration());
   EXPECT_EQ(last.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(updates, 1);
+  EXPECT_EQ(source.job_reads, 2);
 }
 
 }  // namespace
