@@ -34,6 +34,7 @@ CLI::Option* AddJobServerAndJson(CLI::App* cmd, JobsOptions& o) {
 
 std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(jobs.size());
   for (const JobProgress& p : jobs) {
     rows.push_back({absl::StrCat(p.job_id()), contract::JobStateName(p.state()),
                     absl::StrFormat("%u/%u", p.trials_done(), p.trials_total()),
@@ -73,8 +74,9 @@ int RunJobs(const JobsOptions& o) {
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const JobProgress& p : *jobs)
+    for (const JobProgress& p : *jobs) {
       list.push_back(contract::ContractJson(p));
+    }
     std::cout << list.dump(2, ' ', false,
                            nlohmann::json::error_handler_t::replace)
               << "\n";
