@@ -1,7 +1,7 @@
 // The dashboard's data from a database file alone: `tunefleet dashboard
 // --db`, `tunefleet report`, `tunefleet jobs --db` and `tunefleet watch
-// --db` read through it, and
-// the daemon's live source (server/http_frontend.h) extends it.
+// --db` read through it, and the daemon's live source
+// (server/http_frontend.h) extends it.
 #ifndef TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
 #define TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
 

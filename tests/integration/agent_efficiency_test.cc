@@ -20,6 +20,7 @@
 #include "kernels_templates/registry.h"
 #include "measure/measurer.h"
 #include "opencl/program_cache.h"
+#include "tests/support/command_runner.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet {
@@ -69,15 +70,6 @@ std::unique_ptr<Measurer> NewMeasurer(MeasurerOptions options) {
   auto m = Measurer::Create(*std::move(device), std::move(options));
   EXPECT_TRUE(m.ok()) << m.status();
   return m.ok() ? *std::move(m) : nullptr;
-}
-
-// A fresh directory under the test temp dir.
-std::string FreshDir(const std::string& name) {
-  const std::string dir =
-      absl::StrCat(::testing::TempDir(), "/agent_eff_", name, "_", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 std::vector<std::string> BinFiles(const std::string& dir) {
@@ -145,7 +137,7 @@ class ProgramCacheOnDevice : public ::testing::Test {
 };
 
 TEST_F(ProgramCacheOnDevice, BinaryCacheRoundTrip) {
-  const std::string dir = FreshDir("roundtrip");
+  const std::string dir = testing::FreshTempDir("agent_eff_roundtrip");
   {
     ProgramCache first(device_.context.get(), device_.device,
                        ProgramCache::Options{.binary_dir = dir});
@@ -187,7 +179,7 @@ TEST_F(ProgramCacheOnDevice, BinaryCacheRoundTrip) {
 }
 
 TEST_F(ProgramCacheOnDevice, CorruptCacheFilesFallBackToSource) {
-  const std::string dir = FreshDir("corrupt");
+  const std::string dir = testing::FreshTempDir("agent_eff_corrupt");
   const std::string options = "-DFACTOR=7.0f";
   std::string path, good;
   {
@@ -261,7 +253,7 @@ TEST_F(ProgramCacheOnDevice, UnwritableDirectoryStillBuilds) {
 // A cache directory others may write could hold planted binaries: it is not
 // used (no loads, no writes), and programs still build.
 TEST_F(ProgramCacheOnDevice, ADirectoryOthersMayWriteIsNotUsed) {
-  const std::string dir = FreshDir("shared");
+  const std::string dir = testing::FreshTempDir("agent_eff_shared");
   std::filesystem::create_directories(dir);
   std::filesystem::permissions(dir, std::filesystem::perms::all);
   {
@@ -368,7 +360,7 @@ TEST_F(ProgramCacheOnDevice, ConcurrentGetsAndPrefetchesAllSucceed) {
 // --- Through the Measurer. ---
 
 TEST(MeasurerBinaryCache, SecondMeasurerLoadsBinariesAndVerifies) {
-  const std::string dir = FreshDir("measurer");
+  const std::string dir = testing::FreshTempDir("agent_eff_measurer");
   MeasurerOptions options;
   options.binary_cache_dir = dir;
   options.prefetch = MeasurerOptions::Prefetch::kOff;
@@ -568,7 +560,7 @@ TEST(MeasurerReplay, TurnedOffMeansPlainEnqueues) {
 // --- Through the worker process (the agent's default backend). ---
 
 TEST(WorkerEfficiency, PrefetchAndBinaryCacheAcrossWorkers) {
-  const std::string dir = FreshDir("worker");
+  const std::string dir = testing::FreshTempDir("agent_eff_worker");
   device_agent::WorkerBackend::Options options;
   options.executable = TUNEFLEET_BINARY_DIR "/device_agent/tunefleet-agent";
   options.measurer.binary_cache_dir = dir;

@@ -154,12 +154,6 @@ class ServerProcess {
   bool ready_ = false;
 };
 
-std::string MakeCerts(const std::string& dir) {
-  auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return dir;
-}
-
 TEST(CliErrors, PlaintextClientAgainstATlsServerIsToldToPassCa) {
   TempDir dir("tls_server");
   const std::string certs = MakeCerts(dir.path() + "/certs");

@@ -59,22 +59,13 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-// A CA with its server, agent and client certificates in a fresh directory,
-// made by the deploy script.
-std::string NewCerts(const std::string& name) {
-  const std::string dir = FreshDir(name);
-  auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return dir;
-}
-
 // Two independent CAs, made once per process.
 const std::string& CertsA() {
-  static const std::string dir = NewCerts("certs_a");
+  static const std::string dir = MakeCerts(FreshDir("certs_a"));
   return dir;
 }
 const std::string& CertsB() {
-  static const std::string dir = NewCerts("certs_b");
+  static const std::string dir = MakeCerts(FreshDir("certs_b"));
   return dir;
 }
 

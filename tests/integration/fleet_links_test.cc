@@ -32,7 +32,6 @@ using tunefleet::v1::JobProgress;
 
 constexpr char kLinksKey[] = "links";
 constexpr size_t kAgents = 3;
-constexpr auto kLinksJobLimit = std::chrono::seconds(240);
 // One seed for every job: the same configs, so that programs built for one
 // case come from the agents' binary cache in the next.
 constexpr uint64_t kSeed = 21;
@@ -84,9 +83,9 @@ class LinkedFleet {
   }
 
   // Waits for the job to end; its last progress, or nullopt when it did not
-  // end within kLinksJobLimit.
+  // end within kFleetJobLimit.
   std::optional<JobProgress> AwaitEnd(int64_t job) {
-    std::optional<JobProgress> last = fleet_.AwaitEnd(job, kLinksJobLimit);
+    std::optional<JobProgress> last = fleet_.AwaitEnd(job, kFleetJobLimit);
     Note("job ended");
     return last;
   }
@@ -99,7 +98,7 @@ class LinkedFleet {
 
   // Starts everything (Start) and runs LinksGemmJob(trials, cooldown_ms, kSeed)
   // to its end, into `run`. Fails the test when the fleet did not come up,
-  // the job was refused or it did not end within kLinksJobLimit.
+  // the job was refused or it did not end within kFleetJobLimit.
   void StartAndRun(uint32_t trials, double cooldown_ms, JobRun* run) {
     ASSERT_TRUE(Start());
     run->job = Submit(LinksGemmJob(trials, cooldown_ms, kSeed));
@@ -208,7 +207,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
         auto p = fleet.fleet().Job(job);
         return p && p->trials_done() >= 2;
       },
-      kLinksJobLimit));
+      kFleetJobLimit));
   const int connects_before = fleet.Connects(0);
   fleet.proxy(0).Stall();
   const auto stalled_at = std::chrono::steady_clock::now();

@@ -44,8 +44,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using tunefleet::v1::JobProgress;
 
-constexpr auto kOperatorJobLimit = std::chrono::seconds(240);
-
 std::string ServerBinary() { return BinaryDir() + "/server/tunefleet-server"; }
 
 // A command that may wrongly keep running (a listener that should have been
@@ -142,7 +140,7 @@ TEST(Operator, ASecondServerOnADatabaseInUseIsRefusedAndReadersWorkBesideIt) {
   dashboard.Kill(SIGTERM);
 
   // The owner's job ends with every trial measured once.
-  auto last = fleet.AwaitEnd(job, kOperatorJobLimit);
+  auto last = fleet.AwaitEnd(job, kFleetJobLimit);
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ(last->state(), tunefleet::v1::JOB_STATE_DONE) << last->message();
   EXPECT_EQ(last->trials_done(), kTrials);
@@ -265,9 +263,9 @@ TEST(Operator, ACancelledJobCountsTheSameLiveAfterARestartAndInTheReport) {
                             std::chrono::seconds(60)));
   const int64_t job = fleet.Submit(testing::SmallGemmJob("cancel", 20, 400, 5));
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(fleet.AwaitTrialsDone(job, 2, kOperatorJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(job, 2, kFleetJobLimit));
   ASSERT_TRUE(fleet.Cancel(job).ok());
-  auto ended = fleet.AwaitEnd(job, kOperatorJobLimit);
+  auto ended = fleet.AwaitEnd(job, kFleetJobLimit);
   ASSERT_TRUE(ended.has_value());
   ASSERT_EQ(ended->state(), tunefleet::v1::JOB_STATE_CANCELLED);
   // Give trials still in flight at the cancel their chance to land.
@@ -339,7 +337,7 @@ TEST(Operator, TheCliAndTheHttpApiPrintTheSameJobJson) {
       [&] { return fleet.Connected("json") == 1; }, std::chrono::seconds(60)));
   const int64_t job = fleet.Submit(testing::SmallGemmJob("json", 4, 0, 9));
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(fleet.AwaitEnd(job, kOperatorJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(job, kFleetJobLimit).has_value());
 
   const std::string server = absl::StrCat(" --server ", fleet.address(),
                                           " --token ", fleet.reader_token());

@@ -34,11 +34,6 @@ using testing::FleetHarness;
 using testing::Process;
 using tunefleet::v1::JobProgress;
 
-// How long the jobs may take to end once space returns: a bound on a
-// failure, not a timing (alone they take about 10 s; one run beside the
-// quickstart on 2 cores passed 90 s).
-constexpr auto kDiskJobLimit = std::chrono::seconds(240);
-
 // The command prefix that runs a program in a mount namespace of its own
 // where it may mount a tmpfs; empty when there is none here. Probed by
 // mounting one on `dir`.
@@ -186,12 +181,14 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
   ASSERT_TRUE(std::filesystem::remove(ballast));
   const grpc::Status accepted = fleet.SubmitJob(DiskGemmJob(8, 6), &job_b);
   ASSERT_TRUE(accepted.ok()) << accepted.error_message();
+  // Both jobs end once space returns (alone they take about 10 s; one run
+  // beside the quickstart on 2 cores took 90 s).
   EXPECT_TRUE(FleetHarness::WaitFor(
       [&] {
         return testing::JobEnded(fleet.Job(job_a)) &&
                testing::JobEnded(fleet.Job(job_b));
       },
-      kDiskJobLimit))
+      kFleetJobLimit))
       << "jobs did not end after space returned";
   const JobProgress a = *fleet.Job(job_a);
   const JobProgress b = *fleet.Job(job_b);

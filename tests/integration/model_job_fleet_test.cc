@@ -29,7 +29,6 @@ using testing::JobEnded;
 using tunefleet::v1::JobProgress;
 using tunefleet::v1::SubmitModelJobRequest;
 
-constexpr auto kModelJobLimit = std::chrono::seconds(240);
 constexpr char kModelKey[] = "model";
 
 // A tiny model: a GEMM, a 3x3 convolution (twice in the model), a max pool
@@ -82,7 +81,7 @@ int64_t Submit(const FleetHarness& fleet,
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
   if (!FleetHarness::WaitFor([&] { return JobEnded(fleet.GetJob(id)); },
-                             kModelJobLimit)) {
+                             kFleetJobLimit)) {
     return std::nullopt;
   }
   return fleet.GetJob(id);
@@ -192,7 +191,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kModelJobLimit));
+    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kFleetJobLimit));
     fleet.server().Kill(SIGKILL);
     const StoredModel before = ReadModel(fleet.db_path(), id);
     EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
@@ -272,7 +271,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
   ASSERT_GT(id, 0);
-  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kModelJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kFleetJobLimit));
   {
     const grpc::Status s = fleet.Cancel(id);
     ASSERT_TRUE(s.ok()) << s.error_message();

@@ -142,6 +142,15 @@ class CliCommand : public BackgroundCommand {
       : BackgroundCommand(CliBinary() + " " + args, dir) {}
 };
 
+// A CA with server, agent and client certificates written into `dir` by
+// deploy/make-certs.sh (docs/SECURITY.md); fails the test when the script
+// does. Returns `dir`.
+inline std::string MakeCerts(const std::string& dir) {
+  auto r = RunCommand("bash " + SourceDir() + "/deploy/make-certs.sh " + dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return dir;
+}
+
 // Builds and installs the library `tunefleet emit` wrote to <work>/lib
 // (into <work>/prefix), then builds the consumer project
 // tests/data/<consumer> against it with find_package (in <work>/consumer).

@@ -34,6 +34,11 @@
 
 namespace tunefleet::testing {
 
+// How long the fleet tests wait for a small job to end or reach a count of
+// trials (AwaitEnd, AwaitTrialsDone): a bound against a hung test, far
+// above what a job takes on PoCL, not a figure the tests check.
+inline constexpr auto kFleetJobLimit = std::chrono::seconds(240);
+
 // True once `progress` is there and its job has ended (done, failed or
 // cancelled).
 inline bool JobEnded(

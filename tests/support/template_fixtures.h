@@ -98,6 +98,14 @@ inline absl::Status CheckText(const templates::KernelTemplate& tmpl,
   return tmpl.CheckConfig(*config, w, limits);
 }
 
+// The names of `features`, in order (a template's DerivedFeatures).
+inline std::vector<std::string> FeatureNames(
+    const std::vector<templates::Feature>& features) {
+  std::vector<std::string> names;
+  for (const templates::Feature& f : features) names.push_back(f.name);
+  return names;
+}
+
 // Expects every config of `refusals` ({config text, part of the reason})
 // to be refused for `w` with that reason.
 inline void ExpectRefusals(

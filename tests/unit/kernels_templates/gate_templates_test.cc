@@ -21,12 +21,6 @@ const KernelTemplate& Gate() {
   return testing::BuiltinTemplate("channel_gate_direct");
 }
 
-std::vector<std::string> FeatureNames(const std::vector<Feature>& features) {
-  std::vector<std::string> names;
-  for (const Feature& f : features) names.push_back(f.name);
-  return names;
-}
-
 TEST(ChannelGateOp, CanonicalStringAndDefaultTemplate) {
   const Workload w = testing::MustParse(
       "channel_gate", "C=96,H=20,W=20,R=24,act1=relu,act2=hardsigmoid");
@@ -101,8 +95,8 @@ TEST(ChannelGateTemplate, ConfigConstraintsAndFeatures) {
   auto a = Gate().ParseConfig("WG=256,VW=4,EPW=2,HSPLIT=8");
   auto b = Gate().ParseConfig("WG=16,VW=1,EPW=1,HSPLIT=1");
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(FeatureNames(Gate().DerivedFeatures(*a, w, limits)),
-            FeatureNames(Gate().DerivedFeatures(*b, w, limits)));
+  EXPECT_EQ(testing::FeatureNames(Gate().DerivedFeatures(*a, w, limits)),
+            testing::FeatureNames(Gate().DerivedFeatures(*b, w, limits)));
 }
 
 const KernelTemplate& Block() {

@@ -19,13 +19,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::tunefleet::testing::GpuLimits;
 
-std::vector<std::string> PoolFeatureNames(
-    const std::vector<Feature>& features) {
-  std::vector<std::string> names;
-  for (const Feature& f : features) names.push_back(f.name);
-  return names;
-}
-
 // ---------------------------------------------------------------- pool2d
 
 // Output rows P and columns Q of a pool2d workload, as pool2d_direct
@@ -129,8 +122,8 @@ TEST(Pool2dTemplate, ConfigConstraints) {
   auto b =
       pool.ParseConfig("PWI=1,QWI=1,VW=1,WGQ=1,WGP=1,WGC=1,CWG=1,LT=0,UNR=0");
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(PoolFeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            PoolFeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  EXPECT_EQ(testing::FeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            testing::FeatureNames(pool.DerivedFeatures(*b, w, limits)));
 }
 
 TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
@@ -160,8 +153,8 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
   auto a = pool.ParseConfig("WPC=32,CPG=4,VW=2,UNROLL=2");
   auto b = pool.ParseConfig("WPC=1,CPG=1,VW=1,UNROLL=1");
-  EXPECT_EQ(PoolFeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            PoolFeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  EXPECT_EQ(testing::FeatureNames(pool.DerivedFeatures(*a, w, limits)),
+            testing::FeatureNames(pool.DerivedFeatures(*b, w, limits)));
 }
 
 TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
@@ -198,8 +191,8 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
               HasSubstr("-DSINGLE_PASS=1"));
   EXPECT_THAT(softmax.Launch(*multi, w).build_options,
               HasSubstr("-DSINGLE_PASS=0"));
-  EXPECT_EQ(PoolFeatureNames(softmax.DerivedFeatures(*single, w, limits)),
-            PoolFeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
+  EXPECT_EQ(testing::FeatureNames(softmax.DerivedFeatures(*single, w, limits)),
+            testing::FeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
 }
 
 TEST(PoolTemplates, RegisteredForTheirOps) {
