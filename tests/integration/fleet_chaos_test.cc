@@ -95,7 +95,7 @@ TEST(FleetChaos, AgentsKilledAndFrozenMidJobLoseNothing) {
     fleet.agent(0).Kill(SIGCONT);
     froze = true;
   }
-  ASSERT_TRUE(fleet.AwaitEnd(job, kFleetJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(job, testing::kFleetJobLimit).has_value());
   const JobProgress last = *fleet.Job(job);
   EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
@@ -116,12 +116,13 @@ TEST(FleetChaos, ServerKilledTwiceMidJobResumesFromTheDatabase) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(fleet.AwaitTrialsDone(job, kill_after, kFleetJobLimit));
+    ASSERT_TRUE(
+        fleet.AwaitTrialsDone(job, kill_after, testing::kFleetJobLimit));
     fleet.server().Kill(SIGKILL);
     kept.Keep(StoredTrials(fleet.db_path(), job));
     ASSERT_TRUE(fleet.StartServer());
   }
-  ASSERT_TRUE(fleet.AwaitEnd(job, kFleetJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(job, testing::kFleetJobLimit).has_value());
   const JobProgress last = *fleet.Job(job);
   EXPECT_EQ(last.state(), tunefleet::v1::JOB_STATE_DONE) << last.message();
   EXPECT_EQ(last.trials_done(), kTrials);
@@ -158,7 +159,7 @@ TEST(FleetChaos, HostileKernelsAreClassifiedAndTheAgentKeepsServing) {
   const pid_t agent_pid = fleet.agent(0).pid();
   const int64_t job = fleet.Submit(HostileJob());
   ASSERT_GT(job, 0);
-  ASSERT_TRUE(fleet.AwaitEnd(job, kFleetJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(job, testing::kFleetJobLimit).has_value());
   EXPECT_EQ(fleet.Job(job)->trials_done(), 5u);
 
   grpc::ClientContext context;
@@ -184,7 +185,7 @@ TEST(FleetChaos, HostileKernelsAreClassifiedAndTheAgentKeepsServing) {
   tunefleet::v1::SubmitJobRequest again = GemmJob(3, 0, 5);
   again.set_device_key("hostile");
   const int64_t after = fleet.Submit(again);
-  ASSERT_TRUE(fleet.AwaitEnd(after, kFleetJobLimit).has_value());
+  ASSERT_TRUE(fleet.AwaitEnd(after, testing::kFleetJobLimit).has_value());
   const JobProgress last = *fleet.Job(after);
   EXPECT_EQ(last.trials_done(), 3u);
   EXPECT_EQ(last.errors().at("OK"), 3u);

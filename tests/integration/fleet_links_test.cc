@@ -83,9 +83,10 @@ class LinkedFleet {
   }
 
   // Waits for the job to end; its last progress, or nullopt when it did not
-  // end within kFleetJobLimit.
+  // end within testing::kFleetJobLimit.
   std::optional<JobProgress> AwaitEnd(int64_t job) {
-    std::optional<JobProgress> last = fleet_.AwaitEnd(job, kFleetJobLimit);
+    std::optional<JobProgress> last =
+        fleet_.AwaitEnd(job, testing::kFleetJobLimit);
     Note("job ended");
     return last;
   }
@@ -98,7 +99,7 @@ class LinkedFleet {
 
   // Starts everything (Start) and runs LinksGemmJob(trials, cooldown_ms, kSeed)
   // to its end, into `run`. Fails the test when the fleet did not come up,
-  // the job was refused or it did not end within kFleetJobLimit.
+  // the job was refused or it did not end within testing::kFleetJobLimit.
   void StartAndRun(uint32_t trials, double cooldown_ms, JobRun* run) {
     ASSERT_TRUE(Start());
     run->job = Submit(LinksGemmJob(trials, cooldown_ms, kSeed));
@@ -207,7 +208,7 @@ TEST(FleetLinks, StalledLinkIsDroppedRequeuedAndRejoins) {
         auto p = fleet.fleet().Job(job);
         return p && p->trials_done() >= 2;
       },
-      kFleetJobLimit));
+      testing::kFleetJobLimit));
   const int connects_before = fleet.Connects(0);
   fleet.proxy(0).Stall();
   const auto stalled_at = std::chrono::steady_clock::now();

@@ -188,7 +188,7 @@ TEST(FullDisk, ServerRefusesNewWorkLosesNoResultAndResumes) {
         return testing::JobEnded(fleet.Job(job_a)) &&
                testing::JobEnded(fleet.Job(job_b));
       },
-      kFleetJobLimit))
+      testing::kFleetJobLimit))
       << "jobs did not end after space returned";
   const JobProgress a = *fleet.Job(job_a);
   const JobProgress b = *fleet.Job(job_b);

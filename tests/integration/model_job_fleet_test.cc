@@ -81,7 +81,7 @@ int64_t Submit(const FleetHarness& fleet,
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
   if (!FleetHarness::WaitFor([&] { return JobEnded(fleet.GetJob(id)); },
-                             kFleetJobLimit)) {
+                             testing::kFleetJobLimit)) {
     return std::nullopt;
   }
   return fleet.GetJob(id);
@@ -191,7 +191,7 @@ TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   // Results finished before each kill, which must survive unchanged.
   testing::KeptResults kept;
   for (uint32_t kill_after : {6u, 16u}) {
-    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, kFleetJobLimit));
+    ASSERT_TRUE(fleet.AwaitTrialsDone(id, kill_after, testing::kFleetJobLimit));
     fleet.server().Kill(SIGKILL);
     const StoredModel before = ReadModel(fleet.db_path(), id);
     EXPECT_EQ(before.row.state, tunefleet::v1::JOB_STATE_RUNNING);
@@ -271,7 +271,7 @@ TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
       fleet,
       TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
   ASSERT_GT(id, 0);
-  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, kFleetJobLimit));
+  ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, testing::kFleetJobLimit));
   {
     const grpc::Status s = fleet.Cancel(id);
     ASSERT_TRUE(s.ok()) << s.error_message();
