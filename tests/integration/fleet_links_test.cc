@@ -83,7 +83,7 @@ class LinkedFleet {
   }
 
   // Waits for the job to end; its last progress, or nullopt when it did not
-  // end within testing::kFleetJobLimit.
+  // end within kFleetJobLimit.
   std::optional<JobProgress> AwaitEnd(int64_t job) {
     std::optional<JobProgress> last =
         fleet_.AwaitEnd(job, testing::kFleetJobLimit);
@@ -99,7 +99,7 @@ class LinkedFleet {
 
   // Starts everything (Start) and runs LinksGemmJob(trials, cooldown_ms, kSeed)
   // to its end, into `run`. Fails the test when the fleet did not come up,
-  // the job was refused or it did not end within testing::kFleetJobLimit.
+  // the job was refused or it did not end within kFleetJobLimit.
   void StartAndRun(uint32_t trials, double cooldown_ms, JobRun* run) {
     ASSERT_TRUE(Start());
     run->job = Submit(LinksGemmJob(trials, cooldown_ms, kSeed));
