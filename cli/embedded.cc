@@ -111,7 +111,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedFleet>> EmbeddedFleet::Start(
                  interrupted);
   }
   TUNEFLEET_ASSIGN_OR_RETURN(Tokens tokens, MakeTokens());
-  auto fleet = std::make_unique<EmbeddedFleet>(PrivateTag{});
+  auto fleet = std::make_unique<EmbeddedFleet>(base::PassKey<EmbeddedFleet>());
   server::ServerOptions server_options;
   server_options.listen = "127.0.0.1:0";
   server_options.db_path = options.db_path;

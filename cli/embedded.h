@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/pass_key.h"
 #include "base/subprocess.h"
 #include "client/channel.h"
 #include "logging/log.h"
@@ -72,14 +73,9 @@ class EmbeddedFleet {
   const std::string& device_key() const { return device_key_; }
   server::Server& server() { return *server_; }
 
- private:
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
-
  public:
   // Use Start().
-  explicit EmbeddedFleet(PrivateTag) {}
+  explicit EmbeddedFleet(base::PassKey<EmbeddedFleet>) {}
 
  private:
   // Waits until the agent named `agent_name` has said Hello; sets

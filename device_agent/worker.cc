@@ -129,8 +129,8 @@ absl::StatusOr<std::unique_ptr<WorkerBackend>> WorkerBackend::Start(
   // A write to a dead worker's pipe must fail with EPIPE, not kill the
   // agent.
   signal(SIGPIPE, SIG_IGN);
-  auto backend =
-      std::make_unique<WorkerBackend>(PrivateTag{}, std::move(options));
+  auto backend = std::make_unique<WorkerBackend>(base::PassKey<WorkerBackend>(),
+                                                 std::move(options));
   if (absl::Status s = backend->EnsureWorker(); !s.ok()) return s;
   // As the worker's Measurer decides: no point shipping sources it ignores.
   backend->prefetch_enabled_ = measure::PrefetchEnabled(

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/files.h"
+#include "base/pass_key.h"
 #include "base/subprocess.h"
 #include "contract/timing_policy.h"
 #include "device_agent/backend.h"
@@ -86,13 +87,9 @@ class WorkerBackend : public MeasurementBackend {
   // Workers started after the first (each crash or timeout starts one).
   int restarts() const { return restarts_; }
 
- private:
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
-
  public:
-  WorkerBackend(PrivateTag, Options options) : options_(std::move(options)) {}
+  WorkerBackend(base::PassKey<WorkerBackend>, Options options)
+      : options_(std::move(options)) {}
 
  private:
   absl::Status Spawn();

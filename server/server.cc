@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   TUNEFLEET_ASSIGN_OR_RETURN(
       std::shared_ptr<grpc::ServerCredentials> credentials,
       auth::MakeServerCredentials(options.tls));
-  auto s = std::make_unique<Server>(PrivateTag{});
+  auto s = std::make_unique<Server>(base::PassKey<Server>());
   s->options_ = options;
   // The database's owner first, then the ports, then the database: a
   // refused start names the owner or the port and leaves no file behind.

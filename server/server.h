@@ -13,6 +13,7 @@
 #include "auth/authorizer.h"
 #include "auth/tls.h"
 #include "auth/tokens.h"
+#include "base/pass_key.h"
 #include "base/time.h"
 #include "bundle/keys.h"
 #include "grpcpp/grpcpp.h"
@@ -144,14 +145,9 @@ class Server {
   // empty.
   int http_port() const { return http_ ? http_->port() : 0; }
 
- private:
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
-
  public:
   // Use Start().
-  explicit Server(PrivateTag) {}
+  explicit Server(base::PassKey<Server>) {}
 
  private:
   // UNAVAILABLE (base::CheckCanListen) when a port cannot be bound.

@@ -21,7 +21,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   TUNEFLEET_RETURN_IF_ERROR(
       db.Exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
               "PRAGMA foreign_keys = ON;"));
-  auto store = std::make_unique<Store>(PrivateTag{}, std::move(db));
+  auto store = std::make_unique<Store>(base::PassKey<Store>(), std::move(db));
   absl::MutexLock lock(&store->mu_);
   store->openers_ = std::move(openers);
   TUNEFLEET_RETURN_IF_ERROR(MigrateSchema(store->db_));

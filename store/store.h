@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/pass_key.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/task.h"
 #include "kernels_templates/workload.h"
@@ -402,14 +403,9 @@ class Store {
   // pin the memory the job gave back.
   void ReleaseMemory();
 
- private:
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
-
  public:
   // Use Open().
-  Store(PrivateTag, Database db) : db_(std::move(db)) {}
+  Store(base::PassKey<Store>, Database db) : db_(std::move(db)) {}
 
  private:
   // Job rows matching `where` (SQL over alias j, one parameter ?1 = arg),

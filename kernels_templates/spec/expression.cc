@@ -276,12 +276,12 @@ class ExpressionSet::Compiler {
   std::vector<double> storage_;  // where variables live while compiling
 };
 
-ExpressionSet::ExpressionSet(PrivateTag) {}
+ExpressionSet::ExpressionSet(base::PassKey<ExpressionSet>) {}
 ExpressionSet::~ExpressionSet() = default;
 
 absl::StatusOr<std::unique_ptr<ExpressionSet>> ExpressionSet::Create(
     std::vector<std::string> variables) {
-  auto set = std::make_unique<ExpressionSet>(PrivateTag{});
+  auto set = std::make_unique<ExpressionSet>(base::PassKey<ExpressionSet>());
   set->compiler_ = std::make_unique<Compiler>(variables.size());
   // muParser reports errors by throwing; they stop here.
   try {

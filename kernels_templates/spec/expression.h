@@ -21,6 +21,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "base/pass_key.h"
 
 namespace tunefleet::templates {
 
@@ -73,13 +74,10 @@ class ExpressionSet {
  private:
   struct Program;
   class Compiler;
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
 
  public:
   // Use Create().
-  explicit ExpressionSet(PrivateTag);
+  explicit ExpressionSet(base::PassKey<ExpressionSet>);
 
  private:
   std::vector<std::string> variables_;

@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<SpecTemplate>> SpecTemplate::Parse(
   absl::StatusOr<SpecModel> model =
       ParseSpecModel(*j, source, reference_source);
   if (!model.ok()) return model.status();
-  auto t = std::make_unique<SpecTemplate>(PrivateTag{});
+  auto t = std::make_unique<SpecTemplate>(base::PassKey<SpecTemplate>());
   t->model_ = *std::move(model);
   t->spec_text_ = spec;
   t->spec_format_ = format;

@@ -181,6 +181,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "base/pass_key.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/spec/knob_tables.h"
 #include "kernels_templates/spec/let_plan.h"
@@ -275,14 +276,9 @@ class SpecTemplate : public KernelTemplate {
   // The parsed spec, for tools that translate it (the emitter).
   const SpecModel& model() const { return model_; }
 
- private:
-  struct PrivateTag {
-    explicit PrivateTag() = default;
-  };
-
  public:
   // Use Load() or Parse().
-  explicit SpecTemplate(PrivateTag) {}
+  explicit SpecTemplate(base::PassKey<SpecTemplate>) {}
   // Its plans point into it.
   SpecTemplate(const SpecTemplate&) = delete;
   SpecTemplate& operator=(const SpecTemplate&) = delete;
