@@ -2,7 +2,8 @@
 // process) that the device benchmarks tune through, on OpenCL device
 // `device` of platform `platform`. `db` is the database path; empty picks a
 // fresh temporary file named after the benchmark (`name`_PID.db) and sets
-// `db` to it. Errors: those of EmbeddedFleet::Start.
+// `db` to it. Errors: those of EmbeddedFleet::Start. AddBenchFleetFlags
+// declares the three as --platform, --device and --db.
 #ifndef TUNEFLEET_BENCH_BENCH_FLEET_H_
 #define TUNEFLEET_BENCH_BENCH_FLEET_H_
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -31,6 +33,13 @@ inline absl::StatusOr<std::unique_ptr<cli::EmbeddedFleet>> StartBenchFleet(
   options.platform = platform;
   options.device = device;
   return cli::EmbeddedFleet::Start(options);
+}
+
+inline void AddBenchFleetFlags(CLI::App& app, int& platform, int& device,
+                               std::string& db) {
+  app.add_option("--platform", platform, "OpenCL platform index");
+  app.add_option("--device", device, "OpenCL device index");
+  app.add_option("--db", db, "database (default: a temporary file)");
 }
 
 }  // namespace tunefleet::bench

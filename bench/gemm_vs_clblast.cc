@@ -321,11 +321,9 @@ void AddFlags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--strategy", f.strategy, "search strategy")
       ->capture_default_str();
-  app.add_option("--platform", f.platform, "OpenCL platform index");
-  app.add_option("--device", f.device, "OpenCL device index");
+  bench::AddBenchFleetFlags(app, f.platform, f.device, f.db);
   app.add_option("--peak-tflops", f.peak_tflops,
                  "the device's FP32 peak (default: computed for NVIDIA GPUs)");
-  app.add_option("--db", f.db, "database (default: a temporary file)");
   app.add_flag("--no-cublas", f.no_cublas, "leave out the cuBLAS column");
   app.add_flag("--json", f.json, "print JSON instead of a table");
 }

@@ -177,9 +177,7 @@ int Main(int argc, char** argv) {
   app.add_option("--only", f.only, "run the tasks of this template only");
   app.add_option("--copy-mib", f.copy_mib, "size of the copy, MiB")
       ->capture_default_str();
-  app.add_option("--platform", f.platform, "OpenCL platform index");
-  app.add_option("--device", f.device, "OpenCL device index");
-  app.add_option("--db", f.db, "database (default: a temporary file)");
+  bench::AddBenchFleetFlags(app, f.platform, f.device, f.db);
   app.add_flag("--json", f.json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
   auto fleet =
