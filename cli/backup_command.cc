@@ -9,17 +9,12 @@
 
 namespace tunefleet::cli {
 
-CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options) {
-  CLI::App* cmd = app.add_subcommand(
-      "backup",
-      "Copy a database consistently while a server writes to it (SQLite's "
-      "online backup API)");
+void AddBackupOptions(CLI::App* cmd, BackupOptions& options) {
   cmd->add_option("--db", options.db, "database file to copy")->required();
   cmd->add_option("--out", options.out, "file to write the copy to")
       ->required();
   cmd->add_flag("--json", options.json,
                 "print {\"pages\", \"bytes\", \"ms\"} on stdout");
-  return cmd;
 }
 
 int RunBackup(const BackupOptions& options) {

@@ -17,8 +17,9 @@ struct BackupOptions {
   bool json = false;
 };
 
-// Registers `backup`; `options` must outlive parsing.
-CLI::App* AddBackupCommand(CLI::App& app, BackupOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddBackupOptions(CLI::App* cmd, BackupOptions& options);
 
 // Runs it; returns the process exit code (common.h): kExitBadInput when
 // --db does not exist or equals --out, kExitFailed when the copy fails.

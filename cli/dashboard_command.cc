@@ -46,11 +46,7 @@ absl::StatusOr<dashboard::HttpOptions> HttpOptionsOf(
 
 }  // namespace
 
-CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options) {
-  CLI::App* cmd = app.add_subcommand(
-      "dashboard",
-      "serve the web dashboard (fleet, jobs, every job's trials) on a "
-      "database file, read-only, until Ctrl-C");
+void AddDashboardOptions(CLI::App* cmd, DashboardOptions& options) {
   AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--http", options.http,
                   "HOST:PORT to serve on (port 0: any free port); the "
@@ -71,7 +67,6 @@ CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options) {
   cmd->add_flag("--insecure", options.insecure,
                 "allow an address that is not loopback without --tokens and "
                 "TLS");
-  return cmd;
 }
 
 int RunDashboard(const DashboardOptions& options) {

@@ -27,7 +27,9 @@ struct DashboardOptions {
   std::vector<std::string> hosts;
 };
 
-CLI::App* AddDashboardCommand(CLI::App& app, DashboardOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddDashboardOptions(CLI::App* cmd, DashboardOptions& options);
 // Exit: 0 after a signal; 2 for a refused address or a missing file; 1
 // when the address cannot be bound.
 int RunDashboard(const DashboardOptions& options);

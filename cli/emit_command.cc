@@ -128,11 +128,7 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
 
 }  // namespace
 
-CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "emit",
-      "write a C++ library of the best kernels for device keys: sources, "
-      "lookup by device and shape, a header, and a CMake package");
+void AddEmitOptions(CLI::App* cmd, EmitOptions& o) {
   CLI::Option* db = AddDbOption(cmd, o.db, "database file");
   AddServerFlags(cmd, o.server, o.connection,
                  "read the records from a tunefleet-server (HOST:PORT) "
@@ -155,7 +151,6 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& o) {
                   "with --onnx: dims of an input, NAME=D1,D2,... (repeat "
                   "for several)");
   cmd->add_flag("--json", o.json, "print a JSON summary on stdout");
-  return cmd;
 }
 
 int RunEmit(const EmitOptions& o) {

@@ -26,7 +26,9 @@ struct EmitOptions {
   bool json = false;
 };
 
-CLI::App* AddEmitCommand(CLI::App& app, EmitOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddEmitOptions(CLI::App* cmd, EmitOptions& options);
 int RunEmit(const EmitOptions& options);
 
 }  // namespace tunefleet::cli

@@ -46,9 +46,7 @@ std::string JobTable(const std::vector<JobProgress>& jobs, size_t max_width) {
       rows, {true, false, true}, /*cut_columns=*/{3, 4}, max_width);
 }
 
-CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "jobs", "list jobs, newest first, from a server or a database file");
+void AddJobsOptions(CLI::App* cmd, JobsOptions& o) {
   AddServerFlags(cmd, o.server, o.connection,
                  "tunefleet-server address HOST:PORT (live progress)");
   AddDbOption(cmd, o.db, "database file, when no --server");
@@ -63,7 +61,6 @@ CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& o) {
   cmd->add_flag("--wide", o.wide,
                 "print every cell in full (default: long workloads and "
                 "device keys are cut with '…' to fit the terminal)");
-  return cmd;
 }
 
 int RunJobs(const JobsOptions& o) {
@@ -86,18 +83,13 @@ int RunJobs(const JobsOptions& o) {
   return kExitOk;
 }
 
-CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "watch",
-      "follow a job's progress until it ends, from a server or a database "
-      "file a server writes to (Ctrl-C stops watching, not the job)");
+void AddWatchOptions(CLI::App* cmd, JobsOptions& o) {
   AddJobServerAndJson(cmd, o);
   AddDbOption(cmd, o.db,
               "database file, when no --server: read again every second, "
               "for a server that writes to it (a job its server left "
               "unfinished is watched until Ctrl-C)");
   cmd->add_flag("--quiet", o.quiet, "no progress lines");
-  return cmd;
 }
 
 int RunWatch(const JobsOptions& o) {
@@ -141,11 +133,8 @@ int RunWatch(const JobsOptions& o) {
   return last->state() == tunefleet::v1::JOB_STATE_DONE ? kExitOk : kExitFailed;
 }
 
-CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "cancel", "cancel a queued or running job; its finished trials stay");
+void AddCancelOptions(CLI::App* cmd, JobsOptions& o) {
   AddJobServerAndJson(cmd, o)->required();
-  return cmd;
 }
 
 int RunCancel(const JobsOptions& o) {

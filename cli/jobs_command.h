@@ -27,7 +27,9 @@ struct JobsOptions {
   bool quiet = false;  // watch: no progress lines
 };
 
-CLI::App* AddJobsCommand(CLI::App& app, JobsOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddJobsOptions(CLI::App* cmd, JobsOptions& options);
 int RunJobs(const JobsOptions& options);
 
 // The jobs table: JOB, STATE, TRIALS, WORKLOAD, DEVICE KEY, STRAT, BEST,
@@ -38,13 +40,17 @@ int RunJobs(const JobsOptions& options);
 std::string JobTable(const std::vector<tunefleet::v1::JobProgress>& jobs,
                      size_t max_width = 0);
 
-CLI::App* AddWatchCommand(CLI::App& app, JobsOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddWatchOptions(CLI::App* cmd, JobsOptions& options);
 // A model job: a progress line with its estimated latency and a line per
 // task that improves or stops; at the end its tasks' table. Exit: 0 when
 // the job ended done, 1 failed or cancelled.
 int RunWatch(const JobsOptions& options);
 
-CLI::App* AddCancelCommand(CLI::App& app, JobsOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddCancelOptions(CLI::App* cmd, JobsOptions& options);
 int RunCancel(const JobsOptions& options);
 
 }  // namespace tunefleet::cli

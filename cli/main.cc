@@ -38,14 +38,16 @@ struct Command {
   std::function<int()> run;
 };
 
-// Registers the subcommand of `add` on options of its own (kept alive by
-// the Command) and appends it with `run` over those options.
+// Registers the subcommand `name`, which --help lists with `about`, on
+// options of its own (kept alive by the Command): `add` declares its flags
+// on them, and the Command runs `run` over them.
 template <typename Options>
-void Register(CLI::App& app, std::vector<Command>& commands,
-              CLI::App* (*add)(CLI::App&, Options&),
+void Register(CLI::App& app, std::vector<Command>& commands, const char* name,
+              const char* about, void (*add)(CLI::App*, Options&),
               int (*run)(const Options&)) {
   auto options = std::make_shared<Options>();
-  CLI::App* cmd = add(app, *options);
+  CLI::App* cmd = app.add_subcommand(name, about);
+  add(cmd, *options);
   commands.push_back({cmd, [options, run] { return run(*options); }});
 }
 
@@ -79,42 +81,72 @@ int main(int argc, char** argv) {
   // The subcommands, in the order --help lists them: each parsed one runs
   // its Run function on the options it registered.
   std::vector<Command> commands;
-  Register(app, commands, tunefleet::cli::AddTuneCommand,
-           tunefleet::cli::RunTune);
-  Register(app, commands, tunefleet::cli::AddQueryCommand,
-           tunefleet::cli::RunQuery);
-  Register(app, commands, tunefleet::cli::AddDevicesCommand,
-           tunefleet::cli::RunDevices);
-  Register(app, commands, tunefleet::cli::AddEmitCommand,
-           tunefleet::cli::RunEmit);
+  Register(app, commands, "tune",
+           "tune one workload: without --server, a local server and agent on "
+           "this machine's OpenCL device are started, with records in --db",
+           tunefleet::cli::AddTuneOptions, tunefleet::cli::RunTune);
+  Register(app, commands, "query",
+           "best tuning records per device key and workload",
+           tunefleet::cli::AddQueryOptions, tunefleet::cli::RunQuery);
+  Register(app, commands, "devices",
+           "device keys known to a server (or a database) and the "
+           "agents connected now",
+           tunefleet::cli::AddDevicesOptions, tunefleet::cli::RunDevices);
+  Register(app, commands, "emit",
+           "write a C++ library of the best kernels for device keys: sources, "
+           "lookup by device and shape, a header, and a CMake package",
+           tunefleet::cli::AddEmitOptions, tunefleet::cli::RunEmit);
   CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app);
   commands.push_back({measure_cmd, [measure_cmd] {
                         return tunefleet::cli::RunMeasure(*measure_cmd);
                       }});
-  Register(app, commands, tunefleet::cli::AddSimulateCommand,
-           tunefleet::cli::RunSimulate);
-  Register(app, commands, tunefleet::cli::AddTasksCommand,
-           tunefleet::cli::RunTasks);
-  Register(app, commands, tunefleet::cli::AddTemplatesCommand,
-           tunefleet::cli::RunTemplates);
-  Register(app, commands, tunefleet::cli::AddSpaceCommand,
-           tunefleet::cli::RunSpace);
-  Register(app, commands, tunefleet::cli::AddExportCommand,
-           tunefleet::cli::RunExport);
-  Register(app, commands, tunefleet::cli::AddJobsCommand,
-           tunefleet::cli::RunJobs);
-  Register(app, commands, tunefleet::cli::AddWatchCommand,
-           tunefleet::cli::RunWatch);
-  Register(app, commands, tunefleet::cli::AddCancelCommand,
-           tunefleet::cli::RunCancel);
-  Register(app, commands, tunefleet::cli::AddTokenCommand,
-           tunefleet::cli::RunToken);
-  Register(app, commands, tunefleet::cli::AddDashboardCommand,
-           tunefleet::cli::RunDashboard);
-  Register(app, commands, tunefleet::cli::AddReportCommand,
-           tunefleet::cli::RunReport);
-  Register(app, commands, tunefleet::cli::AddBackupCommand,
-           tunefleet::cli::RunBackup);
+  Register(app, commands, "simulate",
+           "replay a fully measured table in place of a device: trials each "
+           "strategy needs to reach 95% and 99% of the table's best",
+           tunefleet::cli::AddSimulateOptions, tunefleet::cli::RunSimulate);
+  Register(app, commands, "tasks",
+           "list the distinct tuning tasks of an ONNX model",
+           tunefleet::cli::AddTasksOptions, tunefleet::cli::RunTasks);
+  Register(
+      app, commands, "templates",
+      "list the kernel templates: their op and its dims, version, and every "
+      "knob with its values",
+      tunefleet::cli::AddTemplatesOptions, tunefleet::cli::RunTemplates);
+  Register(
+      app, commands, "space",
+      "a template's search space for one workload on this machine's OpenCL "
+      "device: raw configs, valid configs (after the template's constraints "
+      "for that workload and device) and a sample of valid ones",
+      tunefleet::cli::AddSpaceOptions, tunefleet::cli::RunSpace);
+  Register(app, commands, "export",
+           "write a job's trials as a table for `tunefleet simulate`",
+           tunefleet::cli::AddExportOptions, tunefleet::cli::RunExport);
+  Register(app, commands, "jobs",
+           "list jobs, newest first, from a server or a database file",
+           tunefleet::cli::AddJobsOptions, tunefleet::cli::RunJobs);
+  Register(app, commands, "watch",
+           "follow a job's progress until it ends, from a server or a database "
+           "file a server writes to (Ctrl-C stops watching, not the job)",
+           tunefleet::cli::AddWatchOptions, tunefleet::cli::RunWatch);
+  Register(app, commands, "cancel",
+           "cancel a queued or running job; its finished trials stay",
+           tunefleet::cli::AddCancelOptions, tunefleet::cli::RunCancel);
+  Register(app, commands, "token",
+           "manage the access tokens a tunefleet-server accepts",
+           tunefleet::cli::AddTokenOptions, tunefleet::cli::RunToken);
+  Register(app, commands, "dashboard",
+           "serve the web dashboard (fleet, jobs, every job's trials) on a "
+           "database file, read-only, until Ctrl-C",
+           tunefleet::cli::AddDashboardOptions, tunefleet::cli::RunDashboard);
+  Register(
+      app, commands, "report",
+      "write one self-contained HTML file of a database's jobs (charts and "
+      "data inline) to attach to a ticket or a paper",
+      tunefleet::cli::AddReportOptions, tunefleet::cli::RunReport);
+  Register(app, commands, "backup",
+           "Copy a database consistently while a server writes to it (SQLite's "
+           "online backup API)",
+           tunefleet::cli::AddBackupOptions, tunefleet::cli::RunBackup);
   auto records = std::make_shared<tunefleet::cli::RecordsOptions>();
   const tunefleet::cli::RecordsCommands records_cmds =
       tunefleet::cli::AddRecordsCommand(app, *records);
@@ -124,8 +156,12 @@ int main(int argc, char** argv) {
   commands.push_back({records_cmds.import_cmd, [records] {
                         return tunefleet::cli::RunRecordsImport(*records);
                       }});
-  Register(app, commands, tunefleet::cli::AddRunCommand,
-           tunefleet::cli::RunRun);
+  Register(
+      app, commands, "run",
+      "run a whole ONNX model on this machine's OpenCL device with its tuned "
+      "kernels and measure it (latency beside the estimate, host CPU, "
+      "device memory, slowest layers); outputs as .npy",
+      tunefleet::cli::AddRunOptions, tunefleet::cli::RunRun);
   // With --json, every error is one JSON object on stderr (docs/JSON.md),
   // a refused command line too.
   bool json = false;

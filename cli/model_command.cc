@@ -177,12 +177,9 @@ absl::StatusOr<onnx_import::ModelTasks> LoadModelTasks(
   return onnx_import::ImportOnnx(onnx, shapes);
 }
 
-CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "tasks", "list the distinct tuning tasks of an ONNX model");
+void AddTasksOptions(CLI::App* cmd, TasksOptions& o) {
   AddOnnxInputOptions(cmd, o.onnx, o.input_shapes);
   cmd->add_flag("--json", o.json, "print a JSON object on stdout");
-  return cmd;
 }
 
 int RunTasks(const TasksOptions& o) {

@@ -30,7 +30,9 @@ struct TasksOptions {
   bool json = false;
 };
 
-CLI::App* AddTasksCommand(CLI::App& app, TasksOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddTasksOptions(CLI::App* cmd, TasksOptions& options);
 int RunTasks(const TasksOptions& options);
 
 // Imports the model named by --onnx with the --input-shape values.

@@ -86,9 +86,7 @@ std::string RecordTable(const std::vector<tunefleet::v1::TuningRecord>& records,
   return FitTable(header, rows, right, /*cut_columns=*/{0, 1, 5}, max_width);
 }
 
-CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "query", "best tuning records per device key and workload");
+void AddQueryOptions(CLI::App* cmd, QueryOptions& o) {
   AddDbOption(cmd, o.db, "database file");
   AddServerFlags(cmd, o.server, o.connection, "ask a tunefleet-server instead");
   cmd->add_option("--op", o.op, "only this op");
@@ -107,7 +105,6 @@ CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& o) {
                   "server's, 1000) or per read of --db (default 1000); "
                   "every page is fetched and printed as it comes")
       ->check(CLI::Range(1, 10000));
-  return cmd;
 }
 
 int RunQuery(const QueryOptions& o) {
@@ -157,15 +154,10 @@ int RunQuery(const QueryOptions& o) {
   return kExitOk;
 }
 
-CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "devices",
-      "device keys known to a server (or a database) and the "
-      "agents connected now");
+void AddDevicesOptions(CLI::App* cmd, DevicesOptions& o) {
   AddServerFlags(cmd, o.server, o.connection, "tunefleet-server HOST:PORT");
   AddDbOption(cmd, o.db, "database file, when no --server");
   cmd->add_flag("--json", o.json, "print a JSON list on stdout");
-  return cmd;
 }
 
 int RunDevices(const DevicesOptions& o) {

@@ -28,7 +28,9 @@ struct QueryOptions {
   uint32_t page_size = 0;  // records per page (--server or --db); 0: 1000
 };
 
-CLI::App* AddQueryCommand(CLI::App& app, QueryOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddQueryOptions(CLI::App* cmd, QueryOptions& options);
 int RunQuery(const QueryOptions& options);
 
 // The records table: DEVICE KEY, WORKLOAD, RESULT, TIME (ms), GFLOP/s,
@@ -49,7 +51,9 @@ struct DevicesOptions {
   bool json = false;
 };
 
-CLI::App* AddDevicesCommand(CLI::App& app, DevicesOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddDevicesOptions(CLI::App* cmd, DevicesOptions& options);
 int RunDevices(const DevicesOptions& options);
 
 }  // namespace tunefleet::cli

@@ -11,11 +11,7 @@
 
 namespace tunefleet::cli {
 
-CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
-  CLI::App* cmd = app.add_subcommand(
-      "report",
-      "write one self-contained HTML file of a database's jobs (charts and "
-      "data inline) to attach to a ticket or a paper");
+void AddReportOptions(CLI::App* cmd, ReportOptions& options) {
   AddDbOption(cmd, options.db, "SQLite database file");
   cmd->add_option("--job", options.job_id,
                   "only this job or model job (default: the jobs table and "
@@ -23,7 +19,6 @@ CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", options.out, "the HTML file to write")->required();
   cmd->add_option("--title", options.title, "the report's title");
-  return cmd;
 }
 
 int RunReport(const ReportOptions& options) {

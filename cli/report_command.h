@@ -19,7 +19,9 @@ struct ReportOptions {
   std::string title;   // empty: "tunefleet report: <db>[, job N]"
 };
 
-CLI::App* AddReportCommand(CLI::App& app, ReportOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddReportOptions(CLI::App* cmd, ReportOptions& options);
 // Exit: 0 written; 2 for a missing database or unknown job; 1 when the
 // file cannot be written.
 int RunReport(const ReportOptions& options);

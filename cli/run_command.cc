@@ -449,12 +449,7 @@ nlohmann::json Json(const RunOptions& o, const LoadedModel& m,
 
 }  // namespace
 
-CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "run",
-      "run a whole ONNX model on this machine's OpenCL device with its tuned "
-      "kernels and measure it (latency beside the estimate, host CPU, "
-      "device memory, slowest layers); outputs as .npy");
+void AddRunOptions(CLI::App* cmd, RunOptions& o) {
   AddOnnxInputOptions(cmd, o.onnx, o.input_shapes);
   CLI::Option* db = cmd->add_option(
       "--db", o.db,
@@ -529,7 +524,6 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& o) {
   cmd->add_option("--device", o.device, "OpenCL device index")
       ->capture_default_str();
   cmd->add_flag("--json", o.json, "print a JSON object on stdout");
-  return cmd;
 }
 
 // The device the plan runs on: a connected agent of the key through

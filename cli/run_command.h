@@ -50,7 +50,9 @@ struct RunOptions {
   bool json = false;
 };
 
-CLI::App* AddRunCommand(CLI::App& app, RunOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddRunOptions(CLI::App* cmd, RunOptions& options);
 int RunRun(const RunOptions& options);
 
 }  // namespace tunefleet::cli

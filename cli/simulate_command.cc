@@ -105,11 +105,7 @@ nlohmann::json SimulationJson(const search::SimulationResult& r) {
           {"wall_s", r.wall_s}};
 }
 
-CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "simulate",
-      "replay a fully measured table in place of a device: trials each "
-      "strategy needs to reach 95% and 99% of the table's best");
+void AddSimulateOptions(CLI::App* cmd, SimulateOptions& o) {
   cmd->add_option("--table", o.table,
                   "table: tunefleet CSV/JSON, Kernel Tuner cache, or CLBlast "
                   "tuner JSON")
@@ -129,7 +125,6 @@ CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& o) {
   cmd->add_option("--threads", o.threads, "worker threads (0: all cores)");
   cmd->add_flag("--json", o.json,
                 "JSON: one object for one strategy, a list for several");
-  return cmd;
 }
 
 int RunSimulate(const SimulateOptions& o) {
@@ -193,13 +188,10 @@ int RunSimulate(const SimulateOptions& o) {
   return kExitOk;
 }
 
-CLI::App* AddExportCommand(CLI::App& app, ExportOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "export", "write a job's trials as a table for `tunefleet simulate`");
+void AddExportOptions(CLI::App* cmd, ExportOptions& o) {
   AddDbOption(cmd, o.db, "database file");
   cmd->add_option("--job", o.job, "job id")->required();
   cmd->add_option("--out", o.out, "output file (default: stdout)");
-  return cmd;
 }
 
 int RunExport(const ExportOptions& o) {

@@ -27,7 +27,9 @@ struct SimulateOptions {
   bool json = false;
 };
 
-CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddSimulateOptions(CLI::App* cmd, SimulateOptions& options);
 int RunSimulate(const SimulateOptions& options);
 
 struct ExportOptions {
@@ -36,7 +38,9 @@ struct ExportOptions {
   std::string out;  // empty: stdout
 };
 
-CLI::App* AddExportCommand(CLI::App& app, ExportOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddExportOptions(CLI::App* cmd, ExportOptions& options);
 int RunExport(const ExportOptions& options);
 
 // Simulates `strategies` on a loaded table: the engine behind the command

@@ -219,12 +219,7 @@ absl::StatusOr<tunefleet::v1::DeviceInfo> LocalDeviceInfo(int platform,
   return ParseDeviceInfo(*out, what);
 }
 
-CLI::App* AddSpaceCommand(CLI::App& app, SpaceOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "space",
-      "a template's search space for one workload on this machine's OpenCL "
-      "device: raw configs, valid configs (after the template's constraints "
-      "for that workload and device) and a sample of valid ones");
+void AddSpaceOptions(CLI::App* cmd, SpaceOptions& o) {
   cmd->footer(
       "Examples:\n"
       "  tunefleet space --template gemm_tiled --shape M=64,N=64,K=64\n"
@@ -255,7 +250,6 @@ CLI::App* AddSpaceCommand(CLI::App& app, SpaceOptions& o) {
                 "print one JSON object on stdout: template, version, op, "
                 "workload, device, device_limits, knobs, raw_size, "
                 "valid_size, valid_exact, seed, sample");
-  return cmd;
 }
 
 int RunSpace(const SpaceOptions& o) {

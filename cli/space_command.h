@@ -33,8 +33,9 @@ struct SpaceOptions {
   bool json = false;
 };
 
-// Registers the subcommand; `options` must outlive parsing.
-CLI::App* AddSpaceCommand(CLI::App& app, SpaceOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddSpaceOptions(CLI::App* cmd, SpaceOptions& options);
 
 // Runs it; returns the process exit code (common.h).
 int RunSpace(const SpaceOptions& options);

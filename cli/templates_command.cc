@@ -152,11 +152,7 @@ nlohmann::json TemplatesJson(
   return {{"templates", std::move(list)}};
 }
 
-CLI::App* AddTemplatesCommand(CLI::App& app, TemplatesOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "templates",
-      "list the kernel templates: their op and its dims, version, and every "
-      "knob with its values");
+void AddTemplatesOptions(CLI::App* cmd, TemplatesOptions& o) {
   cmd->footer(
       "Examples:\n"
       "  tunefleet templates --op gemm\n"
@@ -169,7 +165,6 @@ CLI::App* AddTemplatesCommand(CLI::App& app, TemplatesOptions& o) {
                 "print one JSON object on stdout: {\"templates\": [{name, op, "
                 "version, dims, knobs: [{name, values, size_like}], "
                 "raw_configs}]}");
-  return cmd;
 }
 
 int RunTemplates(const TemplatesOptions& o) {

@@ -21,8 +21,9 @@ struct TemplatesOptions {
   bool json = false;
 };
 
-// Registers the subcommand; `options` must outlive parsing.
-CLI::App* AddTemplatesCommand(CLI::App& app, TemplatesOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddTemplatesOptions(CLI::App* cmd, TemplatesOptions& options);
 
 // Runs it; returns the process exit code (common.h).
 int RunTemplates(const TemplatesOptions& options);

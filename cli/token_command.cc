@@ -79,9 +79,7 @@ int RunRemove(const TokenOptions& o) {
 
 }  // namespace
 
-CLI::App* AddTokenCommand(CLI::App& app, TokenOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "token", "manage the access tokens a tunefleet-server accepts");
+void AddTokenOptions(CLI::App* cmd, TokenOptions& o) {
   cmd->require_subcommand(1);
   CLI::App* add = cmd->add_subcommand(
       "add",
@@ -114,7 +112,6 @@ CLI::App* AddTokenCommand(CLI::App& app, TokenOptions& o) {
   remove->add_option("--name", o.name, "the token's name (token list)")
       ->required();
   remove->callback([&o] { o.action = "remove"; });
-  return cmd;
 }
 
 int RunToken(const TokenOptions& o) {

@@ -18,8 +18,9 @@ struct TokenOptions {
   bool json = false;
 };
 
-// Registers `token` and its subcommands; `options` must outlive parsing.
-CLI::App* AddTokenCommand(CLI::App& app, TokenOptions& options);
+// Declares `token`'s subcommands and flags on `cmd` (main.cc registers
+// `token`); `options` must outlive parsing.
+void AddTokenOptions(CLI::App* cmd, TokenOptions& options);
 
 // Runs it; returns the process exit code (common.h): kExitBadInput for a
 // bad role or name, a missing file or one others may read.

@@ -116,11 +116,7 @@ void PrintSummary(const TuneOptions& o,
 
 }  // namespace
 
-CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "tune",
-      "tune one workload: without --server, a local server and agent on "
-      "this machine's OpenCL device are started, with records in --db");
+void AddTuneOptions(CLI::App* cmd, TuneOptions& o) {
   cmd->add_option(
       "--op", o.op,
       absl::StrCat("op to tune: ", absl::StrJoin(templates::KnownOps(), ", "),
@@ -216,7 +212,6 @@ CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& o) {
           "write, trace, debug, info, warn or error (docs/FLEET.md, "
           "\"Logs\"); --verbose shows the agent's lines and the server's "
           "events on stderr");
-  return cmd;
 }
 
 tunefleet::v1::SubmitJobRequest JobRequest(const TuneOptions& o,

@@ -69,8 +69,9 @@ struct TuneOptions {
   logging::Level log_level = logging::Level::kInfo;
 };
 
-// Registers the subcommand; `options` must outlive parsing.
-CLI::App* AddTuneCommand(CLI::App& app, TuneOptions& options);
+// Declares the flags of subcommand `cmd` (main.cc registers it with its
+// name and one-line help); `options` must outlive parsing.
+void AddTuneOptions(CLI::App* cmd, TuneOptions& options);
 
 // Runs it; returns the process exit code (common.h): 0 when the job ended
 // done, 1 when it failed or the connection to the server was lost (the
