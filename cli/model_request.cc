@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "cli/tune_command.h"
+#include "contract/model_job_fields.h"
 #include "contract/names.h"
 #include "kernels_templates/registry.h"
 #include "trial/trial_request.h"
@@ -95,13 +96,7 @@ absl::StatusOr<ModelJobPlan> BuildModelJobRequest(
   // The single-job flags, exactly as a single job's request carries them.
   const tunefleet::v1::SubmitJobRequest job =
       JobRequest(o, model.tasks.front().workload, budget);
-  r.set_strategy(job.strategy());
-  r.set_device_key(job.device_key());
-  r.set_priority(job.priority());
-  r.set_deadline_s(job.deadline_s());
-  r.set_seed(job.seed());
-  r.set_no_transfer(job.no_transfer());
-  if (job.has_timing()) *r.mutable_timing() = job.timing();
+  contract::SetJobWideFields(job, r);
   return plan;
 }
 

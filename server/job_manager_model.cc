@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "contract/model_job_fields.h"
 #include "contract/names.h"
 #include "google/protobuf/util/json_util.h"
 #include "progress/stored_progress.h"
@@ -19,17 +20,12 @@ namespace {
 tunefleet::v1::SubmitJobRequest TaskRequest(
     const tunefleet::v1::SubmitModelJobRequest& model, int i,
     const std::string& key) {
-  tunefleet::v1::SubmitJobRequest r;
+  // Its trials are the model's (a cap; grants decide).
+  tunefleet::v1::SubmitJobRequest r = contract::JobWideRequest(model);
   *r.mutable_workload() = model.tasks(i).workload();
   r.set_template_name(model.tasks(i).template_name());
   r.set_device_key(key);
-  r.set_strategy(model.strategy());
-  r.set_trials(model.trials());  // the cap; grants decide
   r.set_seed(model.seed() + static_cast<uint64_t>(i));
-  r.set_priority(model.priority());
-  if (model.has_timing()) *r.mutable_timing() = model.timing();
-  r.set_no_transfer(model.no_transfer());
-  r.set_deadline_s(model.deadline_s());
   return r;
 }
 

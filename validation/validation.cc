@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
+#include "contract/model_job_fields.h"
 #include "contract/names.h"
 #include "contract/timing_policy.h"
 #include "kernel_policy/source_check.h"
@@ -305,14 +306,8 @@ absl::Status ValidateSubmitModelJobRequest(
                                 "), got ", request.batch_trials()));
   }
   // The job-wide fields as a job's, with a stand-in workload.
-  tunefleet::v1::SubmitJobRequest job;
+  tunefleet::v1::SubmitJobRequest job = contract::JobWideRequest(request);
   *job.mutable_workload() = request.tasks(0).workload();
-  job.set_device_key(request.device_key());
-  job.set_strategy(request.strategy());
-  job.set_trials(request.trials());
-  job.set_priority(request.priority());
-  job.set_deadline_s(request.deadline_s());
-  if (request.has_timing()) *job.mutable_timing() = request.timing();
   if (absl::Status s =
           ValidateWorkloadProto(job.workload(), "tasks[0].workload");
       !s.ok()) {
