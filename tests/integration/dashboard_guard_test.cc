@@ -102,6 +102,18 @@ class DashboardGuard : public ::testing::Test {
         std::chrono::seconds(30));
   }
 
+  // The start of a browser test: skips it where chromium or chromedriver
+  // is not installed (*job stays 0), else submits a new job of kGuardKey
+  // (random-search seed `seed`) into *job, which must be accepted.
+  static void SubmitForBrowser(uint64_t seed, int64_t* job) {
+    *job = 0;
+    if (!testing::HaveWebDriver()) {
+      GTEST_SKIP() << "chromium or chromedriver is not installed";
+    }
+    *job = fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, seed));
+    ASSERT_GT(*job, 0);
+  }
+
   static inline std::unique_ptr<FleetHarness> fleet_;
   static inline int http_port_ = 0;
   static inline int64_t job_id_ = 0;
@@ -177,12 +189,9 @@ TEST_F(DashboardGuard, AnotherSitesFormPostCannotCancelTheJob) {
 // port of localhost here) whose form posts to the dashboard's cancel when
 // it loads. The job stays running.
 TEST_F(DashboardGuard, ChromiumOnAnotherSitesPageCannotCancel) {
-  if (!testing::HaveWebDriver()) {
-    GTEST_SKIP() << "chromium or chromedriver is not installed";
-  }
-  const int64_t job =
-      fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, 2));
-  ASSERT_GT(job, 0);
+  int64_t job = 0;
+  SubmitForBrowser(2, &job);
+  if (job <= 0) return;  // skipped, or refused (a failure)
   ASSERT_TRUE(WaitRunning(job)) << JobState(job);
   const std::string cancel = absl::StrCat("http://127.0.0.1:", http_port_,
                                           "/api/jobs/", job, "/cancel");
@@ -221,12 +230,9 @@ TEST_F(DashboardGuard, ChromiumOnAnotherSitesPageCannotCancel) {
 // The other side of the same checks: the dashboard's own page, in the
 // browser, still cancels (its fetch sends JSON from its own origin).
 TEST_F(DashboardGuard, ChromiumOnTheDashboardsOwnPageCancels) {
-  if (!testing::HaveWebDriver()) {
-    GTEST_SKIP() << "chromium or chromedriver is not installed";
-  }
-  const int64_t job =
-      fleet_->Submit(testing::SmallGemmJob(kGuardKey, 10, 0, 3));
-  ASSERT_GT(job, 0);
+  int64_t job = 0;
+  SubmitForBrowser(3, &job);
+  if (job <= 0) return;  // skipped, or refused (a failure)
   const std::string button =
       absl::StrCat("tr[data-job-id=\"", job, "\"] button.cancel");
   {

@@ -78,6 +78,19 @@ int64_t Submit(const FleetHarness& fleet,
   return response.job_id();
 }
 
+// Starts `fleet` with two agents and submits TinyModel(`budget`,
+// `scheduler`, `cooldown_ms`, `seed`) to it: the model job's id, or 0 when
+// the fleet did not start (a failure) or the submission failed.
+int64_t StartAndSubmit(FleetHarness& fleet, uint32_t budget,
+                       tunefleet::v1::TaskScheduler scheduler,
+                       double cooldown_ms, uint64_t seed) {
+  if (!fleet.StartFleet(2, kModelKey)) {
+    ADD_FAILURE() << "the fleet did not start";
+    return 0;
+  }
+  return Submit(fleet, TinyModel(budget, scheduler, cooldown_ms, seed));
+}
+
 // Waits for the model job to end; its last progress.
 std::optional<JobProgress> AwaitEnd(const FleetHarness& fleet, int64_t id) {
   if (!FleetHarness::WaitFor([&] { return JobEnded(fleet.GetJob(id)); },
@@ -182,10 +195,8 @@ void ExpectProgressWithinGrants(const JobProgress& p, uint32_t budget) {
 TEST(ModelJobFleet, SurvivesServerSigkillTwiceWithEveryTrialOnce) {
   FleetHarness fleet("model_kill");
   constexpr uint32_t kBudget = 30;
-  ASSERT_TRUE(fleet.StartFleet(2, kModelKey));
-  const int64_t id = Submit(
-      fleet,
-      TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN, 200, 21));
+  const int64_t id = StartAndSubmit(
+      fleet, kBudget, tunefleet::v1::TASK_SCHEDULER_ROUND_ROBIN, 200, 21);
   ASSERT_GT(id, 0);
 
   // Results finished before each kill, which must survive unchanged.
@@ -266,10 +277,8 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
 TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
   FleetHarness fleet("model_cancel");
   constexpr uint32_t kBudget = 40;
-  ASSERT_TRUE(fleet.StartFleet(2, kModelKey));
-  const int64_t id = Submit(
-      fleet,
-      TinyModel(kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41));
+  const int64_t id = StartAndSubmit(
+      fleet, kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41);
   ASSERT_GT(id, 0);
   ASSERT_TRUE(fleet.AwaitTrialsDone(id, 5, testing::kFleetJobLimit));
   {

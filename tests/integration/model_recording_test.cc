@@ -88,6 +88,19 @@ cl_command_queue FakeRecordableQueue(cl_context context, cl_device_id device,
   return clCreateCommandQueue(context, device, 0, err);  // a plain one
 }
 
+// cl_qcom_recordable_queues through the fake entry points above.
+RecordingApi FakeQcomApi() {
+  RecordingApi qcom;
+  qcom.extensions = "cl_qcom_recordable_queues";
+  qcom.qcom = true;
+  qcom.new_recording = &FakeNewRecording;
+  qcom.end_recording = &FakeEndRecording;
+  qcom.release_recording = &FakeReleaseRecording;
+  qcom.enqueue_recording = &FakeEnqueueRecording;
+  qcom.create_recordable_queue = &FakeRecordableQueue;
+  return qcom;
+}
+
 void* CL_API_CALL FakeCreateBuffer(cl_uint, const cl_command_queue*,
                                    const cl_ulong* properties, cl_int* err) {
   g_log->calls.push_back(properties != nullptr ? "create mutable" : "create");
@@ -144,6 +157,24 @@ cl_int CL_API_CALL FakeUpdate(void*, cl_uint num_configs, const cl_uint* types,
   return CL_SUCCESS;
 }
 
+// cl_khr_command_buffer 0.9.5 with mutable dispatch through the fake entry
+// points above.
+RecordingApi FakeKhrMutableApi() {
+  RecordingApi khr;
+  khr.extensions =
+      "cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch";
+  khr.khr = true;
+  khr.khr_mutable = true;
+  khr.khr_version = "0.9.5";
+  khr.create_command_buffer = &FakeCreateBuffer;
+  khr.finalize_command_buffer = &FakeFinalize;
+  khr.release_command_buffer = &FakeReleaseBuffer;
+  khr.enqueue_command_buffer = &FakeEnqueueBuffer;
+  khr.command_ndrange_kernel = &FakeNdRange;
+  khr.update_mutable_commands = &FakeUpdate;
+  return khr;
+}
+
 class ModelRecordingTest : public testing_support::ModelDeviceTest {
  protected:
   void SetUp() override {
@@ -198,16 +229,18 @@ class ModelRecordingTest : public testing_support::ModelDeviceTest {
   }
 
   // TinyModel `m`'s plan (width 8) loaded with recording on through `api`,
-  // which records it as `kind`; `input_arg` is set to the argument of the
+  // which records it as `kind`; input_arg_ is set to the argument of the
   // conv's launch that reads x. Null when the load failed.
   std::unique_ptr<Model> LoadRecorded(const TinyModel& m,
-                                      const RecordingApi& api, RecordKind kind,
-                                      cl_uint* input_arg) {
+                                      const RecordingApi& api,
+                                      RecordKind kind) {
     const tunefleet_tuned::Plan plan = PlanOf(m, 8, false);
-    *input_arg = InputArgOf(plan);
+    input_arg_ = InputArgOf(plan);
     std::unique_ptr<Model> model = Load(plan, RecordMode::kOn, &api);
     EXPECT_NE(model, nullptr);
-    if (model != nullptr) EXPECT_EQ(model->recording(), kind);
+    if (model != nullptr) {
+      EXPECT_EQ(model->recording(), kind);
+    }
     return model;
   }
 
@@ -248,6 +281,7 @@ class ModelRecordingTest : public testing_support::ModelDeviceTest {
   }
 
   cl_command_queue plain_queue_ = nullptr;
+  cl_uint input_arg_ = 0;  // set by LoadRecorded
   CallLog log_;
   std::string error_;
 };
@@ -357,17 +391,8 @@ TEST_F(ModelRecordingTest, AutoAndOffWithoutAnExtension) {
 
 TEST_F(ModelRecordingTest, QcomRecordingThroughFakeEntryPoints) {
   TinyModel m(8, 8);
-  RecordingApi qcom;
-  qcom.extensions = "cl_qcom_recordable_queues";
-  qcom.qcom = true;
-  qcom.new_recording = &FakeNewRecording;
-  qcom.end_recording = &FakeEndRecording;
-  qcom.release_recording = &FakeReleaseRecording;
-  qcom.enqueue_recording = &FakeEnqueueRecording;
-  qcom.create_recordable_queue = &FakeRecordableQueue;
-  cl_uint input_arg = 0;
   std::unique_ptr<Model> model =
-      LoadRecorded(m, qcom, RecordKind::kQcomRecording, &input_arg);
+      LoadRecorded(m, FakeQcomApi(), RecordKind::kQcomRecording);
   ASSERT_NE(model, nullptr);
   EXPECT_THAT(model->recording_note(),
               HasSubstr("cl_qcom_recordable_queues: 3 launches in 1 list"));
@@ -391,7 +416,7 @@ TEST_F(ModelRecordingTest, QcomRecordingThroughFakeEntryPoints) {
   ASSERT_EQ(log_.args.size(), 2u);
   ASSERT_EQ(log_.args.back().size(), 1u);
   EXPECT_EQ(log_.args.back()[0].launch, 0u);
-  EXPECT_EQ(log_.args.back()[0].arg, input_arg);
+  EXPECT_EQ(log_.args.back()[0].arg, input_arg_);
   EXPECT_EQ(log_.args.back()[0].buffer, xb);
   // The next Run binds the Model's own input buffer again.
   RunOn(*model, plain_queue_, x);
@@ -406,21 +431,8 @@ TEST_F(ModelRecordingTest, QcomRecordingThroughFakeEntryPoints) {
 
 TEST_F(ModelRecordingTest, KhrMutableDispatchRebindsThroughFakeEntryPoints) {
   TinyModel m(8, 8);
-  RecordingApi khr;
-  khr.extensions =
-      "cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch";
-  khr.khr = true;
-  khr.khr_mutable = true;
-  khr.khr_version = "0.9.5";
-  khr.create_command_buffer = &FakeCreateBuffer;
-  khr.finalize_command_buffer = &FakeFinalize;
-  khr.release_command_buffer = &FakeReleaseBuffer;
-  khr.enqueue_command_buffer = &FakeEnqueueBuffer;
-  khr.command_ndrange_kernel = &FakeNdRange;
-  khr.update_mutable_commands = &FakeUpdate;
-  cl_uint input_arg = 0;
   std::unique_ptr<Model> model =
-      LoadRecorded(m, khr, RecordKind::kKhrCommandBuffer, &input_arg);
+      LoadRecorded(m, FakeKhrMutableApi(), RecordKind::kKhrCommandBuffer);
   ASSERT_NE(model, nullptr);
   EXPECT_THAT(model->recording_note(), HasSubstr("0.9.5: 3 launches"));
   EXPECT_EQ(log_.calls,
@@ -439,7 +451,7 @@ TEST_F(ModelRecordingTest, KhrMutableDispatchRebindsThroughFakeEntryPoints) {
   EXPECT_EQ(log_.queues.back(), plain_queue_);
   ASSERT_EQ(log_.args.back().size(), 1u);
   EXPECT_EQ(log_.args.back()[0].launch, 0u);
-  EXPECT_EQ(log_.args.back()[0].arg, input_arg);
+  EXPECT_EQ(log_.args.back()[0].arg, input_arg_);
   EXPECT_EQ(log_.args.back()[0].buffer, xb);
   // The same buffer again: no update.
   ASSERT_NO_FATAL_FAILURE(RunBuffersOn(*model, xb, ob));

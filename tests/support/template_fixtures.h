@@ -106,6 +106,21 @@ inline std::vector<std::string> FeatureNames(
   return names;
 }
 
+// Expects configs `a` and `b` (as text, which must parse) to derive
+// features of the same names, in the same order, for `w`: the cost model
+// reads every config's features as one table.
+inline void ExpectSameFeatureNames(const templates::KernelTemplate& tmpl,
+                                   const templates::Workload& w,
+                                   const templates::DeviceLimits& limits,
+                                   const char* a, const char* b) {
+  auto config_a = tmpl.ParseConfig(a);
+  auto config_b = tmpl.ParseConfig(b);
+  ASSERT_TRUE(config_a.ok()) << a << ": " << config_a.status();
+  ASSERT_TRUE(config_b.ok()) << b << ": " << config_b.status();
+  EXPECT_EQ(FeatureNames(tmpl.DerivedFeatures(*config_a, w, limits)),
+            FeatureNames(tmpl.DerivedFeatures(*config_b, w, limits)));
+}
+
 // Expects every config of `refusals` ({config text, part of the reason})
 // to be refused for `w` with that reason.
 inline void ExpectRefusals(

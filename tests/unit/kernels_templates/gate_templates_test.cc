@@ -92,11 +92,9 @@ TEST(ChannelGateTemplate, ConfigConstraintsAndFeatures) {
       "channel_gate", "C=16384,H=2,W=2,R=2048,act1=relu,act2=sigmoid");
   EXPECT_THAT(check(wide, "WG=256,VW=4,EPW=2,HSPLIT=8").message(),
               HasSubstr("local memory"));
-  auto a = Gate().ParseConfig("WG=256,VW=4,EPW=2,HSPLIT=8");
-  auto b = Gate().ParseConfig("WG=16,VW=1,EPW=1,HSPLIT=1");
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(testing::FeatureNames(Gate().DerivedFeatures(*a, w, limits)),
-            testing::FeatureNames(Gate().DerivedFeatures(*b, w, limits)));
+  testing::ExpectSameFeatureNames(Gate(), w, limits,
+                                  "WG=256,VW=4,EPW=2,HSPLIT=8",
+                                  "WG=16,VW=1,EPW=1,HSPLIT=1");
 }
 
 const KernelTemplate& Block() {

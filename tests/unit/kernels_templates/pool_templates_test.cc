@@ -117,13 +117,9 @@ TEST(Pool2dTemplate, ConfigConstraints) {
         "Q rounded up"}});
   EXPECT_FALSE(pool.CheckConfig({1, 1, 1}, w, limits).ok());
   // Derived features: same names for every config.
-  auto a =
-      pool.ParseConfig("PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1");
-  auto b =
-      pool.ParseConfig("PWI=1,QWI=1,VW=1,WGQ=1,WGP=1,WGC=1,CWG=1,LT=0,UNR=0");
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(testing::FeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            testing::FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  testing::ExpectSameFeatureNames(
+      pool, w, limits, "PWI=2,QWI=4,VW=4,WGQ=8,WGP=4,WGC=1,CWG=2,LT=1,UNR=1",
+      "PWI=1,QWI=1,VW=1,WGQ=1,WGP=1,WGC=1,CWG=1,LT=0,UNR=0");
 }
 
 TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
@@ -151,10 +147,8 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   const Workload one = testing::MustParse("global_pool", "C=7,H=1,W=1");
   EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
   EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
-  auto a = pool.ParseConfig("WPC=32,CPG=4,VW=2,UNROLL=2");
-  auto b = pool.ParseConfig("WPC=1,CPG=1,VW=1,UNROLL=1");
-  EXPECT_EQ(testing::FeatureNames(pool.DerivedFeatures(*a, w, limits)),
-            testing::FeatureNames(pool.DerivedFeatures(*b, w, limits)));
+  testing::ExpectSameFeatureNames(pool, w, limits, "WPC=32,CPG=4,VW=2,UNROLL=2",
+                                  "WPC=1,CPG=1,VW=1,UNROLL=1");
 }
 
 TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
@@ -185,14 +179,13 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
   EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
   EXPECT_FALSE(check(one, "WPR=2,RPG=8,VW=1,EPW=1").ok());
   // Rows that fit one pass are read once.
-  auto single = softmax.ParseConfig("WPR=64,RPG=4,VW=4,EPW=4");
-  auto multi = softmax.ParseConfig("WPR=16,RPG=1,VW=2,EPW=1");
-  EXPECT_THAT(softmax.Launch(*single, w).build_options,
+  const char* const single = "WPR=64,RPG=4,VW=4,EPW=4";
+  const char* const multi = "WPR=16,RPG=1,VW=2,EPW=1";
+  EXPECT_THAT(softmax.Launch(*softmax.ParseConfig(single), w).build_options,
               HasSubstr("-DSINGLE_PASS=1"));
-  EXPECT_THAT(softmax.Launch(*multi, w).build_options,
+  EXPECT_THAT(softmax.Launch(*softmax.ParseConfig(multi), w).build_options,
               HasSubstr("-DSINGLE_PASS=0"));
-  EXPECT_EQ(testing::FeatureNames(softmax.DerivedFeatures(*single, w, limits)),
-            testing::FeatureNames(softmax.DerivedFeatures(*multi, w, limits)));
+  testing::ExpectSameFeatureNames(softmax, w, limits, single, multi);
 }
 
 TEST(PoolTemplates, RegisteredForTheirOps) {

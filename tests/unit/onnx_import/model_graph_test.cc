@@ -33,6 +33,28 @@ absl::StatusOr<ModelGraph> LowerGraph(GraphBuilder& b,
   return ImportModelGraph(b.Bytes(), "test.onnx", shapes);
 }
 
+// Lowers `b` into *m: a failure, with the status or the count of steps,
+// unless it lowers to `steps` steps.
+::testing::AssertionResult LowersTo(GraphBuilder& b, size_t steps,
+                                    absl::StatusOr<ModelGraph>* m) {
+  *m = LowerGraph(b);
+  if (!m->ok()) return ::testing::AssertionFailure() << m->status();
+  if ((*m)->steps.size() != steps) {
+    return ::testing::AssertionFailure()
+           << (*m)->steps.size() << " steps, not " << steps;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Lowering `b` is refused as a failed precondition whose message matches
+// `message`.
+void ExpectRefused(GraphBuilder& b,
+                   const ::testing::Matcher<std::string>& message) {
+  auto m = LowerGraph(b);
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(m.status().message()), message);
+}
+
 std::vector<std::string> StepWorkloads(const ModelGraph& m) {
   std::vector<std::string> out;
   for (const ModelStep& s : m.steps) out.push_back(s.workload.Canonical());
@@ -44,6 +66,14 @@ std::vector<std::string> Tensors(const ModelStep& s) {
   std::vector<std::string> out;
   for (const StepBuffer& b : s.buffers) out.push_back(b.tensor);
   return out;
+}
+
+// Step `s` runs the workload `canonical` on the tensors `tensors`, one a
+// buffer ("" for constants).
+void ExpectStep(const ModelStep& s, const std::string& canonical,
+                const std::vector<std::string>& tensors) {
+  EXPECT_EQ(s.workload.Canonical(), canonical);
+  EXPECT_EQ(Tensors(s), tensors);
 }
 
 MATCHER(Near, "") {
@@ -89,14 +119,13 @@ TEST(ModelGraph, ConvFoldsBiasAndBatchNormIntoScaleAndShift) {
   b.Floats("hi", {}, {6});
   b.Node("Clip", {"n", "lo", "hi"}, {"y"});
   b.Output("y");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 1u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 1, &m));
   const ModelStep& s = m->steps[0];
-  EXPECT_EQ(s.workload.Canonical(),
-            "conv2d N=1 C=1 H=4 W=4 K=2 R=1 S=1 SH=1 SW=1 PH=0 PW=0 DH=1 "
-            "DW=1 G=1 fp32 affine=scale_shift act=clip");
-  EXPECT_THAT(Tensors(s), ElementsAre("x", "", "y", "", "", ""));
+  ExpectStep(s,
+             "conv2d N=1 C=1 H=4 W=4 K=2 R=1 S=1 SH=1 SW=1 PH=0 PW=0 DH=1 "
+             "DW=1 G=1 fp32 affine=scale_shift act=clip",
+             {"x", "", "y", "", "", ""});
   EXPECT_THAT(s.buffers[1].constant, ElementsAre(3, 5));
   EXPECT_THAT(s.buffers[3].constant, Pointwise(Near(), {2.0f, 2.0f}));
   EXPECT_THAT(s.buffers[4].constant, Pointwise(Near(), {1.5f, 1.0f}));
@@ -128,9 +157,8 @@ TEST(ModelGraph, PostAffineFillsTheSecondHalfOfScaleAndShift) {
   b.Floats("pb", {}, {-0.125});
   b.Node("Add", {"p", "pb"}, {"y"});
   b.Output("y");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 1u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 1, &m));
   const ModelStep& s = m->steps[0];
   EXPECT_THAT(s.workload.Canonical(),
               HasSubstr("affine=scale_shift act=hardswish post=scale_shift"));
@@ -152,13 +180,11 @@ TEST(ModelGraph, GemmWeightIsTransposedAndItsBiasIsTheShift) {
   GraphBuilder::Int(g, "transB", 1);
   b.Node("Add", {"d", "r"}, {"y"});
   b.Output("y");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 1u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 1, &m));
   const ModelStep& s = m->steps[0];
-  EXPECT_EQ(s.workload.Canonical(),
-            "dense M=2 N=2 K=3 fp32 affine=shift residual=add");
-  EXPECT_THAT(Tensors(s), ElementsAre("x", "", "y", "", "", "r"));
+  ExpectStep(s, "dense M=2 N=2 K=3 fp32 affine=shift residual=add",
+             {"x", "", "y", "", "", "r"});
   EXPECT_THAT(s.buffers[1].constant, ElementsAre(1, 4, 2, 5, 3, 6));
   EXPECT_THAT(s.buffers[3].constant, ElementsAre(1, 1));
   EXPECT_THAT(s.buffers[4].constant, ElementsAre(0.5, -0.5));
@@ -189,9 +215,8 @@ TEST(ModelGraph, ActivationFloatsAreTheModels) {
   b.Node("Relu", {"c3"}, {"r3"});
   b.Node("Min", {"r3", "d"}, {"r6"});  // relu then Min: clip(0, 3)
   for (const char* o : {"l", "h", "mx", "mn", "r6"}) b.Output(o);
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 5u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 5, &m));
   EXPECT_THAT(m->steps[0].workload.Canonical(), HasSubstr("act=leakyrelu"));
   EXPECT_THAT(m->steps[0].floats, Pointwise(Near(), {0.3f, 0.0f}));
   EXPECT_THAT(m->steps[1].workload.Canonical(), HasSubstr("act=hardsigmoid"));
@@ -223,14 +248,12 @@ TEST(ModelGraph, EltwiseOperandsAndLoneBatchNorm) {
   GraphBuilder::Float(bn, "epsilon", 0.0f);
   b.Output("m");
   b.Output("n");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 2u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 2, &m));
   const ModelStep& mul = m->steps[0];
-  EXPECT_EQ(mul.workload.Canonical(),
-            "eltwise N=1 C=2 H=2 W=3 fp32 fn=mul b=channel");
   // a, b, output, scale, shift and the (unread) residual.
-  EXPECT_THAT(Tensors(mul), ElementsAre("x", "", "m", "", "", ""));
+  ExpectStep(mul, "eltwise N=1 C=2 H=2 W=3 fp32 fn=mul b=channel",
+             {"x", "", "m", "", "", ""});
   EXPECT_THAT(mul.buffers[1].constant, ElementsAre(1, 2));
   const ModelStep& norm = m->steps[1];
   EXPECT_EQ(norm.workload.Canonical(),
@@ -251,12 +274,10 @@ TEST(ModelGraph, LayerNormBindsGammaBetaAndEpsilon) {
   auto* ln = b.Node("LayerNormalization", {"x", "gamma", "beta"}, {"y"});
   GraphBuilder::Float(ln, "epsilon", 1e-3f);
   b.Output("y");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 1u);
-  EXPECT_EQ(m->steps[0].workload.Canonical(),
-            "layernorm N=3 D=4 fp32 affine=scale_shift");
-  EXPECT_THAT(Tensors(m->steps[0]), ElementsAre("x", "y", "", ""));
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 1, &m));
+  ExpectStep(m->steps[0], "layernorm N=3 D=4 fp32 affine=scale_shift",
+             {"x", "y", "", ""});
   EXPECT_THAT(m->steps[0].buffers[2].constant, ElementsAre(1, 2, 3, 4));
   EXPECT_THAT(m->steps[0].buffers[3].constant, ElementsAre(0, 0, 1, 1));
   EXPECT_THAT(m->steps[0].floats, Pointwise(Near(), {1e-3f}));
@@ -304,9 +325,8 @@ TEST(ModelGraph, FusedStepsRunAfterEverythingTheyRead) {
   b.Node("Sigmoid", {"x"}, {"s"});    // node 1: the residual
   b.Node("Add", {"c", "s"}, {"y"});   // node 2: folded into node 0
   b.Output("y");
-  auto m = LowerGraph(b);
-  ASSERT_TRUE(m.ok()) << m.status();
-  ASSERT_EQ(m->steps.size(), 2u);
+  absl::StatusOr<ModelGraph> m;
+  ASSERT_TRUE(LowersTo(b, 2, &m));
   EXPECT_THAT(m->steps[0].workload.Canonical(), HasSubstr("act=sigmoid"));
   EXPECT_THAT(m->steps[1].workload.Canonical(), HasSubstr("residual=add"));
   EXPECT_EQ(m->steps[1].nodes, (std::vector<int>{0, 2}));
@@ -327,10 +347,7 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
     GraphBuilder::Int(b.Node("Cast", {"nz"}, {"y"}), "to",
                       onnx::TensorProto::FLOAT);
     b.Output("y");
-    auto m = LowerGraph(b);
-    EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(std::string(m.status().message()),
-                HasSubstr("node 'find_them' (NonZero)"));
+    ExpectRefused(b, HasSubstr("node 'find_them' (NonZero)"));
   }
   {  // A weight that is computed: conv refuses, nothing else runs it.
     GraphBuilder b;
@@ -338,10 +355,8 @@ TEST(ModelGraph, NodesThatCannotRunAreNamed) {
     b.Input("w", {2, 2, 1, 1});
     b.Node("Conv", {"x", "w"}, {"y"});
     b.Output("y");
-    auto m = LowerGraph(b);
-    EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(std::string(m.status().message()),
-                HasSubstr("node 'Conv_1' (Conv): weights are not constant"));
+    ExpectRefused(b,
+                  HasSubstr("node 'Conv_1' (Conv): weights are not constant"));
   }
   {  // An If whose condition is a graph input.
     GraphBuilder b;
@@ -412,11 +427,8 @@ TEST(ModelGraph, HostileSizesAreRefused) {
     b.Int64s("idx", scattered);
     GraphBuilder::Int(b.Node("Gather", {"x", "idx"}, {"y"}), "axis", 1);
     b.Output("y");
-    auto m = LowerGraph(b);
-    EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
-    EXPECT_THAT(std::string(m.status().message()),
-                ::testing::AllOf(HasSubstr("node 'Gather_1' (Gather)"),
-                                 HasSubstr("copies")));
+    ExpectRefused(b, ::testing::AllOf(HasSubstr("node 'Gather_1' (Gather)"),
+                                      HasSubstr("copies")));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -241,6 +242,28 @@ class JobManagerTest : public ::testing::Test {
     std::optional<MeasureRequest> r = agent.Next(kPatience);
     EXPECT_TRUE(r.has_value()) << agent.id() << " received no request";
     return r.value_or(MeasureRequest());
+  }
+
+  // Answers the requests `agent` receives with `answer`, one at a time, to
+  // the fixture's ledger until `trials` of them were trials (reference
+  // runs, whose ids are not positive, are answered but not counted); the
+  // ids of those trials. Fails the test, and stops, when none comes.
+  std::set<int64_t> MeasureTrials(FakeAgent& agent, int trials,
+                                  const AnswerFn& answer) {
+    std::set<int64_t> measured;
+    for (int counted = 0; counted < trials;) {
+      std::optional<MeasureRequest> r = agent.Next(kPatience);
+      if (!r.has_value()) {
+        ADD_FAILURE() << agent.id() << " received no request";
+        break;
+      }
+      Deliver(*ledger_, *r, answer(*r));
+      if (r->trial_id() > 0) {
+        measured.insert(r->trial_id());
+        ++counted;
+      }
+    }
+    return measured;
   }
 
   std::vector<store::Trial> Rows(int64_t job_id) {

@@ -248,13 +248,9 @@ TEST_F(JobManagerTest, ShutdownLeavesTheJobForTheNextManagerToResume) {
   std::shared_ptr<Job> job = Submit(Request(kBudget));
   ASSERT_NE(job, nullptr);
   const int64_t id = job->id();
-  // Three trials measured, the fourth leased when the server stops.
-  std::set<int64_t> measured;
-  for (int i = 0; i < 3; ++i) {
-    const MeasureRequest r = NextRequest(first_agent);
-    Deliver(*ledger_, r, MixedAnswer(r));
-    measured.insert(r.trial_id());
-  }
+  // Three trials measured (the job has no reference run), the fourth
+  // leased when the server stops.
+  const std::set<int64_t> measured = MeasureTrials(first_agent, 3, MixedAnswer);
   const MeasureRequest leased = NextRequest(first_agent);
   EXPECT_EQ(measured.count(leased.trial_id()), 0u);
   EXPECT_EQ(

@@ -138,16 +138,7 @@ TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
   ASSERT_NE(model, nullptr);
   const int64_t id = model->id();
   // Some trials and references measured, one more leased at the stop.
-  std::set<int64_t> measured;
-  int trials = 0;
-  while (trials < 5) {
-    const MeasureRequest r = NextRequest(first_agent);
-    Deliver(*ledger_, r, ModelAnswer(r));
-    if (r.trial_id() > 0) {
-      measured.insert(r.trial_id());
-      ++trials;
-    }
-  }
+  const std::set<int64_t> measured = MeasureTrials(first_agent, 5, ModelAnswer);
   WaitFor(*model, [](const JobProgress& p) { return p.trials_done() == 5; });
   jobs_->Shutdown();
   model.reset();
