@@ -7,36 +7,34 @@
 // (CL_FLOAT, or CL_HALF_FLOAT for fp16 buffers: OpenCL 1.2 section 6.12.14.4),
 // so neither kernel needs cl_khr_fp16 (vload_half is core OpenCL 1.2).
 
-__kernel void tunefleet_pack_image_float(__global const float* src,
-                                         const uint row_elements,
-                                         const uint width, const uint height,
-                                         __write_only image2d_t dst) {
-  const uint x = get_global_id(0);
-  const uint y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  __global const float* row = src + (size_t)y * row_elements;
-  const uint e = 4 * x;
-  float4 v = (float4)(0.0f);
-  v.x = e < row_elements ? row[e] : 0.0f;
-  v.y = e + 1 < row_elements ? row[e + 1] : 0.0f;
-  v.z = e + 2 < row_elements ? row[e + 2] : 0.0f;
-  v.w = e + 3 < row_elements ? row[e + 3] : 0.0f;
-  write_imagef(dst, (int2)((int)x, (int)y), v);
-}
+// Element j of src, as a float: a float buffer's, or a half buffer's
+// through vload_half.
+#define TUNEFLEET_PACK_LOAD_FLOAT(src, j) (src)[j]
+#define TUNEFLEET_PACK_LOAD_HALF(src, j) vload_half(j, src)
 
-__kernel void tunefleet_pack_image_half(__global const half* src,
-                                        const uint row_elements,
-                                        const uint width, const uint height,
-                                        __write_only image2d_t dst) {
-  const uint x = get_global_id(0);
-  const uint y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  const size_t row = (size_t)y * row_elements;
-  const uint e = 4 * x;
-  float4 v = (float4)(0.0f);
-  v.x = e < row_elements ? vload_half(row + e, src) : 0.0f;
-  v.y = e + 1 < row_elements ? vload_half(row + e + 1, src) : 0.0f;
-  v.z = e + 2 < row_elements ? vload_half(row + e + 2, src) : 0.0f;
-  v.w = e + 3 < row_elements ? vload_half(row + e + 3, src) : 0.0f;
-  write_imagef(dst, (int2)((int)x, (int)y), v);
-}
+// The kernel `name` for buffers of `type`, reading elements with `load`.
+#define TUNEFLEET_PACK_IMAGE_KERNEL(name, type, load)                      \
+  __kernel void name(__global const type* src, const uint row_elements,   \
+                     const uint width, const uint height,                 \
+                     __write_only image2d_t dst) {                        \
+    const uint x = get_global_id(0);                                      \
+    const uint y = get_global_id(1);                                      \
+    if (x >= width || y >= height) return;                                \
+    const size_t row = (size_t)y * row_elements;                          \
+    const uint e = 4 * x;                                                 \
+    float4 v = (float4)(0.0f);                                            \
+    v.x = e < row_elements ? load(src, row + e) : 0.0f;                   \
+    v.y = e + 1 < row_elements ? load(src, row + e + 1) : 0.0f;           \
+    v.z = e + 2 < row_elements ? load(src, row + e + 2) : 0.0f;           \
+    v.w = e + 3 < row_elements ? load(src, row + e + 3) : 0.0f;           \
+    write_imagef(dst, (int2)((int)x, (int)y), v);                         \
+  }
+
+TUNEFLEET_PACK_IMAGE_KERNEL(tunefleet_pack_image_float, float,
+                            TUNEFLEET_PACK_LOAD_FLOAT)
+TUNEFLEET_PACK_IMAGE_KERNEL(tunefleet_pack_image_half, half,
+                            TUNEFLEET_PACK_LOAD_HALF)
+
+#undef TUNEFLEET_PACK_IMAGE_KERNEL
+#undef TUNEFLEET_PACK_LOAD_HALF
+#undef TUNEFLEET_PACK_LOAD_FLOAT

@@ -68,10 +68,5 @@ __kernel void eltwise_reference(const int total, const int C, const int HW,
   const float y = pow(x, v);
 #endif
 #endif
-#if RESIDUAL
-  const float r = LOADF(residual, i);
-#else
-  const float r = 0.0f;
-#endif
-  STOREF(epilogue_residual(y, r, c, scale, shift, act_a, act_b), output, i);
+  epilogue_store(y, i, c, output, scale, shift, residual, act_a, act_b);
 }

@@ -4,7 +4,7 @@
 // array of R floats (RH = R), then computes its gate g[n, c] and scales
 // its H*W elements in order. Verifies candidates, is the speed baseline
 // and the fallback kernel of emitted libraries, so it stays simple. Needs
-// common/dtype.cl and gate/gate_act.cl before it.
+// common/dtype.cl, gate/gate_act.cl and gate/gate_reference.cl before it.
 __kernel void se_block_reference(
     const int N, const int C, const int HW, const int R,
     const __global real_t* x, __global real_t* output,
@@ -33,12 +33,5 @@ __kernel void se_block_reference(
     gate += LOADF(w2, (size_t)c * R + r) * h;
   }
   gate = gate_act(ACT2, gate, act2_a, act2_b);
-  const size_t begin = (size_t)plane * HW;
-  for (size_t i = begin; i < begin + HW; ++i) {
-    float y = LOADF(x, i) * gate;
-#if RESIDUAL
-    y += LOADF(residual, i);
-#endif
-    STOREF(y, output, i);
-  }
+  gate_reference_store(gate, plane, HW, x, residual, output);
 }

@@ -39,16 +39,12 @@ __kernel void gemm_reference_fused(const int M, const int N, const int K,
   const size_t batch = get_global_id(2);
   if (m >= M || n >= N) return;
   B += batch * K * N;
-  C += batch * M * N;
-  float x = gemm_reference_element(N, K, A, B, m, n);
+  const float x = gemm_reference_element(N, K, A, B, m, n);
+  const size_t i = batch * M * N + (size_t)m * N + n;
 #if EPILOGUE_AXIS != 0
-#if RESIDUAL
-  const float r = LOADF(residual, batch * M * N + (size_t)m * N + n);
+  epilogue_store(x, i, EPILOGUE_AXIS == 1 ? m : n, C, scale, shift, residual,
+                 act_a, act_b);
 #else
-  const float r = 0.0f;
+  STOREF(x, C, i);
 #endif
-  x = epilogue_residual(x, r, EPILOGUE_AXIS == 1 ? m : n, scale, shift, act_a,
-                        act_b);
-#endif
-  STOREF(x, C, (size_t)m * N + n);
 }

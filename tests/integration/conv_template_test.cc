@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/builtin_templates.h"
@@ -21,19 +22,14 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 // The convolution written from the input side: output (p, q) takes input
 // pixel (ih, iw) through tap (r, s) when ih + PH - p*SH = r*DH and likewise
-// for columns. Independent of conv2d_reference's window arithmetic, with the
-// same arguments.
-constexpr char kInputSideConv[] = R"(
-__kernel void conv2d_input_side(
-    const int N, const int C, const int H, const int W, const int K,
-    const int R, const int S, const int SH, const int SW, const int PH,
-    const int PW, const int DH, const int DW, const int G, const int P,
-    const int Q, const __global real_t* input, const __global real_t* weight,
-    __global real_t* output, const __global float* scale,
-    const __global float* shift, const __global real_t* residual,
-    const float act_a, const float act_b) {
+// for columns. Independent of conv2d_reference's window arithmetic; its
+// parameters are conv2d_reference's own (InputSideConv() takes them from
+// the reference's text), since the test binds it with the reference's
+// arguments.
+constexpr char kInputSideConvBody[] = R"( {
   const int q = get_global_id(0), p = get_global_id(1);
   const int n = get_global_id(2) / K, k = get_global_id(2) % K;
   const int Cg = C / G, g = k / (K / G);
@@ -53,6 +49,22 @@ __kernel void conv2d_input_side(
   epilogue_store(sum, i, k, output, scale, shift, residual, act_a, act_b);
 })";
 
+// The kernel conv2d_input_side: conv2d_reference's parameter list (from
+// conv/conv2d_reference.cl) with the body above; empty when that file has
+// no kernel conv2d_reference.
+std::string InputSideConv() {
+  constexpr absl::string_view kHead = "__kernel void conv2d_reference(";
+  const absl::string_view reference = *BuiltinFile("conv/conv2d_reference.cl");
+  const size_t begin = reference.find(kHead);
+  if (begin == absl::string_view::npos) return "";
+  const size_t end = reference.find(") {", begin);
+  if (end == absl::string_view::npos) return "";
+  return absl::StrCat(
+      "__kernel void conv2d_input_side(",
+      reference.substr(begin + kHead.size(), end + 1 - begin - kHead.size()),
+      kInputSideConvBody);
+}
+
 // The reference kernels are the ground truth of every other test, so they
 // are checked against independent formulations: conv2d_reference against
 // the input-side kernel above, depthwise_reference against
@@ -60,10 +72,12 @@ __kernel void conv2d_input_side(
 TEST(ConvOnDevice, ReferencesAgreeWithIndependentFormulations) {
   const KernelTemplate& conv = testing::Conv2dDirect();
   const KernelTemplate& dw = testing::DepthwiseDirect();
+  const std::string input_side = InputSideConv();
+  ASSERT_THAT(input_side, Not(IsEmpty()));
   // dtype.cl and epilogue.cl, as the references' sources start.
   const std::string source =
       absl::StrCat(*BuiltinFile("common/dtype.cl"), "\n",
-                   *BuiltinFile("common/epilogue.cl"), "\n", kInputSideConv);
+                   *BuiltinFile("common/epilogue.cl"), "\n", input_side);
   v1::TimingPolicy quick;
   quick.set_repeat(1);
   quick.set_number(1);
