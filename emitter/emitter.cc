@@ -43,6 +43,7 @@ absl::string_view EmitModelHeader();
 absl::string_view EmitModelPlanHeader();
 absl::string_view EmitPlanFormatHeader();
 absl::string_view EmitMemoryPlanHeader();
+absl::string_view EmitClObjectsHeader();
 absl::string_view EmitModel();
 absl::string_view EmitPlanFormat();
 absl::string_view EmitMemoryPlan();
@@ -775,6 +776,7 @@ absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
       {"include/model_plan.h", std::string(EmitModelPlanHeader())},
       {"include/plan_format.h", std::string(EmitPlanFormatHeader())},
       {"src/memory_plan.h", std::string(EmitMemoryPlanHeader())},
+      {"src/cl_objects.h", std::string(EmitClObjectsHeader())},
       {"src/model.cc", std::string(EmitModel())},
       {"src/plan_format.cc", std::string(EmitPlanFormat())},
       {"src/memory_plan.cc", std::string(EmitMemoryPlan())},

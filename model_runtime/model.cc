@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 
+#include "cl_objects.h"
 #include "memory_plan.h"
 #include "recording.h"
 #include "tunefleet_model.h"
@@ -19,31 +19,10 @@
 namespace tunefleet_tuned {
 namespace {
 
-struct ReleaseMemObject {
-  void operator()(cl_mem m) const { clReleaseMemObject(m); }
-};
-struct ReleaseProgramObject {
-  void operator()(cl_program p) const { clReleaseProgram(p); }
-};
-struct ReleaseKernelObject {
-  void operator()(cl_kernel k) const { clReleaseKernel(k); }
-};
-using MemPtr = std::unique_ptr<std::remove_pointer_t<cl_mem>, ReleaseMemObject>;
-using ProgramPtr =
-    std::unique_ptr<std::remove_pointer_t<cl_program>, ReleaseProgramObject>;
-using KernelPtr =
-    std::unique_ptr<std::remove_pointer_t<cl_kernel>, ReleaseKernelObject>;
-
-std::string DeviceText(cl_device_id device, cl_device_info param) {
-  size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) {
-    return "";
-  }
-  std::string s(size, '\0');
-  if (size > 0) clGetDeviceInfo(device, param, size, &s[0], nullptr);
-  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+using internal::DeviceText;
+using internal::Kernel;
+using internal::Mem;
+using internal::Program;
 
 cl_int Fail(cl_int code, const std::string& message, std::string* error) {
   if (error != nullptr) *error = message;
@@ -142,7 +121,7 @@ struct Model::Impl {
   struct Command {
     enum Kind { kKernel, kCopyToImage, kLibrary };
     Kind kind = kKernel;
-    KernelPtr kernel;
+    Kernel kernel;
     cl_uint work_dims = 1;
     size_t global[3] = {1, 1, 1};
     size_t local[3] = {0, 0, 0};
@@ -160,7 +139,7 @@ struct Model::Impl {
     // kCopyToImage: the root tensor it reads, and the packing kernel a
     // recording runs in its place (null: the copy stays a plain command).
     int32_t src_tensor = -1;
-    KernelPtr record_kernel;
+    Kernel record_kernel;
     size_t record_global[2] = {1, 1};
   };
   struct Step {
@@ -177,12 +156,12 @@ struct Model::Impl {
   cl_device_id device = nullptr;
   LibraryCalls* library = nullptr;
   std::mutex mu;
-  MemPtr arena, weights;
-  std::vector<MemPtr> scratch;
-  std::vector<MemPtr> tensor_buffers;    // per root tensor: a sub-buffer
-  std::vector<MemPtr> constant_buffers;  // per constant: sub-buffer or image
-  std::vector<MemPtr> images;            // of tensors read as images
-  std::vector<ProgramPtr> programs;
+  Mem arena, weights;
+  std::vector<Mem> scratch;
+  std::vector<Mem> tensor_buffers;    // per root tensor: a sub-buffer
+  std::vector<Mem> constant_buffers;  // per constant: sub-buffer or image
+  std::vector<Mem> images;            // of tensors read as images
+  std::vector<Program> programs;
   std::vector<Step> steps;
   std::vector<uint64_t> input_offsets;  // bytes in the arena
   std::vector<Output> outputs;
@@ -222,7 +201,7 @@ struct Model::Impl {
     recording.reset();
     steps.clear();
     programs.clear();
-    for (std::vector<MemPtr>* v :
+    for (std::vector<Mem>* v :
          {&images, &constant_buffers, &tensor_buffers, &scratch}) {
       while (!v->empty()) v->pop_back();
     }
@@ -470,7 +449,7 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
     }
     const char* text = plan.sources[source].c_str();
     cl_int e = CL_SUCCESS;
-    ProgramPtr p(clCreateProgramWithSource(context, 1, &text, nullptr, &e));
+    Program p(clCreateProgramWithSource(context, 1, &text, nullptr, &e));
     if (e != CL_SUCCESS) {
       return Fail(e, what + ": clCreateProgramWithSource: " + ClCode(e), error);
     }
@@ -629,8 +608,8 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
             if (MayViewAsImage(view_caps, a.row_elements)) {
               desc.image_row_pitch = width * 16;
               desc.buffer = buffer_of_tensor(a.value);
-              MemPtr view(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
-                                        &desc, nullptr, &err));
+              Mem view(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
+                                     &desc, nullptr, &err));
               desc.image_row_pitch = 0;
               desc.buffer = nullptr;
               if (err == CL_SUCCESS) {
@@ -645,15 +624,15 @@ cl_int Model::LoadPlan(cl_context context, cl_device_id device, Plan plan,
               }
               view_refused = ClCode(err);
             }
-            MemPtr image(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
-                                       &desc, nullptr, &err));
+            Mem image(clCreateImage(context, CL_MEM_READ_WRITE, &rgba_float,
+                                    &desc, nullptr, &err));
             if (err != CL_SUCCESS) break;
             model->image_bytes_ += width * a.rows * 16;
             // Whole texels are copied from the tensor; a partial last
             // texel needs the packing kernel, which a recording (kernels
             // only) also runs in place of the copy.
             const bool copies = a.row_elements % 4 == 0;
-            KernelPtr pack_kernel;
+            Kernel pack_kernel;
             if (!copies || (plan.image_pack_source >= 0 &&
                             options.record != RecordMode::kOff)) {
               cl_program pack = nullptr;

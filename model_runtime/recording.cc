@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "cl_objects.h"
+
 namespace tunefleet_tuned {
 namespace {
 
@@ -20,19 +22,7 @@ struct NameVersion {
 constexpr cl_device_info kDeviceCommandBufferRequiredQueueProperties = 0x12AA;
 constexpr cl_device_info kDeviceMutableDispatchCapabilities = 0x12B0;
 
-std::string DeviceText(cl_device_id device, cl_device_info param) {
-  size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS) {
-    return "";
-  }
-  std::string s(size, '\0');
-  if (size > 0 &&
-      clGetDeviceInfo(device, param, size, &s[0], nullptr) != CL_SUCCESS) {
-    return "";
-  }
-  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+using internal::DeviceText;
 
 bool Listed(const std::string& extensions, const char* name) {
   std::istringstream in(extensions);

@@ -21,19 +21,6 @@
 
 namespace tunefleet_tuned {
 namespace internal {
-namespace {
-
-std::string DeviceString(cl_device_id device, cl_device_info param) {
-  size_t size = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &size) != CL_SUCCESS)
-    return "";
-  std::string s(size, '\0');
-  clGetDeviceInfo(device, param, size, &s[0], nullptr);
-  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-}  // namespace
 
 DeviceFeatures FeaturesOf(cl_device_id device) {
   static std::mutex mu;
@@ -42,7 +29,7 @@ DeviceFeatures FeaturesOf(cl_device_id device) {
   auto it = known.find(device);
   if (it != known.end()) return it->second;
   const std::string extensions =
-      " " + DeviceString(device, CL_DEVICE_EXTENSIONS) + " ";
+      " " + DeviceText(device, CL_DEVICE_EXTENSIONS) + " ";
   auto lists = [&](const char* name) {
     return extensions.find(std::string(" ") + name + " ") != std::string::npos;
   };
@@ -193,13 +180,13 @@ std::vector<bool> ActiveRevisions(const std::string& driver) {
 
 const KernelEntry* FindEntry(cl_device_id device, const char* workload,
                              const char** match) {
-  const std::string name = DeviceString(device, CL_DEVICE_NAME);
+  const std::string name = DeviceText(device, CL_DEVICE_NAME);
   // A loaded table's entry of this device comes first (LoadTable()).
   if (const KernelEntry* loaded = FindLoadedEntry(name, workload)) {
     if (match != nullptr) *match = "name";
     return loaded;
   }
-  const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
+  const std::string vendor = DeviceText(device, CL_DEVICE_VENDOR);
   const std::vector<bool> active = ActiveRevisions(DriverVersion(device));
   const KernelEntry* by_vendor = nullptr;
   const KernelEntry* any = nullptr;
@@ -239,13 +226,13 @@ int RevisionOf(const KernelEntry& e) {
 }
 
 std::string DeviceName(cl_device_id device) {
-  return DeviceString(device, CL_DEVICE_NAME);
+  return DeviceText(device, CL_DEVICE_NAME);
 }
 
 std::string DriverVersion(cl_device_id device) {
   const char* forced = std::getenv("TUNEFLEET_TUNED_DRIVER_VERSION");
   if (forced != nullptr && *forced != '\0') return forced;
-  return DeviceString(device, CL_DRIVER_VERSION);
+  return DeviceText(device, CL_DRIVER_VERSION);
 }
 
 Launch LaunchOf(const KernelEntry& e, const std::string& options) {
@@ -355,8 +342,8 @@ const ShapeEntry* NearestIn(Tier in_tier, const Shape& s,
 }
 
 Pick FindShape(cl_device_id device, const Shape& s) {
-  const std::string name = DeviceString(device, CL_DEVICE_NAME);
-  const std::string vendor = DeviceString(device, CL_DEVICE_VENDOR);
+  const std::string name = DeviceText(device, CL_DEVICE_NAME);
+  const std::string vendor = DeviceText(device, CL_DEVICE_VENDOR);
   const std::vector<double> limits = Limits(device);
   const std::vector<bool> active = ActiveRevisions(DriverVersion(device));
   Pick pick;

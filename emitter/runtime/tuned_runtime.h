@@ -5,30 +5,14 @@
 #define TUNEFLEET_TUNED_RUNTIME_H_
 
 #include <map>
-#include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "cl_objects.h"  // Mem, Event, Kernel (RAII); DeviceText
 #include "tuned_table.h"
 #include "tunefleet_tuned.h"
 
 namespace tunefleet_tuned::internal {
-
-// Owners of one reference to an OpenCL object (RAII for the runtime's
-// buffers, events and kernels).
-struct ReleaseMem {
-  void operator()(cl_mem m) const { clReleaseMemObject(m); }
-};
-struct ReleaseEvent {
-  void operator()(cl_event e) const { clReleaseEvent(e); }
-};
-struct ReleaseKernel {
-  void operator()(cl_kernel k) const { clReleaseKernel(k); }
-};
-using Mem = std::unique_ptr<std::remove_pointer_t<cl_mem>, ReleaseMem>;
-using Event = std::unique_ptr<std::remove_pointer_t<cl_event>, ReleaseEvent>;
-using Kernel = std::unique_ptr<std::remove_pointer_t<cl_kernel>, ReleaseKernel>;
 
 // The program of `source` built with `options` for `device` of `context`,
 // from the cache (built on first use). Returns CL_SUCCESS or the OpenCL
