@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   // (client/rpc_error.h); gRPC's own log lines (handshake errors and the
   // like) would repeat it in its words. GRPC_VERBOSITY set by the user wins.
   setenv("GRPC_VERBOSITY", "NONE", /*overwrite=*/0);
+  namespace cli = tunefleet::cli;
   CLI::App app{
       "tunefleet: tunes OpenCL kernels on a fleet of devices and keeps every "
       "measurement in one database.\n"
@@ -84,91 +85,88 @@ int main(int argc, char** argv) {
   Register(app, commands, "tune",
            "tune one workload: without --server, a local server and agent on "
            "this machine's OpenCL device are started, with records in --db",
-           tunefleet::cli::AddTuneOptions, tunefleet::cli::RunTune);
+           cli::AddTuneOptions, cli::RunTune);
   Register(app, commands, "query",
            "best tuning records per device key and workload",
-           tunefleet::cli::AddQueryOptions, tunefleet::cli::RunQuery);
+           cli::AddQueryOptions, cli::RunQuery);
   Register(app, commands, "devices",
            "device keys known to a server (or a database) and the "
            "agents connected now",
-           tunefleet::cli::AddDevicesOptions, tunefleet::cli::RunDevices);
+           cli::AddDevicesOptions, cli::RunDevices);
   Register(app, commands, "emit",
            "write a C++ library of the best kernels for device keys: sources, "
            "lookup by device and shape, a header, and a CMake package",
-           tunefleet::cli::AddEmitOptions, tunefleet::cli::RunEmit);
-  CLI::App* measure_cmd = tunefleet::cli::AddMeasureCommand(app);
-  commands.push_back({measure_cmd, [measure_cmd] {
-                        return tunefleet::cli::RunMeasure(*measure_cmd);
-                      }});
+           cli::AddEmitOptions, cli::RunEmit);
+  CLI::App* measure_cmd = cli::AddMeasureCommand(app);
+  commands.push_back(
+      {measure_cmd, [measure_cmd] { return cli::RunMeasure(*measure_cmd); }});
   Register(app, commands, "simulate",
            "replay a fully measured table in place of a device: trials each "
            "strategy needs to reach 95% and 99% of the table's best",
-           tunefleet::cli::AddSimulateOptions, tunefleet::cli::RunSimulate);
+           cli::AddSimulateOptions, cli::RunSimulate);
   Register(app, commands, "tasks",
            "list the distinct tuning tasks of an ONNX model",
-           tunefleet::cli::AddTasksOptions, tunefleet::cli::RunTasks);
+           cli::AddTasksOptions, cli::RunTasks);
   Register(
       app, commands, "templates",
       "list the kernel templates: their op and its dims, version, and every "
       "knob with its values",
-      tunefleet::cli::AddTemplatesOptions, tunefleet::cli::RunTemplates);
+      cli::AddTemplatesOptions, cli::RunTemplates);
   Register(
       app, commands, "space",
       "a template's search space for one workload on this machine's OpenCL "
       "device: raw configs, valid configs (after the template's constraints "
       "for that workload and device) and a sample of valid ones",
-      tunefleet::cli::AddSpaceOptions, tunefleet::cli::RunSpace);
+      cli::AddSpaceOptions, cli::RunSpace);
   Register(app, commands, "export",
            "write a job's trials as a table for `tunefleet simulate`",
-           tunefleet::cli::AddExportOptions, tunefleet::cli::RunExport);
+           cli::AddExportOptions, cli::RunExport);
   Register(app, commands, "jobs",
            "list jobs, newest first, from a server or a database file",
-           tunefleet::cli::AddJobsOptions, tunefleet::cli::RunJobs);
+           cli::AddJobsOptions, cli::RunJobs);
   Register(app, commands, "watch",
            "follow a job's progress until it ends, from a server or a database "
            "file a server writes to (Ctrl-C stops watching, not the job)",
-           tunefleet::cli::AddWatchOptions, tunefleet::cli::RunWatch);
+           cli::AddWatchOptions, cli::RunWatch);
   Register(app, commands, "cancel",
            "cancel a queued or running job; its finished trials stay",
-           tunefleet::cli::AddCancelOptions, tunefleet::cli::RunCancel);
+           cli::AddCancelOptions, cli::RunCancel);
   Register(app, commands, "token",
            "manage the access tokens a tunefleet-server accepts",
-           tunefleet::cli::AddTokenOptions, tunefleet::cli::RunToken);
+           cli::AddTokenOptions, cli::RunToken);
   Register(app, commands, "dashboard",
            "serve the web dashboard (fleet, jobs, every job's trials) on a "
            "database file, read-only, until Ctrl-C",
-           tunefleet::cli::AddDashboardOptions, tunefleet::cli::RunDashboard);
+           cli::AddDashboardOptions, cli::RunDashboard);
   Register(
       app, commands, "report",
       "write one self-contained HTML file of a database's jobs (charts and "
       "data inline) to attach to a ticket or a paper",
-      tunefleet::cli::AddReportOptions, tunefleet::cli::RunReport);
+      cli::AddReportOptions, cli::RunReport);
   Register(app, commands, "backup",
            "Copy a database consistently while a server writes to it (SQLite's "
            "online backup API)",
-           tunefleet::cli::AddBackupOptions, tunefleet::cli::RunBackup);
-  auto records = std::make_shared<tunefleet::cli::RecordsOptions>();
-  const tunefleet::cli::RecordsCommands records_cmds =
-      tunefleet::cli::AddRecordsCommand(app, *records);
-  commands.push_back({records_cmds.export_cmd, [records] {
-                        return tunefleet::cli::RunRecordsExport(*records);
-                      }});
-  commands.push_back({records_cmds.import_cmd, [records] {
-                        return tunefleet::cli::RunRecordsImport(*records);
-                      }});
+           cli::AddBackupOptions, cli::RunBackup);
+  auto records = std::make_shared<cli::RecordsOptions>();
+  const cli::RecordsCommands records_cmds =
+      cli::AddRecordsCommand(app, *records);
+  commands.push_back({records_cmds.export_cmd,
+                      [records] { return cli::RunRecordsExport(*records); }});
+  commands.push_back({records_cmds.import_cmd,
+                      [records] { return cli::RunRecordsImport(*records); }});
   Register(
       app, commands, "run",
       "run a whole ONNX model on this machine's OpenCL device with its tuned "
       "kernels and measure it (latency beside the estimate, host CPU, "
       "device memory, slowest layers); outputs as .npy",
-      tunefleet::cli::AddRunOptions, tunefleet::cli::RunRun);
+      cli::AddRunOptions, cli::RunRun);
   // With --json, every error is one JSON object on stderr (docs/JSON.md),
   // a refused command line too.
   bool json = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--json") == 0) json = true;
   }
-  tunefleet::cli::SetJsonErrors(json);
+  cli::SetJsonErrors(json);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -178,11 +176,10 @@ int main(int argc, char** argv) {
       for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->parsed()) command = sub->get_name();
       }
-      return tunefleet::cli::ReportError(command,
-                                         absl::InvalidArgumentError(e.what()));
+      return cli::ReportError(command, absl::InvalidArgumentError(e.what()));
     }
     const int code = app.exit(e);
-    return code == 0 ? 0 : tunefleet::cli::kExitBadInput;
+    return code == 0 ? 0 : cli::kExitBadInput;
   }
   // The one subcommand given (require_subcommand(1)). (`tune`: Ctrl-C ends
   // it promptly; an embedded job is cancelled with it, its finished trials
@@ -190,5 +187,5 @@ int main(int argc, char** argv) {
   for (const Command& command : commands) {
     if (*command.cmd) return command.run();
   }
-  return tunefleet::cli::kExitBadInput;
+  return cli::kExitBadInput;
 }

@@ -90,10 +90,10 @@ absl::StatusOr<ModelJobPlan> BuildModelJobRequest(
       plan.workload_of_task.push_back(i);
     }
   }
-  r.set_trials(budget);
   r.set_task_scheduler(scheduler);
   r.set_batch_trials(o.batch_trials);
-  // The single-job flags, exactly as a single job's request carries them.
+  // The single-job flags, exactly as a single job's request carries them
+  // (trials: the budget).
   const tunefleet::v1::SubmitJobRequest job =
       JobRequest(o, model.tasks.front().workload, budget);
   contract::SetJobWideFields(job, r);
