@@ -3,6 +3,7 @@
 // nothing else does.
 #include "contract/model_job_fields.h"
 
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "tunefleet/v1/tuning.pb.h"
@@ -33,14 +34,16 @@ tunefleet::v1::SubmitModelJobRequest ModelRequest() {
 TEST(ModelJobFields, JobWideRequestCarriesEachJobWideField) {
   const tunefleet::v1::SubmitJobRequest job = JobWideRequest(ModelRequest());
   tunefleet::v1::SubmitJobRequest expected;
-  expected.set_device_key("board");
-  expected.set_strategy(tunefleet::v1::STRATEGY_GA);
-  expected.set_trials(321);
-  expected.set_seed(77);
-  expected.set_priority(-5);
-  expected.set_deadline_s(900);
-  expected.mutable_timing()->set_repeat(7);
-  expected.set_no_transfer(true);
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(device_key: "board"
+           strategy: STRATEGY_GA
+           trials: 321
+           seed: 77
+           priority: -5
+           deadline_s: 900
+           timing { repeat: 7 }
+           no_transfer: true)pb",
+      &expected));
   EXPECT_TRUE(MessageDifferencer::Equals(job, expected)) << job.DebugString();
 }
 
