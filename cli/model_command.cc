@@ -424,7 +424,7 @@ nlohmann::json ModelTuneJson(
   }
   j["layers"] = layers;
   if (o.trials_per_task > 0) j["trials_per_task"] = o.trials_per_task;
-  if (o.server.empty()) j["database"] = o.db;
+  if (o.server.empty()) j["database"] = o.embedded.db_path;
   return j;
 }
 
@@ -541,7 +541,8 @@ void PrintModelSummary(const TuneOptions& o, const onnx_import::ModelTasks& m,
   std::string coverage = CoverageText(m.coverage);
   absl::StrReplaceAll({{"\n", "\n  "}}, &coverage);
   std::cout << "  " << coverage.substr(0, coverage.size() - 2);
-  if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
+  if (o.server.empty())
+    std::cout << "  records in " << o.embedded.db_path << "\n";
 }
 
 }  // namespace

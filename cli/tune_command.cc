@@ -43,7 +43,7 @@ nlohmann::json SummaryJson(const TuneOptions& o,
   j["device_key"] = submitted.device_key();
   j["space_size"] = submitted.space_size();
   j["elapsed_s"] = elapsed_s;
-  if (o.server.empty()) j["database"] = o.db;
+  if (o.server.empty()) j["database"] = o.embedded.db_path;
   if (p.message().empty()) j["message"] = SpaceExhaustedText(p);
   if (p.reference_time_ns() > 0 && p.has_best()) {
     j["reference_gflops"] =
@@ -111,7 +111,8 @@ void PrintSummary(const TuneOptions& o,
         speed(p.reference_time_ns()), unit,
         SpeedupText(p.reference_time_ns(), b.time_ns()));
   }
-  if (o.server.empty()) std::cout << "  records in " << o.db << "\n";
+  if (o.server.empty())
+    std::cout << "  records in " << o.embedded.db_path << "\n";
 }
 
 }  // namespace
@@ -169,7 +170,7 @@ void AddTuneOptions(CLI::App* cmd, TuneOptions& o) {
                  "tunefleet-server HOST:PORT (default: embedded server)");
   cmd->add_option("--device-key", o.device_key,
                   "device key to tune for (default: the only connected one)");
-  AddDbOption(cmd, o.db, "database of the embedded server");
+  AddDbOption(cmd, o.embedded.db_path, "database of the embedded server");
   cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
   cmd->add_option("--priority", o.priority, "job priority (higher first)");
   cmd->add_option("--deadline-s", o.deadline_s,
@@ -182,9 +183,10 @@ void AddTuneOptions(CLI::App* cmd, TuneOptions& o) {
                                "recorded as TIMEOUT (0: the server's "
                                "default, ",
                                timing.timeout_ms(), ")"));
-  cmd->add_option("--platform", o.platform,
+  cmd->add_option("--platform", o.embedded.platform,
                   "embedded agent: OpenCL platform index");
-  cmd->add_option("--device", o.device, "embedded agent: OpenCL device index");
+  cmd->add_option("--device", o.embedded.device,
+                  "embedded agent: OpenCL device index");
   cmd->add_option(
       "--repeat", o.repeat,
       absl::StrCat("timing: rounds per trial (default ", timing.repeat(), ")"));
@@ -205,8 +207,8 @@ void AddTuneOptions(CLI::App* cmd, TuneOptions& o) {
   cmd->add_flag("--json", o.json,
                 "print one JSON object on stdout (progress stays on stderr)");
   cmd->add_flag("--quiet", o.quiet, "no progress on stderr");
-  cmd->add_flag("--verbose", o.verbose, "log server and agent events");
-  logging::AddLogLevelFlag(*cmd, &o.log_level)
+  cmd->add_flag("--verbose", o.embedded.verbose, "log server and agent events");
+  logging::AddLogLevelFlag(*cmd, &o.embedded.log_level)
       ->description(
           "embedded server and agent: the least severe log lines they "
           "write, trace, debug, info, warn or error (docs/FLEET.md, "
@@ -248,13 +250,8 @@ namespace {
 absl::StatusOr<client::ServerConnection> ServerFor(
     const TuneOptions& o, std::unique_ptr<EmbeddedFleet>* fleet) {
   if (!o.server.empty()) return client::ConnectionTo(o.server, o.connection);
-  EmbeddedOptions e;
-  e.db_path = o.db;
-  e.platform = o.platform;
-  e.device = o.device;
+  EmbeddedOptions e = o.embedded;
   e.device_key = o.device_key;
-  e.verbose = o.verbose;
-  e.log_level = o.log_level;
   absl::StatusOr<std::unique_ptr<EmbeddedFleet>> started =
       EmbeddedFleet::Start(e);
   if (!started.ok()) return started.status();

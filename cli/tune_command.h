@@ -17,7 +17,6 @@
 #include "cli/embedded.h"
 #include "cli/stop_signal.h"
 #include "kernels_templates/workload.h"
-#include "logging/log.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
@@ -44,11 +43,8 @@ struct TuneOptions {
   std::string server;               // empty: embedded default
   client::ChannelFiles connection;  // token and TLS for --server
   std::string device_key;           // empty: the only connected key
-  std::string db = "tunefleet.db";
   uint64_t seed = 0;
   int priority = 0;
-  int platform = 0;
-  int device = 0;
   bool skip_reference = false;
   uint32_t early_stop = 0;
   bool no_transfer = false;
@@ -64,9 +60,11 @@ struct TuneOptions {
   double min_repeat_ms = -1;
   bool json = false;
   bool quiet = false;  // no progress lines on stderr
-  bool verbose = false;
-  // The embedded server's and agent's log level (EmbeddedOptions).
-  logging::Level log_level = logging::Level::kInfo;
+  // Without --server: the embedded server's database and log level, the
+  // embedded agent's OpenCL device (--db, --platform, --device, --verbose,
+  // --log-level). Its device_key is left empty: `device_key` above names
+  // the key on either path and is passed on when the fleet starts.
+  EmbeddedOptions embedded;
 };
 
 // Declares the flags of subcommand `cmd` (main.cc registers it with its

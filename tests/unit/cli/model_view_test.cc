@@ -368,7 +368,7 @@ TEST(ModelView, TuneJsonHasTheModelJobAndEveryWorkloadWithItsLibrary) {
   submitted.set_device_key("pocl");
   TuneOptions o;
   o.onnx = "small.onnx";
-  o.db = "t.db";
+  o.embedded.db_path = "t.db";
   o.trials_per_task = 10;
 
   const nlohmann::json j =
