@@ -33,6 +33,7 @@
 #include "client/channel.h"
 #include "contract/device_info_json.h"
 #include "device_agent/agent.h"
+#include "device_agent/child_process.h"
 #include "device_agent/measure_command.h"
 #include "device_agent/model_run_handler.h"
 #include "device_agent/worker.h"
@@ -259,8 +260,12 @@ int Serve(ServeFlags& f) {
 int main(int argc, char** argv) {
   // main only:
   using namespace tunefleet::device_agent;  // NOLINT(build/namespaces)
-  if (IsWorkerInvocation(argc, argv)) return RunWorkerMain(argc, argv);
-  if (IsModelRunInvocation(argc, argv)) return RunModelRunMain(argc, argv);
+  if (IsChildInvocation(argc, argv, kWorkerFlag)) {
+    return RunWorkerMain(argc, argv);
+  }
+  if (IsChildInvocation(argc, argv, kModelRunFlag)) {
+    return RunModelRunMain(argc, argv);
+  }
 
   CLI::App app{
       "tunefleet-agent: measures kernel configurations on one OpenCL device "

@@ -68,10 +68,6 @@ absl::Status CheckPlanPolicy(const model_run::RunRequest& run) {
 
 }  // namespace
 
-bool IsModelRunInvocation(int argc, char** argv) {
-  return IsChildInvocation(argc, argv, kModelRunFlag);
-}
-
 int RunModelRunMain(int argc, char** argv) {
   int platform = 0, device = 0;
   if (std::optional<int> exit_code = StartChild(

@@ -14,12 +14,10 @@
 
 namespace tunefleet::device_agent {
 
-// argv[1] of a model-run process.
+// argv[1] of a model-run process: when IsChildInvocation(argc, argv,
+// kModelRunFlag) (child_process.h), main() must return RunModelRunMain(argc,
+// argv) before doing anything else.
 inline constexpr char kModelRunFlag[] = "--tunefleet-model-run";
-
-// True when this process was started to run a model; main() must then
-// return RunModelRunMain(argc, argv) before doing anything else.
-bool IsModelRunInvocation(int argc, char** argv);
 
 // `<exe> --tunefleet-model-run PLATFORM DEVICE`: reads one
 // RunModelRequest from fd 3 (until its end), runs it on the device and

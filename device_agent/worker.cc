@@ -60,10 +60,6 @@ Measurement Failed(Measurement::Error code, const std::string& message) {
 
 }  // namespace
 
-bool IsWorkerInvocation(int argc, char** argv) {
-  return IsChildInvocation(argc, argv, kWorkerFlag);
-}
-
 int RunWorkerMain(int argc, char** argv) {
   int platform = 0, device = 0;
   if (std::optional<int> exit_code =

@@ -29,12 +29,10 @@
 
 namespace tunefleet::device_agent {
 
-// argv[1] of a worker process.
+// argv[1] of a worker process: when IsChildInvocation(argc, argv,
+// kWorkerFlag) (child_process.h), main() must return RunWorkerMain(argc,
+// argv) before doing anything else.
 inline constexpr char kWorkerFlag[] = "--tunefleet-worker";
-
-// True when this process was started as a worker; main() must then return
-// RunWorkerMain(argc, argv) before doing anything else.
-bool IsWorkerInvocation(int argc, char** argv);
 
 // The worker's main loop: `<exe> --tunefleet-worker PLATFORM DEVICE
 // [--binary-cache DIR] [--prefetch auto|on|off] [--replay on|off]`. Opens
