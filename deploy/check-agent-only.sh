@@ -120,16 +120,15 @@ explain="A dependency of another component (server, CLI, tests) is now found,"
 explain+=" included or linked by the agent-only build: find and link it only for"
 explain+=" the components that need it (cmake/Components.cmake;"
 explain+=" docs/BUILDING.md, \"Components\")."
-launcher=()
-if command -v ccache >/dev/null; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-fi
+# ccache, as deploy/build.sh uses it: the suite's build then takes the
+# agent's objects from this one.
+source "$ROOT/deploy/ccache.sh"
 rm -rf "$BUILD"
 t0=$(now)
 if ! cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DTUNEFLEET_COMPONENTS=agent \
     -DCMAKE_PROJECT_TOP_LEVEL_INCLUDES="$ROOT/cmake/ComponentGuard.cmake" \
-    ${launcher[@]+"${launcher[@]}"} >"$work/configure.log" 2>&1; then
+    "${CCACHE_LAUNCHER[@]}" >"$work/configure.log" 2>&1; then
   sed -n '/CMake Error/,$p' "$work/configure.log" | head -n 40 >&2
   fail "configuring TUNEFLEET_COMPONENTS=agent (the other packages" \
     "$([ "$mode" = hidden ] && echo hidden || echo "in sight")). $explain"

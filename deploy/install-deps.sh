@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs tunefleet's build and test dependencies from Debian 12 packages.
 # Idempotent: packages already present are skipped, and apt-get update runs
-# only when something is missing. Needs root (or sudo).
+# only when something is missing. Needs root (or sudo). OPTIONAL packages
+# speed the build up but are not needed: where they cannot be installed the
+# script says so and succeeds.
 set -euo pipefail
 
 PACKAGES=(
@@ -26,6 +28,9 @@ PACKAGES=(
 # Extra packages named on the command line join the list
 # (deploy/arm64/install-deps.sh adds the cross build's).
 PACKAGES+=("$@")
+# ccache: deploy/build.sh and deploy/check-agent-only.sh compile through it
+# (docs/BUILDING.md, "Time").
+OPTIONAL=(ccache)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -34,19 +39,29 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+missing=() optional_missing=()
+for p in "${PACKAGES[@]}"; do installed "$p" || missing+=("$p"); done
+for p in "${OPTIONAL[@]}"; do installed "$p" || optional_missing+=("$p"); done
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ ${#optional_missing[@]} -eq 0 ]; then
   echo "install-deps.sh: all ${#PACKAGES[@]} packages present"
   exit 0
 fi
 
-echo "install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps.sh: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if [ ${#optional_missing[@]} -ne 0 ]; then
+  echo "install-deps.sh: installing the optional ${optional_missing[*]}"
+  if ! { [ ${#missing[@]} -ne 0 ] || $SUDO apt-get update -q; } ||
+     ! $SUDO apt-get install -y -q --no-install-recommends "${optional_missing[@]}"; then
+    echo "install-deps.sh: WARNING: could not install ${optional_missing[*]};" \
+      "the build works without (only slower)" >&2
+  fi
+fi

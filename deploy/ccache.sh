@@ -1,0 +1,17 @@
+# shellcheck shell=bash disable=SC2034  # sets CCACHE_LAUNCHER for the caller
+# Sourced by deploy/build.sh and deploy/check-agent-only.sh: sets
+# CCACHE_LAUNCHER to CMake's compiler-launcher arguments, ccache where it is
+# installed (deploy/install-deps.sh installs it when it can), else none
+# (which also clears a launcher an earlier configure set).
+# TUNEFLEET_CCACHE=0 turns it off. CCACHE_BASEDIR defaults to the checkout:
+# paths under it are hashed relative to the build folder, so two build
+# folders of one checkout with the same flags share their objects (the
+# agent-only check's and the suite's: docs/BUILDING.md, "Time").
+if [ "${TUNEFLEET_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+  export CCACHE_BASEDIR
+else
+  CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_C_COMPILER_LAUNCHER=)
+fi
