@@ -7,7 +7,10 @@
 # paths under it are hashed relative to the build folder, so two build
 # folders of one checkout with the same flags share their objects (the
 # agent-only check's and the suite's: docs/BUILDING.md, "Time").
+# CCACHE_ON is 1 when ccache is used, else 0.
+CCACHE_ON=0
 if [ "${TUNEFLEET_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+  CCACHE_ON=1
   CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
     -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}

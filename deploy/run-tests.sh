@@ -14,5 +14,17 @@ timeout 300 bash deploy/fetch-model.sh >/dev/null ||
 # the model-output tests (docs/ORT_ORACLE.md); they skip without it.
 timeout 300 bash deploy/fetch-ort.sh >/dev/null ||
   echo "run-tests: ONNX Runtime was not fetched; the tests that compare with it will skip" >&2
+# The tests that build an emitted library and its consumer with CMake (in
+# their own folders under /tmp: emit_test, model_test, ...) compile through
+# ccache too, with /tmp as its base directory: the library's runtime
+# sources are the same in each, so all but the first take them from the
+# cache (docs/BUILDING.md, "Time"). CMake reads these variables from the
+# environment at each configure.
+# shellcheck source=deploy/ccache.sh
+source deploy/ccache.sh
+if [ "$CCACHE_ON" = 1 ]; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=${TEST_TMPDIR:-/tmp}
+fi
 cd "${BUILD_DIR:-build}"
 ctest --output-on-failure -j "${JOBS:-$(nproc)}" --timeout 600
