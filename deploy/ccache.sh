@@ -14,7 +14,10 @@ if [ "${TUNEFLEET_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
   CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
     -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-  export CCACHE_BASEDIR
+  # Depend mode: a miss is one compile (its -MD list of headers goes into
+  # the cache), not a preprocessor run and then a compile.
+  CCACHE_DEPEND=${CCACHE_DEPEND:-1}
+  export CCACHE_BASEDIR CCACHE_DEPEND
 else
   CCACHE_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_C_COMPILER_LAUNCHER=)
 fi
