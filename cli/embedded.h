@@ -73,7 +73,6 @@ class EmbeddedFleet {
   const std::string& device_key() const { return device_key_; }
   server::Server& server() { return *server_; }
 
- public:
   // Use Start().
   explicit EmbeddedFleet(base::PassKey<EmbeddedFleet>) {}
 

@@ -1,5 +1,6 @@
 # shellcheck shell=bash disable=SC2034  # sets CCACHE_LAUNCHER for the caller
-# Sourced by deploy/build.sh and deploy/check-agent-only.sh: sets
+# Sourced by deploy/build.sh, deploy/check-agent-only.sh and
+# deploy/run-tests.sh (which hands ccache to the tests' CMake builds): sets
 # CCACHE_LAUNCHER to CMake's compiler-launcher arguments, ccache where it is
 # installed (deploy/install-deps.sh installs it when it can), else none
 # (which also clears a launcher an earlier configure set).

@@ -28,8 +28,8 @@ PACKAGES=(
 # Extra packages named on the command line join the list
 # (deploy/arm64/install-deps.sh adds the cross build's).
 PACKAGES+=("$@")
-# ccache: deploy/build.sh and deploy/check-agent-only.sh compile through it
-# (docs/BUILDING.md, "Time").
+# ccache: deploy/build.sh, deploy/check-agent-only.sh and the tests' CMake
+# builds compile through it (deploy/ccache.sh; docs/BUILDING.md, "Time").
 OPTIONAL=(ccache)
 
 SUDO=""

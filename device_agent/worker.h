@@ -85,7 +85,6 @@ class WorkerBackend : public MeasurementBackend {
   // Workers started after the first (each crash or timeout starts one).
   int restarts() const { return restarts_; }
 
- public:
   WorkerBackend(base::PassKey<WorkerBackend>, Options options)
       : options_(std::move(options)) {}
 

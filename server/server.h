@@ -145,7 +145,6 @@ class Server {
   // empty.
   int http_port() const { return http_ ? http_->port() : 0; }
 
- public:
   // Use Start().
   explicit Server(base::PassKey<Server>) {}
 

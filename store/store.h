@@ -403,7 +403,6 @@ class Store {
   // pin the memory the job gave back.
   void ReleaseMemory();
 
- public:
   // Use Open().
   Store(base::PassKey<Store>, Database db) : db_(std::move(db)) {}
 

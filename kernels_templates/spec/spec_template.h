@@ -276,7 +276,6 @@ class SpecTemplate : public KernelTemplate {
   // The parsed spec, for tools that translate it (the emitter).
   const SpecModel& model() const { return model_; }
 
- public:
   // Use Load() or Parse().
   explicit SpecTemplate(base::PassKey<SpecTemplate>) {}
   // Its plans point into it.
