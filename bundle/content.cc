@@ -38,53 +38,45 @@ class Reader {
     return &*it;
   }
   std::string Text(const json& o, const std::string& path, const char* key) {
-    const json* v = Member(o, path, key);
-    if (v == nullptr) return "";
-    if (!v->is_string()) {
-      Fail(Path(path, key), "is not a string");
-      return "";
-    }
-    return v->get<std::string>();
+    const json* v =
+        OfType(Member(o, path, key), path, key, &json::is_string, "a string");
+    return v == nullptr ? "" : v->get<std::string>();
   }
   int64_t Int(const json& o, const std::string& path, const char* key) {
-    const json* v = Member(o, path, key);
-    if (v == nullptr) return 0;
-    if (!v->is_number_integer()) {
-      Fail(Path(path, key), "is not an integer");
-      return 0;
-    }
-    return v->get<int64_t>();
+    const json* v = OfType(Member(o, path, key), path, key,
+                           &json::is_number_integer, "an integer");
+    return v == nullptr ? 0 : v->get<int64_t>();
   }
   uint64_t Uint(const json& o, const std::string& path, const char* key) {
-    const json* v = Member(o, path, key);
-    if (v == nullptr) return 0;
-    if (!v->is_number_unsigned()) {
-      Fail(Path(path, key), "is not an unsigned integer");
-      return 0;
-    }
-    return v->get<uint64_t>();
+    const json* v = OfType(Member(o, path, key), path, key,
+                           &json::is_number_unsigned, "an unsigned integer");
+    return v == nullptr ? 0 : v->get<uint64_t>();
   }
   double Number(const json& o, const std::string& path, const char* key) {
     const json* v = Member(o, path, key);
-    if (v == nullptr) return 0;
     // NaN and infinities are written as null (JSON has no such numbers).
-    if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!v->is_number()) {
-      Fail(Path(path, key), "is not a number");
-      return 0;
+    if (v != nullptr && v->is_null()) {
+      return std::numeric_limits<double>::quiet_NaN();
     }
-    return v->get<double>();
+    v = OfType(v, path, key, &json::is_number, "a number");
+    return v == nullptr ? 0 : v->get<double>();
   }
   // The array member `key`; an empty one with an error if it is not one.
   const json& Array(const json& o, const std::string& path, const char* key) {
     static const json kEmpty = json::array();
-    const json* v = Member(o, path, key);
-    if (v == nullptr) return kEmpty;
-    if (!v->is_array()) {
-      Fail(Path(path, key), "is not an array");
-      return kEmpty;
+    const json* v =
+        OfType(Member(o, path, key), path, key, &json::is_array, "an array");
+    return v == nullptr ? kEmpty : *v;
+  }
+  // Calls `read(element, element_path)` on each element of the top-level
+  // array member `key` (element_path "key[i]"), in order, until the first
+  // error; none (with Array's error) if `key` is not an array.
+  template <typename Read>
+  void ForEachElement(const json& root, const char* key, Read read) {
+    const json& elements = Array(root, "", key);
+    for (size_t i = 0; i < elements.size() && status_.ok(); ++i) {
+      read(elements[i], absl::StrCat(key, "[", i, "]"));
     }
-    return *v;
   }
   void Fail(const std::string& path, absl::string_view what) {
     if (status_.ok()) {
@@ -98,6 +90,20 @@ class Reader {
   const absl::Status& status() const { return status_; }
 
  private:
+  // `v` (the member `key` of the object at `path`, as Member found it) where
+  // `is_type` holds of it. Null where `v` is (Member's error) or where it is
+  // of another type: then the error "<path>.<key> is not <a_type>".
+  const json* OfType(const json* v, const std::string& path, const char* key,
+                     bool (json::*is_type)() const noexcept,
+                     absl::string_view a_type) {
+    if (v == nullptr) return nullptr;
+    if (!(v->*is_type)()) {
+      Fail(Path(path, key), absl::StrCat("is not ", a_type));
+      return nullptr;
+    }
+    return v;
+  }
+
   absl::Status status_;
 };
 
@@ -212,14 +218,12 @@ absl::StatusOr<DecodedContent> DecodeContent(absl::string_view text) {
     out.info.filter.device_key = r.Text(*filter, "filter", "device_key");
     out.info.filter.op = r.Text(*filter, "filter", "op");
   }
-  const json& devices = r.Array(root, "", "devices");
-  for (size_t i = 0; i < devices.size() && r.status().ok(); ++i) {
-    const std::string p = absl::StrCat("devices[", i, "]");
+  r.ForEachElement(root, "devices", [&](const json& o, const std::string& p) {
     store::ExchangeDevice d;
-    d.device_key = r.Text(devices[i], p, "device_key");
-    d.first_seen_ms = r.Int(devices[i], p, "first_seen_unix_ms");
-    d.last_seen_ms = r.Int(devices[i], p, "last_seen_unix_ms");
-    if (const json* info = r.Member(devices[i], p, "info")) {
+    d.device_key = r.Text(o, p, "device_key");
+    d.first_seen_ms = r.Int(o, p, "first_seen_unix_ms");
+    d.last_seen_ms = r.Int(o, p, "last_seen_unix_ms");
+    if (const json* info = r.Member(o, p, "info")) {
       google::protobuf::util::JsonParseOptions options;
       options.ignore_unknown_fields = true;
       if (!google::protobuf::util::JsonStringToMessage(info->dump(), &d.info,
@@ -229,20 +233,14 @@ absl::StatusOr<DecodedContent> DecodeContent(absl::string_view text) {
       }
     }
     out.rows.devices.push_back(std::move(d));
-  }
-  const json& templates = r.Array(root, "", "templates");
-  for (size_t i = 0; i < templates.size() && r.status().ok(); ++i) {
-    const std::string p = absl::StrCat("templates[", i, "]");
-    const json& o = templates[i];
+  });
+  r.ForEachElement(root, "templates", [&](const json& o, const std::string& p) {
     out.rows.templates.push_back(store::ExchangeTemplate{
         r.Text(o, p, "name"), static_cast<int>(r.Int(o, p, "version")),
         r.Text(o, p, "op"), r.Text(o, p, "source_hash"),
         r.Text(o, p, "source")});
-  }
-  const json& jobs = r.Array(root, "", "jobs");
-  for (size_t i = 0; i < jobs.size() && r.status().ok(); ++i) {
-    const std::string p = absl::StrCat("jobs[", i, "]");
-    const json& o = jobs[i];
+  });
+  r.ForEachElement(root, "jobs", [&](const json& o, const std::string& p) {
     store::ExchangeJob j;
     j.origin_id = r.Text(o, p, "origin_id");
     j.device_key = r.Text(o, p, "device_key");
@@ -261,11 +259,8 @@ absl::StatusOr<DecodedContent> DecodeContent(absl::string_view text) {
     j.finished_ms = r.Int(o, p, "finished_unix_ms");
     j.space_size = r.Uint(o, p, "space_size");
     out.rows.jobs.push_back(std::move(j));
-  }
-  const json& trials = r.Array(root, "", "trials");
-  for (size_t i = 0; i < trials.size() && r.status().ok(); ++i) {
-    const std::string p = absl::StrCat("trials[", i, "]");
-    const json& o = trials[i];
+  });
+  r.ForEachElement(root, "trials", [&](const json& o, const std::string& p) {
     store::ExchangeTrial t;
     t.measurement_id = r.Text(o, p, "measurement_id");
     t.job_origin_id = r.Text(o, p, "job_origin_id");
@@ -291,7 +286,7 @@ absl::StatusOr<DecodedContent> DecodeContent(absl::string_view text) {
       t.tunefleet_version = r.Text(*prov, pp, "tunefleet_version");
     }
     out.rows.trials.push_back(std::move(t));
-  }
+  });
   TUNEFLEET_RETURN_IF_ERROR(r.status());
   return out;
 }

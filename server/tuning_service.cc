@@ -25,7 +25,10 @@ TuningServiceImpl::TuningServiceImpl(store::Store* store,
           max_watch_streams) {}
 
 absl::Status TuningServiceImpl::WithDiskRoom(
-    const std::function<absl::Status()>& submit) {
+    const absl::Status& check, const std::function<absl::Status()>& submit) {
+  // A malformed request is refused as such whatever the disk holds: the
+  // check comes before the disk gate.
+  TUNEFLEET_RETURN_IF_ERROR(check);
   if (disk_guard_) TUNEFLEET_RETURN_IF_ERROR(disk_guard_->Check());
   absl::Status submitted = submit();
   if (disk_guard_) disk_guard_->Note(submitted);
@@ -35,30 +38,23 @@ absl::Status TuningServiceImpl::WithDiskRoom(
 grpc::Status TuningServiceImpl::SubmitJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitJobRequest* request,
     tunefleet::v1::SubmitJobResponse* response) {
-  // A malformed request is refused as such whatever the disk holds: the
-  // check comes before the disk gate (JobManager::Submit checks it too).
-  if (absl::Status s = validation::ValidateSubmitJobRequest(*request);
-      !s.ok()) {
-    return ToGrpc(s);
-  }
-  return ToGrpc(WithDiskRoom([&]() -> absl::Status {
-    TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
-                               jobs_->Submit(*request));
-    response->set_job_id(job->id());
-    response->set_device_key(job->spec().device_key);
-    response->set_space_size(job->space_size());
-    return absl::OkStatus();
-  }));
+  // (JobManager::Submit checks the request too.)
+  return ToGrpc(WithDiskRoom(
+      validation::ValidateSubmitJobRequest(*request), [&]() -> absl::Status {
+        TUNEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<Job> job,
+                                   jobs_->Submit(*request));
+        response->set_job_id(job->id());
+        response->set_device_key(job->spec().device_key);
+        response->set_space_size(job->space_size());
+        return absl::OkStatus();
+      }));
 }
 
 grpc::Status TuningServiceImpl::SubmitModelJob(
     grpc::ServerContext*, const tunefleet::v1::SubmitModelJobRequest* request,
     tunefleet::v1::SubmitModelJobResponse* response) {
-  if (absl::Status s = validation::ValidateSubmitModelJobRequest(*request);
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   return ToGrpc(WithDiskRoom(
+      validation::ValidateSubmitModelJobRequest(*request),
       [&] { return jobs_->SubmitModel(*request, response).status(); }));
 }
 

@@ -86,9 +86,12 @@ class TuningServiceImpl final : public tunefleet::v1::TuningService::Service {
   }
 
  private:
-  // Runs `submit` unless the disk guard refuses new work (its
-  // RESOURCE_EXHAUSTED), then tells the guard how the store took it.
-  absl::Status WithDiskRoom(const std::function<absl::Status()>& submit);
+  // A submission: refused with `check` (the request's validation) when it
+  // failed, whatever the disk holds; else runs `submit` unless the disk
+  // guard refuses new work (its RESOURCE_EXHAUSTED), then tells the guard
+  // how the store took it. Errors: `check`, the guard's, `submit`'s.
+  absl::Status WithDiskRoom(const absl::Status& check,
+                            const std::function<absl::Status()>& submit);
   // The progress of a job, live or stored. NOT_FOUND if unknown.
   absl::StatusOr<tunefleet::v1::JobProgress> CurrentProgress(int64_t job_id);
   // Adds what only the scheduler knows: the trials in flight and, for a job

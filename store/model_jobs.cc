@@ -13,12 +13,10 @@
 namespace tunefleet::store {
 
 absl::StatusOr<int64_t> Store::NextJobId() {
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::optional<int64_t> id,
+  return FoundInt(
       db_.FirstInt("SELECT max(coalesce((SELECT max(id) FROM jobs), 0), "
-                   "coalesce((SELECT max(id) FROM model_jobs), 0)) + 1"));
-  if (!id) return absl::InternalError("no next job id");
-  return *id;
+                   "coalesce((SELECT max(id) FROM model_jobs), 0)) + 1"),
+      "no next job id");
 }
 
 absl::StatusOr<int64_t> Store::CreateModelJob(const ModelJobParams& p,

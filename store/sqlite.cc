@@ -129,6 +129,13 @@ std::string NewestFirstSql(absl::string_view select, absl::string_view where,
                       " DESC", limit > 0 ? absl::StrCat(" LIMIT ", limit) : "");
 }
 
+absl::StatusOr<int64_t> FoundInt(absl::StatusOr<std::optional<int64_t>> first,
+                                 absl::string_view missing) {
+  if (!first.ok()) return first.status();
+  if (!first->has_value()) return absl::InternalError(missing);
+  return **first;
+}
+
 absl::StatusOr<Database> Database::Open(const std::string& path) {
   // Create the file with mode 0600 first, so records are never readable
   // by other users, not even for an instant.

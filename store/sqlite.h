@@ -106,6 +106,12 @@ class Statement {
 std::string NewestFirstSql(absl::string_view select, absl::string_view where,
                            absl::string_view id_column, int64_t limit);
 
+// The integer of a Database::FirstInt() result whose query must find a row
+// (an id just inserted or computed). Errors: `first`'s; INTERNAL with the
+// message `missing` where the query found no row.
+absl::StatusOr<int64_t> FoundInt(absl::StatusOr<std::optional<int64_t>> first,
+                                 absl::string_view missing);
+
 // One SQLite connection. Not thread-safe: callers serialise use.
 class Database {
  public:

@@ -79,12 +79,9 @@ absl::StatusOr<int64_t> Store::UpsertWorkload(const templates::Workload& w) {
               "canonical, hash) VALUES (?1, ?2, ?3, ?4, ?5)",
               w.op(), w.ShapeString(), templates::DtypeName(w.dtype()),
               w.Canonical(), w.Hash()));
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::optional<int64_t> id,
-      db_.FirstInt("SELECT id FROM workloads WHERE canonical = ?1",
-                   w.Canonical()));
-  if (!id) return absl::InternalError("workload row vanished");
-  return *id;
+  return FoundInt(db_.FirstInt("SELECT id FROM workloads WHERE canonical = ?1",
+                               w.Canonical()),
+                  "workload row vanished");
 }
 
 absl::StatusOr<int64_t> Store::UpsertTemplate(
@@ -94,13 +91,11 @@ absl::StatusOr<int64_t> Store::UpsertTemplate(
       db_.Run("INSERT OR IGNORE INTO templates (name, version, op, "
               "source_hash, source) VALUES (?1, ?2, ?3, ?4, ?5)",
               t.name(), int64_t{t.version()}, t.op(), hash, t.source()));
-  TUNEFLEET_ASSIGN_OR_RETURN(
-      std::optional<int64_t> id,
+  return FoundInt(
       db_.FirstInt("SELECT id FROM templates WHERE name = ?1 AND version = ?2 "
                    "AND source_hash = ?3",
-                   t.name(), int64_t{t.version()}, hash));
-  if (!id) return absl::InternalError("template row vanished");
-  return *id;
+                   t.name(), int64_t{t.version()}, hash),
+      "template row vanished");
 }
 
 absl::StatusOr<int64_t> Store::CreateJob(const JobParams& spec,
