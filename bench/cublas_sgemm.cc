@@ -9,15 +9,17 @@
 #include "absl/strings/str_cat.h"
 
 namespace tunefleet::bench {
-namespace {
 
-// A dlopen() handle, closed with the object.
+// A dlopen() handle, closed with the object. Outside the anonymous
+// namespace: CublasSgemm::Api (declared in the header) holds two.
 struct LibraryCloser {
   void operator()(void* h) const {
     if (h != nullptr) dlclose(h);
   }
 };
 using Library = std::unique_ptr<void, LibraryCloser>;
+
+namespace {
 
 // The first of `env`'s path (when set) and `names` that loads; the name
 // loaded (or, when none loads, tried: the path, else the first name) goes

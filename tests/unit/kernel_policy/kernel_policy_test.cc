@@ -95,10 +95,10 @@ TEST(SourceCheckTest, SeesDirectivesThroughSplicesDigraphsAndComments) {
 }
 
 TEST(SourceCheckTest, RefusesWhatCompilersReadDifferently) {
-  EXPECT_THAT(CheckKernelSource("??=include \"x\"\n"),
-              RefusedWith("the trigraph ??="));
-  EXPECT_THAT(CheckKernelSource("// c ??/\n#define X 1\n"),
-              RefusedWith("the trigraph ??/"));
+  EXPECT_THAT(CheckKernelSource("?\?=include \"x\"\n"),
+              RefusedWith("the trigraph ?\?="));
+  EXPECT_THAT(CheckKernelSource("// c ?\?/\n#define X 1\n"),
+              RefusedWith("the trigraph ?\?/"));
   EXPECT_THAT(CheckKernelSource("// c \\ \n#include \"x\"\n"),
               RefusedWith("a backslash followed by blanks"));
   EXPECT_THAT(CheckKernelSource("int a;\r#include \"x\"\n"),

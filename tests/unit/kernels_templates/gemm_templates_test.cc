@@ -99,7 +99,9 @@ TEST(GemmGpuTemplate, SplitKGeometryAndScratch) {
                               .message()),
               HasSubstr("KSPLIT > 1 needs"));
   for (const BufferDesc& b : t.Buffers(big)) {
-    if (b.zero_fill) EXPECT_EQ(b.elements, 1u) << b.name;
+    if (b.zero_fill) {
+      EXPECT_EQ(b.elements, 1u) << b.name;
+    }
   }
   // K must split into whole K tiles: 1000 is no multiple of 16.
   EXPECT_FALSE(t.CheckConfig(split,
