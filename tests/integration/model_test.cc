@@ -181,8 +181,9 @@ TEST(Model, TunesEmitsAndRunsEveryTaskCorrectly) {
   EXPECT_LE(tuned_ns, naive);  // the naive kernel counts where it is faster
   EXPECT_FALSE(tuned["model"]["latency_history"].empty());
 
-  // `jobs --db` lists the model job, not its tasks' jobs.
-  auto jobs = RunCommand(bin + " jobs --db " + db);
+  // `jobs --db` lists the model job, not its tasks' jobs (wide enough that
+  // no column is cut, whatever this machine's device key).
+  auto jobs = RunCommand("COLUMNS=400 " + bin + " jobs --db " + db);
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
   EXPECT_THAT(jobs.out, ::testing::HasSubstr("model small.onnx ("));
   EXPECT_THAT(jobs.out, ::testing::HasSubstr(" tasks)"));
