@@ -60,7 +60,8 @@
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/model_plans.h"
-#include "cli/server_records.h"
+#include "cli/server_source.h"
+#include "dashboard/store_source.h"
 #include "emitter/emitter.h"
 #include "model_run/model_runner.h"
 #include "nlohmann/json.hpp"
@@ -126,9 +127,9 @@ std::map<std::string, base::NpyArray> Outputs(const model_run::RunResult& r) {
 
 // The records of `inner` restricted to one workload's: a plan built from it
 // runs that workload's tuned entries and every other layer naive.
-class OneWorkloadRecords : public emitter::RecordSource {
+class OneWorkloadRecords : public data_source::RecordReader {
  public:
-  OneWorkloadRecords(emitter::RecordSource& inner,
+  OneWorkloadRecords(data_source::RecordReader& inner,
                      std::vector<tunefleet::v1::TuningRecord> records)
       : inner_(inner), records_(std::move(records)) {}
   absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
@@ -153,13 +154,13 @@ class OneWorkloadRecords : public emitter::RecordSource {
   }
 
  private:
-  emitter::RecordSource& inner_;
+  data_source::RecordReader& inner_;
   std::vector<tunefleet::v1::TuningRecord> records_;
 };
 
 absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
                                  const cli::LoadedModel& model,
-                                 emitter::RecordSource& records,
+                                 data_source::RecordReader& records,
                                  const std::string& key, bool tuned,
                                  const std::vector<std::vector<float>>& inputs,
                                  int runs, int warmup,
@@ -220,7 +221,7 @@ absl::StatusOr<Measured> Measure(model_run::ModelRunner& runner,
 // model uses give the naive plan's deviation and are left out.
 absl::Status AttributeDeviation(
     model_run::ModelRunner& runner, const std::string& name,
-    const cli::LoadedModel& model, emitter::RecordSource& records,
+    const cli::LoadedModel& model, data_source::RecordReader& records,
     const std::string& key, const std::vector<std::vector<float>>& inputs,
     const std::map<std::string, base::NpyArray>& reference,
     double naive_deviation) {
@@ -355,7 +356,7 @@ int Main(int argc, char** argv) {
   const std::string key =
       device_key.empty() ? (*runner)->device().device_key : device_key;
   std::unique_ptr<store::Store> store;
-  std::unique_ptr<emitter::RecordSource> records;
+  std::unique_ptr<data_source::RecordReader> records;
   std::error_code ec;
   if (std::filesystem::exists(db, ec)) {
     auto opened = cli::OpenDatabase(db);
@@ -364,7 +365,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     store = *std::move(opened);
-    records = std::make_unique<emitter::StoreRecords>(store.get());
+    records = std::make_unique<dashboard::StoreDataSource>(store.get());
   } else {
     std::cerr << "model_e2e: no " << db
               << ": the tuned plan is the naive one\n";

@@ -81,7 +81,7 @@ int RunDashboard(const DashboardOptions& options) {
   absl::Status free =
       listen.ok() ? base::CheckCanListen(*listen, "--http") : listen.status();
   if (!free.ok()) return ReportError("dashboard", free);
-  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+  absl::StatusOr<std::unique_ptr<data_source::DataSource>> source =
       OpenDatabaseSource(options.db);
   if (!source.ok()) return ReportError("dashboard", source.status());
   // SIGINT and SIGTERM are waited for below; blocked before the server's

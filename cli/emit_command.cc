@@ -17,7 +17,7 @@
 #include "base/files.h"
 #include "cli/common.h"
 #include "cli/model_plans.h"
-#include "cli/server_records.h"
+#include "cli/server_source.h"
 #include "emitter/emitter.h"
 #include "kernels_templates/registry.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -154,10 +154,10 @@ void AddEmitOptions(CLI::App* cmd, EmitOptions& o) {
 }
 
 int RunEmit(const EmitOptions& o) {
-  absl::StatusOr<std::unique_ptr<emitter::RecordSource>> opened =
-      OpenRecordSource({o.server, o.connection, o.db, o.page_size});
+  absl::StatusOr<std::unique_ptr<data_source::DataSource>> opened =
+      OpenDataSource({o.server, o.connection, o.db, o.page_size, o.page_size});
   if (!opened.ok()) return ReportError("emit", opened.status());
-  std::unique_ptr<emitter::RecordSource> records = *std::move(opened);
+  std::unique_ptr<data_source::DataSource> records = *std::move(opened);
   emitter::EmitOptions options{o.device_keys, o.out};
   if (options.device_keys.empty()) {
     absl::StatusOr<std::vector<std::string>> keys = records->DeviceKeys();

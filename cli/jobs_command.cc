@@ -64,7 +64,7 @@ void AddJobsOptions(CLI::App* cmd, JobsOptions& o) {
 }
 
 int RunJobs(const JobsOptions& o) {
-  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+  absl::StatusOr<std::unique_ptr<data_source::DataSource>> source =
       OpenDataSource({o.server, o.connection, o.db, o.page_size});
   if (!source.ok()) return ReportError("jobs", source.status());
   absl::StatusOr<std::vector<JobProgress>> jobs = (*source)->Jobs(o.limit);
@@ -93,7 +93,7 @@ void AddWatchOptions(CLI::App* cmd, JobsOptions& o) {
 }
 
 int RunWatch(const JobsOptions& o) {
-  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+  absl::StatusOr<std::unique_ptr<data_source::DataSource>> source =
       OpenDataSource({o.server, o.connection, o.db, 0});
   if (!source.ok()) return ReportError("watch", source.status());
   // A job's progress line, or a model job's with a line per task change.

@@ -1,6 +1,6 @@
 // `tunefleet jobs`, `tunefleet watch JOB` and `tunefleet cancel JOB`: the
 // jobs of a server (--server) or, for `jobs` and `watch`, of a database
-// file (--db), read through a dashboard::DataSource (cli/server_source.h).
+// file (--db), read through a data_source::DataSource (cli/server_source.h).
 #ifndef TUNEFLEET_CLI_JOBS_COMMAND_H_
 #define TUNEFLEET_CLI_JOBS_COMMAND_H_
 

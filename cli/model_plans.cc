@@ -55,7 +55,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& path,
 }
 
 absl::StatusOr<BuiltPlan> BuildModelPlan(const LoadedModel& model,
-                                         emitter::RecordSource& records,
+                                         data_source::RecordReader& records,
                                          plan_builder::PlanOptions options) {
   options.model_name = model.name;
   options.model_sha256 = model.sha256;

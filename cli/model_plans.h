@@ -49,7 +49,7 @@ struct BuiltPlan {
 // The plan of `model` on `options.device_key` (model fields filled from
 // `model`). Errors: plan_builder::BuildPlan's.
 absl::StatusOr<BuiltPlan> BuildModelPlan(const LoadedModel& model,
-                                         emitter::RecordSource& records,
+                                         data_source::RecordReader& records,
                                          plan_builder::PlanOptions options);
 
 // Where an emitted library keeps the plan of model `stem` for `key`:

@@ -24,10 +24,10 @@ namespace {
 // arrives, from the server or the database file (DataSource::Records):
 // never holds more than one page.
 absl::Status ReadRecords(const QueryOptions& o,
-                         const dashboard::RecordPage& page) {
-  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<dashboard::DataSource> source,
+                         const data_source::RecordPage& page) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
                              OpenDataSource({o.server, o.connection, o.db, 0}));
-  dashboard::RecordQuery query;
+  data_source::RecordQuery query;
   query.op = o.op;
   query.device_key = o.device_key;
   query.job_id = o.job_id;

@@ -22,7 +22,7 @@ void AddReportOptions(CLI::App* cmd, ReportOptions& options) {
 }
 
 int RunReport(const ReportOptions& options) {
-  absl::StatusOr<std::unique_ptr<dashboard::DataSource>> source =
+  absl::StatusOr<std::unique_ptr<data_source::DataSource>> source =
       OpenDatabaseSource(options.db);
   if (!source.ok()) return ReportError("report", source.status());
   dashboard::ReportOptions report;

@@ -16,9 +16,10 @@
 #include "base/files.h"
 #include "base/npy.h"
 #include "base/stats.h"
+#include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/model_plans.h"
-#include "cli/server_records.h"
+#include "cli/server_source.h"
 #include "emitter/emitter.h"
 #include "model_run/model_runner.h"
 #include "model_run_remote/remote_runner.h"
@@ -48,7 +49,7 @@ struct PlanToRun {
 
 // The records the plan is built from: --server, --db, or ./tunefleet.db
 // when it exists, else none (every layer naive).
-absl::StatusOr<std::unique_ptr<emitter::RecordSource>> OpenRecords(
+absl::StatusOr<std::unique_ptr<data_source::RecordReader>> OpenRecords(
     const RunOptions& o, std::string* where) {
   std::string db = o.db;
   if (o.server.empty() && db.empty()) {
@@ -62,7 +63,9 @@ absl::StatusOr<std::unique_ptr<emitter::RecordSource>> OpenRecords(
   }
   *where = o.server.empty() ? absl::StrCat("records of ", db)
                             : absl::StrCat("records of server ", o.server);
-  return OpenRecordSource({o.server, o.connection, db, 0});
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
+                             OpenDataSource({o.server, o.connection, db, 0}));
+  return source;
 }
 
 // Reads the plan of the model for `key` from an emitted library (--plan).
@@ -570,7 +573,7 @@ int RunRun(const RunOptions& o) {
     model = LoadModel(o.onnx, o.input_shapes);
     if (!model.ok()) return ReportError("run", model.status());
     std::string where;
-    absl::StatusOr<std::unique_ptr<emitter::RecordSource>> records =
+    absl::StatusOr<std::unique_ptr<data_source::RecordReader>> records =
         OpenRecords(o, &where);
     if (!records.ok()) return ReportError("run", records.status());
     plan_builder::PlanOptions options;

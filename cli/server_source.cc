@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "dashboard/store_source.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
@@ -17,26 +20,50 @@ using tunefleet::v1::TuningRecord;
 // The most a server sends in one page (tuning.proto).
 constexpr uint32_t kMaxPageSize = 10000;
 
+class EmptyRecords : public data_source::RecordReader {
+ public:
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override {
+    return std::vector<std::string>();
+  }
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override {
+    return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
+  }
+  absl::StatusOr<std::vector<TuningRecord>> BestRecords(
+      const std::string& key) override {
+    return std::vector<TuningRecord>();
+  }
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string&, const std::string&, const std::string&) override {
+    return std::optional<double>();
+  }
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override {
+    return absl::NotFoundError(name);
+  }
+};
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServerDataSource>> ServerDataSource::Dial(
     const std::string& address, const client::ChannelFiles& files,
-    uint32_t page_size) {
+    uint32_t page_size, uint32_t record_page_size) {
   TUNEFLEET_ASSIGN_OR_RETURN(TuningClient tuning, DialServer(address, files));
-  return std::make_unique<ServerDataSource>(std::move(tuning), page_size);
+  return std::make_unique<ServerDataSource>(std::move(tuning), page_size,
+                                            record_page_size);
 }
 
 absl::StatusOr<tunefleet::v1::JobProgress> ServerDataSource::Watch(
-    int64_t job_id, const dashboard::ProgressUpdate& update) {
+    int64_t job_id, const data_source::ProgressUpdate& update) {
   return WatchJob(tuning_.server, job_id, update);
 }
 
-absl::StatusOr<dashboard::FleetView> ServerDataSource::Fleet() {
+absl::StatusOr<data_source::FleetView> ServerDataSource::Fleet() {
   TUNEFLEET_ASSIGN_OR_RETURN(
       tunefleet::v1::ListDevicesResponse response,
       Call(&tunefleet::v1::TuningService::Stub::ListDevices,
            tunefleet::v1::ListDevicesRequest()));
-  dashboard::FleetView fleet;
+  data_source::FleetView fleet;
   fleet.live = true;
   for (const tunefleet::v1::DeviceStatus& d : response.devices()) {
     fleet.devices.push_back(
@@ -45,7 +72,7 @@ absl::StatusOr<dashboard::FleetView> ServerDataSource::Fleet() {
          static_cast<int>(d.connected_agents()),
          {d.driver_revisions().begin(), d.driver_revisions().end()}});
     for (const std::string& name : d.agent_names()) {
-      dashboard::AgentView agent;
+      data_source::AgentView agent;
       agent.name = name;
       agent.device_key = d.device_key();
       agent.connected = true;
@@ -129,14 +156,15 @@ absl::StatusOr<JobProgress> ServerDataSource::Cancel(int64_t job_id) {
   return Call(&tunefleet::v1::TuningService::Stub::CancelJob, request);
 }
 
-absl::Status ServerDataSource::Records(const dashboard::RecordQuery& query,
-                                       const dashboard::RecordPage& page) {
+absl::Status ServerDataSource::Records(const data_source::RecordQuery& query,
+                                       const data_source::RecordPage& page) {
   tunefleet::v1::QueryRecordsRequest request;
   request.set_op(query.op);
   request.set_device_key(query.device_key);
   request.set_job_id(query.job_id);
   request.set_best_only(query.best_only);
-  request.set_page_size(query.page_size);
+  request.set_page_size(query.page_size != 0 ? query.page_size
+                                             : record_page_size_);
   std::vector<TuningRecord> records;
   return ForEachPage(
       *tuning_.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
@@ -148,23 +176,27 @@ absl::Status ServerDataSource::Records(const dashboard::RecordQuery& query,
       });
 }
 
-absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDatabaseSource(
+absl::StatusOr<std::unique_ptr<data_source::DataSource>> OpenDatabaseSource(
     const std::string& db) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> store,
                              OpenDatabase(db));
   return std::make_unique<dashboard::StoreDataSource>(std::move(store));
 }
 
-absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDataSource(
+absl::StatusOr<std::unique_ptr<data_source::DataSource>> OpenDataSource(
     const SourceFlags& flags) {
   if (!flags.server.empty()) {
     TUNEFLEET_ASSIGN_OR_RETURN(
         std::unique_ptr<ServerDataSource> source,
-        ServerDataSource::Dial(flags.server, flags.connection,
-                               flags.page_size));
+        ServerDataSource::Dial(flags.server, flags.connection, flags.page_size,
+                               flags.record_page_size));
     return source;
   }
   return OpenDatabaseSource(flags.db);
+}
+
+std::unique_ptr<data_source::RecordReader> MakeEmptyRecords() {
+  return std::make_unique<EmptyRecords>();
 }
 
 }  // namespace tunefleet::cli

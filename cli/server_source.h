@@ -1,8 +1,9 @@
-// The dashboard's DataSource over a tunefleet-server's TuningService
-// (gRPC): what `tunefleet jobs --server`, `watch` and `cancel` read and do
-// through, as the commands that read a database file go through
-// dashboard::StoreDataSource (dashboard/store_source.h). OpenDataSource
-// picks one of the two from the flags.
+// The DataSource (data_source/data_source.h) over a tunefleet-server's
+// TuningService (gRPC): what `tunefleet jobs --server`, `watch`, `cancel`,
+// `query`, `emit` and `run` read and do through, as the commands that read
+// a database file go through dashboard::StoreDataSource
+// (dashboard/store_source.h). OpenDataSource picks one of the two from the
+// flags.
 #ifndef TUNEFLEET_CLI_SERVER_SOURCE_H_
 #define TUNEFLEET_CLI_SERVER_SOURCE_H_
 
@@ -15,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "cli/common.h"
 #include "client/channel.h"
-#include "dashboard/data_source.h"
+#include "data_source/data_source.h"
 #include "grpcpp/grpcpp.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 #include "tunefleet/v1/tuning.pb.h"
@@ -24,18 +25,23 @@ namespace tunefleet::cli {
 
 // Every call is one RPC or a few (pages), each failure as FromGrpc words
 // it (naming the server). Thread-safe (gRPC stubs are).
-class ServerDataSource : public dashboard::DataSource {
+class ServerDataSource : public data_source::DataSource {
  public:
   // Dials the server at `address` (HOST:PORT) with the connection flags'
   // `files`. `page_size`: jobs per ListJobs request in Jobs() (1 ..
   // 10,000; 0: as many as are still wanted, at most the server's page).
+  // `record_page_size`: records per QueryRecords request in Records() for
+  // a query that names none (`emit --page-size`; 0: the server's default).
   // Errors: client::ConnectionTo's.
   static absl::StatusOr<std::unique_ptr<ServerDataSource>> Dial(
       const std::string& address, const client::ChannelFiles& files,
-      uint32_t page_size = 0);
+      uint32_t page_size = 0, uint32_t record_page_size = 0);
 
-  ServerDataSource(TuningClient tuning, uint32_t page_size)
-      : tuning_(std::move(tuning)), page_size_(page_size) {}
+  ServerDataSource(TuningClient tuning, uint32_t page_size,
+                   uint32_t record_page_size = 0)
+      : tuning_(std::move(tuning)),
+        page_size_(page_size),
+        record_page_size_(record_page_size) {}
 
   // What the commands use (`jobs --server`, `cancel`, `watch`):
   // ListJobs, page after page, until `limit` jobs (newest first) or the
@@ -51,22 +57,27 @@ class ServerDataSource : public dashboard::DataSource {
   // WatchJob's stream (`tunefleet watch --server`). Errors: WatchJob's
   // (cli/common.h): UNAVAILABLE when the server goes away mid-job.
   absl::StatusOr<tunefleet::v1::JobProgress> Watch(
-      int64_t job_id, const dashboard::ProgressUpdate& update) override;
+      int64_t job_id, const data_source::ProgressUpdate& update) override;
 
   // The rest of the dashboard's reads:
   // ListDevices: the device keys with their connected agents, by name
   // (live). The contract carries no per-agent counts, capacity or last
   // heartbeat: those stay 0.
-  absl::StatusOr<dashboard::FleetView> Fleet() override;
+  absl::StatusOr<data_source::FleetView> Fleet() override;
   // QueryRecords of the job (of each task's job for a model job, as GetJob
   // lists them), cancelled trials left out. QueryRecords cannot start
   // after a trial id, so every call reads the job's records from its
   // first.
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> Trials(
       int64_t job_id, int64_t after_trial_id, int64_t limit) override;
-  // QueryRecords, following next_page_token (`tunefleet query --server`).
-  absl::Status Records(const dashboard::RecordQuery& query,
-                       const dashboard::RecordPage& page) override;
+  // QueryRecords, following next_page_token (`tunefleet query --server`),
+  // `record_page_size` records per page when the query names none. The
+  // RecordReader reads (`emit --server`, `run --server`) are
+  // data_source::DataSource's defaults over ListDevices, ListJobs and
+  // QueryRecords; the server sends no template sources, so this build's
+  // stand in.
+  absl::Status Records(const data_source::RecordQuery& query,
+                       const data_source::RecordPage& page) override;
 
  private:
   // One call of `rpc` with `request`; its error as FromGrpc words it.
@@ -85,6 +96,7 @@ class ServerDataSource : public dashboard::DataSource {
 
   TuningClient tuning_;
   uint32_t page_size_;
+  uint32_t record_page_size_;
 };
 
 // Where a command reads jobs from: a server (`server` non-empty, with the
@@ -93,18 +105,24 @@ struct SourceFlags {
   std::string server;
   client::ChannelFiles connection;  // token and TLS for `server`
   std::string db;
-  uint32_t page_size = 0;  // ServerDataSource's
+  uint32_t page_size = 0;         // jobs per ListJobs page (Dial)
+  uint32_t record_page_size = 0;  // records per QueryRecords page (Dial)
 };
 
 // A dashboard::StoreDataSource owning the database file `db`, opened with
 // OpenDatabase (which refuses to create it). Errors: OpenDatabase's.
-absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDatabaseSource(
+absl::StatusOr<std::unique_ptr<data_source::DataSource>> OpenDatabaseSource(
     const std::string& db);
 
 // The DataSource of `flags`: ServerDataSource::Dial(server) when a server
 // is named, else OpenDatabaseSource(db). Errors: theirs.
-absl::StatusOr<std::unique_ptr<dashboard::DataSource>> OpenDataSource(
+absl::StatusOr<std::unique_ptr<data_source::DataSource>> OpenDataSource(
     const SourceFlags& flags);
+
+// A reader without records (no database yet): every key is unknown, so a
+// model plan runs every layer's naive kernel (`tunefleet run` before any
+// tuning).
+std::unique_ptr<data_source::RecordReader> MakeEmptyRecords();
 
 }  // namespace tunefleet::cli
 

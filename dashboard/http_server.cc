@@ -85,11 +85,12 @@ absl::StatusOr<int64_t> JobIdOf(const httplib::Request& req) {
 
 }  // namespace
 
-HttpServer::HttpServer(PrivateTag, HttpOptions options, DataSource* source)
+HttpServer::HttpServer(PrivateTag, HttpOptions options,
+                       data_source::DataSource* source)
     : options_(std::move(options)), source_(source), tokens_(options_.tokens) {}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Make(
-    const HttpOptions& options, DataSource* source) {
+    const HttpOptions& options, data_source::DataSource* source) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       base::HostPort listen,
       base::ParseHostPort(options.listen, "--http", /*allow_port_zero=*/true));
@@ -119,7 +120,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Make(
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::ForTest(
-    const HttpOptions& options, DataSource* source) {
+    const HttpOptions& options, data_source::DataSource* source) {
   HttpOptions plain = options;
   plain.tls_cert_file.clear();
   return Make(plain, source);
@@ -130,7 +131,7 @@ std::string HttpServer::ServeForTest(absl::string_view raw) {
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const HttpOptions& options, DataSource* source) {
+    const HttpOptions& options, data_source::DataSource* source) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> s,
                              Make(options, source));
   TUNEFLEET_ASSIGN_OR_RETURN(
@@ -265,7 +266,7 @@ void HttpServer::AddRoutes() {
   srv.Get("/api/fleet",
           json_api(auth::Role::kReader,
                    [this](const httplib::Request&, auth::Role) -> JsonOr {
-                     TUNEFLEET_ASSIGN_OR_RETURN(FleetView fleet,
+                     TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet,
                                                 source_->Fleet());
                      return FleetJson(fleet);
                    }));

@@ -34,8 +34,8 @@
 #include "absl/synchronization/mutex.h"
 #include "auth/tokens.h"
 #include "dashboard/connection_limits.h"
-#include "dashboard/data_source.h"
 #include "dashboard/request_guard.h"
+#include "data_source/data_source.h"
 
 namespace httplib {
 class Server;
@@ -77,7 +77,7 @@ class HttpServer {
   // listen address or TLS files that do not load; UNAVAILABLE when the
   // address cannot be bound.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const HttpOptions& options, DataSource* source);
+      const HttpOptions& options, data_source::DataSource* source);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -100,7 +100,7 @@ class HttpServer {
   // listen (for ServeForTest). Errors: INVALID_ARGUMENT for a bad listen
   // address.
   static absl::StatusOr<std::unique_ptr<HttpServer>> ForTest(
-      const HttpOptions& options, DataSource* source);
+      const HttpOptions& options, data_source::DataSource* source);
 
  private:
   struct PrivateTag {
@@ -109,18 +109,18 @@ class HttpServer {
 
  public:
   // Use Start().
-  HttpServer(PrivateTag, HttpOptions options, DataSource* source);
+  HttpServer(PrivateTag, HttpOptions options, data_source::DataSource* source);
 
  private:
   // Makes server_ (plain or TLS) with its routes, not listening.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Make(
-      const HttpOptions& options, DataSource* source);
+      const HttpOptions& options, data_source::DataSource* source);
   // Registers the checks (request_guard.h), pages, API and /metrics.
   void AddRoutes();
   std::shared_ptr<const auth::TokenSet> tokens() const;
 
   HttpOptions options_;
-  DataSource* source_;
+  data_source::DataSource* source_;
   std::string host_;
   int port_ = 0;
   HostRule host_rule_;

@@ -3,9 +3,9 @@
 #include "contract/json.h"
 
 namespace tunefleet::dashboard {
-nlohmann::json FleetJson(const FleetView& fleet) {
+nlohmann::json FleetJson(const data_source::FleetView& fleet) {
   nlohmann::json devices = nlohmann::json::array();
-  for (const DeviceView& d : fleet.devices) {
+  for (const data_source::DeviceView& d : fleet.devices) {
     nlohmann::json revisions = nlohmann::json::array();
     for (const auto& r : d.driver_revisions) {
       revisions.push_back(contract::ContractJson(r));
@@ -16,7 +16,7 @@ nlohmann::json FleetJson(const FleetView& fleet) {
                        {"driver_revisions", std::move(revisions)}});
   }
   nlohmann::json agents = nlohmann::json::array();
-  for (const AgentView& a : fleet.agents) {
+  for (const data_source::AgentView& a : fleet.agents) {
     agents.push_back({{"name", a.name},
                       {"device_key", a.device_key},
                       {"connected", a.connected},

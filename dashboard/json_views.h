@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dashboard/data_source.h"
+#include "data_source/data_source.h"
 #include "nlohmann/json.hpp"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -19,7 +19,7 @@ namespace tunefleet::dashboard {
 //  "driver_revisions": [DriverRevision as the contract's JSON]}],
 //  "agents": [{"name", "device_key", "connected", "last_seen_ms",
 //  "max_in_flight", "in_flight", "measured", "errors": {code: n}}]}
-nlohmann::json FleetJson(const FleetView& fleet);
+nlohmann::json FleetJson(const data_source::FleetView& fleet);
 // contract::ContractJson(progress): the same object `tunefleet jobs --json`,
 // `watch --json` and `cancel --json` print.
 nlohmann::json ProgressJson(const tunefleet::v1::JobProgress& progress);

@@ -18,7 +18,7 @@ constexpr int64_t kTrialPage = 10000;
 
 // Every measured trial of a job, in id order.
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> AllTrials(
-    DataSource& source, int64_t job_id) {
+    data_source::DataSource& source, int64_t job_id) {
   std::vector<tunefleet::v1::TuningRecord> all;
   int64_t after = 0;
   while (true) {
@@ -32,7 +32,8 @@ absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> AllTrials(
   return all;
 }
 
-absl::StatusOr<nlohmann::json> JobDetail(DataSource& source, int64_t job_id) {
+absl::StatusOr<nlohmann::json> JobDetail(data_source::DataSource& source,
+                                         int64_t job_id) {
   TUNEFLEET_ASSIGN_OR_RETURN(tunefleet::v1::JobProgress job,
                              source.Job(job_id));
   TUNEFLEET_ASSIGN_OR_RETURN(auto trials, AllTrials(source, job_id));
@@ -54,7 +55,7 @@ std::string HtmlEscape(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<std::string> RenderReport(DataSource& source,
+absl::StatusOr<std::string> RenderReport(data_source::DataSource& source,
                                          const ReportOptions& options) {
   nlohmann::json data = {
       {"title", options.title},

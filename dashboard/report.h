@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "dashboard/data_source.h"
+#include "data_source/data_source.h"
 
 namespace tunefleet::dashboard {
 
@@ -25,7 +25,7 @@ struct ReportOptions {
 
 // The report's HTML. Errors: the source's (NOT_FOUND for an unknown
 // job_id).
-absl::StatusOr<std::string> RenderReport(DataSource& source,
+absl::StatusOr<std::string> RenderReport(data_source::DataSource& source,
                                          const ReportOptions& options);
 
 }  // namespace tunefleet::dashboard

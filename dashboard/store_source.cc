@@ -31,8 +31,8 @@ absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
 
 }  // namespace
 
-absl::StatusOr<FleetView> StoreDataSource::Fleet() {
-  FleetView fleet;
+absl::StatusOr<data_source::FleetView> StoreDataSource::Fleet() {
+  data_source::FleetView fleet;
   TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
   for (auto& [key, info] : devices) {
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::DriverRevision> revs,
@@ -42,7 +42,7 @@ absl::StatusOr<FleetView> StoreDataSource::Fleet() {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::AgentTrialCounts> agents,
                              store_->AgentTrials());
   for (store::AgentTrialCounts& a : agents) {
-    AgentView view;
+    data_source::AgentView view;
     view.name = std::move(a.agent);
     view.device_key = std::move(a.device_key);
     view.last_seen_ms = a.last_trial_ms;
@@ -96,8 +96,8 @@ absl::StatusOr<tunefleet::v1::JobProgress> StoreDataSource::Cancel(int64_t) {
       "a database file's jobs cannot be cancelled");
 }
 
-absl::Status StoreDataSource::Records(const RecordQuery& query,
-                                      const RecordPage& page) {
+absl::Status StoreDataSource::Records(const data_source::RecordQuery& query,
+                                      const data_source::RecordPage& page) {
   store::RecordFilter filter;
   filter.op = query.op;
   filter.device_key = query.device_key;
@@ -114,6 +114,49 @@ absl::Status StoreDataSource::Records(const RecordQuery& query,
     filter.after_trial_id = records.back().trial_id();
     filter.offset += filter.limit;
   }
+}
+
+absl::StatusOr<std::vector<std::string>> StoreDataSource::DeviceKeys() {
+  TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
+  std::vector<std::string> keys;
+  for (const auto& [key, info] : devices) keys.push_back(key);
+  return keys;
+}
+
+absl::StatusOr<tunefleet::v1::DeviceInfo> StoreDataSource::GetDevice(
+    const std::string& key) {
+  return store_->GetDevice(key);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+StoreDataSource::BestRecords(const std::string& key) {
+  store::RecordFilter filter;
+  filter.device_key = key;
+  filter.best_only = true;
+  return store_->QueryRecords(filter);
+}
+
+absl::StatusOr<std::optional<double>> StoreDataSource::ReferenceTime(
+    const std::string& key, const std::string& workload,
+    const std::string& template_name) {
+  return store_->ReferenceTime(key, workload, template_name);
+}
+
+absl::StatusOr<std::string> StoreDataSource::TemplateSource(
+    const std::string& name, int version) {
+  return store_->TemplateSource(name, version);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
+StoreDataSource::DriverRevisions(const std::string& key) {
+  return store_->DriverRevisions(key);
+}
+
+absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
+StoreDataSource::BestRecordsOnDriver(const std::string& key,
+                                     const std::string& driver,
+                                     bool first_revision) {
+  return store_->BestRecordsOnDriver(key, driver, first_revision);
 }
 
 }  // namespace tunefleet::dashboard

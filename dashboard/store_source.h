@@ -7,20 +7,22 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "dashboard/data_source.h"
+#include "data_source/data_source.h"
 #include "store/store.h"
 #include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::dashboard {
 
-// A DataSource over a store alone: jobs and trials as stored
+// A DataSource over a store alone: jobs, trials and records as stored
 // (progress/stored_progress.h), agents as their measured trials name them,
 // nobody connected, nothing in flight (a server keeps its leases in
 // memory), no cancel. Only reads. Thread-safe.
-class StoreDataSource : public DataSource {
+class StoreDataSource : public data_source::DataSource {
  public:
   // Reads `store`, which must outlive it.
   explicit StoreDataSource(store::Store* store) : store_(store) {}
@@ -28,7 +30,7 @@ class StoreDataSource : public DataSource {
   explicit StoreDataSource(std::unique_ptr<store::Store> store)
       : store_(store.get()), owned_(std::move(store)) {}
 
-  absl::StatusOr<FleetView> Fleet() override;
+  absl::StatusOr<data_source::FleetView> Fleet() override;
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t limit) override;
   absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;
@@ -39,8 +41,28 @@ class StoreDataSource : public DataSource {
   absl::StatusOr<tunefleet::v1::JobProgress> Cancel(int64_t job_id) override;
   // Store::QueryRecords page after page (keyset pages of trial ids; with
   // best_only, offsets into the best records).
-  absl::Status Records(const RecordQuery& query,
-                       const RecordPage& page) override;
+  absl::Status Records(const data_source::RecordQuery& query,
+                       const data_source::RecordPage& page) override;
+
+  // The RecordReader reads, straight from the store (store::Store's
+  // ListDevices, GetDevice, QueryRecords with best_only, ReferenceTime,
+  // TemplateSource, DriverRevisions, BestRecordsOnDriver): always current,
+  // nothing kept.
+  absl::StatusOr<std::vector<std::string>> DeviceKeys() override;
+  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
+      const std::string& key) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
+      const std::string& key) override;
+  absl::StatusOr<std::optional<double>> ReferenceTime(
+      const std::string& key, const std::string& workload,
+      const std::string& template_name) override;
+  absl::StatusOr<std::string> TemplateSource(const std::string& name,
+                                             int version) override;
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
+      const std::string& key) override;
+  absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
+      const std::string& key, const std::string& driver,
+      bool first_revision) override;
 
  protected:
   store::Store* store_;

@@ -14,7 +14,7 @@ namespace {
 // The record's parts, or why it cannot be used (FAILED_PRECONDITION: an
 // unknown template or version, a config or template source the records
 // lack).
-absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
+absl::StatusOr<EntryChoice> ReadRecord(data_source::RecordReader& records,
                                        tunefleet::v1::TuningRecord r) {
   auto tmpl = templates::FindTemplate(r.workload().op(), r.template_name());
   auto workload = trial::WorkloadFromProto(r.workload());
@@ -53,7 +53,7 @@ absl::StatusOr<EntryChoice> ReadRecord(RecordSource& records,
 // may beat every other template's record: on an H200, a 1x1 convolution of 8
 // channels to 2 ran 44 us through a vendor library while its conv2d_1x1_gemm
 // reference had measured 5.5 us.
-absl::Status PreferFastestReference(RecordSource& records,
+absl::Status PreferFastestReference(data_source::RecordReader& records,
                                     const std::string& key, EntryChoice& c) {
   const std::string workload = c.workload.Canonical();
   for (const templates::KernelTemplate* t : templates::AllTemplates()) {
@@ -75,7 +75,7 @@ absl::Status PreferFastestReference(RecordSource& records,
 }
 
 // The entries of `best` (best records of `key`, one per task) on `out`.
-absl::Status Choose(RecordSource& records, const std::string& key,
+absl::Status Choose(data_source::RecordReader& records, const std::string& key,
                     std::vector<tunefleet::v1::TuningRecord> best,
                     bool include_library, DeviceChoices& out) {
   for (tunefleet::v1::TuningRecord& r : best) {
@@ -103,7 +103,7 @@ absl::Status Choose(RecordSource& records, const std::string& key,
 
 }  // namespace
 
-absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+absl::StatusOr<DeviceChoices> ChooseEntries(data_source::RecordReader& records,
                                             const std::string& key,
                                             bool include_library) {
   DeviceChoices out;
@@ -116,7 +116,7 @@ absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
 }
 
 absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
-    RecordSource& records, const std::string& key) {
+    data_source::RecordReader& records, const std::string& key) {
   TUNEFLEET_ASSIGN_OR_RETURN(
       std::vector<tunefleet::v1::DriverRevision> revisions,
       records.DriverRevisions(key));

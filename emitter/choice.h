@@ -58,7 +58,7 @@ struct DeviceChoices {
 // of library templates (KernelTemplate::is_library) are left out, so that
 // each workload gets its fastest generated or reference kernel. Errors:
 // the source's (NOT_FOUND for an unknown key).
-absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
+absl::StatusOr<DeviceChoices> ChooseEntries(data_source::RecordReader& records,
                                             const std::string& key,
                                             bool include_library = true);
 
@@ -66,8 +66,8 @@ absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
 // (docs/DRIVER_DRIFT.md), oldest first. A key of one revision (or a source
 // that does not tell drivers apart) gets ChooseEntries(). With two or
 // more, each revision gets, per workload, the entry of the records
-// measured on its own driver (RecordSource::BestRecordsOnDriver): a
-// re-validation's OK trials are the new driver's records, so a record
+// measured on its own driver (data_source::RecordReader::BestRecordsOnDriver):
+// a re-validation's OK trials are the new driver's records, so a record
 // re-validated `same` or `slower` enters the new revision with the time
 // measured there. A workload with no OK record on a revision's driver (its
 // records were found `wrong` or `failed` there, or not re-validated yet)
@@ -76,7 +76,7 @@ absl::StatusOr<DeviceChoices> ChooseEntries(RecordSource& records,
 // that was not measured right on the driver. Every revision has the same
 // workloads, in the same order. Errors: the source's.
 absl::StatusOr<std::vector<DeviceChoices>> ChooseRevisionEntries(
-    RecordSource& records, const std::string& key);
+    data_source::RecordReader& records, const std::string& key);
 
 }  // namespace tunefleet::emitter
 

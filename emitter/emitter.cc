@@ -19,7 +19,6 @@
 #include "kernels_templates/registry.h"
 #include "kernels_templates/spec/spec_template.h"
 #include "kernels_templates/workload.h"
-#include "store/store.h"
 #include "trial/trial_request.h"
 
 namespace tunefleet::emitter {
@@ -600,7 +599,7 @@ void AddChoice(int device, const EntryChoice& c, TableWriter& table,
 // (ChooseRevisionEntries: a device line each) one entry per workload (the
 // fastest template, library call or reference kernel); returns how many entries
 // were added.
-absl::StatusOr<int> AddDeviceRecords(RecordSource& records,
+absl::StatusOr<int> AddDeviceRecords(data_source::RecordReader& records,
                                      const std::string& key, TableWriter& table,
                                      TableFile& file, EmitSummary& summary) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<DeviceChoices> revisions,
@@ -668,58 +667,7 @@ std::string CMakeListsFor(const std::set<std::string>& libraries) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> StoreRecords::DeviceKeys() {
-  TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
-  std::vector<std::string> keys;
-  for (const auto& [key, info] : devices) keys.push_back(key);
-  return keys;
-}
-
-absl::StatusOr<tunefleet::v1::DeviceInfo> StoreRecords::GetDevice(
-    const std::string& key) {
-  return store_->GetDevice(key);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
-StoreRecords::BestRecords(const std::string& key) {
-  store::RecordFilter filter;
-  filter.device_key = key;
-  filter.best_only = true;
-  return store_->QueryRecords(filter);
-}
-
-absl::StatusOr<std::optional<double>> StoreRecords::ReferenceTime(
-    const std::string& key, const std::string& workload,
-    const std::string& template_name) {
-  return store_->ReferenceTime(key, workload, template_name);
-}
-
-absl::StatusOr<std::string> StoreRecords::TemplateSource(
-    const std::string& name, int version) {
-  return store_->TemplateSource(name, version);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
-StoreRecords::DriverRevisions(const std::string& key) {
-  return store_->DriverRevisions(key);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
-StoreRecords::BestRecordsOnDriver(const std::string& key,
-                                  const std::string& driver,
-                                  bool first_revision) {
-  return store_->BestRecordsOnDriver(key, driver, first_revision);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
-RecordSource::BestRecordsOnDriver(const std::string& key, const std::string&,
-                                  bool) {
-  return absl::UnimplementedError(absl::StrCat(
-      "device key ", key,
-      ": this record source cannot tell the records of its drivers apart"));
-}
-
-absl::StatusOr<EmitSummary> EmitLibrary(RecordSource& records,
+absl::StatusOr<EmitSummary> EmitLibrary(data_source::RecordReader& records,
                                         const EmitOptions& options) {
   if (options.device_keys.empty()) {
     return absl::InvalidArgumentError("device key: at least one is needed");

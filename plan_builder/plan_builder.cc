@@ -139,7 +139,7 @@ struct StepEntry {
 absl::StatusOr<StepEntry> ChooseStep(size_t index,
                                      const onnx_import::ModelStep& step,
                                      const emitter::DeviceChoices* choices,
-                                     emitter::RecordSource& records,
+                                     data_source::RecordReader& records,
                                      const PlanOptions& options) {
   const std::string canonical = step.workload.Canonical();
   const emitter::EntryChoice* choice = nullptr;
@@ -193,7 +193,7 @@ std::string Sha256Hex(absl::string_view bytes) {
 }
 
 absl::StatusOr<Plan> BuildPlan(const onnx_import::ModelGraph& graph,
-                               emitter::RecordSource& records,
+                               data_source::RecordReader& records,
                                const PlanOptions& options, PlanReport* report) {
   if (options.device_key.empty()) {
     return absl::InvalidArgumentError("a plan needs a device key");

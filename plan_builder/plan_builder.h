@@ -68,7 +68,7 @@ struct PlanReport {
 // output bound to a constant, floats that do not match the launch's; the
 // source's errors other than NOT_FOUND for an unknown key.
 absl::StatusOr<tunefleet_tuned::Plan> BuildPlan(
-    const onnx_import::ModelGraph& graph, emitter::RecordSource& records,
+    const onnx_import::ModelGraph& graph, data_source::RecordReader& records,
     const PlanOptions& options, PlanReport* report = nullptr);
 
 // The SHA-256 of `bytes` as 64 lowercase hex digits (the plan's model

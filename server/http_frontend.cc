@@ -8,12 +8,12 @@
 #include "server/tracked_job.h"
 
 namespace tunefleet::server {
-absl::StatusOr<dashboard::FleetView> LiveDataSource::Fleet() {
-  TUNEFLEET_ASSIGN_OR_RETURN(dashboard::FleetView fleet,
+absl::StatusOr<data_source::FleetView> LiveDataSource::Fleet() {
+  TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet,
                              dashboard::StoreDataSource::Fleet());
   fleet.live = true;
   // In flight: the scheduler's leases (the rows stay pending while leased).
-  for (dashboard::AgentView& view : fleet.agents) view.in_flight = 0;
+  for (data_source::AgentView& view : fleet.agents) view.in_flight = 0;
   const std::map<std::string, uint32_t> leases = scheduler_->LeasesByAgent();
   std::map<std::string, int> per_key;
   for (const auto& agent : scheduler_->Agents()) {
@@ -35,7 +35,7 @@ absl::StatusOr<dashboard::FleetView> LiveDataSource::Fleet() {
     it->last_seen_ms = agent->last_seen_ms();
     it->max_in_flight = agent->capacity();
   }
-  for (dashboard::DeviceView& device : fleet.devices) {
+  for (data_source::DeviceView& device : fleet.devices) {
     device.connected_agents = per_key[device.device_key];
   }
   std::stable_sort(

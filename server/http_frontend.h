@@ -26,7 +26,7 @@ class LiveDataSource : public dashboard::StoreDataSource {
                  JobManager* jobs)
       : StoreDataSource(store), scheduler_(scheduler), jobs_(jobs) {}
 
-  absl::StatusOr<dashboard::FleetView> Fleet() override;
+  absl::StatusOr<data_source::FleetView> Fleet() override;
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t limit) override;
   absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;

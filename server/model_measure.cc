@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "emitter/emitter.h"
+#include "dashboard/store_source.h"
 #include "model_runtime/plan_format.h"
 #include "onnx_import/model_graph.h"
 #include "onnx_import/onnx_import.h"
@@ -75,7 +75,7 @@ tunefleet::v1::MeasuredLatency MeasureModelJob(
     // DeviceInfo.libraries holds "name version" ("clblast 1.5.3").
     po.include_library = trial::LimitsFromDeviceInfo(*device).library_clblast;
   }
-  emitter::StoreRecords records(&store);
+  dashboard::StoreDataSource records(&store);
   absl::StatusOr<tunefleet_tuned::Plan> plan =
       plan_builder::BuildPlan(*graph, records, po);
   if (!plan.ok()) return Missing(std::move(m), "plan", plan.status());

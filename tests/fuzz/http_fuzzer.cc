@@ -17,8 +17,8 @@
 
 #include "absl/strings/match.h"
 #include "auth/tokens.h"
-#include "dashboard/data_source.h"
 #include "dashboard/http_server.h"
+#include "data_source/data_source.h"
 
 namespace {
 
@@ -28,7 +28,7 @@ using tunefleet::v1::JobProgress;
 constexpr char kReader[] = "reader-token-for-fuzzing-0123456789abcdef";
 constexpr char kTuner[] = "tuner-token-for-fuzzing-0123456789abcdef";
 
-class OneJob final : public tunefleet::dashboard::DataSource {
+class OneJob final : public tunefleet::data_source::DataSource {
  public:
   OneJob() {
     job_.set_job_id(1);
@@ -43,8 +43,8 @@ class OneJob final : public tunefleet::dashboard::DataSource {
     knob->set_name("MWG");
     knob->set_value(16);
   }
-  absl::StatusOr<tunefleet::dashboard::FleetView> Fleet() override {
-    return tunefleet::dashboard::FleetView{};
+  absl::StatusOr<tunefleet::data_source::FleetView> Fleet() override {
+    return tunefleet::data_source::FleetView{};
   }
   absl::StatusOr<std::vector<JobProgress>> Jobs(int64_t limit) override {
     if (limit == 0) return std::vector<JobProgress>{};

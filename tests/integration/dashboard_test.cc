@@ -17,9 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "auth/tokens.h"
-#include "dashboard/data_source.h"
 #include "dashboard/report.h"
 #include "dashboard/web_assets.h"
+#include "data_source/data_source.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -413,7 +413,7 @@ TEST(DashboardTls, ServesHttpsWithTheServersCertificate) {
 
 // A model job as a DataSource would give it: two tasks, a latency history,
 // trials with an error among them.
-class FakeModelSource : public dashboard::DataSource {
+class FakeModelSource : public data_source::DataSource {
  public:
   FakeModelSource() {
     model_.set_job_id(10);
@@ -457,8 +457,8 @@ class FakeModelSource : public dashboard::DataSource {
       trials_.push_back(r);
     }
   }
-  absl::StatusOr<dashboard::FleetView> Fleet() override {
-    return dashboard::FleetView{};
+  absl::StatusOr<data_source::FleetView> Fleet() override {
+    return data_source::FleetView{};
   }
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t) override {

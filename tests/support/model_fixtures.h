@@ -35,7 +35,7 @@ using onnx_import::StepBuffer;
 
 // Records of one device key given by the test: the best record per
 // workload, no reference times.
-class FakeRecords : public emitter::RecordSource {
+class FakeRecords : public data_source::RecordReader {
  public:
   FakeRecords(std::string key, tunefleet::v1::DeviceInfo info)
       : key_(std::move(key)), info_(std::move(info)) {}

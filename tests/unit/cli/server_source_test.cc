@@ -176,8 +176,8 @@ TEST_F(ServerSourceTest, ReadsAJobItsTrialsAndTheFleetAsStored) {
   EXPECT_EQ(trials->size(), 1u);
   ExpectSameMessages(*trials, *stored_trials);
 
-  absl::StatusOr<dashboard::FleetView> fleet = source_->Fleet();
-  absl::StatusOr<dashboard::FleetView> stored_fleet = stored_->Fleet();
+  absl::StatusOr<data_source::FleetView> fleet = source_->Fleet();
+  absl::StatusOr<data_source::FleetView> stored_fleet = stored_->Fleet();
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   ASSERT_TRUE(stored_fleet.ok()) << stored_fleet.status();
   EXPECT_TRUE(fleet->live);
@@ -193,15 +193,17 @@ TEST_F(ServerSourceTest, ReadsAJobItsTrialsAndTheFleetAsStored) {
 }
 
 // Every page of Records() in order, and how many pages came.
-std::vector<TuningRecord> AllRecords(dashboard::DataSource& source,
-                                     const dashboard::RecordQuery& query,
+std::vector<TuningRecord> AllRecords(data_source::DataSource& source,
+                                     const data_source::RecordQuery& query,
                                      int* pages) {
   std::vector<TuningRecord> all;
   *pages = 0;
   absl::Status status =
       source.Records(query, [&](const std::vector<TuningRecord>& page) {
         EXPECT_FALSE(page.empty());
-        if (query.page_size > 0) EXPECT_LE(page.size(), query.page_size);
+        if (query.page_size > 0) {
+          EXPECT_LE(page.size(), query.page_size);
+        }
         all.insert(all.end(), page.begin(), page.end());
         ++*pages;
       });
@@ -214,7 +216,7 @@ TEST_F(ServerSourceTest, ReadsTheStoresRecordsPageByPage) {
     for (uint32_t page_size : {0u, 1u}) {
       SCOPED_TRACE(::testing::Message()
                    << "best_only " << best_only << ", page_size " << page_size);
-      dashboard::RecordQuery query;
+      data_source::RecordQuery query;
       query.device_key = kKey;
       query.best_only = best_only;
       query.page_size = page_size;
@@ -231,7 +233,7 @@ TEST_F(ServerSourceTest, ReadsTheStoresRecordsPageByPage) {
   }
   // Every record is of job 1, the one with finished trials: at least its
   // two OK and its COMPILE_ERROR.
-  dashboard::RecordQuery all;
+  data_source::RecordQuery all;
   all.best_only = false;
   int pages = 0;
   const std::vector<TuningRecord> records = AllRecords(*source_, all, &pages);

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "dashboard/data_source.h"
 #include "dashboard/http_server.h"
+#include "data_source/data_source.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -99,9 +99,11 @@ TEST(CheckStateChange, TakesOnlyJsonFromTheSameOrigin) {
   }
 }
 
-class Empty final : public DataSource {
+class Empty final : public data_source::DataSource {
  public:
-  absl::StatusOr<FleetView> Fleet() override { return FleetView{}; }
+  absl::StatusOr<data_source::FleetView> Fleet() override {
+    return data_source::FleetView{};
+  }
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t) override {
     tunefleet::v1::JobProgress p;

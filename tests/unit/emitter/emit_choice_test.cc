@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/files.h"
+#include "dashboard/store_source.h"
 #include "emitter/choice.h"
 #include "emitter/emitter.h"
 #include "gtest/gtest.h"
@@ -66,7 +67,7 @@ class EmitChoice : public testing::DeviceStoreTest {
   // The one entry of the key (the tests record one workload); nullopt,
   // with a failure, otherwise.
   std::optional<EntryChoice> OnlyEntry() {
-    StoreRecords records(store_);
+    dashboard::StoreDataSource records(store_);
     auto choices = ChooseEntries(records, "dev");
     EXPECT_TRUE(choices.ok()) << choices.status();
     if (!choices.ok()) return std::nullopt;
@@ -85,7 +86,7 @@ class EmitChoice : public testing::DeviceStoreTest {
   }
 
   absl::StatusOr<EmitSummary> Emit() {
-    StoreRecords records(store_);
+    dashboard::StoreDataSource records(store_);
     return EmitLibrary(records, {{"dev"}, out_});
   }
   // Emits the library, which must succeed, skip nothing and hold one
