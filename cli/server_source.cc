@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<JobProgress>> ServerDataSource::Jobs(int64_t limit) {
   std::vector<JobProgress> jobs;
   TUNEFLEET_RETURN_IF_ERROR(
       ForEachPage(*tuning_.stub, &tunefleet::v1::TuningService::Stub::ListJobs,
-                  "ListJobs", tuning_.server, request, absl::InfiniteDuration(),
+                  "ListJobs", tuning_.server, request, kCallDeadline,
                   [&](const tunefleet::v1::ListJobsResponse& page) {
                     for (const JobProgress& p : page.jobs()) {
                       if (jobs.size() < wanted) jobs.push_back(p);
@@ -128,7 +128,7 @@ absl::StatusOr<std::vector<TuningRecord>> ServerDataSource::Trials(
     int64_t taken = 0;  // of this job: its first `limit` are enough
     TUNEFLEET_RETURN_IF_ERROR(ForEachPage(
         *tuning_.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
-        "QueryRecords", tuning_.server, request, absl::InfiniteDuration(),
+        "QueryRecords", tuning_.server, request, kCallDeadline,
         [&](const tunefleet::v1::QueryRecordsResponse& page) {
           for (const TuningRecord& r : page.records()) {
             // A cancelled trial is no measurement (as the store's reader).
@@ -168,7 +168,7 @@ absl::Status ServerDataSource::Records(const data_source::RecordQuery& query,
   std::vector<TuningRecord> records;
   return ForEachPage(
       *tuning_.stub, &tunefleet::v1::TuningService::Stub::QueryRecords,
-      "QueryRecords", tuning_.server, request, absl::InfiniteDuration(),
+      "QueryRecords", tuning_.server, request, kCallDeadline,
       [&](const tunefleet::v1::QueryRecordsResponse& response) {
         records.assign(response.records().begin(), response.records().end());
         if (!records.empty()) page(records);

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/common.h"
 #include "client/channel.h"
 #include "data_source/data_source.h"
@@ -23,8 +25,13 @@
 
 namespace tunefleet::cli {
 
-// Every call is one RPC or a few (pages), each failure as FromGrpc words
-// it (naming the server). Thread-safe (gRPC stubs are).
+// How long one call to the server may take (a page of a list call counts
+// as one); WatchJob's stream has no deadline.
+inline constexpr absl::Duration kCallDeadline = absl::Seconds(60);
+
+// Every call is one RPC or a few (pages), each with kCallDeadline
+// (DEADLINE_EXCEEDED past it), each failure as FromGrpc words it (naming
+// the server). Thread-safe (gRPC stubs are).
 class ServerDataSource : public data_source::DataSource {
  public:
   // Dials the server at `address` (HOST:PORT) with the connection flags'
@@ -87,6 +94,7 @@ class ServerDataSource : public data_source::DataSource {
           grpc::ClientContext*, const Request&, Response*),
       const Request& request) {
     grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
     Response response;
     absl::Status status = FromGrpc(
         ((*tuning_.stub).*rpc)(&context, request, &response), tuning_.server);
