@@ -15,7 +15,7 @@
 #include "cli/table_text.h"
 #include "contract/json.h"
 #include "kernels_templates/workload.h"
-#include "tunefleet/v1/tuning.grpc.pb.h"
+#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::cli {
 namespace {
@@ -44,6 +44,32 @@ std::string Indented(const std::string& text, absl::string_view indent) {
     if (c == '\n') out.append(indent.data(), indent.size());
   }
   return out;
+}
+
+// The device keys of the server or the database file (DataSource::Fleet)
+// as the contract's DeviceStatus: a server's with its connected agents, a
+// file's with none.
+absl::StatusOr<std::vector<tunefleet::v1::DeviceStatus>> ReadDevices(
+    const DevicesOptions& o) {
+  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
+                             OpenDataSource({o.server, o.connection, o.db}));
+  TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet, source->Fleet());
+  std::vector<tunefleet::v1::DeviceStatus> devices;
+  for (const data_source::DeviceView& view : fleet.devices) {
+    tunefleet::v1::DeviceStatus& d = devices.emplace_back();
+    d.set_device_key(view.device_key);
+    *d.mutable_device() = view.device;
+    d.set_connected_agents(view.connected_agents);
+    for (const data_source::AgentView& agent : fleet.agents) {
+      if (agent.connected && agent.device_key == view.device_key) {
+        d.add_agent_names(agent.name);
+      }
+    }
+    for (const tunefleet::v1::DriverRevision& r : view.driver_revisions) {
+      *d.add_driver_revisions() = r;
+    }
+  }
+  return devices;
 }
 
 }  // namespace
@@ -161,29 +187,12 @@ void AddDevicesOptions(CLI::App* cmd, DevicesOptions& o) {
 }
 
 int RunDevices(const DevicesOptions& o) {
+  absl::StatusOr<std::vector<tunefleet::v1::DeviceStatus>> devices =
+      ReadDevices(o);
+  if (!devices.ok()) return ReportError("devices", devices.status());
   tunefleet::v1::ListDevicesResponse response;
-  if (!o.server.empty()) {
-    absl::StatusOr<TuningClient> tuning = DialServer(o.server, o.connection);
-    if (!tuning.ok()) return ReportError("devices", tuning.status());
-    grpc::ClientContext context;
-    absl::Status s =
-        FromGrpc(tuning->stub->ListDevices(
-                     &context, tunefleet::v1::ListDevicesRequest(), &response),
-                 tuning->server);
-    if (!s.ok()) return ReportError("devices", s);
-  } else {
-    auto store = OpenDatabase(o.db);
-    if (!store.ok()) return ReportError("devices", store.status());
-    auto devices = (*store)->ListDevices();
-    if (!devices.ok()) return ReportError("devices", devices.status());
-    for (auto& [key, info] : *devices) {
-      auto* d = response.add_devices();
-      d->set_device_key(key);
-      *d->mutable_device() = info;
-      auto revisions = (*store)->DriverRevisions(key);
-      if (!revisions.ok()) return ReportError("devices", revisions.status());
-      for (auto& r : *revisions) *d->add_driver_revisions() = std::move(r);
-    }
+  for (tunefleet::v1::DeviceStatus& d : *devices) {
+    *response.add_devices() = std::move(d);
   }
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
