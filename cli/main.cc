@@ -7,11 +7,14 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/guarded_main.h"
 #include "base/version.h"
 #include "cli/backup_command.h"
 #include "cli/common.h"
@@ -51,9 +54,9 @@ void Register(CLI::App& app, std::vector<Command>& commands, const char* name,
   commands.push_back({cmd, [options, run] { return run(*options); }});
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The command line parsed and its one subcommand run; returns the exit
+// code.
+int RunCommandLine(int argc, char** argv) {
   // Every RPC failure reaches the user as one translated message
   // (client/rpc_error.h); gRPC's own log lines (handshake errors and the
   // like) would repeat it in its words. GRPC_VERBOSITY set by the user wins.
@@ -188,4 +191,16 @@ int main(int argc, char** argv) {
     if (*command.cmd) return command.run();
   }
   return cli::kExitBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tunefleet::base::GuardedMain(
+      [&] { return RunCommandLine(argc, argv); },
+      [&](const char* what) {
+        return tunefleet::cli::ReportError(
+            argc > 1 ? argv[1] : "tunefleet",
+            absl::InternalError(absl::StrCat("unexpected: ", what)));
+      });
 }

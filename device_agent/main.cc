@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/guarded_main.h"
 #include "base/version.h"
 #include "client/channel.h"
 #include "contract/device_info_json.h"
@@ -254,12 +255,9 @@ int Serve(ServeFlags& f) {
   return 0;
 }
 
-}  // namespace
-}  // namespace tunefleet::device_agent
-
-int main(int argc, char** argv) {
-  // main only:
-  using namespace tunefleet::device_agent;  // NOLINT(build/namespaces)
+// The agent, its `measure` command or one of its child processes (the
+// worker, a model run); returns the exit code.
+int RunAgent(int argc, char** argv) {
   if (IsChildInvocation(argc, argv, kWorkerFlag)) {
     return RunWorkerMain(argc, argv);
   }
@@ -300,4 +298,16 @@ int main(int argc, char** argv) {
       tunefleet::measure::ParsePrefetch(flags.prefetch);
   if (flags.info_only) return PrintInfo(flags);
   return Serve(flags);
+}
+
+}  // namespace
+}  // namespace tunefleet::device_agent
+
+int main(int argc, char** argv) {
+  return tunefleet::base::GuardedMain(
+      [&] { return tunefleet::device_agent::RunAgent(argc, argv); },
+      [](const char* what) {
+        return tunefleet::device_agent::Fail(
+            absl::InternalError(absl::StrCat("unexpected: ", what)), 1);
+      });
 }

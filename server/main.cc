@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "auth/tokens.h"
+#include "base/guarded_main.h"
 #include "base/status_macros.h"
 #include "base/version.h"
 #include "bundle/keys.h"
@@ -228,9 +229,9 @@ void HandleSignals(sigset_t signals, Server& server,
   server.Shutdown();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The daemon: its flags parsed, then served until a signal stops it;
+// returns the exit code.
+int RunServer(int argc, char** argv) {
   // Debian's Abseil checks every Mutex acquisition for lock-order cycles
   // (a graph kept per lock); the daemon's hot path takes several locks per
   // trial. Tests keep the check.
@@ -267,4 +268,15 @@ int main(int argc, char** argv) {
   (*server)->Wait();
   tunefleet::logging::Info("tunefleet-server: stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return tunefleet::base::GuardedMain(
+      [&] { return RunServer(argc, argv); },
+      [](const char* what) {
+        tunefleet::logging::Error("tunefleet-server: unexpected: {}", what);
+        return 1;
+      });
 }

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "base/files.h"
+#include "base/guarded_main.h"
 #include "base/hash.h"
 #include "base/host_port.h"
 #include "base/json_limits.h"
@@ -26,6 +28,25 @@ std::string TestDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// GuardedMain: run()'s exit code, or report()'s with the exception's
+// what() when run() throws.
+TEST(GuardedMain, ReturnsRunsCodeOrReportsWhatItThrew) {
+  std::string reported;
+  auto report = [&reported](const char* what) {
+    reported = what;
+    return 7;
+  };
+  EXPECT_EQ(GuardedMain([] { return 3; }, report), 3);
+  EXPECT_EQ(reported, "");
+  EXPECT_EQ(
+      GuardedMain([]() -> int { throw std::runtime_error("no such flag"); },
+                  report),
+      7);
+  EXPECT_EQ(reported, "no such flag");
+  EXPECT_EQ(GuardedMain([]() -> int { throw 42; }, report), 7);
+  EXPECT_EQ(reported, "an unknown exception");
 }
 
 TEST(Hash, Sha256MatchesFips180Vectors) {
