@@ -22,6 +22,7 @@ absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::StoredJob> tasks,
                                store.ModelTaskJobs(job_id));
     std::vector<int64_t> ids;
+    ids.reserve(tasks.size());
     for (const store::StoredJob& task : tasks) ids.push_back(task.id);
     return ids;
   }
@@ -119,6 +120,7 @@ absl::Status StoreDataSource::Records(const data_source::RecordQuery& query,
 absl::StatusOr<std::vector<std::string>> StoreDataSource::DeviceKeys() {
   TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
   std::vector<std::string> keys;
+  keys.reserve(devices.size());
   for (const auto& [key, info] : devices) keys.push_back(key);
   return keys;
 }

@@ -169,6 +169,7 @@ class FixedSource : public DataSource {
 
 std::vector<std::string> Workloads(const std::vector<TuningRecord>& records) {
   std::vector<std::string> out;
+  out.reserve(records.size());
   for (const TuningRecord& r : records) {
     out.push_back(r.workload_key() + "/" + r.template_name() + "@" +
                   std::to_string(r.trial_id()));
