@@ -11,12 +11,12 @@
 #include "kernels_templates/spec/expression_functions.h"
 
 namespace tunefleet::templates {
-namespace {
 
 // A function of expressions: its name there, its name in
 // expression_functions.h, and the implementation for its arity (one
-// argument, two, or any number).
-struct Function {
+// argument, two, or any number). Outside the anonymous namespace: Op,
+// which ExpressionSet::Program holds, points at one.
+struct ExpressionFunction {
   const char* name;
   const char* cxx;
   double (*f1)(double) = nullptr;
@@ -24,10 +24,12 @@ struct Function {
   double (*fn)(const double*, int) = nullptr;
 };
 
+namespace {
+
 using Multi = double (*)(const double*, int);
 namespace fx = tunefleet_expr;
 
-const Function kFunctions[] = {
+const ExpressionFunction kFunctions[] = {
     {"abs", "Abs", fx::Abs},
     {"ceil", "Ceil", fx::Ceil},
     {"floor", "Floor", fx::Floor},
@@ -59,21 +61,21 @@ const Function kFunctions[] = {
     {"avg", "Avg", nullptr, nullptr, static_cast<Multi>(fx::Avg)},
 };
 // Operators muParser compiles to function calls.
-const Function kModulo = {"%", "Mod", nullptr, fx::Mod};
-const Function kMinus = {"-", "Neg", fx::Neg};
-const Function kPlus = {"+", "Plus", fx::Plus};
+const ExpressionFunction kModulo = {"%", "Mod", nullptr, fx::Mod};
+const ExpressionFunction kMinus = {"-", "Neg", fx::Neg};
+const ExpressionFunction kPlus = {"+", "Plus", fx::Plus};
 
 // The entry whose implementation `raw` is, or null.
-const Function* FindFunction(mu::erased_fun_type raw) {
-  auto same = [raw](const Function& f) {
+const ExpressionFunction* FindFunction(mu::erased_fun_type raw) {
+  auto same = [raw](const ExpressionFunction& f) {
     return raw == reinterpret_cast<mu::erased_fun_type>(f.f1) ||
            raw == reinterpret_cast<mu::erased_fun_type>(f.f2) ||
            raw == reinterpret_cast<mu::erased_fun_type>(f.fn);
   };
-  for (const Function* f : {&kModulo, &kMinus, &kPlus}) {
+  for (const ExpressionFunction* f : {&kModulo, &kMinus, &kPlus}) {
     if (same(*f)) return f;
   }
-  for (const Function& f : kFunctions) {
+  for (const ExpressionFunction& f : kFunctions) {
     if (same(f)) return &f;
   }
   return nullptr;
@@ -126,7 +128,7 @@ struct Op {
   int arg = 0;
   union {
     double value = 0;    // kConst, or a kConstant operand
-    const Function* fn;  // kCall1, kCall2, kCallN
+    const ExpressionFunction* fn;  // kCall1, kCall2, kCallN
   };
 
   bool binary() const { return code >= kLe && code <= kOr; }
@@ -180,7 +182,7 @@ class ExpressionSet::Compiler {
     parser_.EnableOptimizer(false);  // keeps one token per source operation
     parser_.ClearFun();
     parser_.ClearInfixOprt();
-    for (const Function& f : kFunctions) {
+    for (const ExpressionFunction& f : kFunctions) {
       if (f.f1 != nullptr) parser_.DefineFun(f.name, f.f1);
       if (f.f2 != nullptr) parser_.DefineFun(f.name, f.f2);
       if (f.fn != nullptr) parser_.DefineFun(f.name, f.fn);
