@@ -62,7 +62,7 @@
 #include "cli/model_plans.h"
 #include "cli/server_source.h"
 #include "dashboard/store_source.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "model_run/model_runner.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"

@@ -136,7 +136,7 @@ void AddEmitOptions(CLI::App* cmd, EmitOptions& o) {
       ->excludes(db);
   cmd->add_option("--page-size", o.page_size,
                   "with --server: records (and jobs) per page asked of the "
-                  "server (default: the server's)")
+                  "server (default: the server's for records, 1000 jobs)")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--device-key", o.device_keys,
                   "device key to include (repeat for several; default: the "

@@ -199,8 +199,12 @@ int main(int argc, char** argv) {
   return tunefleet::base::GuardedMain(
       [&] { return RunCommandLine(argc, argv); },
       [&](const char* what) {
+        // Named by its subcommand, the first word that is not a flag.
+        const char* command = "";
+        for (int i = 1; i < argc && command[0] == '\0'; ++i) {
+          if (argv[i][0] != '-') command = argv[i];
+        }
         return tunefleet::cli::ReportError(
-            argc > 1 ? argv[1] : "tunefleet",
-            absl::InternalError(absl::StrCat("unexpected: ", what)));
+            command, absl::InternalError(absl::StrCat("unexpected: ", what)));
       });
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "model_runtime/model_plan.h"
 #include "onnx_import/model_graph.h"
 #include "onnx_import/onnx_import.h"

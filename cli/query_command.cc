@@ -46,21 +46,29 @@ std::string Indented(const std::string& text, absl::string_view indent) {
   return out;
 }
 
-// The device keys of the server or the database file (DataSource::Fleet)
-// as the contract's DeviceStatus: a server's with its connected agents, a
-// file's with none.
+// The device keys of the server or the database file as the contract's
+// DeviceStatus (DataSource::Devices), with the names of the agents
+// connected now (Fleet(), read only where some are: a server's).
 absl::StatusOr<std::vector<tunefleet::v1::DeviceStatus>> ReadDevices(
     const DevicesOptions& o) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
                              OpenDataSource({o.server, o.connection, o.db}));
-  TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet, source->Fleet());
+  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<data_source::DeviceView> views,
+                             source->Devices());
+  std::vector<data_source::AgentView> agents;
+  if (std::any_of(views.begin(), views.end(),
+                  [](const auto& v) { return v.connected_agents > 0; })) {
+    TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet, source->Fleet());
+    agents = std::move(fleet.agents);
+  }
   std::vector<tunefleet::v1::DeviceStatus> devices;
-  for (const data_source::DeviceView& view : fleet.devices) {
+  devices.reserve(views.size());
+  for (const data_source::DeviceView& view : views) {
     tunefleet::v1::DeviceStatus& d = devices.emplace_back();
     d.set_device_key(view.device_key);
     *d.mutable_device() = view.device;
     d.set_connected_agents(view.connected_agents);
-    for (const data_source::AgentView& agent : fleet.agents) {
+    for (const data_source::AgentView& agent : agents) {
       if (agent.connected && agent.device_key == view.device_key) {
         d.add_agent_names(agent.name);
       }
@@ -190,13 +198,9 @@ int RunDevices(const DevicesOptions& o) {
   absl::StatusOr<std::vector<tunefleet::v1::DeviceStatus>> devices =
       ReadDevices(o);
   if (!devices.ok()) return ReportError("devices", devices.status());
-  tunefleet::v1::ListDevicesResponse response;
-  for (tunefleet::v1::DeviceStatus& d : *devices) {
-    *response.add_devices() = std::move(d);
-  }
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : response.devices()) {
+    for (const auto& d : *devices) {
       list.push_back(contract::ContractJson(d));
     }
     std::cout << list.dump(2, ' ', false,
@@ -205,7 +209,7 @@ int RunDevices(const DevicesOptions& o) {
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& d : response.devices()) {
+  for (const auto& d : *devices) {
     rows.push_back({d.device_key(), d.device().device_name(),
                     absl::StrCat(d.connected_agents()),
                     d.device().driver_version()});
@@ -214,7 +218,7 @@ int RunDevices(const DevicesOptions& o) {
                            {false, false, true, false});
   // Keys with more than one driver: each revision and its re-validation.
   std::vector<std::vector<std::string>> revisions;
-  for (const auto& d : response.devices()) {
+  for (const auto& d : *devices) {
     if (d.driver_revisions_size() < 2) continue;
     for (const auto& r : d.driver_revisions()) {
       const bool first = r.revision() == 1;

@@ -1,6 +1,7 @@
 // `tunefleet query`: tuning records from a database file (--db) or a
 // running server (--server); the best record per device key and workload
-// unless --all. `tunefleet devices` lists the fleet of a server.
+// unless --all. `tunefleet devices` lists the device keys of a server or
+// a database file.
 #ifndef TUNEFLEET_CLI_QUERY_COMMAND_H_
 #define TUNEFLEET_CLI_QUERY_COMMAND_H_
 

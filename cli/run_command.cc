@@ -20,7 +20,7 @@
 #include "cli/common.h"
 #include "cli/model_plans.h"
 #include "cli/server_source.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "model_run/model_runner.h"
 #include "model_run_remote/remote_runner.h"
 #include "model_runtime/plan_format.h"

@@ -19,6 +19,9 @@ using tunefleet::v1::TuningRecord;
 
 // The most a server sends in one page (tuning.proto).
 constexpr uint32_t kMaxPageSize = 10000;
+// Jobs per ListJobs page when no page size is given: fewer than the most,
+// so that each page of a long history comes well within kCallDeadline.
+constexpr uint32_t kJobsPage = 1000;
 
 class EmptyRecords : public data_source::RecordReader {
  public:
@@ -88,7 +91,7 @@ absl::StatusOr<std::vector<JobProgress>> ServerDataSource::Jobs(int64_t limit) {
                                   : std::numeric_limits<size_t>::max();
   tunefleet::v1::ListJobsRequest request;
   request.set_page_size(static_cast<uint32_t>(
-      std::min<size_t>(page_size_ == 0 ? kMaxPageSize : page_size_, wanted)));
+      std::min<size_t>(page_size_ == 0 ? kJobsPage : page_size_, wanted)));
   std::vector<JobProgress> jobs;
   TUNEFLEET_RETURN_IF_ERROR(
       ForEachPage(*tuning_.stub, &tunefleet::v1::TuningService::Stub::ListJobs,

@@ -1,7 +1,7 @@
 // The DataSource (data_source/data_source.h) over a tunefleet-server's
 // TuningService (gRPC): what `tunefleet jobs --server`, `watch`, `cancel`,
-// `query`, `emit` and `run` read and do through, as the commands that read
-// a database file go through dashboard::StoreDataSource
+// `query`, `devices`, `emit` and `run` read and do through, as the
+// commands that read a database file go through dashboard::StoreDataSource
 // (dashboard/store_source.h). OpenDataSource picks one of the two from the
 // flags.
 #ifndef TUNEFLEET_CLI_SERVER_SOURCE_H_
@@ -36,7 +36,7 @@ class ServerDataSource : public data_source::DataSource {
  public:
   // Dials the server at `address` (HOST:PORT) with the connection flags'
   // `files`. `page_size`: jobs per ListJobs request in Jobs() (1 ..
-  // 10,000; 0: as many as are still wanted, at most the server's page).
+  // 10,000; 0: 1,000, or as many as are still wanted when fewer).
   // `record_page_size`: records per QueryRecords request in Records() for
   // a query that names none (`emit --page-size`; 0: the server's default).
   // Errors: client::ConnectionTo's.

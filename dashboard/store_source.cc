@@ -32,14 +32,22 @@ absl::StatusOr<std::vector<int64_t>> TrialJobIds(store::Store& store,
 
 }  // namespace
 
-absl::StatusOr<data_source::FleetView> StoreDataSource::Fleet() {
-  data_source::FleetView fleet;
+absl::StatusOr<std::vector<data_source::DeviceView>>
+StoreDataSource::Devices() {
   TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
+  std::vector<data_source::DeviceView> views;
+  views.reserve(devices.size());
   for (auto& [key, info] : devices) {
     TUNEFLEET_ASSIGN_OR_RETURN(std::vector<tunefleet::v1::DriverRevision> revs,
                                store_->DriverRevisions(key));
-    fleet.devices.push_back({key, std::move(info), 0, std::move(revs)});
+    views.push_back({key, std::move(info), 0, std::move(revs)});
   }
+  return views;
+}
+
+absl::StatusOr<data_source::FleetView> StoreDataSource::Fleet() {
+  data_source::FleetView fleet;
+  TUNEFLEET_ASSIGN_OR_RETURN(fleet.devices, Devices());
   TUNEFLEET_ASSIGN_OR_RETURN(std::vector<store::AgentTrialCounts> agents,
                              store_->AgentTrials());
   for (store::AgentTrialCounts& a : agents) {

@@ -1,6 +1,7 @@
-// The dashboard's data from a database file alone: `tunefleet dashboard
-// --db`, `tunefleet report`, `tunefleet jobs --db` and `tunefleet watch
-// --db` read through it, and the daemon's live source
+// The data of a database file alone: `tunefleet dashboard --db`, `report`,
+// and `jobs`, `watch`, `query`, `devices`, `emit` and `run` with `--db`
+// read through it; the server builds its model jobs' plans from it
+// (server/model_measure.cc), and its live dashboard source
 // (server/http_frontend.h) extends it.
 #ifndef TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
 #define TUNEFLEET_DASHBOARD_STORE_SOURCE_H_
@@ -31,6 +32,9 @@ class StoreDataSource : public data_source::DataSource {
       : store_(store.get()), owned_(std::move(store)) {}
 
   absl::StatusOr<data_source::FleetView> Fleet() override;
+  // The devices and their driver revisions, without Fleet()'s count of
+  // every agent's trials (a scan of the trials).
+  absl::StatusOr<std::vector<data_source::DeviceView>> Devices() override;
   absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
       int64_t limit) override;
   absl::StatusOr<tunefleet::v1::JobProgress> Job(int64_t job_id) override;

@@ -26,7 +26,7 @@ absl::StatusOr<std::vector<TuningRecord>> RecordReader::BestRecordsOnDriver(
 using TaskKey = std::tuple<std::string, std::string, std::string>;
 
 struct DataSource::Snapshot {
-  std::optional<FleetView> fleet;
+  std::optional<std::vector<DeviceView>> devices;
   // Records by (device key, best only).
   std::map<std::pair<std::string, bool>, std::vector<TuningRecord>> records;
   // The fastest naive reference time per task, in ns.
@@ -57,18 +57,24 @@ absl::StatusOr<tunefleet::v1::JobProgress> DataSource::PollJob(
   }
 }
 
-absl::StatusOr<const FleetView*> DataSource::SnapshotFleet() {
-  if (!snapshot_->fleet.has_value()) {
-    TUNEFLEET_ASSIGN_OR_RETURN(FleetView fleet, Fleet());
-    snapshot_->fleet = std::move(fleet);
+absl::StatusOr<std::vector<DeviceView>> DataSource::Devices() {
+  TUNEFLEET_ASSIGN_OR_RETURN(FleetView fleet, Fleet());
+  return std::move(fleet.devices);
+}
+
+absl::StatusOr<const std::vector<DeviceView>*> DataSource::SnapshotDevices() {
+  if (!snapshot_->devices.has_value()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(std::vector<DeviceView> devices, Devices());
+    snapshot_->devices = std::move(devices);
   }
-  return &*snapshot_->fleet;
+  return &*snapshot_->devices;
 }
 
 absl::StatusOr<const DeviceView*> DataSource::SnapshotDevice(
     const std::string& key) {
-  TUNEFLEET_ASSIGN_OR_RETURN(const FleetView* fleet, SnapshotFleet());
-  for (const DeviceView& d : fleet->devices) {
+  TUNEFLEET_ASSIGN_OR_RETURN(const std::vector<DeviceView>* devices,
+                             SnapshotDevices());
+  for (const DeviceView& d : *devices) {
     if (d.device_key == key) return &d;
   }
   return absl::NotFoundError(absl::StrCat("no device with key '", key, "'"));
@@ -93,9 +99,11 @@ absl::StatusOr<const std::vector<TuningRecord>*> DataSource::SnapshotRecords(
 
 absl::StatusOr<std::vector<std::string>> DataSource::DeviceKeys() {
   absl::MutexLock lock(&snapshot_mu_);
-  TUNEFLEET_ASSIGN_OR_RETURN(const FleetView* fleet, SnapshotFleet());
+  TUNEFLEET_ASSIGN_OR_RETURN(const std::vector<DeviceView>* devices,
+                             SnapshotDevices());
   std::vector<std::string> keys;
-  for (const DeviceView& d : fleet->devices) {
+  keys.reserve(devices->size());
+  for (const DeviceView& d : *devices) {
     keys.push_back(d.device_key);
   }
   return keys;
@@ -111,11 +119,10 @@ absl::StatusOr<tunefleet::v1::DeviceInfo> DataSource::GetDevice(
 absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
 DataSource::DriverRevisions(const std::string& key) {
   absl::MutexLock lock(&snapshot_mu_);
+  // Devices()' own errors pass; only an unknown key has no revisions.
+  TUNEFLEET_RETURN_IF_ERROR(SnapshotDevices().status());
   absl::StatusOr<const DeviceView*> device = SnapshotDevice(key);
-  if (absl::IsNotFound(device.status())) {
-    return std::vector<tunefleet::v1::DriverRevision>();
-  }
-  if (!device.ok()) return device.status();
+  if (!device.ok()) return std::vector<tunefleet::v1::DriverRevision>();
   return (*device)->driver_revisions;
 }
 

@@ -1,5 +1,5 @@
 // What tunefleet's readers read, behind one interface: the web dashboard
-// and the CLI's `jobs`, `watch`, `query`, `cancel`, `report` and
+// and the CLI's `jobs`, `watch`, `query`, `devices`, `cancel`, `report` and
 // `dashboard` (jobs, trials, the fleet, records) and the library emitter,
 // `emit` and `run` (a device key's best records, RecordReader). Sources:
 //
@@ -74,7 +74,9 @@ struct RecordQuery {
   std::string device_key;  // "": every device key
   int64_t job_id = 0;      // 0: every job
   bool best_only = true;   // the best record of each (device key, workload)
-  // Records per page, 1 .. 10,000; 0: the source's default (1,000).
+  // Records per page, 1 .. 10,000; 0: the source's default (a database
+  // file's: 1,000; a server source's: its record page size, else the
+  // server's default).
   uint32_t page_size = 0;
 };
 
@@ -141,7 +143,13 @@ class DataSource : public RecordReader {
   DataSource();
   ~DataSource() override;
 
+  // The device keys and the agents (the fleet page, `tunefleet devices`).
+  // Errors: the source's.
   virtual absl::StatusOr<FleetView> Fleet() = 0;
+  // Fleet()'s devices alone, where the agents cost a read of their own (a
+  // database file counts each agent's trials); the default reads Fleet().
+  // Errors: the source's.
+  virtual absl::StatusOr<std::vector<DeviceView>> Devices();
   // The newest `limit` jobs and model jobs (0: all), newest first, without
   // model jobs' per-task progress.
   virtual absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> Jobs(
@@ -186,11 +194,13 @@ class DataSource : public RecordReader {
   // RecordReader, from the reads above, each read once per source and kept:
   // a snapshot, for a command's short life (`emit --server`, `run
   // --server`). A source that answers these itself (a database) overrides
-  // them. Errors: those of the reads.
+  // them. Errors: those of the reads. They hold a lock while they read, so
+  // Devices(), Jobs() and Records() must not call them (a deadlock);
+  // concurrent callers wait for each other's reads.
   //
-  // The keys of Fleet()'s devices, in its order.
+  // The keys of Devices(), in its order.
   absl::StatusOr<std::vector<std::string>> DeviceKeys() override;
-  // The DeviceInfo of Fleet()'s device `key`. Errors: NOT_FOUND "no device
+  // The DeviceInfo of Devices()' device `key`. Errors: NOT_FOUND "no device
   // with key '<key>'".
   absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
       const std::string& key) override;
@@ -206,7 +216,7 @@ class DataSource : public RecordReader {
   // "template <name> v<version> is not in this build".
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version) override;
-  // The driver revisions of Fleet()'s device `key`; empty for an unknown
+  // The driver revisions of Devices()' device `key`; empty for an unknown
   // key.
   absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
       const std::string& key) override;
@@ -221,11 +231,11 @@ class DataSource : public RecordReader {
  private:
   struct Snapshot;  // what the RecordReader defaults have read
 
-  // The snapshot's Fleet(), read first if need be. Errors: Fleet()'s.
-  absl::StatusOr<const FleetView*> SnapshotFleet()
+  // The snapshot's Devices(), read first if need be. Errors: Devices()'.
+  absl::StatusOr<const std::vector<DeviceView>*> SnapshotDevices()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   // The snapshot's device of `key`. Errors: NOT_FOUND "no device with key
-  // '<key>'"; Fleet()'s.
+  // '<key>'"; Devices()'.
   absl::StatusOr<const DeviceView*> SnapshotDevice(const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
   // The snapshot's records of `key` (its best ones, or every measured
@@ -235,7 +245,7 @@ class DataSource : public RecordReader {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_);
 
   absl::Mutex snapshot_mu_;
-  std::unique_ptr<Snapshot> snapshot_ ABSL_GUARDED_BY(snapshot_mu_);
+  std::unique_ptr<Snapshot> snapshot_ ABSL_PT_GUARDED_BY(snapshot_mu_);
 };
 
 }  // namespace tunefleet::data_source

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "kernels_templates/kernel_template.h"
 #include "kernels_templates/workload.h"
 #include "tunefleet/v1/common.pb.h"

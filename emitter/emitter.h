@@ -6,23 +6,19 @@
 // and launches as C++ translated from their specs (shape_code.h), so that
 // any shape runs with the config of the nearest tuned one. Records come
 // from a data_source::RecordReader: a database's, or a server's through
-// the CLI. A
-// template's scratch buffers (fill = "zero") are not the caller's: exact
-// entries list them as scratch arguments with their size in bytes, which
-// the library's runtime allocates per command queue; shape-generic
-// templates with scratch are emitted as exact entries only. Nothing here
-// depends on a template's name.
+// the CLI. A template's scratch buffers (fill = "zero") are not the
+// caller's: exact entries list them as scratch arguments with their size
+// in bytes, which the library's runtime allocates per command queue;
+// shape-generic templates with scratch are emitted as exact entries only.
+// Nothing here depends on a template's name.
 #ifndef TUNEFLEET_EMITTER_EMITTER_H_
 #define TUNEFLEET_EMITTER_EMITTER_H_
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "data_source/data_source.h"
-#include "tunefleet/v1/common.pb.h"
-#include "tunefleet/v1/tuning.pb.h"
 
 namespace tunefleet::emitter {
 

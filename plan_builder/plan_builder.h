@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "model_runtime/model_plan.h"
 #include "onnx_import/model_graph.h"
 

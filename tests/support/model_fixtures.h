@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "emitter/emitter.h"
+#include "data_source/data_source.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "kernels_templates/workload.h"

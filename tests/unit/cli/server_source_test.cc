@@ -7,6 +7,7 @@
 #include "cli/server_source.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ class ServerSourceTest : public ::testing::Test {
       ASSERT_TRUE(id.ok()) << id.status();
       job_ids_.push_back(*id);
     }
+    // Two naive reference runs of the one task: the fastest is its
+    // reference time.
+    ASSERT_TRUE(store->SetJobReference(job_ids_[0], 7000).ok());
+    ASSERT_TRUE(store->SetJobReference(job_ids_[1], 5000).ok());
     absl::StatusOr<std::vector<int64_t>> trials = store->InsertTrials(
         job_ids_[1], {{0, "c0"}, {1, "c1"}, {2, "c2"}, {3, "c3"}, {4, "c4"}});
     ASSERT_TRUE(trials.ok()) << trials.status();
@@ -239,6 +244,59 @@ TEST_F(ServerSourceTest, ReadsTheStoresRecordsPageByPage) {
   const std::vector<TuningRecord> records = AllRecords(*source_, all, &pages);
   EXPECT_GE(records.size(), 3u);
   for (const TuningRecord& r : records) EXPECT_EQ(r.job_id(), job_ids_[1]);
+}
+
+// The emitter's reads (data_source::RecordReader) through the server,
+// DataSource's defaults over its reads, answer as the store's own do.
+TEST_F(ServerSourceTest, RecordReadsAnswerAsTheStoresOwn) {
+  absl::StatusOr<std::vector<std::string>> keys = source_->DeviceKeys();
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  absl::StatusOr<std::vector<std::string>> stored_keys = stored_->DeviceKeys();
+  ASSERT_TRUE(stored_keys.ok()) << stored_keys.status();
+  EXPECT_EQ(*keys, *stored_keys);
+  EXPECT_EQ(*keys, std::vector<std::string>{kKey});
+
+  absl::StatusOr<tunefleet::v1::DeviceInfo> device = source_->GetDevice(kKey);
+  ASSERT_TRUE(device.ok()) << device.status();
+  absl::StatusOr<tunefleet::v1::DeviceInfo> stored_device =
+      stored_->GetDevice(kKey);
+  ASSERT_TRUE(stored_device.ok()) << stored_device.status();
+  EXPECT_TRUE(MessageDifferencer::Equals(*device, *stored_device))
+      << device->DebugString() << "want:\n"
+      << stored_device->DebugString();
+  EXPECT_EQ(source_->GetDevice("no-such-key").status().code(),
+            absl::StatusCode::kNotFound);
+
+  absl::StatusOr<std::vector<TuningRecord>> best = source_->BestRecords(kKey);
+  ASSERT_TRUE(best.ok()) << best.status();
+  absl::StatusOr<std::vector<TuningRecord>> stored_best =
+      stored_->BestRecords(kKey);
+  ASSERT_TRUE(stored_best.ok()) << stored_best.status();
+  ASSERT_FALSE(stored_best->empty());
+  ExpectSameMessages(*best, *stored_best);
+
+  for (const TuningRecord& r : *stored_best) {
+    absl::StatusOr<std::optional<double>> reference =
+        source_->ReferenceTime(kKey, r.workload_key(), r.template_name());
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    absl::StatusOr<std::optional<double>> stored_reference =
+        stored_->ReferenceTime(kKey, r.workload_key(), r.template_name());
+    ASSERT_TRUE(stored_reference.ok()) << stored_reference.status();
+    EXPECT_EQ(*reference, *stored_reference) << r.workload_key();
+    EXPECT_EQ(*reference, std::optional<double>(5000)) << r.workload_key();
+  }
+  absl::StatusOr<std::optional<double>> unmeasured =
+      source_->ReferenceTime(kKey, "gemm:M=1,N=1,K=1", "gemm_tiled");
+  ASSERT_TRUE(unmeasured.ok()) << unmeasured.status();
+  EXPECT_FALSE(unmeasured->has_value());
+
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> revisions =
+      source_->DriverRevisions(kKey);
+  ASSERT_TRUE(revisions.ok()) << revisions.status();
+  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> stored_revisions =
+      stored_->DriverRevisions(kKey);
+  ASSERT_TRUE(stored_revisions.ok()) << stored_revisions.status();
+  ExpectSameMessages(*revisions, *stored_revisions);
 }
 
 TEST_F(ServerSourceTest, CancelsThroughTheServer) {

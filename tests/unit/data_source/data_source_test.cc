@@ -156,7 +156,7 @@ class FixedSource : public DataSource {
       for (size_t j = i; j < all.size() && j < i + 2; ++j) {
         if (all[j].device_key() == query.device_key) part.push_back(all[j]);
       }
-      page(part);
+      if (!part.empty()) page(part);
     }
     return absl::OkStatus();
   }
