@@ -138,6 +138,14 @@ void AddOnnxInputOptions(CLI::App* cmd, std::string& onnx,
                   "needed for inputs with dynamic dims)");
 }
 
+std::string JsonText(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string ContractJsonText(const google::protobuf::Message& message) {
+  return JsonText(contract::ContractJson(message));
+}
+
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& k : config.knobs()) j[k.name()] = k.value();

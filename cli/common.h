@@ -17,6 +17,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/channel.h"
+#include "contract/json.h"
+#include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "store/store.h"
@@ -125,8 +127,21 @@ CLI::Option* AddDbOption(CLI::App* cmd, std::string& db,
 void AddOnnxInputOptions(CLI::App* cmd, std::string& onnx,
                          std::vector<std::string>& input_shapes);
 
+// `j` as `--json` prints it: indented by 2, bytes that are not UTF-8
+// replaced by U+FFFD rather than refused.
+std::string JsonText(const nlohmann::json& j);
 // Knob values as {"MWG": 64, ...}.
 nlohmann::json ConfigJson(const tunefleet::v1::Config& config);
+// The text of a contract message, or of a list of them, as `--json` prints
+// it (contract::ContractJson, docs/JSON.md): indented by 2, bytes that are
+// not UTF-8 replaced by U+FFFD rather than refused.
+std::string ContractJsonText(const google::protobuf::Message& message);
+template <typename Message>
+std::string ContractJsonText(const std::vector<Message>& messages) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Message& m : messages) list.push_back(contract::ContractJson(m));
+  return JsonText(list);
+}
 // "MWG=64,NWG=64,..."
 std::string ConfigText(const tunefleet::v1::Config& config);
 // A submitted job and its final progress.

@@ -66,19 +66,18 @@ void PrintSummary(const EmitOptions& o, const std::vector<std::string>& keys,
            {"tensor_bytes", p.tensor_bytes},
            {"weights_bytes", p.weights_bytes}});
     }
-    std::cout
-        << nlohmann::json{{"out", o.out},
-                          {"plans", plan_json},
-                          {"device_keys", keys},
-                          {"entries", summary.entries},
-                          {"reference_entries", summary.reference_entries},
-                          {"library_entries", summary.library_entries},
-                          {"driver_revisions", summary.driver_revisions},
-                          {"unmeasured_entries", summary.unmeasured_entries},
-                          {"files", summary.files},
-                          {"skipped", summary.skipped}}
-               .dump(2)
-        << "\n";
+    std::cout << JsonText(nlohmann::json{
+                     {"out", o.out},
+                     {"plans", plan_json},
+                     {"device_keys", keys},
+                     {"entries", summary.entries},
+                     {"reference_entries", summary.reference_entries},
+                     {"library_entries", summary.library_entries},
+                     {"driver_revisions", summary.driver_revisions},
+                     {"unmeasured_entries", summary.unmeasured_entries},
+                     {"files", summary.files},
+                     {"skipped", summary.skipped}})
+              << "\n";
     return;
   }
   std::cout << "wrote " << o.out << ": " << summary.entries

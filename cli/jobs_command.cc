@@ -11,7 +11,6 @@
 #include "cli/progress.h"
 #include "cli/server_source.h"
 #include "cli/table_text.h"
-#include "contract/json.h"
 #include "contract/names.h"
 #include "tunefleet/v1/tuning.grpc.pb.h"
 
@@ -70,13 +69,7 @@ int RunJobs(const JobsOptions& o) {
   absl::StatusOr<std::vector<JobProgress>> jobs = (*source)->Jobs(o.limit);
   if (!jobs.ok()) return ReportError("jobs", jobs.status());
   if (o.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const JobProgress& p : *jobs) {
-      list.push_back(contract::ContractJson(p));
-    }
-    std::cout << list.dump(2, ' ', false,
-                           nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << ContractJsonText(*jobs) << "\n";
   } else {
     std::cout << JobTable(*jobs, o.wide ? 0 : TableWidth());
   }
@@ -111,9 +104,7 @@ int RunWatch(const JobsOptions& o) {
   model_printer.End();
   if (!last.ok()) return ReportError("watch", last.status());
   if (o.json) {
-    std::cout << contract::ContractJson(*last).dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << ContractJsonText(*last) << "\n";
   } else {
     std::cout << JobTable({*last});
     if (last->has_model()) {
@@ -145,9 +136,7 @@ int RunCancel(const JobsOptions& o) {
   if (!cancelled.ok()) return ReportError("cancel", cancelled.status());
   const JobProgress& progress = *cancelled;
   if (o.json) {
-    std::cout << contract::ContractJson(progress).dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << ContractJsonText(progress) << "\n";
   } else {
     std::cout << CancelledText(progress) << "\n";
     if (progress.has_model()) {

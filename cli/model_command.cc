@@ -187,7 +187,7 @@ int RunTasks(const TasksOptions& o) {
       LoadModelTasks(o.onnx, o.input_shapes);
   if (!m.ok()) return ReportError("tasks", m.status());
   if (o.json) {
-    std::cout << TasksJson(o.onnx, *m).dump(2) << "\n";
+    std::cout << JsonText(TasksJson(o.onnx, *m)) << "\n";
   } else {
     PrintTasks(o.onnx, *m);
   }
@@ -612,7 +612,8 @@ int RunModelTune(const TuneOptions& o) {
   const std::string lines = TaskLines(*m, *plan, *last);
   if (o.json) {
     if (!o.quiet) std::fprintf(stderr, "%s", lines.c_str());
-    std::cout << ModelTuneJson(o, *m, *plan, *submitted, *last, elapsed).dump(2)
+    std::cout << JsonText(
+                     ModelTuneJson(o, *m, *plan, *submitted, *last, elapsed))
               << "\n";
   } else {
     std::cout << lines;

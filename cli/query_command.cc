@@ -13,7 +13,6 @@
 #include "cli/common.h"
 #include "cli/server_source.h"
 #include "cli/table_text.h"
-#include "contract/json.h"
 #include "kernels_templates/workload.h"
 #include "tunefleet/v1/tuning.pb.h"
 
@@ -153,10 +152,7 @@ int RunQuery(const QueryOptions& o) {
         if (o.json) {
           for (const auto& r : records) {
             std::cout << (any ? ",\n" : "[\n")
-                      << Indented(contract::ContractJson(r).dump(
-                                      2, ' ', false,
-                                      nlohmann::json::error_handler_t::replace),
-                                  "  ");
+                      << Indented(ContractJsonText(r), "  ");
             any = true;
           }
         } else {
@@ -199,13 +195,7 @@ int RunDevices(const DevicesOptions& o) {
       ReadDevices(o);
   if (!devices.ok()) return ReportError("devices", devices.status());
   if (o.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : *devices) {
-      list.push_back(contract::ContractJson(d));
-    }
-    std::cout << list.dump(2, ' ', false,
-                           nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << ContractJsonText(*devices) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;

@@ -646,7 +646,7 @@ int RunRun(const RunOptions& o) {
     saved = *std::move(written);
   }
   if (o.json) {
-    std::cout << Json(o, *model, p, *result, saved).dump(2) << "\n";
+    std::cout << JsonText(Json(o, *model, p, *result, saved)) << "\n";
   } else {
     PrintText(o, *model, p, *result, saved);
   }

@@ -159,11 +159,11 @@ int RunSimulate(const SimulateOptions& o) {
   if (!results.ok()) return ReportError("simulate", results.status());
   if (o.json) {
     if (results->size() == 1) {
-      std::cout << SimulationJson(results->front()).dump(2) << "\n";
+      std::cout << JsonText(SimulationJson(results->front())) << "\n";
     } else {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& r : *results) list.push_back(SimulationJson(r));
-      std::cout << list.dump(2) << "\n";
+      std::cout << JsonText(list) << "\n";
     }
     return kExitOk;
   }

@@ -288,7 +288,7 @@ int RunSpace(const SpaceOptions& o) {
                             {"seed", o.seed},
                             {"sample", std::move(sample)}};
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j) << "\n";
   } else {
     PrintSpace(j);
   }

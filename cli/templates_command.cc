@@ -172,7 +172,7 @@ int RunTemplates(const TemplatesOptions& o) {
       Selected(o);
   if (!selected.ok()) return ReportError("templates", selected.status());
   if (o.json) {
-    std::cout << TemplatesJson(*selected).dump(2) << "\n";
+    std::cout << JsonText(TemplatesJson(*selected)) << "\n";
   } else {
     PrintTemplates(*selected);
   }

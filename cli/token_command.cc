@@ -27,11 +27,10 @@ int RunAdd(const TokenOptions& o) {
                            : s);
   }
   if (o.json) {
-    std::cout << nlohmann::json{{"token", *token},
-                                {"name", entry.name},
-                                {"role", o.role},
-                                {"sha256", entry.hash_hex()}}
-                     .dump(2)
+    std::cout << JsonText(nlohmann::json{{"token", *token},
+                                         {"name", entry.name},
+                                         {"role", o.role},
+                                         {"sha256", entry.hash_hex()}})
               << "\n";
   } else {
     std::cout << *token << "\n";
@@ -54,7 +53,7 @@ int RunList(const TokenOptions& o) {
                       {"role", auth::RoleName(e.role)},
                       {"sha256", e.hash_hex()}});
     }
-    std::cout << list.dump(2) << "\n";
+    std::cout << JsonText(list) << "\n";
     return kExitOk;
   }
   std::cout << absl::StrFormat("%-24s %-7s %s\n", "NAME", "ROLE", "SHA256");

@@ -407,7 +407,7 @@ int RunTune(const TuneOptions& o) {
     cancelled = CancelledText(run.CancelledProgress(last));
   }
   if (o.json) {
-    std::cout << SummaryJson(o, outcome->submitted, last, elapsed).dump(2)
+    std::cout << JsonText(SummaryJson(o, outcome->submitted, last, elapsed))
               << "\n";
   } else {
     PrintSummary(o, outcome->submitted, last, cancelled);
