@@ -498,12 +498,12 @@ int Main(int argc, char** argv) {
       }
     }
     const Measured& t = *tuned;
-    auto fmt = [](std::optional<double> v, const char* f = "%.3f") {
+    auto fmt = [](const std::optional<double>& v, const char* f = "%.3f") {
       return v.has_value() ? absl::StrFormat(f, *v) : std::string("-");
     };
     const bool recorded = t.result.record == "on";
     const double commands = std::max(1, t.result.commands_per_run);
-    auto ratio = [&](std::optional<double> ms) {
+    auto ratio = [&](const std::optional<double>& ms) {
       return ms.has_value() && t.estimate_ms > 0
                  ? absl::StrFormat("%.2fx", *ms / t.estimate_ms)
                  : std::string("-");
