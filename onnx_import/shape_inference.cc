@@ -110,7 +110,7 @@ absl::Status InferShapesIsolated(onnx::ModelProto* model,
         onnx::GraphProto shapes;
         *shapes.mutable_value_info() = model->graph().value_info();
         *shapes.mutable_output() = model->graph().output();
-        return "O" + shapes.SerializeAsString();
+        return absl::StrCat("O", shapes.SerializeAsString());
       },
       kInferenceTimeoutMs);
   if (absl::IsDeadlineExceeded(child.status())) {
