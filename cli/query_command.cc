@@ -46,20 +46,21 @@ std::string Indented(const std::string& text, absl::string_view indent) {
 }
 
 // The device keys of the server or the database file as the contract's
-// DeviceStatus (DataSource::Devices), with the names of the agents
-// connected now (Fleet(), read only where some are: a server's).
+// DeviceStatus: a server's Fleet(), with the agents connected now; a
+// file's Devices() (none are connected, and its Fleet() would count every
+// agent's trials).
 absl::StatusOr<std::vector<tunefleet::v1::DeviceStatus>> ReadDevices(
     const DevicesOptions& o) {
   TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
                              OpenDataSource({o.server, o.connection, o.db}));
-  TUNEFLEET_ASSIGN_OR_RETURN(std::vector<data_source::DeviceView> views,
-                             source->Devices());
-  std::vector<data_source::AgentView> agents;
-  if (std::any_of(views.begin(), views.end(),
-                  [](const auto& v) { return v.connected_agents > 0; })) {
-    TUNEFLEET_ASSIGN_OR_RETURN(data_source::FleetView fleet, source->Fleet());
-    agents = std::move(fleet.agents);
+  data_source::FleetView fleet;
+  if (!o.server.empty()) {
+    TUNEFLEET_ASSIGN_OR_RETURN(fleet, source->Fleet());
+  } else {
+    TUNEFLEET_ASSIGN_OR_RETURN(fleet.devices, source->Devices());
   }
+  const std::vector<data_source::DeviceView>& views = fleet.devices;
+  const std::vector<data_source::AgentView>& agents = fleet.agents;
   std::vector<tunefleet::v1::DeviceStatus> devices;
   devices.reserve(views.size());
   for (const data_source::DeviceView& view : views) {

@@ -63,9 +63,7 @@ absl::StatusOr<std::unique_ptr<data_source::RecordReader>> OpenRecords(
   }
   *where = o.server.empty() ? absl::StrCat("records of ", db)
                             : absl::StrCat("records of server ", o.server);
-  TUNEFLEET_ASSIGN_OR_RETURN(std::unique_ptr<data_source::DataSource> source,
-                             OpenDataSource({o.server, o.connection, db, 0}));
-  return source;
+  return OpenDataSource({o.server, o.connection, db, 0});
 }
 
 // Reads the plan of the model for `key` from an emitted library (--plan).

@@ -125,19 +125,6 @@ absl::Status StoreDataSource::Records(const data_source::RecordQuery& query,
   }
 }
 
-absl::StatusOr<std::vector<std::string>> StoreDataSource::DeviceKeys() {
-  TUNEFLEET_ASSIGN_OR_RETURN(auto devices, store_->ListDevices());
-  std::vector<std::string> keys;
-  keys.reserve(devices.size());
-  for (const auto& [key, info] : devices) keys.push_back(key);
-  return keys;
-}
-
-absl::StatusOr<tunefleet::v1::DeviceInfo> StoreDataSource::GetDevice(
-    const std::string& key) {
-  return store_->GetDevice(key);
-}
-
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>
 StoreDataSource::BestRecords(const std::string& key) {
   store::RecordFilter filter;
@@ -155,11 +142,6 @@ absl::StatusOr<std::optional<double>> StoreDataSource::ReferenceTime(
 absl::StatusOr<std::string> StoreDataSource::TemplateSource(
     const std::string& name, int version) {
   return store_->TemplateSource(name, version);
-}
-
-absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>>
-StoreDataSource::DriverRevisions(const std::string& key) {
-  return store_->DriverRevisions(key);
 }
 
 absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>>

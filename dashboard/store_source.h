@@ -48,13 +48,10 @@ class StoreDataSource : public data_source::DataSource {
   absl::Status Records(const data_source::RecordQuery& query,
                        const data_source::RecordPage& page) override;
 
-  // The RecordReader reads, straight from the store (store::Store's
-  // ListDevices, GetDevice, QueryRecords with best_only, ReferenceTime,
-  // TemplateSource, DriverRevisions, BestRecordsOnDriver): always current,
-  // nothing kept.
-  absl::StatusOr<std::vector<std::string>> DeviceKeys() override;
-  absl::StatusOr<tunefleet::v1::DeviceInfo> GetDevice(
-      const std::string& key) override;
+  // The RecordReader reads the store answers itself (store::Store's
+  // QueryRecords with best_only, ReferenceTime, TemplateSource,
+  // BestRecordsOnDriver): always current, nothing kept. DeviceKeys,
+  // GetDevice and DriverRevisions are DataSource's, over Devices().
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecords(
       const std::string& key) override;
   absl::StatusOr<std::optional<double>> ReferenceTime(
@@ -62,8 +59,6 @@ class StoreDataSource : public data_source::DataSource {
       const std::string& template_name) override;
   absl::StatusOr<std::string> TemplateSource(const std::string& name,
                                              int version) override;
-  absl::StatusOr<std::vector<tunefleet::v1::DriverRevision>> DriverRevisions(
-      const std::string& key) override;
   absl::StatusOr<std::vector<tunefleet::v1::TuningRecord>> BestRecordsOnDriver(
       const std::string& key, const std::string& driver,
       bool first_revision) override;
