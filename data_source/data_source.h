@@ -194,9 +194,9 @@ class DataSource : public RecordReader {
   // RecordReader, from the reads above, each read once per source and kept:
   // a snapshot, for a command's short life (`emit`, `run`). A source that
   // answers some itself overrides those (a database: the records,
-  // reference times and template sources). Errors: those of the reads. They hold a lock while they read, so
-  // Devices(), Jobs() and Records() must not call them (a deadlock);
-  // concurrent callers wait for each other's reads.
+  // reference times and template sources). Errors: those of the reads. They
+  // hold a lock while they read, so Devices(), Jobs() and Records() must not
+  // call them (a deadlock); concurrent callers wait for each other's reads.
   //
   // The keys of Devices(), in its order.
   absl::StatusOr<std::vector<std::string>> DeviceKeys() override;
