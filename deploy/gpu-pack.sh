@@ -8,8 +8,10 @@
 #   deploy/gpu-pack.sh [BUILD_DIR]
 #   PACK_MODELS="cls det rec" deploy/gpu-pack.sh   # also the det and rec
 #     models (+15 MB); PACK_BENCH=0 leaves out the benchmarks (gpu_gemm,
-#     gpu_membound, agent_efficiency, model_tuning, model_e2e), to stay within the device
-#     tool's 64 MiB carry with both
+#     gpu_membound, agent_efficiency, model_tuning, model_e2e), and
+#     PACK_BENCH="model_e2e" (a list of their names) packs only those named
+#     (with the three models and the peer: 72 MB, 38 MB as a tar.gz, which
+#     fits the device tool's 64 MiB carry; gpu-run.sh model-e2e)
 #   PEER_TOOL=/path/to/onnx_torch.py deploy/gpu-pack.sh   # packs the
 #     PyTorch + cuDNN peer that gpu-run.sh model-e2e times beside ours
 #     (MODEL onnx --shape N=D.. [--cuda-graph] [--check-ort] --json)
@@ -21,12 +23,21 @@ rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/lib-std" "$OUT/models"
 BINS=("$BUILD/cli/tunefleet"
       "$BUILD/server/tunefleet-server" "$BUILD/device_agent/tunefleet-agent")
-if [ "${PACK_BENCH:-1}" != 0 ]; then
-  BINS+=("$BUILD/bench/gpu_gemm" "$BUILD/bench/gpu_membound" "$BUILD/bench/agent_efficiency"
-         "$BUILD/bench/model_tuning")
-  # Whole models end to end (gpu-run.sh model-e2e); built with the tests.
-  [ -x "$BUILD/bench/model_e2e" ] && BINS+=("$BUILD/bench/model_e2e")
-fi
+# Whole models end to end (model_e2e, for gpu-run.sh model-e2e) is built
+# with the tests; it is packed where the build has it.
+case "${PACK_BENCH:-1}" in
+  0) BENCHES=() ;;
+  1) BENCHES=(gpu_gemm gpu_membound agent_efficiency model_tuning model_e2e) ;;
+  *) read -ra BENCHES <<< "$PACK_BENCH" ;;
+esac
+for b in "${BENCHES[@]}"; do
+  if [ -x "$BUILD/bench/$b" ]; then
+    BINS+=("$BUILD/bench/$b")
+  elif [ "${PACK_BENCH:-1}" != 1 ] || [ "$b" != model_e2e ]; then
+    echo "PACK_BENCH: no benchmark $BUILD/bench/$b (build it first)" >&2
+    exit 2
+  fi
+done
 cp "${BINS[@]}" "$OUT/bin/"
 strip "$OUT"/bin/*
 for lib in $(ldd "${BINS[@]}" | awk '$3 ~ /^\// {print $3}' | sort -u); do
