@@ -193,10 +193,11 @@ absl::StatusOr<std::optional<double>> DataSource::ReferenceTime(
 
 absl::StatusOr<std::string> DataSource::TemplateSource(const std::string& name,
                                                        int version) {
-  for (const templates::KernelTemplate* t : templates::AllTemplates()) {
-    if (t->name() == name && t->version() == version) {
-      return std::string(t->source());
-    }
+  // Template names are unique in the registry (RegisterTemplate).
+  absl::StatusOr<const templates::KernelTemplate*> t =
+      templates::FindTemplate("", name);
+  if (t.ok() && (*t)->version() == version) {
+    return std::string((*t)->source());
   }
   return absl::NotFoundError(
       absl::StrCat("template ", name, " v", version, " is not in this build"));
