@@ -1,26 +1,23 @@
 #include "auth/roles.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_names.h"
 
 namespace tunefleet::auth {
-absl::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kAgent:
-      return "agent";
-    case Role::kReader:
-      return "reader";
-    case Role::kTuner:
-      return "tuner";
-  }
-  return "?";
-}
+namespace {
+
+constexpr base::EnumNames<Role, 3> kRoleNames{{{{Role::kAgent, "agent"},
+                                                {Role::kTuner, "tuner"},
+                                                {Role::kReader, "reader"}}}};
+
+}  // namespace
+
+absl::string_view RoleName(Role role) { return kRoleNames.Name(role); }
 
 absl::StatusOr<Role> ParseRole(absl::string_view name) {
-  for (Role role : {Role::kAgent, Role::kReader, Role::kTuner}) {
-    if (name == RoleName(role)) return role;
-  }
+  if (std::optional<Role> role = kRoleNames.Parse(name)) return *role;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown role '", name, "'; roles: agent, tuner, reader"));
+      absl::StrCat("unknown role '", name, "'; roles: ", kRoleNames.List()));
 }
 
 bool RoleAllows(Role held, Role needed) {

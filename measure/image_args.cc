@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/enum_names.h"
 
 namespace tunefleet::measure {
 
@@ -39,15 +40,11 @@ cl_image_desc Desc(const ImageShape& shape, size_t row_pitch, cl_mem buffer) {
 }  // namespace
 
 const char* ImageModeName(ImageMode mode) {
-  switch (mode) {
-    case ImageMode::kView:
-      return "view";
-    case ImageMode::kCopy:
-      return "copy";
-    case ImageMode::kPack:
-      break;
-  }
-  return "pack";
+  constexpr base::EnumNames<ImageMode, 3> kNames{
+      {{{ImageMode::kView, "view"},
+        {ImageMode::kCopy, "copy"},
+        {ImageMode::kPack, "pack"}}}};
+  return kNames.Name(mode, "pack").data();
 }
 
 ImageCaps QueryImageCaps(cl_context context, cl_device_id device) {

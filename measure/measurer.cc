@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_names.h"
 #include "base/time.h"
 #include "contract/timing_policy.h"
 #include "kernel_policy/build_options.h"
@@ -180,22 +181,21 @@ struct NdRange {
 
 }  // namespace
 
+namespace {
+
+constexpr base::EnumNames<MeasurerOptions::Prefetch, 3> kPrefetchNames{
+    {{{MeasurerOptions::Prefetch::kAuto, "auto"},
+      {MeasurerOptions::Prefetch::kOn, "on"},
+      {MeasurerOptions::Prefetch::kOff, "off"}}}};
+
+}  // namespace
+
 const char* PrefetchName(MeasurerOptions::Prefetch mode) {
-  switch (mode) {
-    case MeasurerOptions::Prefetch::kOn:
-      return "on";
-    case MeasurerOptions::Prefetch::kOff:
-      return "off";
-    case MeasurerOptions::Prefetch::kAuto:
-      break;
-  }
-  return "auto";
+  return kPrefetchNames.Name(mode, "auto").data();
 }
 
 MeasurerOptions::Prefetch ParsePrefetch(absl::string_view name) {
-  if (name == "on") return MeasurerOptions::Prefetch::kOn;
-  if (name == "off") return MeasurerOptions::Prefetch::kOff;
-  return MeasurerOptions::Prefetch::kAuto;
+  return kPrefetchNames.Parse(name).value_or(MeasurerOptions::Prefetch::kAuto);
 }
 
 bool PrefetchEnabled(MeasurerOptions::Prefetch mode,

@@ -2,7 +2,9 @@
 // lists of launches recorded with them.
 #include "recording.h"
 
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -79,15 +81,11 @@ cl_int Fail(cl_int code, const std::string& message, std::string* error) {
 }  // namespace
 
 const char* RecordKindName(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::kKhrCommandBuffer:
-      return "cl_khr_command_buffer";
-    case RecordKind::kQcomRecording:
-      return "cl_qcom_recordable_queues";
-    case RecordKind::kNone:
-      break;
-  }
-  return "none";
+  // Indexed by the enum's value (0, 1, 2: recording.h fixes them).
+  constexpr const char* kNames[] = {"none", "cl_khr_command_buffer",
+                                    "cl_qcom_recordable_queues"};
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kNames) ? kNames[i] : "none";
 }
 
 RecordingApi LoadRecordingApi(cl_device_id device) {
