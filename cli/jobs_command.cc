@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/flags.h"
 #include "base/status_macros.h"
 #include "cli/common.h"
 #include "cli/model_view.h"
@@ -49,9 +50,8 @@ void AddJobsOptions(CLI::App* cmd, JobsOptions& o) {
   AddServerFlags(cmd, o.server, o.connection,
                  "tunefleet-server address HOST:PORT (live progress)");
   AddDbOption(cmd, o.db, "database file, when no --server");
-  cmd->add_option("--limit", o.limit, "newest jobs to list")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+  base::AddRangeOption(cmd, "--limit", o.limit, "newest jobs to list", 1,
+                       1000000);
   cmd->add_option("--page-size", o.page_size,
                   "with --server: jobs per request (default: --limit, at "
                   "most the server's page)")

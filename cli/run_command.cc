@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
+#include "base/flags.h"
 #include "base/npy.h"
 #include "base/stats.h"
 #include "base/status_macros.h"
@@ -485,16 +486,12 @@ void AddRunOptions(CLI::App* cmd, RunOptions& o) {
                   "also write the plan run to DIR/plans/<key>/<model>.tfplan "
                   "and .tfweights (what `emit --onnx` writes; `run --plan "
                   "DIR` runs it again)");
-  cmd->add_option("--runs", o.runs, "measured runs")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o.warmup, "runs before the measured ones")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
-  cmd->add_option("--profiled-runs", o.profiled_runs,
-                  "extra runs with profiling events for the per-layer times")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
+  base::AddRangeOption(cmd, "--runs", o.runs, "measured runs", 1, 100000);
+  base::AddRangeOption(cmd, "--warmup", o.warmup,
+                       "runs before the measured ones", 0, 100000);
+  base::AddRangeOption(
+      cmd, "--profiled-runs", o.profiled_runs,
+      "extra runs with profiling events for the per-layer times", 0, 100000);
   cmd->add_option("--seed", o.seed, "seed of the random inputs")
       ->capture_default_str();
   cmd->add_flag("--naive", o.naive,

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/files.h"
+#include "base/flags.h"
 #include "base/status_macros.h"
 #include "base/subprocess.h"
 #include "cli/common.h"
@@ -235,9 +236,8 @@ void AddSpaceOptions(CLI::App* cmd, SpaceOptions& o) {
   cmd->add_option("--template", o.template_name,
                   "template name, or a template spec file (.toml/.json) "
                   "(default: the first template that runs the workload)");
-  cmd->add_option("--sample", o.sample, "valid configs to print")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
+  base::AddRangeOption(cmd, "--sample", o.sample, "valid configs to print", 0,
+                       100000);
   cmd->add_option("--seed", o.seed, "random seed of the sample")
       ->capture_default_str();
   cmd->add_option("--device-info", o.device_info,

@@ -29,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/flags.h"
 #include "base/guarded_main.h"
 #include "base/version.h"
 #include "client/channel.h"
@@ -87,10 +88,8 @@ void AddConnectionFlags(CLI::App& app, ServeFlags& f) {
                "send the token in plaintext to a --server that is not a "
                "loopback address (without it, a token and no --ca is "
                "refused there)");
-  app.add_option("--max-in-flight", f.agent.max_in_flight,
-                 "measure requests queued on this agent")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+  base::AddRangeOption(&app, "--max-in-flight", f.agent.max_in_flight,
+                       "measure requests queued on this agent", 1, 64);
   app.add_option("--source-cache-bytes", f.agent.source_cache_bytes,
                  "bytes of kernel sources kept by hash, so that the server "
                  "sends each source once per connection (0: none kept; the "

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "auth/tokens.h"
+#include "base/flags.h"
 #include "base/guarded_main.h"
 #include "base/status_macros.h"
 #include "base/version.h"
@@ -24,6 +25,7 @@
 
 namespace {
 
+using tunefleet::base::AddRangeOption;
 using tunefleet::server::Server;
 using tunefleet::server::ServerOptions;
 
@@ -56,17 +58,15 @@ void AddFlags(CLI::App* app, Flags* flags) {
       ->capture_default_str();
   app->add_option("--db", options.db_path, "SQLite database file")
       ->capture_default_str();
-  app->add_option("--heartbeat-ms", options.heartbeat_interval_ms,
-                  "heartbeat interval asked of agents; one silent for 3 "
-                  "intervals is dropped and its trials requeued")
-      ->capture_default_str()
-      ->check(CLI::Range(10, 600000));
-  app->add_option("--revalidate-top", options.revalidate_top,
-                  "when an agent brings a new driver to a device key, the "
-                  "fastest configs per task measured again on it "
-                  "(docs/DRIVER_DRIFT.md); 0: no re-validation")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100));
+  AddRangeOption(app, "--heartbeat-ms", options.heartbeat_interval_ms,
+                 "heartbeat interval asked of agents; one silent for 3 "
+                 "intervals is dropped and its trials requeued",
+                 10, 600000);
+  AddRangeOption(app, "--revalidate-top", options.revalidate_top,
+                 "when an agent brings a new driver to a device key, the "
+                 "fastest configs per task measured again on it "
+                 "(docs/DRIVER_DRIFT.md); 0: no re-validation",
+                 0, 100);
   app->add_flag("--no-resume", flags->no_resume,
                 "leave jobs an earlier run left unfinished as they are "
                 "(default: resume them)");
@@ -97,28 +97,23 @@ void AddFlags(CLI::App* app, Flags* flags) {
                 "allow plaintext (no TLS) or --no-auth on an address that is "
                 "not loopback");
   // Bounds on the work one server takes (docs/SERVER_LIMITS.md).
-  app->add_option("--max-active-jobs", options.limits.max_active_jobs,
-                  "jobs and model jobs queued or running at once; a "
-                  "submission beyond is refused (RESOURCE_EXHAUSTED)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  app->add_option("--max-model-tasks", options.limits.max_model_tasks,
-                  "tasks of one model job; a model job with more is refused "
-                  "(RESOURCE_EXHAUSTED)")
-      ->capture_default_str()
-      ->check(CLI::Range(
-          1, static_cast<int>(tunefleet::validation::kMaxModelTasks)));
-  app->add_option("--max-watch-streams", options.max_watch_streams,
-                  "WatchJob streams one token may hold open at once (all "
-                  "callers count as one with --no-auth)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
-  app->add_option("--job-threads", options.limits.job_threads,
-                  "threads running the steps of every job (0: max(4, "
-                  "hardware threads)); the server's thread count does not "
-                  "grow with jobs, tasks or streams")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+  AddRangeOption(app, "--max-active-jobs", options.limits.max_active_jobs,
+                 "jobs and model jobs queued or running at once; a "
+                 "submission beyond is refused (RESOURCE_EXHAUSTED)",
+                 1, 100000);
+  AddRangeOption(app, "--max-model-tasks", options.limits.max_model_tasks,
+                 "tasks of one model job; a model job with more is refused "
+                 "(RESOURCE_EXHAUSTED)",
+                 1, static_cast<int>(tunefleet::validation::kMaxModelTasks));
+  AddRangeOption(app, "--max-watch-streams", options.max_watch_streams,
+                 "WatchJob streams one token may hold open at once (all "
+                 "callers count as one with --no-auth)",
+                 1, 1000000);
+  AddRangeOption(app, "--job-threads", options.limits.job_threads,
+                 "threads running the steps of every job (0: max(4, "
+                 "hardware threads)); the server's thread count does not "
+                 "grow with jobs, tasks or streams",
+                 0, 1024);
   app->add_option("--bundle-trust", flags->bundle_trust_file,
                   "accept only record bundles (ImportRecords, "
                   "docs/BUNDLES.md) signed by one of the Ed25519 public "

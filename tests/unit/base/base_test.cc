@@ -8,7 +8,9 @@
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "base/enum_names.h"
 #include "base/files.h"
+#include "base/flags.h"
 #include "base/guarded_main.h"
 #include "base/hash.h"
 #include "base/host_port.h"
@@ -286,6 +288,35 @@ TEST(HostPort, RefusesWhatGrpcWouldMisreadNamingTheFlagAndTheForm) {
     EXPECT_NE(message.find("--server '"), std::string::npos) << message;
     EXPECT_NE(message.find("HOST:PORT"), std::string::npos) << message;
   }
+}
+
+enum class Shade { kLight, kDark, kUnnamed };
+
+TEST(EnumNames, NameAndParseServeOneTable) {
+  constexpr base::EnumNames<Shade, 2> kShades{
+      {{{Shade::kLight, "light"}, {Shade::kDark, "dark"}}}};
+  static_assert(kShades.Name(Shade::kDark) == "dark");
+  EXPECT_EQ(kShades.Name(Shade::kLight), "light");
+  EXPECT_EQ(kShades.Name(Shade::kUnnamed), "?");
+  EXPECT_EQ(kShades.Name(Shade::kUnnamed, "none"), "none");
+  EXPECT_EQ(kShades.Parse("dark"), Shade::kDark);
+  EXPECT_EQ(kShades.Parse("Dark"), std::nullopt);
+  EXPECT_EQ(kShades.Parse(""), std::nullopt);
+  EXPECT_EQ(kShades.List(), "light, dark");
+}
+
+TEST(Flags, RangeOptionShowsItsDefaultAndRefusesValuesOutside) {
+  int runs = 10;
+  CLI::App app{"test"};
+  CLI::Option* option =
+      base::AddRangeOption(&app, "--runs", runs, "measured runs", 1, 100);
+  EXPECT_EQ(option->get_default_str(), "10");
+  const char* in_range[] = {"test", "--runs", "100"};
+  app.parse(3, const_cast<char**>(in_range));
+  EXPECT_EQ(runs, 100);
+  const char* outside[] = {"test", "--runs", "0"};
+  EXPECT_THROW(app.parse(3, const_cast<char**>(outside)), CLI::ValidationError);
+  EXPECT_EQ(runs, 100);
 }
 
 }  // namespace
