@@ -508,39 +508,25 @@ absl::StatusOr<std::vector<tunefleet::v1::JobProgress>> JobManager::List(
       });
 }
 
-std::vector<std::shared_ptr<Job>> JobManager::TakeAll(
-    std::vector<std::shared_ptr<ModelJob>>* models) {
+void JobManager::StopAll(void (TrackedJob::*stop)()) {
   std::map<int64_t, std::shared_ptr<Job>> jobs;
-  std::map<int64_t, std::shared_ptr<ModelJob>> model_jobs;
+  std::map<int64_t, std::shared_ptr<ModelJob>> models;
   {
     absl::MutexLock lock(&mu_);
     jobs.swap(jobs_);
-    model_jobs.swap(models_);
+    models.swap(models_);
   }
-  for (auto& [id, model] : model_jobs) models->push_back(std::move(model));
-  std::vector<std::shared_ptr<Job>> out;
-  out.reserve(jobs.size());
-  for (auto& [id, job] : jobs) out.push_back(std::move(job));
-  return out;
+  // Model jobs first: each stops its own tasks' jobs the same way.
+  for (auto& [id, model] : models) (*model.*stop)();
+  for (auto& [id, model] : models) model->Join();
+  for (auto& [id, job] : jobs) (*job.*stop)();
+  for (auto& [id, job] : jobs) job->Join();
 }
 
-void JobManager::CancelAll() {
-  std::vector<std::shared_ptr<ModelJob>> models;
-  std::vector<std::shared_ptr<Job>> jobs = TakeAll(&models);
-  for (auto& model : models) model->Cancel();
-  for (auto& job : jobs) job->Cancel();
-  for (auto& model : models) model->Join();
-  for (auto& job : jobs) job->Join();
-}
+void JobManager::CancelAll() { StopAll(&TrackedJob::Cancel); }
 
 void JobManager::Shutdown() {
-  std::vector<std::shared_ptr<ModelJob>> models;
-  std::vector<std::shared_ptr<Job>> jobs = TakeAll(&models);
-  // A model job first: it interrupts its tasks' jobs itself.
-  for (auto& model : models) model->Interrupt();
-  for (auto& model : models) model->Join();
-  for (auto& job : jobs) job->Interrupt();
-  for (auto& job : jobs) job->Join();
+  StopAll(&TrackedJob::Interrupt);
   // The rows of leased trials are pending (leases live in the scheduler):
   // their attempts so far go to the store for the next server.
   scheduler_->StoreLeaseAttempts();

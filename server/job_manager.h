@@ -225,9 +225,9 @@ class JobManager : public TrialJobs {
   // oldest kept beyond the limits.
   void KeepEnded(int64_t id, std::string progress)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Empties the manager: its jobs, and its model jobs into `models`.
-  std::vector<std::shared_ptr<Job>> TakeAll(
-      std::vector<std::shared_ptr<ModelJob>>* models);
+  // Empties the manager and stops what it held with `stop`
+  // (TrackedJob::Cancel or Interrupt), then joins it.
+  void StopAll(void (TrackedJob::*stop)());
 
   store::Store* const store_;
   LeaseScheduler* const scheduler_;

@@ -108,19 +108,15 @@ bool TrackedJob::ended() {
   return ended_;
 }
 
-void TrackedJob::Cancel() {
-  {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-  }
-  Wake();
-}
+void TrackedJob::Cancel() { Stop(/*interrupt=*/false); }
 
-void TrackedJob::Interrupt() {
+void TrackedJob::Interrupt() { Stop(/*interrupt=*/true); }
+
+void TrackedJob::Stop(bool interrupt) {
   {
     absl::MutexLock lock(&mu_);
     cancelled_ = true;
-    interrupted_ = true;
+    if (interrupt) interrupted_ = true;
   }
   Wake();
 }

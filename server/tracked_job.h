@@ -86,6 +86,9 @@ class TrackedJob : public std::enable_shared_from_this<TrackedJob> {
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 
  private:
+  // Cancel() and Interrupt(): marks it cancelled (and interrupted) and
+  // wakes it.
+  void Stop(bool interrupt);
   // Runs one step on the executor and what follows it (another step for
   // a wake during this one, or the end).
   void RunStep();
