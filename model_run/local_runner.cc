@@ -306,14 +306,14 @@ class LocalRunner : public ModelRunner {
     }
     for (size_t l = 0; l < model->layers().size(); ++l) {
       const tunefleet_tuned::ModelLayer& layer = model->layers()[l];
-      LayerTime t;
-      t.label = layer.label;
-      t.workload = layer.workload;
-      t.entry = layer.entry;
-      t.config = layer.config;
-      t.estimate_ns = layer.estimate_ns;
-      if (!per_layer[l].empty()) t.measured_ns = base::Median(per_layer[l]);
-      result.layers.push_back(std::move(t));
+      result.layers.push_back(
+          LayerTime{.label = layer.label,
+                    .workload = layer.workload,
+                    .entry = layer.entry,
+                    .config = layer.config,
+                    .measured_ns =
+                        per_layer[l].empty() ? 0.0 : base::Median(per_layer[l]),
+                    .estimate_ns = layer.estimate_ns});
     }
     result.device_bytes = model->device_bytes();
     result.arena_bytes = model->arena_bytes();

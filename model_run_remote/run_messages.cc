@@ -150,14 +150,12 @@ absl::StatusOr<model_run::RunResult> FromProto(
       m.device_buffers_submit_cpu_ns().begin(),
       m.device_buffers_submit_cpu_ns().end());
   for (const tunefleet::v1::RunModelLayer& l : m.layers()) {
-    model_run::LayerTime t;
-    t.label = l.label();
-    t.workload = l.workload();
-    t.entry = l.entry();
-    t.config = l.config();
-    t.measured_ns = l.measured_ns();
-    t.estimate_ns = l.estimate_ns();
-    r.layers.push_back(std::move(t));
+    r.layers.push_back(model_run::LayerTime{.label = l.label(),
+                                            .workload = l.workload(),
+                                            .entry = l.entry(),
+                                            .config = l.config(),
+                                            .measured_ns = l.measured_ns(),
+                                            .estimate_ns = l.estimate_ns()});
   }
   r.device_bytes = m.device_bytes();
   r.arena_bytes = m.arena_bytes();

@@ -57,6 +57,25 @@ bool ReadElements(const onnx::TensorProto& t, int64_t count, const Field& field,
   return true;
 }
 
+// Reads the `count` elements of a foldable `t` into v->floats or v->ints.
+// False for raw data of another length, or another type.
+bool ReadValues(const onnx::TensorProto& t, int64_t count, TensorValue* v) {
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      return ReadElements<float>(t, count, t.float_data(), &v->floats);
+    case onnx::TensorProto::DOUBLE:
+      return ReadElements<double>(t, count, t.double_data(), &v->floats);
+    case onnx::TensorProto::INT64:
+      return ReadElements<int64_t>(t, count, t.int64_data(), &v->ints);
+    case onnx::TensorProto::INT32:
+      return ReadElements<int32_t>(t, count, t.int32_data(), &v->ints);
+    case onnx::TensorProto::BOOL:  // raw: a byte each; else in int32_data
+      return ReadElements<uint8_t>(t, count, t.int32_data(), &v->ints);
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 std::optional<TensorValue> ReadTensor(const onnx::TensorProto& t,
@@ -70,28 +89,7 @@ std::optional<TensorValue> ReadTensor(const onnx::TensorProto& t,
   v.dims.assign(t.dims().begin(), t.dims().end());
   std::optional<int64_t> count = ElementCount(v.dims, max_elements);
   if (!count) return std::nullopt;
-  bool ok = false;
-  switch (t.data_type()) {
-    case onnx::TensorProto::FLOAT:
-      ok = ReadElements<float>(t, *count, t.float_data(), &v.floats);
-      break;
-    case onnx::TensorProto::DOUBLE:
-      ok = ReadElements<double>(t, *count, t.double_data(), &v.floats);
-      break;
-    case onnx::TensorProto::INT64:
-      ok = ReadElements<int64_t>(t, *count, t.int64_data(), &v.ints);
-      break;
-    case onnx::TensorProto::INT32:
-      ok = ReadElements<int32_t>(t, *count, t.int32_data(), &v.ints);
-      break;
-    case onnx::TensorProto::BOOL:  // raw: a byte each; else in int32_data
-      ok = ReadElements<uint8_t>(t, *count, t.int32_data(), &v.ints);
-      break;
-    default:
-      break;
-  }
-  if (!ok) return std::nullopt;
-  if (v.size() != *count) return std::nullopt;
+  if (!ReadValues(t, *count, &v) || v.size() != *count) return std::nullopt;
   return v;
 }
 

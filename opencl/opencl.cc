@@ -85,6 +85,18 @@ T DeviceValue(cl_device_id device, cl_device_info param) {
   return value;
 }
 
+// A numeric query of any width (cl_uint, size_t, cl_ulong) as a uint64_t:
+// the driver says how many bytes it wrote. 0 where the driver refuses it.
+uint64_t DeviceNumber(cl_device_id device, cl_device_info param) {
+  size_t bytes = 0;
+  if (clGetDeviceInfo(device, param, 0, nullptr, &bytes) != CL_SUCCESS) {
+    return 0;
+  }
+  if (bytes == sizeof(cl_uint)) return DeviceValue<cl_uint>(device, param);
+  if (bytes == sizeof(cl_ulong)) return DeviceValue<cl_ulong>(device, param);
+  return 0;
+}
+
 std::string DeviceTypeName(cl_device_type type) {
   if (type & CL_DEVICE_TYPE_GPU) return "GPU";
   if (type & CL_DEVICE_TYPE_CPU) return "CPU";
@@ -214,27 +226,6 @@ absl::StatusOr<ClDevice> OpenDevice(int platform_index, int device_index) {
   return out;
 }
 
-namespace {
-
-// The image limits: zero sizes on a device without image support, and
-// the pitch alignment only where cl_khr_image2d_from_buffer or OpenCL 2.0
-// defines it (a query the driver refuses leaves it 0).
-void SetImageInfo(cl_device_id device, tunefleet::v1::DeviceInfo& info) {
-  info.set_image_support(
-      DeviceValue<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE);
-  if (!info.image_support()) return;
-  info.set_image2d_max_width(
-      DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_WIDTH));
-  info.set_image2d_max_height(
-      DeviceValue<size_t>(device, CL_DEVICE_IMAGE2D_MAX_HEIGHT));
-  info.set_image_max_buffer_size(
-      DeviceValue<size_t>(device, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE));
-  info.set_image_pitch_alignment(
-      DeviceValue<cl_uint>(device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT_KHR));
-}
-
-}  // namespace
-
 tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
                                           cl_device_id device) {
   tunefleet::v1::DeviceInfo info;
@@ -242,7 +233,6 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   info.set_platform_version(PlatformString(platform, CL_PLATFORM_VERSION));
   info.set_device_name(DeviceString(device, CL_DEVICE_NAME));
   info.set_vendor(DeviceString(device, CL_DEVICE_VENDOR));
-  info.set_vendor_id(DeviceValue<cl_uint>(device, CL_DEVICE_VENDOR_ID));
   info.set_driver_version(DeviceString(device, CL_DRIVER_VERSION));
   // For tests and for labs that pin a driver name: the version reported in
   // place of the driver's own (docs/DRIVER_DRIFT.md).
@@ -254,38 +244,46 @@ tunefleet::v1::DeviceInfo QueryDeviceInfo(cl_platform_id platform,
   info.set_opencl_c_version(DeviceString(device, CL_DEVICE_OPENCL_C_VERSION));
   info.set_device_type(
       DeviceTypeName(DeviceValue<cl_device_type>(device, CL_DEVICE_TYPE)));
-  info.set_compute_units(
-      DeviceValue<cl_uint>(device, CL_DEVICE_MAX_COMPUTE_UNITS));
-  info.set_max_clock_mhz(
-      DeviceValue<cl_uint>(device, CL_DEVICE_MAX_CLOCK_FREQUENCY));
-  info.set_max_work_group_size(
-      DeviceValue<size_t>(device, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+  auto number = [device](cl_device_info param) {
+    return DeviceNumber(device, param);
+  };
+  info.set_vendor_id(number(CL_DEVICE_VENDOR_ID));
+  info.set_compute_units(number(CL_DEVICE_MAX_COMPUTE_UNITS));
+  info.set_max_clock_mhz(number(CL_DEVICE_MAX_CLOCK_FREQUENCY));
+  info.set_max_work_group_size(number(CL_DEVICE_MAX_WORK_GROUP_SIZE));
+  info.set_local_mem_bytes(number(CL_DEVICE_LOCAL_MEM_SIZE));
+  info.set_global_mem_bytes(number(CL_DEVICE_GLOBAL_MEM_SIZE));
+  info.set_max_mem_alloc_bytes(number(CL_DEVICE_MAX_MEM_ALLOC_SIZE));
+  info.set_preferred_vector_width_float(
+      number(CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
+  info.set_native_vector_width_float(
+      number(CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
+  info.set_address_bits(number(CL_DEVICE_ADDRESS_BITS));
+  info.set_local_mem_is_global(
+      DeviceValue<cl_device_local_mem_type>(device, CL_DEVICE_LOCAL_MEM_TYPE) ==
+      CL_GLOBAL);
   const cl_uint dims =
       DeviceValue<cl_uint>(device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
   std::vector<size_t> sizes(dims);
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
                   sizes.size() * sizeof(size_t), sizes.data(), nullptr);
   for (size_t s : sizes) info.add_max_work_item_sizes(s);
-  info.set_local_mem_bytes(
-      DeviceValue<cl_ulong>(device, CL_DEVICE_LOCAL_MEM_SIZE));
-  info.set_local_mem_is_global(
-      DeviceValue<cl_device_local_mem_type>(device, CL_DEVICE_LOCAL_MEM_TYPE) ==
-      CL_GLOBAL);
-  info.set_global_mem_bytes(
-      DeviceValue<cl_ulong>(device, CL_DEVICE_GLOBAL_MEM_SIZE));
-  info.set_max_mem_alloc_bytes(
-      DeviceValue<cl_ulong>(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE));
-  info.set_preferred_vector_width_float(
-      DeviceValue<cl_uint>(device, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT));
-  info.set_native_vector_width_float(
-      DeviceValue<cl_uint>(device, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
-  info.set_address_bits(DeviceValue<cl_uint>(device, CL_DEVICE_ADDRESS_BITS));
   for (absl::string_view ext :
        absl::StrSplit(DeviceString(device, CL_DEVICE_EXTENSIONS), ' ',
                       absl::SkipEmpty())) {
     info.add_extensions(std::string(ext));
   }
-  SetImageInfo(device, info);
+  // The image limits: zero sizes on a device without image support, and
+  // the pitch alignment only where cl_khr_image2d_from_buffer or OpenCL
+  // 2.0 defines it (a query the driver refuses leaves it 0).
+  info.set_image_support(
+      DeviceValue<cl_bool>(device, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE);
+  if (info.image_support()) {
+    info.set_image2d_max_width(number(CL_DEVICE_IMAGE2D_MAX_WIDTH));
+    info.set_image2d_max_height(number(CL_DEVICE_IMAGE2D_MAX_HEIGHT));
+    info.set_image_max_buffer_size(number(CL_DEVICE_IMAGE_MAX_BUFFER_SIZE));
+    info.set_image_pitch_alignment(number(CL_DEVICE_IMAGE_PITCH_ALIGNMENT_KHR));
+  }
   // The vendor libraries this agent can call (library/registry.h).
   for (std::string& name :
        library_backends::LibraryRegistry::Load(info).Describe()) {

@@ -46,13 +46,6 @@ std::string DescribeOwner(int fd) {
 
 }  // namespace
 
-OwnerLock::OwnerLock(OwnerLock&& other) noexcept
-    : fd_(std::move(other.fd_)),
-      path_(std::move(other.path_)),
-      program_(std::move(other.program_)),
-      address_(std::move(other.address_)),
-      created_(other.created_) {}
-
 OwnerLock& OwnerLock::operator=(OwnerLock&& other) noexcept {
   if (this != &other) {
     Release();

@@ -25,7 +25,9 @@ class OwnerLock {
  public:
   // Holds nothing.
   OwnerLock() = default;
-  OwnerLock(OwnerLock&& other) noexcept;
+  // The moved-from lock holds nothing (its descriptor moved).
+  OwnerLock(OwnerLock&& other) noexcept = default;
+  // Releases what this one holds first.
   OwnerLock& operator=(OwnerLock&& other) noexcept;
   OwnerLock(const OwnerLock&) = delete;
   OwnerLock& operator=(const OwnerLock&) = delete;

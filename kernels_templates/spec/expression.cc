@@ -127,7 +127,7 @@ struct Op {
   Operand rhs = kOnStack;
   int arg = 0;
   union {
-    double value = 0;    // kConst, or a kConstant operand
+    double value = 0;              // kConst, or a kConstant operand
     const ExpressionFunction* fn;  // kCall1, kCall2, kCallN
   };
 
@@ -203,9 +203,11 @@ class ExpressionSet::Compiler {
       return Error(program, "gives several values; give one");
     }
     const mu::ParserByteCode& code = parser_.GetByteCode();
-    if (code.GetMaxStackSize() > static_cast<size_t>(kMaxExpressionStack)) {
-      return Error(program, absl::StrCat("nests deeper than ",
-                                         kMaxExpressionStack, " levels"));
+    if (code.GetMaxStackSize() >
+        static_cast<size_t>(ExpressionSet::kMaxExpressionStack)) {
+      return Error(program,
+                   absl::StrCat("nests deeper than ",
+                                ExpressionSet::kMaxExpressionStack, " levels"));
     }
     const mu::SToken* tokens = code.GetBase();
     for (size_t i = 0; i < code.GetSize() && tokens[i].Cmd != mu::cmEND; ++i) {

@@ -25,15 +25,15 @@
 
 namespace tunefleet::templates {
 
-// Longest expression Add() compiles.
-inline constexpr size_t kMaxExpressionLength = 1024;
-// Deepest evaluation stack an expression may need (nesting depth, about).
-inline constexpr int kMaxExpressionStack = 64;
-
 // A set of named variables and the expressions over them. Add() is for
 // set-up (not thread-safe); everything else is const and thread-safe.
 class ExpressionSet {
  public:
+  // Longest expression Add() compiles.
+  static constexpr size_t kMaxExpressionLength = 1024;
+  // Deepest evaluation stack an expression may need (nesting depth, about).
+  static constexpr int kMaxExpressionStack = 64;
+
   // Errors: INVALID_ARGUMENT for a name muParser cannot take as a
   // variable (e.g. one of its functions' or constants' names).
   static absl::StatusOr<std::unique_ptr<ExpressionSet>> Create(

@@ -168,9 +168,9 @@
 // lets, buffers, kernels) must be identifiers [A-Za-z_][A-Za-z0-9_]* of at
 // most 64 characters (knobs become -D defines, names land in emitted
 // code); knob values lie within +-(2^31 - 1); the counts and sizes below
-// are capped (expressions at kMaxExpressionLength); sizes an expression
-// yields are truncated and clamped into 0..2^53 (a positive value gives at
-// least 1, one that is not finite gives 1).
+// are capped (expressions at ExpressionSet::kMaxExpressionLength); sizes an
+// expression yields are truncated and clamped into 0..2^53 (a positive
+// value gives at least 1, one that is not finite gives 1).
 #ifndef TUNEFLEET_KERNELS_TEMPLATES_SPEC_SPEC_TEMPLATE_H_
 #define TUNEFLEET_KERNELS_TEMPLATES_SPEC_SPEC_TEMPLATE_H_
 
