@@ -275,8 +275,8 @@ TEST(ModelJobFleet, NeitherTaskSchedulerExceedsTheBudget) {
 }
 
 TEST(ModelJobFleet, CancelledMidRunKeepsItsFinishedTrials) {
-  FleetHarness fleet("model_cancel");
   constexpr uint32_t kBudget = 40;
+  FleetHarness fleet("model_cancel");
   const int64_t id = StartAndSubmit(
       fleet, kBudget, tunefleet::v1::TASK_SCHEDULER_GRADIENT, 200, 41);
   ASSERT_GT(id, 0);

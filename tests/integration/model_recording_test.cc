@@ -90,15 +90,13 @@ cl_command_queue FakeRecordableQueue(cl_context context, cl_device_id device,
 
 // cl_qcom_recordable_queues through the fake entry points above.
 RecordingApi FakeQcomApi() {
-  RecordingApi qcom;
-  qcom.extensions = "cl_qcom_recordable_queues";
-  qcom.qcom = true;
-  qcom.new_recording = &FakeNewRecording;
-  qcom.end_recording = &FakeEndRecording;
-  qcom.release_recording = &FakeReleaseRecording;
-  qcom.enqueue_recording = &FakeEnqueueRecording;
-  qcom.create_recordable_queue = &FakeRecordableQueue;
-  return qcom;
+  return RecordingApi{.new_recording = &FakeNewRecording,
+                      .end_recording = &FakeEndRecording,
+                      .release_recording = &FakeReleaseRecording,
+                      .enqueue_recording = &FakeEnqueueRecording,
+                      .create_recordable_queue = &FakeRecordableQueue,
+                      .extensions = "cl_qcom_recordable_queues",
+                      .qcom = true};
 }
 
 void* CL_API_CALL FakeCreateBuffer(cl_uint, const cl_command_queue*,
@@ -160,19 +158,18 @@ cl_int CL_API_CALL FakeUpdate(void*, cl_uint num_configs, const cl_uint* types,
 // cl_khr_command_buffer 0.9.5 with mutable dispatch through the fake entry
 // points above.
 RecordingApi FakeKhrMutableApi() {
-  RecordingApi khr;
-  khr.extensions =
-      "cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch";
-  khr.khr = true;
-  khr.khr_mutable = true;
-  khr.khr_version = "0.9.5";
-  khr.create_command_buffer = &FakeCreateBuffer;
-  khr.finalize_command_buffer = &FakeFinalize;
-  khr.release_command_buffer = &FakeReleaseBuffer;
-  khr.enqueue_command_buffer = &FakeEnqueueBuffer;
-  khr.command_ndrange_kernel = &FakeNdRange;
-  khr.update_mutable_commands = &FakeUpdate;
-  return khr;
+  return RecordingApi{
+      .create_command_buffer = &FakeCreateBuffer,
+      .finalize_command_buffer = &FakeFinalize,
+      .release_command_buffer = &FakeReleaseBuffer,
+      .enqueue_command_buffer = &FakeEnqueueBuffer,
+      .command_ndrange_kernel = &FakeNdRange,
+      .update_mutable_commands = &FakeUpdate,
+      .extensions =
+          "cl_khr_command_buffer cl_khr_command_buffer_mutable_dispatch",
+      .khr = true,
+      .khr_mutable = true,
+      .khr_version = "0.9.5"};
 }
 
 class ModelRecordingTest : public testing_support::ModelDeviceTest {

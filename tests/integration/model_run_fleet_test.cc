@@ -35,10 +35,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kFleetRunKey[] = "fleetrun";
-
 class ModelRunFleetTest : public ::testing::Test {
  protected:
+  // The device key of the fleet's one agent.
+  static constexpr char kFleetRunKey[] = "fleetrun";
+
   void SetUp() override {
     fleet_ = std::make_unique<FleetHarness>("model_run_fleet");
     ASSERT_TRUE(fleet_->StartFleet(1, kFleetRunKey))

@@ -15,7 +15,6 @@
 namespace tunefleet::cli {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 onnx_import::ModelTasks TwoWorkloads() {
@@ -67,10 +66,10 @@ TEST(ModelJobRequest, ATaskPerWorkloadAndLibraryTemplateWeightedByCount) {
   const std::vector<std::string> library =
       LibraryTemplates(m.tasks[0].workload);
   // The 3x3 conv: the CLBlast conv, not the 1x1 one.
-  EXPECT_THAT(library, ElementsAre("clblast_conv2d"));
+  EXPECT_THAT(library, ::testing::ElementsAre("clblast_conv2d"));
   EXPECT_THAT(LibraryTemplates(*templates::Workload::Parse(
                   "conv2d", "N=1,C=16,H=24,W=48,K=32,R=1,S=1")),
-              ElementsAre("clblast_conv2d", "clblast_conv2d_1x1"));
+              ::testing::ElementsAre("clblast_conv2d", "clblast_conv2d_1x1"));
   EXPECT_TRUE(LibraryTemplates(m.tasks[1].workload).empty());
 
   absl::StatusOr<ModelJobPlan> plan = BuildModelJobRequest(ModelOptions(), m);

@@ -68,30 +68,23 @@ TEST(Pool2dTemplate, FlopsAndBytes) {
 TEST(Pool2dTemplate, RefusesBadShapes) {
   const KernelTemplate& pool = testing::Pool2dDirect();
   const DeviceLimits limits = GpuLimits();
-  EXPECT_TRUE(
-      pool.CheckWorkload(testing::MustParse("pool2d", "C=1,H=1,W=1,R=1,S=1"),
-                         limits)
-          .ok());
-  absl::Status big = pool.CheckWorkload(
-      testing::MustParse("pool2d", "C=1,H=2,W=5,R=3,S=3"), limits);
+  auto check = [&](const char* shape, const DeviceLimits& device) {
+    return pool.CheckWorkload(testing::MustParse("pool2d", shape), device);
+  };
+  EXPECT_TRUE(check("C=1,H=1,W=1,R=1,S=1", limits).ok());
+  absl::Status big = check("C=1,H=2,W=5,R=3,S=3", limits);
   EXPECT_FALSE(big.ok());
   EXPECT_THAT(big.message(), HasSubstr("larger than the padded input"));
   // 3x3 on 1x1 with padding 1 fits the padded input.
-  EXPECT_TRUE(pool.CheckWorkload(testing::MustParse(
-                                     "pool2d", "C=1,H=1,W=1,R=3,S=3,PH=1,PW=1"),
-                                 limits)
-                  .ok());
-  absl::Status pad = pool.CheckWorkload(
-      testing::MustParse("pool2d", "C=1,H=8,W=8,R=2,S=2,PH=0,PW=2"), limits);
+  EXPECT_TRUE(check("C=1,H=1,W=1,R=3,S=3,PH=1,PW=1", limits).ok());
+  absl::Status pad = check("C=1,H=8,W=8,R=2,S=2,PH=0,PW=2", limits);
   EXPECT_FALSE(pad.ok());
   EXPECT_THAT(pad.message(), HasSubstr("half the window"));
   EXPECT_FALSE(
       pool.CheckWorkload(testing::MustParse("softmax", "D=4"), limits).ok());
   DeviceLimits tiny = limits;
   tiny.max_mem_alloc_bytes = 1000;
-  EXPECT_THAT(pool.CheckWorkload(
-                      testing::MustParse("pool2d", "C=8,H=9,W=9,R=3,S=3"), tiny)
-                  .message(),
+  EXPECT_THAT(check("C=8,H=9,W=9,R=3,S=3", tiny).message(),
               HasSubstr("max allocation"));
 }
 
@@ -133,10 +126,7 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
   EXPECT_TRUE(pool.CheckWorkload(w, limits).ok());
   EXPECT_FALSE(
       pool.CheckWorkload(testing::MustParse("softmax", "D=4"), limits).ok());
-  auto check = [&](const Workload& x, const char* text) {
-    return CheckText(pool, x, limits, text);
-  };
-  EXPECT_TRUE(check(w, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
+  EXPECT_TRUE(CheckText(pool, w, limits, "WPC=32,CPG=4,VW=2,UNROLL=2").ok());
   testing::ExpectRefusals(pool, w, limits,
                           {{"WPC=256,CPG=8,VW=1,UNROLL=1", "work-group size"},
                            // 117 elements round up to 128: 64*4 elements a step
@@ -145,8 +135,8 @@ TEST(GlobalPoolTemplate, FlopsBytesAndConstraints) {
                            {"WPC=1,CPG=16,VW=1,UNROLL=1", "N*C rounded up"}});
   // 1x1 planes: only one element per work-item per step.
   const Workload one = testing::MustParse("global_pool", "C=7,H=1,W=1");
-  EXPECT_TRUE(check(one, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
-  EXPECT_FALSE(check(one, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
+  EXPECT_TRUE(CheckText(pool, one, limits, "WPC=1,CPG=8,VW=1,UNROLL=1").ok());
+  EXPECT_FALSE(CheckText(pool, one, limits, "WPC=1,CPG=8,VW=2,UNROLL=1").ok());
   testing::ExpectSameFeatureNames(pool, w, limits, "WPC=32,CPG=4,VW=2,UNROLL=2",
                                   "WPC=1,CPG=1,VW=1,UNROLL=1");
 }
@@ -165,10 +155,7 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
                    .CheckWorkload(
                        testing::MustParse("global_pool", "C=1,H=1,W=1"), limits)
                    .ok());
-  auto check = [&](const Workload& x, const char* text) {
-    return CheckText(softmax, x, limits, text);
-  };
-  EXPECT_TRUE(check(w, "WPR=64,RPG=4,VW=4,EPW=4").ok());
+  EXPECT_TRUE(CheckText(softmax, w, limits, "WPR=64,RPG=4,VW=4,EPW=4").ok());
   testing::ExpectRefusals(softmax, w, limits,
                           {{"WPR=1,RPG=1,VW=8,EPW=8", "VW*EPW"},
                            {"WPR=256,RPG=8,VW=1,EPW=1", "work-group size"},
@@ -176,8 +163,8 @@ TEST(SoftmaxTemplate, FlopsBytesAndConstraints) {
                            {"WPR=1,RPG=16,VW=1,EPW=1", "N rounded up"}});
   // A row of one element: one work-item, one lane.
   const Workload one = testing::MustParse("softmax", "N=5,D=1");
-  EXPECT_TRUE(check(one, "WPR=1,RPG=8,VW=1,EPW=1").ok());
-  EXPECT_FALSE(check(one, "WPR=2,RPG=8,VW=1,EPW=1").ok());
+  EXPECT_TRUE(CheckText(softmax, one, limits, "WPR=1,RPG=8,VW=1,EPW=1").ok());
+  EXPECT_FALSE(CheckText(softmax, one, limits, "WPR=2,RPG=8,VW=1,EPW=1").ok());
   // Rows that fit one pass are read once.
   const char* const single = "WPR=64,RPG=4,VW=4,EPW=4";
   const char* const multi = "WPR=16,RPG=1,VW=2,EPW=1";

@@ -132,8 +132,8 @@ TEST_F(ModelJobTest, RoundRobinGrantsEveryTaskTheSame) {
 }
 
 TEST_F(ModelJobTest, ShutdownAndResumeMeasureEveryTrialOnce) {
-  constexpr uint32_t kBudget = 14;
   FakeAgent& first_agent = Connect("agent-1", 1);
+  constexpr uint32_t kBudget = 14;
   std::shared_ptr<ModelJob> model = SubmitModel(ModelRequest(kBudget));
   ASSERT_NE(model, nullptr);
   const int64_t id = model->id();

@@ -3,6 +3,7 @@
 // trips, and a v9 file (without the device-buffer figures) migrates.
 #include "absl/strings/str_cat.h"
 #include "contract/names.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "kernels_templates/registry.h"
 #include "store/schema.h"
@@ -117,15 +118,17 @@ ModelJobParams SmallModelJob() {
 // A measurement of 20 runs, without the runs with device buffers.
 tunefleet::v1::MeasuredLatency HostArrayMeasurement() {
   tunefleet::v1::MeasuredLatency m;
-  m.set_median_ns(2.5e6);
-  m.set_p10_ns(2.4e6);
-  m.set_p90_ns(2.9e6);
-  m.set_runs(20);
-  m.set_estimate_ns(1e6);
-  m.set_agent_name("agent-0");
-  m.set_record("on");
-  m.set_commands_per_run(17);
-  m.set_measured_ms(1234);
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"pb(median_ns: 2.5e6
+           p10_ns: 2.4e6
+           p90_ns: 2.9e6
+           runs: 20
+           estimate_ns: 1e6
+           agent_name: "agent-0"
+           record: "on"
+           commands_per_run: 17
+           measured_ms: 1234)pb",
+      &m));
   return m;
 }
 
