@@ -179,10 +179,6 @@ struct NdRange {
   const size_t* local_or_null() const { return has_local ? local : nullptr; }
 };
 
-}  // namespace
-
-namespace {
-
 constexpr base::EnumNames<MeasurerOptions::Prefetch, 3> kPrefetchNames{
     {{{MeasurerOptions::Prefetch::kAuto, "auto"},
       {MeasurerOptions::Prefetch::kOn, "on"},
