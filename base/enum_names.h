@@ -21,13 +21,14 @@
 
 namespace tunefleet::base {
 
+// The names are string literals (null-terminated, static), so Name() can
+// serve functions that return a `const char*`.
 template <typename E, size_t N>
 struct EnumNames {
-  std::array<std::pair<E, absl::string_view>, N> entries;
+  std::array<std::pair<E, const char*>, N> entries;
 
   // The name of `value`; `unknown` for a value the table lacks.
-  constexpr absl::string_view Name(E value,
-                                   absl::string_view unknown = "?") const {
+  constexpr const char* Name(E value, const char* unknown = "?") const {
     for (const auto& [v, name] : entries) {
       if (v == value) return name;
     }
@@ -37,7 +38,7 @@ struct EnumNames {
   // The value named `name` (exact, case-sensitive); nullopt for another.
   constexpr std::optional<E> Parse(absl::string_view name) const {
     for (const auto& [v, n] : entries) {
-      if (n == name) return v;
+      if (absl::string_view(n) == name) return v;
     }
     return std::nullopt;
   }
@@ -47,7 +48,7 @@ struct EnumNames {
     std::string out;
     for (const auto& [v, name] : entries) {
       if (!out.empty()) out += ", ";
-      out.append(name.data(), name.size());
+      out += name;
     }
     return out;
   }

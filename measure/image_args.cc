@@ -44,7 +44,7 @@ const char* ImageModeName(ImageMode mode) {
       {{{ImageMode::kView, "view"},
         {ImageMode::kCopy, "copy"},
         {ImageMode::kPack, "pack"}}}};
-  return kNames.Name(mode, "pack").data();
+  return kNames.Name(mode, "pack");
 }
 
 ImageCaps QueryImageCaps(cl_context context, cl_device_id device) {

@@ -187,7 +187,7 @@ constexpr base::EnumNames<MeasurerOptions::Prefetch, 3> kPrefetchNames{
 }  // namespace
 
 const char* PrefetchName(MeasurerOptions::Prefetch mode) {
-  return kPrefetchNames.Name(mode, "auto").data();
+  return kPrefetchNames.Name(mode, "auto");
 }
 
 MeasurerOptions::Prefetch ParsePrefetch(absl::string_view name) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -85,15 +86,26 @@ T DeviceValue(cl_device_id device, cl_device_info param) {
   return value;
 }
 
-// A numeric query of any width (cl_uint, size_t, cl_ulong) as a uint64_t:
-// the driver says how many bytes it wrote. 0 where the driver refuses it.
+// A numeric query of any width (cl_uint, size_t, cl_ulong) as a uint64_t,
+// in one call: the driver says how many bytes it wrote. 0 where the driver
+// refuses it.
 uint64_t DeviceNumber(cl_device_id device, cl_device_info param) {
-  size_t bytes = 0;
-  if (clGetDeviceInfo(device, param, 0, nullptr, &bytes) != CL_SUCCESS) {
+  unsigned char bytes[sizeof(cl_ulong)] = {};
+  size_t size = 0;
+  if (clGetDeviceInfo(device, param, sizeof(bytes), bytes, &size) !=
+      CL_SUCCESS) {
     return 0;
   }
-  if (bytes == sizeof(cl_uint)) return DeviceValue<cl_uint>(device, param);
-  if (bytes == sizeof(cl_ulong)) return DeviceValue<cl_ulong>(device, param);
+  if (size == sizeof(cl_uint)) {
+    cl_uint value = 0;
+    std::memcpy(&value, bytes, sizeof(value));
+    return value;
+  }
+  if (size == sizeof(cl_ulong)) {
+    cl_ulong value = 0;
+    std::memcpy(&value, bytes, sizeof(value));
+    return value;
+  }
   return 0;
 }
 

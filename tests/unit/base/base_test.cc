@@ -295,10 +295,10 @@ enum class Shade { kLight, kDark, kUnnamed };
 TEST(EnumNames, NameAndParseServeOneTable) {
   constexpr base::EnumNames<Shade, 2> kShades{
       {{{Shade::kLight, "light"}, {Shade::kDark, "dark"}}}};
-  static_assert(kShades.Name(Shade::kDark) == "dark");
-  EXPECT_EQ(kShades.Name(Shade::kLight), "light");
-  EXPECT_EQ(kShades.Name(Shade::kUnnamed), "?");
-  EXPECT_EQ(kShades.Name(Shade::kUnnamed, "none"), "none");
+  static_assert(absl::string_view(kShades.Name(Shade::kDark)) == "dark");
+  EXPECT_STREQ(kShades.Name(Shade::kLight), "light");
+  EXPECT_STREQ(kShades.Name(Shade::kUnnamed), "?");
+  EXPECT_STREQ(kShades.Name(Shade::kUnnamed, "none"), "none");
   EXPECT_EQ(kShades.Parse("dark"), Shade::kDark);
   EXPECT_EQ(kShades.Parse("Dark"), std::nullopt);
   EXPECT_EQ(kShades.Parse(""), std::nullopt);
